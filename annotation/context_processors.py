@@ -1,0 +1,13 @@
+from django.http import HttpRequest
+
+from . import roles
+
+
+def roles_context(request: HttpRequest) -> dict:
+    user = request.user
+    return {
+        "user_is_admin": roles.is_admin(user),
+        "user_is_researcher": roles.is_researcher(user),
+        "user_is_rater": roles.is_rater(user),
+    }
+

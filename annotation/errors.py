@@ -1,0 +1,47 @@
+"""Domain errors: messages a person can act on, with the place (line, field) they concern."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem found in input: where (file, line, field) and what is wrong."""
+
+    message: str
+    line: int | None = None
+    field: str | None = None
+    file: str | None = None
+
+    def __str__(self) -> str:
+        where = []
+        if self.file:
+            where.append(self.file)
+        if self.line is not None:
+            where.append(f"line {self.line}")
+        if self.field:
+            where.append(f"field `{self.field}`")
+        return f"{', '.join(where)}: {self.message}" if where else self.message
+
+    def as_dict(self) -> dict:
+        return {"file": self.file, "line": self.line, "field": self.field, "message": self.message,
+                "text": str(self)}
+
+
+@dataclass
+class DomainError(Exception):
+    """A refused operation. Carries every problem found, not only the first."""
+
+    message: str
+    problems: list[Problem] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        if not self.problems:
+            return self.message
+        shown = "; ".join(str(p) for p in self.problems[:5])
+        more = f" (and {len(self.problems) - 5} more)" if len(self.problems) > 5 else ""
+        return f"{self.message}: {shown}{more}"
+
+    def as_dict(self) -> dict:
+        return {"detail": str(self), "problems": [p.as_dict() for p in self.problems]}

@@ -1,0 +1,388 @@
+"""Shared parsing pieces for every import format: records, line readers, normalisers.
+
+Everything here is pure: bytes in, records and `Problem`s out. No database access; the
+caller passes what the parser must know about the database (the rubric's skills).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from annotation.errors import Problem
+
+DOMAIN_BY_NAME = {
+    "humanities": "humanities",
+    "language": "language",
+    "culture": "culture",
+    "health": "health",
+    "history": "history",
+    "natural science": "natural_science",
+    "math": "math",
+    "social science": "social_science",
+    "technology": "technology",
+    "coding": "coding",
+}
+# Spellings seen in the FLASK release besides the canonical names.
+DOMAIN_ALIASES = {"social sciences": "social_science", "mathematics": "math"}
+
+DIFFICULTY_BY_NAME = {
+    "simple lifestyle knowledge": 1,
+    "advanced lifestyle knowledge": 2,
+    "formal education knowledge": 3,
+    "major level knowledge": 4,
+    "expert level knowledge": 5,
+}
+# The release marks labels its annotator could not parse with -1; they mean "unknown".
+UNKNOWN_SENTINELS = {"-1", "", "unknown", "none", "null", "n/a"}
+
+MAX_DOMAINS = 2
+
+
+@dataclass
+class InstructionRecord:
+    """One parsed instruction, ready to be written."""
+
+    external_id: str
+    text: str
+    line: int
+    file: str
+    reference_answer: str = ""
+    source_task: str = ""
+    domains: list[str] = field(default_factory=list)
+    difficulty: int | None = None
+    skills: list[str] = field(default_factory=list)  # skill keys, most relevant first
+    checklist: list[dict] | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    is_hard: bool = False
+
+    def content(self) -> tuple:
+        """What must be equal for a re-import of this instruction to be a no-op."""
+        return (
+            self.text,
+            self.reference_answer,
+            self.source_task,
+            tuple(self.domains),
+            self.difficulty,
+            tuple(self.skills),
+        )
+
+
+@dataclass
+class ResponseRecord:
+    """One parsed model response to an instruction (by the instruction's external id)."""
+
+    instruction_external_id: str
+    model_name: str
+    text: str
+    line: int
+    file: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ParseResult:
+    instructions: list[InstructionRecord] = field(default_factory=list)
+    responses: list[ResponseRecord] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    rows: int = 0
+    preview: list[dict] = field(default_factory=list)
+
+    def extend(self, other: ParseResult) -> None:
+        self.instructions.extend(other.instructions)
+        self.responses.extend(other.responses)
+        self.problems.extend(other.problems)
+        self.rows += other.rows
+        self.preview.extend(other.preview[: max(0, PREVIEW_ROWS - len(self.preview))])
+
+
+PREVIEW_ROWS = 10
+MAX_PROBLEMS = 1000
+
+
+def normalise_name(value: str) -> str:
+    """Case-, underscore-, hyphen- and space-insensitive form used for exact matching."""
+    return re.sub(r"[\s_\-]+", " ", value.strip().strip("'\"")).strip().lower()
+
+
+def is_unknown(value: str) -> bool:
+    """True for the release's "could not parse" markers ("-1", empty, "unknown")."""
+    return value.strip().strip("'\"").strip().lower() in UNKNOWN_SENTINELS
+
+
+def skill_lookup_for(skills: list[tuple[str, str]]) -> dict[str, str]:
+    """Map normalised skill names and keys to skill keys, from (key, name) pairs."""
+    lookup: dict[str, str] = {}
+    for key, name in skills:
+        lookup[normalise_name(name)] = key
+        lookup[normalise_name(key)] = key
+    return lookup
+
+
+def decode_lines(data: bytes, file: str, problems: list[Problem]) -> list[tuple[int, str]]:
+    """Split bytes into (line number, text) pairs, reporting lines that are not UTF-8."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    out: list[tuple[int, str]] = []
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        for number, raw in enumerate(data.split(b"\n"), start=1):
+            try:
+                out.append((number, raw.decode("utf-8")))
+            except UnicodeDecodeError as exc:
+                problems.append(
+                    Problem(
+                        f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column "
+                        f"{exc.start + 1}); save the file as UTF-8",
+                        line=number,
+                        file=file,
+                    )
+                )
+        return out
+    return list(enumerate(text.split("\n"), start=1))
+
+
+def iter_jsonl(data: bytes, file: str, problems: list[Problem]) -> Iterator[tuple[int, dict]]:
+    """Yield (line number, object) for each non-blank line of a JSON Lines file.
+
+    Problems (empty file, a JSON array instead of JSONL, invalid JSON, a non-object
+    line) are appended to `problems`; the offending lines are skipped.
+    """
+    if not data.strip():
+        problems.append(Problem("the file is empty", file=file))
+        return
+    lines = decode_lines(data, file, problems)
+    first = next((t for _, t in lines if t.strip()), "")
+    if first.lstrip().startswith("["):
+        problems.append(
+            Problem(
+                "the file is a JSON array, not JSON Lines; put one JSON object on each "
+                "line (for example with `jq -c '.[]' file.json`)",
+                line=1,
+                file=file,
+            )
+        )
+        return
+    for number, text in lines:
+        if not text.strip():
+            continue
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            problems.append(Problem(f"invalid JSON ({exc.msg} at column {exc.colno})",
+                                    line=number, file=file))
+            continue
+        if not isinstance(obj, dict):
+            problems.append(
+                Problem(f"expected a JSON object, got {type(obj).__name__}", line=number,
+                        file=file)
+            )
+            continue
+        yield number, obj
+
+
+def type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {dict: "object", list: "array", str: "string", bool: "boolean"}.get(
+        type(value), "number" if isinstance(value, int | float) else type(value).__name__
+    )
+
+
+class RowReader:
+    """Typed access to one input row that records a `Problem` for each bad field."""
+
+    def __init__(self, row: dict, line: int, file: str, problems: list[Problem]):
+        self.row = row
+        self.line = line
+        self.file = file
+        self.problems = problems
+        self.ok = True
+
+    def fail(self, field_name: str | None, message: str) -> None:
+        self.ok = False
+        self.problems.append(Problem(message, line=self.line, field=field_name, file=self.file))
+
+    def identifier(self, column: str, *, required: bool = True) -> str | None:
+        value = self.row.get(column)
+        if value is None or (isinstance(value, str) and not value.strip()):
+            if required:
+                self.fail(column, "is missing or empty")
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | str):
+            self.fail(column, f"must be a string or an integer, got {type_name(value)}")
+            return None
+        return str(value).strip()
+
+    def text(self, column: str, *, required: bool) -> str:
+        value = self.row.get(column)
+        if value is None:
+            if required:
+                self.fail(column, "is missing")
+            return ""
+        if not isinstance(value, str):
+            self.fail(column, f"must be a string, got {type_name(value)}")
+            return ""
+        if required and not value.strip():
+            self.fail(column, "is empty")
+        return value
+
+    def string_list(self, column: str) -> list[str] | None:
+        """A list of strings; a CSV/string cell may hold a JSON list or `a|b` / `a;b`."""
+        value = self.row.get(column)
+        if value is None:
+            return None
+        if isinstance(value, str):
+            stripped = value.strip()
+            if stripped.startswith("["):
+                try:
+                    value = json.loads(stripped)
+                except json.JSONDecodeError:
+                    self.fail(column, "looks like a JSON list but does not parse")
+                    return None
+            else:
+                return [p.strip() for p in re.split(r"[|;]", stripped) if p.strip()]
+        if isinstance(value, int) and not isinstance(value, bool):
+            return [str(value)]
+        if not isinstance(value, list):
+            self.fail(column, f"must be a list of strings, got {type_name(value)}")
+            return None
+        out = []
+        for item in value:
+            if isinstance(item, int) and not isinstance(item, bool):
+                item = str(item)
+            if not isinstance(item, str):
+                self.fail(column, f"must be a list of strings, found {type_name(item)}")
+                return None
+            out.append(item)
+        return out
+
+    def domains(self, column: str) -> list[str]:
+        values = self.string_list(column)
+        if not values:
+            return []
+        out: list[str] = []
+        for raw in values:
+            if is_unknown(raw):
+                continue
+            name = normalise_name(raw)
+            key = DOMAIN_BY_NAME.get(name) or DOMAIN_ALIASES.get(name)
+            if key is None:
+                allowed = ", ".join(sorted(n.title() for n in DOMAIN_BY_NAME))
+                self.fail(column, f"unknown domain {raw!r}; expected one of: {allowed}")
+                continue
+            if key not in out:
+                out.append(key)
+        if len(out) > MAX_DOMAINS:
+            self.fail(column, f"has {len(out)} domains; an instruction has at most {MAX_DOMAINS}")
+            return out[:MAX_DOMAINS]
+        return out
+
+    def difficulty(self, column: str) -> int | None:
+        value = self.row.get(column)
+        if value is None:
+            return None
+        if isinstance(value, bool):
+            self.fail(column, "must be a level 1-5 or a FLASK difficulty name, got boolean")
+            return None
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, int):
+            if value == -1:
+                return None
+            if 1 <= value <= 5:
+                return value
+            self.fail(column, f"difficulty {value} is out of range 1-5")
+            return None
+        if isinstance(value, str):
+            if is_unknown(value):
+                return None
+            name = normalise_name(value)
+            if name.isdigit():
+                level = int(name)
+                if 1 <= level <= 5:
+                    return level
+                self.fail(column, f"difficulty {level} is out of range 1-5")
+                return None
+            if name in DIFFICULTY_BY_NAME:
+                return DIFFICULTY_BY_NAME[name]
+            allowed = "; ".join(f"{n} = {lv}" for n, lv in DIFFICULTY_BY_NAME.items())
+            self.fail(column, f"unknown difficulty {value!r}; expected 1-5 or one of: {allowed}")
+            return None
+        self.fail(column, f"must be a level 1-5 or a difficulty name, got {type_name(value)}")
+        return None
+
+    def skills(self, column: str, lookup: dict[str, str]) -> list[str]:
+        values = self.string_list(column)
+        if not values:
+            return []
+        out: list[str] = []
+        for raw in values:
+            key = lookup.get(normalise_name(raw))
+            if key is None:
+                self.fail(column, f"unknown skill {raw!r}; it is not in the dataset's rubric")
+                continue
+            if key in out:
+                self.fail(column, f"skill {raw!r} is listed twice")
+                continue
+            out.append(key)
+        return out
+
+    def checklist(self, column: str, lookup: dict[str, str]) -> list[dict] | None:
+        """A checklist: a list of questions, or of ``{"skill": name, "question": text}``."""
+        value = self.row.get(column)
+        if value is None:
+            return None
+        if isinstance(value, str):
+            try:
+                value = json.loads(value) if value.strip().startswith("[") else [value]
+            except json.JSONDecodeError:
+                self.fail(column, "looks like a JSON list but does not parse")
+                return None
+        if not isinstance(value, list):
+            self.fail(column, f"must be a list of questions, got {type_name(value)}")
+            return None
+        items = []
+        for entry in value:
+            if isinstance(entry, str) and entry.strip():
+                items.append({"skill": None, "question": entry.strip()})
+            elif isinstance(entry, dict) and isinstance(entry.get("question"), str):
+                skill = entry.get("skill")
+                key = None
+                if skill is not None:
+                    key = lookup.get(normalise_name(str(skill)))
+                    if key is None:
+                        self.fail(column, f"checklist names unknown skill {skill!r}")
+                        continue
+                items.append({"skill": key, "question": entry["question"].strip()})
+            else:
+                self.fail(column, "each checklist entry must be a question string or "
+                                  '{"skill": ..., "question": ...}')
+                return None
+        return items or None
+
+
+def duplicate_check(
+    records: list, key_of, what: str, problems: list[Problem]
+) -> None:
+    """Report every record whose key was already used earlier in the same input."""
+    seen: dict[Any, Any] = {}
+    for record in records:
+        key = key_of(record)
+        if key in seen:
+            first = seen[key]
+            problems.append(
+                Problem(
+                    f"duplicate {what} {key if not isinstance(key, tuple) else key[0]!r} "
+                    f"(first seen on line {first.line}"
+                    f"{'' if first.file == record.file else ' of ' + first.file})",
+                    line=record.line,
+                    file=record.file,
+                )
+            )
+        else:
+            seen[key] = record

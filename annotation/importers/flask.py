@@ -1,0 +1,220 @@
+"""The FLASK release formats: evaluation sets, model outputs and the rubric file.
+
+Two schema versions of the evaluation set exist in the release; both are accepted, per
+line: current (`idx`, `instruction`, `answer`, `task`, `skill`, `domain`, `difficulty`)
+and legacy (`question_id`, `text`, `answer`, `task`, `metrics`, `domain_labeled`,
+`difficulty_labeled`). Fields outside the schema are kept as instruction metadata.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import PurePath
+
+from annotation.builtin_rubric import BUILTIN_SKILLS
+from annotation.errors import Problem
+
+from .base import (
+    PREVIEW_ROWS,
+    InstructionRecord,
+    ParseResult,
+    ResponseRecord,
+    RowReader,
+    duplicate_check,
+    iter_jsonl,
+    normalise_name,
+)
+
+CURRENT = {
+    "id": "idx",
+    "instruction": "instruction",
+    "answer": "answer",
+    "task": "task",
+    "skills": "skill",
+    "domains": "domain",
+    "difficulty": "difficulty",
+}
+LEGACY = {
+    "id": "question_id",
+    "instruction": "text",
+    "answer": "answer",
+    "task": "task",
+    "skills": "metrics",
+    "domains": "domain_labeled",
+    "difficulty": "difficulty_labeled",
+}
+CHECKLIST_FIELDS = ("checklist", "rubric_checklist", "instance_rubric")
+
+
+def parse_eval_set(
+    data: bytes, *, file: str, skill_lookup: dict[str, str], hard: bool = False
+) -> ParseResult:
+    """Parse a FLASK evaluation set (current or legacy schema, FLASK-Hard included).
+
+    `hard` marks every instruction as FLASK-Hard. Every problem is collected with its
+    line and field; instructions with problems are not returned.
+    """
+    result = ParseResult()
+    for line, row in iter_jsonl(data, file, result.problems):
+        result.rows += 1
+        schema = LEGACY if "question_id" in row and "idx" not in row else CURRENT
+        reader = RowReader(row, line, file, result.problems)
+        external_id = reader.identifier(schema["id"])
+        text = reader.text(schema["instruction"], required=True)
+        answer = reader.text(schema["answer"], required=False)
+        task = reader.text(schema["task"], required=False)
+        skills = reader.skills(schema["skills"], skill_lookup)
+        domains = reader.domains(schema["domains"])
+        difficulty = reader.difficulty(schema["difficulty"])
+        checklist = None
+        for name in CHECKLIST_FIELDS:
+            if name in row:
+                checklist = reader.checklist(name, skill_lookup)
+        known = set(schema.values()) | set(CHECKLIST_FIELDS)
+        metadata = {k: v for k, v in row.items() if k not in known}
+        if len(result.preview) < PREVIEW_ROWS:
+            result.preview.append(
+                {
+                    "line": line,
+                    "id": external_id,
+                    "instruction": text[:300],
+                    "skills": skills,
+                    "domains": domains,
+                    "difficulty": difficulty,
+                    "task": task,
+                }
+            )
+        if not reader.ok or external_id is None:
+            continue
+        result.instructions.append(
+            InstructionRecord(
+                external_id=external_id,
+                text=text,
+                line=line,
+                file=file,
+                reference_answer=answer,
+                source_task=task,
+                domains=domains,
+                difficulty=difficulty,
+                skills=skills,
+                checklist=checklist,
+                metadata=metadata,
+                is_hard=hard,
+            )
+        )
+    duplicate_check(result.instructions, lambda r: r.external_id, "instruction id",
+                    result.problems)
+    return result
+
+
+def model_name_from_file(file: str) -> str:
+    """`outputs/gpt4.jsonl` -> `gpt4`; FLASK review files drop their `_review` suffix."""
+    stem = PurePath(file).name
+    for suffix in (".jsonl", ".json", ".csv"):
+        if stem.endswith(suffix):
+            stem = stem[: -len(suffix)]
+    return stem.removesuffix("_review")
+
+
+def parse_outputs(data: bytes, *, file: str, model_name: str | None = None) -> ParseResult:
+    """Parse a FLASK model-output file: one `{"question_id": .., "text": ..}` per line.
+
+    The model name is `model_name` if given, else taken from the file name. `idx` is
+    accepted for `question_id`, `output`/`response` for `text`.
+    """
+    model = model_name or model_name_from_file(file)
+    result = ParseResult()
+    if not model:
+        result.problems.append(Problem("cannot tell the model's name; pass --model", file=file))
+        return result
+    for line, row in iter_jsonl(data, file, result.problems):
+        result.rows += 1
+        reader = RowReader(row, line, file, result.problems)
+        id_field = "question_id" if "question_id" in row or "idx" not in row else "idx"
+        text_field = next((f for f in ("text", "output", "response") if f in row), "text")
+        external_id = reader.identifier(id_field)
+        text = reader.text(text_field, required=False)
+        if text_field not in row:
+            reader.fail("text", "is missing")
+        if len(result.preview) < PREVIEW_ROWS:
+            result.preview.append(
+                {"line": line, "id": external_id, "model": model, "response": text[:300]}
+            )
+        if not reader.ok or external_id is None:
+            continue
+        metadata = {k: v for k, v in row.items() if k not in {id_field, text_field}}
+        result.responses.append(
+            ResponseRecord(
+                instruction_external_id=external_id,
+                model_name=model,
+                text=text,
+                line=line,
+                file=file,
+                metadata=metadata,
+            )
+        )
+    duplicate_check(
+        result.responses,
+        lambda r: (r.instruction_external_id, r.model_name),
+        "response for question id",
+        result.problems,
+    )
+    return result
+
+
+ABILITY_BY_SKILL = {normalise_name(name): ability for _, name, ability, _, _ in BUILTIN_SKILLS}
+KEY_BY_SKILL = {normalise_name(name): key for key, name, _, _, _ in BUILTIN_SKILLS}
+
+
+def parse_rubric(data: bytes, *, file: str) -> tuple[list[dict], list[Problem]]:
+    """Parse FLASK's `skillset_description.json`: `[{"Skill", "Criteria", "Scoring"}]`.
+
+    Returns skill dicts (key, name, ability, criteria, anchor_1..anchor_5, position) in
+    file order. Skill names must be FLASK skill names (to know their ability).
+    """
+    problems: list[Problem] = []
+    try:
+        items = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        return [], [Problem("not valid UTF-8", file=file)]
+    except json.JSONDecodeError as exc:
+        return [], [Problem(f"invalid JSON ({exc.msg})", line=exc.lineno, file=file)]
+    if not isinstance(items, list) or not items:
+        return [], [Problem("expected a non-empty JSON array of skills", file=file)]
+    skills: list[dict] = []
+    for position, item in enumerate(items):
+        where = f"skill #{position + 1}"
+        if not isinstance(item, dict):
+            problems.append(Problem(f"{where} must be an object", file=file))
+            continue
+        name = item.get("Skill")
+        criteria = item.get("Criteria")
+        scoring = item.get("Scoring")
+        if not isinstance(name, str) or normalise_name(name) not in KEY_BY_SKILL:
+            problems.append(Problem(f"{where}: unknown skill {name!r}", field="Skill", file=file))
+            continue
+        if not isinstance(criteria, str) or not criteria.strip():
+            problems.append(Problem(f"{where}: criteria is missing", field="Criteria", file=file))
+            continue
+        if not isinstance(scoring, dict) or any(
+            not isinstance(scoring.get(str(i)), str) for i in range(1, 6)
+        ):
+            problems.append(
+                Problem(f"{where}: needs anchors for scores 1-5", field="Scoring", file=file)
+            )
+            continue
+        norm = normalise_name(name)
+        skills.append(
+            {
+                "key": KEY_BY_SKILL[norm],
+                "name": name.strip(),
+                "ability": ABILITY_BY_SKILL[norm],
+                "criteria": criteria.strip(),
+                "position": position,
+                **{f"anchor_{i}": scoring[str(i)].strip() for i in range(1, 6)},
+            }
+        )
+    keys = [s["key"] for s in skills]
+    for key in {k for k in keys if keys.count(k) > 1}:
+        problems.append(Problem(f"skill {key!r} appears twice", file=file))
+    return skills, problems

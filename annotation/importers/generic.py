@@ -1,0 +1,205 @@
+"""Generic JSONL and CSV: rows of (instruction, reference, response, model, ...).
+
+A field mapping (`--map instruction=prompt`) says which column holds which field; an
+unmapped field is read from the column of the same name. One row may carry an
+instruction only, or an instruction and one model's response; rows that share an
+instruction id (or, without an `id` column, the same instruction text) are one
+instruction with several responses.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+
+from annotation.errors import Problem
+
+from .base import (
+    PREVIEW_ROWS,
+    InstructionRecord,
+    ParseResult,
+    ResponseRecord,
+    RowReader,
+    decode_lines,
+    duplicate_check,
+    iter_jsonl,
+)
+
+FIELDS = (
+    "id",
+    "instruction",
+    "reference",
+    "response",
+    "model",
+    "task",
+    "domains",
+    "difficulty",
+    "skills",
+    "checklist",
+)
+REQUIRED = ("instruction",)
+
+
+def parse_mapping(pairs: list[str] | dict[str, str] | None) -> dict[str, str]:
+    """`["instruction=prompt", ...]` -> {"instruction": "prompt"}; raises ValueError."""
+    if not pairs:
+        return {}
+    if isinstance(pairs, dict):
+        items = list(pairs.items())
+    else:
+        items = []
+        for pair in pairs:
+            if "=" not in pair:
+                raise ValueError(f"--map {pair!r}: expected FIELD=COLUMN")
+            name, column = pair.split("=", 1)
+            items.append((name.strip(), column.strip()))
+    mapping = {}
+    for name, column in items:
+        if name not in FIELDS:
+            raise ValueError(f"--map {name}={column}: unknown field {name!r}; fields are "
+                             + ", ".join(FIELDS))
+        if not column:
+            raise ValueError(f"--map {name}=: the column name is empty")
+        mapping[name] = column
+    return mapping
+
+
+def derived_id(text: str) -> str:
+    """A stable id for instructions given without one, so re-imports match."""
+    return "sha1-" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _rows_from_csv(data: bytes, file: str, problems: list[Problem]):
+    if not data.strip():
+        problems.append(Problem("the file is empty", file=file))
+        return None, []
+    lines = decode_lines(data, file, problems)
+    if problems:
+        return None, []
+    text = "\n".join(t for _, t in lines)
+    try:
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        header = reader.fieldnames or []
+        rows = []
+        for row in reader:
+            if None in row:
+                problems.append(
+                    Problem(f"has {len(header) + len(row[None])} cells but the header has "
+                            f"{len(header)} columns", line=reader.line_num, file=file)
+                )
+                continue
+            rows.append((reader.line_num, {k: (v if v != "" else None) for k, v in row.items()}))
+        return header, rows
+    except csv.Error as exc:
+        problems.append(Problem(f"CSV error: {exc}", file=file))
+        return None, []
+
+
+def parse_generic(
+    data: bytes,
+    *,
+    file: str,
+    fmt: str,
+    skill_lookup: dict[str, str],
+    mapping: dict[str, str] | None = None,
+) -> ParseResult:
+    """Parse a generic JSONL (`fmt="jsonl"`) or CSV (`fmt="csv"`) file."""
+    mapping = mapping or {}
+    column = {name: mapping.get(name, name) for name in FIELDS}
+    result = ParseResult()
+    if fmt == "csv":
+        header, rows = _rows_from_csv(data, file, result.problems)
+        if header is not None:
+            missing = [
+                f"`{column[n]}` (for field `{n}`)"
+                for n in FIELDS
+                if (n in REQUIRED or n in mapping) and column[n] not in header
+            ]
+            if missing:
+                result.problems.append(
+                    Problem(
+                        "the CSV header has no column " + ", ".join(missing)
+                        + "; its columns are: " + ", ".join(header),
+                        line=1,
+                        file=file,
+                    )
+                )
+                return result
+    else:
+        rows = list(iter_jsonl(data, file, result.problems))
+
+    instructions: dict[str, InstructionRecord] = {}
+    for line, row in rows:
+        result.rows += 1
+        reader = RowReader(row, line, file, result.problems)
+        text = reader.text(column["instruction"], required=True)
+        given_id = reader.identifier(column["id"], required=False)
+        reference = reader.text(column["reference"], required=False)
+        response = row.get(column["response"])
+        model = reader.identifier(column["model"], required=False)
+        if response is not None and not isinstance(response, str):
+            reader.fail(column["response"], f"must be a string, got {type(response).__name__}")
+        if response is not None and model is None:
+            reader.fail(column["model"], "is missing; a row with a response must name its model")
+        if model is not None and response is None:
+            reader.fail(column["response"], "is missing; the row names a model but no response")
+        record = InstructionRecord(
+            external_id=given_id or derived_id(text),
+            text=text,
+            line=line,
+            file=file,
+            reference_answer=reference,
+            source_task=reader.text(column["task"], required=False),
+            domains=reader.domains(column["domains"]),
+            difficulty=reader.difficulty(column["difficulty"]),
+            skills=reader.skills(column["skills"], skill_lookup),
+            checklist=reader.checklist(column["checklist"], skill_lookup),
+            metadata={k: v for k, v in row.items() if k not in set(column.values())},
+        )
+        if len(result.preview) < PREVIEW_ROWS:
+            result.preview.append(
+                {
+                    "line": line,
+                    "id": record.external_id,
+                    "instruction": text[:300],
+                    "model": model,
+                    "response": (response or "")[:300] if isinstance(response, str) else "",
+                    "skills": record.skills,
+                    "domains": record.domains,
+                    "difficulty": record.difficulty,
+                }
+            )
+        if not reader.ok:
+            continue
+        seen = instructions.get(record.external_id)
+        if seen is None:
+            instructions[record.external_id] = record
+        elif seen.content() != record.content():
+            result.problems.append(
+                Problem(
+                    f"instruction {record.external_id!r} was given on line {seen.line} with "
+                    "different text or metadata",
+                    line=line,
+                    file=file,
+                )
+            )
+            continue
+        if model is not None and isinstance(response, str):
+            result.responses.append(
+                ResponseRecord(
+                    instruction_external_id=record.external_id,
+                    model_name=model,
+                    text=response,
+                    line=line,
+                    file=file,
+                )
+            )
+    result.instructions = list(instructions.values())
+    duplicate_check(
+        result.responses,
+        lambda r: (r.instruction_external_id, r.model_name),
+        "response for instruction",
+        result.problems,
+    )
+    return result

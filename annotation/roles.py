@@ -1,0 +1,53 @@
+"""The three roles (Django groups) and the checks every view and API uses.
+
+An admin can do everything a researcher can; a researcher everything about campaigns,
+judge runs and results; a rater only their own rating work. Superusers count as admins.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.core.exceptions import PermissionDenied
+
+ADMIN = "admin"
+RESEARCHER = "researcher"
+RATER = "rater"
+ROLES = (ADMIN, RESEARCHER, RATER)
+
+User = AbstractBaseUser | AnonymousUser
+
+
+def user_roles(user: User) -> set[str]:
+    """The role names of `user` (cached on the user object for the request)."""
+    if not user.is_authenticated:
+        return set()
+    cached = getattr(user, "_flask_roles", None)
+    if cached is None:
+        cached = set(user.groups.values_list("name", flat=True))  # type: ignore[attr-defined]
+        if user.is_superuser:  # type: ignore[attr-defined]
+            cached.add(ADMIN)
+        user._flask_roles = cached  # type: ignore[union-attr]
+    return cached
+
+
+def is_admin(user: User) -> bool:
+    return ADMIN in user_roles(user)
+
+
+def is_researcher(user: User) -> bool:
+    """Researchers and admins."""
+    return bool(user_roles(user) & {ADMIN, RESEARCHER})
+
+
+def is_rater(user: User) -> bool:
+    return RATER in user_roles(user)
+
+
+def require_admin(user: User) -> None:
+    if not is_admin(user):
+        raise PermissionDenied("This needs the admin role.")
+
+
+def require_researcher(user: User) -> None:
+    if not is_researcher(user):
+        raise PermissionDenied("This needs the researcher or admin role.")

@@ -1,0 +1,500 @@
+"""Dataset import: files -> validate every row -> one transaction -> dataset.
+
+A bad file changes nothing and the error names the file, line and field. Re-importing
+the same rows is a no-op; instructions and responses are immutable once imported (a
+changed text under an existing id is an error, because scores may already refer to it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import logging
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models.functions import MD5
+from django.utils import timezone
+
+from annotation.errors import DomainError, Problem
+from annotation.importers.base import (
+    MAX_PROBLEMS,
+    InstructionRecord,
+    ParseResult,
+    skill_lookup_for,
+)
+from annotation.importers.flask import parse_eval_set, parse_outputs, parse_rubric
+from annotation.importers.generic import parse_generic, parse_mapping
+from annotation.models import (
+    Dataset,
+    ImportJob,
+    Instruction,
+    InstructionSkill,
+    Response,
+    Rubric,
+    Skill,
+)
+
+from .rubrics import rubric_get_default
+
+log = logging.getLogger(__name__)
+
+FORMATS = {choice for choice, _ in ImportJob.Format.choices}
+BATCH = 5000
+
+
+@dataclass
+class ImportReport:
+    """What an import did (or, for a dry run, would do)."""
+
+    dataset: str
+    rows: int = 0
+    created_instructions: int = 0
+    created_responses: int = 0
+    unchanged: int = 0
+    models: list[str] = field(default_factory=list)
+    dry_run: bool = False
+
+    def as_dict(self) -> dict:
+        return {
+            "dataset": self.dataset,
+            "rows": self.rows,
+            "created_instructions": self.created_instructions,
+            "created_responses": self.created_responses,
+            "unchanged": self.unchanged,
+            "models": self.models,
+            "dry_run": self.dry_run,
+        }
+
+
+def _check_size(files: list[tuple[str, bytes]]) -> None:
+    limit = settings.IMPORT_MAX_BYTES
+    too_big = [
+        Problem(
+            f"the file is {len(data) / 1e6:.1f} MB, over the import limit of "
+            f"{limit / 1e6:.1f} MB (IMPORT_MAX_BYTES)",
+            file=name,
+        )
+        for name, data in files
+        if len(data) > limit
+    ]
+    if too_big:
+        raise DomainError("file too large", too_big)
+
+
+def dataset_parse_files(
+    *,
+    fmt: str,
+    files: list[tuple[str, bytes]],
+    skill_lookup: dict[str, str],
+    options: dict,
+) -> ParseResult:
+    """Parse every file in format `fmt` (pure: no database). Problems are collected."""
+    if fmt not in FORMATS:
+        raise DomainError(f"unknown format {fmt!r}; use one of: {', '.join(sorted(FORMATS))}")
+    if not files:
+        raise DomainError("no file given")
+    _check_size(files)
+    try:
+        mapping = parse_mapping(options.get("mapping"))
+    except ValueError as exc:
+        raise DomainError(str(exc), [Problem(str(exc), field="map")]) from exc
+    if options.get("model") and fmt == ImportJob.Format.FLASK_OUTPUTS and len(files) > 1:
+        raise DomainError("--model names one model, but several output files were given")
+    result = ParseResult()
+    for name, data in files:
+        if fmt == ImportJob.Format.FLASK:
+            part = parse_eval_set(data, file=name, skill_lookup=skill_lookup,
+                                  hard=bool(options.get("hard")))
+        elif fmt == ImportJob.Format.FLASK_OUTPUTS:
+            part = parse_outputs(data, file=name, model_name=options.get("model"))
+        else:
+            part = parse_generic(data, file=name, fmt=fmt, skill_lookup=skill_lookup,
+                                 mapping=mapping)
+        result.extend(part)
+    return result
+
+
+def _existing_instructions(dataset: Dataset | None) -> dict[str, tuple[int, tuple]]:
+    """external id -> (pk, content tuple) for every instruction of `dataset` (2 queries)."""
+    if dataset is None or dataset.pk is None:
+        return {}
+    rows = list(
+        Instruction.objects.filter(dataset=dataset).values_list(
+            "pk", "external_id", "text", "reference_answer", "source_task", "domain_1",
+            "domain_2", "difficulty",
+        )
+    )
+    skills: dict[int, list[str]] = {}
+    for instruction_id, key in (
+        InstructionSkill.objects.filter(instruction__dataset=dataset)
+        .order_by("instruction_id", "rank")
+        .values_list("instruction_id", "skill__key")
+    ):
+        skills.setdefault(instruction_id, []).append(key)
+    out = {}
+    for pk, ext, text, ref, task, d1, d2, diff in rows:
+        domains = tuple(d for d in (d1, d2) if d)
+        out[ext] = (pk, (text, ref, task, domains, diff, tuple(skills.get(pk, []))))
+    return out
+
+
+def _plan(
+    dataset: Dataset | None, parsed: ParseResult
+) -> tuple[list[InstructionRecord], list, dict[str, int], ImportReport, list[Problem]]:
+    """Decide what is new, unchanged or conflicting, against the database (read only)."""
+    problems: list[Problem] = []
+    report = ImportReport(dataset=dataset.name if dataset else "", rows=parsed.rows)
+    existing = _existing_instructions(dataset)
+    ids: dict[str, int] = {ext: pk for ext, (pk, _) in existing.items()}
+    new_instructions: list[InstructionRecord] = []
+    for record in parsed.instructions:
+        known = existing.get(record.external_id)
+        if known is None:
+            new_instructions.append(record)
+        elif known[1] != record.content():
+            problems.append(
+                Problem(
+                    f"instruction {record.external_id!r} already exists in the dataset with "
+                    "different text or metadata; imported instructions are immutable "
+                    "(import into a new dataset instead)",
+                    line=record.line,
+                    file=record.file,
+                )
+            )
+        else:
+            report.unchanged += 1
+    report.created_instructions = len(new_instructions)
+
+    new_ids = {r.external_id for r in new_instructions}
+    unknown: dict[str, list] = {}
+    for response in parsed.responses:
+        if response.instruction_external_id not in ids and (
+            response.instruction_external_id not in new_ids
+        ):
+            unknown.setdefault(response.file, []).append(response)
+    for file, responses in unknown.items():
+        sample = ", ".join(sorted({r.instruction_external_id for r in responses},
+                                  key=lambda x: (len(x), x))[:20])
+        problems.append(
+            Problem(
+                f"{len(responses)} responses name instruction ids that are not in the dataset "
+                f"(first on line {responses[0].line}): {sample}",
+                file=file,
+            )
+        )
+
+    models = sorted({r.model_name for r in parsed.responses})
+    report.models = models
+    existing_responses: dict[tuple[int, str], str] = {}
+    if dataset is not None and dataset.pk is not None and models:
+        # Compare by hash: moving 32 characters per row instead of every response text.
+        existing_responses = {
+            (iid, model): digest
+            for iid, model, digest in Response.objects.filter(
+                instruction__dataset=dataset, model_name__in=models
+            )
+            .annotate(digest=MD5("text"))
+            .values_list("instruction_id", "model_name", "digest")
+        }
+    new_responses = []
+    for response in parsed.responses:
+        iid = ids.get(response.instruction_external_id)
+        digest = existing_responses.get((iid, response.model_name)) if iid else None
+        if digest is None:
+            new_responses.append(response)
+        elif digest != hashlib.md5(response.text.encode("utf-8")).hexdigest():
+            problems.append(
+                Problem(
+                    f"the response of model {response.model_name!r} to instruction "
+                    f"{response.instruction_external_id!r} already exists with different "
+                    "text; imported responses are immutable",
+                    line=response.line,
+                    file=response.file,
+                )
+            )
+        else:
+            report.unchanged += 1
+    report.created_responses = len(new_responses)
+    return new_instructions, new_responses, ids, report, problems
+
+
+def _copy_rows(model, columns: list[str], rows: list[tuple]) -> None:
+    """Insert rows fast: COPY on PostgreSQL, batched bulk INSERT elsewhere."""
+    if not rows:
+        return
+    table = model._meta.db_table
+    if connection.vendor == "postgresql":
+        cols = ", ".join(f'"{c}"' for c in columns)
+        with connection.cursor() as cursor:
+            with cursor.cursor.copy(f'COPY "{table}" ({cols}) FROM STDIN') as copy:
+                for row in rows:
+                    copy.write_row(row)
+        return
+    placeholders = ", ".join(["%s"] * len(columns))
+    cols = ", ".join(f'"{c}"' for c in columns)
+    with connection.cursor() as cursor:
+        for start in range(0, len(rows), 500):
+            cursor.executemany(
+                f'INSERT INTO "{table}" ({cols}) VALUES ({placeholders})',
+                rows[start : start + 500],
+            )
+
+
+def _write(
+    dataset: Dataset,
+    new_instructions: list[InstructionRecord],
+    new_responses: list,
+    ids: dict[str, int],
+) -> None:
+    """Write the planned rows. Caller holds the transaction."""
+    skill_ids = dict(Skill.objects.filter(rubric_id=dataset.rubric_id).values_list("key", "pk"))
+    start = Instruction.objects.filter(dataset=dataset).count()
+    objs = [
+        Instruction(
+            dataset=dataset,
+            external_id=r.external_id,
+            text=r.text,
+            reference_answer=r.reference_answer,
+            source_task=r.source_task,
+            domain_1=r.domains[0] if r.domains else "",
+            domain_2=r.domains[1] if len(r.domains) > 1 else "",
+            difficulty=r.difficulty,
+            is_hard=r.is_hard,
+            checklist=r.checklist,
+            metadata=r.metadata,
+            position=start + i,
+        )
+        for i, r in enumerate(new_instructions)
+    ]
+    Instruction.objects.bulk_create(objs, batch_size=BATCH)
+    for record, obj in zip(new_instructions, objs, strict=True):
+        ids[record.external_id] = obj.pk
+    links = [
+        (ids[r.external_id], skill_ids[key], rank)
+        for r in new_instructions
+        for rank, key in enumerate(r.skills)
+    ]
+    _copy_rows(InstructionSkill, ["instruction_id", "skill_id", "rank"], links)
+    now = timezone.now()
+    rows = [
+        (ids[r.instruction_external_id], r.model_name, r.text, json.dumps(r.metadata), now)
+        for r in new_responses
+    ]
+    _copy_rows(Response, ["instruction_id", "model_name", "text", "metadata", "created_at"], rows)
+
+
+def dataset_import_files(
+    *,
+    dataset_name: str,
+    fmt: str,
+    files: list[tuple[str, bytes]],
+    options: dict | None = None,
+    user=None,
+    dry_run: bool = False,
+) -> ImportReport:
+    """Validate `files` completely, then write them into dataset `dataset_name` at once.
+
+    Formats: ``flask`` (evaluation set), ``flask_outputs`` (model outputs; the dataset
+    must exist), ``jsonl`` / ``csv`` (generic rows, `options["mapping"]`). Options:
+    ``rubric_id`` (for a new dataset; default the built-in rubric), ``model`` (one output
+    file's model name), ``hard`` (mark instructions FLASK-Hard), ``description``.
+
+    Raises `DomainError` listing every problem (file, line, field); then nothing is
+    written. Idempotent: rows already present with the same content are counted as
+    unchanged. Runs in its own transaction; `dry_run` writes nothing.
+    """
+    options = options or {}
+    dataset_name = (dataset_name or "").strip()
+    if not dataset_name:
+        raise DomainError("the dataset name is empty", [Problem("is empty", field="dataset")])
+    dataset = Dataset.objects.filter(name=dataset_name).select_related("rubric").first()
+    if dataset is None and fmt == ImportJob.Format.FLASK_OUTPUTS:
+        raise DomainError(
+            f"dataset {dataset_name!r} does not exist; import its instructions first",
+            [Problem("no such dataset", field="dataset")],
+        )
+    if dataset is not None:
+        rubric = dataset.rubric
+    elif options.get("rubric_id"):
+        rubric = Rubric.objects.filter(pk=options["rubric_id"]).first()
+        if rubric is None:
+            raise DomainError(f"rubric {options['rubric_id']} does not exist",
+                              [Problem("no such rubric", field="rubric")])
+    else:
+        rubric = rubric_get_default()
+    lookup = skill_lookup_for(list(rubric.skills.values_list("key", "name")))
+    parsed = dataset_parse_files(fmt=fmt, files=files, skill_lookup=lookup, options=options)
+    if parsed.problems:
+        raise DomainError("the file was not imported", parsed.problems[:MAX_PROBLEMS])
+    if not parsed.instructions and not parsed.responses:
+        raise DomainError("the file has no rows to import")
+    with transaction.atomic():
+        if dataset is None and not dry_run:
+            dataset = Dataset.objects.create(
+                name=dataset_name, rubric=rubric, created_by=user,
+                description=options.get("description", ""),
+            )
+        elif dataset is not None:
+            # Serialise concurrent imports into the same dataset.
+            Dataset.objects.select_for_update().filter(pk=dataset.pk).first()
+        new_instructions, new_responses, ids, report, problems = _plan(dataset, parsed)
+        report.dataset = dataset_name
+        if problems:
+            raise DomainError("the file was not imported", problems[:MAX_PROBLEMS])
+        report.dry_run = dry_run
+        if not dry_run:
+            _write(dataset, new_instructions, new_responses, ids)
+    log.info("import into %s: %s", dataset_name, report.as_dict())
+    return report
+
+
+def rubric_import(*, name: str, data: bytes, file: str) -> Rubric:
+    """Create a new version of rubric `name` from a FLASK `skillset_description.json`.
+
+    Versions count up from the highest existing one. Raises `DomainError` on bad input.
+    """
+    skills, problems = parse_rubric(data, file=file)
+    if problems:
+        raise DomainError("the rubric was not imported", problems)
+    with transaction.atomic():
+        last = Rubric.objects.filter(name=name).order_by("-version").first()
+        rubric = Rubric.objects.create(
+            name=name, version=(last.version + 1) if last else 1,
+            description=f"Imported from {Path(file).name}",
+        )
+        Skill.objects.bulk_create([Skill(rubric=rubric, **s) for s in skills])
+    return rubric
+
+
+# --- Import jobs (browser and API) -------------------------------------------------------
+
+def _store(job_key: str, name: str, data: bytes) -> dict:
+    folder = Path(settings.MEDIA_ROOT) / "imports" / job_key
+    folder.mkdir(parents=True, exist_ok=True)
+    safe = Path(name).name or "upload"
+    path = folder / safe
+    path.write_bytes(data)
+    return {"name": safe, "path": str(path), "size": len(data)}
+
+
+def _load(job: ImportJob) -> list[tuple[str, bytes]]:
+    return [(f["name"], Path(f["path"]).read_bytes()) for f in job.files]
+
+
+def import_job_create(
+    *,
+    dataset_name: str,
+    fmt: str,
+    uploads: list[tuple[str, bytes | io.BufferedIOBase]],
+    options: dict | None = None,
+    user=None,
+) -> ImportJob:
+    """Store the uploaded files and validate them without importing (a dry run).
+
+    Returns an `ImportJob` in status ``validated`` (with preview and the counts that a
+    confirm would create) or ``invalid`` (with every problem). Writes only the job row
+    and the stored files.
+    """
+    options = options or {}
+    files = [(name, data if isinstance(data, bytes) else data.read()) for name, data in uploads]
+    job_key = uuid.uuid4().hex
+    stored = [_store(job_key, name, data) for name, data in files]
+    job = ImportJob(
+        dataset_name=(dataset_name or "").strip(), format=fmt, options=options, files=stored,
+        status=ImportJob.Status.VALIDATED, created_by=user,
+    )
+    try:
+        report = dataset_import_files(
+            dataset_name=dataset_name, fmt=fmt, files=files, options=options, user=user,
+            dry_run=True,
+        )
+        job.summary = report.as_dict()
+        job.total_rows = report.rows
+    except DomainError as exc:
+        job.status = ImportJob.Status.INVALID
+        job.errors = [p.as_dict() for p in exc.problems] or [Problem(exc.message).as_dict()]
+        job.summary = {"message": exc.message}
+        job.finished_at = timezone.now()
+    job.preview = _preview(fmt, files, options)
+    job.save()
+    return job
+
+
+def _preview(fmt: str, files: list[tuple[str, bytes]], options: dict) -> list[dict]:
+    """The first rows as parsed (shown before confirming), whatever their problems."""
+    try:
+        lookup = skill_lookup_for(list(rubric_get_default().skills.values_list("key", "name")))
+        return dataset_parse_files(fmt=fmt, files=files[:1], skill_lookup=lookup,
+                                   options=options).preview
+    except DomainError:
+        return []
+
+
+def import_job_confirm(*, job: ImportJob, inline_max_rows: int | None = None) -> ImportJob:
+    """Start a validated import: inline when small, else as a background task.
+
+    Precondition: `job.status == validated` (else `DomainError`). Side effects: either
+    the import runs now, or the job becomes ``queued`` and `import_job_execute_task`
+    is enqueued after commit. Idempotent for a job already queued/running/finished.
+    """
+    from annotation.tasks import import_job_execute_task
+
+    if job.status != ImportJob.Status.VALIDATED:
+        if job.status == ImportJob.Status.INVALID:
+            raise DomainError("this import has problems; fix the file and upload it again")
+        return job
+    limit = settings.IMPORT_INLINE_MAX_ROWS if inline_max_rows is None else inline_max_rows
+    updated = ImportJob.objects.filter(pk=job.pk, status=ImportJob.Status.VALIDATED).update(
+        status=ImportJob.Status.QUEUED
+    )
+    if not updated:
+        job.refresh_from_db()
+        return job
+    if job.total_rows <= limit:
+        import_job_execute(job_id=job.pk)
+    else:
+        transaction.on_commit(lambda: import_job_execute_task.delay(job.pk))
+    job.refresh_from_db()
+    return job
+
+
+def import_job_execute(*, job_id: int, progress: Callable[[int], None] | None = None) -> None:
+    """Run a queued import job. Idempotent: only a ``queued`` job is started.
+
+    The job row records the outcome: ``succeeded`` with the report, or ``failed`` with
+    every problem. The files stay stored for the record.
+    """
+    started = ImportJob.objects.filter(pk=job_id, status=ImportJob.Status.QUEUED).update(
+        status=ImportJob.Status.RUNNING, started_at=timezone.now()
+    )
+    if not started:
+        return
+    job = ImportJob.objects.get(pk=job_id)
+    try:
+        report = dataset_import_files(
+            dataset_name=job.dataset_name, fmt=job.format, files=_load(job),
+            options=job.options, user=job.created_by,
+        )
+    except DomainError as exc:
+        job.status = ImportJob.Status.FAILED
+        job.errors = [p.as_dict() for p in exc.problems] or [Problem(exc.message).as_dict()]
+        job.summary = {**job.summary, "message": exc.message}
+    except Exception as exc:  # recorded, then re-raised for the worker's log
+        ImportJob.objects.filter(pk=job_id).update(
+            status=ImportJob.Status.FAILED, finished_at=timezone.now(),
+            errors=[Problem(f"internal error: {type(exc).__name__}: {exc}").as_dict()],
+        )
+        raise
+    else:
+        job.status = ImportJob.Status.SUCCEEDED
+        job.summary = report.as_dict()
+        job.processed_rows = report.rows
+        job.dataset = Dataset.objects.get(name=job.dataset_name)
+    job.finished_at = timezone.now()
+    job.save()

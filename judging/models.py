@@ -1,0 +1,1 @@
+"""Judge configurations, runs, calls and scores (see issue: model judges)."""

@@ -1,0 +1,77 @@
+"""Shared fixtures: users per role, API clients, the FLASK release folder."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from rest_framework.test import APIClient
+
+from tests.factories import UserFactory
+
+FLASK_DATA_DIR = Path(
+    os.environ.get("FLASK_DATA_DIR")
+    or Path(__file__).resolve().parent.parent.parent / "shared" / "flask-data"
+)
+
+
+@pytest.fixture
+def flask_data() -> Path:
+    """The public FLASK release, when present (CI and dev machines); skipped elsewhere."""
+    if not (FLASK_DATA_DIR / "evaluation_set" / "flask_evaluation.jsonl").exists():
+        pytest.skip(f"FLASK release not found at {FLASK_DATA_DIR} (set FLASK_DATA_DIR)")
+    return FLASK_DATA_DIR
+
+
+@pytest.fixture
+def admin_user(db):
+    return UserFactory(username="admin-user", role="admin")
+
+
+@pytest.fixture
+def researcher(db):
+    return UserFactory(username="researcher-user", role="researcher")
+
+
+@pytest.fixture
+def rater(db):
+    return UserFactory(username="rater-user", role="rater")
+
+
+@pytest.fixture
+def other_rater(db):
+    return UserFactory(username="rater-two", role="rater")
+
+
+@pytest.fixture
+def no_role_user(db):
+    return UserFactory(username="no-role-user")
+
+
+def _api(user) -> APIClient:
+    client = APIClient()
+    if user is not None:
+        client.force_authenticate(user)
+    return client
+
+
+@pytest.fixture
+def api_client_for():
+    """`api_client_for(user)` -> an APIClient authenticated as `user` (None: anonymous)."""
+    return _api
+
+
+@pytest.fixture
+def client_for(client):
+    """`client_for(user)` -> Django test client logged in as `user`."""
+
+    def make(user):
+        from django.test import Client
+
+        c = Client()
+        if user is not None:
+            c.force_login(user)
+        return c
+
+    return make

@@ -1,0 +1,66 @@
+"""factory_boy factories. Rubrics come from the built-in migration, not from factories."""
+
+from __future__ import annotations
+
+import factory
+from django.contrib.auth.models import Group, User
+
+from annotation.models import Dataset, Instruction, InstructionSkill, Response, Skill
+from annotation.services import rubric_get_default
+
+
+class UserFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = User
+        django_get_or_create = ("username",)
+
+    username = factory.Sequence(lambda n: f"user{n}")
+    password = factory.django.Password("pw-123456")
+
+    @factory.post_generation
+    def role(self, create, extracted, **kwargs):
+        if create and extracted:
+            self.groups.add(Group.objects.get(name=extracted))
+
+
+class DatasetFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Dataset
+
+    name = factory.Sequence(lambda n: f"dataset-{n}")
+    rubric = factory.LazyFunction(rubric_get_default)
+
+
+class InstructionFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Instruction
+
+    dataset = factory.SubFactory(DatasetFactory)
+    external_id = factory.Sequence(lambda n: str(n + 1))
+    text = factory.Sequence(lambda n: f"Instruction number {n}: explain something.")
+    reference_answer = "A reference answer."
+    source_task = "unit_test"
+    domain_1 = "math"
+    difficulty = 3
+    position = factory.Sequence(lambda n: n)
+
+    @factory.post_generation
+    def skill_keys(self, create, extracted, **kwargs):
+        """`skill_keys=["factuality", ...]` links relevant skills in that order."""
+        if not create:
+            return
+        keys = extracted if extracted is not None else ["comprehension", "factuality",
+                                                        "readability"]
+        skills = {s.key: s for s in Skill.objects.filter(rubric_id=self.dataset.rubric_id)}
+        InstructionSkill.objects.bulk_create(
+            InstructionSkill(instruction=self, skill=skills[k], rank=i) for i, k in enumerate(keys)
+        )
+
+
+class ResponseFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Response
+
+    instruction = factory.SubFactory(InstructionFactory)
+    model_name = factory.Sequence(lambda n: f"model-{n}")
+    text = factory.Sequence(lambda n: f"Response text {n}.")
