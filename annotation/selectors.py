@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.db import connection
-from django.db.models import Count, Prefetch, Q, QuerySet
+from django.db.models import Count, F, Prefetch, Q, QuerySet
 from django.http import Http404
 
 from . import roles
@@ -193,3 +193,83 @@ def import_job_get_for_user(*, user, job_id: int) -> ImportJob:
     if job is None:
         raise Http404("No such import.")
     return job
+
+
+# --- Permission-scoped reads for the REST API --------------------------------------------
+
+
+def rubric_list_for_user(*, user) -> QuerySet[Rubric]:
+    """Every rubric version with its skill count. Researchers and admins only."""
+    roles.require_researcher(user)
+    return rubric_list()
+
+
+def rubric_get_for_user(*, user, rubric_id: int) -> Rubric:
+    """One rubric with its skills in rubric order. Researchers and admins only."""
+    roles.require_researcher(user)
+    return rubric_get(rubric_id=rubric_id)
+
+
+def dataset_detail_for_user(*, user, dataset_id: int) -> tuple[Dataset, DatasetStats]:
+    """A dataset and its overview counts (a fixed number of queries)."""
+    dataset = dataset_get_for_user(user=user, dataset_id=dataset_id)
+    return dataset, dataset_stats(dataset=dataset)
+
+
+def instruction_list_for_user(
+    *, user, dataset_id: int, **filters
+) -> QuerySet[Instruction]:
+    """`instruction_list` of a dataset the user may read (filters as there)."""
+    dataset = dataset_get_for_user(user=user, dataset_id=dataset_id)
+    return instruction_list(dataset=dataset, **filters)
+
+
+def response_list_for_user(
+    *, user, dataset_id: int, model: str | None = None
+) -> QuerySet[Response]:
+    """Responses of a dataset in instruction order, optionally of one model.
+
+    The instruction's external id is annotated instead of joined in full, so the page
+    does not carry every instruction's text along.
+    """
+    dataset = dataset_get_for_user(user=user, dataset_id=dataset_id)
+    qs = Response.objects.filter(instruction__dataset=dataset)
+    if model:
+        qs = qs.filter(model_name=model)
+    return qs.annotate(instruction_external_id=F("instruction__external_id")).order_by(
+        "instruction__position", "instruction_id", "model_name"
+    )
+
+
+# --- Reads for the HTML pages ----------------------------------------------------------
+
+
+def dataset_overview_list_for_user(*, user) -> QuerySet[Dataset]:
+    """`dataset_list_for_user` plus `model_count`, the number of evaluated models.
+
+    One query whatever the number of datasets. Researchers and admins only.
+    """
+    return dataset_list_for_user(user=user).annotate(
+        model_count=Count("instructions__responses__model_name", distinct=True)
+    )
+
+
+def dataset_name_list() -> list[str]:
+    """Every dataset name, sorted (for the import form's suggestions)."""
+    return list(Dataset.objects.order_by("name").values_list("name", flat=True))
+
+
+
+from .selectors_rating import (  # noqa: E402, F401  (re-exported: one import path)
+    CampaignProgress,
+    RaterProgress,
+    assignment_get_for_rater,
+    assignment_skills,
+    campaign_get_for_rater,
+    campaign_get_for_user,
+    campaign_list_for_user,
+    campaign_locked_assignments,
+    campaign_progress,
+    rater_assignments,
+    rater_progress,
+)

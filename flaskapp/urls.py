@@ -11,7 +11,9 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("django-admin/", admin.site.urls),
     path("", include("annotation.urls")),
+    path("", include("annotation.urls_rating")),
     path("api/", include("annotation.api.urls")),
+    path("api/", include("annotation.api.rating_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]

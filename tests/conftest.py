@@ -75,3 +75,19 @@ def client_for(client):
         return c
 
     return make
+
+
+@pytest.fixture(autouse=True)
+def _builtin_data_after_flush(request):
+    """Transactional tests flush every table, data migrations included: restore the
+    built-in rubric and role groups for them (idempotent, a few queries)."""
+    marker = request.node.get_closest_marker("django_db")
+    transactional = (marker is not None and marker.kwargs.get("transaction")) or any(
+        name in request.fixturenames for name in ("transactional_db", "live_server")
+    )
+    if transactional:
+        request.getfixturevalue("transactional_db")
+        from annotation.bootstrap import ensure_builtin_data
+
+        ensure_builtin_data()
+    yield

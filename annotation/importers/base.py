@@ -6,7 +6,9 @@ caller passes what the parser must know about the database (the rubric's skills)
 
 from __future__ import annotations
 
+import ast
 import json
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -40,6 +42,10 @@ DIFFICULTY_BY_NAME = {
 UNKNOWN_SENTINELS = {"-1", "", "unknown", "none", "null", "n/a"}
 
 MAX_DOMAINS = 2
+# Column sizes of the models (external ids, model names and source tasks): a longer value
+# would make PostgreSQL fail the whole import with a database error, not a line number.
+MAX_IDENTIFIER_LENGTH = 200
+SIGNED_INTEGER = re.compile(r"[+-]?\d+")
 
 
 @dataclass
@@ -122,7 +128,9 @@ def skill_lookup_for(skills: list[tuple[str, str]]) -> dict[str, str]:
     return lookup
 
 
-def decode_lines(data: bytes, file: str, problems: list[Problem]) -> list[tuple[int, str]]:
+def decode_lines(
+    data: bytes, file: str, problems: list[Problem]
+) -> list[tuple[int, str]]:
     """Split bytes into (line number, text) pairs, reporting lines that are not UTF-8."""
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
@@ -146,7 +154,9 @@ def decode_lines(data: bytes, file: str, problems: list[Problem]) -> list[tuple[
     return list(enumerate(text.split("\n"), start=1))
 
 
-def iter_jsonl(data: bytes, file: str, problems: list[Problem]) -> Iterator[tuple[int, dict]]:
+def iter_jsonl(
+    data: bytes, file: str, problems: list[Problem]
+) -> Iterator[tuple[int, dict]]:
     """Yield (line number, object) for each non-blank line of a JSON Lines file.
 
     Problems (empty file, a JSON array instead of JSONL, invalid JSON, a non-object
@@ -173,13 +183,21 @@ def iter_jsonl(data: bytes, file: str, problems: list[Problem]) -> Iterator[tupl
         try:
             obj = json.loads(text)
         except json.JSONDecodeError as exc:
-            problems.append(Problem(f"invalid JSON ({exc.msg} at column {exc.colno})",
-                                    line=number, file=file))
+            problems.append(
+                Problem(
+                    f"invalid JSON ({exc.msg} at column {exc.colno})",
+                    line=number,
+                    file=file,
+                )
+            )
             continue
         if not isinstance(obj, dict):
             problems.append(
-                Problem(f"expected a JSON object, got {type(obj).__name__}", line=number,
-                        file=file)
+                Problem(
+                    f"expected a JSON object, got {type(obj).__name__}",
+                    line=number,
+                    file=file,
+                )
             )
             continue
         yield number, obj
@@ -189,7 +207,8 @@ def type_name(value: Any) -> str:
     if value is None:
         return "null"
     return {dict: "object", list: "array", str: "string", bool: "boolean"}.get(
-        type(value), "number" if isinstance(value, int | float) else type(value).__name__
+        type(value),
+        "number" if isinstance(value, int | float) else type(value).__name__,
     )
 
 
@@ -205,7 +224,9 @@ class RowReader:
 
     def fail(self, field_name: str | None, message: str) -> None:
         self.ok = False
-        self.problems.append(Problem(message, line=self.line, field=field_name, file=self.file))
+        self.problems.append(
+            Problem(message, line=self.line, field=field_name, file=self.file)
+        )
 
     def identifier(self, column: str, *, required: bool = True) -> str | None:
         value = self.row.get(column)
@@ -216,9 +237,23 @@ class RowReader:
         if isinstance(value, bool) or not isinstance(value, int | str):
             self.fail(column, f"must be a string or an integer, got {type_name(value)}")
             return None
-        return str(value).strip()
+        value = str(value).strip()
+        if "\x00" in value:
+            self.fail(
+                column, "contains a NUL character (\\u0000), which cannot be stored"
+            )
+            return None
+        if len(value) > MAX_IDENTIFIER_LENGTH:
+            self.fail(
+                column,
+                f"is {len(value)} characters long; the limit is {MAX_IDENTIFIER_LENGTH}",
+            )
+            return None
+        return value
 
-    def text(self, column: str, *, required: bool) -> str:
+    def text(
+        self, column: str, *, required: bool, max_length: int | None = None
+    ) -> str:
         value = self.row.get(column)
         if value is None:
             if required:
@@ -229,7 +264,34 @@ class RowReader:
             return ""
         if required and not value.strip():
             self.fail(column, "is empty")
+        if "\x00" in value:
+            # PostgreSQL text cannot hold NUL; without this the import dies on COPY.
+            self.fail(
+                column, "contains a NUL character (\\u0000), which cannot be stored"
+            )
+            return ""
+        if max_length is not None and len(value) > max_length:
+            self.fail(
+                column, f"is {len(value)} characters long; the limit is {max_length}"
+            )
+            return ""
         return value
+
+    def metadata(self, extra: dict[str, Any]) -> dict[str, Any]:
+        """Extra fields kept as JSON metadata, refusing what a JSON column cannot store."""
+        if not extra:
+            return {}
+        try:
+            encoded = json.dumps(extra, allow_nan=False)
+        except ValueError:
+            self.fail(
+                None, "an extra field holds NaN or Infinity, which is not valid JSON"
+            )
+            return {}
+        if "\\u0000" in encoded:
+            self.fail(None, "an extra field contains a NUL character (\\u0000)")
+            return {}
+        return extra
 
     def string_list(self, column: str) -> list[str] | None:
         """A list of strings; a CSV/string cell may hold a JSON list or `a|b` / `a;b`."""
@@ -238,10 +300,14 @@ class RowReader:
             return None
         if isinstance(value, str):
             stripped = value.strip()
+            if stripped.startswith("{"):
+                self.fail(
+                    column, "must be a list of strings, got a string holding an object"
+                )
+                return None
             if stripped.startswith("["):
-                try:
-                    value = json.loads(stripped)
-                except json.JSONDecodeError:
+                value = _list_literal(stripped)
+                if value is None:
                     self.fail(column, "looks like a JSON list but does not parse")
                     return None
             else:
@@ -278,7 +344,10 @@ class RowReader:
             if key not in out:
                 out.append(key)
         if len(out) > MAX_DOMAINS:
-            self.fail(column, f"has {len(out)} domains; an instruction has at most {MAX_DOMAINS}")
+            self.fail(
+                column,
+                f"has {len(out)} domains; an instruction has at most {MAX_DOMAINS}",
+            )
             return out[:MAX_DOMAINS]
         return out
 
@@ -287,9 +356,11 @@ class RowReader:
         if value is None:
             return None
         if isinstance(value, bool):
-            self.fail(column, "must be a level 1-5 or a FLASK difficulty name, got boolean")
+            self.fail(
+                column, "must be a level 1-5 or a FLASK difficulty name, got boolean"
+            )
             return None
-        if isinstance(value, float) and value.is_integer():
+        if isinstance(value, float) and math.isfinite(value) and value.is_integer():
             value = int(value)
         if isinstance(value, int):
             if value == -1:
@@ -301,19 +372,25 @@ class RowReader:
         if isinstance(value, str):
             if is_unknown(value):
                 return None
-            name = normalise_name(value)
-            if name.isdigit():
-                level = int(name)
+            # Numbers first: normalise_name would turn "-2" into "2".
+            if SIGNED_INTEGER.fullmatch(value.strip()):
+                level = int(value.strip())
                 if 1 <= level <= 5:
                     return level
                 self.fail(column, f"difficulty {level} is out of range 1-5")
                 return None
+            name = normalise_name(value)
             if name in DIFFICULTY_BY_NAME:
                 return DIFFICULTY_BY_NAME[name]
             allowed = "; ".join(f"{n} = {lv}" for n, lv in DIFFICULTY_BY_NAME.items())
-            self.fail(column, f"unknown difficulty {value!r}; expected 1-5 or one of: {allowed}")
+            self.fail(
+                column,
+                f"unknown difficulty {value!r}; expected 1-5 or one of: {allowed}",
+            )
             return None
-        self.fail(column, f"must be a level 1-5 or a difficulty name, got {type_name(value)}")
+        self.fail(
+            column, f"must be a level 1-5 or a difficulty name, got {type_name(value)}"
+        )
         return None
 
     def skills(self, column: str, lookup: dict[str, str]) -> list[str]:
@@ -324,7 +401,9 @@ class RowReader:
         for raw in values:
             key = lookup.get(normalise_name(raw))
             if key is None:
-                self.fail(column, f"unknown skill {raw!r}; it is not in the dataset's rubric")
+                self.fail(
+                    column, f"unknown skill {raw!r}; it is not in the dataset's rubric"
+                )
                 continue
             if key in out:
                 self.fail(column, f"skill {raw!r} is listed twice")
@@ -350,7 +429,11 @@ class RowReader:
         for entry in value:
             if isinstance(entry, str) and entry.strip():
                 items.append({"skill": None, "question": entry.strip()})
-            elif isinstance(entry, dict) and isinstance(entry.get("question"), str):
+            elif (
+                isinstance(entry, dict)
+                and isinstance(entry.get("question"), str)
+                and entry["question"].strip()
+            ):
                 skill = entry.get("skill")
                 key = None
                 if skill is not None:
@@ -360,15 +443,31 @@ class RowReader:
                         continue
                 items.append({"skill": key, "question": entry["question"].strip()})
             else:
-                self.fail(column, "each checklist entry must be a question string or "
-                                  '{"skill": ..., "question": ...}')
+                self.fail(
+                    column,
+                    "each checklist entry must be a question string or "
+                    '{"skill": ..., "question": ...}',
+                )
                 return None
+        if any("\x00" in item["question"] for item in items):
+            self.fail(column, "a question contains a NUL character (\\u0000)")
+            return None
         return items or None
 
 
-def duplicate_check(
-    records: list, key_of, what: str, problems: list[Problem]
-) -> None:
+def _list_literal(text: str) -> list | None:
+    """A JSON list, or a Python list literal (`['a', 'b']`, as pandas writes to CSV)."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return None
+    return value if isinstance(value, list) else None
+
+
+def duplicate_check(records: list, key_of, what: str, problems: list[Problem]) -> None:
     """Report every record whose key was already used earlier in the same input."""
     seen: dict[Any, Any] = {}
     for record in records:

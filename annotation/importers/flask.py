@@ -15,6 +15,7 @@ from annotation.builtin_rubric import BUILTIN_SKILLS
 from annotation.errors import Problem
 
 from .base import (
+    MAX_IDENTIFIER_LENGTH,
     PREVIEW_ROWS,
     InstructionRecord,
     ParseResult,
@@ -62,7 +63,9 @@ def parse_eval_set(
         external_id = reader.identifier(schema["id"])
         text = reader.text(schema["instruction"], required=True)
         answer = reader.text(schema["answer"], required=False)
-        task = reader.text(schema["task"], required=False)
+        task = reader.text(
+            schema["task"], required=False, max_length=MAX_IDENTIFIER_LENGTH
+        )
         skills = reader.skills(schema["skills"], skill_lookup)
         domains = reader.domains(schema["domains"])
         difficulty = reader.difficulty(schema["difficulty"])
@@ -71,7 +74,7 @@ def parse_eval_set(
             if name in row:
                 checklist = reader.checklist(name, skill_lookup)
         known = set(schema.values()) | set(CHECKLIST_FIELDS)
-        metadata = {k: v for k, v in row.items() if k not in known}
+        metadata = reader.metadata({k: v for k, v in row.items() if k not in known})
         if len(result.preview) < PREVIEW_ROWS:
             result.preview.append(
                 {
@@ -102,8 +105,9 @@ def parse_eval_set(
                 is_hard=hard,
             )
         )
-    duplicate_check(result.instructions, lambda r: r.external_id, "instruction id",
-                    result.problems)
+    duplicate_check(
+        result.instructions, lambda r: r.external_id, "instruction id", result.problems
+    )
     return result
 
 
@@ -116,33 +120,60 @@ def model_name_from_file(file: str) -> str:
     return stem.removesuffix("_review")
 
 
-def parse_outputs(data: bytes, *, file: str, model_name: str | None = None) -> ParseResult:
+def parse_outputs(
+    data: bytes, *, file: str, model_name: str | None = None
+) -> ParseResult:
     """Parse a FLASK model-output file: one `{"question_id": .., "text": ..}` per line.
 
     The model name is `model_name` if given, else taken from the file name. `idx` is
     accepted for `question_id`, `output`/`response` for `text`.
     """
-    model = model_name or model_name_from_file(file)
+    model = (model_name or "").strip() or model_name_from_file(file)
     result = ParseResult()
     if not model:
-        result.problems.append(Problem("cannot tell the model's name; pass --model", file=file))
+        result.problems.append(
+            Problem("cannot tell the model's name; pass --model", file=file)
+        )
+        return result
+    if len(model) > MAX_IDENTIFIER_LENGTH:
+        result.problems.append(
+            Problem(
+                f"the model name is {len(model)} characters long; the limit is "
+                f"{MAX_IDENTIFIER_LENGTH}",
+                field="model",
+                file=file,
+            )
+        )
         return result
     for line, row in iter_jsonl(data, file, result.problems):
         result.rows += 1
         reader = RowReader(row, line, file, result.problems)
         id_field = "question_id" if "question_id" in row or "idx" not in row else "idx"
-        text_field = next((f for f in ("text", "output", "response") if f in row), "text")
+        text_field = next(
+            (f for f in ("text", "output", "response") if f in row), "text"
+        )
         external_id = reader.identifier(id_field)
+        # An empty text is a real (if poor) output: davinci_003 has 22 of them. A null or
+        # absent one is a broken line.
         text = reader.text(text_field, required=False)
-        if text_field not in row:
-            reader.fail("text", "is missing")
+        if row.get(text_field) is None:
+            reader.fail(text_field, "is missing")
         if len(result.preview) < PREVIEW_ROWS:
             result.preview.append(
-                {"line": line, "id": external_id, "model": model, "response": text[:300]}
+                {
+                    "line": line,
+                    "id": external_id,
+                    "model": model,
+                    "response": text[:300],
+                }
             )
         if not reader.ok or external_id is None:
             continue
-        metadata = {k: v for k, v in row.items() if k not in {id_field, text_field}}
+        metadata = reader.metadata(
+            {k: v for k, v in row.items() if k not in {id_field, text_field}}
+        )
+        if not reader.ok:
+            continue
         result.responses.append(
             ResponseRecord(
                 instruction_external_id=external_id,
@@ -162,7 +193,9 @@ def parse_outputs(data: bytes, *, file: str, model_name: str | None = None) -> P
     return result
 
 
-ABILITY_BY_SKILL = {normalise_name(name): ability for _, name, ability, _, _ in BUILTIN_SKILLS}
+ABILITY_BY_SKILL = {
+    normalise_name(name): ability for _, name, ability, _, _ in BUILTIN_SKILLS
+}
 KEY_BY_SKILL = {normalise_name(name): key for key, name, _, _, _ in BUILTIN_SKILLS}
 
 
@@ -191,16 +224,22 @@ def parse_rubric(data: bytes, *, file: str) -> tuple[list[dict], list[Problem]]:
         criteria = item.get("Criteria")
         scoring = item.get("Scoring")
         if not isinstance(name, str) or normalise_name(name) not in KEY_BY_SKILL:
-            problems.append(Problem(f"{where}: unknown skill {name!r}", field="Skill", file=file))
+            problems.append(
+                Problem(f"{where}: unknown skill {name!r}", field="Skill", file=file)
+            )
             continue
         if not isinstance(criteria, str) or not criteria.strip():
-            problems.append(Problem(f"{where}: criteria is missing", field="Criteria", file=file))
+            problems.append(
+                Problem(f"{where}: criteria is missing", field="Criteria", file=file)
+            )
             continue
         if not isinstance(scoring, dict) or any(
             not isinstance(scoring.get(str(i)), str) for i in range(1, 6)
         ):
             problems.append(
-                Problem(f"{where}: needs anchors for scores 1-5", field="Scoring", file=file)
+                Problem(
+                    f"{where}: needs anchors for scores 1-5", field="Scoring", file=file
+                )
             )
             continue
         norm = normalise_name(name)

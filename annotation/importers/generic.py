@@ -16,6 +16,7 @@ import io
 from annotation.errors import Problem
 
 from .base import (
+    MAX_IDENTIFIER_LENGTH,
     PREVIEW_ROWS,
     InstructionRecord,
     ParseResult,
@@ -24,6 +25,7 @@ from .base import (
     decode_lines,
     duplicate_check,
     iter_jsonl,
+    type_name,
 )
 
 FIELDS = (
@@ -57,8 +59,10 @@ def parse_mapping(pairs: list[str] | dict[str, str] | None) -> dict[str, str]:
     mapping = {}
     for name, column in items:
         if name not in FIELDS:
-            raise ValueError(f"--map {name}={column}: unknown field {name!r}; fields are "
-                             + ", ".join(FIELDS))
+            raise ValueError(
+                f"--map {name}={column}: unknown field {name!r}; fields are "
+                + ", ".join(FIELDS)
+            )
         if not column:
             raise ValueError(f"--map {name}=: the column name is empty")
         mapping[name] = column
@@ -85,11 +89,17 @@ def _rows_from_csv(data: bytes, file: str, problems: list[Problem]):
         for row in reader:
             if None in row:
                 problems.append(
-                    Problem(f"has {len(header) + len(row[None])} cells but the header has "
-                            f"{len(header)} columns", line=reader.line_num, file=file)
+                    Problem(
+                        f"has {len(header) + len(row[None])} cells but the header has "
+                        f"{len(header)} columns",
+                        line=reader.line_num,
+                        file=file,
+                    )
                 )
                 continue
-            rows.append((reader.line_num, {k: (v if v != "" else None) for k, v in row.items()}))
+            rows.append(
+                (reader.line_num, {k: (v if v != "" else None) for k, v in row.items()})
+            )
         return header, rows
     except csv.Error as exc:
         problems.append(Problem(f"CSV error: {exc}", file=file))
@@ -103,8 +113,14 @@ def parse_generic(
     fmt: str,
     skill_lookup: dict[str, str],
     mapping: dict[str, str] | None = None,
+    default_model: str | None = None,
 ) -> ParseResult:
-    """Parse a generic JSONL (`fmt="jsonl"`) or CSV (`fmt="csv"`) file."""
+    """Parse a generic JSONL (`fmt="jsonl"`) or CSV (`fmt="csv"`) file.
+
+    `default_model` names the model of every response on a row that names none (a
+    file holding one model's responses, with no model column).
+    """
+    default_model = (default_model or "").strip() or None
     mapping = mapping or {}
     column = {name: mapping.get(name, name) for name in FIELDS}
     result = ParseResult()
@@ -119,8 +135,10 @@ def parse_generic(
             if missing:
                 result.problems.append(
                     Problem(
-                        "the CSV header has no column " + ", ".join(missing)
-                        + "; its columns are: " + ", ".join(header),
+                        "the CSV header has no column "
+                        + ", ".join(missing)
+                        + "; its columns are: "
+                        + ", ".join(header),
                         line=1,
                         file=file,
                     )
@@ -138,24 +156,38 @@ def parse_generic(
         reference = reader.text(column["reference"], required=False)
         response = row.get(column["response"])
         model = reader.identifier(column["model"], required=False)
+        if model is None and response is not None:
+            model = default_model
         if response is not None and not isinstance(response, str):
-            reader.fail(column["response"], f"must be a string, got {type(response).__name__}")
+            reader.fail(
+                column["response"], f"must be a string, got {type_name(response)}"
+            )
+        elif isinstance(response, str) and "\x00" in response:
+            reader.fail(column["response"], "contains a NUL character (\\u0000)")
         if response is not None and model is None:
-            reader.fail(column["model"], "is missing; a row with a response must name its model")
+            reader.fail(
+                column["model"], "is missing; a row with a response must name its model"
+            )
         if model is not None and response is None:
-            reader.fail(column["response"], "is missing; the row names a model but no response")
+            reader.fail(
+                column["response"], "is missing; the row names a model but no response"
+            )
         record = InstructionRecord(
             external_id=given_id or derived_id(text),
             text=text,
             line=line,
             file=file,
             reference_answer=reference,
-            source_task=reader.text(column["task"], required=False),
+            source_task=reader.text(
+                column["task"], required=False, max_length=MAX_IDENTIFIER_LENGTH
+            ),
             domains=reader.domains(column["domains"]),
             difficulty=reader.difficulty(column["difficulty"]),
             skills=reader.skills(column["skills"], skill_lookup),
             checklist=reader.checklist(column["checklist"], skill_lookup),
-            metadata={k: v for k, v in row.items() if k not in set(column.values())},
+            metadata=reader.metadata(
+                {k: v for k, v in row.items() if k not in set(column.values())}
+            ),
         )
         if len(result.preview) < PREVIEW_ROWS:
             result.preview.append(
@@ -164,7 +196,9 @@ def parse_generic(
                     "id": record.external_id,
                     "instruction": text[:300],
                     "model": model,
-                    "response": (response or "")[:300] if isinstance(response, str) else "",
+                    "response": (response or "")[:300]
+                    if isinstance(response, str)
+                    else "",
                     "skills": record.skills,
                     "domains": record.domains,
                     "difficulty": record.difficulty,

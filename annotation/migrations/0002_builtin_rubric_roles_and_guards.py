@@ -42,43 +42,7 @@ CREATE INDEX IF NOT EXISTS annotation_instruction_text_fts
 """
 UNFTS_SQL = "DROP INDEX IF EXISTS annotation_instruction_text_fts;"
 
-ROLE_PERMISSIONS = {
-    "admin": None,  # every permission of both apps
-    "researcher": [
-        "view_rubric", "view_skill", "view_dataset", "view_instruction", "view_response",
-        "view_importjob",
-    ],
-    "rater": [],
-}
-
-
 def forwards(apps, schema_editor):
-    from annotation.builtin_rubric import (
-        BUILTIN_RUBRIC_NAME,
-        BUILTIN_RUBRIC_VERSION,
-        BUILTIN_SKILLS,
-    )
-
-    Rubric = apps.get_model("annotation", "Rubric")
-    Skill = apps.get_model("annotation", "Skill")
-    rubric, _ = Rubric.objects.get_or_create(
-        name=BUILTIN_RUBRIC_NAME,
-        version=BUILTIN_RUBRIC_VERSION,
-        defaults={
-            "is_builtin": True,
-            "description": "The 12 FLASK skills in 4 abilities, in FLASK Eval's own words.",
-        },
-    )
-    for position, (key, name, ability, criteria, anchors) in enumerate(BUILTIN_SKILLS):
-        Skill.objects.update_or_create(
-            rubric=rubric,
-            key=key,
-            defaults={
-                "name": name, "ability": ability, "criteria": criteria, "position": position,
-                **{f"anchor_{i + 1}": text for i, text in enumerate(anchors)},
-            },
-        )
-
     # Permissions are created by a post_migrate signal, after this migration on a
     # fresh database; create them now so the groups can be given them.
     from django.contrib.auth.management import create_permissions
@@ -88,22 +52,14 @@ def forwards(apps, schema_editor):
         create_permissions(app_config, apps=apps, verbosity=0)
         app_config.models_module = None
 
-    Group = apps.get_model("auth", "Group")
-    Permission = apps.get_model("auth", "Permission")
-    for role, codenames in ROLE_PERMISSIONS.items():
-        group, _ = Group.objects.get_or_create(name=role)
-        if codenames is None:
-            perms = Permission.objects.filter(content_type__app_label__in=["annotation", "judging"])
-        else:
-            perms = Permission.objects.filter(
-                content_type__app_label="annotation", codename__in=codenames
-            )
-        group.permissions.set(perms)
+    from annotation.bootstrap import ensure_builtin_data
+
+    ensure_builtin_data(apps)
 
 
 def backwards(apps, schema_editor):
     Group = apps.get_model("auth", "Group")
-    Group.objects.filter(name__in=list(ROLE_PERMISSIONS)).delete()
+    Group.objects.filter(name__in=["admin", "researcher", "rater"]).delete()
 
 
 def guard_forwards(apps, schema_editor):

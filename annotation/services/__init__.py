@@ -1,9 +1,12 @@
 """Writes and workflows of the annotation app (re-exported from submodules)."""
 
+from .hard import instruction_mark_hard, instruction_texts_matching
 from .imports import (
     ImportReport,
     dataset_import_files,
+    dataset_import_flask,
     dataset_parse_files,
+    import_check_sizes,
     import_job_confirm,
     import_job_create,
     import_job_execute,
@@ -14,11 +17,39 @@ from .rubrics import rubric_freeze, rubric_get_default
 __all__ = [
     "ImportReport",
     "dataset_import_files",
+    "dataset_import_flask",
     "dataset_parse_files",
+    "import_check_sizes",
     "import_job_confirm",
     "import_job_create",
     "import_job_execute",
+    "instruction_mark_hard",
+    "instruction_texts_matching",
     "rubric_freeze",
     "rubric_get_default",
     "rubric_import",
+]
+
+from .rating import (  # noqa: E402
+    NextResult,
+    assignment_next,
+    assignment_skip,
+    assignments_expire,
+    campaign_create,
+    campaign_set_raters,
+    campaign_set_status,
+    rating_amend,
+    rating_submit,
+)
+
+__all__ += [
+    "NextResult",
+    "assignment_next",
+    "assignment_skip",
+    "assignments_expire",
+    "campaign_create",
+    "campaign_set_raters",
+    "campaign_set_status",
+    "rating_amend",
+    "rating_submit",
 ]

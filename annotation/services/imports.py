@@ -17,15 +17,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models.functions import MD5
 from django.utils import timezone
 
 from annotation.errors import DomainError, Problem
 from annotation.importers.base import (
+    MAX_IDENTIFIER_LENGTH,
     MAX_PROBLEMS,
     InstructionRecord,
     ParseResult,
+    ResponseRecord,
     skill_lookup_for,
 )
 from annotation.importers.flask import parse_eval_set, parse_outputs, parse_rubric
@@ -40,12 +42,15 @@ from annotation.models import (
     Skill,
 )
 
+from .hard import instruction_mark_hard, instruction_texts_matching
 from .rubrics import rubric_get_default
 
 log = logging.getLogger(__name__)
 
 FORMATS = {choice for choice, _ in ImportJob.Format.choices}
 BATCH = 5000
+# The rubric version that `import_flask --rubric FILE` creates from FLASK's own file.
+IMPORTED_RUBRIC_NAME = "FLASK (imported)"
 
 
 @dataclass
@@ -59,6 +64,11 @@ class ImportReport:
     unchanged: int = 0
     models: list[str] = field(default_factory=list)
     dry_run: bool = False
+    rubric: str = ""
+    # FLASK-Hard marking (dataset_import_flask only): instructions now marked, and the
+    # hard-set lines whose instruction text is not in the dataset ("file, line N (id X)").
+    hard_marked: int = 0
+    hard_unmatched: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {
@@ -69,22 +79,34 @@ class ImportReport:
             "unchanged": self.unchanged,
             "models": self.models,
             "dry_run": self.dry_run,
+            "rubric": self.rubric,
+            "hard_marked": self.hard_marked,
+            "hard_unmatched": self.hard_unmatched,
         }
 
 
-def _check_size(files: list[tuple[str, bytes]]) -> None:
+def import_check_sizes(*, sizes: list[tuple[str, int]]) -> None:
+    """Refuse files over `settings.IMPORT_MAX_BYTES`; `sizes` is (file name, bytes).
+
+    Callers that read from disk call this before reading, so an oversized file is
+    refused without being loaded. Raises `DomainError` naming each file and the limit.
+    """
     limit = settings.IMPORT_MAX_BYTES
     too_big = [
         Problem(
-            f"the file is {len(data) / 1e6:.1f} MB, over the import limit of "
-            f"{limit / 1e6:.1f} MB (IMPORT_MAX_BYTES)",
+            f"the file is {size:,} bytes ({size / 1e6:.1f} MB), over the import limit "
+            f"of {limit:,} bytes ({limit / 1e6:.1f} MB, setting IMPORT_MAX_BYTES)",
             file=name,
         )
-        for name, data in files
-        if len(data) > limit
+        for name, size in sizes
+        if size > limit
     ]
     if too_big:
         raise DomainError("file too large", too_big)
+
+
+def _check_size(files: list[tuple[str, bytes]]) -> None:
+    import_check_sizes(sizes=[(name, len(data)) for name, data in files])
 
 
 def dataset_parse_files(
@@ -96,7 +118,9 @@ def dataset_parse_files(
 ) -> ParseResult:
     """Parse every file in format `fmt` (pure: no database). Problems are collected."""
     if fmt not in FORMATS:
-        raise DomainError(f"unknown format {fmt!r}; use one of: {', '.join(sorted(FORMATS))}")
+        raise DomainError(
+            f"unknown format {fmt!r}; use one of: {', '.join(sorted(FORMATS))}"
+        )
     if not files:
         raise DomainError("no file given")
     _check_size(files)
@@ -104,20 +128,79 @@ def dataset_parse_files(
         mapping = parse_mapping(options.get("mapping"))
     except ValueError as exc:
         raise DomainError(str(exc), [Problem(str(exc), field="map")]) from exc
-    if options.get("model") and fmt == ImportJob.Format.FLASK_OUTPUTS and len(files) > 1:
-        raise DomainError("--model names one model, but several output files were given")
+    if (
+        options.get("model")
+        and fmt == ImportJob.Format.FLASK_OUTPUTS
+        and len(files) > 1
+    ):
+        raise DomainError(
+            "--model names one model, but several output files were given"
+        )
     result = ParseResult()
     for name, data in files:
         if fmt == ImportJob.Format.FLASK:
-            part = parse_eval_set(data, file=name, skill_lookup=skill_lookup,
-                                  hard=bool(options.get("hard")))
+            part = parse_eval_set(
+                data,
+                file=name,
+                skill_lookup=skill_lookup,
+                hard=bool(options.get("hard")),
+            )
         elif fmt == ImportJob.Format.FLASK_OUTPUTS:
             part = parse_outputs(data, file=name, model_name=options.get("model"))
         else:
-            part = parse_generic(data, file=name, fmt=fmt, skill_lookup=skill_lookup,
-                                 mapping=mapping)
+            part = parse_generic(
+                data,
+                file=name,
+                fmt=fmt,
+                skill_lookup=skill_lookup,
+                mapping=mapping,
+                default_model=options.get("model"),
+            )
         result.extend(part)
+    if len(files) > 1:
+        _merge_across_files(result)
     return result
+
+
+def _merge_across_files(result: ParseResult) -> None:
+    """Reconcile rows that several files give for the same instruction or response.
+
+    Each parser checks duplicates inside its own file only; without this, two files
+    with the same id (or two output files whose names give the same model) would get
+    past validation and fail on a unique constraint mid-write. An instruction given
+    identically by two files is one instruction; differing ones, and any response
+    given twice, are problems naming both places.
+    """
+    first: dict[str, InstructionRecord] = {}
+    instructions = []
+    for record in result.instructions:
+        seen = first.setdefault(record.external_id, record)
+        if seen is record or seen.file == record.file:
+            instructions.append(record)  # a same-file duplicate is already a problem
+        elif seen.content() != record.content():
+            result.problems.append(
+                Problem(
+                    f"instruction {record.external_id!r} is also on line {seen.line} of "
+                    f"{seen.file}, with different text or metadata",
+                    line=record.line,
+                    file=record.file,
+                )
+            )
+    result.instructions = instructions
+    seen_responses: dict[tuple[str, str], ResponseRecord] = {}
+    for response in result.responses:
+        key = (response.instruction_external_id, response.model_name)
+        seen = seen_responses.setdefault(key, response)
+        if seen is not response and seen.file != response.file:
+            result.problems.append(
+                Problem(
+                    f"model {response.model_name!r} already has a response to instruction "
+                    f"{response.instruction_external_id!r} on line {seen.line} of "
+                    f"{seen.file} (two files for one model? name it with --model)",
+                    line=response.line,
+                    file=response.file,
+                )
+            )
 
 
 def _existing_instructions(dataset: Dataset | None) -> dict[str, tuple[int, tuple]]:
@@ -126,8 +209,14 @@ def _existing_instructions(dataset: Dataset | None) -> dict[str, tuple[int, tupl
         return {}
     rows = list(
         Instruction.objects.filter(dataset=dataset).values_list(
-            "pk", "external_id", "text", "reference_answer", "source_task", "domain_1",
-            "domain_2", "difficulty",
+            "pk",
+            "external_id",
+            "text",
+            "reference_answer",
+            "source_task",
+            "domain_1",
+            "domain_2",
+            "difficulty",
         )
     )
     skills: dict[int, list[str]] = {}
@@ -179,8 +268,12 @@ def _plan(
         ):
             unknown.setdefault(response.file, []).append(response)
     for file, responses in unknown.items():
-        sample = ", ".join(sorted({r.instruction_external_id for r in responses},
-                                  key=lambda x: (len(x), x))[:20])
+        sample = ", ".join(
+            sorted(
+                {r.instruction_external_id for r in responses},
+                key=lambda x: (len(x), x),
+            )[:20]
+        )
         problems.append(
             Problem(
                 f"{len(responses)} responses name instruction ids that are not in the dataset "
@@ -253,7 +346,9 @@ def _write(
     ids: dict[str, int],
 ) -> None:
     """Write the planned rows. Caller holds the transaction."""
-    skill_ids = dict(Skill.objects.filter(rubric_id=dataset.rubric_id).values_list("key", "pk"))
+    skill_ids = dict(
+        Skill.objects.filter(rubric_id=dataset.rubric_id).values_list("key", "pk")
+    )
     start = Instruction.objects.filter(dataset=dataset).count()
     objs = [
         Instruction(
@@ -282,11 +377,118 @@ def _write(
     ]
     _copy_rows(InstructionSkill, ["instruction_id", "skill_id", "rank"], links)
     now = timezone.now()
+    if connection.vendor != "postgresql":
+        # Raw INSERTs bypass the field's adapter; store what Django itself would.
+        now = connection.ops.adapt_datetimefield_value(now)
     rows = [
-        (ids[r.instruction_external_id], r.model_name, r.text, json.dumps(r.metadata), now)
+        (
+            ids[r.instruction_external_id],
+            r.model_name,
+            r.text,
+            json.dumps(r.metadata),
+            now,
+        )
         for r in new_responses
     ]
-    _copy_rows(Response, ["instruction_id", "model_name", "text", "metadata", "created_at"], rows)
+    _copy_rows(
+        Response,
+        ["instruction_id", "model_name", "text", "metadata", "created_at"],
+        rows,
+    )
+
+
+def _dataset_named(dataset_name: str | None) -> tuple[str, Dataset | None]:
+    """The cleaned dataset name and the dataset of that name, if it exists."""
+    name = (dataset_name or "").strip()
+    if not name:
+        raise DomainError(
+            "the dataset name is empty", [Problem("is empty", field="dataset")]
+        )
+    if len(name) > MAX_IDENTIFIER_LENGTH:
+        raise DomainError(
+            f"the dataset name is {len(name)} characters long; the limit is "
+            f"{MAX_IDENTIFIER_LENGTH}",
+            [Problem("is too long", field="dataset")],
+        )
+    return name, Dataset.objects.filter(name=name).select_related("rubric").first()
+
+
+def _rubric_for(dataset: Dataset | None, options: dict) -> Rubric:
+    """The dataset's rubric; for a new dataset `options["rubric_id"]` or the default.
+
+    A `rubric_id` given for an existing dataset is ignored (the upload form offers the
+    choice on every upload and says it only applies to new datasets).
+    """
+    if dataset is not None:
+        return dataset.rubric
+    if options.get("rubric_id"):
+        rubric = Rubric.objects.filter(pk=options["rubric_id"]).first()
+        if rubric is None:
+            raise DomainError(
+                f"rubric {options['rubric_id']} does not exist",
+                [Problem("no such rubric", field="rubric")],
+            )
+        return rubric
+    return rubric_get_default()
+
+
+def _lookup(rubric: Rubric) -> dict[str, str]:
+    return skill_lookup_for(list(rubric.skills.values_list("key", "name")))
+
+
+def _import_parsed(
+    *,
+    dataset_name: str,
+    dataset: Dataset | None,
+    rubric: Rubric | None,
+    parsed: ParseResult,
+    options: dict,
+    user,
+    dry_run: bool,
+    rubric_factory: Callable[[], Rubric] | None = None,
+    after_write: Callable[[Dataset | None, ImportReport], None] | None = None,
+) -> ImportReport:
+    """Plan and write validated rows in one transaction (shared by the import services).
+
+    `rubric_factory` creates the new dataset's rubric inside the transaction (so a
+    refused import leaves no rubric behind); `after_write` runs last, inside it.
+    """
+    if parsed.problems:
+        raise DomainError("the file was not imported", parsed.problems[:MAX_PROBLEMS])
+    if not parsed.instructions and not parsed.responses:
+        raise DomainError("the file has no rows to import")
+    with transaction.atomic():
+        if dataset is None and not dry_run:
+            if rubric_factory is not None:
+                rubric = rubric_factory()
+            try:
+                with transaction.atomic():
+                    dataset = Dataset.objects.create(
+                        name=dataset_name,
+                        rubric=rubric,
+                        created_by=user,
+                        description=options.get("description", ""),
+                    )
+            except IntegrityError as exc:
+                raise DomainError(
+                    f"dataset {dataset_name!r} was created by another import meanwhile; "
+                    "run this import again"
+                ) from exc
+        elif dataset is not None:
+            # Serialise concurrent imports into the same dataset.
+            Dataset.objects.select_for_update().filter(pk=dataset.pk).first()
+        new_instructions, new_responses, ids, report, problems = _plan(dataset, parsed)
+        report.dataset = dataset_name
+        report.rubric = str(rubric) if rubric is not None else ""
+        if problems:
+            raise DomainError("the file was not imported", problems[:MAX_PROBLEMS])
+        report.dry_run = dry_run
+        if not dry_run:
+            _write(dataset, new_instructions, new_responses, ids)
+        if after_write is not None:
+            after_write(dataset, report)
+    log.info("import into %s: %s", dataset_name, report.as_dict())
+    return report
 
 
 def dataset_import_files(
@@ -302,55 +504,193 @@ def dataset_import_files(
 
     Formats: ``flask`` (evaluation set), ``flask_outputs`` (model outputs; the dataset
     must exist), ``jsonl`` / ``csv`` (generic rows, `options["mapping"]`). Options:
-    ``rubric_id`` (for a new dataset; default the built-in rubric), ``model`` (one output
-    file's model name), ``hard`` (mark instructions FLASK-Hard), ``description``.
+    ``rubric_id`` (for a new dataset; default the built-in rubric; ignored for an
+    existing one), ``model`` (one output file's model name; for generic rows, the
+    model of rows that name none), ``hard`` (mark instructions FLASK-Hard),
+    ``description``.
 
     Raises `DomainError` listing every problem (file, line, field); then nothing is
     written. Idempotent: rows already present with the same content are counted as
     unchanged. Runs in its own transaction; `dry_run` writes nothing.
     """
     options = options or {}
-    dataset_name = (dataset_name or "").strip()
-    if not dataset_name:
-        raise DomainError("the dataset name is empty", [Problem("is empty", field="dataset")])
-    dataset = Dataset.objects.filter(name=dataset_name).select_related("rubric").first()
+    dataset_name, dataset = _dataset_named(dataset_name)
     if dataset is None and fmt == ImportJob.Format.FLASK_OUTPUTS:
         raise DomainError(
             f"dataset {dataset_name!r} does not exist; import its instructions first",
             [Problem("no such dataset", field="dataset")],
         )
-    if dataset is not None:
-        rubric = dataset.rubric
-    elif options.get("rubric_id"):
-        rubric = Rubric.objects.filter(pk=options["rubric_id"]).first()
-        if rubric is None:
-            raise DomainError(f"rubric {options['rubric_id']} does not exist",
-                              [Problem("no such rubric", field="rubric")])
-    else:
-        rubric = rubric_get_default()
-    lookup = skill_lookup_for(list(rubric.skills.values_list("key", "name")))
-    parsed = dataset_parse_files(fmt=fmt, files=files, skill_lookup=lookup, options=options)
-    if parsed.problems:
-        raise DomainError("the file was not imported", parsed.problems[:MAX_PROBLEMS])
-    if not parsed.instructions and not parsed.responses:
-        raise DomainError("the file has no rows to import")
-    with transaction.atomic():
-        if dataset is None and not dry_run:
-            dataset = Dataset.objects.create(
-                name=dataset_name, rubric=rubric, created_by=user,
-                description=options.get("description", ""),
+    rubric = _rubric_for(dataset, options)
+    parsed = dataset_parse_files(
+        fmt=fmt, files=files, skill_lookup=_lookup(rubric), options=options
+    )
+    return _import_parsed(
+        dataset_name=dataset_name,
+        dataset=dataset,
+        rubric=rubric,
+        parsed=parsed,
+        options=options,
+        user=user,
+        dry_run=dry_run,
+    )
+
+
+def dataset_import_flask(
+    *,
+    dataset_name: str,
+    eval_files: list[tuple[str, bytes]],
+    output_files: list[tuple[str, bytes]] | None = None,
+    hard_files: list[tuple[str, bytes]] | None = None,
+    rubric_file: tuple[str, bytes] | None = None,
+    options: dict | None = None,
+    user=None,
+    dry_run: bool = False,
+) -> ImportReport:
+    """Import a FLASK release in one transaction: eval set, model outputs, FLASK-Hard.
+
+    Every file is validated before anything is written, and everything is written in
+    one transaction: a bad outputs file leaves no new dataset (nor rubric) behind.
+
+    - `eval_files`: FLASK evaluation sets (current or legacy schema).
+    - `output_files`: model outputs; responses may name instructions of `eval_files`
+      or instructions already in the dataset. The model is the file's name, or
+      `options["model"]` for a single file.
+    - `hard_files`: FLASK-Hard sets. Their instructions are matched to the dataset by
+      exact instruction text and marked ``is_hard``; a hard instruction with no match
+      is reported in `ImportReport.hard_unmatched`, not refused.
+    - `rubric_file`: FLASK's ``skillset_description.json``; becomes a new version of
+      the rubric ``FLASK (imported)`` (`options["rubric_name"]` overrides) and the
+      new dataset's rubric. Refused when the dataset already exists.
+    - `options`: ``hard`` (mark every instruction of `eval_files` FLASK-Hard, also
+      ones already imported), ``model``, ``rubric_id``, ``description``.
+
+    Raises `DomainError` listing every problem; then nothing is written. Idempotent:
+    a re-import creates nothing. `dry_run` validates and counts, writing nothing.
+    """
+    options = dict(options or {})
+    output_files = list(output_files or [])
+    hard_files = list(hard_files or [])
+    dataset_name, dataset = _dataset_named(dataset_name)
+    if not eval_files:
+        raise DomainError(
+            "no evaluation set given", [Problem("is missing", field="eval")]
+        )
+    if options.get("hard") and hard_files:
+        raise DomainError(
+            "mark the whole set FLASK-Hard or give a FLASK-Hard set to match, not both",
+            [Problem("give one, not both", field="hard")],
+        )
+    _check_size(
+        [
+            *eval_files,
+            *output_files,
+            *hard_files,
+            *([rubric_file] if rubric_file else []),
+        ]
+    )
+
+    rubric: Rubric | None = None
+    rubric_factory = None
+    if rubric_file is not None:
+        rubric_name = options.get("rubric_name") or IMPORTED_RUBRIC_NAME
+        if dataset is not None:
+            raise DomainError(
+                f"dataset {dataset_name!r} already exists with rubric {dataset.rubric}; "
+                "a rubric file can only be given for a new dataset",
+                [
+                    Problem(
+                        "only valid for a new dataset",
+                        field="rubric",
+                        file=rubric_file[0],
+                    )
+                ],
             )
-        elif dataset is not None:
-            # Serialise concurrent imports into the same dataset.
-            Dataset.objects.select_for_update().filter(pk=dataset.pk).first()
-        new_instructions, new_responses, ids, report, problems = _plan(dataset, parsed)
-        report.dataset = dataset_name
+        if options.get("rubric_id"):
+            raise DomainError(
+                "give a rubric file or a rubric id, not both",
+                [Problem("give one, not both", field="rubric")],
+            )
+        skills, problems = parse_rubric(rubric_file[1], file=rubric_file[0])
         if problems:
-            raise DomainError("the file was not imported", problems[:MAX_PROBLEMS])
-        report.dry_run = dry_run
+            raise DomainError("the rubric was not imported", problems)
+        lookup = skill_lookup_for([(s["key"], s["name"]) for s in skills])
+
+        def rubric_factory() -> Rubric:
+            return rubric_import(
+                name=rubric_name, data=rubric_file[1], file=rubric_file[0]
+            )
+    else:
+        rubric = _rubric_for(dataset, options)
+        lookup = _lookup(rubric)
+
+    parsed = dataset_parse_files(
+        fmt=ImportJob.Format.FLASK,
+        files=eval_files,
+        skill_lookup=lookup,
+        options=options,
+    )
+    if output_files:
+        outputs = dataset_parse_files(
+            fmt=ImportJob.Format.FLASK_OUTPUTS,
+            files=output_files,
+            skill_lookup=lookup,
+            options=options,
+        )
+        parsed.extend(outputs)
+    hard_records: dict[str, InstructionRecord] = {}
+    if hard_files:
+        hard = dataset_parse_files(
+            fmt=ImportJob.Format.FLASK,
+            files=hard_files,
+            skill_lookup=lookup,
+            options={},
+        )
+        parsed.problems.extend(hard.problems)
+        for record in hard.instructions:
+            hard_records.setdefault(record.text, record)
+    eval_ids = [r.external_id for r in parsed.instructions]
+
+    def after_write(target: Dataset | None, report: ImportReport) -> None:
+        if options.get("hard"):
+            # New instructions were created hard; this also marks ones imported before.
+            if not dry_run:
+                for start in range(0, len(eval_ids), 500):
+                    Instruction.objects.filter(
+                        dataset=target,
+                        external_id__in=eval_ids[start : start + 500],
+                        is_hard=False,
+                    ).update(is_hard=True)
+            report.hard_marked = len(eval_ids)
+        if not hard_records:
+            return
+        texts = list(hard_records)
+        present = {r.text for r in parsed.instructions} & set(texts)
+        if target is not None and target.pk is not None:
+            present |= instruction_texts_matching(dataset=target, texts=texts)
         if not dry_run:
-            _write(dataset, new_instructions, new_responses, ids)
-    log.info("import into %s: %s", dataset_name, report.as_dict())
+            instruction_mark_hard(dataset=target, texts=texts)
+        report.hard_marked = len(present)
+        report.hard_unmatched = [
+            f"{r.file}, line {r.line} (id {r.external_id})"
+            for text, r in hard_records.items()
+            if text not in present
+        ]
+
+    report = _import_parsed(
+        dataset_name=dataset_name,
+        dataset=dataset,
+        rubric=rubric,
+        parsed=parsed,
+        options=options,
+        user=user,
+        dry_run=dry_run,
+        rubric_factory=rubric_factory,
+        after_write=after_write,
+    )
+    if rubric_file is not None and dry_run:
+        report.rubric = (
+            f"{options.get('rubric_name') or IMPORTED_RUBRIC_NAME} (new version)"
+        )
     return report
 
 
@@ -365,7 +705,8 @@ def rubric_import(*, name: str, data: bytes, file: str) -> Rubric:
     with transaction.atomic():
         last = Rubric.objects.filter(name=name).order_by("-version").first()
         rubric = Rubric.objects.create(
-            name=name, version=(last.version + 1) if last else 1,
+            name=name,
+            version=(last.version + 1) if last else 1,
             description=f"Imported from {Path(file).name}",
         )
         Skill.objects.bulk_create([Skill(rubric=rubric, **s) for s in skills])
@@ -373,6 +714,7 @@ def rubric_import(*, name: str, data: bytes, file: str) -> Rubric:
 
 
 # --- Import jobs (browser and API) -------------------------------------------------------
+
 
 def _store(job_key: str, name: str, data: bytes) -> dict:
     folder = Path(settings.MEDIA_ROOT) / "imports" / job_key
@@ -402,23 +744,36 @@ def import_job_create(
     and the stored files.
     """
     options = options or {}
-    files = [(name, data if isinstance(data, bytes) else data.read()) for name, data in uploads]
+    files = [
+        (name, data if isinstance(data, bytes) else data.read())
+        for name, data in uploads
+    ]
     job_key = uuid.uuid4().hex
     stored = [_store(job_key, name, data) for name, data in files]
     job = ImportJob(
-        dataset_name=(dataset_name or "").strip(), format=fmt, options=options, files=stored,
-        status=ImportJob.Status.VALIDATED, created_by=user,
+        dataset_name=(dataset_name or "").strip(),
+        format=fmt,
+        options=options,
+        files=stored,
+        status=ImportJob.Status.VALIDATED,
+        created_by=user,
     )
     try:
         report = dataset_import_files(
-            dataset_name=dataset_name, fmt=fmt, files=files, options=options, user=user,
+            dataset_name=dataset_name,
+            fmt=fmt,
+            files=files,
+            options=options,
+            user=user,
             dry_run=True,
         )
         job.summary = report.as_dict()
         job.total_rows = report.rows
     except DomainError as exc:
         job.status = ImportJob.Status.INVALID
-        job.errors = [p.as_dict() for p in exc.problems] or [Problem(exc.message).as_dict()]
+        job.errors = [p.as_dict() for p in exc.problems] or [
+            Problem(exc.message).as_dict()
+        ]
         job.summary = {"message": exc.message}
         job.finished_at = timezone.now()
     job.preview = _preview(fmt, files, options)
@@ -429,14 +784,19 @@ def import_job_create(
 def _preview(fmt: str, files: list[tuple[str, bytes]], options: dict) -> list[dict]:
     """The first rows as parsed (shown before confirming), whatever their problems."""
     try:
-        lookup = skill_lookup_for(list(rubric_get_default().skills.values_list("key", "name")))
-        return dataset_parse_files(fmt=fmt, files=files[:1], skill_lookup=lookup,
-                                   options=options).preview
+        lookup = skill_lookup_for(
+            list(rubric_get_default().skills.values_list("key", "name"))
+        )
+        return dataset_parse_files(
+            fmt=fmt, files=files[:1], skill_lookup=lookup, options=options
+        ).preview
     except DomainError:
         return []
 
 
-def import_job_confirm(*, job: ImportJob, inline_max_rows: int | None = None) -> ImportJob:
+def import_job_confirm(
+    *, job: ImportJob, inline_max_rows: int | None = None
+) -> ImportJob:
     """Start a validated import: inline when small, else as a background task.
 
     Precondition: `job.status == validated` (else `DomainError`). Side effects: either
@@ -447,12 +807,16 @@ def import_job_confirm(*, job: ImportJob, inline_max_rows: int | None = None) ->
 
     if job.status != ImportJob.Status.VALIDATED:
         if job.status == ImportJob.Status.INVALID:
-            raise DomainError("this import has problems; fix the file and upload it again")
+            raise DomainError(
+                "this import has problems; fix the file and upload it again"
+            )
         return job
-    limit = settings.IMPORT_INLINE_MAX_ROWS if inline_max_rows is None else inline_max_rows
-    updated = ImportJob.objects.filter(pk=job.pk, status=ImportJob.Status.VALIDATED).update(
-        status=ImportJob.Status.QUEUED
+    limit = (
+        settings.IMPORT_INLINE_MAX_ROWS if inline_max_rows is None else inline_max_rows
     )
+    updated = ImportJob.objects.filter(
+        pk=job.pk, status=ImportJob.Status.VALIDATED
+    ).update(status=ImportJob.Status.QUEUED)
     if not updated:
         job.refresh_from_db()
         return job
@@ -464,30 +828,38 @@ def import_job_confirm(*, job: ImportJob, inline_max_rows: int | None = None) ->
     return job
 
 
-def import_job_execute(*, job_id: int, progress: Callable[[int], None] | None = None) -> None:
+def import_job_execute(
+    *, job_id: int, progress: Callable[[int], None] | None = None
+) -> None:
     """Run a queued import job. Idempotent: only a ``queued`` job is started.
 
     The job row records the outcome: ``succeeded`` with the report, or ``failed`` with
     every problem. The files stay stored for the record.
     """
-    started = ImportJob.objects.filter(pk=job_id, status=ImportJob.Status.QUEUED).update(
-        status=ImportJob.Status.RUNNING, started_at=timezone.now()
-    )
+    started = ImportJob.objects.filter(
+        pk=job_id, status=ImportJob.Status.QUEUED
+    ).update(status=ImportJob.Status.RUNNING, started_at=timezone.now())
     if not started:
         return
     job = ImportJob.objects.get(pk=job_id)
     try:
         report = dataset_import_files(
-            dataset_name=job.dataset_name, fmt=job.format, files=_load(job),
-            options=job.options, user=job.created_by,
+            dataset_name=job.dataset_name,
+            fmt=job.format,
+            files=_load(job),
+            options=job.options,
+            user=job.created_by,
         )
     except DomainError as exc:
         job.status = ImportJob.Status.FAILED
-        job.errors = [p.as_dict() for p in exc.problems] or [Problem(exc.message).as_dict()]
+        job.errors = [p.as_dict() for p in exc.problems] or [
+            Problem(exc.message).as_dict()
+        ]
         job.summary = {**job.summary, "message": exc.message}
     except Exception as exc:  # recorded, then re-raised for the worker's log
         ImportJob.objects.filter(pk=job_id).update(
-            status=ImportJob.Status.FAILED, finished_at=timezone.now(),
+            status=ImportJob.Status.FAILED,
+            finished_at=timezone.now(),
             errors=[Problem(f"internal error: {type(exc).__name__}: {exc}").as_dict()],
         )
         raise

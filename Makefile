@@ -1,0 +1,68 @@
+# FLASK Eval developer commands. `make run` and `make test` are all a newcomer needs.
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+PORT ?= 8000
+# The SQLite database, media and the embedded broker live here (see flaskapp/settings.py).
+VAR_DIR := $(or $(FLASK_VAR_DIR),var)
+PYTEST_ARGS ?=
+
+export PORT
+
+.PHONY: help venv run test lint format migrate worker bench demo
+
+help:
+	@echo "make run      start the app and a worker on http://127.0.0.1:$(PORT) (demo data, SQLite)"
+	@echo "make test     run the test suite (PYTEST_ARGS=... to pass options)"
+	@echo "make lint     ruff check and ruff format --check"
+	@echo "make format   fix lint and format the code"
+	@echo "make migrate  apply database migrations"
+	@echo "make demo     load the demo users and dataset"
+	@echo "make worker   run one Celery worker in the foreground"
+	@echo "make bench    run every bench/*.py"
+	@echo "make venv     create .venv and install requirements.txt"
+
+venv: $(STAMP)
+
+# Reinstall whenever requirements.txt is newer than the last install.
+$(STAMP): requirements.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --disable-pip-version-check -r requirements.txt
+	touch $(STAMP)
+
+$(VAR_DIR):
+	mkdir -p $(VAR_DIR)
+
+migrate: venv | $(VAR_DIR)
+	$(PY) manage.py migrate --noinput
+
+demo: migrate
+	$(PY) manage.py load_demo
+
+run: migrate
+	$(PY) manage.py collectstatic --noinput --verbosity 0
+	$(PY) manage.py load_demo
+	$(PY) -m flaskapp.launcher --port $(PORT)
+
+worker: venv | $(VAR_DIR)
+	$(PY) -m celery -A flaskapp worker --pool=threads --concurrency=8 -Q celery,judge --loglevel=INFO
+
+test: venv
+	$(VENV)/bin/pytest $(PYTEST_ARGS)
+
+lint: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: venv
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+# Benchmarks print figures; they are never part of the pass/fail suite.
+bench: venv
+	@set -e; found=0; for f in bench/*.py; do \
+		[ -e "$$f" ] || continue; found=1; \
+		echo "== $$f"; PYTHONPATH=$(CURDIR) $(PY) "$$f"; \
+	done; [ $$found = 1 ] || echo "no benchmarks in bench/"

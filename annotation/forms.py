@@ -1,0 +1,114 @@
+"""HTML forms: parse and check what a person typed; the services do the rest."""
+
+from __future__ import annotations
+
+from django import forms
+
+from . import selectors
+from .models import ImportJob, Rubric
+
+FORMAT_HELP = {
+    ImportJob.Format.FLASK: (
+        "A FLASK evaluation set, one JSON object per line, in the current schema "
+        "(idx, instruction, answer, task, skill, domain, difficulty) or the legacy one "
+        "(question_id, text, answer, task, metrics, domain_labeled, difficulty_labeled)."
+    ),
+    ImportJob.Format.FLASK_OUTPUTS: (
+        "Model outputs for an existing dataset: one or more JSONL files of "
+        '{"question_id": ..., "text": ...}. The model name comes from the file name '
+        "(gpt4.jsonl is gpt4), from the model name field below, or from a per-line "
+        '"model" field.'
+    ),
+    ImportJob.Format.JSONL: (
+        "Any JSON Lines file with instruction and optionally id, reference, response, "
+        "model, task, domains, difficulty, skills, checklist. Map other key names below."
+    ),
+    ImportJob.Format.CSV: (
+        "A CSV file with a header row, with the same fields as generic JSONL. Map your "
+        "column names to fields below (field=column, one per line)."
+    ),
+}
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    """Several uploaded files under one name (the pattern from Django's docs)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("widget", MultipleFileInput())
+        super().__init__(*args, **kwargs)
+
+    def clean(self, data, initial=None):
+        single = super().clean
+        files = list(data) if isinstance(data, list | tuple) else [data]
+        # No file at all is cleaned as one missing file: "This field is required."
+        return [single(d, initial) for d in files or [None]]
+
+
+class ImportForm(forms.Form):
+    dataset_name = forms.CharField(
+        max_length=200,
+        help_text="An existing dataset receives the new rows; a new name creates one.",
+    )
+    format = forms.ChoiceField(choices=ImportJob.Format.choices)
+    files = MultipleFileField(help_text="One or more files; several for model outputs.")
+    mapping = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3, "placeholder": "instruction=prompt"}),
+        label="Field mapping",
+        help_text="Generic JSONL/CSV only: field=column, one per line.",
+    )
+    model = forms.CharField(
+        required=False,
+        max_length=200,
+        label="Model name",
+        help_text="Model outputs only: the model's name when uploading one file.",
+    )
+    hard = forms.BooleanField(required=False, label="Mark as FLASK-Hard")
+    rubric = forms.ModelChoiceField(
+        queryset=Rubric.objects.none(),
+        required=False,
+        empty_label="Built-in FLASK rubric",
+        help_text="Only used when the import creates a new dataset.",
+    )
+    description = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Only used when the import creates a new dataset.",
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["rubric"].queryset = selectors.rubric_list()
+
+    def import_options(self) -> dict:
+        """The service's `options` from the cleaned data (only the fields given)."""
+        data = self.cleaned_data
+        options: dict = {}
+        mapping = [line.strip() for line in data["mapping"].splitlines() if line.strip()]
+        if mapping:
+            options["mapping"] = mapping
+        if data["model"]:
+            options["model"] = data["model"]
+        if data["hard"]:
+            options["hard"] = True
+        if data["rubric"] is not None:
+            options["rubric_id"] = data["rubric"].pk
+        if data["description"]:
+            options["description"] = data["description"]
+        return options
+
+
+class RubricImportForm(forms.Form):
+    name = forms.CharField(
+        max_length=100,
+        initial="FLASK official",
+        help_text="An existing name gets a new version; a new name starts at version 1.",
+    )
+    file = forms.FileField(
+        label="skillset_description.json",
+        help_text="FLASK's rubric file: a JSON array of {Skill, Criteria, Scoring}.",
+    )

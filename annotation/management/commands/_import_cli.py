@@ -1,0 +1,78 @@
+"""Shared by `import_flask` and `import_dataset`: reading files, printing the outcome.
+
+Not a command itself (Django skips command modules whose name starts with `_`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.errors import DomainError
+from annotation.services import ImportReport, import_check_sizes
+
+
+def read_files(paths: list[Path]) -> list[tuple[str, bytes]]:
+    """(name, bytes) per path; refuses a missing or oversized file before reading it.
+
+    Files are named by their path as given, so problems point at the file the user
+    typed, and output files keep their stem (the model name).
+    """
+    for path in paths:
+        if not path.is_file():
+            raise CommandError(f"{path}: no such file")
+    try:
+        import_check_sizes(sizes=[(str(p), p.stat().st_size) for p in paths])
+    except DomainError as exc:
+        raise refused(exc) from exc
+    return [(str(p), p.read_bytes()) for p in paths]
+
+
+def refused(exc: DomainError, stderr=None) -> CommandError:
+    """Print every problem to `stderr` (one per line), return the CommandError to raise.
+
+    The CommandError message names the first problem, so a caller that sees only the
+    exception (`call_command`, a CI log tail) still learns which line to fix.
+    """
+    problems = exc.problems
+    if stderr is not None and problems:
+        for problem in problems:
+            stderr.write(str(problem))
+    if not problems:
+        return CommandError(exc.message)
+    more = (
+        f" ({len(problems)} problems; all are listed above)"
+        if len(problems) > 1
+        else ""
+    )
+    return CommandError(f"{exc.message}{more}: {problems[0]}")
+
+
+def print_report(command: BaseCommand, report: ImportReport, seconds: float) -> None:
+    """The import summary: rows, created, unchanged, models, time."""
+    out = command.stdout
+    verb = "would create" if report.dry_run else "created"
+    prefix = "Dry run, nothing written. " if report.dry_run else ""
+    out.write(f"{prefix}Dataset '{report.dataset}' (rubric {report.rubric or '-'})")
+    out.write(f"  rows read:     {report.rows:,}")
+    out.write(
+        f"  {verb + ':':<14} {report.created_instructions:,} instructions, "
+        f"{report.created_responses:,} responses"
+    )
+    out.write(
+        f"  unchanged:     {report.unchanged:,} (already imported with the same content)"
+    )
+    models = ", ".join(report.models) if report.models else "-"
+    out.write(f"  models:        {len(report.models)} ({models})")
+    if report.hard_marked or report.hard_unmatched:
+        out.write(f"  FLASK-Hard:    {report.hard_marked:,} instructions marked")
+        if report.hard_unmatched:
+            out.write(
+                f"  not matched:   {len(report.hard_unmatched)} FLASK-Hard instructions have "
+                "no instruction with the same text in the dataset:"
+            )
+            for where in report.hard_unmatched:
+                out.write(f"    {where}")
+    rate = (report.rows / seconds) if seconds > 0 else 0.0
+    out.write(f"  time:          {seconds:.2f} s ({rate:,.0f} rows/s)")

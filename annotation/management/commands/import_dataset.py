@@ -1,0 +1,82 @@
+"""`manage.py import_dataset FILE --dataset NAME [--format jsonl|csv] [--map F=COL ...]`.
+
+Imports a generic JSONL or CSV file of instructions, optionally with model responses.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.errors import DomainError
+from annotation.importers.generic import FIELDS
+from annotation.services import dataset_import_files
+
+from ._import_cli import print_report, read_files, refused
+
+FORMAT_BY_SUFFIX = {
+    ".csv": "csv",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "jsonl",
+}
+
+
+class Command(BaseCommand):
+    help = (
+        "Import a generic JSONL or CSV file (one instruction per row, optionally with a "
+        "model and its response) into a dataset. A bad file changes nothing; every "
+        "problem is printed with its line and field."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("file", help="The JSONL or CSV file.")
+        parser.add_argument("--dataset", required=True, help="Dataset name.")
+        parser.add_argument(
+            "--format",
+            choices=["jsonl", "csv"],
+            help="File format (default: from the extension, .csv or .jsonl).",
+        )
+        parser.add_argument(
+            "--map",
+            action="append",
+            default=[],
+            metavar="FIELD=COLUMN",
+            help=f"Read FIELD from COLUMN (repeatable). Fields: {', '.join(FIELDS)}. "
+            "An unmapped field is read from the column of the same name.",
+        )
+        parser.add_argument(
+            "--model", help="Model name for rows with a response but no model column."
+        )
+        parser.add_argument(
+            "--dry-run", action="store_true", help="Validate and count; write nothing."
+        )
+
+    def handle(self, *args, **options):
+        started = time.perf_counter()
+        path = Path(options["file"])
+        fmt = options["format"] or FORMAT_BY_SUFFIX.get(path.suffix.lower())
+        if fmt is None:
+            raise CommandError(
+                f"{path}: cannot tell the format from the extension {path.suffix!r}; "
+                "pass --format jsonl or --format csv"
+            )
+        service_options: dict = {}
+        if options["map"]:
+            service_options["mapping"] = options["map"]
+        if options["model"]:
+            service_options["model"] = options["model"]
+        files = read_files([path])
+        try:
+            report = dataset_import_files(
+                dataset_name=options["dataset"],
+                fmt=fmt,
+                files=files,
+                options=service_options,
+                dry_run=options["dry_run"],
+            )
+        except DomainError as exc:
+            raise refused(exc, self.stderr) from exc
+        print_report(self, report, time.perf_counter() - started)

@@ -1,0 +1,115 @@
+"""`manage.py import_flask EVAL_SET.jsonl [--outputs FILE_OR_DIR ...] [--dataset NAME]`.
+
+Imports a FLASK release (evaluation set, model outputs, optionally the FLASK-Hard set
+and FLASK's own rubric file) in one transaction: either everything or nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.errors import DomainError
+from annotation.services import dataset_import_flask
+
+from ._import_cli import print_report, read_files, refused
+
+
+def output_paths(values: list[str]) -> list[Path]:
+    """Files as given; a directory means every `*.jsonl` in it, sorted by name."""
+    paths: list[Path] = []
+    for value in values:
+        path = Path(value)
+        if path.is_dir():
+            found = sorted(p for p in path.glob("*.jsonl") if p.is_file())
+            if not found:
+                raise CommandError(f"{path}: the directory has no *.jsonl file")
+            paths.extend(found)
+        else:
+            paths.append(path)
+    return paths
+
+
+class Command(BaseCommand):
+    help = (
+        "Import a FLASK evaluation set (current or legacy schema) and, optionally, model "
+        "outputs, into one dataset, in one transaction. A bad file changes nothing; every "
+        "problem is printed with its file, line and field."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("eval_set", help="FLASK evaluation set (JSONL).")
+        parser.add_argument(
+            "--outputs",
+            nargs="+",
+            action="extend",
+            default=[],
+            metavar="FILE_OR_DIR",
+            help="Model output files, or directories (every *.jsonl in them). The model "
+            "name is the file name without `.jsonl` and `_review`.",
+        )
+        parser.add_argument(
+            "--dataset",
+            help="Dataset name (default: the eval file's name without .jsonl).",
+        )
+        parser.add_argument(
+            "--rubric",
+            metavar="FILE",
+            help="FLASK's skillset_description.json: imported as a new version of the "
+            "rubric 'FLASK (imported)' and used by the new dataset. Only for a new dataset.",
+        )
+        hard = parser.add_mutually_exclusive_group()
+        hard.add_argument(
+            "--hard", action="store_true", help="Mark every instruction as FLASK-Hard."
+        )
+        hard.add_argument(
+            "--hard-set",
+            metavar="FILE",
+            help="A FLASK-Hard evaluation set: instructions of the dataset with exactly "
+            "the same text are marked FLASK-Hard; unmatched ones are listed.",
+        )
+        parser.add_argument(
+            "--model", help="The model's name, when a single outputs file is given."
+        )
+        parser.add_argument(
+            "--dry-run", action="store_true", help="Validate and count; write nothing."
+        )
+
+    def handle(self, *args, **options):
+        started = time.perf_counter()
+        eval_path = Path(options["eval_set"])
+        outputs = output_paths(options["outputs"])
+        if options["model"] and len(outputs) != 1:
+            raise CommandError(
+                "--model names the model of one outputs file; "
+                f"{len(outputs)} were given"
+            )
+        extra = [Path(options["rubric"])] if options["rubric"] else []
+        hard_path = Path(options["hard_set"]) if options["hard_set"] else None
+        files = read_files(
+            [eval_path, *outputs, *extra, *([hard_path] if hard_path else [])]
+        )
+        eval_files, files = files[:1], files[1:]
+        output_files, files = files[: len(outputs)], files[len(outputs) :]
+        rubric_file = files.pop(0) if extra else None
+        hard_files = files
+        service_options = {}
+        if options["model"]:
+            service_options["model"] = options["model"]
+        if options["hard"]:
+            service_options["hard"] = True
+        try:
+            report = dataset_import_flask(
+                dataset_name=options["dataset"] or eval_path.stem,
+                eval_files=eval_files,
+                output_files=output_files,
+                hard_files=hard_files,
+                rubric_file=rubric_file,
+                options=service_options,
+                dry_run=options["dry_run"],
+            )
+        except DomainError as exc:
+            raise refused(exc, self.stderr) from exc
+        print_report(self, report, time.perf_counter() - started)

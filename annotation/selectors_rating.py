@@ -1,0 +1,229 @@
+"""Reads for rating campaigns (re-exported by `annotation.selectors`).
+
+Raters only ever reach their own campaigns and assignments: the `_for_rater` reads
+raise `Http404` otherwise, so a foreign id looks exactly like a missing one.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+
+from django.db.models import Count, Prefetch, Q, QuerySet, Sum
+from django.http import Http404
+
+from . import roles
+from .models import (
+    Assignment,
+    Campaign,
+    CampaignItem,
+    HumanScore,
+    InstructionSkill,
+    Skill,
+)
+
+
+def campaign_list_for_user(*, user) -> QuerySet[Campaign]:
+    """Researchers and admins see every campaign; raters the campaigns they are in."""
+    qs = Campaign.objects.select_related("dataset", "created_by").order_by("-created_at", "-id")
+    if roles.is_researcher(user):
+        return qs
+    if roles.is_rater(user):
+        return qs.filter(raters=user, status__in=[Campaign.Status.ACTIVE,
+                                                  Campaign.Status.PAUSED])
+    roles.require_researcher(user)  # raises
+    return qs.none()
+
+
+def campaign_get_for_user(*, user, campaign_id: int) -> Campaign:
+    """A campaign for its researchers' pages (researcher or admin only)."""
+    roles.require_researcher(user)
+    campaign = (
+        Campaign.objects.select_related("dataset", "dataset__rubric", "created_by")
+        .filter(pk=campaign_id)
+        .first()
+    )
+    if campaign is None:
+        raise Http404("No such campaign.")
+    return campaign
+
+
+def campaign_get_for_rater(*, user, campaign_id: int) -> Campaign:
+    """A campaign `user` rates in; any other id is a 404 (no existence leak)."""
+    campaign = (
+        Campaign.objects.select_related("dataset", "dataset__rubric")
+        .filter(pk=campaign_id, raters=user)
+        .first()
+    )
+    if campaign is None or not roles.is_rater(user):
+        raise Http404("No such campaign.")
+    return campaign
+
+
+def assignment_get_for_rater(*, user, assignment_id: int) -> Assignment:
+    """One of `user`'s own assignments with everything the rating form shows."""
+    assignment = (
+        Assignment.objects.select_related(
+            "campaign", "campaign__dataset", "response", "response__instruction", "item"
+        )
+        .prefetch_related(
+            Prefetch(
+                "response__instruction__skill_links",
+                InstructionSkill.objects.select_related("skill"),
+            ),
+            Prefetch("scores", HumanScore.objects.select_related("skill")),
+        )
+        .filter(pk=assignment_id, rater=user)
+        .first()
+    )
+    if assignment is None:
+        raise Http404("No such assignment.")
+    return assignment
+
+
+def assignment_skills(*, assignment: Assignment) -> list[Skill]:
+    """The skills to score for `assignment`, per its campaign's skill mode.
+
+    `instruction` mode keeps the instruction's order (most relevant first); an
+    instruction without listed skills falls back to every skill of the rubric.
+    """
+    campaign = assignment.campaign
+    rubric_id = campaign.dataset.rubric_id
+    mode = campaign.skill_mode
+    if mode == Campaign.SkillMode.CHOSEN:
+        return list(campaign.chosen_skills.order_by("position"))
+    if mode == Campaign.SkillMode.INSTRUCTION:
+        links = assignment.response.instruction.skill_links.all()
+        skills = [link.skill for link in sorted(links, key=lambda x: x.rank)]
+        if skills:
+            return skills
+    return list(Skill.objects.filter(rubric_id=rubric_id).order_by("position"))
+
+
+def rater_assignments(*, user, campaign: Campaign) -> QuerySet[Assignment]:
+    """`user`'s submitted and skipped work in `campaign`, newest first (review list)."""
+    return (
+        Assignment.objects.filter(campaign=campaign, rater=user)
+        .exclude(status=Assignment.Status.SERVED)
+        .select_related("response", "response__instruction")
+        .order_by("-closed_at", "-id")
+    )
+
+
+@dataclass
+class RaterProgress:
+    submitted: int
+    skipped: int
+    quota: int | None
+    available: int  # open slots this rater could still take (approximate, cheap)
+
+    @property
+    def label(self) -> str:
+        if self.quota:
+            return f"{self.submitted} of {self.quota}"
+        return f"{self.submitted} rated"
+
+
+def rater_progress(*, user, campaign: Campaign) -> RaterProgress:
+    """The rater's own counts (2 queries, independent of campaign size beyond an index)."""
+    counts = dict(
+        Assignment.objects.filter(campaign=campaign, rater=user)
+        .values_list("status")
+        .annotate(n=Count("id"))
+    )
+    open_slots = (
+        CampaignItem.objects.filter(campaign=campaign, open_slots__gt=0).aggregate(
+            n=Sum("open_slots")
+        )["n"]
+        or 0
+    )
+    return RaterProgress(
+        submitted=counts.get(Assignment.Status.SUBMITTED, 0),
+        skipped=counts.get(Assignment.Status.SKIPPED, 0),
+        quota=campaign.rater_quota,
+        available=open_slots,
+    )
+
+
+@dataclass
+class RaterRow:
+    rater_id: int
+    username: str
+    submitted: int
+    skipped: int
+    expired: int
+    in_progress: int
+    median_seconds: float | None
+    median_active_seconds: float | None
+
+
+@dataclass
+class CampaignProgress:
+    responses: int
+    responses_done: int
+    ratings_needed: int
+    ratings_submitted: int
+    locked: int
+    raters: list[RaterRow] = field(default_factory=list)
+
+    @property
+    def percent(self) -> int:
+        if not self.ratings_needed:
+            return 100
+        return int(100 * self.ratings_submitted / self.ratings_needed)
+
+
+def campaign_progress(*, campaign: Campaign) -> CampaignProgress:
+    """Campaign totals and per-rater counts with median seconds per response."""
+    totals = CampaignItem.objects.filter(campaign=campaign).aggregate(
+        responses=Count("id"),
+        done=Count("id", filter=Q(submitted__gte=1) & Q(open_slots=0) & Q(reserved=0)),
+        needed=Sum("target"),
+        submitted=Sum("submitted"),
+        locked=Sum("reserved"),
+    )
+    rows: dict[int, dict] = {}
+    for rater_id, username, status, served, submitted, active in Assignment.objects.filter(
+        campaign=campaign
+    ).values_list(
+        "rater_id", "rater__username", "status", "served_at", "submitted_at", "active_seconds"
+    ):
+        row = rows.setdefault(
+            rater_id,
+            {"username": username, "counts": {}, "durations": [], "active": []},
+        )
+        row["counts"][status] = row["counts"].get(status, 0) + 1
+        if status == Assignment.Status.SUBMITTED and submitted:
+            row["durations"].append((submitted - served).total_seconds())
+            if active is not None:
+                row["active"].append(active)
+    raters = [
+        RaterRow(
+            rater_id=rid,
+            username=r["username"],
+            submitted=r["counts"].get(Assignment.Status.SUBMITTED, 0),
+            skipped=r["counts"].get(Assignment.Status.SKIPPED, 0),
+            expired=r["counts"].get(Assignment.Status.EXPIRED, 0),
+            in_progress=r["counts"].get(Assignment.Status.SERVED, 0),
+            median_seconds=statistics.median(r["durations"]) if r["durations"] else None,
+            median_active_seconds=statistics.median(r["active"]) if r["active"] else None,
+        )
+        for rid, r in sorted(rows.items(), key=lambda kv: kv[1]["username"])
+    ]
+    return CampaignProgress(
+        responses=totals["responses"] or 0,
+        responses_done=totals["done"] or 0,
+        ratings_needed=totals["needed"] or 0,
+        ratings_submitted=totals["submitted"] or 0,
+        locked=totals["locked"] or 0,
+        raters=raters,
+    )
+
+
+def campaign_locked_assignments(*, campaign: Campaign) -> QuerySet[Assignment]:
+    """Live locks: who holds which response and until when."""
+    return (
+        Assignment.objects.filter(campaign=campaign, status=Assignment.Status.SERVED)
+        .select_related("rater", "response", "response__instruction")
+        .order_by("expires_at")
+    )

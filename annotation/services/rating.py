@@ -1,0 +1,525 @@
+"""Rating campaigns: creation, fair assignment of the next response, submit, skip, amend.
+
+Fairness and the overlap invariant rest on `CampaignItem` rows: each holds
+`open_slots = target - submitted - reserved`, changed only under that row's lock, and a
+check constraint keeps `submitted <= target`. The next response is picked with
+``SELECT ... FOR UPDATE SKIP LOCKED`` so concurrent raters never wait on each other and
+never take the same slot.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.db.models import Exists, F, OuterRef
+from django.http import Http404
+from django.utils import timezone
+
+from annotation import roles
+from annotation.errors import DomainError, Problem
+from annotation.selectors_rating import assignment_skills
+from annotation.models import (
+    Assignment,
+    Campaign,
+    CampaignItem,
+    Dataset,
+    HumanScore,
+    Response,
+    Skill,
+)
+
+from .rubrics import rubric_freeze
+
+MAX_RATIONALE = 5000
+
+
+@dataclass
+class NextResult:
+    """What `assignment_next` served, or why it served nothing."""
+
+    assignment: Assignment | None
+    message: str = ""
+    locked_by_others: int = 0
+
+
+def _in_overlap_sample(campaign_id: int, response_id: int, percent: int) -> bool:
+    """A stable pseudo-random choice of `percent` % of responses (same on every run)."""
+    if percent >= 100:
+        return True
+    if percent <= 0:
+        return False
+    digest = hashlib.sha256(f"{campaign_id}:{response_id}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") % 10000 < percent * 100
+
+
+def campaign_create(
+    *,
+    name: str,
+    dataset: Dataset,
+    user: User,
+    models: list[str] | None = None,
+    skill_mode: str = Campaign.SkillMode.INSTRUCTION,
+    chosen_skill_keys: list[str] | None = None,
+    overlap: int = 1,
+    overlap_percent: int = 100,
+    show_reference: bool = True,
+    show_model_names: bool = False,
+    lock_ttl_minutes: int = 30,
+    rater_quota: int | None = None,
+    guidelines: str = "",
+    raters: list[User] | None = None,
+) -> Campaign:
+    """Create a campaign and one `CampaignItem` per response to rate, in one transaction.
+
+    Items are served in a shuffled order seeded by the campaign id (so that model and
+    instruction order do not bias raters), partly rated ones first. Raises `DomainError`
+    naming the field for bad input; then nothing is written.
+    """
+    roles.require_researcher(user)
+    problems: list[Problem] = []
+    name = (name or "").strip()
+    if not name:
+        problems.append(Problem("is empty", field="name"))
+    if skill_mode not in Campaign.SkillMode.values:
+        problems.append(Problem(f"unknown skill mode {skill_mode!r}", field="skill_mode"))
+    if not isinstance(overlap, int) or overlap < 1 or overlap > 50:
+        problems.append(Problem("must be a whole number from 1 to 50", field="overlap"))
+    if not isinstance(overlap_percent, int) or not 0 <= overlap_percent <= 100:
+        problems.append(Problem("must be from 0 to 100", field="overlap_percent"))
+    if not isinstance(lock_ttl_minutes, int) or lock_ttl_minutes < 1:
+        problems.append(Problem("must be at least 1 minute", field="lock_ttl_minutes"))
+    if rater_quota is not None and rater_quota < 1:
+        problems.append(Problem("must be at least 1 when given", field="rater_quota"))
+    available = set(
+        Response.objects.filter(instruction__dataset=dataset)
+        .values_list("model_name", flat=True)
+        .distinct()
+    )
+    models = sorted(set(models or []))
+    unknown_models = [m for m in models if m not in available]
+    if unknown_models:
+        problems.append(
+            Problem(f"not in dataset {dataset.name!r}: {', '.join(unknown_models)}",
+                    field="models")
+        )
+    chosen: list[Skill] = []
+    if skill_mode == Campaign.SkillMode.CHOSEN:
+        keys = list(dict.fromkeys(chosen_skill_keys or []))
+        by_key = {s.key: s for s in Skill.objects.filter(rubric_id=dataset.rubric_id)}
+        missing = [k for k in keys if k not in by_key]
+        if not keys:
+            problems.append(Problem("choose at least one skill", field="skills"))
+        if missing:
+            problems.append(
+                Problem(f"not skills of the dataset's rubric: {', '.join(missing)}",
+                        field="skills")
+            )
+        chosen = [by_key[k] for k in keys if k in by_key]
+    rater_list = list(raters or [])
+    not_raters = [u.username for u in rater_list if not roles.is_rater(u)]
+    if not_raters:
+        problems.append(Problem(f"not raters: {', '.join(not_raters)}", field="raters"))
+    if problems:
+        raise DomainError("the campaign was not created", problems)
+
+    with transaction.atomic():
+        campaign = Campaign.objects.create(
+            name=name, dataset=dataset, models_included=models, skill_mode=skill_mode,
+            overlap=overlap, overlap_percent=overlap_percent, show_reference=show_reference,
+            show_model_names=show_model_names, lock_ttl_minutes=lock_ttl_minutes,
+            rater_quota=rater_quota, guidelines=guidelines, created_by=user,
+        )
+        if chosen:
+            campaign.chosen_skills.set(chosen)
+        if rater_list:
+            campaign.raters.set(rater_list)
+        responses = Response.objects.filter(instruction__dataset=dataset)
+        if models:
+            responses = responses.filter(model_name__in=models)
+        response_ids = list(responses.order_by("pk").values_list("pk", flat=True))
+        if not response_ids:
+            raise DomainError(
+                "the campaign has no responses to rate",
+                [Problem("the dataset has no responses for these models", field="models")],
+            )
+        random.Random(campaign.pk).shuffle(response_ids)
+        items = []
+        for position, response_id in enumerate(response_ids):
+            target = overlap if _in_overlap_sample(campaign.pk, response_id,
+                                                   overlap_percent) else 1
+            items.append(
+                CampaignItem(campaign=campaign, response_id=response_id, target=target,
+                             open_slots=target, position=position)
+            )
+        CampaignItem.objects.bulk_create(items, batch_size=5000)
+    return campaign
+
+
+def campaign_set_status(*, campaign: Campaign, status: str, user: User) -> Campaign:
+    """Pause, resume or close a campaign. Closing is final; closed campaigns are read-only."""
+    roles.require_researcher(user)
+    if status not in Campaign.Status.values:
+        raise DomainError(f"unknown status {status!r}", [Problem("unknown", field="status")])
+    if campaign.status == Campaign.Status.CLOSED and status != Campaign.Status.CLOSED:
+        raise DomainError("a closed campaign cannot be reopened")
+    campaign.status = status
+    campaign.closed_at = timezone.now() if status == Campaign.Status.CLOSED else None
+    campaign.save(update_fields=["status", "closed_at"])
+    return campaign
+
+
+def campaign_set_raters(*, campaign: Campaign, raters: list[User], user: User) -> Campaign:
+    """Replace the campaign's raters. Existing assignments are kept."""
+    roles.require_researcher(user)
+    not_raters = [u.username for u in raters if not roles.is_rater(u)]
+    if not_raters:
+        raise DomainError("the raters were not changed",
+                          [Problem(f"not raters: {', '.join(not_raters)}", field="raters")])
+    campaign.raters.set(raters)
+    return campaign
+
+
+def assignments_expire(*, campaign_id: int | None = None, now: datetime | None = None) -> int:
+    """Return expired locks to the pool; returns how many assignments expired.
+
+    Locks only items no one else holds (SKIP LOCKED), so it never waits on a rater's
+    transaction and cannot deadlock with `assignment_next`; a skipped item expires on a
+    later call. Each expired assignment keeps its row with status ``expired`` and a note.
+    Idempotent. Runs in its own transaction.
+    """
+    now = now or timezone.now()
+    stale = Assignment.objects.filter(status=Assignment.Status.SERVED, expires_at__lt=now)
+    if campaign_id is not None:
+        stale = stale.filter(campaign_id=campaign_id)
+    if not stale.exists():
+        return 0
+    expired = 0
+    with transaction.atomic():
+        item_ids = list(
+            CampaignItem.objects.select_for_update(skip_locked=True)
+            .filter(pk__in=stale.values("item_id"))
+            .order_by("pk")
+            .values_list("pk", flat=True)
+        )
+        if not item_ids:
+            return 0
+        counts: dict[int, int] = {}
+        for item_id in stale.filter(item_id__in=item_ids).values_list("item_id", flat=True):
+            counts[item_id] = counts.get(item_id, 0) + 1
+        expired = stale.filter(item_id__in=item_ids).update(
+            status=Assignment.Status.EXPIRED,
+            closed_at=now,
+            note="lock expired before submission; the response went back to the pool",
+        )
+        for item_id, n in counts.items():
+            CampaignItem.objects.filter(pk=item_id).update(
+                reserved=F("reserved") - n, open_slots=F("open_slots") + n
+            )
+    return expired
+
+
+def _quota_reached(campaign: Campaign, rater: User) -> bool:
+    if campaign.rater_quota is None:
+        return False
+    taken = Assignment.objects.filter(
+        campaign=campaign, rater=rater,
+        status__in=[Assignment.Status.SUBMITTED, Assignment.Status.SERVED],
+    ).count()
+    return taken >= campaign.rater_quota
+
+
+def assignment_next(*, campaign: Campaign, rater: User, now: datetime | None = None
+                    ) -> NextResult:
+    """Serve `rater` the next response of `campaign` (or resume the one they hold).
+
+    Order: the rater's own live assignment first (its lock is extended); else expired
+    locks are returned to the pool and, in one transaction, the open item with the most
+    submitted ratings (breadth-first toward the overlap) and the lowest position that
+    this rater has not rated or skipped and no one else is locking is reserved with
+    ``FOR UPDATE SKIP LOCKED``. Each assignment records why it was served.
+
+    Precondition: the caller checked that `rater` belongs to the campaign
+    (`selectors.campaign_get_for_rater`). Returns a `NextResult` whose message explains
+    an empty result (paused or closed campaign, quota reached, nothing left, or only
+    items locked by others).
+    """
+    now = now or timezone.now()
+    if campaign.status != Campaign.Status.ACTIVE:
+        return NextResult(None, f"This campaign is {campaign.get_status_display().lower()}.")
+    ttl = timedelta(minutes=campaign.lock_ttl_minutes)
+    live = (
+        Assignment.objects.filter(
+            campaign=campaign, rater=rater, status=Assignment.Status.SERVED, expires_at__gt=now
+        )
+        .order_by("served_at")
+        .first()
+    )
+    if live is not None:
+        Assignment.objects.filter(pk=live.pk).update(expires_at=now + ttl)
+        live.expires_at = now + ttl
+        return NextResult(live)
+    if _quota_reached(campaign, rater):
+        return NextResult(None, f"You have reached this campaign's quota of "
+                                f"{campaign.rater_quota} responses. Thank you!")
+    assignments_expire(campaign_id=campaign.pk, now=now)
+
+    mine = Assignment.objects.filter(item=OuterRef("pk"), rater=rater).exclude(
+        status=Assignment.Status.EXPIRED
+    )
+    with transaction.atomic():
+        item = (
+            CampaignItem.objects.select_for_update(skip_locked=True)
+            .filter(campaign=campaign, open_slots__gt=0)
+            .filter(~Exists(mine))
+            .order_by("-submitted", "position")
+            .first()
+        )
+        if item is None:
+            locked = (
+                CampaignItem.objects.filter(campaign=campaign, reserved__gt=0)
+                .filter(~Exists(mine))
+                .count()
+            )
+            if locked:
+                return NextResult(
+                    None,
+                    f"Nothing is free for you right now: {locked} responses are being rated "
+                    "by others. Try again in a few minutes; expired locks come back.",
+                    locked_by_others=locked,
+                )
+            return NextResult(None, "You are done: nothing in this campaign is left for you.")
+        if item.submitted:
+            reason = f"finishing a partly rated response ({item.submitted} of {item.target})"
+        elif item.target > 1:
+            reason = f"new response; {item.target} raters wanted"
+        else:
+            reason = "new response"
+        previous = Assignment.objects.filter(
+            campaign=campaign, response_id=item.response_id, rater=rater
+        ).first()
+        if previous is not None:
+            # Only an expired assignment of this rater can exist here (see `mine`).
+            previous.status = Assignment.Status.SERVED
+            previous.reason = "served again after your earlier lock expired"
+            previous.served_at = now
+            previous.expires_at = now + ttl
+            previous.closed_at = None
+            previous.save(update_fields=["status", "reason", "served_at", "expires_at",
+                                         "closed_at"])
+            assignment = previous
+        else:
+            assignment = Assignment.objects.create(
+                campaign=campaign, item=item, response_id=item.response_id, rater=rater,
+                reason=reason, served_at=now, expires_at=now + ttl,
+            )
+        CampaignItem.objects.filter(pk=item.pk).update(
+            reserved=F("reserved") + 1, open_slots=F("open_slots") - 1
+        )
+    return NextResult(assignment)
+
+
+def _validate_scores(
+    *, skills: list[Skill], scores: dict, rationales: dict | None
+) -> list[tuple[Skill, int | None, str]]:
+    problems: list[Problem] = []
+    wanted = {s.key: s for s in skills}
+    if not isinstance(scores, dict):
+        raise DomainError("scores must be an object of skill -> 1-5 or \"na\"",
+                          [Problem("must be an object", field="scores")])
+    rationales = rationales or {}
+    for key in scores:
+        if key not in wanted:
+            problems.append(
+                Problem(f"{key!r} is not a skill of this response", field=f"scores.{key}")
+            )
+    out = []
+    for key, skill in wanted.items():
+        if key not in scores:
+            problems.append(Problem("is missing: score 1-5 or N/A", field=f"scores.{key}"))
+            continue
+        value = scores[key]
+        if value is None or (isinstance(value, str) and value.strip().lower() in {"na", "n/a"}):
+            score = None
+        elif isinstance(value, bool):
+            problems.append(Problem("must be 1-5 or N/A", field=f"scores.{key}"))
+            continue
+        else:
+            try:
+                score = int(str(value).strip())
+            except ValueError:
+                problems.append(Problem(f"{value!r} is not 1-5 or N/A", field=f"scores.{key}"))
+                continue
+            if not 1 <= score <= 5 or str(value).strip() not in {"1", "2", "3", "4", "5"}:
+                problems.append(Problem(f"{value!r} is not 1-5 or N/A", field=f"scores.{key}"))
+                continue
+        rationale = rationales.get(key) or ""
+        if not isinstance(rationale, str):
+            problems.append(Problem("must be text", field=f"rationales.{key}"))
+            continue
+        if len(rationale) > MAX_RATIONALE:
+            problems.append(
+                Problem(f"is longer than {MAX_RATIONALE} characters", field=f"rationales.{key}")
+            )
+            continue
+        out.append((skill, score, rationale.strip()))
+    if problems:
+        raise DomainError("the scores were not saved", problems)
+    return out
+
+
+def _own_assignment_for_update(assignment_id: int, rater: User) -> Assignment:
+    assignment = (
+        Assignment.objects.select_for_update(of=("self",))
+        .select_related("campaign")
+        .filter(pk=assignment_id)
+        .first()
+    )
+    # Another rater's assignment is reported exactly like a missing one.
+    if assignment is None or assignment.rater_id != rater.pk:
+        raise Http404("No such assignment.")
+    return assignment
+
+
+def rating_submit(
+    *,
+    assignment_id: int,
+    rater: User,
+    scores: dict,
+    rationales: dict | None = None,
+    active_seconds: float | None = None,
+    now: datetime | None = None,
+) -> Assignment:
+    """Save `rater`'s scores for one assignment and release its lock, in one transaction.
+
+    `scores` maps every listed skill key to 1-5 or N/A (None / "na"); nothing else is
+    accepted. Idempotent: submitting an already submitted assignment returns it
+    unchanged (a double click or a retried POST creates nothing). A submit after the
+    lock expired is accepted while the response still has a free slot; otherwise it is
+    refused with a message and recorded on the assignment's note.
+    Raises `Http404` for another rater's assignment, `DomainError` for bad scores or a
+    paused/closed campaign.
+    """
+    now = now or timezone.now()
+    refused = ""
+    with transaction.atomic():
+        assignment = _own_assignment_for_update(assignment_id, rater)
+        if assignment.status == Assignment.Status.SUBMITTED:
+            return assignment
+        if assignment.campaign.status != Campaign.Status.ACTIVE:
+            raise DomainError(
+                f"this campaign is {assignment.campaign.get_status_display().lower()}; "
+                "scores can no longer be submitted"
+            )
+        if assignment.status == Assignment.Status.SKIPPED:
+            raise DomainError("you skipped this response; it cannot be submitted")
+        valid = _validate_scores(
+            skills=assignment_skills(assignment=assignment), scores=scores,
+            rationales=rationales,
+        )
+        item = CampaignItem.objects.select_for_update().get(pk=assignment.item_id)
+        if assignment.status == Assignment.Status.SERVED:
+            item.reserved -= 1
+            item.submitted += 1
+        elif item.open_slots > 0:  # expired, but a slot is still free: take it
+            item.open_slots -= 1
+            item.submitted += 1
+            assignment.note = "submitted after the lock expired; a slot was still free"
+        else:
+            refused = (
+                "Your lock on this response expired and other raters completed it, so "
+                "these scores were not counted."
+            )
+            assignment.note = f"late submission at {now.isoformat()} refused: no free slot"
+            assignment.save(update_fields=["note"])
+        if not refused:
+            item.save(update_fields=["reserved", "submitted", "open_slots"])
+            HumanScore.objects.bulk_create(
+                HumanScore(assignment=assignment, skill=skill, score=score, rationale=rationale)
+                for skill, score, rationale in valid
+            )
+            assignment.status = Assignment.Status.SUBMITTED
+            assignment.submitted_at = now
+            assignment.closed_at = now
+            if active_seconds is not None and active_seconds >= 0:
+                assignment.active_seconds = float(active_seconds)
+            assignment.save(update_fields=["status", "submitted_at", "closed_at",
+                                           "active_seconds", "note"])
+            rubric_freeze(rubric_id=assignment.campaign.dataset.rubric_id)
+    if refused:
+        raise DomainError(refused)
+    return assignment
+
+
+def assignment_skip(*, assignment_id: int, rater: User, reason: str,
+                    now: datetime | None = None) -> Assignment:
+    """Skip a served response with a reason; it goes back to the pool for others.
+
+    The rater is never served it again. Idempotent for an already skipped assignment.
+    """
+    now = now or timezone.now()
+    reason = (reason or "").strip()
+    if not reason:
+        raise DomainError("say why you skip", [Problem("is empty", field="reason")])
+    with transaction.atomic():
+        assignment = _own_assignment_for_update(assignment_id, rater)
+        if assignment.status == Assignment.Status.SKIPPED:
+            return assignment
+        if assignment.status == Assignment.Status.SUBMITTED:
+            raise DomainError("this response is already submitted; amend it instead")
+        if assignment.status == Assignment.Status.SERVED:
+            CampaignItem.objects.filter(pk=assignment.item_id).update(
+                reserved=F("reserved") - 1, open_slots=F("open_slots") + 1
+            )
+        assignment.status = Assignment.Status.SKIPPED
+        assignment.skip_reason = reason[:500]
+        assignment.closed_at = now
+        assignment.save(update_fields=["status", "skip_reason", "closed_at"])
+    return assignment
+
+
+def rating_amend(*, assignment_id: int, rater: User, scores: dict,
+                 rationales: dict | None = None) -> Assignment:
+    """Change a rater's own submitted scores while the campaign is not closed.
+
+    Same validation as submit; rows are updated in place (`updated_at` records when).
+    """
+    with transaction.atomic():
+        assignment = _own_assignment_for_update(assignment_id, rater)
+        if assignment.status != Assignment.Status.SUBMITTED:
+            raise DomainError("only submitted ratings can be amended")
+        if assignment.campaign.status == Campaign.Status.CLOSED:
+            raise DomainError("this campaign is closed; its ratings are final")
+        valid = _validate_scores(
+            skills=assignment_skills(assignment=assignment), scores=scores,
+            rationales=rationales,
+        )
+        existing = {s.skill_id: s for s in assignment.scores.all()}
+        for skill, score, rationale in valid:
+            row = existing.get(skill.pk)
+            if row is None:
+                HumanScore.objects.create(assignment=assignment, skill=skill, score=score,
+                                          rationale=rationale)
+            elif row.score != score or row.rationale != rationale:
+                row.score, row.rationale = score, rationale
+                row.save(update_fields=["score", "rationale", "updated_at"])
+        assignment.updated_at = timezone.now()
+        assignment.save(update_fields=["updated_at"])
+    return assignment
+
+
+__all__ = [
+    "NextResult",
+    "assignment_next",
+    "assignment_skip",
+    "assignments_expire",
+    "campaign_create",
+    "campaign_set_raters",
+    "campaign_set_status",
+    "rating_amend",
+    "rating_submit",
+]

@@ -1,0 +1,87 @@
+"""Small presentation helpers for the page templates."""
+
+from __future__ import annotations
+
+from django import template
+
+from annotation.models import Difficulty, Domain
+
+register = template.Library()
+
+# URL name -> top navigation section it belongs to.
+NAV_SECTIONS = {
+    "dataset-list": "datasets",
+    "dataset-detail": "datasets",
+    "instruction-detail": "datasets",
+    "rubric-list": "rubrics",
+    "rubric-detail": "rubrics",
+    "rubric-import": "rubrics",
+    "import-list": "imports",
+    "import-new": "imports",
+    "import-detail": "imports",
+}
+
+STATUS_TONES = {
+    "validated": "info",
+    "queued": "neutral",
+    "running": "info",
+    "succeeded": "success",
+    "invalid": "danger",
+    "failed": "danger",
+}
+
+
+@register.filter
+def nav_section(url_name: str | None) -> str:
+    """`{{ request.resolver_match.url_name|nav_section }}` -> "datasets", ..."""
+    return NAV_SECTIONS.get(url_name or "", "")
+
+
+@register.filter
+def status_tone(status: str) -> str:
+    """The badge colour of an import status."""
+    return STATUS_TONES.get(status, "neutral")
+
+
+@register.filter
+def preview_cell(value) -> str:
+    """A parsed preview value as short text: lists joined, nothing as a dash."""
+    if value is None or value == "" or value == []:
+        return "—"
+    if isinstance(value, list | tuple):
+        return ", ".join(str(v) for v in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {v}" for k, v in value.items())
+    return str(value)
+
+
+@register.filter
+def percent_of(part: int, whole: int) -> int:
+    """Share of `whole` in percent, for bar widths."""
+    return round(100 * part / whole) if whole else 0
+
+
+@register.filter
+def humanise_key(value: str) -> str:
+    """`logical_correctness` -> `Logical correctness` (for keys without a label)."""
+    return str(value).replace("_", " ").capitalize()
+
+
+@register.filter
+def domain_label(key: str) -> str:
+    """`natural_science` -> `Natural Science`."""
+    return str(Domain(key).label) if key in Domain.values else humanise_key(key)
+
+
+@register.filter
+def difficulty_short(level: int | None) -> str:
+    """1 -> `Simple lifestyle`, None -> `Unknown` (the level names without "knowledge")."""
+    if level in Difficulty.values:
+        return str(Difficulty(level).label).removesuffix(" knowledge")
+    return "Unknown"
+
+
+@register.filter
+def lookup(mapping: dict, key: str):
+    """`{{ row|lookup:column }}`: a dict value by a key held in a variable."""
+    return mapping.get(key) if isinstance(mapping, dict) else None

@@ -1,0 +1,43 @@
+// FLASK Eval: small progressive enhancements. Every page works without this file.
+(function () {
+  "use strict";
+
+  // A failed htmx request would otherwise look like nothing happened.
+  document.addEventListener("htmx:responseError", function (event) {
+    showNotice(
+      "The page could not be updated (HTTP " + event.detail.xhr.status + "). Reload to try again.",
+    );
+  });
+  document.addEventListener("htmx:sendError", function () {
+    showNotice("The server could not be reached. Check your connection and reload.");
+  });
+
+  function showNotice(text) {
+    var main = document.getElementById("main");
+    if (!main) return;
+    var notice = document.getElementById("htmx-error");
+    if (!notice) {
+      notice = document.createElement("p");
+      notice.id = "htmx-error";
+      notice.className = "notice notice-error";
+      notice.setAttribute("role", "alert");
+      main.prepend(notice);
+    }
+    notice.textContent = text;
+  }
+
+  // Highlight the help text of the chosen import format.
+  function syncFormatHelp(select) {
+    var items = document.querySelectorAll("[data-format-help]");
+    items.forEach(function (item) {
+      item.classList.toggle("is-selected", item.getAttribute("data-format-help") === select.value);
+    });
+  }
+  document.addEventListener("change", function (event) {
+    if (event.target.matches("select[data-format-select]")) syncFormatHelp(event.target);
+  });
+  document.addEventListener("DOMContentLoaded", function () {
+    var select = document.querySelector("select[data-format-select]");
+    if (select) syncFormatHelp(select);
+  });
+})();

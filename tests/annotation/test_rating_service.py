@@ -1,0 +1,415 @@
+"""Rating services: assignment order, locks and expiry, overlap under concurrency,
+idempotent submit, validation."""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import timedelta
+
+import pytest
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Count
+from django.http import Http404
+from django.utils import timezone
+
+from annotation import services
+from annotation.errors import DomainError
+from annotation.models import Assignment, Campaign, CampaignItem, HumanScore
+from annotation.selectors import assignment_skills, campaign_progress, rater_progress
+from tests.factories import (
+    DatasetFactory,
+    InstructionFactory,
+    ResponseFactory,
+    UserFactory,
+)
+
+
+def make_dataset(n_instructions=3, models=("m-a", "m-b")):
+    dataset = DatasetFactory()
+    for _ in range(n_instructions):
+        instruction = InstructionFactory(dataset=dataset)
+        for model in models:
+            ResponseFactory(instruction=instruction, model_name=model)
+    return dataset
+
+
+def full_scores(assignment, value=4):
+    return {s.key: value for s in assignment_skills(assignment=assignment)}
+
+
+@pytest.fixture
+def raters(db):
+    return [UserFactory(username=f"r{i}", role="rater") for i in range(3)]
+
+
+@pytest.fixture
+def campaign(db, researcher, raters):
+    return services.campaign_create(
+        name="c", dataset=make_dataset(), user=researcher, raters=raters
+    )
+
+
+def test_campaign_create_makes_one_item_per_response(researcher, raters):
+    dataset = make_dataset(n_instructions=4, models=("a", "b", "c"))
+    campaign = services.campaign_create(
+        name="c", dataset=dataset, user=researcher, models=["a", "c"], overlap=2
+    )
+    assert campaign.items.count() == 8
+    assert set(campaign.items.values_list("target", flat=True)) == {2}
+    models = set(campaign.items.values_list("response__model_name", flat=True))
+    assert models == {"a", "c"}
+
+
+def test_campaign_create_overlap_percent_samples_responses(researcher):
+    dataset = make_dataset(n_instructions=50, models=("a", "b"))
+    campaign = services.campaign_create(
+        name="c", dataset=dataset, user=researcher, overlap=3, overlap_percent=30
+    )
+    targets = list(campaign.items.values_list("target", flat=True))
+    share = targets.count(3) / len(targets)
+    assert set(targets) == {1, 3}
+    assert 0.15 < share < 0.45  # a seeded 30% sample of 100 responses
+
+
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        ({"overlap": 0}, "overlap"),
+        ({"overlap_percent": 101}, "overlap_percent"),
+        ({"models": ["nope"]}, "models"),
+        ({"skill_mode": "chosen", "chosen_skill_keys": ["made_up"]}, "skills"),
+        ({"name": " "}, "name"),
+        ({"lock_ttl_minutes": 0}, "lock_ttl_minutes"),
+    ],
+)
+def test_campaign_create_rejects_bad_input_naming_the_field(researcher, kwargs, field):
+    dataset = make_dataset()
+    args = {"name": "c", "dataset": dataset, "user": researcher, **kwargs}
+    with pytest.raises(DomainError) as exc:
+        services.campaign_create(**args)
+    assert field in [p.field for p in exc.value.problems]
+    assert Campaign.objects.count() == 0
+
+
+def test_campaign_create_refuses_a_rater(rater):
+    from django.core.exceptions import PermissionDenied
+
+    with pytest.raises(PermissionDenied):
+        services.campaign_create(name="c", dataset=make_dataset(), user=rater)
+
+
+def test_next_resumes_the_raters_live_assignment(campaign, raters):
+    first = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
+    again = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
+    assert first.pk == again.pk
+    assert Assignment.objects.filter(rater=raters[0]).count() == 1
+
+
+def test_next_finishes_partly_rated_responses_first(researcher, raters):
+    dataset = make_dataset(n_instructions=5, models=("a",))
+    campaign = services.campaign_create(
+        name="c", dataset=dataset, user=researcher, overlap=2, raters=raters
+    )
+    a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
+    services.rating_submit(assignment_id=a.pk, rater=raters[0], scores=full_scores(a))
+    b = services.assignment_next(campaign=campaign, rater=raters[1]).assignment
+    assert b.response_id == a.response_id
+    assert b.reason.startswith("finishing a partly rated response (1 of 2)")
+
+
+def test_next_never_serves_a_response_twice_to_one_rater(researcher, raters):
+    dataset = make_dataset(n_instructions=2, models=("a",))
+    campaign = services.campaign_create(
+        name="c", dataset=dataset, user=researcher, overlap=3, raters=raters
+    )
+    seen = []
+    while True:
+        result = services.assignment_next(campaign=campaign, rater=raters[0])
+        if result.assignment is None:
+            break
+        seen.append(result.assignment.response_id)
+        services.rating_submit(
+            assignment_id=result.assignment.pk, rater=raters[0],
+            scores=full_scores(result.assignment),
+        )
+    assert len(seen) == 2 and len(set(seen)) == 2
+    assert "nothing in this campaign is left for you" in result.message
+
+
+def test_next_says_when_remaining_items_are_locked_by_others(researcher, raters):
+    dataset = make_dataset(n_instructions=1, models=("a",))
+    campaign = services.campaign_create(name="c", dataset=dataset, user=researcher)
+    assert services.assignment_next(campaign=campaign, rater=raters[0]).assignment
+    result = services.assignment_next(campaign=campaign, rater=raters[1])
+    assert result.assignment is None
+    assert result.locked_by_others == 1
+    assert "being rated by others" in result.message
+
+
+def test_expired_lock_returns_the_response_to_the_pool(researcher, raters):
+    dataset = make_dataset(n_instructions=1, models=("a",))
+    campaign = services.campaign_create(
+        name="c", dataset=dataset, user=researcher, lock_ttl_minutes=5
+    )
+    first = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
+    later = timezone.now() + timedelta(minutes=6)
+    second = services.assignment_next(campaign=campaign, rater=raters[1], now=later)
+    assert second.assignment is not None
+    assert second.assignment.response_id == first.response_id
+    first.refresh_from_db()
+    assert first.status == Assignment.Status.EXPIRED
+    assert "lock expired" in first.note  # the expiry leaves a record with its reason
+    item = CampaignItem.objects.get(pk=first.item_id)
+    assert (item.reserved, item.open_slots) == (1, 0)
+
+
+def test_late_submit_after_expiry_is_refused_when_the_slot_was_taken(researcher, raters):
+    dataset = make_dataset(n_instructions=1, models=("a",))
+    campaign = services.campaign_create(
+        name="c", dataset=dataset, user=researcher, lock_ttl_minutes=5
+    )
+    first = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
+    later = timezone.now() + timedelta(minutes=6)
+    second = services.assignment_next(campaign=campaign, rater=raters[1], now=later).assignment
+    services.rating_submit(assignment_id=second.pk, rater=raters[1],
+                           scores=full_scores(second))
+    with pytest.raises(DomainError, match="expired"):
+        services.rating_submit(assignment_id=first.pk, rater=raters[0],
+                               scores=full_scores(first))
+    first.refresh_from_db()
+    assert "refused" in first.note
+    assert HumanScore.objects.filter(assignment=first).count() == 0
+    assert CampaignItem.objects.get(pk=first.item_id).submitted == 1
+
+
+def test_late_submit_after_expiry_is_accepted_while_a_slot_is_free(researcher, raters):
+    dataset = make_dataset(n_instructions=1, models=("a",))
+    campaign = services.campaign_create(
+        name="c", dataset=dataset, user=researcher, lock_ttl_minutes=5
+    )
+    first = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
+    services.assignments_expire(now=timezone.now() + timedelta(minutes=6))
+    services.rating_submit(assignment_id=first.pk, rater=raters[0], scores=full_scores(first))
+    item = CampaignItem.objects.get(pk=first.item_id)
+    assert (item.submitted, item.reserved, item.open_slots) == (1, 0, 0)
+
+
+def test_submit_is_idempotent(campaign, raters):
+    a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
+    scores = full_scores(a, 5)
+    services.rating_submit(assignment_id=a.pk, rater=raters[0], scores=scores)
+    services.rating_submit(assignment_id=a.pk, rater=raters[0], scores=scores)
+    assert HumanScore.objects.filter(assignment=a).count() == len(scores)
+    assert CampaignItem.objects.get(pk=a.item_id).submitted == 1
+
+
+def test_submit_records_scores_na_and_rationale(campaign, raters):
+    a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
+    keys = [s.key for s in assignment_skills(assignment=a)]
+    scores = {keys[0]: 2, keys[1]: "na", keys[2]: None}
+    services.rating_submit(
+        assignment_id=a.pk, rater=raters[0], scores=scores,
+        rationales={keys[0]: "wrong date"}, active_seconds=42.5,
+    )
+    rows = {s.skill.key: s for s in HumanScore.objects.filter(assignment=a)}
+    assert rows[keys[0]].score == 2 and rows[keys[0]].rationale == "wrong date"
+    assert rows[keys[1]].score is None and rows[keys[2]].is_na
+    a.refresh_from_db()
+    assert a.status == Assignment.Status.SUBMITTED and a.active_seconds == 42.5
+    assert a.submitted_at >= a.served_at
+    assert campaign.dataset.rubric.__class__.objects.get(
+        pk=campaign.dataset.rubric_id
+    ).is_frozen  # a rubric version is frozen once a score uses it
+
+
+@pytest.mark.parametrize(
+    "mutate, field_suffix",
+    [
+        (lambda s, k: s.update({k[0]: 6}), 0),
+        (lambda s, k: s.update({k[0]: 0}), 0),
+        (lambda s, k: s.update({k[0]: "abc"}), 0),
+        (lambda s, k: s.update({k[0]: 3.5}), 0),
+        (lambda s, k: s.update({k[0]: True}), 0),
+        (lambda s, k: s.pop(k[1]), 1),
+        (lambda s, k: s.update({"made_up": 3}), None),
+    ],
+)
+def test_submit_rejects_bad_scores_naming_the_field(campaign, raters, mutate, field_suffix):
+    a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
+    keys = [s.key for s in assignment_skills(assignment=a)]
+    scores = {k: 3 for k in keys}
+    mutate(scores, keys)
+    with pytest.raises(DomainError) as exc:
+        services.rating_submit(assignment_id=a.pk, rater=raters[0], scores=scores)
+    fields = [p.field for p in exc.value.problems]
+    expected = "scores.made_up" if field_suffix is None else f"scores.{keys[field_suffix]}"
+    assert expected in fields
+    assert HumanScore.objects.count() == 0
+    a.refresh_from_db()
+    assert a.status == Assignment.Status.SERVED
+
+
+def test_rater_cannot_submit_or_skip_another_raters_assignment(campaign, raters):
+    a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
+    with pytest.raises(Http404):
+        services.rating_submit(assignment_id=a.pk, rater=raters[1], scores=full_scores(a))
+    with pytest.raises(Http404):
+        services.assignment_skip(assignment_id=a.pk, rater=raters[1], reason="x")
+    with pytest.raises(Http404):
+        services.rating_amend(assignment_id=a.pk, rater=raters[1], scores=full_scores(a))
+    a.refresh_from_db()
+    assert a.status == Assignment.Status.SERVED and not HumanScore.objects.exists()
+
+
+def test_skip_needs_a_reason_and_frees_the_slot(campaign, raters):
+    a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
+    with pytest.raises(DomainError):
+        services.assignment_skip(assignment_id=a.pk, rater=raters[0], reason=" ")
+    services.assignment_skip(assignment_id=a.pk, rater=raters[0], reason="not my language")
+    item = CampaignItem.objects.get(pk=a.item_id)
+    assert (item.reserved, item.open_slots) == (0, 1)
+    b = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
+    assert b.response_id != a.response_id  # a skipped response is not served again
+    with pytest.raises(DomainError):
+        services.rating_submit(assignment_id=a.pk, rater=raters[0], scores=full_scores(a))
+
+
+def test_amend_changes_own_scores_until_closed(campaign, raters, researcher):
+    a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
+    services.rating_submit(assignment_id=a.pk, rater=raters[0], scores=full_scores(a, 2))
+    services.rating_amend(assignment_id=a.pk, rater=raters[0], scores=full_scores(a, 5))
+    assert set(HumanScore.objects.filter(assignment=a).values_list("score", flat=True)) == {5}
+    services.campaign_set_status(campaign=campaign, status="closed", user=researcher)
+    with pytest.raises(DomainError, match="closed"):
+        services.rating_amend(assignment_id=a.pk, rater=raters[0], scores=full_scores(a, 1))
+
+
+def test_paused_campaign_serves_nothing_and_refuses_submit(campaign, raters, researcher):
+    a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
+    services.campaign_set_status(campaign=campaign, status="paused", user=researcher)
+    result = services.assignment_next(campaign=campaign, rater=raters[1])
+    assert result.assignment is None and "paused" in result.message
+    with pytest.raises(DomainError, match="paused"):
+        services.rating_submit(assignment_id=a.pk, rater=raters[0], scores=full_scores(a))
+
+
+def test_quota_limits_a_raters_work(researcher, raters):
+    campaign = services.campaign_create(
+        name="c", dataset=make_dataset(n_instructions=5), user=researcher, rater_quota=2
+    )
+    for _ in range(2):
+        a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
+        services.rating_submit(assignment_id=a.pk, rater=raters[0], scores=full_scores(a))
+    result = services.assignment_next(campaign=campaign, rater=raters[0])
+    assert result.assignment is None and "quota" in result.message
+    assert rater_progress(user=raters[0], campaign=campaign).label == "2 of 2"
+
+
+def test_skill_modes(researcher, raters):
+    dataset = make_dataset(n_instructions=1, models=("a",))
+    for mode, keys, expected in [
+        ("instruction", None, ["comprehension", "factuality", "readability"]),
+        ("chosen", ["harmlessness", "factuality"], ["factuality", "harmlessness"]),
+    ]:
+        campaign = services.campaign_create(
+            name=mode, dataset=dataset, user=researcher, skill_mode=mode,
+            chosen_skill_keys=keys,
+        )
+        a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
+        assert [s.key for s in assignment_skills(assignment=a)] == expected
+    campaign = services.campaign_create(name="all", dataset=dataset, user=researcher,
+                                        skill_mode="all")
+    a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
+    assert len(assignment_skills(assignment=a)) == 12
+
+
+def test_database_refuses_more_submitted_than_target(campaign):
+    item = campaign.items.first()
+    with pytest.raises(IntegrityError), transaction.atomic():
+        CampaignItem.objects.filter(pk=item.pk).update(submitted=item.target + 1,
+                                                       open_slots=0, reserved=0)
+
+
+def test_campaign_progress_counts(campaign, raters):
+    a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
+    services.rating_submit(assignment_id=a.pk, rater=raters[0], scores=full_scores(a))
+    services.assignment_next(campaign=campaign, rater=raters[1])
+    progress = campaign_progress(campaign=campaign)
+    assert progress.responses == 6
+    assert (progress.ratings_submitted, progress.locked, progress.responses_done) == (1, 1, 1)
+    by_name = {r.username: r for r in progress.raters}
+    assert by_name["r0"].submitted == 1 and by_name["r0"].median_seconds is not None
+    assert by_name["r1"].in_progress == 1
+
+
+# --- Concurrency (PostgreSQL: real row locks; SQLite serialises writers) -------------------
+
+
+def _rater_loop(campaign_id, rater_id, errors, served, submit_every=1):
+    from django.contrib.auth.models import User
+
+    try:
+        rater = User.objects.get(pk=rater_id)
+        campaign = Campaign.objects.get(pk=campaign_id)
+        n = 0
+        while True:
+            result = services.assignment_next(campaign=campaign, rater=rater)
+            if result.assignment is None:
+                if result.locked_by_others:
+                    time.sleep(0.01)  # others hold the rest; wait for submit or skip
+                    continue
+                break
+            a = result.assignment
+            served.append((rater_id, a.response_id))
+            n += 1
+            if n % 7 == 0:
+                services.assignment_skip(assignment_id=a.pk, rater=rater, reason="test skip")
+                continue
+            scores = {s.key: 3 for s in assignment_skills(assignment=a)}
+            services.rating_submit(assignment_id=a.pk, rater=rater, scores=scores)
+            # A double submit from a retried request must change nothing.
+            services.rating_submit(assignment_id=a.pk, rater=rater, scores=scores)
+    except Exception as exc:  # collected and asserted in the main thread
+        errors.append(repr(exc))
+    finally:
+        connection.close()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("overlap", [1, 3])
+def test_overlap_invariant_holds_under_concurrent_raters(overlap):
+    researcher = UserFactory(username="res", role="researcher")
+    raters = [UserFactory(username=f"cr{i}", role="rater") for i in range(8)]
+    dataset = make_dataset(n_instructions=20, models=("a", "b"))
+    campaign = services.campaign_create(
+        name="load", dataset=dataset, user=researcher, overlap=overlap, raters=raters
+    )
+    errors: list[str] = []
+    served: list[tuple[int, int]] = []
+    threads = [
+        threading.Thread(target=_rater_loop, args=(campaign.pk, r.pk, errors, served))
+        for r in raters
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors, errors
+    assert len(served) == len(set(served)), "a rater was served the same response twice"
+
+    submitted = (
+        Assignment.objects.filter(campaign=campaign, status=Assignment.Status.SUBMITTED)
+        .values("response_id")
+        .annotate(n=Count("id"))
+    )
+    per_response = {row["response_id"]: row["n"] for row in submitted}
+    assert max(per_response.values()) <= overlap
+    # Every response is complete: skips only moved work to other raters.
+    assert len(per_response) == 40 and set(per_response.values()) == {overlap}
+    for item in CampaignItem.objects.filter(campaign=campaign):
+        assert item.submitted == per_response[item.response_id] == item.target
+        assert item.reserved == 0 and item.open_slots == 0
+    assert not Assignment.objects.filter(campaign=campaign,
+                                         status=Assignment.Status.SERVED).exists()
+    assert HumanScore.objects.filter(assignment__campaign=campaign).count() == 40 * overlap * 3
