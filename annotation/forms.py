@@ -57,7 +57,9 @@ class ImportForm(forms.Form):
     files = MultipleFileField(help_text="One or more files; several for model outputs.")
     mapping = forms.CharField(
         required=False,
-        widget=forms.Textarea(attrs={"rows": 3, "placeholder": "instruction=prompt"}),
+        widget=forms.Textarea(
+            attrs={"rows": 3, "placeholder": "instruction=prompt", "class": "mono"}
+        ),
         label="Field mapping",
         help_text="Generic JSONL/CSV only: field=column, one per line.",
     )
@@ -88,7 +90,9 @@ class ImportForm(forms.Form):
         """The service's `options` from the cleaned data (only the fields given)."""
         data = self.cleaned_data
         options: dict = {}
-        mapping = [line.strip() for line in data["mapping"].splitlines() if line.strip()]
+        mapping = [
+            line.strip() for line in data["mapping"].splitlines() if line.strip()
+        ]
         if mapping:
             options["mapping"] = mapping
         if data["model"]:

@@ -85,19 +85,31 @@ def assignment_skills(*, assignment: Assignment) -> list[Skill]:
     """The skills to score for `assignment`, per its campaign's skill mode.
 
     `instruction` mode keeps the instruction's order (most relevant first); an
-    instruction without listed skills falls back to every skill of the rubric.
+    instruction without listed skills falls back to every skill of the rubric. One
+    query at most (none when `assignment_get_for_rater` prefetched the links).
     """
     campaign = assignment.campaign
-    rubric_id = campaign.dataset.rubric_id
     mode = campaign.skill_mode
     if mode == Campaign.SkillMode.CHOSEN:
         return list(campaign.chosen_skills.order_by("position"))
     if mode == Campaign.SkillMode.INSTRUCTION:
-        links = assignment.response.instruction.skill_links.all()
-        skills = [link.skill for link in sorted(links, key=lambda x: x.rank)]
-        if skills:
-            return skills
-    return list(Skill.objects.filter(rubric_id=rubric_id).order_by("position"))
+        response = assignment._state.fields_cache.get("response")
+        instruction = response._state.fields_cache.get("instruction") if response else None
+        if instruction is not None and "skill_links" in getattr(
+            instruction, "_prefetched_objects_cache", {}
+        ):
+            links = sorted(instruction.skill_links.all(), key=lambda x: x.rank)
+        else:
+            links = list(
+                InstructionSkill.objects.filter(instruction__responses=assignment.response_id)
+                .select_related("skill")
+                .order_by("rank")
+            )
+        if links:
+            return [link.skill for link in links]
+    return list(
+        Skill.objects.filter(rubric__datasets__campaigns=campaign.pk).order_by("position")
+    )
 
 
 def rater_assignments(*, user, campaign: Campaign) -> QuerySet[Assignment]:
@@ -115,7 +127,7 @@ class RaterProgress:
     submitted: int
     skipped: int
     quota: int | None
-    available: int  # open slots this rater could still take (approximate, cheap)
+    available: int | None  # open slots left in the campaign, when asked for
 
     @property
     def label(self) -> str:
@@ -124,24 +136,31 @@ class RaterProgress:
         return f"{self.submitted} rated"
 
 
-def rater_progress(*, user, campaign: Campaign) -> RaterProgress:
-    """The rater's own counts (2 queries, independent of campaign size beyond an index)."""
+def rater_progress(*, user, campaign: Campaign, with_available: bool = False
+                   ) -> RaterProgress:
+    """The rater's own counts: one indexed query on the hot path.
+
+    `with_available` adds the campaign's open slots, a scan of the campaign's items;
+    pages that show it ask for it, the next/submit loop does not.
+    """
     counts = dict(
         Assignment.objects.filter(campaign=campaign, rater=user)
         .values_list("status")
         .annotate(n=Count("id"))
     )
-    open_slots = (
-        CampaignItem.objects.filter(campaign=campaign, open_slots__gt=0).aggregate(
-            n=Sum("open_slots")
-        )["n"]
-        or 0
-    )
+    available = None
+    if with_available:
+        available = (
+            CampaignItem.objects.filter(campaign=campaign, open_slots__gt=0).aggregate(
+                n=Sum("open_slots")
+            )["n"]
+            or 0
+        )
     return RaterProgress(
         submitted=counts.get(Assignment.Status.SUBMITTED, 0),
         skipped=counts.get(Assignment.Status.SKIPPED, 0),
         quota=campaign.rater_quota,
-        available=open_slots,
+        available=available,
     )
 
 

@@ -9,3 +9,9 @@ from annotation import services
 def import_job_execute_task(job_id: int) -> None:
     """Run import job `job_id` (idempotent: the service starts only a queued job)."""
     services.import_job_execute(job_id=job_id)
+
+
+@shared_task(acks_late=True)
+def assignments_expire_task() -> int:
+    """Return expired rating locks to the pool in every campaign (idempotent)."""
+    return services.assignments_expire()

@@ -47,7 +47,9 @@ def home(request: HttpRequest) -> HttpResponse:
     """The landing page: what this user can work on."""
     context: dict = {}
     if roles.is_researcher(request.user):
-        context["datasets"] = selectors.dataset_overview_list_for_user(user=request.user)[:10]
+        context["datasets"] = selectors.dataset_overview_list_for_user(
+            user=request.user
+        )[:10]
     if roles.is_admin(request.user):
         context["imports"] = selectors.import_job_list_for_user(user=request.user)[:5]
     return render(request, "home.html", context)
@@ -96,7 +98,9 @@ def dataset_detail(request: HttpRequest, dataset_id: int) -> HttpResponse:
     dataset = selectors.dataset_get_for_user(user=request.user, dataset_id=dataset_id)
     filters = _instruction_filters(request.GET)
     instructions = selectors.instruction_list(dataset=dataset, **filters)
-    page = Paginator(instructions, INSTRUCTIONS_PER_PAGE).get_page(request.GET.get("page"))
+    page = Paginator(instructions, INSTRUCTIONS_PER_PAGE).get_page(
+        request.GET.get("page")
+    )
     context = {
         "dataset": dataset,
         "page": page,
@@ -184,10 +188,14 @@ def rubric_import(request: HttpRequest) -> HttpResponse:
                 messages.success(request, f"Imported {rubric}.")
                 return redirect("annotation:rubric-detail", rubric_id=rubric.pk)
     else:
-        form = RubricImportForm(initial={"name": request.GET.get("name") or "FLASK official"})
+        form = RubricImportForm(
+            initial={"name": request.GET.get("name") or "FLASK official"}
+        )
     status = 400 if request.method == "POST" else 200
     return render(
-        request, "annotation/rubric_import.html", {"form": form, "problems": problems},
+        request,
+        "annotation/rubric_import.html",
+        {"form": form, "problems": problems},
         status=status,
     )
 
@@ -205,19 +213,30 @@ def import_list(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def import_new(request: HttpRequest) -> HttpResponse:
-    """Upload files for an import. The service validates them (a dry run) into a job."""
+    """Upload files for an import. The service validates them (a dry run) into a job.
+
+    A file over `IMPORT_MAX_BYTES` is refused on the form, before it is read.
+    """
     roles.require_admin(request.user)
     if request.method == "POST":
         form = ImportForm(request.POST, request.FILES)
         if form.is_valid():
-            job = services.import_job_create(
-                dataset_name=form.cleaned_data["dataset_name"],
-                fmt=form.cleaned_data["format"],
-                uploads=[(f.name, f.read()) for f in form.cleaned_data["files"]],
-                options=form.import_options(),
-                user=request.user,
-            )
-            return redirect("annotation:import-detail", job_id=job.pk)
+            uploads = form.cleaned_data["files"]
+            try:
+                # Refuse oversized files before reading them into memory.
+                services.import_check_sizes(sizes=[(f.name, f.size) for f in uploads])
+            except DomainError as exc:
+                for problem in exc.problems:
+                    form.add_error("files", str(problem))
+            else:
+                job = services.import_job_create(
+                    dataset_name=form.cleaned_data["dataset_name"],
+                    fmt=form.cleaned_data["format"],
+                    uploads=[(f.name, f.read()) for f in uploads],
+                    options=form.import_options(),
+                    user=request.user,
+                )
+                return redirect("annotation:import-detail", job_id=job.pk)
         status = 400
     else:
         initial = {"dataset_name": request.GET.get("dataset", "")}
@@ -226,8 +245,10 @@ def import_new(request: HttpRequest) -> HttpResponse:
     context = {
         "form": form,
         "dataset_names": selectors.dataset_name_list(),
-        "format_help": [(value, label, FORMAT_HELP[value]) for value, label in
-                        ImportJob.Format.choices],
+        "format_help": [
+            (value, label, FORMAT_HELP[value])
+            for value, label in ImportJob.Format.choices
+        ],
     }
     return render(request, "annotation/import_new.html", context, status=status)
 
@@ -256,7 +277,11 @@ def import_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     }
     status = HTMX_STOP_POLLING if _wants_fragment(request) and not in_progress else 200
     return _render_page_or_fragment(
-        request, "annotation/import_detail.html", "import-progress", context, status=status
+        request,
+        "annotation/import_detail.html",
+        "import-progress",
+        context,
+        status=status,
     )
 
 

@@ -87,6 +87,10 @@ def worker_command() -> list[str]:
         "-Q",
         "celery,judge",
         "--loglevel=INFO",
+        # Embedded beat: periodic upkeep (expired rating locks) without a second process.
+        "--beat",
+        "--schedule",
+        str(Path(os.environ.get("FLASK_VAR_DIR", "var")) / "celerybeat-schedule"),
     ]
 
 

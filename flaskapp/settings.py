@@ -185,6 +185,12 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+CELERY_BEAT_SCHEDULE = {
+    # Serving also expires stale locks; this returns them even when nobody asks for work,
+    # so the campaign page's "locked" count stays true.
+    "expire-rating-locks": {"task": "annotation.tasks.assignments_expire_task",
+                            "schedule": 60.0},
+}
 
 # --- Logging --------------------------------------------------------------------------
 LOGGING = {

@@ -91,3 +91,11 @@ def _builtin_data_after_flush(request):
 
         ensure_builtin_data()
     yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _fast_password_hashing():
+    """Tests create many users; the production hasher is slow by design."""
+    from django.conf import settings
+
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

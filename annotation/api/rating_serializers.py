@@ -180,7 +180,9 @@ class CampaignProgressOutputSerializer(serializers.Serializer):
     responses_done = serializers.IntegerField()
     ratings_needed = serializers.IntegerField()
     ratings_submitted = serializers.IntegerField()
-    locked = serializers.IntegerField(help_text="Rating slots held by a served assignment.")
+    locked = serializers.IntegerField(
+        help_text="Rating slots held by a served assignment."
+    )
     percent = serializers.IntegerField()
     raters = CampaignRaterProgressOutputSerializer(many=True)
 
@@ -205,7 +207,9 @@ class CampaignLockOutputSerializer(serializers.Serializer):
     rater = UserRefOutputSerializer()
     response_id = serializers.IntegerField()
     instruction_id = serializers.IntegerField(source="response.instruction_id")
-    instruction_external_id = serializers.CharField(source="response.instruction.external_id")
+    instruction_external_id = serializers.CharField(
+        source="response.instruction.external_id"
+    )
     model_name = serializers.CharField(source="response.model_name")
     reason = serializers.CharField()
     served_at = serializers.DateTimeField()
@@ -226,7 +230,11 @@ class RaterProgressOutputSerializer(serializers.Serializer):
     submitted = serializers.IntegerField()
     skipped = serializers.IntegerField()
     quota = serializers.IntegerField(allow_null=True)
-    available = serializers.IntegerField(help_text="Open rating slots left in the campaign.")
+    available = serializers.IntegerField(
+        allow_null=True,
+        help_text="Open rating slots left in the campaign; null in `next` (not counted "
+        "there, to keep it fast).",
+    )
     label = serializers.CharField()
 
 
@@ -261,10 +269,12 @@ class RaterSkillOutputSerializer(serializers.Serializer):
 class RaterInstructionOutputSerializer(serializers.Serializer):
     text = serializers.CharField()
     reference_answer = serializers.CharField(
-        required=False, help_text="Present only when the campaign shows reference answers."
+        required=False,
+        help_text="Present only when the campaign shows reference answers.",
     )
     checklist = serializers.JSONField(
-        allow_null=True, help_text='FLASK-Hard checklist: [{"skill", "question"}] or null.'
+        allow_null=True,
+        help_text='FLASK-Hard checklist: [{"skill", "question"}] or null.',
     )
 
 
@@ -295,7 +305,9 @@ class RaterAssignmentOutputSerializer(serializers.Serializer):
     status = serializers.CharField(help_text="served, submitted, skipped or expired")
     reason = serializers.CharField(help_text="Why this response was served.")
     served_at = serializers.DateTimeField()
-    expires_at = serializers.DateTimeField(help_text="Submit before this to keep the slot.")
+    expires_at = serializers.DateTimeField(
+        help_text="Submit before this to keep the slot."
+    )
     submitted_at = serializers.DateTimeField(allow_null=True)
     instruction = serializers.SerializerMethodField()
     response = serializers.SerializerMethodField()
@@ -327,7 +339,9 @@ class RaterNextOutputSerializer(serializers.Serializer):
     """Always this envelope: an assignment, or null with a message saying why."""
 
     assignment = RaterAssignmentOutputSerializer(allow_null=True)
-    message = serializers.CharField(help_text="Why nothing was served (empty otherwise).")
+    message = serializers.CharField(
+        help_text="Why nothing was served (empty otherwise)."
+    )
     locked_by_others = serializers.IntegerField(
         help_text="Responses you could rate that other raters hold right now."
     )
@@ -340,7 +354,9 @@ class RatingSubmitInputSerializer(serializers.Serializer):
         help_text='Every listed skill key -> 1-5, or N/A as null or "na".',
     )
     rationales = serializers.DictField(
-        child=serializers.CharField(allow_blank=True, allow_null=True, trim_whitespace=False),
+        child=serializers.CharField(
+            allow_blank=True, allow_null=True, trim_whitespace=False
+        ),
         required=False,
         default=dict,
         help_text="Optional skill key -> rationale text.",
@@ -359,7 +375,9 @@ class RatingAmendInputSerializer(serializers.Serializer):
         help_text='Every listed skill key -> 1-5, or N/A as null or "na".',
     )
     rationales = serializers.DictField(
-        child=serializers.CharField(allow_blank=True, allow_null=True, trim_whitespace=False),
+        child=serializers.CharField(
+            allow_blank=True, allow_null=True, trim_whitespace=False
+        ),
         required=False,
         default=dict,
     )
@@ -378,8 +396,11 @@ class RatingOutputSerializer(serializers.Serializer):
 
 class AssignmentSkipInputSerializer(serializers.Serializer):
     reason = serializers.CharField(
-        required=False, allow_blank=True, default="", max_length=500,
-        help_text="Why you skip (required; e.g. \"outside my expertise\").",
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=500,
+        help_text='Why you skip (required; e.g. "outside my expertise").',
     )
 
 
@@ -394,7 +415,9 @@ class AssignmentSkipOutputSerializer(serializers.Serializer):
 
 
 class RatingProblemOutputSerializer(serializers.Serializer):
-    field = serializers.CharField(allow_null=True, help_text='E.g. "scores.factuality".')
+    field = serializers.CharField(
+        allow_null=True, help_text='E.g. "scores.factuality".'
+    )
     message = serializers.CharField()
     line = serializers.IntegerField(allow_null=True)
     file = serializers.CharField(allow_null=True)

@@ -32,7 +32,11 @@ urlpatterns = [
         views.CampaignLockListApi.as_view(),
         name="campaign-locks",
     ),
-    path("rate/campaigns/", views.RaterCampaignListApi.as_view(), name="rater-campaign-list"),
+    path(
+        "rate/campaigns/",
+        views.RaterCampaignListApi.as_view(),
+        name="rater-campaign-list",
+    ),
     path(
         "rate/campaigns/<int:campaign_id>/next/",
         views.AssignmentNextApi.as_view(),

@@ -73,12 +73,16 @@ def _campaign_detail(campaign: Campaign) -> dict:
 
 def _assignment_for_form(*, user, assignment_id: int) -> tuple[Assignment, list[Skill]]:
     """The rater's own assignment with what the rating form shows, and its skills."""
-    assignment = selectors.assignment_get_for_rater(user=user, assignment_id=assignment_id)
+    assignment = selectors.assignment_get_for_rater(
+        user=user, assignment_id=assignment_id
+    )
     return assignment, selectors.assignment_skills(assignment=assignment)
 
 
 def _rating_data(*, user, assignment_id: int) -> dict:
-    assignment = selectors.assignment_get_for_rater(user=user, assignment_id=assignment_id)
+    assignment = selectors.assignment_get_for_rater(
+        user=user, assignment_id=assignment_id
+    )
     return RatingOutputSerializer(assignment).data
 
 
@@ -91,7 +95,9 @@ class CampaignListApi(APIView):
     permission_classes = [IsResearcher]
     pagination_class = RatingApiPagination
 
-    @extend_schema(tags=["campaigns"], responses=CampaignListOutputSerializer(many=True))
+    @extend_schema(
+        tags=["campaigns"], responses=CampaignListOutputSerializer(many=True)
+    )
     def get(self, request):
         page = _paginate(self, selectors.campaign_list_for_user(user=request.user))
         return self._paginator.get_paginated_response(
@@ -133,7 +139,9 @@ class CampaignDetailApi(APIView):
 
     @extend_schema(tags=["campaigns"], responses=CampaignDetailOutputSerializer)
     def get(self, request, campaign_id: int):
-        campaign = selectors.campaign_get_for_user(user=request.user, campaign_id=campaign_id)
+        campaign = selectors.campaign_get_for_user(
+            user=request.user, campaign_id=campaign_id
+        )
         return Response(_campaign_detail(campaign))
 
 
@@ -148,11 +156,15 @@ class CampaignStatusApi(APIView):
         responses={200: CampaignDetailOutputSerializer, 400: REFUSED},
     )
     def post(self, request, campaign_id: int):
-        campaign = selectors.campaign_get_for_user(user=request.user, campaign_id=campaign_id)
+        campaign = selectors.campaign_get_for_user(
+            user=request.user, campaign_id=campaign_id
+        )
         serializer = CampaignStatusInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         campaign = services.campaign_set_status(
-            campaign=campaign, status=serializer.validated_data["status"], user=request.user
+            campaign=campaign,
+            status=serializer.validated_data["status"],
+            user=request.user,
         )
         return Response(_campaign_detail(campaign))
 
@@ -168,11 +180,15 @@ class CampaignRatersApi(APIView):
         responses={200: CampaignDetailOutputSerializer, 400: REFUSED},
     )
     def put(self, request, campaign_id: int):
-        campaign = selectors.campaign_get_for_user(user=request.user, campaign_id=campaign_id)
+        campaign = selectors.campaign_get_for_user(
+            user=request.user, campaign_id=campaign_id
+        )
         serializer = CampaignRatersInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         campaign = services.campaign_set_raters(
-            campaign=campaign, raters=serializer.validated_data["raters"], user=request.user
+            campaign=campaign,
+            raters=serializer.validated_data["raters"],
+            user=request.user,
         )
         return Response(_campaign_detail(campaign))
 
@@ -183,9 +199,13 @@ class CampaignLockListApi(APIView):
     permission_classes = [IsResearcher]
     pagination_class = RatingApiPagination
 
-    @extend_schema(tags=["campaigns"], responses=CampaignLockOutputSerializer(many=True))
+    @extend_schema(
+        tags=["campaigns"], responses=CampaignLockOutputSerializer(many=True)
+    )
     def get(self, request, campaign_id: int):
-        campaign = selectors.campaign_get_for_user(user=request.user, campaign_id=campaign_id)
+        campaign = selectors.campaign_get_for_user(
+            user=request.user, campaign_id=campaign_id
+        )
         page = _paginate(self, selectors.campaign_locked_assignments(campaign=campaign))
         data = CampaignLockOutputSerializer(
             page, many=True, context={"now": timezone.now()}
@@ -216,8 +236,13 @@ class RaterCampaignListApi(APIView):
         else:
             campaigns = Campaign.objects.none()
         page = _paginate(self, campaigns)
-        progress = {c.pk: selectors.rater_progress(user=user, campaign=c) for c in page}
-        data = RaterCampaignOutputSerializer(page, many=True, context={"progress": progress}).data
+        progress = {
+            c.pk: selectors.rater_progress(user=user, campaign=c, with_available=True)
+            for c in page
+        }
+        data = RaterCampaignOutputSerializer(
+            page, many=True, context={"progress": progress}
+        ).data
         return self._paginator.get_paginated_response(data)
 
 
@@ -228,8 +253,12 @@ class RaterProgressApi(APIView):
         tags=["rate"], responses={200: RaterProgressOutputSerializer, 404: NOT_FOUND}
     )
     def get(self, request, campaign_id: int):
-        campaign = selectors.campaign_get_for_rater(user=request.user, campaign_id=campaign_id)
-        progress = selectors.rater_progress(user=request.user, campaign=campaign)
+        campaign = selectors.campaign_get_for_rater(
+            user=request.user, campaign_id=campaign_id
+        )
+        progress = selectors.rater_progress(
+            user=request.user, campaign=campaign, with_available=True
+        )
         return Response(RaterProgressOutputSerializer(progress).data)
 
 
@@ -242,7 +271,9 @@ class AssignmentNextApi(APIView):
     """
 
     @extend_schema(
-        tags=["rate"], request=None, responses={200: RaterNextOutputSerializer, 404: NOT_FOUND}
+        tags=["rate"],
+        request=None,
+        responses={200: RaterNextOutputSerializer, 404: NOT_FOUND},
     )
     def post(self, request, campaign_id: int):
         user = request.user
@@ -257,9 +288,12 @@ class AssignmentNextApi(APIView):
             "assignment": assignment,
             "message": result.message,
             "locked_by_others": result.locked_by_others,
+            # Without `available`: it scans the campaign's items, and this is the hot path.
             "progress": selectors.rater_progress(user=user, campaign=campaign),
         }
-        return Response(RaterNextOutputSerializer(envelope, context={"skills": skills}).data)
+        return Response(
+            RaterNextOutputSerializer(envelope, context={"skills": skills}).data
+        )
 
 
 class AssignmentDetailApi(APIView):

@@ -108,6 +108,10 @@ def campaign_create(
                     field="models")
         )
     chosen: list[Skill] = []
+    if chosen_skill_keys and skill_mode != Campaign.SkillMode.CHOSEN:
+        problems.append(
+            Problem("skills can only be chosen with skill mode `chosen`", field="skills")
+        )
     if skill_mode == Campaign.SkillMode.CHOSEN:
         keys = list(dict.fromkeys(chosen_skill_keys or []))
         by_key = {s.key: s for s in Skill.objects.filter(rubric_id=dataset.rubric_id)}
@@ -167,8 +171,11 @@ def campaign_set_status(*, campaign: Campaign, status: str, user: User) -> Campa
         raise DomainError(f"unknown status {status!r}", [Problem("unknown", field="status")])
     if campaign.status == Campaign.Status.CLOSED and status != Campaign.Status.CLOSED:
         raise DomainError("a closed campaign cannot be reopened")
+    if status == Campaign.Status.CLOSED:
+        campaign.closed_at = campaign.closed_at or timezone.now()
+    else:
+        campaign.closed_at = None
     campaign.status = status
-    campaign.closed_at = timezone.now() if status == Campaign.Status.CLOSED else None
     campaign.save(update_fields=["status", "closed_at"])
     return campaign
 
@@ -252,6 +259,16 @@ def assignment_next(*, campaign: Campaign, rater: User, now: datetime | None = N
     if campaign.status != Campaign.Status.ACTIVE:
         return NextResult(None, f"This campaign is {campaign.get_status_display().lower()}.")
     ttl = timedelta(minutes=campaign.lock_ttl_minutes)
+    assignments_expire(campaign_id=campaign.pk, now=now)
+    with transaction.atomic():
+        # One rater's concurrent "next" calls (a double click, two tabs) queue here, so
+        # the second one resumes the first one's assignment instead of taking another.
+        User.objects.select_for_update().filter(pk=rater.pk).first()
+        return _assignment_next_locked(campaign=campaign, rater=rater, now=now, ttl=ttl)
+
+
+def _assignment_next_locked(*, campaign: Campaign, rater: User, now: datetime,
+                            ttl: timedelta) -> NextResult:
     live = (
         Assignment.objects.filter(
             campaign=campaign, rater=rater, status=Assignment.Status.SERVED, expires_at__gt=now
@@ -266,60 +283,60 @@ def assignment_next(*, campaign: Campaign, rater: User, now: datetime | None = N
     if _quota_reached(campaign, rater):
         return NextResult(None, f"You have reached this campaign's quota of "
                                 f"{campaign.rater_quota} responses. Thank you!")
-    assignments_expire(campaign_id=campaign.pk, now=now)
 
-    mine = Assignment.objects.filter(item=OuterRef("pk"), rater=rater).exclude(
-        status=Assignment.Status.EXPIRED
+    # Matches the unique (campaign, response, rater) index: one probe per candidate,
+    # however many responses this rater has already done.
+    mine = Assignment.objects.filter(
+        campaign=campaign, response_id=OuterRef("response_id"), rater=rater
+    ).exclude(status=Assignment.Status.EXPIRED)
+    item = (
+        CampaignItem.objects.select_for_update(skip_locked=True)
+        .filter(campaign=campaign, open_slots__gt=0)
+        .filter(~Exists(mine))
+        .order_by("-submitted", "position")
+        .first()
     )
-    with transaction.atomic():
-        item = (
-            CampaignItem.objects.select_for_update(skip_locked=True)
-            .filter(campaign=campaign, open_slots__gt=0)
+    if item is None:
+        locked = (
+            CampaignItem.objects.filter(campaign=campaign, reserved__gt=0)
             .filter(~Exists(mine))
-            .order_by("-submitted", "position")
-            .first()
+            .count()
         )
-        if item is None:
-            locked = (
-                CampaignItem.objects.filter(campaign=campaign, reserved__gt=0)
-                .filter(~Exists(mine))
-                .count()
+        if locked:
+            return NextResult(
+                None,
+                f"Nothing is free for you right now: {locked} responses are being rated "
+                "by others. Try again in a few minutes; expired locks come back.",
+                locked_by_others=locked,
             )
-            if locked:
-                return NextResult(
-                    None,
-                    f"Nothing is free for you right now: {locked} responses are being rated "
-                    "by others. Try again in a few minutes; expired locks come back.",
-                    locked_by_others=locked,
-                )
-            return NextResult(None, "You are done: nothing in this campaign is left for you.")
-        if item.submitted:
-            reason = f"finishing a partly rated response ({item.submitted} of {item.target})"
-        elif item.target > 1:
-            reason = f"new response; {item.target} raters wanted"
-        else:
-            reason = "new response"
-        previous = Assignment.objects.filter(
-            campaign=campaign, response_id=item.response_id, rater=rater
-        ).first()
-        if previous is not None:
-            # Only an expired assignment of this rater can exist here (see `mine`).
-            previous.status = Assignment.Status.SERVED
-            previous.reason = "served again after your earlier lock expired"
-            previous.served_at = now
-            previous.expires_at = now + ttl
-            previous.closed_at = None
-            previous.save(update_fields=["status", "reason", "served_at", "expires_at",
-                                         "closed_at"])
-            assignment = previous
-        else:
-            assignment = Assignment.objects.create(
-                campaign=campaign, item=item, response_id=item.response_id, rater=rater,
-                reason=reason, served_at=now, expires_at=now + ttl,
-            )
-        CampaignItem.objects.filter(pk=item.pk).update(
-            reserved=F("reserved") + 1, open_slots=F("open_slots") - 1
+        return NextResult(None, "You are done: nothing in this campaign is left for you.")
+    if item.submitted:
+        reason = f"finishing a partly rated response ({item.submitted} of {item.target})"
+    elif item.target > 1:
+        reason = f"new response; {item.target} raters wanted"
+    else:
+        reason = "new response"
+    previous = Assignment.objects.filter(
+        campaign=campaign, response_id=item.response_id, rater=rater
+    ).first()
+    if previous is not None:
+        # Only an expired assignment of this rater can exist here (see `mine`).
+        previous.status = Assignment.Status.SERVED
+        previous.reason = "served again after your earlier lock expired"
+        previous.served_at = now
+        previous.expires_at = now + ttl
+        previous.closed_at = None
+        previous.save(update_fields=["status", "reason", "served_at", "expires_at",
+                                     "closed_at"])
+        assignment = previous
+    else:
+        assignment = Assignment.objects.create(
+            campaign=campaign, item=item, response_id=item.response_id, rater=rater,
+            reason=reason, served_at=now, expires_at=now + ttl,
         )
+    CampaignItem.objects.filter(pk=item.pk).update(
+        reserved=F("reserved") + 1, open_slots=F("open_slots") - 1
+    )
     return NextResult(assignment)
 
 
@@ -332,6 +349,14 @@ def _validate_scores(
         raise DomainError("scores must be an object of skill -> 1-5 or \"na\"",
                           [Problem("must be an object", field="scores")])
     rationales = rationales or {}
+    if not isinstance(rationales, dict):
+        raise DomainError("rationales must be an object of skill -> text",
+                          [Problem("must be an object", field="rationales")])
+    for key in rationales:
+        if key not in wanted:
+            problems.append(
+                Problem(f"{key!r} is not a skill of this response", field=f"rationales.{key}")
+            )
     for key in scores:
         if key not in wanted:
             problems.append(
@@ -375,7 +400,7 @@ def _validate_scores(
 def _own_assignment_for_update(assignment_id: int, rater: User) -> Assignment:
     assignment = (
         Assignment.objects.select_for_update(of=("self",))
-        .select_related("campaign")
+        .select_related("campaign", "campaign__dataset")
         .filter(pk=assignment_id)
         .first()
     )

@@ -54,7 +54,9 @@ def markdown_to_safe_html(text: str) -> str:
     # each call gets its own.
     md = markdown.Markdown(
         extensions=["fenced_code", "codehilite", "tables", _RawHtmlAsText()],
-        extension_configs={"codehilite": {"css_class": "codehilite", "guess_lang": False}},
+        extension_configs={
+            "codehilite": {"css_class": "codehilite", "guess_lang": False}
+        },
         output_format="html",
     )
     html = md.convert(text or "")

@@ -60,7 +60,9 @@
 
   // --- Focus between skill rows -------------------------------------------------
 
-  function setCurrent(index, focus) {
+  // focus: move the keyboard focus to the row; scroll: bring it into view as well
+  // (not on a new panel: the rater starts reading at the top, with the instruction).
+  function setCurrent(index, focus, scroll) {
     if (!state.rows.length) return;
     index = Math.max(0, Math.min(state.rows.length - 1, index));
     state.current = index;
@@ -70,7 +72,9 @@
     if (focus) {
       var row = state.rows[index];
       row.focus({ preventScroll: true });
-      row.scrollIntoView({ block: "nearest", behavior: prefersReducedMotion() ? "auto" : "smooth" });
+      if (scroll !== false) {
+        row.scrollIntoView({ block: "nearest", behavior: prefersReducedMotion() ? "auto" : "smooth" });
+      }
     }
   }
 
@@ -299,7 +303,7 @@
       setCurrent(start, false);
       openSkip();
     } else {
-      setCurrent(start, true);
+      setCurrent(start, true, !!errorRow);
     }
   }
 
@@ -441,14 +445,24 @@
       pendingDraftKey = draftKey();
     }
   });
+  // (When the form was swapped out, htmx reports this event on an ancestor, with that
+  // ancestor as `detail.elt`: hence the pending key rather than a check of the form.)
   document.addEventListener("htmx:afterRequest", function (event) {
-    var elt = event.detail.elt;
-    if (!elt || !elt.matches || !elt.matches("form[data-rating-form], form[data-skip-form]")) return;
+    if (!pendingDraftKey) return;
     if (event.detail.successful && event.detail.xhr.status === 200) clearDraft(pendingDraftKey);
     pendingDraftKey = null;
   });
 
+  function collapseGuidelines() {
+    var guidelines = document.querySelector("details.guidelines[data-auto-open]");
+    if (guidelines) {
+      guidelines.open = false;
+      guidelines.removeAttribute("data-auto-open");
+    }
+  }
+
   document.addEventListener("htmx:afterSettle", function (event) {
+    if (document.querySelector("#rating-panel .saved-flash")) collapseGuidelines();
     if (event.detail.elt && event.detail.elt.id === "rating-panel") init();
     else if (document.getElementById("rating-panel") && !document.body.contains(state.form)) init();
   });

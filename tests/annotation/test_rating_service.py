@@ -413,3 +413,61 @@ def test_overlap_invariant_holds_under_concurrent_raters(overlap):
     assert not Assignment.objects.filter(campaign=campaign,
                                          status=Assignment.Status.SERVED).exists()
     assert HumanScore.objects.filter(assignment__campaign=campaign).count() == 40 * overlap * 3
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_next_calls_of_one_rater_hold_one_lock():
+    researcher = UserFactory(username="res2", role="researcher")
+    rater = UserFactory(username="double-click", role="rater")
+    campaign = services.campaign_create(
+        name="dc", dataset=make_dataset(n_instructions=10), user=researcher, raters=[rater]
+    )
+    got: list[int] = []
+    errors: list[str] = []
+
+    def ask():
+        try:
+            got.append(services.assignment_next(campaign=campaign, rater=rater).assignment.pk)
+        except Exception as exc:
+            errors.append(repr(exc))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=ask) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not errors, errors
+    assert len(got) == 6 and len(set(got)) == 1
+    assert Assignment.objects.filter(rater=rater).count() == 1
+    assert CampaignItem.objects.filter(campaign=campaign, reserved=1).count() == 1
+
+
+def test_closing_twice_keeps_the_first_close_time(campaign, researcher):
+    services.campaign_set_status(campaign=campaign, status="closed", user=researcher)
+    first = Campaign.objects.get(pk=campaign.pk).closed_at
+    services.campaign_set_status(campaign=campaign, status="closed", user=researcher)
+    assert Campaign.objects.get(pk=campaign.pk).closed_at == first
+    with pytest.raises(DomainError, match="reopened"):
+        services.campaign_set_status(campaign=campaign, status="active", user=researcher)
+
+
+def test_submit_rejects_rationales_that_are_not_an_object(campaign, raters):
+    a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
+    with pytest.raises(DomainError) as exc:
+        services.rating_submit(assignment_id=a.pk, rater=raters[0], scores=full_scores(a),
+                               rationales=["why"])
+    assert [p.field for p in exc.value.problems] == ["rationales"]
+    with pytest.raises(DomainError) as exc:
+        services.rating_submit(assignment_id=a.pk, rater=raters[0], scores=full_scores(a),
+                               rationales={"made_up": "x"})
+    assert "rationales.made_up" in [p.field for p in exc.value.problems]
+    assert not HumanScore.objects.exists()
+
+
+def test_chosen_skills_need_chosen_mode(researcher):
+    with pytest.raises(DomainError) as exc:
+        services.campaign_create(name="c", dataset=make_dataset(), user=researcher,
+                                 skill_mode="all", chosen_skill_keys=["factuality"])
+    assert "skills" in [p.field for p in exc.value.problems]

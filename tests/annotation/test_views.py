@@ -120,7 +120,9 @@ def result_ids(response) -> list[str]:
     table = response.content.decode().split('id="instruction-table"', 1)
     if len(table) < 2:
         return []
-    return re.findall(r'<td class="nowrap"><a href="/instructions/\d+/">([^<]+)</a>', table[1])
+    return re.findall(
+        r'<td class="nowrap"><a href="/instructions/\d+/">([^<]+)</a>', table[1]
+    )
 
 
 # --- Layout, login, home ---------------------------------------------------------------
@@ -141,7 +143,9 @@ def test_login_page_logs_a_user_in(client, researcher):
 
 
 def test_login_with_a_wrong_password_says_so(client, researcher):
-    response = client.post(reverse("login"), {"username": "researcher-user", "password": "x"})
+    response = client.post(
+        reverse("login"), {"username": "researcher-user", "password": "x"}
+    )
 
     assert response.status_code == 200
     assert "enter a correct username and password" in page_text(response)
@@ -158,7 +162,9 @@ def test_home_for_an_admin_shows_datasets_recent_imports_and_every_nav_link(
     client_for, admin_user, browse_dataset
 ):
     services.import_job_create(
-        dataset_name="fresh", fmt="flask", uploads=[("e.jsonl", jsonl(FLASK_ROWS))],
+        dataset_name="fresh",
+        fmt="flask",
+        uploads=[("e.jsonl", jsonl(FLASK_ROWS))],
         user=admin_user,
     )
 
@@ -185,7 +191,9 @@ def test_home_for_a_researcher_shows_datasets_without_imports(
     assert f'href="{reverse("annotation:import-list")}"' not in body
 
 
-def test_home_for_a_rater_says_there_is_no_rating_work_yet(client_for, rater, browse_dataset):
+def test_home_for_a_rater_says_there_is_no_rating_work_yet(
+    client_for, rater, browse_dataset
+):
     response = client_for(rater).get(reverse("home"))
 
     body = response.content.decode()
@@ -287,7 +295,10 @@ def test_dataset_detail_shows_counts_per_model_domain_difficulty_and_skill(
         ({"q": "primes"}, ["proof"]),
         ({"domain": "math", "difficulty": "5"}, ["proof"]),
         # Values that cannot match anything are ignored rather than failing.
-        ({"difficulty": "hard", "domain": "astrology"}, ["sky", "maths", "poem", "proof"]),
+        (
+            {"difficulty": "hard", "domain": "astrology"},
+            ["sky", "maths", "poem", "proof"],
+        ),
     ],
 )
 def test_dataset_detail_filters_instructions(
@@ -348,7 +359,9 @@ def test_dataset_detail_htmx_history_restore_gets_the_whole_page(
     assert LAYOUT_NAV in response.content.decode()
 
 
-def test_dataset_detail_paginates_fifty_per_page_with_real_links(client_for, researcher):
+def test_dataset_detail_paginates_fifty_per_page_with_real_links(
+    client_for, researcher
+):
     dataset = DatasetFactory()
     for n in range(60):
         InstructionFactory(dataset=dataset, external_id=f"i{n:02d}", skill_keys=[])
@@ -382,7 +395,9 @@ def test_instruction_browser_query_count_does_not_grow_with_rows(
 ):
     dataset = DatasetFactory()
     for n in range(instructions):
-        instruction = InstructionFactory(dataset=dataset, domain_2="coding" if n % 2 else "")
+        instruction = InstructionFactory(
+            dataset=dataset, domain_2="coding" if n % 2 else ""
+        )
         ResponseFactory(instruction=instruction, model_name="alpha")
         ResponseFactory(instruction=instruction, model_name="beta")
     url = reverse("annotation:dataset-detail", args=[dataset.pk])
@@ -416,7 +431,9 @@ def test_instruction_detail_shows_text_reference_metadata_and_every_response(
         skill_keys=["factuality", "conciseness", "readability"],
     )
     ResponseFactory(instruction=instruction, model_name="zeta", text="It is Jupiter.")
-    ResponseFactory(instruction=instruction, model_name="alpha", text="Saturn, I think.")
+    ResponseFactory(
+        instruction=instruction, model_name="alpha", text="Saturn, I think."
+    )
 
     for user in (researcher, admin_user):
         response = client_for(user).get(
@@ -477,7 +494,7 @@ def test_instruction_detail_renders_markdown_safely(client_for, researcher):
     # The code block keeps its indentation and gets Pygments highlighting spans.
     assert '<div class="codehilite"><pre>' in body
     assert '<span class="k">def</span>' in body
-    assert "\n    <span class=\"k\">return</span>  " in body
+    assert '\n    <span class="k">return</span>  ' in body
 
 
 def test_instruction_detail_refuses_raters_and_anonymous(client_for, client, rater):
@@ -522,8 +539,12 @@ def test_rubric_list_and_detail_show_skills_by_ability_with_anchors(
     assert listing.status_code == 200 and "FLASK" in page_text(listing)
     text = page_text(detail)
     assert detail.status_code == 200
-    abilities = ["Logical Thinking", "Background Knowledge", "Problem Handling",
-                 "User Alignment"]
+    abilities = [
+        "Logical Thinking",
+        "Background Knowledge",
+        "Problem Handling",
+        "User Alignment",
+    ]
     positions = [text.index(a) for a in abilities]
     assert positions == sorted(positions)
     assert text.index("Logical Robustness") < text.index("Background Knowledge")
@@ -552,8 +573,10 @@ def test_admin_uploads_the_flask_rubric_file_as_a_new_version(client_for, admin_
 
     response = client.post(
         reverse("annotation:rubric-import"),
-        {"name": "FLASK", "file": SimpleUploadedFile("skillset_description.json",
-                                                     skillset_json())},
+        {
+            "name": "FLASK",
+            "file": SimpleUploadedFile("skillset_description.json", skillset_json()),
+        },
     )
 
     new = Rubric.objects.get(name="FLASK", version=2)
@@ -571,8 +594,12 @@ def test_rubric_upload_with_a_bad_skill_shows_the_problem_and_creates_nothing(
 
     response = client_for(admin_user).post(
         reverse("annotation:rubric-import"),
-        {"name": "FLASK official", "file": SimpleUploadedFile(
-            "skillset_description.json", skillset_json(Skill="Telepathy"))},
+        {
+            "name": "FLASK official",
+            "file": SimpleUploadedFile(
+                "skillset_description.json", skillset_json(Skill="Telepathy")
+            ),
+        },
     )
 
     assert response.status_code == 400
@@ -615,9 +642,13 @@ def test_import_form_lists_formats_with_help_and_existing_dataset_names(
     assert "Mark every instruction as FLASK-Hard" in text
 
 
-def test_import_pages_are_for_admins_only(client_for, client, researcher, rater, admin_user):
+def test_import_pages_are_for_admins_only(
+    client_for, client, researcher, rater, admin_user
+):
     job = services.import_job_create(
-        dataset_name="x", fmt="flask", uploads=[("e.jsonl", jsonl(FLASK_ROWS))],
+        dataset_name="x",
+        fmt="flask",
+        uploads=[("e.jsonl", jsonl(FLASK_ROWS))],
         user=admin_user,
     )
     urls = [
@@ -631,11 +662,19 @@ def test_import_pages_are_for_admins_only(client_for, client, researcher, rater,
         assert client.get(url).status_code == 302
     confirm = reverse("annotation:import-confirm", args=[job.pk])
     assert client_for(researcher).post(confirm).status_code == 403
-    assert client_for(researcher).post(
-        reverse("annotation:import-new"),
-        {"dataset_name": "y", "format": "flask",
-         "files": SimpleUploadedFile("e.jsonl", jsonl(FLASK_ROWS))},
-    ).status_code == 403
+    assert (
+        client_for(researcher)
+        .post(
+            reverse("annotation:import-new"),
+            {
+                "dataset_name": "y",
+                "format": "flask",
+                "files": SimpleUploadedFile("e.jsonl", jsonl(FLASK_ROWS)),
+            },
+        )
+        .status_code
+        == 403
+    )
     assert ImportJob.objects.count() == 1 and not Dataset.objects.exists()
 
 
@@ -644,7 +683,9 @@ def test_upload_validates_and_shows_the_report_and_preview_without_writing(
 ):
     client = client_for(admin_user)
 
-    response = post_import(client, files=SimpleUploadedFile("eval.jsonl", jsonl(FLASK_ROWS)))
+    response = post_import(
+        client, files=SimpleUploadedFile("eval.jsonl", jsonl(FLASK_ROWS))
+    )
 
     job = ImportJob.objects.get()
     assert response.status_code == 302
@@ -659,7 +700,7 @@ def test_upload_validates_and_shows_the_report_and_preview_without_writing(
     assert "0 responses to create" in text
     preview = detail.content.decode().split('id="import-preview"', 1)[1]
     for column in ("line", "id", "instruction", "skills", "domains", "difficulty"):
-        assert f"<th scope=\"col\">{column}</th>" in preview
+        assert f'<th scope="col">{column}</th>' in preview
     assert "Explain why the sky is blue to a ten-year-old." in preview
     assert "eval.jsonl" in text
     assert f'action="{reverse("annotation:import-confirm", args=[job.pk])}"' in (
@@ -689,11 +730,15 @@ def test_confirm_imports_the_rows_and_links_to_the_dataset(client_for, admin_use
 
 def test_confirm_needs_post(client_for, admin_user):
     job = services.import_job_create(
-        dataset_name="x", fmt="flask", uploads=[("e.jsonl", jsonl(FLASK_ROWS))],
+        dataset_name="x",
+        fmt="flask",
+        uploads=[("e.jsonl", jsonl(FLASK_ROWS))],
         user=admin_user,
     )
 
-    response = client_for(admin_user).get(reverse("annotation:import-confirm", args=[job.pk]))
+    response = client_for(admin_user).get(
+        reverse("annotation:import-confirm", args=[job.pk])
+    )
 
     assert response.status_code == 405
     assert not Dataset.objects.exists()
@@ -702,7 +747,11 @@ def test_confirm_needs_post(client_for, admin_user):
 def test_upload_with_a_bad_line_shows_line_and_field_and_creates_nothing(
     client_for, admin_user
 ):
-    rows = [FLASK_ROWS[0], '{"idx": 2, "instruction": ', FLASK_ROWS[2] | {"domain": ["Astrology"]}]
+    rows = [
+        FLASK_ROWS[0],
+        '{"idx": 2, "instruction": ',
+        FLASK_ROWS[2] | {"domain": ["Astrology"]},
+    ]
     client = client_for(admin_user)
 
     response = post_import(client, files=SimpleUploadedFile("bad.jsonl", jsonl(rows)))
@@ -715,11 +764,15 @@ def test_upload_with_a_bad_line_shows_line_and_field_and_creates_nothing(
     problems = detail.content.decode().split('id="import-problems"', 1)[1]
     problem_text = re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", problems)))
     assert re.search(r"bad\.jsonl line 2 — invalid JSON", problem_text)
-    assert re.search(r"bad\.jsonl line 3 domain unknown domain 'Astrology'", problem_text)
+    assert re.search(
+        r"bad\.jsonl line 3 domain unknown domain 'Astrology'", problem_text
+    )
     assert "Confirm import" not in text
     assert not Dataset.objects.exists() and not Instruction.objects.exists()
     # Confirming an invalid job is refused with its reason; still nothing is written.
-    refused = client.post(reverse("annotation:import-confirm", args=[job.pk]), follow=True)
+    refused = client.post(
+        reverse("annotation:import-confirm", args=[job.pk]), follow=True
+    )
     assert "this import has problems" in page_text(refused)
     assert not Dataset.objects.exists()
 
@@ -728,8 +781,14 @@ def test_upload_with_a_bad_line_shows_line_and_field_and_creates_nothing(
     ("data", "message"),
     [
         ({"dataset_name": "   ", "format": "flask"}, "This field is required."),
-        ({"dataset_name": "x", "format": "xml"}, "Select a valid choice. xml is not one"),
-        ({"dataset_name": "x", "format": "flask", "no_file": True}, "This field is required"),
+        (
+            {"dataset_name": "x", "format": "xml"},
+            "Select a valid choice. xml is not one",
+        ),
+        (
+            {"dataset_name": "x", "format": "flask", "no_file": True},
+            "This field is required",
+        ),
     ],
 )
 def test_import_form_rejects_bad_input_without_creating_a_job(
@@ -765,7 +824,12 @@ def test_import_form_passes_options_to_the_service(client_for, admin_user):
     job = ImportJob.objects.get()
     assert response.status_code == 302
     assert job.options == {
-        "mapping": ["instruction=prompt", "reference=gold", "response=answer", "model=llm"],
+        "mapping": [
+            "instruction=prompt",
+            "reference=gold",
+            "response=answer",
+            "model=llm",
+        ],
         "hard": True,
         "rubric_id": rubric.pk,
         "description": "From a spreadsheet",
@@ -774,14 +838,22 @@ def test_import_form_passes_options_to_the_service(client_for, admin_user):
     assert job.summary["created_responses"] == 1
 
 
-def test_model_outputs_import_adds_responses_named_after_the_files(client_for, admin_user):
+def test_model_outputs_import_adds_responses_named_after_the_files(
+    client_for, admin_user
+):
     services.dataset_import_files(
         dataset_name="sky-set", fmt="flask", files=[("e.jsonl", jsonl(FLASK_ROWS))]
     )
     outputs = [
-        SimpleUploadedFile(f"{model}.jsonl", jsonl(
-            [{"question_id": r["idx"], "text": f"{model} says {r['idx']}"} for r in FLASK_ROWS]
-        ))
+        SimpleUploadedFile(
+            f"{model}.jsonl",
+            jsonl(
+                [
+                    {"question_id": r["idx"], "text": f"{model} says {r['idx']}"}
+                    for r in FLASK_ROWS
+                ]
+            ),
+        )
         for model in ("gpt4", "vicuna")
     ]
     client = client_for(admin_user)
@@ -794,15 +866,24 @@ def test_model_outputs_import_adds_responses_named_after_the_files(client_for, a
     assert Response.objects.filter(model_name="vicuna").count() == 3
 
 
-def test_upload_over_the_size_limit_shows_the_limit(client_for, admin_user, settings):
+def test_upload_over_the_size_limit_is_refused_on_the_form(
+    client_for, admin_user, settings
+):
     settings.IMPORT_MAX_BYTES = 100
-    client = client_for(admin_user)
 
-    response = post_import(client, files=SimpleUploadedFile("big.jsonl", jsonl(FLASK_ROWS)))
+    response = post_import(
+        client_for(admin_user),
+        files=[
+            SimpleUploadedFile("big.jsonl", jsonl(FLASK_ROWS)),
+            SimpleUploadedFile("small.jsonl", jsonl([FLASK_ROWS[0]])[:90]),
+        ],
+    )
 
-    text = page_text(client.get(response.url))
-    assert "over the import limit" in text and "IMPORT_MAX_BYTES" in text
-    assert not Dataset.objects.exists()
+    text = page_text(response)
+    assert response.status_code == 400
+    assert "big.jsonl: the file is" in text and "over the import limit" in text
+    assert "IMPORT_MAX_BYTES" in text and "small.jsonl" not in text
+    assert not ImportJob.objects.exists() and not Dataset.objects.exists()
 
 
 def test_large_import_is_queued_and_its_page_polls_for_progress(
@@ -820,7 +901,9 @@ def test_large_import_is_queued_and_its_page_polls_for_progress(
 
     job.refresh_from_db()
     assert job.status == ImportJob.Status.QUEUED
-    assert "Queued" in page_text(page) and "this page updates by itself" in page_text(page)
+    assert "Queued" in page_text(page) and "this page updates by itself" in page_text(
+        page
+    )
     assert f'hx-get="{url}" hx-trigger="every 2s"' in page.content.decode()
     assert poll.status_code == 200
     assert poll.content.decode().lstrip().startswith('<section id="import-progress"')
@@ -846,11 +929,15 @@ def test_progress_fragment_stops_polling_with_286_once_finished(client_for, admi
 
 def test_import_list_shows_recent_jobs_with_status(client_for, admin_user):
     services.import_job_create(
-        dataset_name="good", fmt="flask", uploads=[("e.jsonl", jsonl(FLASK_ROWS))],
+        dataset_name="good",
+        fmt="flask",
+        uploads=[("e.jsonl", jsonl(FLASK_ROWS))],
         user=admin_user,
     )
     services.import_job_create(
-        dataset_name="broken", fmt="flask", uploads=[("b.jsonl", b"not json")],
+        dataset_name="broken",
+        fmt="flask",
+        uploads=[("b.jsonl", b"not json")],
         user=admin_user,
     )
 

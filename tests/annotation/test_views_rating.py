@@ -30,7 +30,7 @@ def make_dataset(n_instructions=3, models=("model-alpha",), skill_keys=None, **i
         )
         for model in models:
             ResponseFactory(
-                instruction=inst, model_name=model, text=f"Answer of {model} to {i}."
+                instruction=inst, model_name=model, text=f"An answer to question {i}."
             )
     return dataset
 
@@ -53,6 +53,12 @@ def score_post(assignment, value="4", **overrides):
     data = {f"score-{s.key}": value for s in assignment_skills(assignment=assignment)}
     data.update(overrides)
     return data
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    # The factories hash a password per user; the default hasher is slow on purpose.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture
@@ -745,7 +751,7 @@ def test_review_is_read_only_once_the_campaign_is_closed(
     assert "Save changes" not in html and " disabled" in html
     response = client.post(url, {f"score-{k}": "5" for k in SKILLS})
     assert response.status_code == 400
-    assert "this campaign is closed; its ratings are final" in response.content.decode()
+    assert "this campaign is closed; its ratings are final" in response.content.decode().lower()
     assert set(assignment.scores.values_list("score", flat=True)) == {2}
 
 
@@ -760,8 +766,9 @@ def test_review_of_a_response_still_being_rated_goes_to_the_rating_page(
 
 # --- Query counts do not grow with the dataset ------------------------------------------
 
-RATE_NEXT_MAX_QUERIES = 22
-SUBMIT_MAX_QUERIES = 40
+# Measured: 16 and 27 whatever the dataset size; a little headroom, no more.
+RATE_NEXT_MAX_QUERIES = 18
+SUBMIT_MAX_QUERIES = 30
 
 
 @pytest.mark.parametrize("n_instructions", [5, 60])
@@ -786,11 +793,9 @@ def test_submit_query_count_is_constant(
     campaign = make_campaign(researcher, [rater], dataset=dataset)
     assignment = serve(campaign, rater)
     client = client_for(rater)
-    client.get(reverse("rating:rate-home"))  # session and roles warm, like a real rater
+    data = score_post(assignment, "4")
     with django_assert_max_num_queries(SUBMIT_MAX_QUERIES):
         response = client.post(
-            reverse("rating:assignment-submit", args=[assignment.pk]),
-            score_post(assignment, "4"),
-            **HX,
+            reverse("rating:assignment-submit", args=[assignment.pk]), data, **HX
         )
     assert response.status_code == 200

@@ -7,6 +7,7 @@ import json
 import pytest
 from playwright.sync_api import expect
 
+from annotation import services
 from annotation.models import Dataset, ImportJob
 from tests.browser.conftest import login
 from tests.factories import UserFactory
@@ -68,8 +69,12 @@ def test_admin_imports_a_flask_set_and_browses_it(
     page, live_server, admin, browser_media, tmp_path
 ):
     login(page, live_server, admin)
-    upload(page, live_server, dataset="browser-set",
-           file=write_jsonl(tmp_path / "flask_eval.jsonl", EVAL_SET))
+    upload(
+        page,
+        live_server,
+        dataset="browser-set",
+        file=write_jsonl(tmp_path / "flask_eval.jsonl", EVAL_SET),
+    )
 
     report = page.locator("#import-progress")
     expect(report.locator("#import-status")).to_have_text("Validated")
@@ -98,10 +103,22 @@ def test_admin_imports_a_flask_set_and_browses_it(
     page.wait_for_url("**domain=math**")
     expect(page.locator("nav[aria-label=Main]")).to_have_count(1)
 
+    # Typing in the search box filters too, after a short pause.
+    page.get_by_label("Domain", exact=True).select_option("")
+    expect(rows).to_have_count(3)
+    page.get_by_label("Search").press_sequentially("reverses", delay=30)
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text("Write a Python function")
+    page.get_by_label("Search").fill("")
+    page.get_by_label("Domain", exact=True).select_option("math")
+    expect(rows).to_have_count(1)
+
     rows.first.get_by_role("link", name="2", exact=True).click()
     expect(page.get_by_role("heading", name="Instruction 2")).to_be_visible()
-    page.goto(f"{live_server.url}/instructions/"
-              f"{Dataset.objects.get().instructions.get(external_id='3').pk}/")
+    page.goto(
+        f"{live_server.url}/instructions/"
+        f"{Dataset.objects.get().instructions.get(external_id='3').pk}/"
+    )
     expect(page.locator(".codehilite .k").first).to_have_text("def")
     page.screenshot(path="/tmp/ui-instruction.png", full_page=True)
 
@@ -112,8 +129,12 @@ def test_a_bad_line_is_reported_with_its_number_and_nothing_is_created(
     rows = [EVAL_SET[0], '{"idx": 2, "instruction": "unterminated', EVAL_SET[2]]
     login(page, live_server, admin)
 
-    upload(page, live_server, dataset="broken-set",
-           file=write_jsonl(tmp_path / "broken.jsonl", rows))
+    upload(
+        page,
+        live_server,
+        dataset="broken-set",
+        file=write_jsonl(tmp_path / "broken.jsonl", rows),
+    )
 
     expect(page.locator("#import-status")).to_have_text("Invalid")
     problems = page.locator("#import-problems tbody tr")
@@ -124,3 +145,28 @@ def test_a_bad_line_is_reported_with_its_number_and_nothing_is_created(
     page.screenshot(path="/tmp/ui-import-invalid.png", full_page=True)
     assert ImportJob.objects.get().status == ImportJob.Status.INVALID
     assert not Dataset.objects.filter(name="broken-set").exists()
+
+
+def test_a_queued_import_page_updates_itself_when_the_worker_finishes(
+    page, live_server, admin, browser_media
+):
+    job = services.import_job_create(
+        dataset_name="background-set",
+        fmt="flask",
+        uploads=[("eval.jsonl", "\n".join(json.dumps(r) for r in EVAL_SET).encode())],
+        user=admin,
+    )
+    # As `import_job_confirm` leaves a large import for the worker.
+    ImportJob.objects.filter(pk=job.pk).update(status=ImportJob.Status.QUEUED)
+    login(page, live_server, admin)
+    page.goto(f"{live_server.url}/imports/{job.pk}/")
+    expect(page.locator("#import-status")).to_have_text("Queued")
+
+    services.import_job_execute(job_id=job.pk)  # what the Celery worker runs
+
+    # No reload: the progress fragment polls every 2s and stops once finished.
+    expect(page.locator("#import-status")).to_have_text("Succeeded", timeout=8_000)
+    expect(page.get_by_role("link", name="Open the dataset")).to_be_visible()
+    expect(page.locator("#import-progress")).not_to_have_attribute(
+        "hx-trigger", "every 2s"
+    )

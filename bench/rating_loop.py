@@ -1,0 +1,263 @@
+"""Rater loop benchmark: serve next + submit a 3-skill form, over HTTP, on PostgreSQL.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
+        .venv/bin/python bench/rating_loop.py [--data ../shared/flask-data] [--seconds 30]
+
+Creates a scratch database (dropped at the end), imports the FLASK release (1,740
+instructions, 25,500 responses), creates a k=1 campaign over every response and 21
+raters with API tokens, starts gunicorn on loopback, then measures, in a closed loop:
+
+  (a) one rater alone: next + submit, one request at a time;
+  (b) 20 concurrent raters, each a distinct user.
+
+Prints p50/p95/p99 per request kind, requests/s and annotations/s, and checks the
+overlap and lock invariants in the database at the end. Targets (issue #3): (a) p95
+< 30 ms; (b) >= 150 requests/s with p95 < 250 ms; zero overlap violations.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlparse, urlunparse
+
+import httpx
+import psycopg
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def percentile(values: list[float], p: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    k = (len(ordered) - 1) * p / 100
+    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def scratch_database(base_url: str) -> tuple[str, str]:
+    name = f"flaskeval_bench_rating_{os.getpid()}"
+    parts = urlparse(base_url)
+    admin = urlunparse(parts._replace(path="/postgres"))
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return urlunparse(parts._replace(path=f"/{name}")), admin
+
+
+def drop_database(admin: str, url: str) -> None:
+    name = urlparse(url).path.lstrip("/")
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def prepare(data: Path, raters: int) -> dict:
+    """Migrate, import the release, create users, tokens and the campaign."""
+    import django
+
+    django.setup()
+    from django.contrib.auth.models import Group, User
+    from django.core.management import call_command
+    from rest_framework.authtoken.models import Token
+
+    from annotation import services
+    from annotation.models import Dataset
+
+    call_command("migrate", verbosity=0)
+    t0 = time.perf_counter()
+    services.dataset_import_files(
+        dataset_name="flask", fmt="flask",
+        files=[("flask_evaluation.jsonl",
+                (data / "evaluation_set/flask_evaluation.jsonl").read_bytes())],
+    )
+    outputs = sorted((data / "model_output/outputs").glob("*.jsonl"))
+    services.dataset_import_files(
+        dataset_name="flask", fmt="flask_outputs",
+        files=[(p.name, p.read_bytes()) for p in outputs],
+    )
+    researcher = User.objects.create_user("bench-researcher", password="x")
+    researcher.groups.add(Group.objects.get(name="researcher"))
+    rater_group = Group.objects.get(name="rater")
+    tokens = []
+    users = []
+    for i in range(raters):
+        user = User.objects.create_user(f"bench-rater-{i}", password="x")
+        user.groups.add(rater_group)
+        users.append(user)
+        tokens.append(Token.objects.create(user=user).key)
+    t1 = time.perf_counter()
+    campaign = services.campaign_create(
+        name="bench", dataset=Dataset.objects.get(name="flask"), user=researcher,
+        overlap=1, raters=users,
+    )
+    t2 = time.perf_counter()
+    print(f"setup: import {t1 - t0:.2f} s, campaign over {campaign.items.count()} "
+          f"responses created in {t2 - t1:.2f} s")
+    from django.db import connection
+
+    connection.close()
+    return {"campaign_id": campaign.pk, "tokens": tokens}
+
+
+async def rater_loop(client: httpx.AsyncClient, token: str, campaign_id: int,
+                     deadline: float, max_items: int | None, stats: dict) -> None:
+    headers = {"Authorization": f"Token {token}"}
+    done = 0
+    while time.perf_counter() < deadline and (max_items is None or done < max_items):
+        t = time.perf_counter()
+        r = await client.post(f"/api/rate/campaigns/{campaign_id}/next/", headers=headers)
+        stats["next"].append(time.perf_counter() - t)
+        if r.status_code != 200:
+            stats["errors"].append(f"next {r.status_code}: {r.text[:200]}")
+            return
+        body = r.json()
+        assignment = body.get("assignment")
+        if not assignment:
+            stats["empty"] += 1
+            return
+        scores = {s["key"]: 1 + (hash((assignment["id"], s["key"])) % 5)
+                  for s in assignment["skills"]}
+        t = time.perf_counter()
+        r = await client.post(
+            f"/api/rate/assignments/{assignment['id']}/submit/", headers=headers,
+            json={"scores": scores, "active_seconds": 10.0},
+        )
+        stats["submit"].append(time.perf_counter() - t)
+        if r.status_code != 200:
+            stats["errors"].append(f"submit {r.status_code}: {r.text[:200]}")
+            return
+        stats["skills"].append(len(scores))
+        done += 1
+
+
+async def run_phase(base: str, tokens: list[str], campaign_id: int, seconds: float,
+                    max_items: int | None) -> dict:
+    stats = {"next": [], "submit": [], "errors": [], "empty": 0, "skills": []}
+    limits = httpx.Limits(max_connections=len(tokens) + 2, max_keepalive_connections=len(tokens))
+    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=30) as client:
+        deadline = time.perf_counter() + seconds
+        t0 = time.perf_counter()
+        await asyncio.gather(*(
+            rater_loop(client, tok, campaign_id, deadline, max_items, stats) for tok in tokens
+        ))
+        stats["elapsed"] = time.perf_counter() - t0
+    return stats
+
+
+def report(title: str, stats: dict, p95_target_ms: float, rps_target: float | None) -> None:
+    n_req = len(stats["next"]) + len(stats["submit"])
+    rps = n_req / stats["elapsed"]
+    print(f"\n== {title}")
+    for kind in ("next", "submit"):
+        ms = [v * 1000 for v in stats[kind]]
+        print(f"  {kind:6s} n={len(ms):6d}  p50 {percentile(ms, 50):7.1f} ms  "
+              f"p95 {percentile(ms, 95):7.1f} ms  p99 {percentile(ms, 99):7.1f} ms")
+    both = [v * 1000 for v in stats["next"] + stats["submit"]]
+    p95 = percentile(both, 95)
+    print(f"  all requests p95 {p95:.1f} ms (target < {p95_target_ms:.0f} ms, "
+          f"ratio {p95 / p95_target_ms:.2f})")
+    print(f"  throughput {rps:.1f} requests/s, {len(stats['submit']) / stats['elapsed']:.1f} "
+          f"annotations/s over {stats['elapsed']:.1f} s"
+          + (f" (target >= {rps_target:.0f} requests/s, ratio {rps / rps_target:.2f})"
+             if rps_target else ""))
+    if stats["skills"]:
+        print(f"  skills per form: median {statistics.median(stats['skills']):.0f}")
+    print(f"  errors: {len(stats['errors'])}" + (f" first: {stats['errors'][0]}"
+                                                 if stats["errors"] else ""))
+
+
+def check_invariants(url: str, campaign_id: int) -> None:
+    with psycopg.connect(url) as conn:
+        over = conn.execute(
+            "SELECT count(*) FROM (SELECT response_id FROM annotation_assignment "
+            "WHERE campaign_id=%s AND status='submitted' GROUP BY response_id "
+            "HAVING count(*) > 1) x", (campaign_id,)).fetchone()[0]
+        twice = conn.execute(
+            "SELECT count(*) FROM (SELECT response_id, rater_id FROM annotation_assignment "
+            "WHERE campaign_id=%s GROUP BY 1, 2 HAVING count(*) > 1) x",
+            (campaign_id,)).fetchone()[0]
+        drift = conn.execute(
+            "SELECT count(*) FROM annotation_campaignitem i WHERE campaign_id=%s AND "
+            "(i.submitted <> (SELECT count(*) FROM annotation_assignment a WHERE a.item_id=i.id "
+            "AND a.status='submitted') OR i.reserved <> (SELECT count(*) FROM "
+            "annotation_assignment a WHERE a.item_id=i.id AND a.status='served'))",
+            (campaign_id,)).fetchone()[0]
+        submitted, scores = conn.execute(
+            "SELECT (SELECT count(*) FROM annotation_assignment WHERE campaign_id=%s AND "
+            "status='submitted'), (SELECT count(*) FROM annotation_humanscore h JOIN "
+            "annotation_assignment a ON a.id=h.assignment_id WHERE a.campaign_id=%s)",
+            (campaign_id, campaign_id)).fetchone()
+    print("\n== invariants")
+    print(f"  responses with more than k=1 submitted ratings: {over}")
+    print(f"  (response, rater) served twice: {twice}")
+    print(f"  items whose counters disagree with their assignments (lock races): {drift}")
+    print(f"  submitted assignments {submitted}, human scores stored {scores}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--data", default=str(ROOT.parent / "shared" / "flask-data"))
+    parser.add_argument("--seconds", type=float, default=30)
+    parser.add_argument("--single-items", type=int, default=300)
+    parser.add_argument("--raters", type=int, default=20)
+    parser.add_argument("--workers", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args()
+    base_url = os.environ.get("DATABASE_URL", "")
+    if not base_url.startswith("postgres"):
+        sys.exit("set DATABASE_URL to a PostgreSQL server (postgres://...)")
+    url, admin = scratch_database(base_url)
+    os.environ["DATABASE_URL"] = url
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "flaskapp.settings")
+    server = None
+    try:
+        setup = prepare(Path(args.data), args.raters + 1)
+        port = free_port()
+        env = {**os.environ, "DATABASE_URL": url, "LOG_LEVEL": "WARNING"}
+        server = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "flaskapp.wsgi", "-b", f"127.0.0.1:{port}",
+             "-w", str(args.workers), "--threads", str(args.threads), "--log-level", "warning"],
+            cwd=ROOT, env=env, start_new_session=True,
+        )
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(100):
+            try:
+                httpx.get(f"{base}/login/", timeout=1)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        print(f"gunicorn: {args.workers} workers x {args.threads} threads on {base}")
+        # Warm-up: every worker process opens its DB connection.
+        asyncio.run(run_phase(base, setup["tokens"][-1:], setup["campaign_id"], 5, 40))
+        single = asyncio.run(run_phase(base, setup["tokens"][:1], setup["campaign_id"],
+                                       120, args.single_items))
+        report("(a) one rater alone", single, 30, None)
+        many = asyncio.run(run_phase(base, setup["tokens"][1:args.raters + 1],
+                                     setup["campaign_id"], args.seconds, None))
+        report(f"(b) {args.raters} concurrent raters, closed loop", many, 250, 150)
+        check_invariants(url, setup["campaign_id"])
+    finally:
+        if server is not None:
+            os.killpg(server.pid, signal.SIGTERM)
+            server.wait(timeout=20)
+        drop_database(admin, url)
+
+
+if __name__ == "__main__":
+    main()
