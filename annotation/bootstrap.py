@@ -6,13 +6,21 @@ suite after a transactional test has flushed the database.
 
 from __future__ import annotations
 
-from annotation.builtin_rubric import BUILTIN_RUBRIC_NAME, BUILTIN_RUBRIC_VERSION, BUILTIN_SKILLS
+from annotation.builtin_rubric import (
+    BUILTIN_RUBRIC_NAME,
+    BUILTIN_RUBRIC_VERSION,
+    BUILTIN_SKILLS,
+)
 
 # None: every permission of the annotation and judging apps.
 ROLE_PERMISSIONS: dict[str, list[str] | None] = {
     "admin": None,
     "researcher": [
-        "view_rubric", "view_skill", "view_dataset", "view_instruction", "view_response",
+        "view_rubric",
+        "view_skill",
+        "view_dataset",
+        "view_instruction",
+        "view_response",
         "view_importjob",
     ],
     "rater": [],
@@ -38,7 +46,10 @@ def ensure_builtin_data(apps=None) -> None:
             rubric=rubric,
             key=key,
             defaults={
-                "name": name, "ability": ability, "criteria": criteria, "position": position,
+                "name": name,
+                "ability": ability,
+                "criteria": criteria,
+                "position": position,
                 **{f"anchor_{i + 1}": text for i, text in enumerate(anchors)},
             },
         )
@@ -46,7 +57,11 @@ def ensure_builtin_data(apps=None) -> None:
     Permission = apps.get_model("auth", "Permission")
     for role, codenames in ROLE_PERMISSIONS.items():
         group, _ = Group.objects.get_or_create(name=role)
-        perms = Permission.objects.filter(content_type__app_label__in=["annotation", "judging"])
+        perms = Permission.objects.filter(
+            content_type__app_label__in=["annotation", "judging"]
+        )
         if codenames is not None:
-            perms = perms.filter(content_type__app_label="annotation", codename__in=codenames)
+            perms = perms.filter(
+                content_type__app_label="annotation", codename__in=codenames
+            )
         group.permissions.set(perms)

@@ -10,4 +10,3 @@ def roles_context(request: HttpRequest) -> dict:
         "user_is_researcher": roles.is_researcher(user),
         "user_is_rater": roles.is_rater(user),
     }
-

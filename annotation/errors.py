@@ -25,8 +25,13 @@ class Problem:
         return f"{', '.join(where)}: {self.message}" if where else self.message
 
     def as_dict(self) -> dict:
-        return {"file": self.file, "line": self.line, "field": self.field, "message": self.message,
-                "text": str(self)}
+        return {
+            "file": self.file,
+            "line": self.line,
+            "field": self.field,
+            "message": self.message,
+            "text": str(self),
+        }
 
 
 @dataclass

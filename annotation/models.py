@@ -59,7 +59,9 @@ class Rubric(models.Model):
     class Meta:
         ordering = ["name", "version"]
         constraints = [
-            models.UniqueConstraint(fields=["name", "version"], name="rubric_name_version_unique"),
+            models.UniqueConstraint(
+                fields=["name", "version"], name="rubric_name_version_unique"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -88,7 +90,9 @@ class Skill(models.Model):
     class Meta:
         ordering = ["rubric_id", "position", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["rubric", "key"], name="skill_rubric_key_unique"),
+            models.UniqueConstraint(
+                fields=["rubric", "key"], name="skill_rubric_key_unique"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -110,7 +114,9 @@ class Dataset(models.Model):
 
     name = models.CharField(max_length=200, unique=True)
     description = models.TextField(blank=True)
-    rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="datasets")
+    rubric = models.ForeignKey(
+        Rubric, on_delete=models.PROTECT, related_name="datasets"
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
@@ -132,7 +138,9 @@ class Instruction(models.Model):
     (FLASK-Hard's instance-specific rubric).
     """
 
-    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="instructions")
+    dataset = models.ForeignKey(
+        Dataset, on_delete=models.CASCADE, related_name="instructions"
+    )
     external_id = models.CharField(max_length=200)
     text = models.TextField()
     reference_answer = models.TextField(blank=True)
@@ -152,10 +160,12 @@ class Instruction(models.Model):
         ordering = ["dataset_id", "position", "id"]
         constraints = [
             models.UniqueConstraint(
-                fields=["dataset", "external_id"], name="instruction_dataset_external_id_unique"
+                fields=["dataset", "external_id"],
+                name="instruction_dataset_external_id_unique",
             ),
             models.CheckConstraint(
-                condition=Q(difficulty__isnull=True) | Q(difficulty__gte=1, difficulty__lte=5),
+                condition=Q(difficulty__isnull=True)
+                | Q(difficulty__gte=1, difficulty__lte=5),
                 name="instruction_difficulty_1_5_or_null",
             ),
             models.CheckConstraint(
@@ -220,7 +230,8 @@ class Response(models.Model):
         ordering = ["instruction_id", "model_name"]
         constraints = [
             models.UniqueConstraint(
-                fields=["instruction", "model_name"], name="response_instruction_model_unique"
+                fields=["instruction", "model_name"],
+                name="response_instruction_model_unique",
             ),
         ]
         indexes = [models.Index(fields=["model_name"])]
@@ -253,11 +264,17 @@ class ImportJob(models.Model):
 
     dataset_name = models.CharField(max_length=200)
     dataset = models.ForeignKey(
-        Dataset, null=True, blank=True, on_delete=models.SET_NULL, related_name="imports"
+        Dataset,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="imports",
     )
     format = models.CharField(max_length=20, choices=Format.choices)
     options = models.JSONField(default=dict, blank=True)
-    files = models.JSONField(default=list, help_text="[{name, path, size}] of stored uploads")
+    files = models.JSONField(
+        default=list, help_text="[{name, path, size}] of stored uploads"
+    )
     status = models.CharField(max_length=20, choices=Status.choices)
     summary = models.JSONField(default=dict, blank=True)
     preview = models.JSONField(default=list, blank=True)
@@ -279,7 +296,11 @@ class ImportJob(models.Model):
 
     @property
     def is_finished(self) -> bool:
-        return self.status in {self.Status.SUCCEEDED, self.Status.FAILED, self.Status.INVALID}
+        return self.status in {
+            self.Status.SUCCEEDED,
+            self.Status.FAILED,
+            self.Status.INVALID,
+        }
 
     @property
     def progress_percent(self) -> int:
@@ -303,7 +324,10 @@ class Campaign(models.Model):
     """
 
     class SkillMode(models.TextChoices):
-        INSTRUCTION = "instruction", "Each instruction's relevant skills (FLASK default)"
+        INSTRUCTION = (
+            "instruction",
+            "Each instruction's relevant skills (FLASK default)",
+        )
         ALL = "all", "Every skill of the rubric"
         CHOSEN = "chosen", "A chosen list of skills"
 
@@ -313,9 +337,13 @@ class Campaign(models.Model):
         CLOSED = "closed", "Closed"
 
     name = models.CharField(max_length=200)
-    dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="campaigns")
+    dataset = models.ForeignKey(
+        Dataset, on_delete=models.PROTECT, related_name="campaigns"
+    )
     models_included = models.JSONField(
-        default=list, blank=True, help_text="Model names to rate; empty means every model."
+        default=list,
+        blank=True,
+        help_text="Model names to rate; empty means every model.",
     )
     skill_mode = models.CharField(
         max_length=20, choices=SkillMode.choices, default=SkillMode.INSTRUCTION
@@ -323,21 +351,29 @@ class Campaign(models.Model):
     chosen_skills = models.ManyToManyField(Skill, blank=True, related_name="+")
     overlap = models.PositiveSmallIntegerField(default=1)
     overlap_percent = models.PositiveSmallIntegerField(
-        default=100, help_text="Share of responses that get `overlap` raters; the rest get one."
+        default=100,
+        help_text="Share of responses that get `overlap` raters; the rest get one.",
     )
     show_reference = models.BooleanField(default=True)
     show_model_names = models.BooleanField(default=False)
     lock_ttl_minutes = models.PositiveIntegerField(default=30)
     rater_quota = models.PositiveIntegerField(
-        null=True, blank=True, help_text="At most this many responses per rater (optional)."
+        null=True,
+        blank=True,
+        help_text="At most this many responses per rater (optional).",
     )
     guidelines = models.TextField(blank=True, help_text="Markdown shown to raters.")
     raters = models.ManyToManyField(
         settings.AUTH_USER_MODEL, blank=True, related_name="rating_campaigns"
     )
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
+    status = models.CharField(
+        max_length=10, choices=Status.choices, default=Status.ACTIVE
+    )
     created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
         related_name="+",
     )
     created_at = models.DateTimeField(auto_now_add=True)
@@ -346,7 +382,9 @@ class Campaign(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
         constraints = [
-            models.CheckConstraint(condition=Q(overlap__gte=1), name="campaign_overlap_gte_1"),
+            models.CheckConstraint(
+                condition=Q(overlap__gte=1), name="campaign_overlap_gte_1"
+            ),
             models.CheckConstraint(
                 condition=Q(overlap_percent__gte=0, overlap_percent__lte=100),
                 name="campaign_overlap_percent_0_100",
@@ -368,7 +406,9 @@ class CampaignItem(models.Model):
     query is one index scan. Changed only under a row lock (services.rating).
     """
 
-    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="items")
+    campaign = models.ForeignKey(
+        Campaign, on_delete=models.CASCADE, related_name="items"
+    )
     response = models.ForeignKey(Response, on_delete=models.PROTECT, related_name="+")
     target = models.PositiveSmallIntegerField()
     submitted = models.PositiveSmallIntegerField(default=0)
@@ -384,7 +424,8 @@ class CampaignItem(models.Model):
             ),
             # The overlap invariant, held by the database itself.
             models.CheckConstraint(
-                condition=Q(submitted__lte=F("target")), name="campaign_item_submitted_lte_target"
+                condition=Q(submitted__lte=F("target")),
+                name="campaign_item_submitted_lte_target",
             ),
             models.CheckConstraint(
                 condition=Q(open_slots__gte=0)
@@ -418,13 +459,19 @@ class Assignment(models.Model):
         SKIPPED = "skipped", "Skipped"
         EXPIRED = "expired", "Expired"
 
-    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="assignments")
-    item = models.ForeignKey(CampaignItem, on_delete=models.CASCADE, related_name="assignments")
+    campaign = models.ForeignKey(
+        Campaign, on_delete=models.CASCADE, related_name="assignments"
+    )
+    item = models.ForeignKey(
+        CampaignItem, on_delete=models.CASCADE, related_name="assignments"
+    )
     response = models.ForeignKey(Response, on_delete=models.PROTECT, related_name="+")
     rater = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="assignments"
     )
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.SERVED)
+    status = models.CharField(
+        max_length=10, choices=Status.choices, default=Status.SERVED
+    )
     reason = models.CharField(max_length=200)
     served_at = models.DateTimeField()
     expires_at = models.DateTimeField()
@@ -432,14 +479,17 @@ class Assignment(models.Model):
     closed_at = models.DateTimeField(null=True, blank=True)
     active_seconds = models.FloatField(null=True, blank=True)
     skip_reason = models.CharField(max_length=500, blank=True)
-    note = models.TextField(blank=True, help_text="What happened, e.g. a refused late submit.")
+    note = models.TextField(
+        blank=True, help_text="What happened, e.g. a refused late submit."
+    )
     updated_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-served_at", "-id"]
         constraints = [
             models.UniqueConstraint(
-                fields=["campaign", "response", "rater"], name="assignment_once_per_rater"
+                fields=["campaign", "response", "rater"],
+                name="assignment_once_per_rater",
             ),
         ]
         indexes = [
@@ -464,7 +514,9 @@ class Assignment(models.Model):
 class HumanScore(models.Model):
     """A rater's score for one skill of one response: 1-5, or N/A (score is null)."""
 
-    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="scores")
+    assignment = models.ForeignKey(
+        Assignment, on_delete=models.CASCADE, related_name="scores"
+    )
     skill = models.ForeignKey(Skill, on_delete=models.PROTECT, related_name="+")
     score = models.PositiveSmallIntegerField(null=True, blank=True)
     rationale = models.TextField(blank=True)
@@ -474,7 +526,9 @@ class HumanScore(models.Model):
     class Meta:
         ordering = ["assignment_id", "skill__position"]
         constraints = [
-            models.UniqueConstraint(fields=["assignment", "skill"], name="human_score_unique"),
+            models.UniqueConstraint(
+                fields=["assignment", "skill"], name="human_score_unique"
+            ),
             models.CheckConstraint(
                 condition=Q(score__isnull=True) | Q(score__gte=1, score__lte=5),
                 name="human_score_1_5_or_na",

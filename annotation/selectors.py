@@ -24,12 +24,16 @@ from .models import (
 
 
 def rubric_list() -> QuerySet[Rubric]:
-    return Rubric.objects.annotate(skill_count=Count("skills")).order_by("name", "version")
+    return Rubric.objects.annotate(skill_count=Count("skills")).order_by(
+        "name", "version"
+    )
 
 
 def rubric_get(*, rubric_id: int) -> Rubric:
     rubric = (
-        Rubric.objects.prefetch_related(Prefetch("skills", Skill.objects.order_by("position")))
+        Rubric.objects.prefetch_related(
+            Prefetch("skills", Skill.objects.order_by("position"))
+        )
         .filter(pk=rubric_id)
         .first()
     )
@@ -51,12 +55,16 @@ def dataset_list_for_user(*, user) -> QuerySet[Dataset]:
     )
 
 
-def dataset_get_for_user(*, user, dataset_id: int | None = None, name: str | None = None
-                         ) -> Dataset:
+def dataset_get_for_user(
+    *, user, dataset_id: int | None = None, name: str | None = None
+) -> Dataset:
     roles.require_researcher(user)
     qs = Dataset.objects.select_related("rubric")
-    dataset = qs.filter(pk=dataset_id).first() if dataset_id is not None else qs.filter(
-        name=name).first()
+    dataset = (
+        qs.filter(pk=dataset_id).first()
+        if dataset_id is not None
+        else qs.filter(name=name).first()
+    )
     if dataset is None:
         raise Http404("No such dataset.")
     return dataset
@@ -84,8 +92,10 @@ def dataset_stats(*, dataset: Dataset) -> DatasetStats:
     )
     domain_counts: dict[str, int] = {}
     for field in ("domain_1", "domain_2"):
-        for value, n in instructions.exclude(**{field: ""}).values_list(field).annotate(
-            n=Count("id")
+        for value, n in (
+            instructions.exclude(**{field: ""})
+            .values_list(field)
+            .annotate(n=Count("id"))
         ):
             domain_counts[value] = domain_counts.get(value, 0) + n
     labels = dict(Domain.choices)
@@ -93,12 +103,14 @@ def dataset_stats(*, dataset: Dataset) -> DatasetStats:
     diff_labels = dict(Difficulty.choices)
     difficulties = [
         (level, diff_labels.get(level, "Unknown") if level else "Unknown", n)
-        for level, n in instructions.values_list("difficulty").annotate(n=Count("id")).order_by(
-            "difficulty"
-        )
+        for level, n in instructions.values_list("difficulty")
+        .annotate(n=Count("id"))
+        .order_by("difficulty")
     ]
     tasks = list(
-        instructions.values_list("source_task").annotate(n=Count("id")).order_by("source_task")
+        instructions.values_list("source_task")
+        .annotate(n=Count("id"))
+        .order_by("source_task")
     )
     skills = list(
         InstructionSkill.objects.filter(instruction__dataset=dataset)
@@ -149,8 +161,10 @@ def instruction_list(
     if q:
         if connection.vendor == "postgresql":
             qs = qs.extra(
-                where=["to_tsvector('english', annotation_instruction.text) @@ "
-                       "websearch_to_tsquery('english', %s)"],
+                where=[
+                    "to_tsvector('english', annotation_instruction.text) @@ "
+                    "websearch_to_tsquery('english', %s)"
+                ],
                 params=[q],
             )
         else:
@@ -184,12 +198,18 @@ def instruction_get_for_user(*, user, instruction_id: int) -> Instruction:
 def import_job_list_for_user(*, user) -> QuerySet[ImportJob]:
     """Imports are an admin's job (DESIGN: admins upload datasets)."""
     roles.require_admin(user)
-    return ImportJob.objects.select_related("dataset", "created_by").order_by("-created_at")
+    return ImportJob.objects.select_related("dataset", "created_by").order_by(
+        "-created_at"
+    )
 
 
 def import_job_get_for_user(*, user, job_id: int) -> ImportJob:
     roles.require_admin(user)
-    job = ImportJob.objects.select_related("dataset", "created_by").filter(pk=job_id).first()
+    job = (
+        ImportJob.objects.select_related("dataset", "created_by")
+        .filter(pk=job_id)
+        .first()
+    )
     if job is None:
         raise Http404("No such import.")
     return job
@@ -257,7 +277,6 @@ def dataset_overview_list_for_user(*, user) -> QuerySet[Dataset]:
 def dataset_name_list() -> list[str]:
     """Every dataset name, sorted (for the import form's suggestions)."""
     return list(Dataset.objects.order_by("name").values_list("name", flat=True))
-
 
 
 from .selectors_rating import (  # noqa: E402, F401  (re-exported: one import path)

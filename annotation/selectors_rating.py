@@ -25,12 +25,15 @@ from .models import (
 
 def campaign_list_for_user(*, user) -> QuerySet[Campaign]:
     """Researchers and admins see every campaign; raters the campaigns they are in."""
-    qs = Campaign.objects.select_related("dataset", "created_by").order_by("-created_at", "-id")
+    qs = Campaign.objects.select_related("dataset", "created_by").order_by(
+        "-created_at", "-id"
+    )
     if roles.is_researcher(user):
         return qs
     if roles.is_rater(user):
-        return qs.filter(raters=user, status__in=[Campaign.Status.ACTIVE,
-                                                  Campaign.Status.PAUSED])
+        return qs.filter(
+            raters=user, status__in=[Campaign.Status.ACTIVE, Campaign.Status.PAUSED]
+        )
     roles.require_researcher(user)  # raises
     return qs.none()
 
@@ -94,21 +97,27 @@ def assignment_skills(*, assignment: Assignment) -> list[Skill]:
         return list(campaign.chosen_skills.order_by("position"))
     if mode == Campaign.SkillMode.INSTRUCTION:
         response = assignment._state.fields_cache.get("response")
-        instruction = response._state.fields_cache.get("instruction") if response else None
+        instruction = (
+            response._state.fields_cache.get("instruction") if response else None
+        )
         if instruction is not None and "skill_links" in getattr(
             instruction, "_prefetched_objects_cache", {}
         ):
             links = sorted(instruction.skill_links.all(), key=lambda x: x.rank)
         else:
             links = list(
-                InstructionSkill.objects.filter(instruction__responses=assignment.response_id)
+                InstructionSkill.objects.filter(
+                    instruction__responses=assignment.response_id
+                )
                 .select_related("skill")
                 .order_by("rank")
             )
         if links:
             return [link.skill for link in links]
     return list(
-        Skill.objects.filter(rubric__datasets__campaigns=campaign.pk).order_by("position")
+        Skill.objects.filter(rubric__datasets__campaigns=campaign.pk).order_by(
+            "position"
+        )
     )
 
 
@@ -136,8 +145,9 @@ class RaterProgress:
         return f"{self.submitted} rated"
 
 
-def rater_progress(*, user, campaign: Campaign, with_available: bool = False
-                   ) -> RaterProgress:
+def rater_progress(
+    *, user, campaign: Campaign, with_available: bool = False
+) -> RaterProgress:
     """The rater's own counts: one indexed query on the hot path.
 
     `with_available` adds the campaign's open slots, a scan of the campaign's items;
@@ -202,10 +212,20 @@ def campaign_progress(*, campaign: Campaign) -> CampaignProgress:
         locked=Sum("reserved"),
     )
     rows: dict[int, dict] = {}
-    for rater_id, username, status, served, submitted, active in Assignment.objects.filter(
-        campaign=campaign
-    ).values_list(
-        "rater_id", "rater__username", "status", "served_at", "submitted_at", "active_seconds"
+    for (
+        rater_id,
+        username,
+        status,
+        served,
+        submitted,
+        active,
+    ) in Assignment.objects.filter(campaign=campaign).values_list(
+        "rater_id",
+        "rater__username",
+        "status",
+        "served_at",
+        "submitted_at",
+        "active_seconds",
     ):
         row = rows.setdefault(
             rater_id,
@@ -224,8 +244,12 @@ def campaign_progress(*, campaign: Campaign) -> CampaignProgress:
             skipped=r["counts"].get(Assignment.Status.SKIPPED, 0),
             expired=r["counts"].get(Assignment.Status.EXPIRED, 0),
             in_progress=r["counts"].get(Assignment.Status.SERVED, 0),
-            median_seconds=statistics.median(r["durations"]) if r["durations"] else None,
-            median_active_seconds=statistics.median(r["active"]) if r["active"] else None,
+            median_seconds=statistics.median(r["durations"])
+            if r["durations"]
+            else None,
+            median_active_seconds=statistics.median(r["active"])
+            if r["active"]
+            else None,
         )
         for rid, r in sorted(rows.items(), key=lambda kv: kv[1]["username"])
     ]

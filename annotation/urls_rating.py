@@ -11,10 +11,14 @@ urlpatterns = [
     path("campaigns/new/", views.campaign_new, name="campaign-new"),
     path("campaigns/<int:campaign_id>/", views.campaign_detail, name="campaign-detail"),
     path(
-        "campaigns/<int:campaign_id>/status/", views.campaign_status, name="campaign-status"
+        "campaigns/<int:campaign_id>/status/",
+        views.campaign_status,
+        name="campaign-status",
     ),
     path(
-        "campaigns/<int:campaign_id>/raters/", views.campaign_raters, name="campaign-raters"
+        "campaigns/<int:campaign_id>/raters/",
+        views.campaign_raters,
+        name="campaign-raters",
     ),
     path("rate/", views.rate_home, name="rate-home"),
     path("rate/<int:campaign_id>/", views.rate_next, name="rate-next"),

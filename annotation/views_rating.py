@@ -20,7 +20,7 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.db.models import Count, IntegerField, OuterRef, Q, Subquery, Sum
+from django.db.models import Count, IntegerField, OuterRef, Subquery, Sum
 from django.db.models.functions import Coalesce
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
@@ -38,7 +38,14 @@ HTMX_STOP_POLLING = 286
 HTMX_INVALID = 422
 HISTORY_PER_PAGE = 50
 LOCKS_SHOWN = 50
-SCORE_CHOICES = [("1", "1"), ("2", "2"), ("3", "3"), ("4", "4"), ("5", "5"), ("na", "N/A")]
+SCORE_CHOICES = [
+    ("1", "1"),
+    ("2", "2"),
+    ("3", "3"),
+    ("4", "4"),
+    ("5", "5"),
+    ("na", "N/A"),
+]
 METACOGNITION = "metacognition"
 
 
@@ -77,13 +84,16 @@ def _campaign_list_with_counts(*, user):
     the sums.
     """
     items = CampaignItem.objects.filter(campaign=OuterRef("pk")).values("campaign")
-    rater_links = Campaign.raters.through.objects.filter(campaign=OuterRef("pk")).values(
-        "campaign"
-    )
+    rater_links = Campaign.raters.through.objects.filter(
+        campaign=OuterRef("pk")
+    ).values("campaign")
 
     def sub(qs, expr):
-        return Coalesce(Subquery(qs.annotate(v=expr).values("v")[:1]), 0,
-                        output_field=IntegerField())
+        return Coalesce(
+            Subquery(qs.annotate(v=expr).values("v")[:1]),
+            0,
+            output_field=IntegerField(),
+        )
 
     return selectors.campaign_list_for_user(user=user).annotate(
         response_count=sub(items, Count("id")),
@@ -106,8 +116,12 @@ class CampaignForm(forms.Form):
     """Parses the new-campaign form. Range checks and the rules are the service's."""
 
     name = forms.CharField(max_length=200)
-    dataset = forms.ModelChoiceField(queryset=Dataset.objects.none(), empty_label="Choose…")
-    models = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple)
+    dataset = forms.ModelChoiceField(
+        queryset=Dataset.objects.none(), empty_label="Choose…"
+    )
+    models = forms.MultipleChoiceField(
+        required=False, widget=forms.CheckboxSelectMultiple
+    )
     skill_mode = forms.ChoiceField(
         choices=Campaign.SkillMode.choices,
         initial=Campaign.SkillMode.INSTRUCTION,
@@ -122,7 +136,9 @@ class CampaignForm(forms.Form):
     show_model_names = forms.BooleanField(required=False, initial=False)
     lock_ttl_minutes = forms.IntegerField(initial=30)
     rater_quota = forms.IntegerField(required=False)
-    guidelines = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 6}))
+    guidelines = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 6})
+    )
     raters = forms.ModelMultipleChoiceField(
         queryset=get_user_model().objects.none(),
         required=False,
@@ -144,7 +160,9 @@ class CampaignForm(forms.Form):
                 (name, f"{name} ({n})") for name, n in self.dataset_stats.models
             ]
             self.skills = list(dataset.rubric.skills.order_by("position"))
-            self.fields["chosen_skills"].choices = [(s.key, s.name) for s in self.skills]
+            self.fields["chosen_skills"].choices = [
+                (s.key, s.name) for s in self.skills
+            ]
 
     def add_problems(self, exc: DomainError) -> None:
         """Put each of the service's problems next to the field it names."""
@@ -201,14 +219,17 @@ def campaign_new(request: HttpRequest) -> HttpResponse:
                 form.add_problems(exc)
             else:
                 messages.success(
-                    request, f"Campaign “{campaign.name}” created with "
-                    f"{campaign.items.count()} responses to rate."
+                    request,
+                    f"Campaign “{campaign.name}” created with "
+                    f"{campaign.items.count()} responses to rate.",
                 )
                 return redirect("rating:campaign-detail", campaign_id=campaign.pk)
         status = 400
     else:
         dataset = _dataset_from_params(request, request.GET)
-        initial = {k: v for k, v in request.GET.items() if k in CampaignForm.base_fields}
+        initial = {
+            k: v for k, v in request.GET.items() if k in CampaignForm.base_fields
+        }
         datasets = selectors.dataset_list_for_user(user=request.user)
         if dataset is None and "dataset" not in request.GET and len(datasets) == 1:
             dataset = datasets[0]
@@ -226,7 +247,9 @@ def _campaign_settings(campaign: Campaign) -> list[tuple[str, str]]:
         skills = ", ".join(s.name for s in campaign.chosen_skills.order_by("position"))
     else:
         skills = campaign.get_skill_mode_display()
-    overlap = f"{campaign.overlap} rater{'s' if campaign.overlap != 1 else ''} per response"
+    overlap = (
+        f"{campaign.overlap} rater{'s' if campaign.overlap != 1 else ''} per response"
+    )
     if campaign.overlap > 1 and campaign.overlap_percent < 100:
         overlap += f" on {campaign.overlap_percent}% of responses (1 on the rest)"
     return [
@@ -234,10 +257,16 @@ def _campaign_settings(campaign: Campaign) -> list[tuple[str, str]]:
         ("Models", ", ".join(campaign.models_included) or "All models"),
         ("Skills", skills),
         ("Overlap", overlap),
-        ("Reference answer", "Shown to raters" if campaign.show_reference else "Hidden"),
+        (
+            "Reference answer",
+            "Shown to raters" if campaign.show_reference else "Hidden",
+        ),
         ("Model names", "Shown to raters" if campaign.show_model_names else "Hidden"),
         ("Lock time-to-live", f"{campaign.lock_ttl_minutes} min"),
-        ("Quota per rater", str(campaign.rater_quota) if campaign.rater_quota else "None"),
+        (
+            "Quota per rater",
+            str(campaign.rater_quota) if campaign.rater_quota else "None",
+        ),
     ]
 
 
@@ -249,11 +278,15 @@ def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
     htmx polls the `#campaign-progress` fragment every 5 s; once the campaign is closed
     the fragment answers 286, which stops the polling.
     """
-    campaign = selectors.campaign_get_for_user(user=request.user, campaign_id=campaign_id)
+    campaign = selectors.campaign_get_for_user(
+        user=request.user, campaign_id=campaign_id
+    )
     context = {
         "campaign": campaign,
         "progress": selectors.campaign_progress(campaign=campaign),
-        "locks": list(selectors.campaign_locked_assignments(campaign=campaign)[:LOCKS_SHOWN]),
+        "locks": list(
+            selectors.campaign_locked_assignments(campaign=campaign)[:LOCKS_SHOWN]
+        ),
         "polling": campaign.status != Campaign.Status.CLOSED,
     }
     fragment = _wants_fragment(request)
@@ -264,7 +297,11 @@ def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
         context["statuses"] = Campaign.Status
     status = HTMX_STOP_POLLING if fragment and not context["polling"] else 200
     return _render_page_or_fragment(
-        request, "rating/campaign_detail.html", "campaign-progress", context, status=status
+        request,
+        "rating/campaign_detail.html",
+        "campaign-progress",
+        context,
+        status=status,
     )
 
 
@@ -272,7 +309,9 @@ def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
 @require_POST
 def campaign_status(request: HttpRequest, campaign_id: int) -> HttpResponse:
     """Pause, resume or close a campaign."""
-    campaign = selectors.campaign_get_for_user(user=request.user, campaign_id=campaign_id)
+    campaign = selectors.campaign_get_for_user(
+        user=request.user, campaign_id=campaign_id
+    )
     try:
         services.campaign_set_status(
             campaign=campaign, status=request.POST.get("status", ""), user=request.user
@@ -280,7 +319,9 @@ def campaign_status(request: HttpRequest, campaign_id: int) -> HttpResponse:
     except DomainError as exc:
         messages.error(request, str(exc))
     else:
-        messages.success(request, f"The campaign is {campaign.get_status_display().lower()}.")
+        messages.success(
+            request, f"The campaign is {campaign.get_status_display().lower()}."
+        )
     return redirect("rating:campaign-detail", campaign_id=campaign.pk)
 
 
@@ -288,7 +329,9 @@ def campaign_status(request: HttpRequest, campaign_id: int) -> HttpResponse:
 @require_POST
 def campaign_raters(request: HttpRequest, campaign_id: int) -> HttpResponse:
     """Replace the campaign's raters with the checked ones."""
-    campaign = selectors.campaign_get_for_user(user=request.user, campaign_id=campaign_id)
+    campaign = selectors.campaign_get_for_user(
+        user=request.user, campaign_id=campaign_id
+    )
     ids = [int(v) for v in request.POST.getlist("raters") if v.isdigit()]
     users = list(get_user_model().objects.filter(pk__in=ids))
     try:
@@ -296,8 +339,10 @@ def campaign_raters(request: HttpRequest, campaign_id: int) -> HttpResponse:
     except DomainError as exc:
         messages.error(request, str(exc))
     else:
-        messages.success(request, f"{len(users)} rater{'s' if len(users) != 1 else ''} "
-                                  "in this campaign.")
+        messages.success(
+            request,
+            f"{len(users)} rater{'s' if len(users) != 1 else ''} in this campaign.",
+        )
     return redirect("rating:campaign-detail", campaign_id=campaign.pk)
 
 
@@ -354,7 +399,9 @@ def _rater_campaign_rows(*, user) -> list[RaterCampaignRow]:
 @require_GET
 def rate_home(request: HttpRequest) -> HttpResponse:
     """The rater's campaigns with their own progress."""
-    rows = _rater_campaign_rows(user=request.user) if roles.is_rater(request.user) else []
+    rows = (
+        _rater_campaign_rows(user=request.user) if roles.is_rater(request.user) else []
+    )
     return render(request, "rating/rate_home.html", {"rows": rows})
 
 
@@ -378,7 +425,11 @@ class SkillRow:
 
     @property
     def ability_label(self) -> str:
-        return Ability(self.skill.ability).label if self.skill.ability in Ability.values else ""
+        return (
+            Ability(self.skill.ability).label
+            if self.skill.ability in Ability.values
+            else ""
+        )
 
 
 def _score_value(score: int | None) -> str:
@@ -401,7 +452,9 @@ def _skill_rows(
     values = values or {}
     rationales = rationales or {}
     rows = {
-        s.key: SkillRow(skill=s, value=values.get(s.key, ""), rationale=rationales.get(s.key, ""))
+        s.key: SkillRow(
+            skill=s, value=values.get(s.key, ""), rationale=rationales.get(s.key, "")
+        )
         for s in skills
     }
     general_questions: list[str] = []
@@ -412,7 +465,9 @@ def _skill_rows(
         if key in rows:
             rows[key].checklist.append(str(entry["question"]))
         elif key:
-            general_questions.append(f"{key.replace('_', ' ').capitalize()}: {entry['question']}")
+            general_questions.append(
+                f"{key.replace('_', ' ').capitalize()}: {entry['question']}"
+            )
         else:
             general_questions.append(str(entry["question"]))
     general_errors: list[str] = []
@@ -421,7 +476,9 @@ def _skill_rows(
         if kind in {"scores", "rationales"} and key in rows:
             row = rows[key]
             what = "rationale" if kind == "rationales" else "score"
-            row.errors.append(f"{row.skill.name} {what}: {problem.message}")
+            # "Factuality score is missing: ..." / "Factuality score: 7 is not 1-5 ..."
+            sep = " " if problem.message.startswith("is ") else ": "
+            row.errors.append(f"{row.skill.name} {what}{sep}{problem.message}")
         else:
             general_errors.append(str(problem))
     return list(rows.values()), general_questions, general_errors
@@ -438,7 +495,7 @@ def _parse_scores(post: QueryDict) -> tuple[dict, dict, dict[str, str]]:
     raw: dict[str, str] = {}
     for name in post:
         if name.startswith("score-"):
-            key, value = name[len("score-"):], post.get(name, "").strip()
+            key, value = name[len("score-") :], post.get(name, "").strip()
             if not value:
                 continue
             raw[key] = value.lower()
@@ -449,7 +506,7 @@ def _parse_scores(post: QueryDict) -> tuple[dict, dict, dict[str, str]]:
             else:
                 scores[key] = value
         elif name.startswith("rationale-"):
-            rationales[name[len("rationale-"):]] = post.get(name, "")
+            rationales[name[len("rationale-") :]] = post.get(name, "")
     return scores, rationales, raw
 
 
@@ -504,7 +561,9 @@ def _panel_context(
             instruction=instruction,
             response_text=assignment.response.text,
             # Blind by default: the model name enters the page only when allowed.
-            model_name=assignment.response.model_name if campaign.show_model_names else "",
+            model_name=assignment.response.model_name
+            if campaign.show_model_names
+            else "",
             reference=instruction.reference_answer if campaign.show_reference else "",
             rows=rows,
             general_questions=questions,
@@ -542,13 +601,19 @@ def rate_next(request: HttpRequest, campaign_id: int) -> HttpResponse:
 
     Full page normally; the `#rating-panel` fragment when htmx asks ("Check again").
     """
-    campaign = selectors.campaign_get_for_rater(user=request.user, campaign_id=campaign_id)
+    campaign = selectors.campaign_get_for_rater(
+        user=request.user, campaign_id=campaign_id
+    )
     context = _serve_next(request, campaign)
     context["saved_id"] = _saved_assignment(request)
-    return _render_page_or_fragment(request, "rating/rate_next.html", "rating-panel", context)
+    return _render_page_or_fragment(
+        request, "rating/rate_next.html", "rating-panel", context
+    )
 
 
-def _after_rating(request: HttpRequest, assignment: Assignment, *, saved: bool) -> HttpResponse:
+def _after_rating(
+    request: HttpRequest, assignment: Assignment, *, saved: bool
+) -> HttpResponse:
     """The next response's panel for htmx; a redirect to rate-next otherwise."""
     campaign = assignment.campaign
     if not _wants_fragment(request):
@@ -613,7 +678,9 @@ def assignment_skip(request: HttpRequest, assignment_id: int) -> HttpResponse:
     )
     reason = request.POST.get("reason", "")
     try:
-        services.assignment_skip(assignment_id=assignment.pk, rater=request.user, reason=reason)
+        services.assignment_skip(
+            assignment_id=assignment.pk, rater=request.user, reason=reason
+        )
     except DomainError as exc:
         context = _panel_context(
             request,
@@ -630,7 +697,9 @@ def assignment_skip(request: HttpRequest, assignment_id: int) -> HttpResponse:
 @require_GET
 def rate_history(request: HttpRequest, campaign_id: int) -> HttpResponse:
     """The rater's own submitted and skipped responses in a campaign."""
-    campaign = selectors.campaign_get_for_rater(user=request.user, campaign_id=campaign_id)
+    campaign = selectors.campaign_get_for_rater(
+        user=request.user, campaign_id=campaign_id
+    )
     assignments = selectors.rater_assignments(user=request.user, campaign=campaign)
     page = Paginator(assignments, HISTORY_PER_PAGE).get_page(request.GET.get("page"))
     context = {
@@ -693,7 +762,9 @@ def assignment_review(request: HttpRequest, assignment_id: int) -> HttpResponse:
         "assignment": assignment,
         "instruction": instruction,
         "response_text": assignment.response.text,
-        "model_name": assignment.response.model_name if campaign.show_model_names else "",
+        "model_name": assignment.response.model_name
+        if campaign.show_model_names
+        else "",
         "reference": instruction.reference_answer if campaign.show_reference else "",
         "rows": rows,
         "general_questions": questions,

@@ -82,13 +82,19 @@ def prepare(data: Path, raters: int) -> dict:
     call_command("migrate", verbosity=0)
     t0 = time.perf_counter()
     services.dataset_import_files(
-        dataset_name="flask", fmt="flask",
-        files=[("flask_evaluation.jsonl",
-                (data / "evaluation_set/flask_evaluation.jsonl").read_bytes())],
+        dataset_name="flask",
+        fmt="flask",
+        files=[
+            (
+                "flask_evaluation.jsonl",
+                (data / "evaluation_set/flask_evaluation.jsonl").read_bytes(),
+            )
+        ],
     )
     outputs = sorted((data / "model_output/outputs").glob("*.jsonl"))
     services.dataset_import_files(
-        dataset_name="flask", fmt="flask_outputs",
+        dataset_name="flask",
+        fmt="flask_outputs",
         files=[(p.name, p.read_bytes()) for p in outputs],
     )
     researcher = User.objects.create_user("bench-researcher", password="x")
@@ -103,25 +109,38 @@ def prepare(data: Path, raters: int) -> dict:
         tokens.append(Token.objects.create(user=user).key)
     t1 = time.perf_counter()
     campaign = services.campaign_create(
-        name="bench", dataset=Dataset.objects.get(name="flask"), user=researcher,
-        overlap=1, raters=users,
+        name="bench",
+        dataset=Dataset.objects.get(name="flask"),
+        user=researcher,
+        overlap=1,
+        raters=users,
     )
     t2 = time.perf_counter()
-    print(f"setup: import {t1 - t0:.2f} s, campaign over {campaign.items.count()} "
-          f"responses created in {t2 - t1:.2f} s")
+    print(
+        f"setup: import {t1 - t0:.2f} s, campaign over {campaign.items.count()} "
+        f"responses created in {t2 - t1:.2f} s"
+    )
     from django.db import connection
 
     connection.close()
     return {"campaign_id": campaign.pk, "tokens": tokens}
 
 
-async def rater_loop(client: httpx.AsyncClient, token: str, campaign_id: int,
-                     deadline: float, max_items: int | None, stats: dict) -> None:
+async def rater_loop(
+    client: httpx.AsyncClient,
+    token: str,
+    campaign_id: int,
+    deadline: float,
+    max_items: int | None,
+    stats: dict,
+) -> None:
     headers = {"Authorization": f"Token {token}"}
     done = 0
     while time.perf_counter() < deadline and (max_items is None or done < max_items):
         t = time.perf_counter()
-        r = await client.post(f"/api/rate/campaigns/{campaign_id}/next/", headers=headers)
+        r = await client.post(
+            f"/api/rate/campaigns/{campaign_id}/next/", headers=headers
+        )
         stats["next"].append(time.perf_counter() - t)
         if r.status_code != 200:
             stats["errors"].append(f"next {r.status_code}: {r.text[:200]}")
@@ -131,11 +150,14 @@ async def rater_loop(client: httpx.AsyncClient, token: str, campaign_id: int,
         if not assignment:
             stats["empty"] += 1
             return
-        scores = {s["key"]: 1 + (hash((assignment["id"], s["key"])) % 5)
-                  for s in assignment["skills"]}
+        scores = {
+            s["key"]: 1 + (hash((assignment["id"], s["key"])) % 5)
+            for s in assignment["skills"]
+        }
         t = time.perf_counter()
         r = await client.post(
-            f"/api/rate/assignments/{assignment['id']}/submit/", headers=headers,
+            f"/api/rate/assignments/{assignment['id']}/submit/",
+            headers=headers,
             json={"scores": scores, "active_seconds": 10.0},
         )
         stats["submit"].append(time.perf_counter() - t)
@@ -146,40 +168,63 @@ async def rater_loop(client: httpx.AsyncClient, token: str, campaign_id: int,
         done += 1
 
 
-async def run_phase(base: str, tokens: list[str], campaign_id: int, seconds: float,
-                    max_items: int | None) -> dict:
+async def run_phase(
+    base: str,
+    tokens: list[str],
+    campaign_id: int,
+    seconds: float,
+    max_items: int | None,
+) -> dict:
     stats = {"next": [], "submit": [], "errors": [], "empty": 0, "skills": []}
-    limits = httpx.Limits(max_connections=len(tokens) + 2, max_keepalive_connections=len(tokens))
+    limits = httpx.Limits(
+        max_connections=len(tokens) + 2, max_keepalive_connections=len(tokens)
+    )
     async with httpx.AsyncClient(base_url=base, limits=limits, timeout=30) as client:
         deadline = time.perf_counter() + seconds
         t0 = time.perf_counter()
-        await asyncio.gather(*(
-            rater_loop(client, tok, campaign_id, deadline, max_items, stats) for tok in tokens
-        ))
+        await asyncio.gather(
+            *(
+                rater_loop(client, tok, campaign_id, deadline, max_items, stats)
+                for tok in tokens
+            )
+        )
         stats["elapsed"] = time.perf_counter() - t0
     return stats
 
 
-def report(title: str, stats: dict, p95_target_ms: float, rps_target: float | None) -> None:
+def report(
+    title: str, stats: dict, p95_target_ms: float, rps_target: float | None
+) -> None:
     n_req = len(stats["next"]) + len(stats["submit"])
     rps = n_req / stats["elapsed"]
     print(f"\n== {title}")
     for kind in ("next", "submit"):
         ms = [v * 1000 for v in stats[kind]]
-        print(f"  {kind:6s} n={len(ms):6d}  p50 {percentile(ms, 50):7.1f} ms  "
-              f"p95 {percentile(ms, 95):7.1f} ms  p99 {percentile(ms, 99):7.1f} ms")
+        print(
+            f"  {kind:6s} n={len(ms):6d}  p50 {percentile(ms, 50):7.1f} ms  "
+            f"p95 {percentile(ms, 95):7.1f} ms  p99 {percentile(ms, 99):7.1f} ms"
+        )
     both = [v * 1000 for v in stats["next"] + stats["submit"]]
     p95 = percentile(both, 95)
-    print(f"  all requests p95 {p95:.1f} ms (target < {p95_target_ms:.0f} ms, "
-          f"ratio {p95 / p95_target_ms:.2f})")
-    print(f"  throughput {rps:.1f} requests/s, {len(stats['submit']) / stats['elapsed']:.1f} "
-          f"annotations/s over {stats['elapsed']:.1f} s"
-          + (f" (target >= {rps_target:.0f} requests/s, ratio {rps / rps_target:.2f})"
-             if rps_target else ""))
+    print(
+        f"  all requests p95 {p95:.1f} ms (target < {p95_target_ms:.0f} ms, "
+        f"ratio {p95 / p95_target_ms:.2f})"
+    )
+    print(
+        f"  throughput {rps:.1f} requests/s, {len(stats['submit']) / stats['elapsed']:.1f} "
+        f"annotations/s over {stats['elapsed']:.1f} s"
+        + (
+            f" (target >= {rps_target:.0f} requests/s, ratio {rps / rps_target:.2f})"
+            if rps_target
+            else ""
+        )
+    )
     if stats["skills"]:
         print(f"  skills per form: median {statistics.median(stats['skills']):.0f}")
-    print(f"  errors: {len(stats['errors'])}" + (f" first: {stats['errors'][0]}"
-                                                 if stats["errors"] else ""))
+    print(
+        f"  errors: {len(stats['errors'])}"
+        + (f" first: {stats['errors'][0]}" if stats["errors"] else "")
+    )
 
 
 def check_invariants(url: str, campaign_id: int) -> None:
@@ -187,26 +232,33 @@ def check_invariants(url: str, campaign_id: int) -> None:
         over = conn.execute(
             "SELECT count(*) FROM (SELECT response_id FROM annotation_assignment "
             "WHERE campaign_id=%s AND status='submitted' GROUP BY response_id "
-            "HAVING count(*) > 1) x", (campaign_id,)).fetchone()[0]
+            "HAVING count(*) > 1) x",
+            (campaign_id,),
+        ).fetchone()[0]
         twice = conn.execute(
             "SELECT count(*) FROM (SELECT response_id, rater_id FROM annotation_assignment "
             "WHERE campaign_id=%s GROUP BY 1, 2 HAVING count(*) > 1) x",
-            (campaign_id,)).fetchone()[0]
+            (campaign_id,),
+        ).fetchone()[0]
         drift = conn.execute(
             "SELECT count(*) FROM annotation_campaignitem i WHERE campaign_id=%s AND "
             "(i.submitted <> (SELECT count(*) FROM annotation_assignment a WHERE a.item_id=i.id "
             "AND a.status='submitted') OR i.reserved <> (SELECT count(*) FROM "
             "annotation_assignment a WHERE a.item_id=i.id AND a.status='served'))",
-            (campaign_id,)).fetchone()[0]
+            (campaign_id,),
+        ).fetchone()[0]
         submitted, scores = conn.execute(
             "SELECT (SELECT count(*) FROM annotation_assignment WHERE campaign_id=%s AND "
             "status='submitted'), (SELECT count(*) FROM annotation_humanscore h JOIN "
             "annotation_assignment a ON a.id=h.assignment_id WHERE a.campaign_id=%s)",
-            (campaign_id, campaign_id)).fetchone()
+            (campaign_id, campaign_id),
+        ).fetchone()
     print("\n== invariants")
     print(f"  responses with more than k=1 submitted ratings: {over}")
     print(f"  (response, rater) served twice: {twice}")
-    print(f"  items whose counters disagree with their assignments (lock races): {drift}")
+    print(
+        f"  items whose counters disagree with their assignments (lock races): {drift}"
+    )
     print(f"  submitted assignments {submitted}, human scores stored {scores}")
 
 
@@ -231,9 +283,23 @@ def main() -> None:
         port = free_port()
         env = {**os.environ, "DATABASE_URL": url, "LOG_LEVEL": "WARNING"}
         server = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "flaskapp.wsgi", "-b", f"127.0.0.1:{port}",
-             "-w", str(args.workers), "--threads", str(args.threads), "--log-level", "warning"],
-            cwd=ROOT, env=env, start_new_session=True,
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "flaskapp.wsgi",
+                "-b",
+                f"127.0.0.1:{port}",
+                "-w",
+                str(args.workers),
+                "--threads",
+                str(args.threads),
+                "--log-level",
+                "warning",
+            ],
+            cwd=ROOT,
+            env=env,
+            start_new_session=True,
         )
         base = f"http://127.0.0.1:{port}"
         for _ in range(100):
@@ -245,11 +311,21 @@ def main() -> None:
         print(f"gunicorn: {args.workers} workers x {args.threads} threads on {base}")
         # Warm-up: every worker process opens its DB connection.
         asyncio.run(run_phase(base, setup["tokens"][-1:], setup["campaign_id"], 5, 40))
-        single = asyncio.run(run_phase(base, setup["tokens"][:1], setup["campaign_id"],
-                                       120, args.single_items))
+        single = asyncio.run(
+            run_phase(
+                base, setup["tokens"][:1], setup["campaign_id"], 120, args.single_items
+            )
+        )
         report("(a) one rater alone", single, 30, None)
-        many = asyncio.run(run_phase(base, setup["tokens"][1:args.raters + 1],
-                                     setup["campaign_id"], args.seconds, None))
+        many = asyncio.run(
+            run_phase(
+                base,
+                setup["tokens"][1 : args.raters + 1],
+                setup["campaign_id"],
+                args.seconds,
+                None,
+            )
+        )
         report(f"(b) {args.raters} concurrent raters, closed loop", many, 250, 150)
         check_invariants(url, setup["campaign_id"])
     finally:

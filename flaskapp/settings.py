@@ -33,11 +33,15 @@ if not SECRET_KEY:
     SECRET_KEY = "insecure-local-development-key-set-DJANGO_SECRET_KEY-in-production"
 ALLOWED_HOSTS = [
     h.strip()
-    for h in os.environ.get("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",")
+    for h in os.environ.get(
+        "DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver"
+    ).split(",")
     if h.strip()
 ]
 CSRF_TRUSTED_ORIGINS = [
-    o.strip() for o in os.environ.get("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()
+    o.strip()
+    for o in os.environ.get("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",")
+    if o.strip()
 ]
 
 INSTALLED_APPS = [
@@ -188,15 +192,19 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BEAT_SCHEDULE = {
     # Serving also expires stale locks; this returns them even when nobody asks for work,
     # so the campaign page's "locked" count stays true.
-    "expire-rating-locks": {"task": "annotation.tasks.assignments_expire_task",
-                            "schedule": 60.0},
+    "expire-rating-locks": {
+        "task": "annotation.tasks.assignments_expire_task",
+        "schedule": 60.0,
+    },
 }
 
 # --- Logging --------------------------------------------------------------------------
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}
+    },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},

@@ -1,1 +1,345 @@
-"""Judge configurations, runs, calls and scores (see issue: model judges)."""
+"""Judge configurations, runs, calls and scores.
+
+Secrets never live here: a `JudgeConfig` names the environment variable that holds its
+API key (`api_key_env`); the key is read from the worker's environment at call time.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from annotation.models import Dataset, Instruction, Response, Skill
+
+
+class PromptTemplate(models.Model):
+    """A versioned judge prompt. Frozen once a run uses it (edits make a new version)."""
+
+    class Kind(models.TextChoices):
+        POINTWISE = "pointwise", "Pointwise skill scores (FLASK)"
+        PAIRWISE = "pairwise", "Pairwise preference"
+        CLASSIFICATION = "classification", "Classification"
+        CRITIQUE = "critique", "Open-ended critique"
+        METADATA = "metadata", "Instruction metadata (domains, difficulty, skills)"
+        CHECKLIST = "checklist", "Instance checklist suggestions"
+
+    class Layout(models.TextChoices):
+        FLASK = "flask", "FLASK"
+        FLAME = "flame", "FLAMe text-to-text (INSTRUCTIONS / CONTEXT / EVALUATION)"
+
+    name = models.CharField(max_length=100)
+    version = models.PositiveIntegerField(default=1)
+    kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.POINTWISE)
+    layout = models.CharField(
+        max_length=10, choices=Layout.choices, default=Layout.FLASK
+    )
+    system_text = models.TextField(blank=True)
+    user_text = models.TextField(
+        help_text="Template with {placeholders}; see judging.prompts"
+    )
+    is_builtin = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "-version"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["name", "version"], name="prompt_name_version_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} v{self.version}"
+
+
+class JudgeConfig(models.Model):
+    """How to call one judge: endpoint, model, sampling, prompt, prices and limits."""
+
+    class Backend(models.TextChoices):
+        OPENAI = "openai", "OpenAI-compatible endpoint"
+        BASELINE_ROUGE = "baseline_rouge", "Baseline: ROUGE-L vs reference (no LLM)"
+        BASELINE_LENGTH = "baseline_length", "Baseline: response length (no LLM)"
+
+    class OutputMode(models.TextChoices):
+        JSON_SCHEMA = "json_schema", "JSON schema (response_format)"
+        TEXT = "text", "Free text"
+
+    name = models.CharField(max_length=100, unique=True)
+    backend = models.CharField(
+        max_length=20, choices=Backend.choices, default=Backend.OPENAI
+    )
+    base_url = models.URLField(max_length=500, blank=True)
+    model = models.CharField(max_length=200, blank=True)
+    model_family = models.CharField(
+        max_length=100, blank=True, help_text="For self-preference probes, e.g. 'gpt'."
+    )
+    api_key_env = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="Name of the environment variable holding the API key (never the key).",
+    )
+    temperature = models.FloatField(default=0.0)
+    max_tokens = models.PositiveIntegerField(default=1024)
+    samples = models.PositiveSmallIntegerField(default=1)
+    prompt = models.ForeignKey(
+        PromptTemplate, null=True, blank=True, on_delete=models.PROTECT
+    )
+    include_reference = models.BooleanField(default=True)
+    output_mode = models.CharField(
+        max_length=20, choices=OutputMode.choices, default=OutputMode.JSON_SCHEMA
+    )
+    max_parse_retries = models.PositiveSmallIntegerField(default=2)
+    price_input_per_m = models.DecimalField(max_digits=10, decimal_places=4, default=0)
+    price_output_per_m = models.DecimalField(max_digits=10, decimal_places=4, default=0)
+    max_concurrency = models.PositiveIntegerField(default=16)
+    requests_per_minute = models.PositiveIntegerField(null=True, blank=True)
+    tokens_per_minute = models.PositiveIntegerField(null=True, blank=True)
+    timeout_seconds = models.FloatField(default=120.0)
+    is_dev_server = models.BooleanField(
+        default=False,
+        help_text="Points at the built-in fake judge server (a dev tool).",
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(samples__gte=1), name="judge_samples_gte_1"
+            ),
+            models.CheckConstraint(
+                condition=Q(max_concurrency__gte=1), name="judge_concurrency_gte_1"
+            ),
+            models.CheckConstraint(
+                condition=Q(temperature__gte=0) & Q(temperature__lte=2),
+                name="judge_temperature_0_2",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_baseline(self) -> bool:
+        return self.backend != self.Backend.OPENAI
+
+
+class JudgeRun(models.Model):
+    """One judge config applied to (part of) a dataset."""
+
+    class Kind(models.TextChoices):
+        POINTWISE = "pointwise", "Pointwise skill scores"
+        PAIRWISE = "pairwise", "Pairwise preferences"
+        METADATA = "metadata", "Metadata annotation"
+        CHECKLIST = "checklist", "Checklist suggestions"
+        IMPORTED = "imported", "Imported results"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        CANCELLED = "cancelled", "Cancelled"
+        COMPLETED = "completed", "Completed"
+        FAILED = "failed", "Completed with failures"
+
+    config = models.ForeignKey(
+        JudgeConfig,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="runs",
+    )
+    dataset = models.ForeignKey(
+        Dataset, on_delete=models.PROTECT, related_name="judge_runs"
+    )
+    name = models.CharField(max_length=200, blank=True)
+    kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.POINTWISE)
+    models_included = models.JSONField(default=list, blank=True)
+    instruction_limit = models.PositiveIntegerField(null=True, blank=True)
+    status = models.CharField(
+        max_length=20, choices=Status.choices, default=Status.PENDING
+    )
+    # Frozen copy of what the run was made with (config and prompt may change later).
+    settings_snapshot = models.JSONField(default=dict, blank=True)
+    estimate = models.JSONField(default=dict, blank=True)
+    total_calls = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    source_note = models.TextField(
+        blank=True, help_text="For imported runs: where from."
+    )
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return self.name or f"run {self.pk}"
+
+
+class JudgeCall(models.Model):
+    """One request to the judge: one (response or instruction, sample index) of a run.
+
+    `status`: pending -> running -> succeeded | failed (| cancelled). Every attempt's
+    outcome is kept: `error` holds the last reason, `attempts` the count; the raw output
+    is kept even when it could not be parsed.
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="calls")
+    response = models.ForeignKey(
+        Response, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    instruction = models.ForeignKey(
+        Instruction, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    sample_index = models.PositiveSmallIntegerField(default=0)
+    status = models.CharField(
+        max_length=20, choices=Status.choices, default=Status.PENDING
+    )
+    prompt_hash = models.CharField(max_length=64, blank=True)
+    raw_output = models.TextField(blank=True)
+    parsed = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    error_kind = models.CharField(max_length=40, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    parse_failures = models.PositiveSmallIntegerField(default=0)
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    cached = models.BooleanField(default=False)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run_id", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "response", "sample_index"],
+                condition=Q(response__isnull=False),
+                name="judge_call_run_response_sample_unique",
+            ),
+            models.UniqueConstraint(
+                fields=["run", "instruction", "sample_index"],
+                condition=Q(response__isnull=True),
+                name="judge_call_run_instruction_sample_unique",
+            ),
+        ]
+        indexes = [models.Index(fields=["run", "status"])]
+
+    def __str__(self) -> str:
+        return f"call {self.pk} ({self.status})"
+
+
+class JudgeCache(models.Model):
+    """A paid answer, keyed by everything that determines it, so it is never paid twice.
+
+    Key: sha256 of (base URL, model, rendered messages, temperature, max tokens, output
+    mode, sample index).
+    """
+
+    key = models.CharField(max_length=64, unique=True)
+    raw_output = models.TextField()
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.key[:12]
+
+
+class JudgeScore(models.Model):
+    """A judge's score for one skill of one response (null score = N/A)."""
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="scores")
+    call = models.ForeignKey(
+        JudgeCall,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="scores",
+    )
+    response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="+")
+    skill = models.ForeignKey(Skill, on_delete=models.PROTECT, related_name="+")
+    sample_index = models.PositiveSmallIntegerField(default=0)
+    score = models.PositiveSmallIntegerField(null=True, blank=True)
+    rationale = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run_id", "response_id", "skill_id", "sample_index"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "response", "skill", "sample_index"],
+                name="judge_score_unique",
+            ),
+            models.CheckConstraint(
+                condition=Q(score__isnull=True) | Q(score__gte=1, score__lte=5),
+                name="judge_score_1_5_or_na",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.skill_id}={'N/A' if self.score is None else self.score}"
+
+
+class MetadataSuggestion(models.Model):
+    """A judge's suggestion for an instruction's metadata or checklist, for an admin."""
+
+    class Status(models.TextChoices):
+        PROPOSED = "proposed", "Proposed"
+        ACCEPTED = "accepted", "Accepted"
+        REJECTED = "rejected", "Rejected"
+
+    run = models.ForeignKey(
+        JudgeRun, on_delete=models.CASCADE, related_name="suggestions"
+    )
+    instruction = models.ForeignKey(
+        Instruction, on_delete=models.CASCADE, related_name="+"
+    )
+    domains = models.JSONField(default=list, blank=True)
+    difficulty = models.PositiveSmallIntegerField(null=True, blank=True)
+    skills = models.JSONField(default=list, blank=True)
+    checklist = models.JSONField(null=True, blank=True)
+    status = models.CharField(
+        max_length=10, choices=Status.choices, default=Status.PROPOSED
+    )
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "instruction"], name="metadata_suggestion_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"suggestion for {self.instruction_id} ({self.status})"

@@ -49,11 +49,17 @@ class InstructionFactory(factory.django.DjangoModelFactory):
         """`skill_keys=["factuality", ...]` links relevant skills in that order."""
         if not create:
             return
-        keys = extracted if extracted is not None else ["comprehension", "factuality",
-                                                        "readability"]
-        skills = {s.key: s for s in Skill.objects.filter(rubric_id=self.dataset.rubric_id)}
+        keys = (
+            extracted
+            if extracted is not None
+            else ["comprehension", "factuality", "readability"]
+        )
+        skills = {
+            s.key: s for s in Skill.objects.filter(rubric_id=self.dataset.rubric_id)
+        }
         InstructionSkill.objects.bulk_create(
-            InstructionSkill(instruction=self, skill=skills[k], rank=i) for i, k in enumerate(keys)
+            InstructionSkill(instruction=self, skill=skills[k], rank=i)
+            for i, k in enumerate(keys)
         )
 
 

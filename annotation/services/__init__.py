@@ -1,15 +1,13 @@
 """Writes and workflows of the annotation app (re-exported from submodules)."""
 
 from .hard import instruction_mark_hard, instruction_texts_matching
+from .import_jobs import import_job_confirm, import_job_create, import_job_execute
 from .imports import (
     ImportReport,
     dataset_import_files,
     dataset_import_flask,
     dataset_parse_files,
     import_check_sizes,
-    import_job_confirm,
-    import_job_create,
-    import_job_execute,
     rubric_import,
 )
 from .rubrics import rubric_freeze, rubric_get_default
@@ -30,14 +28,12 @@ __all__ = [
     "rubric_import",
 ]
 
+from .campaigns import campaign_create, campaign_set_raters, campaign_set_status  # noqa: E402
 from .rating import (  # noqa: E402
     NextResult,
     assignment_next,
     assignment_skip,
     assignments_expire,
-    campaign_create,
-    campaign_set_raters,
-    campaign_set_status,
     rating_amend,
     rating_submit,
 )

@@ -9,8 +9,6 @@ never take the same slot.
 
 from __future__ import annotations
 
-import hashlib
-import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -20,18 +18,15 @@ from django.db.models import Exists, F, OuterRef
 from django.http import Http404
 from django.utils import timezone
 
-from annotation import roles
 from annotation.errors import DomainError, Problem
-from annotation.selectors_rating import assignment_skills
 from annotation.models import (
     Assignment,
     Campaign,
     CampaignItem,
-    Dataset,
     HumanScore,
-    Response,
     Skill,
 )
+from annotation.selectors_rating import assignment_skills
 
 from .rubrics import rubric_freeze
 
@@ -47,151 +42,9 @@ class NextResult:
     locked_by_others: int = 0
 
 
-def _in_overlap_sample(campaign_id: int, response_id: int, percent: int) -> bool:
-    """A stable pseudo-random choice of `percent` % of responses (same on every run)."""
-    if percent >= 100:
-        return True
-    if percent <= 0:
-        return False
-    digest = hashlib.sha256(f"{campaign_id}:{response_id}".encode()).digest()
-    return int.from_bytes(digest[:4], "big") % 10000 < percent * 100
-
-
-def campaign_create(
-    *,
-    name: str,
-    dataset: Dataset,
-    user: User,
-    models: list[str] | None = None,
-    skill_mode: str = Campaign.SkillMode.INSTRUCTION,
-    chosen_skill_keys: list[str] | None = None,
-    overlap: int = 1,
-    overlap_percent: int = 100,
-    show_reference: bool = True,
-    show_model_names: bool = False,
-    lock_ttl_minutes: int = 30,
-    rater_quota: int | None = None,
-    guidelines: str = "",
-    raters: list[User] | None = None,
-) -> Campaign:
-    """Create a campaign and one `CampaignItem` per response to rate, in one transaction.
-
-    Items are served in a shuffled order seeded by the campaign id (so that model and
-    instruction order do not bias raters), partly rated ones first. Raises `DomainError`
-    naming the field for bad input; then nothing is written.
-    """
-    roles.require_researcher(user)
-    problems: list[Problem] = []
-    name = (name or "").strip()
-    if not name:
-        problems.append(Problem("is empty", field="name"))
-    if skill_mode not in Campaign.SkillMode.values:
-        problems.append(Problem(f"unknown skill mode {skill_mode!r}", field="skill_mode"))
-    if not isinstance(overlap, int) or overlap < 1 or overlap > 50:
-        problems.append(Problem("must be a whole number from 1 to 50", field="overlap"))
-    if not isinstance(overlap_percent, int) or not 0 <= overlap_percent <= 100:
-        problems.append(Problem("must be from 0 to 100", field="overlap_percent"))
-    if not isinstance(lock_ttl_minutes, int) or lock_ttl_minutes < 1:
-        problems.append(Problem("must be at least 1 minute", field="lock_ttl_minutes"))
-    if rater_quota is not None and rater_quota < 1:
-        problems.append(Problem("must be at least 1 when given", field="rater_quota"))
-    available = set(
-        Response.objects.filter(instruction__dataset=dataset)
-        .values_list("model_name", flat=True)
-        .distinct()
-    )
-    models = sorted(set(models or []))
-    unknown_models = [m for m in models if m not in available]
-    if unknown_models:
-        problems.append(
-            Problem(f"not in dataset {dataset.name!r}: {', '.join(unknown_models)}",
-                    field="models")
-        )
-    chosen: list[Skill] = []
-    if chosen_skill_keys and skill_mode != Campaign.SkillMode.CHOSEN:
-        problems.append(
-            Problem("skills can only be chosen with skill mode `chosen`", field="skills")
-        )
-    if skill_mode == Campaign.SkillMode.CHOSEN:
-        keys = list(dict.fromkeys(chosen_skill_keys or []))
-        by_key = {s.key: s for s in Skill.objects.filter(rubric_id=dataset.rubric_id)}
-        missing = [k for k in keys if k not in by_key]
-        if not keys:
-            problems.append(Problem("choose at least one skill", field="skills"))
-        if missing:
-            problems.append(
-                Problem(f"not skills of the dataset's rubric: {', '.join(missing)}",
-                        field="skills")
-            )
-        chosen = [by_key[k] for k in keys if k in by_key]
-    rater_list = list(raters or [])
-    not_raters = [u.username for u in rater_list if not roles.is_rater(u)]
-    if not_raters:
-        problems.append(Problem(f"not raters: {', '.join(not_raters)}", field="raters"))
-    if problems:
-        raise DomainError("the campaign was not created", problems)
-
-    with transaction.atomic():
-        campaign = Campaign.objects.create(
-            name=name, dataset=dataset, models_included=models, skill_mode=skill_mode,
-            overlap=overlap, overlap_percent=overlap_percent, show_reference=show_reference,
-            show_model_names=show_model_names, lock_ttl_minutes=lock_ttl_minutes,
-            rater_quota=rater_quota, guidelines=guidelines, created_by=user,
-        )
-        if chosen:
-            campaign.chosen_skills.set(chosen)
-        if rater_list:
-            campaign.raters.set(rater_list)
-        responses = Response.objects.filter(instruction__dataset=dataset)
-        if models:
-            responses = responses.filter(model_name__in=models)
-        response_ids = list(responses.order_by("pk").values_list("pk", flat=True))
-        if not response_ids:
-            raise DomainError(
-                "the campaign has no responses to rate",
-                [Problem("the dataset has no responses for these models", field="models")],
-            )
-        random.Random(campaign.pk).shuffle(response_ids)
-        items = []
-        for position, response_id in enumerate(response_ids):
-            target = overlap if _in_overlap_sample(campaign.pk, response_id,
-                                                   overlap_percent) else 1
-            items.append(
-                CampaignItem(campaign=campaign, response_id=response_id, target=target,
-                             open_slots=target, position=position)
-            )
-        CampaignItem.objects.bulk_create(items, batch_size=5000)
-    return campaign
-
-
-def campaign_set_status(*, campaign: Campaign, status: str, user: User) -> Campaign:
-    """Pause, resume or close a campaign. Closing is final; closed campaigns are read-only."""
-    roles.require_researcher(user)
-    if status not in Campaign.Status.values:
-        raise DomainError(f"unknown status {status!r}", [Problem("unknown", field="status")])
-    if campaign.status == Campaign.Status.CLOSED and status != Campaign.Status.CLOSED:
-        raise DomainError("a closed campaign cannot be reopened")
-    if status == Campaign.Status.CLOSED:
-        campaign.closed_at = campaign.closed_at or timezone.now()
-    else:
-        campaign.closed_at = None
-    campaign.status = status
-    campaign.save(update_fields=["status", "closed_at"])
-    return campaign
-
-
-def campaign_set_raters(*, campaign: Campaign, raters: list[User], user: User) -> Campaign:
-    """Replace the campaign's raters. Existing assignments are kept."""
-    roles.require_researcher(user)
-    not_raters = [u.username for u in raters if not roles.is_rater(u)]
-    if not_raters:
-        raise DomainError("the raters were not changed",
-                          [Problem(f"not raters: {', '.join(not_raters)}", field="raters")])
-    campaign.raters.set(raters)
-    return campaign
-
-
-def assignments_expire(*, campaign_id: int | None = None, now: datetime | None = None) -> int:
+def assignments_expire(
+    *, campaign_id: int | None = None, now: datetime | None = None
+) -> int:
     """Return expired locks to the pool; returns how many assignments expired.
 
     Locks only items no one else holds (SKIP LOCKED), so it never waits on a rater's
@@ -200,7 +53,9 @@ def assignments_expire(*, campaign_id: int | None = None, now: datetime | None =
     Idempotent. Runs in its own transaction.
     """
     now = now or timezone.now()
-    stale = Assignment.objects.filter(status=Assignment.Status.SERVED, expires_at__lt=now)
+    stale = Assignment.objects.filter(
+        status=Assignment.Status.SERVED, expires_at__lt=now
+    )
     if campaign_id is not None:
         stale = stale.filter(campaign_id=campaign_id)
     if not stale.exists():
@@ -216,7 +71,9 @@ def assignments_expire(*, campaign_id: int | None = None, now: datetime | None =
         if not item_ids:
             return 0
         counts: dict[int, int] = {}
-        for item_id in stale.filter(item_id__in=item_ids).values_list("item_id", flat=True):
+        for item_id in stale.filter(item_id__in=item_ids).values_list(
+            "item_id", flat=True
+        ):
             counts[item_id] = counts.get(item_id, 0) + 1
         expired = stale.filter(item_id__in=item_ids).update(
             status=Assignment.Status.EXPIRED,
@@ -234,14 +91,16 @@ def _quota_reached(campaign: Campaign, rater: User) -> bool:
     if campaign.rater_quota is None:
         return False
     taken = Assignment.objects.filter(
-        campaign=campaign, rater=rater,
+        campaign=campaign,
+        rater=rater,
         status__in=[Assignment.Status.SUBMITTED, Assignment.Status.SERVED],
     ).count()
     return taken >= campaign.rater_quota
 
 
-def assignment_next(*, campaign: Campaign, rater: User, now: datetime | None = None
-                    ) -> NextResult:
+def assignment_next(
+    *, campaign: Campaign, rater: User, now: datetime | None = None
+) -> NextResult:
     """Serve `rater` the next response of `campaign` (or resume the one they hold).
 
     Order: the rater's own live assignment first (its lock is extended); else expired
@@ -257,7 +116,9 @@ def assignment_next(*, campaign: Campaign, rater: User, now: datetime | None = N
     """
     now = now or timezone.now()
     if campaign.status != Campaign.Status.ACTIVE:
-        return NextResult(None, f"This campaign is {campaign.get_status_display().lower()}.")
+        return NextResult(
+            None, f"This campaign is {campaign.get_status_display().lower()}."
+        )
     ttl = timedelta(minutes=campaign.lock_ttl_minutes)
     assignments_expire(campaign_id=campaign.pk, now=now)
     with transaction.atomic():
@@ -267,11 +128,15 @@ def assignment_next(*, campaign: Campaign, rater: User, now: datetime | None = N
         return _assignment_next_locked(campaign=campaign, rater=rater, now=now, ttl=ttl)
 
 
-def _assignment_next_locked(*, campaign: Campaign, rater: User, now: datetime,
-                            ttl: timedelta) -> NextResult:
+def _assignment_next_locked(
+    *, campaign: Campaign, rater: User, now: datetime, ttl: timedelta
+) -> NextResult:
     live = (
         Assignment.objects.filter(
-            campaign=campaign, rater=rater, status=Assignment.Status.SERVED, expires_at__gt=now
+            campaign=campaign,
+            rater=rater,
+            status=Assignment.Status.SERVED,
+            expires_at__gt=now,
         )
         .order_by("served_at")
         .first()
@@ -281,8 +146,11 @@ def _assignment_next_locked(*, campaign: Campaign, rater: User, now: datetime,
         live.expires_at = now + ttl
         return NextResult(live)
     if _quota_reached(campaign, rater):
-        return NextResult(None, f"You have reached this campaign's quota of "
-                                f"{campaign.rater_quota} responses. Thank you!")
+        return NextResult(
+            None,
+            f"You have reached this campaign's quota of "
+            f"{campaign.rater_quota} responses. Thank you!",
+        )
 
     # Matches the unique (campaign, response, rater) index: one probe per candidate,
     # however many responses this rater has already done.
@@ -309,9 +177,13 @@ def _assignment_next_locked(*, campaign: Campaign, rater: User, now: datetime,
                 "by others. Try again in a few minutes; expired locks come back.",
                 locked_by_others=locked,
             )
-        return NextResult(None, "You are done: nothing in this campaign is left for you.")
+        return NextResult(
+            None, "You are done: nothing in this campaign is left for you."
+        )
     if item.submitted:
-        reason = f"finishing a partly rated response ({item.submitted} of {item.target})"
+        reason = (
+            f"finishing a partly rated response ({item.submitted} of {item.target})"
+        )
     elif item.target > 1:
         reason = f"new response; {item.target} raters wanted"
     else:
@@ -326,13 +198,19 @@ def _assignment_next_locked(*, campaign: Campaign, rater: User, now: datetime,
         previous.served_at = now
         previous.expires_at = now + ttl
         previous.closed_at = None
-        previous.save(update_fields=["status", "reason", "served_at", "expires_at",
-                                     "closed_at"])
+        previous.save(
+            update_fields=["status", "reason", "served_at", "expires_at", "closed_at"]
+        )
         assignment = previous
     else:
         assignment = Assignment.objects.create(
-            campaign=campaign, item=item, response_id=item.response_id, rater=rater,
-            reason=reason, served_at=now, expires_at=now + ttl,
+            campaign=campaign,
+            item=item,
+            response_id=item.response_id,
+            rater=rater,
+            reason=reason,
+            served_at=now,
+            expires_at=now + ttl,
         )
     CampaignItem.objects.filter(pk=item.pk).update(
         reserved=F("reserved") + 1, open_slots=F("open_slots") - 1
@@ -346,29 +224,42 @@ def _validate_scores(
     problems: list[Problem] = []
     wanted = {s.key: s for s in skills}
     if not isinstance(scores, dict):
-        raise DomainError("scores must be an object of skill -> 1-5 or \"na\"",
-                          [Problem("must be an object", field="scores")])
+        raise DomainError(
+            'scores must be an object of skill -> 1-5 or "na"',
+            [Problem("must be an object", field="scores")],
+        )
     rationales = rationales or {}
     if not isinstance(rationales, dict):
-        raise DomainError("rationales must be an object of skill -> text",
-                          [Problem("must be an object", field="rationales")])
+        raise DomainError(
+            "rationales must be an object of skill -> text",
+            [Problem("must be an object", field="rationales")],
+        )
     for key in rationales:
         if key not in wanted:
             problems.append(
-                Problem(f"{key!r} is not a skill of this response", field=f"rationales.{key}")
+                Problem(
+                    f"{key!r} is not a skill of this response",
+                    field=f"rationales.{key}",
+                )
             )
     for key in scores:
         if key not in wanted:
             problems.append(
-                Problem(f"{key!r} is not a skill of this response", field=f"scores.{key}")
+                Problem(
+                    f"{key!r} is not a skill of this response", field=f"scores.{key}"
+                )
             )
     out = []
     for key, skill in wanted.items():
         if key not in scores:
-            problems.append(Problem("is missing: score 1-5 or N/A", field=f"scores.{key}"))
+            problems.append(
+                Problem("is missing: score 1-5 or N/A", field=f"scores.{key}")
+            )
             continue
         value = scores[key]
-        if value is None or (isinstance(value, str) and value.strip().lower() in {"na", "n/a"}):
+        if value is None or (
+            isinstance(value, str) and value.strip().lower() in {"na", "n/a"}
+        ):
             score = None
         elif isinstance(value, bool):
             problems.append(Problem("must be 1-5 or N/A", field=f"scores.{key}"))
@@ -377,10 +268,20 @@ def _validate_scores(
             try:
                 score = int(str(value).strip())
             except ValueError:
-                problems.append(Problem(f"{value!r} is not 1-5 or N/A", field=f"scores.{key}"))
+                problems.append(
+                    Problem(f"{value!r} is not 1-5 or N/A", field=f"scores.{key}")
+                )
                 continue
-            if not 1 <= score <= 5 or str(value).strip() not in {"1", "2", "3", "4", "5"}:
-                problems.append(Problem(f"{value!r} is not 1-5 or N/A", field=f"scores.{key}"))
+            if not 1 <= score <= 5 or str(value).strip() not in {
+                "1",
+                "2",
+                "3",
+                "4",
+                "5",
+            }:
+                problems.append(
+                    Problem(f"{value!r} is not 1-5 or N/A", field=f"scores.{key}")
+                )
                 continue
         rationale = rationales.get(key) or ""
         if not isinstance(rationale, str):
@@ -388,7 +289,10 @@ def _validate_scores(
             continue
         if len(rationale) > MAX_RATIONALE:
             problems.append(
-                Problem(f"is longer than {MAX_RATIONALE} characters", field=f"rationales.{key}")
+                Problem(
+                    f"is longer than {MAX_RATIONALE} characters",
+                    field=f"rationales.{key}",
+                )
             )
             continue
         out.append((skill, score, rationale.strip()))
@@ -443,7 +347,8 @@ def rating_submit(
         if assignment.status == Assignment.Status.SKIPPED:
             raise DomainError("you skipped this response; it cannot be submitted")
         valid = _validate_scores(
-            skills=assignment_skills(assignment=assignment), scores=scores,
+            skills=assignment_skills(assignment=assignment),
+            scores=scores,
             rationales=rationales,
         )
         item = CampaignItem.objects.select_for_update().get(pk=assignment.item_id)
@@ -459,12 +364,16 @@ def rating_submit(
                 "Your lock on this response expired and other raters completed it, so "
                 "these scores were not counted."
             )
-            assignment.note = f"late submission at {now.isoformat()} refused: no free slot"
+            assignment.note = (
+                f"late submission at {now.isoformat()} refused: no free slot"
+            )
             assignment.save(update_fields=["note"])
         if not refused:
             item.save(update_fields=["reserved", "submitted", "open_slots"])
             HumanScore.objects.bulk_create(
-                HumanScore(assignment=assignment, skill=skill, score=score, rationale=rationale)
+                HumanScore(
+                    assignment=assignment, skill=skill, score=score, rationale=rationale
+                )
                 for skill, score, rationale in valid
             )
             assignment.status = Assignment.Status.SUBMITTED
@@ -472,16 +381,24 @@ def rating_submit(
             assignment.closed_at = now
             if active_seconds is not None and active_seconds >= 0:
                 assignment.active_seconds = float(active_seconds)
-            assignment.save(update_fields=["status", "submitted_at", "closed_at",
-                                           "active_seconds", "note"])
+            assignment.save(
+                update_fields=[
+                    "status",
+                    "submitted_at",
+                    "closed_at",
+                    "active_seconds",
+                    "note",
+                ]
+            )
             rubric_freeze(rubric_id=assignment.campaign.dataset.rubric_id)
     if refused:
         raise DomainError(refused)
     return assignment
 
 
-def assignment_skip(*, assignment_id: int, rater: User, reason: str,
-                    now: datetime | None = None) -> Assignment:
+def assignment_skip(
+    *, assignment_id: int, rater: User, reason: str, now: datetime | None = None
+) -> Assignment:
     """Skip a served response with a reason; it goes back to the pool for others.
 
     The rater is never served it again. Idempotent for an already skipped assignment.
@@ -507,8 +424,9 @@ def assignment_skip(*, assignment_id: int, rater: User, reason: str,
     return assignment
 
 
-def rating_amend(*, assignment_id: int, rater: User, scores: dict,
-                 rationales: dict | None = None) -> Assignment:
+def rating_amend(
+    *, assignment_id: int, rater: User, scores: dict, rationales: dict | None = None
+) -> Assignment:
     """Change a rater's own submitted scores while the campaign is not closed.
 
     Same validation as submit; rows are updated in place (`updated_at` records when).
@@ -520,15 +438,17 @@ def rating_amend(*, assignment_id: int, rater: User, scores: dict,
         if assignment.campaign.status == Campaign.Status.CLOSED:
             raise DomainError("this campaign is closed; its ratings are final")
         valid = _validate_scores(
-            skills=assignment_skills(assignment=assignment), scores=scores,
+            skills=assignment_skills(assignment=assignment),
+            scores=scores,
             rationales=rationales,
         )
         existing = {s.skill_id: s for s in assignment.scores.all()}
         for skill, score, rationale in valid:
             row = existing.get(skill.pk)
             if row is None:
-                HumanScore.objects.create(assignment=assignment, skill=skill, score=score,
-                                          rationale=rationale)
+                HumanScore.objects.create(
+                    assignment=assignment, skill=skill, score=score, rationale=rationale
+                )
             elif row.score != score or row.rationale != rationale:
                 row.score, row.rationale = score, rationale
                 row.save(update_fields=["score", "rationale", "updated_at"])
@@ -542,9 +462,6 @@ __all__ = [
     "assignment_next",
     "assignment_skip",
     "assignments_expire",
-    "campaign_create",
-    "campaign_set_raters",
-    "campaign_set_status",
     "rating_amend",
     "rating_submit",
 ]

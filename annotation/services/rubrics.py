@@ -15,4 +15,6 @@ def rubric_get_default() -> Rubric:
 
 def rubric_freeze(*, rubric_id: int) -> None:
     """Mark a rubric version read-only. Idempotent; called when a score first uses it."""
-    Rubric.objects.filter(pk=rubric_id, frozen_at__isnull=True).update(frozen_at=timezone.now())
+    Rubric.objects.filter(pk=rubric_id, frozen_at__isnull=True).update(
+        frozen_at=timezone.now()
+    )

@@ -141,8 +141,14 @@
   function toggleHelp() {
     var dialog = document.getElementById("rating-help");
     if (!dialog) return;
-    if (dialog.open) dialog.close();
-    else dialog.showModal();
+    if (dialog.open) {
+      dialog.close();
+      return;
+    }
+    dialog.showModal();
+    // Focus the title, not the close button: Esc or ? closes, and nothing looks pressed.
+    var title = dialog.querySelector("h2");
+    if (title) title.focus();
   }
 
   function openRationale() {

@@ -130,7 +130,8 @@ def test_next_never_serves_a_response_twice_to_one_rater(researcher, raters):
             break
         seen.append(result.assignment.response_id)
         services.rating_submit(
-            assignment_id=result.assignment.pk, rater=raters[0],
+            assignment_id=result.assignment.pk,
+            rater=raters[0],
             scores=full_scores(result.assignment),
         )
     assert len(seen) == 2 and len(set(seen)) == 2
@@ -164,19 +165,25 @@ def test_expired_lock_returns_the_response_to_the_pool(researcher, raters):
     assert (item.reserved, item.open_slots) == (1, 0)
 
 
-def test_late_submit_after_expiry_is_refused_when_the_slot_was_taken(researcher, raters):
+def test_late_submit_after_expiry_is_refused_when_the_slot_was_taken(
+    researcher, raters
+):
     dataset = make_dataset(n_instructions=1, models=("a",))
     campaign = services.campaign_create(
         name="c", dataset=dataset, user=researcher, lock_ttl_minutes=5
     )
     first = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
     later = timezone.now() + timedelta(minutes=6)
-    second = services.assignment_next(campaign=campaign, rater=raters[1], now=later).assignment
-    services.rating_submit(assignment_id=second.pk, rater=raters[1],
-                           scores=full_scores(second))
+    second = services.assignment_next(
+        campaign=campaign, rater=raters[1], now=later
+    ).assignment
+    services.rating_submit(
+        assignment_id=second.pk, rater=raters[1], scores=full_scores(second)
+    )
     with pytest.raises(DomainError, match="expired"):
-        services.rating_submit(assignment_id=first.pk, rater=raters[0],
-                               scores=full_scores(first))
+        services.rating_submit(
+            assignment_id=first.pk, rater=raters[0], scores=full_scores(first)
+        )
     first.refresh_from_db()
     assert "refused" in first.note
     assert HumanScore.objects.filter(assignment=first).count() == 0
@@ -190,7 +197,9 @@ def test_late_submit_after_expiry_is_accepted_while_a_slot_is_free(researcher, r
     )
     first = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
     services.assignments_expire(now=timezone.now() + timedelta(minutes=6))
-    services.rating_submit(assignment_id=first.pk, rater=raters[0], scores=full_scores(first))
+    services.rating_submit(
+        assignment_id=first.pk, rater=raters[0], scores=full_scores(first)
+    )
     item = CampaignItem.objects.get(pk=first.item_id)
     assert (item.submitted, item.reserved, item.open_slots) == (1, 0, 0)
 
@@ -209,8 +218,11 @@ def test_submit_records_scores_na_and_rationale(campaign, raters):
     keys = [s.key for s in assignment_skills(assignment=a)]
     scores = {keys[0]: 2, keys[1]: "na", keys[2]: None}
     services.rating_submit(
-        assignment_id=a.pk, rater=raters[0], scores=scores,
-        rationales={keys[0]: "wrong date"}, active_seconds=42.5,
+        assignment_id=a.pk,
+        rater=raters[0],
+        scores=scores,
+        rationales={keys[0]: "wrong date"},
+        active_seconds=42.5,
     )
     rows = {s.skill.key: s for s in HumanScore.objects.filter(assignment=a)}
     assert rows[keys[0]].score == 2 and rows[keys[0]].rationale == "wrong date"
@@ -235,7 +247,9 @@ def test_submit_records_scores_na_and_rationale(campaign, raters):
         (lambda s, k: s.update({"made_up": 3}), None),
     ],
 )
-def test_submit_rejects_bad_scores_naming_the_field(campaign, raters, mutate, field_suffix):
+def test_submit_rejects_bad_scores_naming_the_field(
+    campaign, raters, mutate, field_suffix
+):
     a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
     keys = [s.key for s in assignment_skills(assignment=a)]
     scores = {k: 3 for k in keys}
@@ -243,7 +257,9 @@ def test_submit_rejects_bad_scores_naming_the_field(campaign, raters, mutate, fi
     with pytest.raises(DomainError) as exc:
         services.rating_submit(assignment_id=a.pk, rater=raters[0], scores=scores)
     fields = [p.field for p in exc.value.problems]
-    expected = "scores.made_up" if field_suffix is None else f"scores.{keys[field_suffix]}"
+    expected = (
+        "scores.made_up" if field_suffix is None else f"scores.{keys[field_suffix]}"
+    )
     assert expected in fields
     assert HumanScore.objects.count() == 0
     a.refresh_from_db()
@@ -253,11 +269,15 @@ def test_submit_rejects_bad_scores_naming_the_field(campaign, raters, mutate, fi
 def test_rater_cannot_submit_or_skip_another_raters_assignment(campaign, raters):
     a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
     with pytest.raises(Http404):
-        services.rating_submit(assignment_id=a.pk, rater=raters[1], scores=full_scores(a))
+        services.rating_submit(
+            assignment_id=a.pk, rater=raters[1], scores=full_scores(a)
+        )
     with pytest.raises(Http404):
         services.assignment_skip(assignment_id=a.pk, rater=raters[1], reason="x")
     with pytest.raises(Http404):
-        services.rating_amend(assignment_id=a.pk, rater=raters[1], scores=full_scores(a))
+        services.rating_amend(
+            assignment_id=a.pk, rater=raters[1], scores=full_scores(a)
+        )
     a.refresh_from_db()
     assert a.status == Assignment.Status.SERVED and not HumanScore.objects.exists()
 
@@ -266,32 +286,46 @@ def test_skip_needs_a_reason_and_frees_the_slot(campaign, raters):
     a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
     with pytest.raises(DomainError):
         services.assignment_skip(assignment_id=a.pk, rater=raters[0], reason=" ")
-    services.assignment_skip(assignment_id=a.pk, rater=raters[0], reason="not my language")
+    services.assignment_skip(
+        assignment_id=a.pk, rater=raters[0], reason="not my language"
+    )
     item = CampaignItem.objects.get(pk=a.item_id)
     assert (item.reserved, item.open_slots) == (0, 1)
     b = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
     assert b.response_id != a.response_id  # a skipped response is not served again
     with pytest.raises(DomainError):
-        services.rating_submit(assignment_id=a.pk, rater=raters[0], scores=full_scores(a))
+        services.rating_submit(
+            assignment_id=a.pk, rater=raters[0], scores=full_scores(a)
+        )
 
 
 def test_amend_changes_own_scores_until_closed(campaign, raters, researcher):
     a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
-    services.rating_submit(assignment_id=a.pk, rater=raters[0], scores=full_scores(a, 2))
+    services.rating_submit(
+        assignment_id=a.pk, rater=raters[0], scores=full_scores(a, 2)
+    )
     services.rating_amend(assignment_id=a.pk, rater=raters[0], scores=full_scores(a, 5))
-    assert set(HumanScore.objects.filter(assignment=a).values_list("score", flat=True)) == {5}
+    assert set(
+        HumanScore.objects.filter(assignment=a).values_list("score", flat=True)
+    ) == {5}
     services.campaign_set_status(campaign=campaign, status="closed", user=researcher)
     with pytest.raises(DomainError, match="closed"):
-        services.rating_amend(assignment_id=a.pk, rater=raters[0], scores=full_scores(a, 1))
+        services.rating_amend(
+            assignment_id=a.pk, rater=raters[0], scores=full_scores(a, 1)
+        )
 
 
-def test_paused_campaign_serves_nothing_and_refuses_submit(campaign, raters, researcher):
+def test_paused_campaign_serves_nothing_and_refuses_submit(
+    campaign, raters, researcher
+):
     a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
     services.campaign_set_status(campaign=campaign, status="paused", user=researcher)
     result = services.assignment_next(campaign=campaign, rater=raters[1])
     assert result.assignment is None and "paused" in result.message
     with pytest.raises(DomainError, match="paused"):
-        services.rating_submit(assignment_id=a.pk, rater=raters[0], scores=full_scores(a))
+        services.rating_submit(
+            assignment_id=a.pk, rater=raters[0], scores=full_scores(a)
+        )
 
 
 def test_quota_limits_a_raters_work(researcher, raters):
@@ -300,7 +334,9 @@ def test_quota_limits_a_raters_work(researcher, raters):
     )
     for _ in range(2):
         a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
-        services.rating_submit(assignment_id=a.pk, rater=raters[0], scores=full_scores(a))
+        services.rating_submit(
+            assignment_id=a.pk, rater=raters[0], scores=full_scores(a)
+        )
     result = services.assignment_next(campaign=campaign, rater=raters[0])
     assert result.assignment is None and "quota" in result.message
     assert rater_progress(user=raters[0], campaign=campaign).label == "2 of 2"
@@ -313,13 +349,17 @@ def test_skill_modes(researcher, raters):
         ("chosen", ["harmlessness", "factuality"], ["factuality", "harmlessness"]),
     ]:
         campaign = services.campaign_create(
-            name=mode, dataset=dataset, user=researcher, skill_mode=mode,
+            name=mode,
+            dataset=dataset,
+            user=researcher,
+            skill_mode=mode,
             chosen_skill_keys=keys,
         )
         a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
         assert [s.key for s in assignment_skills(assignment=a)] == expected
-    campaign = services.campaign_create(name="all", dataset=dataset, user=researcher,
-                                        skill_mode="all")
+    campaign = services.campaign_create(
+        name="all", dataset=dataset, user=researcher, skill_mode="all"
+    )
     a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
     assert len(assignment_skills(assignment=a)) == 12
 
@@ -327,8 +367,9 @@ def test_skill_modes(researcher, raters):
 def test_database_refuses_more_submitted_than_target(campaign):
     item = campaign.items.first()
     with pytest.raises(IntegrityError), transaction.atomic():
-        CampaignItem.objects.filter(pk=item.pk).update(submitted=item.target + 1,
-                                                       open_slots=0, reserved=0)
+        CampaignItem.objects.filter(pk=item.pk).update(
+            submitted=item.target + 1, open_slots=0, reserved=0
+        )
 
 
 def test_campaign_progress_counts(campaign, raters):
@@ -337,7 +378,11 @@ def test_campaign_progress_counts(campaign, raters):
     services.assignment_next(campaign=campaign, rater=raters[1])
     progress = campaign_progress(campaign=campaign)
     assert progress.responses == 6
-    assert (progress.ratings_submitted, progress.locked, progress.responses_done) == (1, 1, 1)
+    assert (progress.ratings_submitted, progress.locked, progress.responses_done) == (
+        1,
+        1,
+        1,
+    )
     by_name = {r.username: r for r in progress.raters}
     assert by_name["r0"].submitted == 1 and by_name["r0"].median_seconds is not None
     assert by_name["r1"].in_progress == 1
@@ -364,7 +409,9 @@ def _rater_loop(campaign_id, rater_id, errors, served, submit_every=1):
             served.append((rater_id, a.response_id))
             n += 1
             if n % 7 == 0:
-                services.assignment_skip(assignment_id=a.pk, rater=rater, reason="test skip")
+                services.assignment_skip(
+                    assignment_id=a.pk, rater=rater, reason="test skip"
+                )
                 continue
             scores = {s.key: 3 for s in assignment_skills(assignment=a)}
             services.rating_submit(assignment_id=a.pk, rater=rater, scores=scores)
@@ -410,9 +457,13 @@ def test_overlap_invariant_holds_under_concurrent_raters(overlap):
     for item in CampaignItem.objects.filter(campaign=campaign):
         assert item.submitted == per_response[item.response_id] == item.target
         assert item.reserved == 0 and item.open_slots == 0
-    assert not Assignment.objects.filter(campaign=campaign,
-                                         status=Assignment.Status.SERVED).exists()
-    assert HumanScore.objects.filter(assignment__campaign=campaign).count() == 40 * overlap * 3
+    assert not Assignment.objects.filter(
+        campaign=campaign, status=Assignment.Status.SERVED
+    ).exists()
+    assert (
+        HumanScore.objects.filter(assignment__campaign=campaign).count()
+        == 40 * overlap * 3
+    )
 
 
 @pytest.mark.django_db(transaction=True)
@@ -420,14 +471,19 @@ def test_concurrent_next_calls_of_one_rater_hold_one_lock():
     researcher = UserFactory(username="res2", role="researcher")
     rater = UserFactory(username="double-click", role="rater")
     campaign = services.campaign_create(
-        name="dc", dataset=make_dataset(n_instructions=10), user=researcher, raters=[rater]
+        name="dc",
+        dataset=make_dataset(n_instructions=10),
+        user=researcher,
+        raters=[rater],
     )
     got: list[int] = []
     errors: list[str] = []
 
     def ask():
         try:
-            got.append(services.assignment_next(campaign=campaign, rater=rater).assignment.pk)
+            got.append(
+                services.assignment_next(campaign=campaign, rater=rater).assignment.pk
+            )
         except Exception as exc:
             errors.append(repr(exc))
         finally:
@@ -450,24 +506,39 @@ def test_closing_twice_keeps_the_first_close_time(campaign, researcher):
     services.campaign_set_status(campaign=campaign, status="closed", user=researcher)
     assert Campaign.objects.get(pk=campaign.pk).closed_at == first
     with pytest.raises(DomainError, match="reopened"):
-        services.campaign_set_status(campaign=campaign, status="active", user=researcher)
+        services.campaign_set_status(
+            campaign=campaign, status="active", user=researcher
+        )
 
 
 def test_submit_rejects_rationales_that_are_not_an_object(campaign, raters):
     a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
     with pytest.raises(DomainError) as exc:
-        services.rating_submit(assignment_id=a.pk, rater=raters[0], scores=full_scores(a),
-                               rationales=["why"])
+        services.rating_submit(
+            assignment_id=a.pk,
+            rater=raters[0],
+            scores=full_scores(a),
+            rationales=["why"],
+        )
     assert [p.field for p in exc.value.problems] == ["rationales"]
     with pytest.raises(DomainError) as exc:
-        services.rating_submit(assignment_id=a.pk, rater=raters[0], scores=full_scores(a),
-                               rationales={"made_up": "x"})
+        services.rating_submit(
+            assignment_id=a.pk,
+            rater=raters[0],
+            scores=full_scores(a),
+            rationales={"made_up": "x"},
+        )
     assert "rationales.made_up" in [p.field for p in exc.value.problems]
     assert not HumanScore.objects.exists()
 
 
 def test_chosen_skills_need_chosen_mode(researcher):
     with pytest.raises(DomainError) as exc:
-        services.campaign_create(name="c", dataset=make_dataset(), user=researcher,
-                                 skill_mode="all", chosen_skill_keys=["factuality"])
+        services.campaign_create(
+            name="c",
+            dataset=make_dataset(),
+            user=researcher,
+            skill_mode="all",
+            chosen_skill_keys=["factuality"],
+        )
     assert "skills" in [p.field for p in exc.value.problems]

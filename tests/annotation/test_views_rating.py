@@ -13,13 +13,20 @@ from django.urls import reverse
 from annotation import services
 from annotation.models import Assignment, Campaign, HumanScore
 from annotation.selectors import assignment_skills
-from tests.factories import DatasetFactory, InstructionFactory, ResponseFactory, UserFactory
+from tests.factories import (
+    DatasetFactory,
+    InstructionFactory,
+    ResponseFactory,
+    UserFactory,
+)
 
 HX = {"HTTP_HX_REQUEST": "true"}
 SKILLS = ["comprehension", "factuality", "readability"]
 
 
-def make_dataset(n_instructions=3, models=("model-alpha",), skill_keys=None, **instruction):
+def make_dataset(
+    n_instructions=3, models=("model-alpha",), skill_keys=None, **instruction
+):
     dataset = DatasetFactory()
     for i in range(n_instructions):
         inst = InstructionFactory(
@@ -79,7 +86,9 @@ def assert_login_redirect(response):
 # --- Campaign list ---------------------------------------------------------------------
 
 
-def test_campaign_list_shows_campaigns_with_their_progress(client_for, researcher, campaign):
+def test_campaign_list_shows_campaigns_with_their_progress(
+    client_for, researcher, campaign
+):
     response = client_for(researcher).get(reverse("rating:campaign-list"))
     assert response.status_code == 200
     html = response.content.decode()
@@ -155,7 +164,9 @@ def test_campaign_new_creates_the_campaign(client_for, researcher, rater, other_
     assert set(campaign.raters.all()) == {rater, other_rater}
 
 
-def test_campaign_new_bad_input_shows_errors_and_creates_nothing(client_for, researcher):
+def test_campaign_new_bad_input_shows_errors_and_creates_nothing(
+    client_for, researcher
+):
     dataset = make_dataset()
     response = client_for(researcher).post(
         reverse("rating:campaign-new"),
@@ -191,7 +202,10 @@ def test_campaign_detail_shows_progress_per_rater_and_locks(
 ):
     done = serve(campaign, rater)
     services.rating_submit(
-        assignment_id=done.pk, rater=rater, scores={k: 3 for k in SKILLS}, active_seconds=12
+        assignment_id=done.pk,
+        rater=rater,
+        scores={k: 3 for k in SKILLS},
+        active_seconds=12,
     )
     serve(campaign, other_rater)  # holds a lock
     response = client_for(researcher).get(
@@ -200,13 +214,15 @@ def test_campaign_detail_shows_progress_per_rater_and_locks(
     html = response.content.decode()
     assert response.status_code == 200
     assert 'id="campaign-progress"' in html and 'hx-trigger="every 5s"' in html
-    assert "1 <span class=\"of\">/ 3</span>" in html  # responses done / needed
+    assert '1 <span class="of">/ 3</span>' in html  # responses done / needed
     assert "rater-user" in html and "rater-two" in html
     assert 'id="locked-now">1<' in html
     assert "Pause" in html
 
 
-def test_campaign_detail_htmx_polls_the_progress_fragment(client_for, researcher, campaign):
+def test_campaign_detail_htmx_polls_the_progress_fragment(
+    client_for, researcher, campaign
+):
     url = reverse("rating:campaign-detail", args=[campaign.pk])
     response = client_for(researcher).get(url, **HX)
     html = response.content.decode()
@@ -256,7 +272,9 @@ def test_campaign_status_refuses_raters_and_anonymous(client_for, rater, campaig
     assert campaign.status == "active"
 
 
-def test_campaign_raters_replaces_the_raters(client_for, researcher, rater, outsider, campaign):
+def test_campaign_raters_replaces_the_raters(
+    client_for, researcher, rater, outsider, campaign
+):
     url = reverse("rating:campaign-raters", args=[campaign.pk])
     response = client_for(researcher).post(url, {"raters": [rater.pk, outsider.pk]})
     assert response.status_code == 302
@@ -267,12 +285,16 @@ def test_campaign_raters_refuses_a_user_without_the_rater_role(
     client_for, researcher, rater, other_rater, no_role_user, campaign
 ):
     url = reverse("rating:campaign-raters", args=[campaign.pk])
-    response = client_for(researcher).post(url, {"raters": [no_role_user.pk]}, follow=True)
+    response = client_for(researcher).post(
+        url, {"raters": [no_role_user.pk]}, follow=True
+    )
     assert "not raters: no-role-user" in response.content.decode()
     assert set(campaign.raters.all()) == {rater, other_rater}
 
 
-def test_campaign_raters_refuses_raters_and_anonymous(client_for, rater, outsider, campaign):
+def test_campaign_raters_refuses_raters_and_anonymous(
+    client_for, rater, outsider, campaign
+):
     url = reverse("rating:campaign-raters", args=[campaign.pk])
     assert client_for(rater).post(url, {"raters": [outsider.pk]}).status_code == 403
     assert_login_redirect(client_for(None).post(url, {"raters": [outsider.pk]}))
@@ -287,7 +309,9 @@ def test_rate_home_lists_the_raters_campaigns_with_progress(
 ):
     make_campaign(researcher, [outsider], name="Not yours")
     assignment = serve(campaign, rater)
-    services.rating_submit(assignment_id=assignment.pk, rater=rater, scores={k: 5 for k in SKILLS})
+    services.rating_submit(
+        assignment_id=assignment.pk, rater=rater, scores={k: 5 for k in SKILLS}
+    )
     response = client_for(rater).get(reverse("rating:rate-home"))
     html = response.content.decode()
     assert response.status_code == 200
@@ -303,7 +327,9 @@ def test_rate_home_needs_login(client_for):
 # --- Rating: next response -------------------------------------------------------------
 
 
-def test_rate_next_serves_a_response_with_the_rubric_in_the_form(client_for, rater, campaign):
+def test_rate_next_serves_a_response_with_the_rubric_in_the_form(
+    client_for, rater, campaign
+):
     response = client_for(rater).get(reverse("rating:rate-next", args=[campaign.pk]))
     html = response.content.decode()
     assignment = Assignment.objects.get(rater=rater)
@@ -316,7 +342,9 @@ def test_rate_next_serves_a_response_with_the_rubric_in_the_form(client_for, rat
         assert f'name="rationale-{key}"' in html
     assert 'value="na"' in html
     # The five anchors of each skill are on the form, not on a separate page.
-    factuality = next(s for s in assignment_skills(assignment=assignment) if s.key == "factuality")
+    factuality = next(
+        s for s in assignment_skills(assignment=assignment) if s.key == "factuality"
+    )
     for _, anchor in factuality.anchors:
         assert anchor in html
     assert "0 rated" in html
@@ -334,7 +362,9 @@ def test_rate_next_resumes_the_same_assignment_on_reload(client_for, rater, camp
 
 
 def test_rate_next_htmx_returns_only_the_panel(client_for, rater, campaign):
-    response = client_for(rater).get(reverse("rating:rate-next", args=[campaign.pk]), **HX)
+    response = client_for(rater).get(
+        reverse("rating:rate-next", args=[campaign.pk]), **HX
+    )
     html = response.content.decode()
     assert response.status_code == 200
     assert html.lstrip().startswith('<section id="rating-panel"')
@@ -357,15 +387,20 @@ def test_rate_next_shows_the_reference_only_when_the_campaign_does(
 ):
     dataset = make_dataset(reference_answer="REFERENCE-TEXT-42")
     shown = make_campaign(researcher, [rater], dataset=dataset, name="shown")
-    hidden = make_campaign(researcher, [rater], dataset=dataset, name="hidden",
-                           show_reference=False)
+    hidden = make_campaign(
+        researcher, [rater], dataset=dataset, name="hidden", show_reference=False
+    )
     client = client_for(rater)
-    assert "REFERENCE-TEXT-42" in client.get(
-        reverse("rating:rate-next", args=[shown.pk])
-    ).content.decode()
-    assert "REFERENCE-TEXT-42" not in client.get(
-        reverse("rating:rate-next", args=[hidden.pk])
-    ).content.decode()
+    assert (
+        "REFERENCE-TEXT-42"
+        in client.get(reverse("rating:rate-next", args=[shown.pk])).content.decode()
+    )
+    assert (
+        "REFERENCE-TEXT-42"
+        not in client.get(
+            reverse("rating:rate-next", args=[hidden.pk])
+        ).content.decode()
+    )
 
 
 def test_rate_next_marks_that_a_refusal_can_earn_a_five_on_metacognition(
@@ -373,7 +408,11 @@ def test_rate_next_marks_that_a_refusal_can_earn_a_five_on_metacognition(
 ):
     dataset = make_dataset(skill_keys=["metacognition", "factuality"])
     campaign = make_campaign(researcher, [rater], dataset=dataset)
-    html = client_for(rater).get(reverse("rating:rate-next", args=[campaign.pk])).content.decode()
+    html = (
+        client_for(rater)
+        .get(reverse("rating:rate-next", args=[campaign.pk]))
+        .content.decode()
+    )
     assert "Refusals can earn a 5" in html
     assert html.count("Refusals can earn a 5") == 1  # on the Metacognition row only
 
@@ -387,7 +426,11 @@ def test_rate_next_shows_checklist_questions_next_to_their_skill(
     ]
     dataset = make_dataset(n_instructions=1, checklist=checklist)
     campaign = make_campaign(researcher, [rater], dataset=dataset)
-    html = client_for(rater).get(reverse("rating:rate-next", args=[campaign.pk])).content.decode()
+    html = (
+        client_for(rater)
+        .get(reverse("rating:rate-next", args=[campaign.pk]))
+        .content.decode()
+    )
     general = html.index("GENERAL-QUESTION?")
     fact = html.index("FACT-QUESTION?")
     assert general < html.index('id="row-comprehension"')  # above all rows
@@ -405,17 +448,29 @@ def test_rate_next_renders_markdown_safely_with_highlighted_code(
         text="Here:\n\n```python\ndef f():\n    return 1\n```\n\n<script>alert(1)</script>",
     )
     campaign = make_campaign(researcher, [rater], dataset=dataset)
-    html = client_for(rater).get(reverse("rating:rate-next", args=[campaign.pk])).content.decode()
+    html = (
+        client_for(rater)
+        .get(reverse("rating:rate-next", args=[campaign.pk]))
+        .content.decode()
+    )
     assert 'class="codehilite"' in html
     assert "<script>alert(1)</script>" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
 
 
 def test_rate_next_says_when_nothing_is_left(client_for, researcher, rater):
-    campaign = make_campaign(researcher, [rater], dataset=make_dataset(n_instructions=1))
+    campaign = make_campaign(
+        researcher, [rater], dataset=make_dataset(n_instructions=1)
+    )
     assignment = serve(campaign, rater)
-    services.rating_submit(assignment_id=assignment.pk, rater=rater, scores={k: 4 for k in SKILLS})
-    html = client_for(rater).get(reverse("rating:rate-next", args=[campaign.pk])).content.decode()
+    services.rating_submit(
+        assignment_id=assignment.pk, rater=rater, scores={k: 4 for k in SKILLS}
+    )
+    html = (
+        client_for(rater)
+        .get(reverse("rating:rate-next", args=[campaign.pk]))
+        .content.decode()
+    )
     assert "You are done" in html
     assert 'name="score-factuality"' not in html
 
@@ -427,17 +482,25 @@ def test_rate_next_says_when_the_rest_is_locked_by_others(
         researcher, [rater, other_rater], dataset=make_dataset(n_instructions=1)
     )
     serve(campaign, rater)
-    html = client_for(other_rater).get(
-        reverse("rating:rate-next", args=[campaign.pk])
-    ).content.decode()
-    assert "Nothing free for you right now" in html
+    html = (
+        client_for(other_rater)
+        .get(reverse("rating:rate-next", args=[campaign.pk]))
+        .content.decode()
+    )
+    assert "Everything left is being rated by others" in html
     assert "1 responses are being rated by others" in html
     assert "Check again" in html
 
 
-def test_rate_next_in_a_paused_campaign_serves_nothing(client_for, researcher, rater, campaign):
+def test_rate_next_in_a_paused_campaign_serves_nothing(
+    client_for, researcher, rater, campaign
+):
     services.campaign_set_status(campaign=campaign, status="paused", user=researcher)
-    html = client_for(rater).get(reverse("rating:rate-next", args=[campaign.pk])).content.decode()
+    html = (
+        client_for(rater)
+        .get(reverse("rating:rate-next", args=[campaign.pk]))
+        .content.decode()
+    )
     assert "this campaign is paused" in html
     assert not Assignment.objects.exists()
 
@@ -449,7 +512,9 @@ def test_rater_never_sees_another_raters_rationale_nor_hidden_model_names(
     client_for, researcher, rater, other_rater
 ):
     dataset = make_dataset(n_instructions=1, models=("SECRET-MODEL-NAME",))
-    campaign = make_campaign(researcher, [rater, other_rater], dataset=dataset, overlap=2)
+    campaign = make_campaign(
+        researcher, [rater, other_rater], dataset=dataset, overlap=2
+    )
     first = serve(campaign, rater)
     services.rating_submit(
         assignment_id=first.pk,
@@ -463,14 +528,24 @@ def test_rater_never_sees_another_raters_rationale_nor_hidden_model_names(
     assert second.response_id == first.response_id  # the same response, rated blind
     assert "RATIONALE-OF-RATER-A" not in html
     assert "SECRET-MODEL-NAME" not in html
-    history = client.get(reverse("rating:rate-history", args=[campaign.pk])).content.decode()
+    history = client.get(
+        reverse("rating:rate-history", args=[campaign.pk])
+    ).content.decode()
     assert "RATIONALE-OF-RATER-A" not in history and "SECRET-MODEL-NAME" not in history
 
 
-def test_model_names_are_shown_when_the_campaign_allows_it(client_for, researcher, rater):
+def test_model_names_are_shown_when_the_campaign_allows_it(
+    client_for, researcher, rater
+):
     dataset = make_dataset(n_instructions=1, models=("VISIBLE-MODEL",))
-    campaign = make_campaign(researcher, [rater], dataset=dataset, show_model_names=True)
-    html = client_for(rater).get(reverse("rating:rate-next", args=[campaign.pk])).content.decode()
+    campaign = make_campaign(
+        researcher, [rater], dataset=dataset, show_model_names=True
+    )
+    html = (
+        client_for(rater)
+        .get(reverse("rating:rate-next", args=[campaign.pk]))
+        .content.decode()
+    )
     assert "VISIBLE-MODEL" in html
 
 
@@ -480,8 +555,13 @@ def test_model_names_are_shown_when_the_campaign_allows_it(client_for, researche
 def test_submit_saves_the_scores_and_redirects_to_the_next(client_for, rater, campaign):
     assignment = serve(campaign, rater)
     data = score_post(assignment, "4")
-    data.update({"score-factuality": "na", "rationale-readability": "Clear.",
-                 "active_seconds": "37"})
+    data.update(
+        {
+            "score-factuality": "na",
+            "rationale-readability": "Clear.",
+            "active_seconds": "37",
+        }
+    )
     response = client_for(rater).post(
         reverse("rating:assignment-submit", args=[assignment.pk]), data
     )
@@ -522,8 +602,11 @@ def test_submit_with_htmx_returns_the_next_panel(client_for, rater, campaign):
     ("change", "expected"),
     [
         ({"score-factuality": "7"}, "Factuality score: 7 is not 1-5 or N/A"),
-        ({"score-factuality": ""}, "Factuality score: is missing: score 1-5 or N/A"),
-        ({"score-factuality": "abc"}, "Factuality score: &#x27;abc&#x27; is not 1-5 or N/A"),
+        ({"score-factuality": ""}, "Factuality score is missing: score 1-5 or N/A"),
+        (
+            {"score-factuality": "abc"},
+            "Factuality score: &#x27;abc&#x27; is not 1-5 or N/A",
+        ),
     ],
 )
 def test_submit_bad_input_names_the_skill_and_saves_nothing(
@@ -556,7 +639,7 @@ def test_submit_bad_input_with_htmx_is_422_with_the_panel(client_for, rater, cam
     assert response.status_code == 422
     assert html.lstrip().startswith('<section id="rating-panel"')
     assert "<nav" not in html
-    assert "Readability score: is missing" in html
+    assert "Readability score is missing" in html
     assert not HumanScore.objects.exists()
 
 
@@ -566,7 +649,8 @@ def test_submit_in_a_paused_campaign_is_refused_with_a_message(
     assignment = serve(campaign, rater)
     services.campaign_set_status(campaign=campaign, status="paused", user=researcher)
     response = client_for(rater).post(
-        reverse("rating:assignment-submit", args=[assignment.pk]), score_post(assignment)
+        reverse("rating:assignment-submit", args=[assignment.pk]),
+        score_post(assignment),
     )
     assert response.status_code == 400
     assert "this campaign is paused" in response.content.decode().lower()
@@ -589,18 +673,30 @@ def test_another_raters_assignment_is_404_everywhere(
     data = score_post(assignment, "1")
     for intruder in (other_rater, outsider):
         client = client_for(intruder)
-        assert client.post(
-            reverse("rating:assignment-submit", args=[assignment.pk]), data
-        ).status_code == 404
-        assert client.post(
-            reverse("rating:assignment-skip", args=[assignment.pk]), {"reason": "x"}
-        ).status_code == 404
-        assert client.get(
-            reverse("rating:assignment-review", args=[assignment.pk])
-        ).status_code == 404
-        assert client.post(
-            reverse("rating:assignment-review", args=[assignment.pk]), data
-        ).status_code == 404
+        assert (
+            client.post(
+                reverse("rating:assignment-submit", args=[assignment.pk]), data
+            ).status_code
+            == 404
+        )
+        assert (
+            client.post(
+                reverse("rating:assignment-skip", args=[assignment.pk]), {"reason": "x"}
+            ).status_code
+            == 404
+        )
+        assert (
+            client.get(
+                reverse("rating:assignment-review", args=[assignment.pk])
+            ).status_code
+            == 404
+        )
+        assert (
+            client.post(
+                reverse("rating:assignment-review", args=[assignment.pk]), data
+            ).status_code
+            == 404
+        )
     assignment.refresh_from_db()
     assert assignment.status == Assignment.Status.SERVED
     assert not HumanScore.objects.exists()
@@ -615,7 +711,9 @@ def test_assignment_pages_need_login(client_for, rater, campaign):
     assert_login_redirect(
         anonymous.post(reverse("rating:assignment-skip", args=[assignment.pk]), {})
     )
-    assert_login_redirect(anonymous.get(reverse("rating:assignment-review", args=[assignment.pk])))
+    assert_login_redirect(
+        anonymous.get(reverse("rating:assignment-review", args=[assignment.pk]))
+    )
 
 
 def test_submit_only_accepts_post(client_for, rater, campaign):
@@ -647,7 +745,8 @@ def test_skip_with_a_reason_serves_the_next_response(client_for, rater, campaign
 def test_skip_without_htmx_redirects(client_for, rater, campaign):
     assignment = serve(campaign, rater)
     response = client_for(rater).post(
-        reverse("rating:assignment-skip", args=[assignment.pk]), {"reason": "broken text"}
+        reverse("rating:assignment-skip", args=[assignment.pk]),
+        {"reason": "broken text"},
     )
     assert response.status_code == 302
     assert response.url == reverse("rating:rate-next", args=[campaign.pk])
@@ -669,11 +768,17 @@ def test_skip_needs_a_reason(client_for, rater, campaign):
 # --- History and review --------------------------------------------------------------
 
 
-def test_rate_history_lists_only_the_raters_own_work(client_for, rater, other_rater, campaign):
+def test_rate_history_lists_only_the_raters_own_work(
+    client_for, rater, other_rater, campaign
+):
     mine = serve(campaign, rater)
-    services.rating_submit(assignment_id=mine.pk, rater=rater, scores={k: 4 for k in SKILLS})
+    services.rating_submit(
+        assignment_id=mine.pk, rater=rater, scores={k: 4 for k in SKILLS}
+    )
     skipped = serve(campaign, rater)
-    services.assignment_skip(assignment_id=skipped.pk, rater=rater, reason="MY-SKIP-REASON")
+    services.assignment_skip(
+        assignment_id=skipped.pk, rater=rater, reason="MY-SKIP-REASON"
+    )
     theirs = serve(campaign, other_rater)
     services.assignment_skip(
         assignment_id=theirs.pk, rater=other_rater, reason="THEIR-SKIP-REASON"
@@ -687,7 +792,9 @@ def test_rate_history_lists_only_the_raters_own_work(client_for, rater, other_ra
     assert "1 rated" in html
 
 
-def test_rate_history_is_404_outside_the_campaign(client_for, researcher, outsider, campaign):
+def test_rate_history_is_404_outside_the_campaign(
+    client_for, researcher, outsider, campaign
+):
     url = reverse("rating:rate-history", args=[campaign.pk])
     assert client_for(outsider).get(url).status_code == 404
     assert client_for(researcher).get(url).status_code == 404
@@ -728,7 +835,9 @@ def test_review_shows_own_scores_and_amends_them(client_for, rater, campaign):
 
 def test_review_bad_input_changes_nothing(client_for, rater, campaign):
     assignment = serve(campaign, rater)
-    services.rating_submit(assignment_id=assignment.pk, rater=rater, scores={k: 2 for k in SKILLS})
+    services.rating_submit(
+        assignment_id=assignment.pk, rater=rater, scores={k: 2 for k in SKILLS}
+    )
     response = client_for(rater).post(
         reverse("rating:assignment-review", args=[assignment.pk]),
         {"score-comprehension": "9", "score-factuality": "3", "score-readability": "3"},
@@ -742,7 +851,9 @@ def test_review_is_read_only_once_the_campaign_is_closed(
     client_for, researcher, rater, campaign
 ):
     assignment = serve(campaign, rater)
-    services.rating_submit(assignment_id=assignment.pk, rater=rater, scores={k: 2 for k in SKILLS})
+    services.rating_submit(
+        assignment_id=assignment.pk, rater=rater, scores={k: 2 for k in SKILLS}
+    )
     services.campaign_set_status(campaign=campaign, status="closed", user=researcher)
     client = client_for(rater)
     url = reverse("rating:assignment-review", args=[assignment.pk])
@@ -751,7 +862,10 @@ def test_review_is_read_only_once_the_campaign_is_closed(
     assert "Save changes" not in html and " disabled" in html
     response = client.post(url, {f"score-{k}": "5" for k in SKILLS})
     assert response.status_code == 400
-    assert "this campaign is closed; its ratings are final" in response.content.decode().lower()
+    assert (
+        "this campaign is closed; its ratings are final"
+        in response.content.decode().lower()
+    )
     assert set(assignment.scores.values_list("score", flat=True)) == {2}
 
 
@@ -759,7 +873,9 @@ def test_review_of_a_response_still_being_rated_goes_to_the_rating_page(
     client_for, rater, campaign
 ):
     assignment = serve(campaign, rater)
-    response = client_for(rater).get(reverse("rating:assignment-review", args=[assignment.pk]))
+    response = client_for(rater).get(
+        reverse("rating:assignment-review", args=[assignment.pk])
+    )
     assert response.status_code == 302
     assert response.url == reverse("rating:rate-next", args=[campaign.pk])
 

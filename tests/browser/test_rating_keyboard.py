@@ -9,7 +9,12 @@ from playwright.sync_api import expect
 from annotation import services
 from annotation.models import Assignment, HumanScore
 from tests.browser.conftest import login
-from tests.factories import DatasetFactory, InstructionFactory, ResponseFactory, UserFactory
+from tests.factories import (
+    DatasetFactory,
+    InstructionFactory,
+    ResponseFactory,
+    UserFactory,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -32,7 +37,9 @@ def campaign(transactional_db, rater, second_rater):
     dataset = DatasetFactory()
     for i in range(3):
         instruction = InstructionFactory(
-            dataset=dataset, skill_keys=SKILLS, text=f"Question {i}: why is the sky blue?"
+            dataset=dataset,
+            skill_keys=SKILLS,
+            text=f"Question {i}: why is the sky blue?",
         )
         ResponseFactory(
             instruction=instruction,
@@ -40,7 +47,10 @@ def campaign(transactional_db, rater, second_rater):
             text=f"Answer {i}:\n\n```python\nprint('sky')\n```",
         )
     return services.campaign_create(
-        name="Sky campaign", dataset=dataset, user=researcher, raters=[rater, second_rater]
+        name="Sky campaign",
+        dataset=dataset,
+        user=researcher,
+        raters=[rater, second_rater],
     )
 
 
@@ -74,11 +84,15 @@ def focused_row(page) -> str | None:
 def scores_of(assignment_id: int) -> dict:
     return {
         s.skill.key: s.score
-        for s in HumanScore.objects.filter(assignment_id=assignment_id).select_related("skill")
+        for s in HumanScore.objects.filter(assignment_id=assignment_id).select_related(
+            "skill"
+        )
     }
 
 
-def test_rater_scores_a_response_with_the_keyboard_only(page, live_server, rater, campaign):
+def test_rater_scores_a_response_with_the_keyboard_only(
+    page, live_server, rater, campaign
+):
     open_campaign(page, live_server, rater, campaign)
     first = current_assignment_id(page)
     page.evaluate("window.__noFullReload = 'still here'")
@@ -97,9 +111,17 @@ def test_rater_scores_a_response_with_the_keyboard_only(page, live_server, rater
 
     wait_for_next_panel(page, first)
     assert page.evaluate("window.__noFullReload") == "still here"  # swapped by htmx
-    assert focused_row(page) == SKILLS[0]  # focus is back on the first skill row
+    # Focus goes back to the first skill row of the new response.
+    page.wait_for_function(
+        "key => document.activeElement.closest('[data-skill-row]')?.dataset.skill === key",
+        arg=SKILLS[0],
+    )
     expect(page.locator("#rater-progress")).to_contain_text("1 rated")
-    assert scores_of(first) == {"comprehension": 4, "factuality": 5, "readability": None}
+    assert scores_of(first) == {
+        "comprehension": 4,
+        "factuality": 5,
+        "readability": None,
+    }
     assignment = Assignment.objects.get(pk=first)
     assert assignment.status == Assignment.Status.SUBMITTED
     assert assignment.active_seconds is not None and assignment.active_seconds >= 0
@@ -107,14 +129,18 @@ def test_rater_scores_a_response_with_the_keyboard_only(page, live_server, rater
     assert page.evaluate(f"localStorage.getItem('rating-draft:{first}')") is None
 
 
-def test_enter_with_a_missing_skill_focuses_it_and_says_so(page, live_server, rater, campaign):
+def test_enter_with_a_missing_skill_focuses_it_and_says_so(
+    page, live_server, rater, campaign
+):
     open_campaign(page, live_server, rater, campaign)
     first = current_assignment_id(page)
     page.keyboard.press("3")
     page.keyboard.press("j")
     page.keyboard.press("2")
     page.keyboard.press("Enter")
-    expect(page.locator("[data-submit-hint]")).to_contain_text("Score “Factuality” first")
+    expect(page.locator("[data-submit-hint]")).to_contain_text(
+        "Score “Factuality” first"
+    )
     assert focused_row(page) == "factuality"
     assert not HumanScore.objects.exists()
     assert current_assignment_id(page) == first
@@ -133,7 +159,9 @@ def test_a_draft_survives_a_reload(page, live_server, rater, campaign):
     expect(page.locator("[data-submit-hint]")).to_contain_text("draft was restored")
 
 
-def test_question_mark_opens_help_and_s_skips_with_a_reason(page, live_server, rater, campaign):
+def test_question_mark_opens_help_and_s_skips_with_a_reason(
+    page, live_server, rater, campaign
+):
     open_campaign(page, live_server, rater, campaign)
     first = current_assignment_id(page)
     help_dialog = page.locator("#rating-help")
@@ -165,8 +193,14 @@ def test_everything_works_with_the_mouse(page, live_server, rater, campaign):
     page.locator("#rationale-readability").fill("Nothing to read.")
     page.get_by_role("button", name="Submit").click()
     wait_for_next_panel(page, first)
-    assert scores_of(first) == {"comprehension": 2, "factuality": 5, "readability": None}
-    rationale = HumanScore.objects.get(assignment_id=first, skill__key="readability").rationale
+    assert scores_of(first) == {
+        "comprehension": 2,
+        "factuality": 5,
+        "readability": None,
+    }
+    rationale = HumanScore.objects.get(
+        assignment_id=first, skill__key="readability"
+    ).rationale
     assert rationale == "Nothing to read."
 
 
@@ -203,7 +237,9 @@ def test_two_raters_with_overlap_one_never_get_the_same_response(
         response_ids = list(submitted.values_list("response_id", flat=True))
         assert len(response_ids) == len(set(response_ids)) == 3
         # The second rater was told the last response was locked by the first one.
-        expect(pages[1].locator("#rating-panel")).to_contain_text("Nothing free for you")
+        expect(pages[1].locator("#rating-panel")).to_contain_text(
+            "being rated by others"
+        )
         for page in pages:
             page.reload()
             expect(page.locator("#rating-panel")).to_contain_text("You are done")

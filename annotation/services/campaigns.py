@@ -1,0 +1,192 @@
+"""Rating campaigns: creation (one `CampaignItem` per response to rate), status, raters."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.utils import timezone
+
+from annotation import roles
+from annotation.errors import DomainError, Problem
+from annotation.models import Campaign, CampaignItem, Dataset, Response, Skill
+
+
+def _in_overlap_sample(campaign_id: int, response_id: int, percent: int) -> bool:
+    """A stable pseudo-random choice of `percent` % of responses (same on every run)."""
+    if percent >= 100:
+        return True
+    if percent <= 0:
+        return False
+    digest = hashlib.sha256(f"{campaign_id}:{response_id}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") % 10000 < percent * 100
+
+
+def campaign_create(
+    *,
+    name: str,
+    dataset: Dataset,
+    user: User,
+    models: list[str] | None = None,
+    skill_mode: str = Campaign.SkillMode.INSTRUCTION,
+    chosen_skill_keys: list[str] | None = None,
+    overlap: int = 1,
+    overlap_percent: int = 100,
+    show_reference: bool = True,
+    show_model_names: bool = False,
+    lock_ttl_minutes: int = 30,
+    rater_quota: int | None = None,
+    guidelines: str = "",
+    raters: list[User] | None = None,
+) -> Campaign:
+    """Create a campaign and one `CampaignItem` per response to rate, in one transaction.
+
+    Items are served in a shuffled order seeded by the campaign id (so that model and
+    instruction order do not bias raters), partly rated ones first. Raises `DomainError`
+    naming the field for bad input; then nothing is written.
+    """
+    roles.require_researcher(user)
+    problems: list[Problem] = []
+    name = (name or "").strip()
+    if not name:
+        problems.append(Problem("is empty", field="name"))
+    if skill_mode not in Campaign.SkillMode.values:
+        problems.append(
+            Problem(f"unknown skill mode {skill_mode!r}", field="skill_mode")
+        )
+    if not isinstance(overlap, int) or overlap < 1 or overlap > 50:
+        problems.append(Problem("must be a whole number from 1 to 50", field="overlap"))
+    if not isinstance(overlap_percent, int) or not 0 <= overlap_percent <= 100:
+        problems.append(Problem("must be from 0 to 100", field="overlap_percent"))
+    if not isinstance(lock_ttl_minutes, int) or lock_ttl_minutes < 1:
+        problems.append(Problem("must be at least 1 minute", field="lock_ttl_minutes"))
+    if rater_quota is not None and rater_quota < 1:
+        problems.append(Problem("must be at least 1 when given", field="rater_quota"))
+    available = set(
+        Response.objects.filter(instruction__dataset=dataset)
+        .values_list("model_name", flat=True)
+        .distinct()
+    )
+    models = sorted(set(models or []))
+    unknown_models = [m for m in models if m not in available]
+    if unknown_models:
+        problems.append(
+            Problem(
+                f"not in dataset {dataset.name!r}: {', '.join(unknown_models)}",
+                field="models",
+            )
+        )
+    chosen: list[Skill] = []
+    if chosen_skill_keys and skill_mode != Campaign.SkillMode.CHOSEN:
+        problems.append(
+            Problem(
+                "skills can only be chosen with skill mode `chosen`", field="skills"
+            )
+        )
+    if skill_mode == Campaign.SkillMode.CHOSEN:
+        keys = list(dict.fromkeys(chosen_skill_keys or []))
+        by_key = {s.key: s for s in Skill.objects.filter(rubric_id=dataset.rubric_id)}
+        missing = [k for k in keys if k not in by_key]
+        if not keys:
+            problems.append(Problem("choose at least one skill", field="skills"))
+        if missing:
+            problems.append(
+                Problem(
+                    f"not skills of the dataset's rubric: {', '.join(missing)}",
+                    field="skills",
+                )
+            )
+        chosen = [by_key[k] for k in keys if k in by_key]
+    rater_list = list(raters or [])
+    not_raters = [u.username for u in rater_list if not roles.is_rater(u)]
+    if not_raters:
+        problems.append(Problem(f"not raters: {', '.join(not_raters)}", field="raters"))
+    if problems:
+        raise DomainError("the campaign was not created", problems)
+
+    with transaction.atomic():
+        campaign = Campaign.objects.create(
+            name=name,
+            dataset=dataset,
+            models_included=models,
+            skill_mode=skill_mode,
+            overlap=overlap,
+            overlap_percent=overlap_percent,
+            show_reference=show_reference,
+            show_model_names=show_model_names,
+            lock_ttl_minutes=lock_ttl_minutes,
+            rater_quota=rater_quota,
+            guidelines=guidelines,
+            created_by=user,
+        )
+        if chosen:
+            campaign.chosen_skills.set(chosen)
+        if rater_list:
+            campaign.raters.set(rater_list)
+        responses = Response.objects.filter(instruction__dataset=dataset)
+        if models:
+            responses = responses.filter(model_name__in=models)
+        response_ids = list(responses.order_by("pk").values_list("pk", flat=True))
+        if not response_ids:
+            raise DomainError(
+                "the campaign has no responses to rate",
+                [
+                    Problem(
+                        "the dataset has no responses for these models", field="models"
+                    )
+                ],
+            )
+        random.Random(campaign.pk).shuffle(response_ids)
+        items = []
+        for position, response_id in enumerate(response_ids):
+            target = (
+                overlap
+                if _in_overlap_sample(campaign.pk, response_id, overlap_percent)
+                else 1
+            )
+            items.append(
+                CampaignItem(
+                    campaign=campaign,
+                    response_id=response_id,
+                    target=target,
+                    open_slots=target,
+                    position=position,
+                )
+            )
+        CampaignItem.objects.bulk_create(items, batch_size=5000)
+    return campaign
+
+
+def campaign_set_status(*, campaign: Campaign, status: str, user: User) -> Campaign:
+    """Pause, resume or close a campaign. Closing is final; closed campaigns are read-only."""
+    roles.require_researcher(user)
+    if status not in Campaign.Status.values:
+        raise DomainError(
+            f"unknown status {status!r}", [Problem("unknown", field="status")]
+        )
+    if campaign.status == Campaign.Status.CLOSED and status != Campaign.Status.CLOSED:
+        raise DomainError("a closed campaign cannot be reopened")
+    if status == Campaign.Status.CLOSED:
+        campaign.closed_at = campaign.closed_at or timezone.now()
+    else:
+        campaign.closed_at = None
+    campaign.status = status
+    campaign.save(update_fields=["status", "closed_at"])
+    return campaign
+
+
+def campaign_set_raters(
+    *, campaign: Campaign, raters: list[User], user: User
+) -> Campaign:
+    """Replace the campaign's raters. Existing assignments are kept."""
+    roles.require_researcher(user)
+    not_raters = [u.username for u in raters if not roles.is_rater(u)]
+    if not_raters:
+        raise DomainError(
+            "the raters were not changed",
+            [Problem(f"not raters: {', '.join(not_raters)}", field="raters")],
+        )
+    campaign.raters.set(raters)
+    return campaign

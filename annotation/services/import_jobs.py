@@ -1,0 +1,179 @@
+"""Import jobs: the browser's and the API's upload -> validate -> confirm -> run flow.
+
+The files are stored under MEDIA_ROOT/imports/<job>/ so that a background run, and
+anyone reading the job later, sees exactly what was uploaded.
+"""
+
+from __future__ import annotations
+
+import io
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.errors import DomainError, Problem
+from annotation.importers.base import skill_lookup_for
+from annotation.models import Dataset, ImportJob
+
+from .imports import dataset_import_files, dataset_parse_files
+from .rubrics import rubric_get_default
+
+
+def _store(job_key: str, name: str, data: bytes) -> dict:
+    folder = Path(settings.MEDIA_ROOT) / "imports" / job_key
+    folder.mkdir(parents=True, exist_ok=True)
+    safe = Path(name).name or "upload"
+    path = folder / safe
+    path.write_bytes(data)
+    return {"name": safe, "path": str(path), "size": len(data)}
+
+
+def _load(job: ImportJob) -> list[tuple[str, bytes]]:
+    return [(f["name"], Path(f["path"]).read_bytes()) for f in job.files]
+
+
+def import_job_create(
+    *,
+    dataset_name: str,
+    fmt: str,
+    uploads: list[tuple[str, bytes | io.BufferedIOBase]],
+    options: dict | None = None,
+    user=None,
+) -> ImportJob:
+    """Store the uploaded files and validate them without importing (a dry run).
+
+    Returns an `ImportJob` in status ``validated`` (with preview and the counts that a
+    confirm would create) or ``invalid`` (with every problem). Writes only the job row
+    and the stored files.
+    """
+    options = options or {}
+    files = [
+        (name, data if isinstance(data, bytes) else data.read())
+        for name, data in uploads
+    ]
+    job_key = uuid.uuid4().hex
+    stored = [_store(job_key, name, data) for name, data in files]
+    job = ImportJob(
+        dataset_name=(dataset_name or "").strip(),
+        format=fmt,
+        options=options,
+        files=stored,
+        status=ImportJob.Status.VALIDATED,
+        created_by=user,
+    )
+    try:
+        report = dataset_import_files(
+            dataset_name=dataset_name,
+            fmt=fmt,
+            files=files,
+            options=options,
+            user=user,
+            dry_run=True,
+        )
+        job.summary = report.as_dict()
+        job.total_rows = report.rows
+    except DomainError as exc:
+        job.status = ImportJob.Status.INVALID
+        job.errors = [p.as_dict() for p in exc.problems] or [
+            Problem(exc.message).as_dict()
+        ]
+        job.summary = {"message": exc.message}
+        job.finished_at = timezone.now()
+    job.preview = _preview(fmt, files, options)
+    job.save()
+    return job
+
+
+def _preview(fmt: str, files: list[tuple[str, bytes]], options: dict) -> list[dict]:
+    """The first rows as parsed (shown before confirming), whatever their problems."""
+    try:
+        lookup = skill_lookup_for(
+            list(rubric_get_default().skills.values_list("key", "name"))
+        )
+        return dataset_parse_files(
+            fmt=fmt, files=files[:1], skill_lookup=lookup, options=options
+        ).preview
+    except DomainError:
+        return []
+
+
+def import_job_confirm(
+    *, job: ImportJob, inline_max_rows: int | None = None
+) -> ImportJob:
+    """Start a validated import: inline when small, else as a background task.
+
+    Precondition: `job.status == validated` (else `DomainError`). Side effects: either
+    the import runs now, or the job becomes ``queued`` and `import_job_execute_task`
+    is enqueued after commit. Idempotent for a job already queued/running/finished.
+    """
+    from annotation.tasks import import_job_execute_task
+
+    if job.status != ImportJob.Status.VALIDATED:
+        if job.status == ImportJob.Status.INVALID:
+            raise DomainError(
+                "this import has problems; fix the file and upload it again"
+            )
+        return job
+    limit = (
+        settings.IMPORT_INLINE_MAX_ROWS if inline_max_rows is None else inline_max_rows
+    )
+    updated = ImportJob.objects.filter(
+        pk=job.pk, status=ImportJob.Status.VALIDATED
+    ).update(status=ImportJob.Status.QUEUED)
+    if not updated:
+        job.refresh_from_db()
+        return job
+    if job.total_rows <= limit:
+        import_job_execute(job_id=job.pk)
+    else:
+        transaction.on_commit(lambda: import_job_execute_task.delay(job.pk))
+    job.refresh_from_db()
+    return job
+
+
+def import_job_execute(
+    *, job_id: int, progress: Callable[[int], None] | None = None
+) -> None:
+    """Run a queued import job. Idempotent: only a ``queued`` job is started.
+
+    The job row records the outcome: ``succeeded`` with the report, or ``failed`` with
+    every problem. The files stay stored for the record.
+    """
+    started = ImportJob.objects.filter(
+        pk=job_id, status=ImportJob.Status.QUEUED
+    ).update(status=ImportJob.Status.RUNNING, started_at=timezone.now())
+    if not started:
+        return
+    job = ImportJob.objects.get(pk=job_id)
+    try:
+        report = dataset_import_files(
+            dataset_name=job.dataset_name,
+            fmt=job.format,
+            files=_load(job),
+            options=job.options,
+            user=job.created_by,
+        )
+    except DomainError as exc:
+        job.status = ImportJob.Status.FAILED
+        job.errors = [p.as_dict() for p in exc.problems] or [
+            Problem(exc.message).as_dict()
+        ]
+        job.summary = {**job.summary, "message": exc.message}
+    except Exception as exc:  # recorded, then re-raised for the worker's log
+        ImportJob.objects.filter(pk=job_id).update(
+            status=ImportJob.Status.FAILED,
+            finished_at=timezone.now(),
+            errors=[Problem(f"internal error: {type(exc).__name__}: {exc}").as_dict()],
+        )
+        raise
+    else:
+        job.status = ImportJob.Status.SUCCEEDED
+        job.summary = report.as_dict()
+        job.processed_rows = report.rows
+        job.dataset = Dataset.objects.get(name=job.dataset_name)
+    job.finished_at = timezone.now()
+    job.save()
