@@ -189,7 +189,18 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# Judge runs: one driver task per worker process is enough to saturate an endpoint
+# (each keeps up to the config's concurrency in flight on an event loop).
+JUDGE_DRIVERS_PER_RUN = env_int("JUDGE_DRIVERS_PER_RUN", 2)
+# A running call whose lease is older than this (and than 3x its timeout) is presumed
+# lost with its worker and goes back to pending.
+JUDGE_MIN_LEASE_SECONDS = env_int("JUDGE_MIN_LEASE_SECONDS", 120)
+JUDGE_MAX_TRANSPORT_RETRIES = env_int("JUDGE_MAX_TRANSPORT_RETRIES", 6)
+JUDGE_BACKOFF_BASE_SECONDS = float(os.environ.get("JUDGE_BACKOFF_BASE_SECONDS", "0.5"))
+JUDGE_BACKOFF_MAX_SECONDS = float(os.environ.get("JUDGE_BACKOFF_MAX_SECONDS", "30"))
+CELERY_TASK_ROUTES = {"judging.tasks.judge_run_drive_task": {"queue": "judge"}}
 CELERY_BEAT_SCHEDULE = {
+    "recover-judge-runs": {"task": "judging.tasks.judge_runs_recover_task", "schedule": 30.0},
     # Serving also expires stale locks; this returns them even when nobody asks for work,
     # so the campaign page's "locked" count stays true.
     "expire-rating-locks": {

@@ -180,6 +180,8 @@ class JudgeRun(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True,
+                                        help_text="Last sign of life of a worker driving it.")
     source_note = models.TextField(
         blank=True, help_text="For imported runs: where from."
     )
@@ -229,6 +231,10 @@ class JudgeCall(models.Model):
     cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
     cached = models.BooleanField(default=False)
+    # Who holds a running call and until when: a claim whose lease ran out (its worker
+    # died) goes back to pending, and a result is only written under the current claim.
+    claim_token = models.CharField(max_length=32, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
@@ -246,7 +252,11 @@ class JudgeCall(models.Model):
                 name="judge_call_run_instruction_sample_unique",
             ),
         ]
-        indexes = [models.Index(fields=["run", "status"])]
+        indexes = [
+            models.Index(fields=["run", "status"]),
+            models.Index(fields=["status", "lease_until"], condition=Q(status="running"),
+                         name="judge_call_running_lease_idx"),
+        ]
 
     def __str__(self) -> str:
         return f"call {self.pk} ({self.status})"

@@ -173,8 +173,9 @@ def _assignment_next_locked(
         if locked:
             return NextResult(
                 None,
-                f"Nothing is free for you right now: {locked} responses are being rated "
-                "by others. Try again in a few minutes; expired locks come back.",
+                f"Nothing is free for you right now: {locked} "
+                f"{'response is' if locked == 1 else 'responses are'} being rated by "
+                "others. Try again in a few minutes; expired locks come back.",
                 locked_by_others=locked,
             )
         return NextResult(

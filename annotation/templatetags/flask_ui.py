@@ -19,6 +19,13 @@ NAV_SECTIONS = {
     "import-list": "imports",
     "import-new": "imports",
     "import-detail": "imports",
+    "campaign-list": "campaigns",
+    "campaign-new": "campaigns",
+    "campaign-detail": "campaigns",
+    "rate-home": "rate",
+    "rate-next": "rate",
+    "rate-history": "rate",
+    "assignment-review": "rate",
 }
 
 STATUS_TONES = {

@@ -1,0 +1,169 @@
+"""Per-endpoint limits on judge calls: concurrent requests, requests/min, tokens/min.
+
+Two implementations of the `judging.llm.Limiter` protocol:
+
+- `RedisLimiter`: shared by every worker process on every machine that talks to the same
+  Redis. Concurrency is a lease semaphore (a sorted set of holders with expiry, so a
+  crashed worker's slots come back), rates are token buckets; each operation is one Lua
+  script, atomic on the server.
+- `LocalLimiter`: the same rules inside one event loop, for the embedded mode
+  (`make run`), where one worker process drives each run.
+
+Both are acquired before every HTTP attempt (retries included) and released after it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+import uuid
+
+SEMAPHORE_LEASE_SECONDS = 600
+
+_ACQUIRE_SLOT = """
+local key, limit, now, lease, holder = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]),
+    tonumber(ARGV[3]), ARGV[4]
+redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+if redis.call('ZCARD', key) < limit then
+  redis.call('ZADD', key, now + lease, holder)
+  redis.call('EXPIRE', key, lease * 2)
+  return 1
+end
+return 0
+"""
+
+# Token bucket: returns 0 when `cost` was taken, else the seconds to wait before retrying.
+_TAKE_TOKENS = """
+local key, capacity, per_second, now, cost = KEYS[1], tonumber(ARGV[1]),
+    tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local state = redis.call('HMGET', key, 'tokens', 'at')
+local tokens = tonumber(state[1]) or capacity
+local at = tonumber(state[2]) or now
+tokens = math.min(capacity, tokens + (now - at) * per_second)
+local wait = 0
+if tokens >= math.min(cost, capacity) then
+  tokens = tokens - cost
+else
+  wait = (math.min(cost, capacity) - tokens) / per_second
+end
+redis.call('HSET', key, 'tokens', tokens, 'at', now)
+redis.call('EXPIRE', key, 3600)
+return tostring(wait)
+"""
+
+
+class RedisLimiter:
+    """Limits shared through Redis, keyed by `scope` (one scope per judge config)."""
+
+    def __init__(
+        self,
+        *,
+        redis_url: str,
+        scope: str,
+        max_concurrency: int,
+        requests_per_minute: int | None = None,
+        tokens_per_minute: int | None = None,
+        poll_seconds: float = 0.01,
+    ) -> None:
+        import redis.asyncio as aioredis
+
+        self._redis = aioredis.from_url(redis_url)
+        self._scope = scope
+        self._limit = max_concurrency
+        self._rpm = requests_per_minute
+        self._tpm = tokens_per_minute
+        self._poll = poll_seconds
+        self._holders: list[str] = []
+        self._slot = self._redis.register_script(_ACQUIRE_SLOT)
+        self._take = self._redis.register_script(_TAKE_TOKENS)
+
+    async def _bucket(self, name: str, per_minute: int, cost: float) -> None:
+        key = f"judge:{self._scope}:{name}"
+        while True:
+            wait = float(
+                await self._take(keys=[key], args=[per_minute, per_minute / 60.0,
+                                                   time.time(), cost])
+            )
+            if wait <= 0:
+                return
+            await asyncio.sleep(wait + random.uniform(0, 0.05))
+
+    async def acquire(self, tokens: int) -> None:
+        if self._rpm:
+            await self._bucket("rpm", self._rpm, 1)
+        if self._tpm:
+            await self._bucket("tpm", self._tpm, tokens)
+        holder = uuid.uuid4().hex
+        key = f"judge:{self._scope}:slots"
+        delay = self._poll
+        while not await self._slot(
+            keys=[key], args=[self._limit, time.time(), SEMAPHORE_LEASE_SECONDS, holder]
+        ):
+            await asyncio.sleep(delay * random.uniform(0.5, 1.5))
+            delay = min(delay * 1.5, 0.25)
+        self._holders.append(holder)
+
+    def release(self, used_tokens: int | None = None) -> None:
+        if not self._holders:
+            return
+        holder = self._holders.pop()
+        key = f"judge:{self._scope}:slots"
+        # Fire and forget inside the running loop; the lease expiry is the safety net.
+        asyncio.get_running_loop().create_task(self._redis.zrem(key, holder))
+
+    async def in_use(self) -> int:
+        key = f"judge:{self._scope}:slots"
+        await self._redis.zremrangebyscore(key, "-inf", time.time())
+        return int(await self._redis.zcard(key))
+
+    async def aclose(self) -> None:
+        await self._redis.aclose()
+
+
+class LocalLimiter:
+    """The same limits within one event loop (embedded mode, tests)."""
+
+    def __init__(
+        self,
+        *,
+        max_concurrency: int,
+        requests_per_minute: int | None = None,
+        tokens_per_minute: int | None = None,
+    ) -> None:
+        self._semaphore = asyncio.Semaphore(max_concurrency)
+        self._limit = max_concurrency
+        self._rpm = requests_per_minute
+        self._tpm = tokens_per_minute
+        now = time.monotonic()
+        self._buckets = {
+            "rpm": [float(requests_per_minute or 0), now],
+            "tpm": [float(tokens_per_minute or 0), now],
+        }
+        self.peak_in_flight = 0
+
+    async def _bucket(self, name: str, per_minute: int, cost: float) -> None:
+        state = self._buckets[name]
+        while True:
+            now = time.monotonic()
+            state[0] = min(per_minute, state[0] + (now - state[1]) * per_minute / 60.0)
+            state[1] = now
+            need = min(cost, per_minute)
+            if state[0] >= need:
+                state[0] -= cost
+                return
+            await asyncio.sleep((need - state[0]) / (per_minute / 60.0))
+
+    async def acquire(self, tokens: int) -> None:
+        if self._rpm:
+            await self._bucket("rpm", self._rpm, 1)
+        if self._tpm:
+            await self._bucket("tpm", self._tpm, tokens)
+        await self._semaphore.acquire()
+        self.peak_in_flight = max(self.peak_in_flight, self._limit - self._semaphore._value)
+
+    def release(self, used_tokens: int | None = None) -> None:
+        self._semaphore.release()
+
+    async def aclose(self) -> None:
+        return None

@@ -1,0 +1,414 @@
+"""The only code that talks to an LLM endpoint (any OpenAI-compatible chat API).
+
+Retrying happens in this one layer: the `openai` client is built with
+``max_retries=0`` and `JudgeClient.complete` retries transient failures with
+exponential backoff and full jitter, honouring ``Retry-After``. What it raises:
+
+============================================  ==========================  =========
+failure                                       kind                        class
+============================================  ==========================  =========
+429                                           rate_limited                transient
+5xx                                           server_error                transient
+408 / no answer within ``timeout``            timeout                     transient
+409                                           conflict                    transient
+connection refused / reset                    connection                  transient
+200 without choices or content, or not JSON   invalid_response            transient
+400, 413, 422                                 bad_request                 permanent
+401, 403                                      auth                        permanent
+404                                           not_found                   permanent
+any other 4xx                                 client_error                permanent
+============================================  ==========================  =========
+
+The API key is never logged and never part of an error message or a repr: messages
+are built from status codes and the server's own error text with the key redacted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import logging
+import math
+import os
+import random
+import re
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import httpx
+import openai
+
+logger = logging.getLogger(__name__)
+
+# A Retry-After longer than this is not slept in a worker; the error carries it so the
+# caller can reschedule the call instead.
+RETRY_AFTER_MAX = 120.0
+_DETAIL_CHARS = 300
+_SECRET_RE = re.compile(r"(sk-[A-Za-z0-9_\-*]{6,}|Bearer\s+\S+)")
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    messages: list[dict]  # [{"role": "system" | "user", "content": str}]
+    model: str
+    temperature: float
+    max_tokens: int
+    response_format: dict | None = None  # {"type": "json_schema", "json_schema": {...}}
+    seed: int | None = None  # sent when not None (the sample index)
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    text: str
+    input_tokens: int
+    output_tokens: int
+    latency_ms: int  # of the successful attempt
+    attempts: int  # transport attempts used (1 = no retry)
+    finish_reason: str = ""  # "stop", "length" (cut at max_tokens), ...
+    estimated_usage: bool = False  # the server reported no usage; counts are estimates
+
+
+class JudgeError(Exception):
+    """A failed call. `kind` is a stable machine-readable reason; str() is for people."""
+
+    def __init__(
+        self,
+        kind: str,
+        message: str,
+        *,
+        status_code: int | None = None,
+        attempts: int = 1,
+    ):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.status_code = status_code
+        self.attempts = attempts
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.message}"
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(kind={self.kind!r}, message={self.message!r})"
+
+
+class TransientJudgeError(JudgeError):
+    """Worth retrying later (rate limit, overload, timeout, network, garbled reply)."""
+
+    def __init__(self, kind: str, message: str, *, retry_after: float | None = None, **kw):
+        super().__init__(kind, message, **kw)
+        self.retry_after = retry_after
+
+
+class PermanentJudgeError(JudgeError):
+    """Retrying the same request cannot help (bad request, auth, unknown model)."""
+
+
+class Limiter(Protocol):
+    async def acquire(self, tokens: int) -> None: ...
+
+    def release(self, used_tokens: int | None = None) -> None: ...
+
+
+def api_key_from_env(var_name: str) -> str | None:
+    """The key held in environment variable `var_name`, or None. Never logged."""
+    if not var_name:
+        return None
+    value = os.environ.get(var_name, "").strip()
+    return value or None
+
+
+def estimate_tokens(text: str) -> int:
+    """About one token per four characters: for limits and cost estimates only."""
+    return (len(text) + 3) // 4
+
+
+def estimate_prompt_tokens(messages: list[dict]) -> int:
+    # A few tokens of per-message framing, as chat APIs count them.
+    return sum(estimate_tokens(str(m.get("content") or "")) + 4 for m in messages) + 2
+
+
+def estimate_request_tokens(request: ChatRequest) -> int:
+    """The most a request can use: its prompt plus the whole output budget."""
+    return estimate_prompt_tokens(request.messages) + request.max_tokens
+
+
+def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
+    """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date)."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when is None:
+            return None
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    if math.isnan(seconds):
+        return None
+    return max(0.0, seconds)
+
+
+class JudgeClient:
+    """An OpenAI-compatible chat client with timeouts, typed errors and retries.
+
+    One instance per event loop; its connection pool is reused by every call. Use it as
+    ``async with JudgeClient(...) as client`` or call `aclose`.
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        api_key: str | None,
+        timeout: float,
+        max_retries: int = 5,
+        backoff_base: float = 0.5,
+        backoff_max: float = 30.0,
+        max_connections: int = 256,
+        limiter: Limiter | None = None,
+        rng: random.Random | None = None,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+        retry_after_max: float = RETRY_AFTER_MAX,
+    ):
+        if timeout <= 0:
+            raise ValueError("timeout must be positive")
+        if max_retries < 0:
+            raise ValueError("max_retries must be >= 0")
+        self.base_url = base_url
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.backoff_base = backoff_base
+        self.backoff_max = backoff_max
+        self.retry_after_max = retry_after_max
+        self._limiter = limiter
+        self._rng = rng or random.Random()
+        self._sleep = sleep
+        # Kept only to scrub it from server-provided error text.
+        self._secret = api_key or None
+        self._http = httpx.AsyncClient(
+            limits=httpx.Limits(
+                max_connections=max_connections,
+                max_keepalive_connections=max_connections,
+            ),
+            timeout=timeout,
+        )
+        self._client = openai.AsyncOpenAI(
+            base_url=base_url,
+            api_key=api_key or "not-needed",
+            timeout=timeout,
+            max_retries=0,
+            http_client=self._http,
+        )
+
+    def __repr__(self) -> str:
+        return f"JudgeClient(base_url={self.base_url!r}, timeout={self.timeout})"
+
+    async def __aenter__(self) -> JudgeClient:
+        return self
+
+    async def __aexit__(self, *exc_info) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._client.close()
+        await self._http.aclose()
+
+    async def complete(self, request: ChatRequest) -> ChatResult:
+        """Send one chat request; retry transient failures; return the text and usage.
+
+        The limiter (if any) is acquired before every attempt, with the request's
+        worst-case token count, and released after it, with the tokens actually used
+        when the server reported them (None otherwise).
+
+        Raises `PermanentJudgeError` at once, or the last `TransientJudgeError` once
+        `max_retries` retries are spent (or when the server asks for a wait longer
+        than `retry_after_max`). Both carry `attempts`.
+        """
+        kwargs = self._create_kwargs(request)
+        reservation = estimate_request_tokens(request)
+        attempt = 0
+        while True:
+            attempt += 1
+            if self._limiter is not None:
+                await self._limiter.acquire(reservation)
+            used: int | None = None
+            started = time.monotonic()
+            try:
+                result = await self._attempt(kwargs, request)
+                used = result.input_tokens + result.output_tokens
+                latency_ms = int((time.monotonic() - started) * 1000)
+                return ChatResult(
+                    text=result.text,
+                    input_tokens=result.input_tokens,
+                    output_tokens=result.output_tokens,
+                    latency_ms=latency_ms,
+                    attempts=attempt,
+                    finish_reason=result.finish_reason,
+                    estimated_usage=result.estimated_usage,
+                )
+            except JudgeError as exc:
+                exc.attempts = attempt
+                if isinstance(exc, PermanentJudgeError) or attempt > self.max_retries:
+                    raise
+                retry_after = getattr(exc, "retry_after", None)
+                if retry_after is not None and retry_after > self.retry_after_max:
+                    raise
+                delay = self._delay(attempt, retry_after)
+                logger.warning(
+                    "judge call to %s failed (attempt %d of %d): %s; retrying in %.2fs",
+                    self.base_url,
+                    attempt,
+                    self.max_retries + 1,
+                    exc,
+                    delay,
+                )
+            finally:
+                if self._limiter is not None:
+                    self._limiter.release(used)
+            await self._sleep(delay)
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            # Never earlier than asked; a little spread so that a crowd of callers
+            # told "1 second" do not all come back in the same millisecond.
+            return retry_after + self._rng.uniform(0, 0.1 * retry_after)
+        cap = min(self.backoff_max, self.backoff_base * (2 ** (attempt - 1)))
+        return self._rng.uniform(0, cap)  # "full jitter"
+
+    def _create_kwargs(self, request: ChatRequest) -> dict:
+        kwargs: dict[str, Any] = {
+            "model": request.model,
+            "messages": request.messages,
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
+        }
+        if request.seed is not None:
+            kwargs["seed"] = request.seed
+        if request.response_format is not None:
+            kwargs["response_format"] = request.response_format
+        return kwargs
+
+    async def _attempt(self, kwargs: dict, request: ChatRequest) -> _Reply:
+        try:
+            # A whole-attempt deadline on top of httpx's per-read timeout, so that a
+            # server trickling bytes or a full pool cannot hold a worker forever.
+            async with asyncio.timeout(self.timeout + 1.0):
+                raw = await self._client.chat.completions.with_raw_response.create(**kwargs)
+                body = raw.text
+        except TimeoutError:
+            raise TransientJudgeError(
+                "timeout", f"no complete answer within {self.timeout:g}s"
+            ) from None
+        except openai.APITimeoutError:
+            raise TransientJudgeError(
+                "timeout", f"no answer within {self.timeout:g}s"
+            ) from None
+        except openai.APIConnectionError as exc:
+            raise TransientJudgeError(
+                "connection", f"cannot reach {self.base_url}: {self._scrub(str(exc))}"
+            ) from None
+        except openai.APIStatusError as exc:
+            raise self._status_error(exc) from None
+        return self._read_body(body, request)
+
+    def _scrub(self, text: str) -> str:
+        if self._secret:
+            text = text.replace(self._secret, "[redacted]")
+        text = _SECRET_RE.sub("[redacted]", text)
+        return text[:_DETAIL_CHARS]
+
+    def _status_error(self, exc: openai.APIStatusError) -> JudgeError:
+        status = exc.status_code
+        detail = self._scrub(_server_message(exc))
+        message = f"HTTP {status} from {self.base_url}" + (f": {detail}" if detail else "")
+        retry_after = None
+        if status in (429, 503):
+            headers = exc.response.headers
+            retry_after = parse_retry_after(headers.get("retry-after"))
+            if retry_after is None and headers.get("retry-after-ms"):
+                ms = parse_retry_after(headers.get("retry-after-ms"))
+                retry_after = None if ms is None else ms / 1000
+        if status == 429:
+            return TransientJudgeError(
+                "rate_limited", message, retry_after=retry_after, status_code=status
+            )
+        if status >= 500:
+            return TransientJudgeError(
+                "server_error", message, retry_after=retry_after, status_code=status
+            )
+        if status == 408:
+            return TransientJudgeError("timeout", message, status_code=status)
+        if status == 409:
+            return TransientJudgeError("conflict", message, status_code=status)
+        if status in (401, 403):
+            return PermanentJudgeError("auth", message, status_code=status)
+        if status == 404:
+            return PermanentJudgeError("not_found", message, status_code=status)
+        if status in (400, 413, 422):
+            return PermanentJudgeError("bad_request", message, status_code=status)
+        return PermanentJudgeError("client_error", message, status_code=status)
+
+    def _read_body(self, body: str, request: ChatRequest) -> _Reply:
+        def invalid(why: str) -> TransientJudgeError:
+            return TransientJudgeError(
+                "invalid_response", f"{why} (from {self.base_url})", status_code=200
+            )
+
+        try:
+            data = json.loads(body)
+        except ValueError:
+            raise invalid(f"the reply is not JSON: {self._scrub(body[:80])!r}") from None
+        if not isinstance(data, dict):
+            raise invalid("the reply is not a JSON object")
+        choices = data.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            raise invalid("the reply has no choices")
+        message = choices[0].get("message") or {}
+        content = message.get("content") if isinstance(message, dict) else None
+        finish_reason = str(choices[0].get("finish_reason") or "")
+        if not isinstance(content, str) or not content.strip():
+            refusal = message.get("refusal") if isinstance(message, dict) else None
+            why = f"the model refused: {self._scrub(str(refusal))}" if refusal else (
+                "the reply has no content"
+            )
+            if finish_reason:
+                why += f" (finish_reason={finish_reason})"
+            raise invalid(why)
+        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        input_tokens = usage.get("prompt_tokens")
+        output_tokens = usage.get("completion_tokens")
+        estimated = not (isinstance(input_tokens, int) and isinstance(output_tokens, int))
+        if estimated:
+            input_tokens = estimate_prompt_tokens(request.messages)
+            output_tokens = estimate_tokens(content)
+        return _Reply(content, int(input_tokens), int(output_tokens), finish_reason, estimated)
+
+
+@dataclass(frozen=True)
+class _Reply:
+    text: str
+    input_tokens: int
+    output_tokens: int
+    finish_reason: str
+    estimated_usage: bool
+
+
+def _server_message(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])
+        if isinstance(error, str):
+            return error
+    if isinstance(body, str):
+        return body
+    return ""

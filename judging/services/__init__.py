@@ -1,0 +1,27 @@
+"""Writes and workflows of the judging app (re-exported from submodules)."""
+
+from .execution import judge_run_drive, judge_run_finish_if_done, judge_runs_recover
+from .runs import (
+    judge_config_create,
+    judge_config_problems,
+    judge_run_cancel,
+    judge_run_create,
+    judge_run_estimate,
+    judge_run_retry_failed,
+    judge_run_start,
+    prompt_get_builtin,
+)
+
+__all__ = [
+    "judge_config_create",
+    "judge_config_problems",
+    "judge_run_cancel",
+    "judge_run_create",
+    "judge_run_drive",
+    "judge_run_estimate",
+    "judge_run_finish_if_done",
+    "judge_run_retry_failed",
+    "judge_run_start",
+    "judge_runs_recover",
+    "prompt_get_builtin",
+]

@@ -1,0 +1,28 @@
+"""Celery tasks of the judging app: thin wrappers that take ids and call a service."""
+
+from celery import shared_task
+from celery.signals import worker_ready
+
+from judging import services
+
+
+@shared_task(acks_late=True, soft_time_limit=None, time_limit=None)
+def judge_run_drive_task(run_id: int) -> str:
+    """Drive a judge run from this worker until nothing is pending (idempotent).
+
+    No time limit: a run of many thousand calls legitimately takes hours; a dead
+    worker's claims are recovered by `judge_runs_recover_task` through their leases.
+    """
+    return services.judge_run_drive(run_id=run_id)
+
+
+@shared_task(acks_late=True)
+def judge_runs_recover_task() -> dict:
+    """Reclaim expired call leases and restart drivers of stalled runs (idempotent)."""
+    return services.judge_runs_recover()
+
+
+@worker_ready.connect
+def _recover_on_worker_start(sender=None, **kwargs) -> None:
+    # A restarted worker picks up runs whose driver died with the previous process.
+    judge_runs_recover_task.apply_async(countdown=1)
