@@ -283,6 +283,7 @@ from .selectors_rating import (  # noqa: E402, F401  (re-exported: one import pa
     CampaignProgress,
     RaterProgress,
     assignment_get_for_rater,
+    assignment_scores_for_rater,
     assignment_skills,
     campaign_get_for_rater,
     campaign_get_for_user,

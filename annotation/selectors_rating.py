@@ -84,6 +84,20 @@ def assignment_get_for_rater(*, user, assignment_id: int) -> Assignment:
     return assignment
 
 
+def assignment_scores_for_rater(*, user, assignment_id: int) -> Assignment:
+    """One of `user`'s own assignments with only their scores (and skills) loaded."""
+    assignment = (
+        Assignment.objects.prefetch_related(
+            Prefetch("scores", HumanScore.objects.select_related("skill"))
+        )
+        .filter(pk=assignment_id, rater=user)
+        .first()
+    )
+    if assignment is None:
+        raise Http404("No such assignment.")
+    return assignment
+
+
 def assignment_skills(*, assignment: Assignment) -> list[Skill]:
     """The skills to score for `assignment`, per its campaign's skill mode.
 

@@ -12,8 +12,10 @@ urlpatterns = [
     path("django-admin/", admin.site.urls),
     path("", include("annotation.urls")),
     path("", include("annotation.urls_rating")),
+    path("", include("judging.urls")),
     path("api/", include("annotation.api.urls")),
     path("api/", include("annotation.api.rating_urls")),
+    path("api/", include("judging.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path(
         "api/docs/",

@@ -3,7 +3,7 @@
 A development and test tool, not a judge. It answers ``POST /v1/chat/completions`` in
 kind: it reads the task from the request (``response_format``'s schema when present,
 otherwise the machine-readable lines that `judging.prompts` writes: ``Task type:``,
-``Skill key:``, ``Domain key:``) and replies with output that `judging.parsing` accepts,
+``Skill key:``, ``Domain:``) and replies with output that `judging.parsing` accepts,
 with scores derived from a hash of (response text, skill key) plus a small,
 deterministic preference for longer responses (and, in pairwise prompts, for answer
 A) so that bias probes have something to find.
@@ -34,7 +34,15 @@ from aiohttp import web
 
 from judging import prompts
 
-OUTCOMES = ("ok", "rate_limit", "server_error", "timeout", "malformed", "garbage", "empty")
+OUTCOMES = (
+    "ok",
+    "rate_limit",
+    "server_error",
+    "timeout",
+    "malformed",
+    "garbage",
+    "empty",
+)
 
 
 @dataclasses.dataclass
@@ -62,9 +70,7 @@ class _State:
         self.config = config
         self.reset()
 
-    def reset(self, seed: int | None = None) -> None:
-        if seed is not None:
-            self.config.seed = seed
+    def reset(self) -> None:
         self.rng = random.Random(self.config.seed)
         self.requests = 0
         self.by_status: Counter[str] = Counter()
@@ -159,7 +165,9 @@ def _keys(text: str, label: str) -> list[str]:
 
 
 def _enum(schema: dict, prop: str) -> list[str]:
-    return list(schema.get("properties", {}).get(prop, {}).get("items", {}).get("enum", []))
+    return list(
+        schema.get("properties", {}).get(prop, {}).get("items", {}).get("enum", [])
+    )
 
 
 def _pointwise_reply(body, text, schema, config, malformed) -> str:
@@ -177,13 +185,17 @@ def _pointwise_reply(body, text, schema, config, malformed) -> str:
         for k in keys
     }
     if schema:
-        return json.dumps({k: {"feedback": feedback[k], "score": scores[k]} for k in keys})
+        return json.dumps(
+            {k: {"feedback": feedback[k], "score": scores[k]} for k in keys}
+        )
     paragraphs = "\n\n".join(f"**{k}**\n{feedback[k]}" for k in keys)
     return f"{paragraphs}\n\n{json.dumps(scores)}" if keys else "Nothing to score."
 
 
 def _pairwise_reply(body, text, schema, config, malformed) -> str:
-    winners = schema.get("properties", {}).get("winner", {}).get("enum") if schema else None
+    winners = (
+        schema.get("properties", {}).get("winner", {}).get("enum") if schema else None
+    )
     allow_tie = "tie" in winners if winners else '"Verdict: tie"' in text
     a = _between(text, "### Answer A\n", "\n\n### Answer B\n") or _between(
         text, "\nresponse A: ", "\nresponse B: "
@@ -201,14 +213,19 @@ def _pairwise_reply(body, text, schema, config, malformed) -> str:
     winner = "tie" if allow_tie and abs(diff) < 0.03 else ("A" if diff > 0 else "B")
     rationale = "Fake comparison: a deterministic verdict for testing."
     if schema:
-        return json.dumps({"rationale": rationale} if malformed else {
-            "rationale": rationale, "winner": winner
-        })
-    return "Both answers have merits." if malformed else f"{rationale}\nVerdict: {winner}"
+        return json.dumps(
+            {"rationale": rationale}
+            if malformed
+            else {"rationale": rationale, "winner": winner}
+        )
+    return (
+        "Both answers have merits." if malformed else f"{rationale}\nVerdict: {winner}"
+    )
 
 
 def _metadata_reply(body, text, schema, config, malformed) -> str:
-    domains = _enum(schema, "domains") or _keys(text, "Domain key") or ["humanities"]
+    domains = _enum(schema, "domains") or re.findall(r"^Domain: (.+?)\s*$", text, re.M)
+    domains = domains or ["humanities"]
     skills = _enum(schema, "skills") or _keys(text, "Skill key")
     request = _between(text, "### Request\n", "\n\n### How to reply") or text
     top = sorted(skills, key=lambda k: _unit(request, k))[:3]
@@ -243,7 +260,9 @@ _REPLIES = {
 }
 
 
-def build_reply(body: dict, config: FakeServerConfig, *, malformed: bool = False) -> str:
+def build_reply(
+    body: dict, config: FakeServerConfig, *, malformed: bool = False
+) -> str:
     """The assistant text the fake judge answers `body` (a chat-completions request) with."""
     text = _prompt_text(body)
     name, schema = _schema(body)
@@ -257,7 +276,9 @@ def build_reply(body: dict, config: FakeServerConfig, *, malformed: bool = False
 # --- HTTP -----------------------------------------------------------------------------------
 
 
-def _error(status: int, message: str, kind: str, headers: dict | None = None) -> web.Response:
+def _error(
+    status: int, message: str, kind: str, headers: dict | None = None
+) -> web.Response:
     payload = {"error": {"message": message, "type": kind, "param": None, "code": None}}
     return web.json_response(payload, status=status, headers=headers)
 
@@ -293,7 +314,9 @@ async def _answer(request: web.Request, state: _State) -> web.Response:
     if config.require_api_key:
         presented = request.headers.get("Authorization", "")
         if presented != f"Bearer {config.require_api_key}":
-            shown = presented.removeprefix("Bearer ") if config.echo_key_in_errors else ""
+            shown = (
+                presented.removeprefix("Bearer ") if config.echo_key_in_errors else ""
+            )
             message = f"Incorrect API key provided: {shown}".strip()
             return _error(401, message, "invalid_request_error")
     try:
@@ -303,14 +326,18 @@ async def _answer(request: web.Request, state: _State) -> web.Response:
     if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
         return _error(400, "'messages' is required.", "invalid_request_error")
     if not body["messages"] or not body.get("model"):
-        return _error(400, "'messages' and 'model' must not be empty.", "invalid_request_error")
+        return _error(
+            400, "'messages' and 'model' must not be empty.", "invalid_request_error"
+        )
     state.last_request = body
     outcome = state.draw_outcome()
     state.by_outcome[str(outcome)] += 1
     if outcome == "rate_limit":
         after = config.retry_after
         value = str(int(after)) if float(after).is_integer() else str(after)
-        return _error(429, "Rate limit reached.", "rate_limit_error", {"Retry-After": value})
+        return _error(
+            429, "Rate limit reached.", "rate_limit_error", {"Retry-After": value}
+        )
     if outcome == "timeout":
         await asyncio.sleep(config.hold_seconds)
     await asyncio.sleep(state.latency())
@@ -323,7 +350,9 @@ async def _answer(request: web.Request, state: _State) -> web.Response:
         return web.Response(text="<html>Bad gateway</html>", content_type="text/html")
     if outcome == "empty":
         return web.json_response({"id": "chatcmpl-fake-empty", "choices": []})
-    return _completion(body, state, build_reply(body, config, malformed=outcome == "malformed"))
+    return _completion(
+        body, state, build_reply(body, config, malformed=outcome == "malformed")
+    )
 
 
 async def chat_completions(request: web.Request) -> web.Response:
@@ -373,8 +402,10 @@ async def _json_or_empty(request: web.Request) -> dict:
 
 
 async def reset(request: web.Request) -> web.Response:
-    data = await _json_or_empty(request)
-    request.app[STATE].reset(seed=data.get("seed"))
+    """Zero the counters, clear the script, reseed; settings in the body are applied."""
+    state = request.app[STATE]
+    _apply_settings(state, await _json_or_empty(request))
+    state.reset()
     return web.json_response({"ok": True})
 
 
@@ -382,19 +413,26 @@ async def script(request: web.Request) -> web.Response:
     outcomes = (await _json_or_empty(request)).get("outcomes", [])
     bad = [o for o in outcomes if not isinstance(o, int) and o not in OUTCOMES]
     if bad:
-        raise web.HTTPBadRequest(text=f"unknown outcomes {bad}; use {OUTCOMES} or a status")
+        raise web.HTTPBadRequest(
+            text=f"unknown outcomes {bad}; use {OUTCOMES} or a status"
+        )
     request.app[STATE].script.extend(outcomes)
     return web.json_response({"queued": len(request.app[STATE].script)})
 
 
-async def update_config(request: web.Request) -> web.Response:
-    state = request.app[STATE]
+def _apply_settings(state: _State, data: dict) -> None:
     names = {f.name for f in dataclasses.fields(FakeServerConfig)}
-    data = await _json_or_empty(request)
     unknown = sorted(set(data) - names)
     if unknown:
-        raise web.HTTPBadRequest(text=f"unknown settings {unknown}")
+        raise web.HTTPBadRequest(
+            text=f"unknown settings {unknown}; known: {sorted(names)}"
+        )
     state.config = dataclasses.replace(state.config, **data)
+
+
+async def update_config(request: web.Request) -> web.Response:
+    """Change settings of the running server (counters are kept)."""
+    _apply_settings(request.app[STATE], await _json_or_empty(request))
     return web.json_response({"ok": True})
 
 
@@ -412,7 +450,9 @@ def make_app(config: FakeServerConfig | None = None) -> web.Application:
     return app
 
 
-async def _start(config: FakeServerConfig | None, host: str, port: int) -> web.AppRunner:
+async def _start(
+    config: FakeServerConfig | None, host: str, port: int
+) -> web.AppRunner:
     runner = web.AppRunner(
         make_app(config),
         access_log=None,  # a log line per request costs more CPU than the request

@@ -19,7 +19,9 @@ import random
 import time
 import uuid
 
-SEMAPHORE_LEASE_SECONDS = 600
+# A slot is held for one HTTP attempt, which the client's timeout bounds; the lease is a
+# little longer, so the slots of a worker that crashed come back within seconds.
+SLOT_LEASE_MARGIN_SECONDS = 5.0
 
 _ACQUIRE_SLOT = """
 local key, limit, now, lease, holder = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]),
@@ -27,7 +29,7 @@ local key, limit, now, lease, holder = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV
 redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
 if redis.call('ZCARD', key) < limit then
   redis.call('ZADD', key, now + lease, holder)
-  redis.call('EXPIRE', key, lease * 2)
+  redis.call('EXPIRE', key, math.ceil(lease * 2))
   return 1
 end
 return 0
@@ -64,6 +66,7 @@ class RedisLimiter:
         max_concurrency: int,
         requests_per_minute: int | None = None,
         tokens_per_minute: int | None = None,
+        slot_lease_seconds: float = 120.0,
         poll_seconds: float = 0.01,
     ) -> None:
         import redis.asyncio as aioredis
@@ -74,6 +77,7 @@ class RedisLimiter:
         self._rpm = requests_per_minute
         self._tpm = tokens_per_minute
         self._poll = poll_seconds
+        self._lease = slot_lease_seconds + SLOT_LEASE_MARGIN_SECONDS
         self._holders: list[str] = []
         self._slot = self._redis.register_script(_ACQUIRE_SLOT)
         self._take = self._redis.register_script(_TAKE_TOKENS)
@@ -82,8 +86,9 @@ class RedisLimiter:
         key = f"judge:{self._scope}:{name}"
         while True:
             wait = float(
-                await self._take(keys=[key], args=[per_minute, per_minute / 60.0,
-                                                   time.time(), cost])
+                await self._take(
+                    keys=[key], args=[per_minute, per_minute / 60.0, time.time(), cost]
+                )
             )
             if wait <= 0:
                 return
@@ -98,7 +103,7 @@ class RedisLimiter:
         key = f"judge:{self._scope}:slots"
         delay = self._poll
         while not await self._slot(
-            keys=[key], args=[self._limit, time.time(), SEMAPHORE_LEASE_SECONDS, holder]
+            keys=[key], args=[self._limit, time.time(), self._lease, holder]
         ):
             await asyncio.sleep(delay * random.uniform(0.5, 1.5))
             delay = min(delay * 1.5, 0.25)
@@ -160,7 +165,9 @@ class LocalLimiter:
         if self._tpm:
             await self._bucket("tpm", self._tpm, tokens)
         await self._semaphore.acquire()
-        self.peak_in_flight = max(self.peak_in_flight, self._limit - self._semaphore._value)
+        self.peak_in_flight = max(
+            self.peak_in_flight, self._limit - self._semaphore._value
+        )
 
     def release(self, used_tokens: int | None = None) -> None:
         self._semaphore.release()

@@ -19,6 +19,11 @@ connection refused / reset                    connection                  transi
 any other 4xx                                 client_error                permanent
 ============================================  ==========================  =========
 
+Transport: by default the SDK's aiohttp transport (``openai.DefaultAioHttpClient``),
+because httpx's connection pool spends CPU per request that grows with the number of
+open connections; ``transport="httpx"`` selects an ``httpx.AsyncClient`` instead. Both
+get ``max_connections`` and ``timeout``.
+
 The API key is never logged and never part of an error message or a repr: messages
 are built from status codes and the server's own error text with the key redacted.
 """
@@ -38,7 +43,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import aiohttp
 import httpx
+import httpx2
 import openai
 
 logger = logging.getLogger(__name__)
@@ -48,6 +55,7 @@ logger = logging.getLogger(__name__)
 RETRY_AFTER_MAX = 120.0
 _DETAIL_CHARS = 300
 _SECRET_RE = re.compile(r"(sk-[A-Za-z0-9_\-*]{6,}|Bearer\s+\S+)")
+TRANSPORTS = ("aiohttp", "httpx")
 
 
 @dataclass(frozen=True)
@@ -98,7 +106,9 @@ class JudgeError(Exception):
 class TransientJudgeError(JudgeError):
     """Worth retrying later (rate limit, overload, timeout, network, garbled reply)."""
 
-    def __init__(self, kind: str, message: str, *, retry_after: float | None = None, **kw):
+    def __init__(
+        self, kind: str, message: str, *, retry_after: float | None = None, **kw
+    ):
         super().__init__(kind, message, **kw)
         self.retry_after = retry_after
 
@@ -177,7 +187,12 @@ class JudgeClient:
         rng: random.Random | None = None,
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
         retry_after_max: float = RETRY_AFTER_MAX,
+        transport: str = "aiohttp",
     ):
+        if transport not in TRANSPORTS:
+            raise ValueError(
+                f"unknown transport {transport!r}; use one of {TRANSPORTS}"
+            )
         if timeout <= 0:
             raise ValueError("timeout must be positive")
         if max_retries < 0:
@@ -193,13 +208,8 @@ class JudgeClient:
         self._sleep = sleep
         # Kept only to scrub it from server-provided error text.
         self._secret = api_key or None
-        self._http = httpx.AsyncClient(
-            limits=httpx.Limits(
-                max_connections=max_connections,
-                max_keepalive_connections=max_connections,
-            ),
-            timeout=timeout,
-        )
+        self.transport = transport
+        self._http = _http_client(transport, timeout, max_connections)
         self._client = openai.AsyncOpenAI(
             base_url=base_url,
             api_key=api_key or "not-needed",
@@ -209,7 +219,10 @@ class JudgeClient:
         )
 
     def __repr__(self) -> str:
-        return f"JudgeClient(base_url={self.base_url!r}, timeout={self.timeout})"
+        return (
+            f"JudgeClient(base_url={self.base_url!r}, timeout={self.timeout}, "
+            f"transport={self.transport!r})"
+        )
 
     async def __aenter__(self) -> JudgeClient:
         return self
@@ -301,23 +314,35 @@ class JudgeClient:
             # A whole-attempt deadline on top of httpx's per-read timeout, so that a
             # server trickling bytes or a full pool cannot hold a worker forever.
             async with asyncio.timeout(self.timeout + 1.0):
-                raw = await self._client.chat.completions.with_raw_response.create(**kwargs)
+                raw = await self._client.chat.completions.with_raw_response.create(
+                    **kwargs
+                )
                 body = raw.text
         except TimeoutError:
             raise TransientJudgeError(
                 "timeout", f"no complete answer within {self.timeout:g}s"
             ) from None
-        except openai.APITimeoutError:
-            raise TransientJudgeError(
-                "timeout", f"no answer within {self.timeout:g}s"
-            ) from None
-        except openai.APIConnectionError as exc:
-            raise TransientJudgeError(
-                "connection", f"cannot reach {self.base_url}: {self._scrub(str(exc))}"
-            ) from None
+        except openai.APIConnectionError as exc:  # APITimeoutError included
+            raise self._transport_error(exc) from None
         except openai.APIStatusError as exc:
             raise self._status_error(exc) from None
         return self._read_body(body, request)
+
+    def _transport_error(self, exc: openai.APIConnectionError) -> TransientJudgeError:
+        # The aiohttp adapter reports a refused or dropped connection as a connect
+        # *timeout*; the exception chain tells what really happened.
+        cause = _root_cause(exc)
+        is_timeout = isinstance(exc, openai.APITimeoutError)
+        if isinstance(cause, TimeoutError | aiohttp.ServerTimeoutError):
+            is_timeout = True
+        elif isinstance(cause, aiohttp.ClientConnectionError | OSError):
+            is_timeout = False
+        if is_timeout:
+            return TransientJudgeError("timeout", f"no answer within {self.timeout:g}s")
+        detail = self._scrub(str(cause) if cause is not None else str(exc))
+        return TransientJudgeError(
+            "connection", f"cannot reach {self.base_url}: {detail}"
+        )
 
     def _scrub(self, text: str) -> str:
         if self._secret:
@@ -328,7 +353,9 @@ class JudgeClient:
     def _status_error(self, exc: openai.APIStatusError) -> JudgeError:
         status = exc.status_code
         detail = self._scrub(_server_message(exc))
-        message = f"HTTP {status} from {self.base_url}" + (f": {detail}" if detail else "")
+        message = f"HTTP {status} from {self.base_url}" + (
+            f": {detail}" if detail else ""
+        )
         retry_after = None
         if status in (429, 503):
             headers = exc.response.headers
@@ -365,19 +392,27 @@ class JudgeClient:
         try:
             data = json.loads(body)
         except ValueError:
-            raise invalid(f"the reply is not JSON: {self._scrub(body[:80])!r}") from None
+            raise invalid(
+                f"the reply is not JSON: {self._scrub(body[:80])!r}"
+            ) from None
         if not isinstance(data, dict):
             raise invalid("the reply is not a JSON object")
         choices = data.get("choices")
-        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        if (
+            not isinstance(choices, list)
+            or not choices
+            or not isinstance(choices[0], dict)
+        ):
             raise invalid("the reply has no choices")
         message = choices[0].get("message") or {}
         content = message.get("content") if isinstance(message, dict) else None
         finish_reason = str(choices[0].get("finish_reason") or "")
         if not isinstance(content, str) or not content.strip():
             refusal = message.get("refusal") if isinstance(message, dict) else None
-            why = f"the model refused: {self._scrub(str(refusal))}" if refusal else (
-                "the reply has no content"
+            why = (
+                f"the model refused: {self._scrub(str(refusal))}"
+                if refusal
+                else ("the reply has no content")
             )
             if finish_reason:
                 why += f" (finish_reason={finish_reason})"
@@ -385,11 +420,15 @@ class JudgeClient:
         usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
         input_tokens = usage.get("prompt_tokens")
         output_tokens = usage.get("completion_tokens")
-        estimated = not (isinstance(input_tokens, int) and isinstance(output_tokens, int))
+        estimated = not (
+            isinstance(input_tokens, int) and isinstance(output_tokens, int)
+        )
         if estimated:
             input_tokens = estimate_prompt_tokens(request.messages)
             output_tokens = estimate_tokens(content)
-        return _Reply(content, int(input_tokens), int(output_tokens), finish_reason, estimated)
+        return _Reply(
+            content, int(input_tokens), int(output_tokens), finish_reason, estimated
+        )
 
 
 @dataclass(frozen=True)
@@ -399,6 +438,39 @@ class _Reply:
     output_tokens: int
     finish_reason: str
     estimated_usage: bool
+
+
+def _http_client(transport: str, timeout: float, max_connections: int):
+    if transport == "httpx":
+        return httpx.AsyncClient(
+            limits=httpx.Limits(
+                max_connections=max_connections,
+                max_keepalive_connections=max_connections,
+            ),
+            timeout=timeout,
+        )
+    # httpx's pool costs CPU per request that grows with the number of open
+    # connections (encode/httpx#3215): at 200 concurrent calls it spends seconds
+    # where the SDK's aiohttp transport spends milliseconds.
+    return openai.DefaultAioHttpClient(
+        limits=httpx2.Limits(
+            max_connections=max_connections,
+            max_keepalive_connections=max_connections,
+        ),
+        timeout=timeout,
+    )
+
+
+def _root_cause(exc: BaseException) -> BaseException | None:
+    """The innermost exception of the cause chain below `exc` (None if none)."""
+    seen: set[int] = set()
+    cause = exc.__cause__ or exc.__context__
+    last = None
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        last = cause
+        cause = cause.__cause__ or cause.__context__
+    return last
 
 
 def _server_message(exc: openai.APIStatusError) -> str:

@@ -24,8 +24,25 @@ from dataclasses import dataclass
 
 MAX_TEXT_CHARS = 200_000
 
-_NA_WORDS = {"na", "n/a", "n.a.", "n.a", "none", "null", "notapplicable", "not applicable"}
-_WRAPPER_KEYS = ("scores", "score", "ratings", "rating", "skills", "results", "evaluation")
+_NA_WORDS = {
+    "na",
+    "n/a",
+    "n.a.",
+    "n.a",
+    "none",
+    "null",
+    "notapplicable",
+    "not applicable",
+}
+_WRAPPER_KEYS = (
+    "scores",
+    "score",
+    "ratings",
+    "rating",
+    "skills",
+    "results",
+    "evaluation",
+)
 _FEEDBACK_KEYS = ("feedback", "rationale", "reasoning", "explanation", "comment")
 _SCORE_KEYS = ("score", "rating", "value")
 
@@ -189,7 +206,8 @@ def _score_mapping(obj: dict, index: _SkillIndex) -> tuple[dict, dict | None]:
                     (
                         fv
                         for fk, fv in obj.items()
-                        if normalize_label(fk) in _FEEDBACK_KEYS and isinstance(fv, dict)
+                        if normalize_label(fk) in _FEEDBACK_KEYS
+                        and isinstance(fv, dict)
                     ),
                     None,
                 )
@@ -215,7 +233,9 @@ def _from_mapping(obj: dict, index: _SkillIndex) -> tuple[dict, dict]:
             value = entry[score_field]
         scores[key] = score_value(key, value)
         if feedback is not None:
-            rationale = str(next((v for k, v in feedback.items() if index.lookup(k) == key), ""))
+            rationale = str(
+                next((v for k, v in feedback.items() if index.lookup(k) == key), "")
+            )
         rationales[key] = rationale
     return scores, rationales
 
@@ -225,7 +245,9 @@ _LINE_RE = re.compile(
     r"\s*[*`]*\s*(?P<value>[Nn]\s*/\s*[Aa]|[^\s/*`,;()]+?)\s*(?:/\s*5)?\s*[*`]*\s*[.,;]?"
     r"\s*(?:\([^)\n]*\))?\s*$"
 )
-_HEADING_RE = re.compile(r"^[\s>*#\-\u2022]*(?:\d+[.)]\s+)?[*`_]*\s*(?P<label>[^:\n*`]{1,100}?)\s*[*`]*\s*(?::|$)")
+_HEADING_RE = re.compile(
+    r"^[\s>*#\-\u2022]*(?:\d+[.)]\s+)?[*`_]*\s*(?P<label>[^:\n*`]{1,100}?)\s*[*`]*\s*(?::|$)"
+)
 
 
 def _from_lines(text: str, index: _SkillIndex) -> dict[str, int | None]:
@@ -262,7 +284,9 @@ def _text_rationales(text: str, index: _SkillIndex) -> dict[str, str]:
     return {k: "\n".join(v).strip() for k, v in sections.items()}
 
 
-def _finish(scores: dict, rationales: dict, index: _SkillIndex, fmt: str) -> PointwiseParse:
+def _finish(
+    scores: dict, rationales: dict, index: _SkillIndex, fmt: str
+) -> PointwiseParse:
     missing = [k for k in index.keys if k not in scores]
     if missing:
         names = ", ".join(f"{index.names[k]} ({k})" for k in missing)
@@ -297,7 +321,15 @@ def parse_pointwise(text: str, skills: list[tuple[str, str]]) -> PointwiseParse:
 
 # --- Pairwise -----------------------------------------------------------------------------
 
-_VERDICT_KEYS = ("winner", "verdict", "preference", "preferred", "better", "choice", "answer")
+_VERDICT_KEYS = (
+    "winner",
+    "verdict",
+    "preference",
+    "preferred",
+    "better",
+    "choice",
+    "answer",
+)
 _RATIONALE_KEYS = ("rationale", "explanation", "reasoning", "reason", "feedback")
 _VERDICT_LINE_RE = re.compile(
     r"^[\s>*#\-]*(?:final\s+)?(?:verdict|winner|preference|better answer)\s*[*]*\s*[:=]"
@@ -323,7 +355,9 @@ def parse_pairwise(text: str, *, allow_tie: bool) -> tuple[str, str]:
     """("A" | "B" | "tie", rationale)."""
     text = _check_size(text)
     whole = _whole_json(text)
-    candidates = [whole] if isinstance(whole, dict) else [o for _, o in _objects_from_end(text)]
+    candidates = (
+        [whole] if isinstance(whole, dict) else [o for _, o in _objects_from_end(text)]
+    )
     for obj in candidates:
         entry = {normalize_label(k): v for k, v in obj.items()}
         field = next((k for k in _VERDICT_KEYS if k in entry), None)
@@ -336,7 +370,9 @@ def parse_pairwise(text: str, *, allow_tie: bool) -> tuple[str, str]:
     lines = list(_VERDICT_LINE_RE.finditer(text))
     if lines:
         last = lines[-1]
-        return _verdict_value(last.group("value"), allow_tie), text[: last.start()].strip()
+        return _verdict_value(last.group("value"), allow_tie), text[
+            : last.start()
+        ].strip()
     brackets = list(_BRACKET_RE.finditer(text))
     if brackets:
         last = brackets[-1]
@@ -403,7 +439,9 @@ def parse_metadata(text: str, *, domains: list[str], skill_keys: list[str]) -> d
 
 def parse_checklist(text: str, *, skill_keys: list[str]) -> list[dict]:
     """[{"skill": key or None, "question": str}, ...] in the order given."""
-    wanted = tuple(normalize_label(k) for k in [*skill_keys, "checklist", "items", "general"])
+    wanted = tuple(
+        normalize_label(k) for k in [*skill_keys, "checklist", "items", "general"]
+    )
     text = _check_size(text)
     whole = _whole_json(text)
     if isinstance(whole, list):
@@ -431,7 +469,8 @@ def parse_checklist(text: str, *, skill_keys: list[str]) -> list[dict]:
         items.append({"skill": key, "question": question.strip()})
 
     listed = next(
-        (v for k, v in obj.items() if normalize_label(k) in ("checklist", "items")), None
+        (v for k, v in obj.items() if normalize_label(k) in ("checklist", "items")),
+        None,
     )
     if isinstance(listed, list):
         for item in listed:
@@ -440,7 +479,10 @@ def parse_checklist(text: str, *, skill_keys: list[str]) -> list[dict]:
             add(item.get("skill"), item["question"])
     else:
         for label, questions in obj.items():
-            if normalize_label(label) not in by_norm and normalize_label(label) not in general:
+            if (
+                normalize_label(label) not in by_norm
+                and normalize_label(label) not in general
+            ):
                 continue
             for question in questions if isinstance(questions, list) else [questions]:
                 add(label, question)

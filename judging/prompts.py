@@ -8,7 +8,7 @@ Two layouts:
 - FLAMe: one user message in INSTRUCTIONS / CONTEXT / EVALUATION blocks.
 
 Every text here is this project's own wording. A few lines are machine-readable on
-purpose (``Task type: <kind>``, ``Skill key: <key>``, ``Domain key: <key>``): they cost
+purpose (``Task type: <kind>``, ``Skill key: <key>``, ``Domain: <name>``): they cost
 a judge nothing and let the fake judge server (``judging.fake_server``) answer in kind.
 """
 
@@ -89,7 +89,12 @@ TEMPLATE_PLACEHOLDERS = (
     "checklist_block",
     "output_instructions",
 )
-REQUIRED_PLACEHOLDERS = ("instruction", "response", "rubric_block", "output_instructions")
+REQUIRED_PLACEHOLDERS = (
+    "instruction",
+    "response",
+    "rubric_block",
+    "output_instructions",
+)
 _PLACEHOLDER_RE = re.compile(r"\{(" + "|".join(TEMPLATE_PLACEHOLDERS) + r")\}")
 
 _METACOGNITION_NOTE = (
@@ -199,7 +204,9 @@ def _score_example(skills: tuple[SkillSpec, ...], nested: bool) -> str:
 
 def output_instructions(inp: PointwiseInput, output_mode: str) -> str:
     if output_mode not in OUTPUT_MODES:
-        raise ValueError(f"unknown output mode {output_mode!r}; use one of {OUTPUT_MODES}")
+        raise ValueError(
+            f"unknown output mode {output_mode!r}; use one of {OUTPUT_MODES}"
+        )
     lines = ["### How to reply", _SEPARATE_SKILLS]
     if output_mode == "json_schema":
         lines.append(
@@ -313,25 +320,38 @@ def render_flame(
 ) -> list[dict]:
     """One user message: INSTRUCTIONS, CONTEXT (label: value) and EVALUATION blocks."""
     if task_kind not in FLAME_TASK_KINDS:
-        raise ValueError(f"unknown task kind {task_kind!r}; use one of {FLAME_TASK_KINDS}")
+        raise ValueError(
+            f"unknown task kind {task_kind!r}; use one of {FLAME_TASK_KINDS}"
+        )
     instructions = f"INSTRUCTIONS:\nTask type: {task_kind}\n{task_instructions.strip()}"
     ctx = "CONTEXT:\n" + "\n".join(f"{k}: {v}" for k, v in context.items())
-    evaluation = "EVALUATION:\n" + "\n".join(f"{k}: {v}" for k, v in output_fields.items())
+    evaluation = "EVALUATION:\n" + "\n".join(
+        f"{k}: {v}" for k, v in output_fields.items()
+    )
     return [{"role": "user", "content": f"{instructions}\n\n{ctx}\n\n{evaluation}"}]
 
 
-def render_pointwise_flame(inp: PointwiseInput, *, include_reference: bool = True) -> list[dict]:
+def render_pointwise_flame(
+    inp: PointwiseInput, *, include_reference: bool = True
+) -> list[dict]:
     """The pointwise task in FLAMe's layout; the judge answers "field: value" lines."""
     if not inp.skills:
         raise ValueError("a pointwise prompt needs at least one skill")
     per_skill, general = _split_checklist(inp)
-    rubric = "\n\n".join("\n".join(_skill_lines(s, per_skill[s.key])) for s in inp.skills)
+    rubric = "\n\n".join(
+        "\n".join(_skill_lines(s, per_skill[s.key])) for s in inp.skills
+    )
     instructions = (
         "Rate the response to the user's request on each skill below, using the "
-        "skill's criteria and score descriptions.\n" + _SEPARATE_SKILLS + "\n\n" + rubric
+        "skill's criteria and score descriptions.\n"
+        + _SEPARATE_SKILLS
+        + "\n\n"
+        + rubric
     )
     if general:
-        instructions += "\n\nGeneral checklist:\n" + "\n".join(f"- {q}" for q in general)
+        instructions += "\n\nGeneral checklist:\n" + "\n".join(
+            f"- {q}" for q in general
+        )
     context = {"request": inp.instruction}
     if include_reference and (inp.reference or "").strip():
         context["reference answer"] = inp.reference or ""
@@ -340,7 +360,10 @@ def render_pointwise_flame(inp: PointwiseInput, *, include_reference: bool = Tru
     for s in inp.skills:
         fields[s.key] = f'the score for {s.name}: an integer from 1 to 5, or "N/A"'
     return render_flame(
-        "pointwise", task_instructions=instructions, context=context, output_fields=fields
+        "pointwise",
+        task_instructions=instructions,
+        context=context,
+        output_fields=fields,
     )
 
 
@@ -432,26 +455,31 @@ def pairwise_response_format(allow_tie: bool) -> dict:
 DIFFICULTY_LEVELS = (
     (1, "everyday knowledge that almost anyone has (simple lifestyle)"),
     (2, "everyday knowledge that takes some experience or care (advanced lifestyle)"),
-    (3, "knowledge taught at school or in a first university course (formal education)"),
+    (
+        3,
+        "knowledge taught at school or in a first university course (formal education)",
+    ),
     (4, "knowledge of someone who studied the field in depth (major level)"),
     (5, "knowledge that only an expert or researcher in the field has (expert level)"),
 )
 
 
 def _skill_menu(skills: list[SkillSpec]) -> str:
-    return "\n".join(f"Skill key: {s.key} ({s.name}): {s.criteria.strip()}" for s in skills)
+    return "\n".join(
+        f"Skill key: {s.key} ({s.name}): {s.criteria.strip()}" for s in skills
+    )
 
 
 def render_metadata_annotation(
     instruction: str, *, domains: list[str], skills: list[SkillSpec]
 ) -> list[dict]:
     """Ask for 1-2 domains, a difficulty level 1-5 and the 3 most relevant skills."""
-    domain_lines = "\n".join(f"Domain key: {d}" for d in domains)
+    domain_lines = "\n".join(f"Domain: {d}" for d in domains)
     levels = "\n".join(f"{n} = {text}" for n, text in DIFFICULTY_LEVELS)
     user = (
         "Task type: metadata\n"
         "Describe the user request below with three labels. Do not answer it.\n\n"
-        "1. Domains: one or two domain keys from this list, the best fit first.\n"
+        "1. Domains: one or two domains from this list, the best fit first.\n"
         f"{domain_lines}\n\n"
         "2. Difficulty: how much knowledge a good answer needs, from 1 to 5.\n"
         f"{levels}\n\n"
@@ -460,7 +488,7 @@ def render_metadata_annotation(
         f"### Request\n{instruction}\n\n"
         "### How to reply\nReply with a single JSON object and nothing else: "
         '{"rationale": "...", "domains": [...], "difficulty": <1-5>, "skills": '
-        "[<key>, <key>, <key>]}. Use only the keys listed above."
+        "[<key>, <key>, <key>]}. Use only the domains and skill keys listed above."
     )
     return _messages("You label user requests for an evaluation dataset.", user)
 
@@ -469,9 +497,15 @@ def metadata_response_format(domains: list[str], skill_keys: list[str]) -> dict:
     schema = _strict_object(
         {
             "rationale": {"type": "string"},
-            "domains": {"type": "array", "items": {"type": "string", "enum": list(domains)}},
+            "domains": {
+                "type": "array",
+                "items": {"type": "string", "enum": list(domains)},
+            },
             "difficulty": {"type": "integer", "enum": [1, 2, 3, 4, 5]},
-            "skills": {"type": "array", "items": {"type": "string", "enum": list(skill_keys)}},
+            "skills": {
+                "type": "array",
+                "items": {"type": "string", "enum": list(skill_keys)},
+            },
         }
     )
     return _response_format(SCHEMA_METADATA, schema)

@@ -24,7 +24,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import roles, selectors, services
-from annotation.models import Assignment, Campaign, Skill
+from annotation.models import Assignment, Campaign, HumanScore, Skill
 
 from .permissions import IsResearcher
 from .rating_serializers import (
@@ -80,7 +80,7 @@ def _assignment_for_form(*, user, assignment_id: int) -> tuple[Assignment, list[
 
 
 def _rating_data(*, user, assignment_id: int) -> dict:
-    assignment = selectors.assignment_get_for_rater(
+    assignment = selectors.assignment_scores_for_rater(
         user=user, assignment_id=assignment_id
     )
     return RatingOutputSerializer(assignment).data
@@ -279,11 +279,20 @@ class AssignmentNextApi(APIView):
         user = request.user
         campaign = selectors.campaign_get_for_rater(user=user, campaign_id=campaign_id)
         result = services.assignment_next(campaign=campaign, rater=user)
-        assignment, skills = None, []
-        if result.assignment is not None:
-            assignment, skills = _assignment_for_form(
-                user=user, assignment_id=result.assignment.pk
-            )
+        assignment, skills = result.assignment, []
+        if assignment is not None:
+            if "response" not in assignment._state.fields_cache:
+                # A resumed assignment: load what the form shows.
+                assignment, skills = _assignment_for_form(
+                    user=user, assignment_id=assignment.pk
+                )
+            else:
+                # Just served: response and instruction came with the pick, and a
+                # served assignment has no scores yet.
+                skills = selectors.assignment_skills(assignment=assignment)
+                assignment._prefetched_objects_cache = {
+                    "scores": HumanScore.objects.none()
+                }
         envelope = {
             "assignment": assignment,
             "message": result.message,

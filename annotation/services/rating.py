@@ -120,7 +120,6 @@ def assignment_next(
             None, f"This campaign is {campaign.get_status_display().lower()}."
         )
     ttl = timedelta(minutes=campaign.lock_ttl_minutes)
-    assignments_expire(campaign_id=campaign.pk, now=now)
     with transaction.atomic():
         # One rater's concurrent "next" calls (a double click, two tabs) queue here, so
         # the second one resumes the first one's assignment instead of taking another.
@@ -156,14 +155,21 @@ def _assignment_next_locked(
     # however many responses this rater has already done.
     mine = Assignment.objects.filter(
         campaign=campaign, response_id=OuterRef("response_id"), rater=rater
-    ).exclude(status=Assignment.Status.EXPIRED)
-    item = (
-        CampaignItem.objects.select_for_update(skip_locked=True)
-        .filter(campaign=campaign, open_slots__gt=0)
-        .filter(~Exists(mine))
-        .order_by("-submitted", "position")
-        .first()
     )
+    pick = (
+        CampaignItem.objects.select_for_update(skip_locked=True, of=("self",))
+        .select_related("response", "response__instruction")
+        .filter(campaign=campaign, open_slots__gt=0)
+        .filter(~Exists(mine.exclude(status=Assignment.Status.EXPIRED)))
+        .annotate(mine_expired=Exists(mine.filter(status=Assignment.Status.EXPIRED)))
+        .order_by("-submitted", "position")
+    )
+    item = pick.first()
+    if item is None and assignments_expire(campaign_id=campaign.pk, now=now):
+        # Serving expires stale locks only when nothing is free; the periodic task
+        # returns them otherwise, so the common path stays a single pick query.
+        item = pick.first()
+    mine = mine.exclude(status=Assignment.Status.EXPIRED)
     if item is None:
         locked = (
             CampaignItem.objects.filter(campaign=campaign, reserved__gt=0)
@@ -189,9 +195,13 @@ def _assignment_next_locked(
         reason = f"new response; {item.target} raters wanted"
     else:
         reason = "new response"
-    previous = Assignment.objects.filter(
-        campaign=campaign, response_id=item.response_id, rater=rater
-    ).first()
+    previous = (
+        Assignment.objects.filter(
+            campaign=campaign, response_id=item.response_id, rater=rater
+        ).first()
+        if item.mine_expired
+        else None
+    )
     if previous is not None:
         # Only an expired assignment of this rater can exist here (see `mine`).
         previous.status = Assignment.Status.SERVED
@@ -216,6 +226,9 @@ def _assignment_next_locked(
     CampaignItem.objects.filter(pk=item.pk).update(
         reserved=F("reserved") + 1, open_slots=F("open_slots") - 1
     )
+    # Hand the joined rows over, so that rendering the form needs no extra query.
+    assignment.response = item.response
+    assignment.campaign = campaign
     return NextResult(assignment)
 
 
@@ -305,7 +318,7 @@ def _validate_scores(
 def _own_assignment_for_update(assignment_id: int, rater: User) -> Assignment:
     assignment = (
         Assignment.objects.select_for_update(of=("self",))
-        .select_related("campaign", "campaign__dataset")
+        .select_related("campaign", "campaign__dataset", "campaign__dataset__rubric")
         .filter(pk=assignment_id)
         .first()
     )
@@ -391,7 +404,8 @@ def rating_submit(
                     "note",
                 ]
             )
-            rubric_freeze(rubric_id=assignment.campaign.dataset.rubric_id)
+            if assignment.campaign.dataset.rubric.frozen_at is None:
+                rubric_freeze(rubric_id=assignment.campaign.dataset.rubric_id)
     if refused:
         raise DomainError(refused)
     return assignment

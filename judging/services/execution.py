@@ -117,14 +117,20 @@ def _claim(run_id: int, n: int, lease: float) -> tuple[str, list[int]]:
         )
         if ids:
             JudgeCall.objects.filter(pk__in=ids).update(
-                status=JudgeCall.Status.RUNNING, claim_token=token,
-                lease_until=now + timedelta(seconds=lease), started_at=now,
+                status=JudgeCall.Status.RUNNING,
+                claim_token=token,
+                lease_until=now + timedelta(seconds=lease),
+                started_at=now,
             )
     return token, ids
 
 
-def _cache_key(snapshot: dict, messages: list[dict], sample_index: int,
-               response_format: dict | None) -> str:
+def _cache_key(
+    snapshot: dict,
+    messages: list[dict],
+    sample_index: int,
+    response_format: dict | None,
+) -> str:
     return prompts.prompt_hash(
         messages,
         base_url=snapshot["base_url"].rstrip("/"),
@@ -139,14 +145,19 @@ def _cache_key(snapshot: dict, messages: list[dict], sample_index: int,
 
 def _skill_specs(skills: list[Skill]) -> tuple:
     return tuple(
-        prompts.SkillSpec(key=s.key, name=s.name, criteria=s.criteria,
-                          anchors=tuple(a for _, a in s.anchors))
+        prompts.SkillSpec(
+            key=s.key,
+            name=s.name,
+            criteria=s.criteria,
+            anchors=tuple(a for _, a in s.anchors),
+        )
         for s in skills
     )
 
 
-def _load_contexts(run: JudgeRun, token: str, ids: list[int], all_skills: list[Skill],
-                   template) -> list[CallContext]:
+def _load_contexts(
+    run: JudgeRun, token: str, ids: list[int], all_skills: list[Skill], template
+) -> list[CallContext]:
     """Render the prompt of every claimed call (a fixed number of queries per batch)."""
     if run.kind in (JudgeRun.Kind.METADATA, JudgeRun.Kind.CHECKLIST):
         return _load_annotation_contexts(run, token, ids, all_skills)
@@ -160,7 +171,8 @@ def _load_contexts(run: JudgeRun, token: str, ids: list[int], all_skills: list[S
     links: dict[int, list[Skill]] = {}
     for link in (
         InstructionSkill.objects.filter(instruction_id__in=instruction_ids)
-        .select_related("skill").order_by("instruction_id", "rank")
+        .select_related("skill")
+        .order_by("instruction_id", "rank")
     ):
         links.setdefault(link.instruction_id, []).append(link.skill)
     out = []
@@ -176,41 +188,58 @@ def _load_contexts(run: JudgeRun, token: str, ids: list[int], all_skills: list[S
         if not snapshot["backend"].startswith("baseline"):
             messages = prompts.render_pointwise(
                 prompts.PointwiseInput(
-                    instruction=instruction.text, response=response.text,
+                    instruction=instruction.text,
+                    response=response.text,
                     reference=instruction.reference_answer or None,
-                    skills=_skill_specs(skills), checklist=checklist,
+                    skills=_skill_specs(skills),
+                    checklist=checklist,
                 ),
-                system_text=template.system_text, user_text=template.user_text,
+                system_text=template.system_text,
+                user_text=template.user_text,
                 include_reference=snapshot["include_reference"],
                 output_mode=snapshot["output_mode"],
             )
         response_format = _response_format(snapshot, skills)
         out.append(
             CallContext(
-                call_id=call.pk, token=token, response_id=response.pk,
-                sample_index=call.sample_index, skills=skills, messages=messages,
-                cache_key=_cache_key(snapshot, messages, call.sample_index, response_format)
-                if messages else "",
-                response_text=response.text, reference=instruction.reference_answer,
-                instruction_id=instruction.pk, response_format=response_format,
+                call_id=call.pk,
+                token=token,
+                response_id=response.pk,
+                sample_index=call.sample_index,
+                skills=skills,
+                messages=messages,
+                cache_key=_cache_key(
+                    snapshot, messages, call.sample_index, response_format
+                )
+                if messages
+                else "",
+                response_text=response.text,
+                reference=instruction.reference_answer,
+                instruction_id=instruction.pk,
+                response_format=response_format,
             )
         )
     return out
 
 
-def _load_annotation_contexts(run: JudgeRun, token: str, ids: list[int],
-                              all_skills: list[Skill]) -> list[CallContext]:
+def _load_annotation_contexts(
+    run: JudgeRun, token: str, ids: list[int], all_skills: list[Skill]
+) -> list[CallContext]:
     """Metadata and checklist runs: one call per instruction, no response."""
     snapshot = run.settings_snapshot
     specs = _skill_specs(all_skills)
-    calls = list(JudgeCall.objects.filter(pk__in=ids).select_related("instruction")
-                 .order_by("pk"))
+    calls = list(
+        JudgeCall.objects.filter(pk__in=ids)
+        .select_related("instruction")
+        .order_by("pk")
+    )
     out = []
     for call in calls:
         instruction = call.instruction
         if run.kind == JudgeRun.Kind.METADATA:
             messages = prompts.render_metadata_annotation(
-                instruction.text, domains=[label for _, label in Domain.choices],
+                instruction.text,
+                domains=[label for _, label in Domain.choices],
                 skills=list(specs),
             )
         else:
@@ -219,10 +248,15 @@ def _load_annotation_contexts(run: JudgeRun, token: str, ids: list[int],
             )
         out.append(
             CallContext(
-                call_id=call.pk, token=token, response_id=None,
-                sample_index=call.sample_index, skills=all_skills, messages=messages,
+                call_id=call.pk,
+                token=token,
+                response_id=None,
+                sample_index=call.sample_index,
+                skills=all_skills,
+                messages=messages,
                 cache_key=_cache_key(snapshot, messages, call.sample_index, None),
-                kind=run.kind, instruction_id=instruction.pk,
+                kind=run.kind,
+                instruction_id=instruction.pk,
             )
         )
     return out
@@ -250,7 +284,9 @@ def _flush(run: JudgeRun, results: list[CallResult]) -> None:
     with transaction.atomic():
         owned = set(
             JudgeCall.objects.select_for_update()
-            .filter(status=JudgeCall.Status.RUNNING, pk__in=[r.call_id for r in results])
+            .filter(
+                status=JudgeCall.Status.RUNNING, pk__in=[r.call_id for r in results]
+            )
             .values_list("pk", "claim_token")
         )
         kept = [r for r in results if (r.call_id, r.token) in owned]
@@ -259,18 +295,33 @@ def _flush(run: JudgeRun, results: list[CallResult]) -> None:
         else:
             for r in kept:
                 JudgeCall.objects.filter(pk=r.call_id).update(
-                    status=r.status, raw_output=r.raw_output, parsed=r.parsed,
-                    error=r.error[:5000], error_kind=r.error_kind, attempts=r.attempts,
-                    parse_failures=r.parse_failures, input_tokens=r.input_tokens,
+                    status=r.status,
+                    raw_output=r.raw_output,
+                    parsed=r.parsed,
+                    error=r.error[:5000],
+                    error_kind=r.error_kind,
+                    attempts=r.attempts,
+                    parse_failures=r.parse_failures,
+                    input_tokens=r.input_tokens,
                     output_tokens=r.output_tokens,
-                    cost=_cost(r, price_in, price_out), latency_ms=r.latency_ms,
-                    cached=r.cached, finished_at=now, claim_token="", lease_until=None,
+                    cost=_cost(r, price_in, price_out),
+                    latency_ms=r.latency_ms,
+                    cached=r.cached,
+                    finished_at=now,
+                    claim_token="",
+                    lease_until=None,
                 )
         JudgeScore.objects.bulk_create(
             [
-                JudgeScore(run_id=run.pk, call_id=r.call_id, response_id=r.response_id,
-                           skill_id=skill_id, sample_index=r.sample_index, score=score,
-                           rationale=rationale)
+                JudgeScore(
+                    run_id=run.pk,
+                    call_id=r.call_id,
+                    response_id=r.response_id,
+                    skill_id=skill_id,
+                    sample_index=r.sample_index,
+                    score=score,
+                    rationale=rationale,
+                )
                 for r in kept
                 if r.status == JudgeCall.Status.SUCCEEDED
                 for skill_id, score, rationale in r.scores
@@ -279,8 +330,11 @@ def _flush(run: JudgeRun, results: list[CallResult]) -> None:
         )
         MetadataSuggestion.objects.bulk_create(
             [
-                MetadataSuggestion(run_id=run.pk, instruction_id=r.instruction_id,
-                                   **(r.parsed or {}).get("suggestion", {}))
+                MetadataSuggestion(
+                    run_id=run.pk,
+                    instruction_id=r.instruction_id,
+                    **(r.parsed or {}).get("suggestion", {}),
+                )
                 for r in kept
                 if r.status == JudgeCall.Status.SUCCEEDED and r.kind in ANNOTATION_KINDS
             ],
@@ -288,55 +342,80 @@ def _flush(run: JudgeRun, results: list[CallResult]) -> None:
         )
         JudgeCache.objects.bulk_create(
             [
-                JudgeCache(key=r.cache_key, raw_output=r.raw_output,
-                           input_tokens=r.input_tokens, output_tokens=r.output_tokens)
+                JudgeCache(
+                    key=r.cache_key,
+                    raw_output=r.raw_output,
+                    input_tokens=r.input_tokens,
+                    output_tokens=r.output_tokens,
+                )
                 for r in kept
-                if r.status == JudgeCall.Status.SUCCEEDED and not r.cached and r.cache_key
+                if r.status == JudgeCall.Status.SUCCEEDED
+                and not r.cached
+                and r.cache_key
             ],
             ignore_conflicts=True,
         )
         JudgeRun.objects.filter(pk=run.pk).update(heartbeat_at=now)
     if len(kept) < len(results):
-        log.warning("run %s: %d results dropped: their claim had been taken over",
-                    run.pk, len(results) - len(kept))
+        log.warning(
+            "run %s: %d results dropped: their claim had been taken over",
+            run.pk,
+            len(results) - len(kept),
+        )
 
 
 def _cost(r: CallResult, price_in: Decimal, price_out: Decimal) -> Decimal:
     if r.cached:
         return Decimal(0)  # served from the cache: not paid again
-    return (Decimal(r.input_tokens) * price_in + Decimal(r.output_tokens) * price_out) / (
-        Decimal(1_000_000)
-    )
+    return (
+        Decimal(r.input_tokens) * price_in + Decimal(r.output_tokens) * price_out
+    ) / (Decimal(1_000_000))
 
 
 def _renew_leases(call_ids: list[int], lease: float) -> None:
     """Keep the claims of calls still in flight (slow endpoints, long retries) alive."""
     if call_ids:
-        JudgeCall.objects.filter(pk__in=call_ids, status=JudgeCall.Status.RUNNING).update(
-            lease_until=timezone.now() + timedelta(seconds=lease)
-        )
+        JudgeCall.objects.filter(
+            pk__in=call_ids, status=JudgeCall.Status.RUNNING
+        ).update(lease_until=timezone.now() + timedelta(seconds=lease))
 
 
-def _update_calls_pg(results: list[CallResult], price_in: Decimal, price_out: Decimal,
-                     now) -> None:
+def _update_calls_pg(
+    results: list[CallResult], price_in: Decimal, price_out: Decimal, now
+) -> None:
     """One UPDATE ... FROM (VALUES ...) for a whole batch of finished calls."""
     rows = []
     params: list = []
     for r in results:
         cost = _cost(r, price_in, price_out)
-        rows.append("(%s::bigint, %s, %s, %s::jsonb, %s, %s, %s::int, %s::int, %s::int, "
-                    "%s::int, %s::numeric, %s::int, %s::boolean)")
-        params += [r.call_id, r.status, r.raw_output,
-                   json.dumps(r.parsed) if r.parsed is not None else None, r.error[:5000],
-                   r.error_kind, r.attempts, r.parse_failures, r.input_tokens,
-                   r.output_tokens, cost, r.latency_ms, r.cached]
+        rows.append(
+            "(%s::bigint, %s, %s, %s::jsonb, %s, %s, %s::int, %s::int, %s::int, "
+            "%s::int, %s::numeric, %s::int, %s::boolean)"
+        )
+        params += [
+            r.call_id,
+            r.status,
+            r.raw_output,
+            json.dumps(r.parsed) if r.parsed is not None else None,
+            r.error[:5000],
+            r.error_kind,
+            r.attempts,
+            r.parse_failures,
+            r.input_tokens,
+            r.output_tokens,
+            cost,
+            r.latency_ms,
+            r.cached,
+        ]
     sql = (
         "UPDATE judging_judgecall AS c SET status = v.status, raw_output = v.raw, "
         "parsed = v.parsed, error = v.error, error_kind = v.kind, attempts = v.attempts, "
         "parse_failures = v.pf, input_tokens = v.itok, output_tokens = v.otok, "
         "cost = v.cost, latency_ms = v.lat, cached = v.cached, finished_at = %s, "
         "claim_token = '', lease_until = NULL "
-        "FROM (VALUES " + ", ".join(rows) + ") AS v(id, status, raw, parsed, error, kind, "
+        "FROM (VALUES "
+        + ", ".join(rows)
+        + ") AS v(id, status, raw, parsed, error, kind, "
         "attempts, pf, itok, otok, cost, lat, cached) WHERE c.id = v.id"
     )
     with connection.cursor() as cursor:
@@ -353,11 +432,16 @@ def _length_scores(run_id: int) -> dict[int, tuple[int, int]]:
         .distinct()
     )
     scores = baselines.length_scores([length for _, length in rows])
-    return {rid: (score, length) for (rid, length), score in zip(rows, scores, strict=True)}
+    return {
+        rid: (score, length) for (rid, length), score in zip(rows, scores, strict=True)
+    }
 
 
 def _run_state(run_id: int) -> str:
-    return JudgeRun.objects.filter(pk=run_id).values_list("status", flat=True).first() or ""
+    return (
+        JudgeRun.objects.filter(pk=run_id).values_list("status", flat=True).first()
+        or ""
+    )
 
 
 def judge_run_finish_if_done(*, run_id: int) -> str:
@@ -427,15 +511,20 @@ class Driver:
         self.db = lambda fn: sync_to_async(fn, thread_sensitive=True)
 
     def _client(self, limiter) -> llm.JudgeClient:
-        key = llm.api_key_from_env(self.snapshot["api_key_env"]) \
-            if self.snapshot["api_key_env"] else None
+        key = (
+            llm.api_key_from_env(self.snapshot["api_key_env"])
+            if self.snapshot["api_key_env"]
+            else None
+        )
         return llm.JudgeClient(
-            base_url=self.snapshot["base_url"], api_key=key,
+            base_url=self.snapshot["base_url"],
+            api_key=key,
             timeout=float(self.snapshot["timeout_seconds"]),
             max_retries=settings.JUDGE_MAX_TRANSPORT_RETRIES,
             backoff_base=settings.JUDGE_BACKOFF_BASE_SECONDS,
             backoff_max=settings.JUDGE_BACKOFF_MAX_SECONDS,
-            max_connections=max(self.concurrency, 8), limiter=limiter,
+            max_connections=max(self.concurrency, 8),
+            limiter=limiter,
         )
 
     def _limiter(self):
@@ -443,10 +532,12 @@ class Driver:
 
         if settings.REDIS_URL:
             return RedisLimiter(
-                redis_url=settings.REDIS_URL, scope=f"config{self.config.pk}",
+                redis_url=settings.REDIS_URL,
+                scope=f"config{self.config.pk}",
                 max_concurrency=self.concurrency,
                 requests_per_minute=self.snapshot.get("requests_per_minute"),
                 tokens_per_minute=self.snapshot.get("tokens_per_minute"),
+                slot_lease_seconds=float(self.snapshot["timeout_seconds"]),
             )
         return LocalLimiter(
             max_concurrency=self.concurrency,
@@ -456,8 +547,11 @@ class Driver:
 
     async def run_loop(self) -> None:
         all_skills = await self.db(
-            lambda: list(Skill.objects.filter(rubric_id=self.run.dataset.rubric_id)
-                         .order_by("position"))
+            lambda: list(
+                Skill.objects.filter(rubric_id=self.run.dataset.rubric_id).order_by(
+                    "position"
+                )
+            )
         )()
         template = await self.db(lambda: self.config.prompt)()
         limiter = self._limiter()
@@ -473,15 +567,21 @@ class Driver:
                     state = await self.db(_run_state)(self.run.pk)
                     self.stop = state != JudgeRun.Status.RUNNING
                 free = self.concurrency - len(self.in_flight)
-                if not self.stop and not self.exhausted and free > 0 and (
-                    free >= max(1, self.concurrency // 4) or not self.in_flight
+                if (
+                    not self.stop
+                    and not self.exhausted
+                    and free > 0
+                    and (free >= max(1, self.concurrency // 4) or not self.in_flight)
                 ):
                     await self._claim_and_launch(free, all_skills, template, client)
                 if not self.in_flight and (self.exhausted or self.stop):
                     break
                 if self.in_flight:
-                    await asyncio.wait(self.in_flight, timeout=0.05,
-                                       return_when=asyncio.FIRST_COMPLETED)
+                    await asyncio.wait(
+                        self.in_flight,
+                        timeout=0.05,
+                        return_when=asyncio.FIRST_COMPLETED,
+                    )
                 if time.monotonic() - last_flush > FLUSH_SECONDS:
                     await self._flush()
                     last_flush = time.monotonic()
@@ -500,7 +600,9 @@ class Driver:
             # Nothing pending now; keep looping only while our own calls are in flight.
             self.exhausted = True
             return
-        contexts = await self.db(_load_contexts)(self.run, token, ids, all_skills, template)
+        contexts = await self.db(_load_contexts)(
+            self.run, token, ids, all_skills, template
+        )
         cache = await self.db(_cached)([c.cache_key for c in contexts])
         for ctx in contexts:
             self.held[ctx.call_id] = token
@@ -513,19 +615,28 @@ class Driver:
         if batch:
             await self.db(_flush)(self.run, batch)
 
-    async def _one(self, ctx: CallContext, cached: JudgeCache | None,
-                   client: llm.JudgeClient) -> None:
-        result = CallResult(call_id=ctx.call_id, token=ctx.token, response_id=ctx.response_id,
-                            sample_index=ctx.sample_index, status=JudgeCall.Status.FAILED,
-                            cache_key=ctx.cache_key, kind=ctx.kind,
-                            instruction_id=ctx.instruction_id)
+    async def _one(
+        self, ctx: CallContext, cached: JudgeCache | None, client: llm.JudgeClient
+    ) -> None:
+        result = CallResult(
+            call_id=ctx.call_id,
+            token=ctx.token,
+            response_id=ctx.response_id,
+            sample_index=ctx.sample_index,
+            status=JudgeCall.Status.FAILED,
+            cache_key=ctx.cache_key,
+            kind=ctx.kind,
+            instruction_id=ctx.instruction_id,
+        )
         try:
             if self.snapshot["backend"].startswith("baseline"):
                 self._baseline(ctx, result)
             else:
                 await self._ask(ctx, cached, client, result)
         except Exception as exc:  # recorded on the call, never lost
-            log.exception("run %s call %s failed unexpectedly", self.run.pk, ctx.call_id)
+            log.exception(
+                "run %s call %s failed unexpectedly", self.run.pk, ctx.call_id
+            )
             result.status = JudgeCall.Status.FAILED
             result.error = f"internal error: {type(exc).__name__}: {exc}"
             result.error_kind = "internal"
@@ -536,8 +647,11 @@ class Driver:
         if self.snapshot["backend"] == JudgeConfig.Backend.BASELINE_ROUGE:
             value = baselines.rouge_l_f1(ctx.reference or "", ctx.response_text)
             score = baselines.score_from_unit(value) if ctx.reference else None
-            note = f"ROUGE-L F1 {value:.3f} against the reference" if ctx.reference \
+            note = (
+                f"ROUGE-L F1 {value:.3f} against the reference"
+                if ctx.reference
                 else "no reference answer: N/A"
+            )
             result.parsed = {"rouge_l_f1": round(value, 4)}
         else:
             score, length = self.length_scores.get(ctx.response_id, (None, 0))
@@ -547,8 +661,13 @@ class Driver:
         result.raw_output = note
         result.scores = [(s.pk, score, note) for s in ctx.skills]
 
-    async def _ask(self, ctx: CallContext, cached: JudgeCache | None,
-                   client: llm.JudgeClient, result: CallResult) -> None:
+    async def _ask(
+        self,
+        ctx: CallContext,
+        cached: JudgeCache | None,
+        client: llm.JudgeClient,
+        result: CallResult,
+    ) -> None:
         if cached is not None:
             try:
                 self._store_parse(ctx, result, cached.raw_output)
@@ -564,7 +683,8 @@ class Driver:
         max_reasks = int(self.snapshot.get("max_parse_retries", 2))
         for ask in range(max_reasks + 1):
             request = llm.ChatRequest(
-                messages=messages, model=self.snapshot["model"],
+                messages=messages,
+                model=self.snapshot["model"],
                 temperature=float(self.snapshot["temperature"]),
                 max_tokens=int(self.snapshot["max_tokens"]),
                 response_format=ctx.response_format,
@@ -592,9 +712,11 @@ class Driver:
                 result.error_kind = "parse"
                 if ask < max_reasks:
                     # Re-ask with the reason; the conversation shows what went wrong.
-                    messages = [*ctx.messages,
-                                {"role": "assistant", "content": answer.text},
-                                {"role": "user", "content": reask_message(str(exc))}]
+                    messages = [
+                        *ctx.messages,
+                        {"role": "assistant", "content": answer.text},
+                        {"role": "user", "content": reask_message(str(exc))},
+                    ]
                 continue
             if ask:
                 result.cache_key = ""  # a re-asked answer is not the prompt's answer
@@ -607,18 +729,28 @@ class Driver:
         if ctx.kind == JudgeRun.Kind.METADATA:
             labels = {normalise_name(label): key for key, label in Domain.choices}
             labels.update({normalise_name(key): key for key, _ in Domain.choices})
-            meta = parsing.parse_metadata(text, domains=[lb for _, lb in Domain.choices],
-                                          skill_keys=skill_keys)
-            domains = [labels[normalise_name(d)] for d in meta.get("domains", [])
-                       if normalise_name(d) in labels][:2]
-            result.parsed = {"suggestion": {"domains": domains,
-                                            "difficulty": meta.get("difficulty"),
-                                            "skills": list(meta.get("skills", []))[:3]}}
+            meta = parsing.parse_metadata(
+                text, domains=[lb for _, lb in Domain.choices], skill_keys=skill_keys
+            )
+            domains = [
+                labels[normalise_name(d)]
+                for d in meta.get("domains", [])
+                if normalise_name(d) in labels
+            ][:2]
+            result.parsed = {
+                "suggestion": {
+                    "domains": domains,
+                    "difficulty": meta.get("difficulty"),
+                    "skills": list(meta.get("skills", []))[:3],
+                }
+            }
         elif ctx.kind == JudgeRun.Kind.CHECKLIST:
             items = parsing.parse_checklist(text, skill_keys=skill_keys)
             result.parsed = {"suggestion": {"checklist": items}}
         else:
-            parsed = parsing.parse_pointwise(text, [(s.key, s.name) for s in ctx.skills])
+            parsed = parsing.parse_pointwise(
+                text, [(s.key, s.name) for s in ctx.skills]
+            )
             by_key = {s.key: s.pk for s in ctx.skills}
             result.parsed = {"scores": parsed.scores, "format": parsed.format}
             result.scores = [
@@ -640,7 +772,8 @@ def judge_run_drive(*, run_id: int) -> str:
     """
     run = (
         JudgeRun.objects.select_related("config", "config__prompt", "dataset")
-        .filter(pk=run_id).first()
+        .filter(pk=run_id)
+        .first()
     )
     if run is None or run.status != JudgeRun.Status.RUNNING or run.config is None:
         return run.status if run else ""

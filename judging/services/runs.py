@@ -57,8 +57,12 @@ def judge_config_problems(fields: dict) -> list[Problem]:
     if backend == JudgeConfig.Backend.OPENAI:
         url = fields.get("base_url") or ""
         if not url.startswith(("http://", "https://")):
-            problems.append(Problem("must be an http(s) URL, e.g. https://api.openai.com/v1",
-                                    field="base_url"))
+            problems.append(
+                Problem(
+                    "must be an http(s) URL, e.g. https://api.openai.com/v1",
+                    field="base_url",
+                )
+            )
         if not (fields.get("model") or "").strip():
             problems.append(Problem("is empty", field="model"))
     env = fields.get("api_key_env") or ""
@@ -81,7 +85,9 @@ def judge_config_problems(fields: dict) -> list[Problem]:
     for field_name, low, high in checks:
         value = fields.get(field_name)
         if value is not None and not (low <= value <= high):
-            problems.append(Problem(f"must be between {low} and {high}", field=field_name))
+            problems.append(
+                Problem(f"must be between {low} and {high}", field=field_name)
+            )
     for field_name in ("requests_per_minute", "tokens_per_minute"):
         value = fields.get(field_name)
         if value is not None and value < 1:
@@ -98,15 +104,21 @@ def prompt_get_builtin(kind: str) -> PromptTemplate:
     from judging import prompts
 
     texts = {
-        PromptTemplate.Kind.POINTWISE: (prompts.BUILTIN_POINTWISE_SYSTEM,
-                                        prompts.BUILTIN_POINTWISE_USER),
+        PromptTemplate.Kind.POINTWISE: (
+            prompts.BUILTIN_POINTWISE_SYSTEM,
+            prompts.BUILTIN_POINTWISE_USER,
+        ),
     }
     system_text, user_text = texts.get(kind, ("", "{instruction}"))
     template, _ = PromptTemplate.objects.get_or_create(
         name=f"builtin-{kind}",
         version=1,
-        defaults={"kind": kind, "system_text": system_text, "user_text": user_text,
-                  "is_builtin": True},
+        defaults={
+            "kind": kind,
+            "system_text": system_text,
+            "user_text": user_text,
+            "is_builtin": True,
+        },
     )
     return template
 
@@ -137,15 +149,24 @@ def judge_run_estimate(*, config: JudgeConfig, responses) -> dict:
     if config.include_reference:
         chars += sums["reference_chars"] or 0
     skills = 3
-    template_chars = len(config.prompt.user_text) + len(config.prompt.system_text) \
-        if config.prompt else 1500
+    template_chars = (
+        len(config.prompt.user_text) + len(config.prompt.system_text)
+        if config.prompt
+        else 1500
+    )
     chars += n * (template_chars + skills * RUBRIC_CHARS_PER_SKILL)
     input_tokens = chars // 4 * config.samples
     output_tokens = min(config.max_tokens, skills * OUTPUT_TOKENS_PER_SKILL) * calls
-    cost = (Decimal(input_tokens) * config.price_input_per_m
-            + Decimal(output_tokens) * config.price_output_per_m) / Decimal(1_000_000)
-    return {"calls": calls, "input_tokens": input_tokens, "output_tokens": output_tokens,
-            "cost": str(cost.quantize(Decimal("0.0001")))}
+    cost = (
+        Decimal(input_tokens) * config.price_input_per_m
+        + Decimal(output_tokens) * config.price_output_per_m
+    ) / Decimal(1_000_000)
+    return {
+        "calls": calls,
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "cost": str(cost.quantize(Decimal("0.0001"))),
+    }
 
 
 def _snapshot(config: JudgeConfig) -> dict:
@@ -191,30 +212,40 @@ def judge_run_create(
     problems: list[Problem] = []
     available = set(
         Response.objects.filter(instruction__dataset=dataset)
-        .values_list("model_name", flat=True).distinct()
+        .values_list("model_name", flat=True)
+        .distinct()
     )
     unknown = [m for m in models if m not in available]
     if unknown:
-        problems.append(Problem(f"not in dataset {dataset.name!r}: {', '.join(unknown)}",
-                                field="models"))
+        problems.append(
+            Problem(
+                f"not in dataset {dataset.name!r}: {', '.join(unknown)}", field="models"
+            )
+        )
     if instruction_limit is not None and instruction_limit < 1:
         problems.append(Problem("must be at least 1", field="limit"))
     if problems:
         raise DomainError("the judge run was not created", problems)
     responses = _responses_for(dataset, models, instruction_limit)
-    response_ids = list(responses.order_by("instruction__position", "pk")
-                        .values_list("pk", flat=True))
+    response_ids = list(
+        responses.order_by("instruction__position", "pk").values_list("pk", flat=True)
+    )
     if not response_ids:
-        raise DomainError("nothing to judge",
-                          [Problem("no responses match", field="models")])
+        raise DomainError(
+            "nothing to judge", [Problem("no responses match", field="models")]
+        )
     with transaction.atomic():
         run = JudgeRun.objects.create(
-            config=config, dataset=dataset, kind=JudgeRun.Kind.POINTWISE,
-            models_included=models, instruction_limit=instruction_limit,
+            config=config,
+            dataset=dataset,
+            kind=JudgeRun.Kind.POINTWISE,
+            models_included=models,
+            instruction_limit=instruction_limit,
             name=name or f"{config.name} on {dataset.name}",
             settings_snapshot=_snapshot(config),
             estimate=judge_run_estimate(config=config, responses=responses),
-            total_calls=len(response_ids) * config.samples, created_by=user,
+            total_calls=len(response_ids) * config.samples,
+            created_by=user,
         )
         JudgeCall.objects.bulk_create(
             (
@@ -239,7 +270,9 @@ def _enqueue_drivers(run: JudgeRun) -> None:
 
     n = drivers_for(run)
     transaction.on_commit(
-        lambda: [judge_run_drive_task.apply_async((run.pk,), queue="judge") for _ in range(n)]
+        lambda: [
+            judge_run_drive_task.apply_async((run.pk,), queue="judge") for _ in range(n)
+        ]
     )
 
 
@@ -286,13 +319,15 @@ def judge_run_retry_failed(*, run: JudgeRun, user: User) -> int:
     roles.require_researcher(user)
     with transaction.atomic():
         n = run.calls.filter(status=JudgeCall.Status.FAILED).update(
-            status=JudgeCall.Status.PENDING, claim_token="", lease_until=None,
+            status=JudgeCall.Status.PENDING,
+            claim_token="",
+            lease_until=None,
             parse_failures=0,
         )
         if n:
-            JudgeRun.objects.filter(pk=run.pk).exclude(status=JudgeRun.Status.RUNNING).update(
-                status=JudgeRun.Status.PENDING
-            )
+            JudgeRun.objects.filter(pk=run.pk).exclude(
+                status=JudgeRun.Status.RUNNING
+            ).update(status=JudgeRun.Status.PENDING)
     if n:
         run.refresh_from_db()
         judge_run_start(run=run, user=user)

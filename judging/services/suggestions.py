@@ -242,7 +242,9 @@ def _locked(queryset):
     )
 
 
-def suggestion_accept(*, suggestion: MetadataSuggestion, user: User) -> MetadataSuggestion:
+def suggestion_accept(
+    *, suggestion: MetadataSuggestion, user: User
+) -> MetadataSuggestion:
     """Apply one suggestion to its instruction and mark it accepted (admins only).
 
     In one transaction: the instruction's domains and difficulty (when suggested), its
@@ -297,7 +299,9 @@ def suggestion_accept_all(*, run: JudgeRun, user: User) -> int:
     return len(plans)
 
 
-def suggestion_reject(*, suggestion: MetadataSuggestion, user: User) -> MetadataSuggestion:
+def suggestion_reject(
+    *, suggestion: MetadataSuggestion, user: User
+) -> MetadataSuggestion:
     """Mark a proposed suggestion rejected (admins only); the instruction is unchanged.
 
     Idempotent for a rejected suggestion; an accepted one is refused (its changes are

@@ -37,8 +37,10 @@ def fake_server():
 def _redis_broker() -> str:
     url = os.environ.get("CELERY_BROKER_URL", "")
     if not url.startswith("redis://") or not settings.REDIS_URL:
-        pytest.skip("needs Redis: set CELERY_BROKER_URL and REDIS_URL to redis://... "
-                    "(the CI script does)")
+        pytest.skip(
+            "needs Redis: set CELERY_BROKER_URL and REDIS_URL to redis://... "
+            "(the CI script does)"
+        )
     if connection.vendor != "postgresql":
         pytest.skip("needs PostgreSQL (DATABASE_URL=postgres://...)")
     return url
@@ -56,11 +58,28 @@ class Worker:
         self.log.parent.mkdir(parents=True, exist_ok=True)
         out = self.log.open("ab")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "flaskapp", "worker", "-Q", "celery,judge",
-             "--pool=prefork", f"--concurrency={concurrency}", "--prefetch-multiplier=1",
-             "--without-gossip", "--without-mingle", "--loglevel=INFO",
-             "-n", f"test-{os.getpid()}-{time.monotonic_ns()}@%h"],
-            cwd=ROOT, env=self.env, stdout=out, stderr=subprocess.STDOUT,
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "flaskapp",
+                "worker",
+                "-Q",
+                "celery,judge",
+                "--pool=prefork",
+                f"--concurrency={concurrency}",
+                "--prefetch-multiplier=1",
+                "--without-gossip",
+                "--without-mingle",
+                "--loglevel=INFO",
+                "-n",
+                f"test-{os.getpid()}-{time.monotonic_ns()}@%h",
+            ],
+            cwd=ROOT,
+            env=self.env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
             start_new_session=True,
         )
 
@@ -96,11 +115,19 @@ def celery_worker_process(transactional_db):
 
     def start(concurrency: int = 2, **extra_env: str) -> Worker:
         db = connection.settings_dict
-        url = (f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:"
-               f"{db['PORT'] or 5432}/{db['NAME']}")
-        env = {**os.environ, "DATABASE_URL": url, "CELERY_BROKER_URL": broker,
-               "REDIS_URL": settings.REDIS_URL, "LOG_LEVEL": "INFO",
-               "CELERY_TASK_ALWAYS_EAGER": "0", **extra_env}
+        url = (
+            f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:"
+            f"{db['PORT'] or 5432}/{db['NAME']}"
+        )
+        env = {
+            **os.environ,
+            "DATABASE_URL": url,
+            "CELERY_BROKER_URL": broker,
+            "REDIS_URL": settings.REDIS_URL,
+            "LOG_LEVEL": "INFO",
+            "CELERY_TASK_ALWAYS_EAGER": "0",
+            **extra_env,
+        }
         worker = Worker(env)
         worker.start(concurrency)
         workers.append(worker)
@@ -112,11 +139,13 @@ def celery_worker_process(transactional_db):
     app.control.purge()
 
 
-def wait_for(predicate, timeout: float, interval: float = 0.2, message: str = ""):
+def wait_for(predicate, timeout: float, interval: float = 0.2, message=""):
+    """Poll `predicate` until truthy; `message` may be a callable (e.g. a log tail)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
         if value:
             return value
         time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout} s: {message}")
+    detail = message() if callable(message) else message
+    raise AssertionError(f"timed out after {timeout} s: {detail}")

@@ -17,7 +17,12 @@ from django.db import connection
 from annotation.models import InstructionSkill, Response
 from judging import services
 from judging.models import JudgeCache, JudgeCall, JudgeConfig, JudgeRun, JudgeScore
-from tests.factories import DatasetFactory, InstructionFactory, ResponseFactory, UserFactory
+from tests.factories import (
+    DatasetFactory,
+    InstructionFactory,
+    ResponseFactory,
+    UserFactory,
+)
 from tests.judging.conftest import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -42,16 +47,26 @@ def make_dataset(n_instructions=4, models=("m-a", "m-b")):
     for _ in range(n_instructions):
         instruction = InstructionFactory(dataset=dataset)
         for model in models:
-            ResponseFactory(instruction=instruction, model_name=model,
-                            text=f"{model} answers instruction {instruction.pk} at length.")
+            ResponseFactory(
+                instruction=instruction,
+                model_name=model,
+                text=f"{model} answers instruction {instruction.pk} at length.",
+            )
     return dataset
 
 
 def make_config(base_url, **kw):
     user = UserFactory(username=f"cfg-{time.monotonic_ns()}", role="researcher")
-    fields = {"name": f"judge-{time.monotonic_ns()}", "base_url": base_url,
-              "model": "fake-judge", "max_concurrency": 8, "timeout_seconds": 5,
-              "price_input_per_m": 1, "price_output_per_m": 2, **kw}
+    fields = {
+        "name": f"judge-{time.monotonic_ns()}",
+        "base_url": base_url,
+        "model": "fake-judge",
+        "max_concurrency": 8,
+        "timeout_seconds": 5,
+        "price_input_per_m": 1,
+        "price_output_per_m": 2,
+        **kw,
+    }
     return services.judge_config_create(user=user, **fields), user
 
 
@@ -66,10 +81,13 @@ def expected_scores(dataset):
     """One score per listed skill of every response's instruction."""
     per_instruction = Counter(
         InstructionSkill.objects.filter(instruction__dataset=dataset).values_list(
-            "instruction_id", flat=True)
+            "instruction_id", flat=True
+        )
     )
-    return sum(per_instruction[r.instruction_id]
-               for r in Response.objects.filter(instruction__dataset=dataset))
+    return sum(
+        per_instruction[r.instruction_id]
+        for r in Response.objects.filter(instruction__dataset=dataset)
+    )
 
 
 def stats(base_url):
@@ -87,7 +105,11 @@ def test_run_completes_with_every_score_stored(eager_tasks, fake_server):
     assert set(calls.values_list("status", flat=True)) == {"succeeded"}
     assert JudgeScore.objects.filter(run=run).count() == expected_scores(dataset) == 24
     for call in calls:
-        assert call.input_tokens > 0 and call.output_tokens > 0 and call.latency_ms is not None
+        assert (
+            call.input_tokens > 0
+            and call.output_tokens > 0
+            and call.latency_ms is not None
+        )
         assert call.cost > 0 and call.raw_output
     score = JudgeScore.objects.filter(run=run).first()
     assert 1 <= score.score <= 5 and score.rationale  # the judge's rationale is stored
@@ -103,8 +125,14 @@ def test_text_mode_output_is_parsed(eager_tasks, fake_server):
 
 
 def test_faults_end_in_the_right_states_without_duplicates(eager_tasks, fake_server):
-    base = fake_server(latency_ms=2, rate_limit=0.2, server_error=0.2, malformed=0.2,
-                       retry_after=0, seed=7)
+    base = fake_server(
+        latency_ms=2,
+        rate_limit=0.2,
+        server_error=0.2,
+        malformed=0.2,
+        retry_after=0,
+        seed=7,
+    )
     config, user = make_config(base, max_parse_retries=3)
     dataset = make_dataset(n_instructions=10)
     run = run_to_end(config, user, dataset)
@@ -119,15 +147,21 @@ def test_faults_end_in_the_right_states_without_duplicates(eager_tasks, fake_ser
     assert any(c.attempts > 1 for c in calls)  # 429/500 were retried
     assert any(c.parse_failures > 0 for c in calls)  # malformed replies were re-asked
     keys = Counter(
-        JudgeScore.objects.filter(run=run).values_list("response_id", "skill_id",
-                                                      "sample_index")
+        JudgeScore.objects.filter(run=run).values_list(
+            "response_id", "skill_id", "sample_index"
+        )
     )
     assert keys and max(keys.values()) == 1
     succeeded = sum(1 for c in calls if c.status == "succeeded")
-    assert JudgeScore.objects.filter(run=run).values("call_id").distinct().count() == succeeded
+    assert (
+        JudgeScore.objects.filter(run=run).values("call_id").distinct().count()
+        == succeeded
+    )
 
 
-def test_permanent_errors_fail_at_once_with_the_reason(eager_tasks, fake_server, monkeypatch):
+def test_permanent_errors_fail_at_once_with_the_reason(
+    eager_tasks, fake_server, monkeypatch
+):
     monkeypatch.setenv("FAKE_JUDGE_KEY", "wrong-key-123")
     base = fake_server(latency_ms=1, require_api_key="right-key-456")
     config, user = make_config(base, api_key_env="FAKE_JUDGE_KEY")
@@ -145,7 +179,9 @@ def test_timeouts_are_retried_then_fail(eager_tasks, fake_server, settings):
     config, user = make_config(base, timeout_seconds=1)
     run = run_to_end(config, user, make_dataset(n_instructions=1, models=("m",)))
     call = JudgeCall.objects.get(run=run)
-    assert call.status == "failed" and call.error_kind == "timeout" and call.attempts == 2
+    assert (
+        call.status == "failed" and call.error_kind == "timeout" and call.attempts == 2
+    )
 
 
 def test_cache_makes_no_new_calls_on_a_rerun(eager_tasks, fake_server):
@@ -160,8 +196,10 @@ def test_cache_makes_no_new_calls_on_a_rerun(eager_tasks, fake_server):
     calls = JudgeCall.objects.filter(run=second)
     assert set(calls.values_list("cached", flat=True)) == {True}
     assert sum(c.cost for c in calls) == 0
-    assert JudgeScore.objects.filter(run=second).count() == JudgeScore.objects.filter(
-        run=first).count()
+    assert (
+        JudgeScore.objects.filter(run=second).count()
+        == JudgeScore.objects.filter(run=first).count()
+    )
     assert JudgeCache.objects.count() == 6
 
 
@@ -170,8 +208,9 @@ def test_samples_are_distinct_calls_with_their_own_scores(eager_tasks, fake_serv
     config, user = make_config(base, samples=3, temperature=0.7)
     run = run_to_end(config, user, make_dataset(n_instructions=1, models=("m",)))
     assert JudgeCall.objects.filter(run=run).count() == 3
-    assert set(JudgeScore.objects.filter(run=run).values_list("sample_index", flat=True)) == {
-        0, 1, 2}
+    assert set(
+        JudgeScore.objects.filter(run=run).values_list("sample_index", flat=True)
+    ) == {0, 1, 2}
     assert stats(base)["requests"] == 3
 
 
@@ -183,10 +222,12 @@ def test_cancel_resume_and_retry_failed(eager_tasks, fake_server, settings):
     run = run_to_end(config, user, dataset)
     assert run.status == JudgeRun.Status.FAILED
     assert set(JudgeCall.objects.filter(run=run).values_list("status", flat=True)) == {
-        "failed"}
+        "failed"
+    }
     # The endpoint recovers; retrying the failed calls completes the run.
-    httpx.post(base.rstrip("/").removesuffix("/v1") + "/reset",
-               json={"server_error": 0.0})
+    httpx.post(
+        base.rstrip("/").removesuffix("/v1") + "/reset", json={"server_error": 0.0}
+    )
     assert services.judge_run_retry_failed(run=run, user=user) == 4
     run.refresh_from_db()
     assert run.status == JudgeRun.Status.COMPLETED
@@ -212,12 +253,15 @@ def test_baseline_judges_need_no_network(eager_tasks):
         config = services.judge_config_create(user=user, name=backend, backend=backend)
         run = run_to_end(config, user, dataset)
         assert run.status == JudgeRun.Status.COMPLETED
-        scores = list(JudgeScore.objects.filter(run=run).values_list("score", flat=True))
+        scores = list(
+            JudgeScore.objects.filter(run=run).values_list("score", flat=True)
+        )
         assert len(scores) == 30 and all(s is None or 1 <= s <= 5 for s in scores)
 
 
-def test_api_key_never_reaches_the_database_or_logs(eager_tasks, fake_server, monkeypatch,
-                                                     caplog):
+def test_api_key_never_reaches_the_database_or_logs(
+    eager_tasks, fake_server, monkeypatch, caplog
+):
     secret = "sk-test-SECRET-7f3a9c"
     monkeypatch.setenv("FAKE_JUDGE_KEY", secret)
     base = fake_server(latency_ms=1, require_api_key=secret)
@@ -234,8 +278,10 @@ def test_api_key_never_reaches_the_database_or_logs(eager_tasks, fake_server, mo
         )
         columns = cursor.fetchall()
         for table, column in columns:
-            cursor.execute(f'SELECT count(*) FROM "{table}" WHERE "{column}"::text LIKE %s',
-                           [f"%{secret}%"])
+            cursor.execute(
+                f'SELECT count(*) FROM "{table}" WHERE "{column}"::text LIKE %s',
+                [f"%{secret}%"],
+            )
             assert cursor.fetchone()[0] == 0, f"secret found in {table}.{column}"
 
 
@@ -244,8 +290,13 @@ def test_config_refuses_a_key_in_place_of_a_variable_name():
 
     user = UserFactory(username="cfg-res", role="researcher")
     with pytest.raises(DomainError) as exc:
-        services.judge_config_create(user=user, name="x", base_url="http://127.0.0.1:1/v1",
-                                     model="m", api_key_env="sk-live-abcdef123456")
+        services.judge_config_create(
+            user=user,
+            name="x",
+            base_url="http://127.0.0.1:1/v1",
+            model="m",
+            api_key_env="sk-live-abcdef123456",
+        )
     assert "api_key_env" in [p.field for p in exc.value.problems]
     assert not JudgeConfig.objects.filter(name="x").exists()
 
@@ -261,8 +312,11 @@ def test_worker_completes_a_run_with_every_score(celery_worker_process, fake_ser
     dataset = make_dataset(n_instructions=15)
     run = services.judge_run_create(config=config, dataset=dataset, user=user)
     services.judge_run_start(run=run, user=user)
-    wait_for(lambda: JudgeRun.objects.get(pk=run.pk).status in ("completed", "failed"),
-             timeout=90, message=worker.tail())
+    wait_for(
+        lambda: JudgeRun.objects.get(pk=run.pk).status in ("completed", "failed"),
+        timeout=90,
+        message=worker.tail,
+    )
     run.refresh_from_db()
     assert run.status == "completed", worker.tail()
     assert JudgeScore.objects.filter(run=run).count() == 90
@@ -270,8 +324,9 @@ def test_worker_completes_a_run_with_every_score(celery_worker_process, fake_ser
 
 
 @pytest.mark.integration
-def test_killing_the_worker_mid_run_loses_and_duplicates_nothing(celery_worker_process,
-                                                                  fake_server):
+def test_killing_the_worker_mid_run_loses_and_duplicates_nothing(
+    celery_worker_process, fake_server
+):
     base = fake_server(latency_ms=150)
     env = {"JUDGE_MIN_LEASE_SECONDS": "3"}
     first = celery_worker_process(**env)
@@ -279,19 +334,51 @@ def test_killing_the_worker_mid_run_loses_and_duplicates_nothing(celery_worker_p
     dataset = make_dataset(n_instructions=30)
     run = services.judge_run_create(config=config, dataset=dataset, user=user)
     services.judge_run_start(run=run, user=user)
-    wait_for(lambda: JudgeCall.objects.filter(run=run, status="succeeded").count() >= 8,
-             timeout=60, message=first.tail())
+    wait_for(
+        lambda: JudgeCall.objects.filter(run=run, status="succeeded").count() >= 8,
+        timeout=60,
+        message=first.tail,
+    )
     first.kill()
     in_flight = JudgeCall.objects.filter(run=run, status="running").count()
     assert in_flight > 0  # the crash left claimed calls behind
     time.sleep(3.5)  # their leases run out
     second = celery_worker_process(**env)
-    wait_for(lambda: JudgeRun.objects.get(pk=run.pk).status in ("completed", "failed"),
-             timeout=120, message=second.tail())
+    wait_for(
+        lambda: JudgeRun.objects.get(pk=run.pk).status in ("completed", "failed"),
+        timeout=120,
+        message=second.tail,
+    )
     run.refresh_from_db()
     assert run.status == "completed", second.tail()
-    keys = Counter(JudgeScore.objects.filter(run=run).values_list("response_id", "skill_id",
-                                                                  "sample_index"))
+    keys = Counter(
+        JudgeScore.objects.filter(run=run).values_list(
+            "response_id", "skill_id", "sample_index"
+        )
+    )
     assert len(keys) == 180 and max(keys.values()) == 1
     assert set(JudgeCall.objects.filter(run=run).values_list("status", flat=True)) == {
-        "succeeded"}
+        "succeeded"
+    }
+
+
+@pytest.mark.integration
+def test_concurrency_limit_holds_across_two_worker_processes(
+    celery_worker_process, fake_server, settings
+):
+    settings.JUDGE_DRIVERS_PER_RUN = 2
+    base = fake_server(latency_ms=100)
+    celery_worker_process(concurrency=1)
+    celery_worker_process(concurrency=1)
+    config, user = make_config(base, max_concurrency=5)
+    run = services.judge_run_create(
+        config=config, dataset=make_dataset(n_instructions=20), user=user
+    )
+    services.judge_run_start(run=run, user=user)
+    wait_for(
+        lambda: JudgeRun.objects.get(pk=run.pk).status in ("completed", "failed"),
+        timeout=90,
+    )
+    server = stats(base)
+    assert server["requests"] == 40
+    assert 2 <= server["max_in_flight"] <= 5

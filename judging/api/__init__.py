@@ -1,0 +1,1 @@
+"""REST API of the judging app (mounted at /api/ by flaskapp.urls)."""

@@ -1,0 +1,323 @@
+"""Input and output shapes of the judging API. Parsing and rendering only.
+
+No shape holds an API key: configs carry the NAME of the environment variable and a
+boolean saying whether the server's environment has it set.
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from judging import selectors
+from judging.models import JudgeCall, JudgeConfig, JudgeRun
+from judging.services.imports import FORMATS
+
+RUN_CREATE_KINDS = [
+    JudgeRun.Kind.POINTWISE,
+    JudgeRun.Kind.METADATA,
+    JudgeRun.Kind.CHECKLIST,
+]
+
+# --- Judge configs ------------------------------------------------------------------------
+
+
+class PromptRefOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    version = serializers.IntegerField()
+
+
+class JudgeConfigOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    backend = serializers.CharField()
+    is_baseline = serializers.BooleanField()
+    is_dev_server = serializers.BooleanField()
+    base_url = serializers.CharField()
+    model = serializers.CharField()
+    model_family = serializers.CharField()
+    api_key_env = serializers.CharField(
+        help_text="Name of the environment variable holding the key (never the key)."
+    )
+    api_key_set = serializers.SerializerMethodField(
+        help_text="Whether the server's environment has that variable set."
+    )
+    temperature = serializers.FloatField()
+    max_tokens = serializers.IntegerField()
+    samples = serializers.IntegerField()
+    prompt = PromptRefOutputSerializer(allow_null=True)
+    include_reference = serializers.BooleanField()
+    output_mode = serializers.CharField()
+    max_parse_retries = serializers.IntegerField()
+    price_input_per_m = serializers.DecimalField(max_digits=10, decimal_places=4)
+    price_output_per_m = serializers.DecimalField(max_digits=10, decimal_places=4)
+    max_concurrency = serializers.IntegerField()
+    requests_per_minute = serializers.IntegerField(allow_null=True)
+    tokens_per_minute = serializers.IntegerField(allow_null=True)
+    timeout_seconds = serializers.FloatField()
+    run_count = serializers.IntegerField(required=False)
+    created_at = serializers.DateTimeField()
+
+    @extend_schema_field(OpenApiTypes.BOOL)
+    def get_api_key_set(self, config: JudgeConfig) -> bool:
+        return selectors.api_key_is_set(config.api_key_env)
+
+
+class JudgeConfigCreateInputSerializer(serializers.Serializer):
+    """Types only; the service checks ranges and rules and names the field."""
+
+    name = serializers.CharField(max_length=100)
+    backend = serializers.ChoiceField(
+        choices=JudgeConfig.Backend.choices, default=JudgeConfig.Backend.OPENAI
+    )
+    base_url = serializers.CharField(max_length=500, required=False, allow_blank=True)
+    model = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    model_family = serializers.CharField(
+        max_length=100, required=False, allow_blank=True
+    )
+    api_key_env = serializers.CharField(
+        max_length=100,
+        required=False,
+        allow_blank=True,
+        help_text="The NAME of an environment variable, e.g. OPENAI_API_KEY.",
+    )
+    temperature = serializers.FloatField(required=False)
+    max_tokens = serializers.IntegerField(required=False)
+    samples = serializers.IntegerField(required=False)
+    prompt_id = serializers.IntegerField(required=False, allow_null=True)
+    include_reference = serializers.BooleanField(required=False)
+    output_mode = serializers.ChoiceField(
+        choices=JudgeConfig.OutputMode.choices, required=False
+    )
+    max_parse_retries = serializers.IntegerField(required=False)
+    price_input_per_m = serializers.DecimalField(
+        max_digits=10, decimal_places=4, required=False
+    )
+    price_output_per_m = serializers.DecimalField(
+        max_digits=10, decimal_places=4, required=False
+    )
+    max_concurrency = serializers.IntegerField(required=False)
+    requests_per_minute = serializers.IntegerField(required=False, allow_null=True)
+    tokens_per_minute = serializers.IntegerField(required=False, allow_null=True)
+    timeout_seconds = serializers.FloatField(required=False)
+    is_dev_server = serializers.BooleanField(required=False)
+
+
+# --- Runs ---------------------------------------------------------------------------------
+
+
+class RefOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+
+
+class RunCountsOutputSerializer(serializers.Serializer):
+    total = serializers.IntegerField()
+    pending = serializers.IntegerField()
+    running = serializers.IntegerField()
+    succeeded = serializers.IntegerField()
+    failed = serializers.IntegerField()
+    cancelled = serializers.IntegerField()
+    cached = serializers.IntegerField()
+
+
+class RunTokensOutputSerializer(serializers.Serializer):
+    input = serializers.IntegerField(source="input_tokens")
+    output = serializers.IntegerField(source="output_tokens")
+    total = serializers.IntegerField(source="tokens")
+
+
+class RunEstimateOutputSerializer(serializers.Serializer):
+    calls = serializers.IntegerField()
+    input_tokens = serializers.IntegerField()
+    output_tokens = serializers.IntegerField()
+    cost = serializers.CharField()
+
+
+class RunTimingOutputSerializer(serializers.Serializer):
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+    elapsed_seconds = serializers.IntegerField(allow_null=True)
+    calls_per_second = serializers.FloatField()
+    eta_seconds = serializers.IntegerField(allow_null=True)
+
+
+class JudgeRunOutputSerializer(serializers.Serializer):
+    """A run with its counts; `context["counts"]` maps run id -> `RunCounts`, and
+    `context["progress"]` (detail only) adds the live timing."""
+
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    kind = serializers.CharField()
+    status = serializers.CharField()
+    config = RefOutputSerializer(allow_null=True)
+    dataset = RefOutputSerializer()
+    models = serializers.ListField(
+        child=serializers.CharField(), source="models_included"
+    )
+    instruction_limit = serializers.IntegerField(allow_null=True)
+    is_dev_server = serializers.SerializerMethodField()
+    is_baseline = serializers.SerializerMethodField()
+    counts = serializers.SerializerMethodField()
+    tokens = serializers.SerializerMethodField()
+    cost = serializers.SerializerMethodField()
+    estimate = serializers.JSONField()
+    timing = serializers.SerializerMethodField()
+    source_note = serializers.CharField()
+
+    def _counts(self, run: JudgeRun) -> selectors.RunCounts:
+        progress = self.context.get("progress")
+        if progress is not None:
+            return progress.counts
+        return self.context["counts"].get(run.pk) or selectors.RunCounts()
+
+    @extend_schema_field(OpenApiTypes.BOOL)
+    def get_is_dev_server(self, run: JudgeRun) -> bool:
+        return bool((run.settings_snapshot or {}).get("is_dev_server"))
+
+    @extend_schema_field(OpenApiTypes.BOOL)
+    def get_is_baseline(self, run: JudgeRun) -> bool:
+        return str((run.settings_snapshot or {}).get("backend", "")).startswith(
+            "baseline"
+        )
+
+    @extend_schema_field(RunCountsOutputSerializer)
+    def get_counts(self, run: JudgeRun) -> dict:
+        return RunCountsOutputSerializer(self._counts(run)).data
+
+    @extend_schema_field(RunTokensOutputSerializer)
+    def get_tokens(self, run: JudgeRun) -> dict:
+        return RunTokensOutputSerializer(self._counts(run)).data
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_cost(self, run: JudgeRun) -> str:
+        return str(self._counts(run).cost)
+
+    @extend_schema_field(RunTimingOutputSerializer)
+    def get_timing(self, run: JudgeRun) -> dict:
+        progress = self.context.get("progress")
+        return {
+            "created_at": serializers.DateTimeField().to_representation(run.created_at),
+            "started_at": serializers.DateTimeField().to_representation(run.started_at)
+            if run.started_at
+            else None,
+            "finished_at": serializers.DateTimeField().to_representation(
+                run.finished_at
+            )
+            if run.finished_at
+            else None,
+            "elapsed_seconds": progress.elapsed_seconds if progress else None,
+            "calls_per_second": progress.calls_per_second if progress else 0.0,
+            "eta_seconds": progress.eta_seconds if progress else None,
+        }
+
+
+class JudgeRunCreateInputSerializer(serializers.Serializer):
+    config = serializers.IntegerField(help_text="Judge config id.")
+    dataset = serializers.IntegerField(help_text="Dataset id.")
+    kind = serializers.ChoiceField(
+        choices=RUN_CREATE_KINDS, default=JudgeRun.Kind.POINTWISE
+    )
+    models = serializers.ListField(
+        child=serializers.CharField(max_length=200), required=False, default=list
+    )
+    limit = serializers.IntegerField(
+        required=False, allow_null=True, help_text="Only the first N instructions."
+    )
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    start = serializers.BooleanField(default=False)
+
+
+class JudgeRunListFilterInputSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=JudgeRun.Status.choices, required=False)
+    dataset = serializers.IntegerField(required=False)
+
+
+class RetryOutputSerializer(serializers.Serializer):
+    retried = serializers.IntegerField()
+    run = JudgeRunOutputSerializer()
+
+
+class JudgeCallFilterInputSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=JudgeCall.Status.choices, required=False)
+
+
+class CallScoreOutputSerializer(serializers.Serializer):
+    skill = serializers.CharField(source="skill.key")
+    skill_name = serializers.CharField(source="skill.name")
+    sample_index = serializers.IntegerField()
+    score = serializers.IntegerField(allow_null=True)
+    rationale = serializers.CharField()
+
+
+class JudgeCallOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    response_id = serializers.IntegerField(allow_null=True)
+    instruction_id = serializers.SerializerMethodField()
+    instruction_external_id = serializers.SerializerMethodField()
+    model = serializers.SerializerMethodField()
+    sample_index = serializers.IntegerField()
+    attempts = serializers.IntegerField()
+    error = serializers.CharField()
+    error_kind = serializers.CharField()
+    input_tokens = serializers.IntegerField()
+    output_tokens = serializers.IntegerField()
+    cost = serializers.DecimalField(max_digits=12, decimal_places=6)
+    latency_ms = serializers.IntegerField(allow_null=True)
+    cached = serializers.BooleanField()
+    raw_output = serializers.CharField()
+    parsed = serializers.JSONField(allow_null=True)
+    scores = CallScoreOutputSerializer(many=True, source="scores.all")
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+    def _instruction(self, call: JudgeCall):
+        return call.response.instruction if call.response_id else call.instruction
+
+    @extend_schema_field(OpenApiTypes.INT)
+    def get_instruction_id(self, call: JudgeCall) -> int | None:
+        instruction = self._instruction(call)
+        return instruction.pk if instruction else None
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_instruction_external_id(self, call: JudgeCall) -> str | None:
+        instruction = self._instruction(call)
+        return instruction.external_id if instruction else None
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_model(self, call: JudgeCall) -> str | None:
+        return call.response.model_name if call.response_id else None
+
+
+class JudgeScoreOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    call_id = serializers.IntegerField(allow_null=True)
+    response_id = serializers.IntegerField()
+    instruction_id = serializers.IntegerField(source="response.instruction_id")
+    instruction_external_id = serializers.CharField(
+        source="response.instruction.external_id"
+    )
+    model = serializers.CharField(source="response.model_name")
+    skill = serializers.CharField(source="skill.key")
+    skill_name = serializers.CharField(source="skill.name")
+    sample_index = serializers.IntegerField()
+    score = serializers.IntegerField(allow_null=True, help_text="1-5; null is N/A.")
+    rationale = serializers.CharField()
+
+
+class JudgeRunImportInputSerializer(serializers.Serializer):
+    dataset = serializers.IntegerField(help_text="Dataset id.")
+    format = serializers.ChoiceField(choices=FORMATS)
+    files = serializers.ListField(child=serializers.FileField(), allow_empty=False)
+    model = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    mapping = serializers.ListField(
+        child=serializers.CharField(max_length=300),
+        required=False,
+        default=list,
+        help_text="FIELD=COLUMN pairs (generic JSONL/CSV).",
+    )

@@ -1,0 +1,40 @@
+"""Judging API routes, mounted at /api/ (flaskapp.urls). Names: `judging_api:<name>`."""
+
+from django.urls import path
+
+from . import views
+
+app_name = "judging_api"
+
+urlpatterns = [
+    path("judges/", views.JudgeConfigListApi.as_view(), name="judge-list"),
+    path(
+        "judges/<int:config_id>/",
+        views.JudgeConfigDetailApi.as_view(),
+        name="judge-detail",
+    ),
+    path("runs/", views.JudgeRunListApi.as_view(), name="run-list"),
+    path("runs/import/", views.JudgeRunImportApi.as_view(), name="run-import"),
+    path("runs/<int:run_id>/", views.JudgeRunDetailApi.as_view(), name="run-detail"),
+    path(
+        "runs/<int:run_id>/start/", views.JudgeRunStartApi.as_view(), name="run-start"
+    ),
+    path(
+        "runs/<int:run_id>/cancel/",
+        views.JudgeRunCancelApi.as_view(),
+        name="run-cancel",
+    ),
+    path(
+        "runs/<int:run_id>/retry-failed/",
+        views.JudgeRunRetryFailedApi.as_view(),
+        name="run-retry-failed",
+    ),
+    path(
+        "runs/<int:run_id>/calls/", views.JudgeCallListApi.as_view(), name="call-list"
+    ),
+    path(
+        "runs/<int:run_id>/scores/",
+        views.JudgeScoreListApi.as_view(),
+        name="score-list",
+    ),
+]

@@ -1,0 +1,325 @@
+"""REST API of the judging app: thin views that parse, call one selector or service and
+render. Researchers and admins only (raters get 403, anonymous requests 401); the
+selectors and services check the role again."""
+
+from __future__ import annotations
+
+from django.http import Http404
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation import selectors as annotation_selectors
+from annotation.api.permissions import IsResearcher
+from annotation.api.serializers import ProblemOutputSerializer
+from annotation.api.views import ListApi
+from annotation.errors import DomainError, Problem
+from annotation.services import import_check_sizes
+from judging import selectors
+from judging.models import JudgeRun, PromptTemplate
+from judging.services.imports import judge_run_import
+from judging.services.runs import (
+    judge_config_create,
+    judge_run_cancel,
+    judge_run_create,
+    judge_run_retry_failed,
+    judge_run_start,
+)
+from judging.services.suggestions import ANNOTATION_KINDS, judge_run_create_annotation
+
+from .serializers import (
+    JudgeCallFilterInputSerializer,
+    JudgeCallOutputSerializer,
+    JudgeConfigCreateInputSerializer,
+    JudgeConfigOutputSerializer,
+    JudgeRunCreateInputSerializer,
+    JudgeRunImportInputSerializer,
+    JudgeRunListFilterInputSerializer,
+    JudgeRunOutputSerializer,
+    JudgeScoreOutputSerializer,
+    RetryOutputSerializer,
+)
+
+REFUSED = OpenApiResponse(
+    ProblemOutputSerializer, description="Bad input: each problem names its field."
+)
+
+
+def _run_data(run: JudgeRun, request) -> dict:
+    """One run with its live progress (counts, tokens, cost, calls/s, ETA)."""
+    progress = selectors.judge_run_progress(run=run)
+    return JudgeRunOutputSerializer(
+        run, context={"request": request, "progress": progress}
+    ).data
+
+
+# --- Judge configs ------------------------------------------------------------------------
+
+
+class JudgeConfigListApi(ListApi):
+    """GET: every judge config. POST: create one (the API key by env var NAME only)."""
+
+    permission_classes = [IsResearcher]
+    output_serializer_class = JudgeConfigOutputSerializer
+
+    @extend_schema(tags=["judges"], responses=JudgeConfigOutputSerializer(many=True))
+    def get(self, request):
+        return self.paginated_response(
+            selectors.judge_config_list_for_user(user=request.user)
+        )
+
+    @extend_schema(
+        tags=["judges"],
+        request=JudgeConfigCreateInputSerializer,
+        responses={201: JudgeConfigOutputSerializer, 400: REFUSED},
+    )
+    def post(self, request):
+        serializer = JudgeConfigCreateInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        fields = dict(serializer.validated_data)
+        prompt_id = fields.pop("prompt_id", None)
+        if prompt_id is not None:
+            fields["prompt"] = PromptTemplate.objects.filter(pk=prompt_id).first()
+            if fields["prompt"] is None:
+                return Response(
+                    {"prompt_id": [f"no prompt template with id {prompt_id}"]},
+                    status=status.HTTP_400_BAD_REQUEST,
+                )
+        config = judge_config_create(user=request.user, **fields)
+        config = selectors.judge_config_get_for_user(
+            user=request.user, config_id=config.pk
+        )
+        return Response(
+            JudgeConfigOutputSerializer(config).data, status=status.HTTP_201_CREATED
+        )
+
+
+class JudgeConfigDetailApi(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(tags=["judges"], responses=JudgeConfigOutputSerializer)
+    def get(self, request, config_id: int):
+        config = selectors.judge_config_get_for_user(
+            user=request.user, config_id=config_id
+        )
+        return Response(JudgeConfigOutputSerializer(config).data)
+
+
+# --- Runs ---------------------------------------------------------------------------------
+
+
+class JudgeRunListApi(ListApi):
+    """GET: runs, newest first, with counts, tokens and cost. POST: create a run."""
+
+    permission_classes = [IsResearcher]
+    output_serializer_class = JudgeRunOutputSerializer
+
+    @extend_schema(
+        tags=["runs"],
+        parameters=[JudgeRunListFilterInputSerializer],
+        responses=JudgeRunOutputSerializer(many=True),
+    )
+    def get(self, request):
+        filters = JudgeRunListFilterInputSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        runs = selectors.judge_run_list_for_user(
+            user=request.user,
+            status=filters.validated_data.get("status"),
+            dataset_id=filters.validated_data.get("dataset"),
+        )
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(runs, request, view=self)
+        counts = selectors.judge_run_counts(run_ids=[r.pk for r in page])
+        data = JudgeRunOutputSerializer(
+            page, many=True, context={"request": request, "counts": counts}
+        ).data
+        return paginator.get_paginated_response(data)
+
+    @extend_schema(
+        tags=["runs"],
+        request=JudgeRunCreateInputSerializer,
+        responses={201: JudgeRunOutputSerializer, 400: REFUSED},
+    )
+    def post(self, request):
+        serializer = JudgeRunCreateInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        config = _get_or_400(
+            lambda: selectors.judge_config_get_for_user(
+                user=request.user, config_id=data["config"]
+            ),
+            "config",
+            f"no judge config with id {data['config']}",
+        )
+        dataset = _get_or_400(
+            lambda: annotation_selectors.dataset_get_for_user(
+                user=request.user, dataset_id=data["dataset"]
+            ),
+            "dataset",
+            f"no dataset with id {data['dataset']}",
+        )
+        if data["kind"] in ANNOTATION_KINDS:
+            run = judge_run_create_annotation(
+                config=config,
+                dataset=dataset,
+                user=request.user,
+                kind=data["kind"],
+                instruction_limit=data.get("limit"),
+                name=data.get("name", ""),
+            )
+        else:
+            run = judge_run_create(
+                config=config,
+                dataset=dataset,
+                user=request.user,
+                models=data["models"],
+                instruction_limit=data.get("limit"),
+                name=data.get("name", ""),
+            )
+        if data["start"]:
+            run = judge_run_start(run=run, user=request.user)
+        run = selectors.judge_run_get_for_user(user=request.user, run_id=run.pk)
+        return Response(_run_data(run, request), status=status.HTTP_201_CREATED)
+
+
+def _get_or_400(get, field: str, message: str):
+    """An id in the request body that names nothing is bad input (400), not a 404."""
+    try:
+        return get()
+    except Http404:
+        raise DomainError("not found", [Problem(message, field=field)]) from None
+
+
+class JudgeRunDetailApi(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(tags=["runs"], responses=JudgeRunOutputSerializer)
+    def get(self, request, run_id: int):
+        run = selectors.judge_run_get_for_user(user=request.user, run_id=run_id)
+        return Response(_run_data(run, request))
+
+
+class JudgeRunStartApi(APIView):
+    """Start a pending run or resume a cancelled one (idempotent while running)."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        tags=["runs"],
+        request=None,
+        responses={200: JudgeRunOutputSerializer, 400: REFUSED},
+    )
+    def post(self, request, run_id: int):
+        run = selectors.judge_run_get_for_user(user=request.user, run_id=run_id)
+        run = judge_run_start(run=run, user=request.user)
+        return Response(_run_data(run, request))
+
+
+class JudgeRunCancelApi(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(tags=["runs"], request=None, responses=JudgeRunOutputSerializer)
+    def post(self, request, run_id: int):
+        run = selectors.judge_run_get_for_user(user=request.user, run_id=run_id)
+        run = judge_run_cancel(run=run, user=request.user)
+        return Response(_run_data(run, request))
+
+
+class JudgeRunRetryFailedApi(APIView):
+    """Put failed calls back to pending and start the run; returns how many."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(tags=["runs"], request=None, responses=RetryOutputSerializer)
+    def post(self, request, run_id: int):
+        run = selectors.judge_run_get_for_user(user=request.user, run_id=run_id)
+        n = judge_run_retry_failed(run=run, user=request.user)
+        run.refresh_from_db()
+        return Response({"retried": n, "run": _run_data(run, request)})
+
+
+class JudgeCallListApi(ListApi):
+    """A run's calls (optionally of one status), with raw outputs and scores."""
+
+    permission_classes = [IsResearcher]
+    output_serializer_class = JudgeCallOutputSerializer
+
+    @extend_schema(
+        tags=["runs"],
+        parameters=[JudgeCallFilterInputSerializer],
+        responses=JudgeCallOutputSerializer(many=True),
+    )
+    def get(self, request, run_id: int):
+        filters = JudgeCallFilterInputSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        return self.paginated_response(
+            selectors.judge_call_list_for_user(
+                user=request.user,
+                run_id=run_id,
+                status=filters.validated_data.get("status"),
+            )
+        )
+
+
+class JudgeScoreListApi(ListApi):
+    """A run's scores: one row per (response, skill, sample); a null score is N/A."""
+
+    permission_classes = [IsResearcher]
+    output_serializer_class = JudgeScoreOutputSerializer
+
+    @extend_schema(tags=["runs"], responses=JudgeScoreOutputSerializer(many=True))
+    def get(self, request, run_id: int):
+        return self.paginated_response(
+            selectors.judge_score_list_for_user(user=request.user, run_id=run_id)
+        )
+
+
+class JudgeRunImportApi(APIView):
+    """Import judge results made elsewhere (multipart): FLASK review files or a
+    generic JSONL/CSV. A file with any problem imports nothing: 400 with every
+    problem's file, line and field."""
+
+    permission_classes = [IsResearcher]
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(
+        tags=["runs"],
+        request={"multipart/form-data": JudgeRunImportInputSerializer},
+        responses={201: JudgeRunOutputSerializer, 400: REFUSED},
+    )
+    def post(self, request):
+        payload = {
+            "dataset": request.data.get("dataset"),
+            "format": request.data.get("format"),
+            "files": request.FILES.getlist("files"),
+            "model": request.data.get("model", ""),
+            "name": request.data.get("name", ""),
+            "mapping": request.data.getlist("mapping")
+            if hasattr(request.data, "getlist")
+            else request.data.get("mapping", []),
+        }
+        serializer = JudgeRunImportInputSerializer(data=payload)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        dataset = _get_or_400(
+            lambda: annotation_selectors.dataset_get_for_user(
+                user=request.user, dataset_id=data["dataset"]
+            ),
+            "dataset",
+            f"no dataset with id {data['dataset']}",
+        )
+        uploads = data["files"]
+        import_check_sizes(sizes=[(f.name, f.size) for f in uploads])
+        run = judge_run_import(
+            dataset=dataset,
+            user=request.user,
+            name=data.get("name", ""),
+            fmt=data["format"],
+            files=[(f.name, f.read()) for f in uploads],
+            model=data.get("model") or None,
+            mapping=data.get("mapping") or None,
+        )
+        run = selectors.judge_run_get_for_user(user=request.user, run_id=run.pk)
+        return Response(_run_data(run, request), status=status.HTTP_201_CREATED)

@@ -1,0 +1,212 @@
+"""HTML forms of the judging pages: parse what a person typed; the services validate
+ranges and rules and name the field of each problem, which the form then shows."""
+
+from __future__ import annotations
+
+from django import forms
+
+from annotation.errors import DomainError
+from annotation.forms import MultipleFileField
+
+from .models import JudgeConfig, JudgeRun, PromptTemplate
+
+RUN_KINDS = [
+    (JudgeRun.Kind.POINTWISE, "Score responses skill by skill (FLASK)"),
+    (
+        JudgeRun.Kind.METADATA,
+        "Suggest instruction metadata (domains, difficulty, skills)",
+    ),
+    (JudgeRun.Kind.CHECKLIST, "Suggest instance checklists (FLASK-Hard)"),
+]
+IMPORT_FORMATS = [
+    ("flask_review", "FLASK review files (JSONL, one per model)"),
+    ("jsonl", "Generic JSONL (one score per line)"),
+    ("csv", "Generic CSV (one score per row)"),
+]
+IMPORT_FORMAT_HELP = {
+    "flask_review": (
+        "FLASK's GPT-4 review output: each line is the eval-set record (question_id or "
+        'idx, ...) plus "review" (the judge\'s text) and "score" (a dict keyed by skill '
+        "name, or a list aligned with the record's skills). The model is taken from the "
+        "file name (gpt4_review.jsonl is gpt4) unless you give it below."
+    ),
+    "jsonl": (
+        "One JSON object per line with id (instruction id), model, skill, score (1-5 or "
+        "N/A) and optionally rationale, sample and review. Map other key names below."
+    ),
+    "csv": (
+        "A header row, then one score per row: id, model, skill, score (1-5 or N/A), "
+        "optionally rationale, sample and review. Map other column names below."
+    ),
+}
+
+
+class ProblemsFormMixin:
+    """Put each of a service's problems next to the field it names."""
+
+    FIELD_OF_PROBLEM: dict[str, str] = {}
+
+    def add_problems(self, exc: DomainError) -> None:
+        if not exc.problems:
+            self.add_error(None, exc.message)  # type: ignore[attr-defined]
+        for problem in exc.problems:
+            name = self.FIELD_OF_PROBLEM.get(problem.field or "", problem.field)
+            target = name if name in self.fields else None  # type: ignore[attr-defined]
+            message = problem.message if target else str(problem)
+            self.add_error(target, message)  # type: ignore[attr-defined]
+
+
+class JudgeConfigForm(ProblemsFormMixin, forms.Form):
+    name = forms.CharField(max_length=100)
+    backend = forms.ChoiceField(
+        choices=JudgeConfig.Backend.choices, initial=JudgeConfig.Backend.OPENAI
+    )
+    base_url = forms.CharField(
+        max_length=500,
+        required=False,
+        label="Base URL",
+        help_text="The OpenAI-compatible endpoint, e.g. https://api.openai.com/v1.",
+        widget=forms.TextInput(attrs={"placeholder": "https://api.openai.com/v1"}),
+    )
+    model = forms.CharField(max_length=200, required=False)
+    model_family = forms.CharField(
+        max_length=100,
+        required=False,
+        help_text="Optional, for self-preference probes (e.g. gpt).",
+    )
+    api_key_env = forms.CharField(
+        max_length=100,
+        required=False,
+        label="API key environment variable",
+        help_text="The NAME of the server's environment variable that holds the key, "
+        "e.g. OPENAI_API_KEY. The key itself is never stored or shown.",
+        widget=forms.TextInput(
+            attrs={
+                "placeholder": "OPENAI_API_KEY",
+                "autocomplete": "off",
+                "spellcheck": "false",
+                "class": "mono",
+            }
+        ),
+    )
+    temperature = forms.FloatField(initial=0.0)
+    max_tokens = forms.IntegerField(initial=1024, label="Max tokens")
+    samples = forms.IntegerField(
+        initial=1, label="Samples per item", help_text="n >= 1 answers per response."
+    )
+    prompt = forms.ModelChoiceField(
+        queryset=PromptTemplate.objects.none(),
+        required=False,
+        empty_label="Built-in FLASK prompt",
+        label="Prompt template",
+    )
+    include_reference = forms.BooleanField(
+        required=False, initial=True, label="Show the reference answer to the judge"
+    )
+    output_mode = forms.ChoiceField(
+        choices=JudgeConfig.OutputMode.choices,
+        initial=JudgeConfig.OutputMode.JSON_SCHEMA,
+        label="Output mode",
+    )
+    price_input_per_m = forms.DecimalField(
+        initial=0, max_digits=10, decimal_places=4, label="Input price / 1M tokens"
+    )
+    price_output_per_m = forms.DecimalField(
+        initial=0, max_digits=10, decimal_places=4, label="Output price / 1M tokens"
+    )
+    max_concurrency = forms.IntegerField(initial=16, label="Max concurrent requests")
+    requests_per_minute = forms.IntegerField(required=False, label="Requests / minute")
+    tokens_per_minute = forms.IntegerField(required=False, label="Tokens / minute")
+    timeout_seconds = forms.FloatField(initial=120.0, label="Timeout (s)")
+    max_parse_retries = forms.IntegerField(
+        initial=2,
+        label="Re-asks on unreadable output",
+        help_text="How often the judge is asked again when its answer cannot be parsed.",
+    )
+    is_dev_server = forms.BooleanField(
+        required=False,
+        label="This is the built-in fake judge server (a development tool)",
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["prompt"].queryset = PromptTemplate.objects.filter(
+            kind=PromptTemplate.Kind.POINTWISE
+        ).order_by("name", "-version")
+
+    def service_fields(self) -> dict:
+        data = dict(self.cleaned_data)
+        data["name"] = data["name"].strip()
+        data["api_key_env"] = data["api_key_env"].strip()
+        return data
+
+
+class RunForm(ProblemsFormMixin, forms.Form):
+    name = forms.CharField(
+        max_length=200,
+        required=False,
+        help_text="Optional; a name is made up if empty.",
+    )
+    config = forms.ModelChoiceField(
+        queryset=JudgeConfig.objects.none(), label="Judge", empty_label="Choose…"
+    )
+    dataset = forms.ModelChoiceField(
+        queryset=None, label="Dataset", empty_label="Choose…"
+    )
+    kind = forms.ChoiceField(choices=RUN_KINDS, initial=JudgeRun.Kind.POINTWISE)
+    models = forms.MultipleChoiceField(
+        required=False, widget=forms.CheckboxSelectMultiple
+    )
+    instruction_limit = forms.IntegerField(
+        required=False,
+        min_value=1,
+        label="Instruction limit",
+        help_text="Only the first N instructions of the dataset (empty: all).",
+    )
+    start = forms.BooleanField(
+        required=False, initial=False, label="Start the run right away"
+    )
+
+    FIELD_OF_PROBLEM = {"limit": "instruction_limit"}
+
+    def __init__(self, *args, configs, datasets, model_choices=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["config"].queryset = configs
+        self.fields["dataset"].queryset = datasets
+        self.fields["models"].choices = list(model_choices)
+
+
+class RunImportForm(ProblemsFormMixin, forms.Form):
+    dataset = forms.ModelChoiceField(queryset=None, empty_label="Choose…")
+    format = forms.ChoiceField(choices=IMPORT_FORMATS, initial="flask_review")
+    files = MultipleFileField(
+        help_text="One or more files; FLASK review files are one per model."
+    )
+    model = forms.CharField(
+        max_length=200,
+        required=False,
+        label="Model name",
+        help_text="FLASK review: when the file name is not the model's name. Generic: "
+        "for rows without a model column.",
+    )
+    name = forms.CharField(max_length=200, required=False, label="Run name")
+    mapping = forms.CharField(
+        required=False,
+        label="Field mapping",
+        help_text="Generic JSONL/CSV only: field=column, one per line (fields: id, "
+        "model, skill, score, rationale, sample, review).",
+        widget=forms.Textarea(
+            attrs={"rows": 3, "placeholder": "score=rating", "class": "mono"}
+        ),
+    )
+
+    def __init__(self, *args, datasets, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["dataset"].queryset = datasets
+
+    def mapping_pairs(self) -> list[str]:
+        return [
+            line.strip()
+            for line in self.cleaned_data.get("mapping", "").splitlines()
+            if line.strip()
+        ]

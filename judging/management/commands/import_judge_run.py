@@ -1,0 +1,85 @@
+"""`manage.py import_judge_run FILE... --dataset NAME [--format flask_review|jsonl|csv]
+[--model M] [--name N] [--map FIELD=COLUMN ...]`.
+
+Imports judge results made elsewhere as a completed judge run of kind `imported`. A
+file with any problem imports nothing; every problem is printed with its line and
+field.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.errors import DomainError
+from annotation.management.commands._import_cli import read_files, refused
+from annotation.models import Dataset
+from judging.services.imports import FORMATS, GENERIC_FIELDS, judge_run_import
+
+from ._cli import command_user
+
+FORMAT_BY_SUFFIX = {".csv": "csv", ".jsonl": "flask_review", ".json": "flask_review"}
+
+
+class Command(BaseCommand):
+    help = (
+        "Import judge results made elsewhere (FLASK review files, one per model, or a "
+        "generic JSONL/CSV of scores) as a judge run. A bad file changes nothing."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("files", nargs="+", metavar="FILE")
+        parser.add_argument("--dataset", required=True, help="Dataset name.")
+        parser.add_argument(
+            "--format",
+            choices=FORMATS,
+            help="Default: csv for .csv files, flask_review otherwise.",
+        )
+        parser.add_argument(
+            "--model",
+            help="Model name (FLASK review: instead of the file name; generic: for rows "
+            "without a model column).",
+        )
+        parser.add_argument("--name", default="", help="Run name.")
+        parser.add_argument(
+            "--map",
+            action="append",
+            default=[],
+            metavar="FIELD=COLUMN",
+            help=f"Read FIELD from COLUMN (generic formats). Fields: "
+            f"{', '.join(GENERIC_FIELDS)}.",
+        )
+        parser.add_argument(
+            "--user", help="Import as this user (default: the first admin)."
+        )
+
+    def handle(self, *args, **options):
+        paths = [Path(p) for p in options["files"]]
+        fmt = options["format"] or FORMAT_BY_SUFFIX.get(paths[0].suffix.lower())
+        if fmt is None:
+            raise CommandError(
+                f"{paths[0]}: cannot tell the format from the extension; pass --format"
+            )
+        dataset = Dataset.objects.filter(name=options["dataset"]).first()
+        if dataset is None:
+            raise CommandError(f"no dataset named {options['dataset']!r}")
+        user = command_user(options["user"])
+        files = read_files(paths)
+        try:
+            run = judge_run_import(
+                dataset=dataset,
+                user=user,
+                name=options["name"],
+                fmt=fmt,
+                files=files,
+                model=options["model"],
+                mapping=options["map"] or None,
+            )
+        except DomainError as exc:
+            raise refused(exc, self.stderr) from exc
+        scores = run.scores.count()
+        self.stdout.write(
+            f"Run {run.pk}: {run.name} · {run.total_calls:,} calls, {scores:,} scores, "
+            f"models: {', '.join(run.models_included)}"
+        )

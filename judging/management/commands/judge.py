@@ -1,0 +1,297 @@
+"""`manage.py judge --dataset NAME --base-url URL --model MODEL [...] [--wait]`.
+
+Creates a judge run (and, unless `--config NAME` names one, the judge config it uses)
+and starts it; prints the run id. With `--wait` it prints a progress line every 2 s
+and exits when the run ends: status 0 if it completed, 1 if it failed or was
+cancelled. `--baseline rouge|length` judges without an LLM (no URL needed).
+"""
+
+from __future__ import annotations
+
+import time
+from decimal import Decimal, InvalidOperation
+from urllib.parse import urlparse
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.errors import DomainError
+from annotation.management.commands._import_cli import refused
+from annotation.models import Dataset
+from judging import selectors
+from judging.models import JudgeConfig, JudgeRun
+from judging.services.runs import judge_config_create, judge_run_create, judge_run_start
+from judging.services.suggestions import judge_run_create_annotation
+from judging.templatetags.judging_ui import duration, money
+
+from ._cli import command_user
+
+POLL_SECONDS = 2.0
+BASELINES = {
+    "rouge": JudgeConfig.Backend.BASELINE_ROUGE,
+    "length": JudgeConfig.Backend.BASELINE_LENGTH,
+}
+# Options that define a new config (they are ignored with --config).
+CONFIG_OPTIONS = (
+    "base_url",
+    "model",
+    "api_key_env",
+    "samples",
+    "temperature",
+    "max_tokens",
+    "output_mode",
+    "concurrency",
+    "rpm",
+    "tpm",
+    "price_in",
+    "price_out",
+)
+
+
+def _decimal(value: str) -> Decimal:
+    try:
+        return Decimal(value)
+    except InvalidOperation:
+        raise ValueError(value) from None
+
+
+class Command(BaseCommand):
+    help = (
+        "Start a judge run over a dataset and print its id. With --wait, show progress "
+        "every 2 s and exit 0 when the run completes, 1 when it fails or is cancelled."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--dataset", required=True, help="Dataset name.")
+        judge = parser.add_argument_group(
+            "judge (one of --base-url, --config, --baseline)"
+        )
+        judge.add_argument("--base-url", help="OpenAI-compatible endpoint URL.")
+        judge.add_argument("--model", help="Judge model name at the endpoint.")
+        judge.add_argument(
+            "--config",
+            help="Reuse the judge config of this name (ignores its options).",
+        )
+        judge.add_argument(
+            "--baseline",
+            choices=sorted(BASELINES),
+            help="An LLM-free baseline judge (ROUGE-L vs reference, or length).",
+        )
+        judge.add_argument(
+            "--api-key-env",
+            default="",
+            help="NAME of the environment variable holding the API key (not the key).",
+        )
+        judge.add_argument("--samples", type=int, help="Samples per response (n).")
+        judge.add_argument("--temperature", type=float)
+        judge.add_argument("--max-tokens", type=int)
+        judge.add_argument(
+            "--output-mode", choices=[c for c, _ in JudgeConfig.OutputMode.choices]
+        )
+        judge.add_argument(
+            "--concurrency", type=int, help="Max concurrent requests to the endpoint."
+        )
+        judge.add_argument("--rpm", type=int, help="Requests per minute limit.")
+        judge.add_argument("--tpm", type=int, help="Tokens per minute limit.")
+        judge.add_argument(
+            "--price-in", type=_decimal, help="Price per million input tokens."
+        )
+        judge.add_argument(
+            "--price-out", type=_decimal, help="Price per million output tokens."
+        )
+        judge.add_argument(
+            "--dev-server",
+            action="store_true",
+            help="Mark the config as the built-in fake judge server (a dev tool).",
+        )
+        run = parser.add_argument_group("run")
+        run.add_argument(
+            "--models", nargs="+", default=[], metavar="M", help="Only these models."
+        )
+        run.add_argument("--limit", type=int, help="Only the first N instructions.")
+        run.add_argument(
+            "--kind",
+            choices=["pointwise", "metadata", "checklist"],
+            default="pointwise",
+            help="Score responses (default) or suggest instruction metadata/checklists.",
+        )
+        run.add_argument("--name", default="", help="Run name.")
+        run.add_argument(
+            "--user",
+            help="Run as this user (researcher or admin; default: the first admin).",
+        )
+        run.add_argument(
+            "--wait", action="store_true", help="Show progress until the run ends."
+        )
+
+    def handle(self, *args, **options):
+        user = command_user(options["user"])
+        dataset = Dataset.objects.filter(name=options["dataset"]).first()
+        if dataset is None:
+            raise CommandError(f"no dataset named {options['dataset']!r}")
+        config = self._config(options, user)
+        try:
+            if options["kind"] == "pointwise":
+                run = judge_run_create(
+                    config=config,
+                    dataset=dataset,
+                    user=user,
+                    models=options["models"],
+                    instruction_limit=options["limit"],
+                    name=options["name"],
+                )
+            else:
+                run = judge_run_create_annotation(
+                    config=config,
+                    dataset=dataset,
+                    user=user,
+                    kind=options["kind"],
+                    instruction_limit=options["limit"],
+                    name=options["name"],
+                )
+            estimate = run.estimate or {}
+            self.stdout.write(
+                f"Run {run.pk}: {run.name} · {run.total_calls:,} calls · estimate "
+                f"{estimate.get('input_tokens', 0) + estimate.get('output_tokens', 0):,}"
+                f" tokens, {money(estimate.get('cost', 0))}"
+            )
+            run = judge_run_start(run=run, user=user)
+        except DomainError as exc:
+            raise refused(exc, self.stderr) from exc
+        if not options["wait"]:
+            self.stdout.write(
+                f"Started. Follow it with `manage.py judge ... --wait` or at /runs/{run.pk}/."
+            )
+            return
+        self._wait(run)
+
+    def _config(self, options, user) -> JudgeConfig:
+        chosen = [k for k in ("config", "baseline", "base_url") if options[k]]
+        if len(chosen) != 1:
+            raise CommandError(
+                "give exactly one of --base-url URL --model MODEL, --config NAME or "
+                "--baseline rouge|length"
+            )
+        if options["config"]:
+            config = JudgeConfig.objects.filter(name=options["config"]).first()
+            if config is None:
+                raise CommandError(f"no judge config named {options['config']!r}")
+            ignored = [
+                f"--{k.replace('_', '-')}" for k in CONFIG_OPTIONS if options.get(k)
+            ]
+            if ignored:
+                self.stderr.write(
+                    f"Using config {config.name!r} as it is; ignored: {', '.join(ignored)}"
+                )
+            return config
+        if options["baseline"]:
+            backend = BASELINES[options["baseline"]]
+            fields = {"backend": backend, "name": f"baseline-{options['baseline']}"}
+        else:
+            if not options["model"]:
+                raise CommandError("--base-url needs --model")
+            fields = {
+                "backend": JudgeConfig.Backend.OPENAI,
+                "base_url": options["base_url"],
+                "model": options["model"],
+                "api_key_env": options["api_key_env"],
+                "is_dev_server": options["dev_server"],
+            }
+            optional = {
+                "samples": "samples",
+                "temperature": "temperature",
+                "max_tokens": "max_tokens",
+                "output_mode": "output_mode",
+                "concurrency": "max_concurrency",
+                "rpm": "requests_per_minute",
+                "tpm": "tokens_per_minute",
+                "price_in": "price_input_per_m",
+                "price_out": "price_output_per_m",
+            }
+            for option, name in optional.items():
+                if options[option] is not None:
+                    fields[name] = options[option]
+        return self._get_or_create_config(fields, user)
+
+    def _get_or_create_config(self, fields: dict, user) -> JudgeConfig:
+        """A config with exactly these settings (others at their defaults), reused if
+        one exists; otherwise created under a name made from the model and host."""
+        wanted = {
+            f.name: f.get_default()
+            for f in JudgeConfig._meta.concrete_fields
+            if f.name
+            in {
+                "backend",
+                "base_url",
+                "model",
+                "api_key_env",
+                "temperature",
+                "max_tokens",
+                "samples",
+                "output_mode",
+                "price_input_per_m",
+                "price_output_per_m",
+                "max_concurrency",
+                "requests_per_minute",
+                "tokens_per_minute",
+                "is_dev_server",
+            }
+        }
+        base_name = fields.pop("name", None)
+        wanted.update(fields)
+        existing = JudgeConfig.objects.filter(**wanted).order_by("pk").first()
+        if existing is not None:
+            return existing
+        if base_name is None:
+            host = urlparse(wanted["base_url"]).netloc or wanted["base_url"]
+            base_name = f"{wanted['model']} @ {host}"[:90]
+        name, n = base_name, 1
+        while JudgeConfig.objects.filter(name=name).exists():
+            n += 1
+            name = f"{base_name} #{n}"
+        try:
+            config = judge_config_create(user=user, name=name, **wanted)
+        except DomainError as exc:
+            raise refused(exc, self.stderr) from exc
+        self.stdout.write(f"Created judge config {config.name!r} (id {config.pk}).")
+        return config
+
+    def _wait(self, run: JudgeRun) -> None:
+        started = time.monotonic()
+        try:
+            while True:
+                run.refresh_from_db()
+                progress = selectors.judge_run_progress(run=run)
+                self.stdout.write(self._line(run, progress, time.monotonic() - started))
+                if run.status != JudgeRun.Status.RUNNING:
+                    break
+                time.sleep(POLL_SECONDS)
+        except KeyboardInterrupt:
+            self.stdout.write(
+                f"Stopped waiting; run {run.pk} goes on (cancel it on /runs/{run.pk}/)."
+            )
+            raise SystemExit(130) from None
+        c = selectors.judge_run_progress(run=run).counts
+        summary = (
+            f"Run {run.pk} {run.get_status_display().lower()}: {c.succeeded:,} done, "
+            f"{c.failed:,} failed, {c.tokens:,} tokens, {money(c.cost)}"
+        )
+        if run.status == JudgeRun.Status.COMPLETED:
+            self.stdout.write(summary)
+            return
+        if run.status == JudgeRun.Status.PENDING and not c.open:
+            self.stdout.write(f"Run {run.pk}: nothing to do.")
+            return
+        raise CommandError(summary, returncode=1)
+
+    @staticmethod
+    def _line(run: JudgeRun, progress, waited: float) -> str:
+        c = progress.counts
+        eta = (
+            duration(progress.eta_seconds) if progress.eta_seconds is not None else "–"
+        )
+        return (
+            f"[{duration(int(waited))}] {run.status}: done {c.succeeded:,}/{c.total:,} · "
+            f"failed {c.failed:,} · in flight {c.running:,} · "
+            f"{progress.calls_per_second:.1f} calls/s · {c.tokens:,} tokens · "
+            f"{money(c.cost)} · ETA {eta}"
+        )

@@ -1,0 +1,611 @@
+"""Judge results produced elsewhere, imported as a judge run of kind `imported`.
+
+Two formats:
+
+- `flask_review`: FLASK's GPT-4 review files, one per evaluated model (the model name
+  comes from the file name, `gpt4_review.jsonl` -> `gpt4`, or is given). Each line is
+  the eval-set record (`question_id` or `idx`, ...) plus the judge's raw `review` text
+  and its parsed `score`: a dict keyed by skill name (`{"Logical Correctness": 4}`) or
+  a list aligned with the record's skills (`skill`, legacy `metrics`).
+- `jsonl` / `csv`: one score per row: instruction `id`, `model`, `skill`, `score`
+  (1-5 or N/A), optional `rationale`, `sample` index and raw `review` text. Other
+  column names are mapped with `FIELD=COLUMN`.
+
+Score values may be numbers, numeric strings ("4", "4.0") or "N/A". Every row is
+validated before anything is written; a bad file changes nothing and each problem
+names its file, line and field.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass, field
+from pathlib import PurePath
+
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.utils import timezone
+
+from annotation import roles
+from annotation.errors import DomainError, Problem
+from annotation.importers.base import (
+    MAX_PROBLEMS,
+    RowReader,
+    decode_lines,
+    iter_jsonl,
+    normalise_name,
+    type_name,
+)
+from annotation.importers.flask import model_name_from_file
+from annotation.models import Dataset, Instruction, InstructionSkill, Response, Skill
+from judging.models import JudgeCall, JudgeRun, JudgeScore
+
+FORMATS = ("flask_review", "jsonl", "csv")
+GENERIC_FIELDS = ("id", "model", "skill", "score", "rationale", "sample", "review")
+NA_VALUES = {"n/a", "na", "n.a.", "not applicable"}
+MAX_SAMPLE_INDEX = 1000
+
+
+@dataclass
+class ScoreRow:
+    """One validated score: where it came from and what it says."""
+
+    file: str
+    line: int
+    response_id: int
+    sample: int
+    skill_id: int
+    score: int | None
+    rationale: str = ""
+
+
+@dataclass
+class CallRow:
+    """One imported call: a (response, sample) with its raw output and scores."""
+
+    file: str
+    line: int
+    response_id: int
+    sample: int
+    model: str
+    review: str = ""
+    scores: list[ScoreRow] = field(default_factory=list)
+
+
+@dataclass
+class _Lookups:
+    """What validation needs to know about the dataset, loaded in a few queries."""
+
+    dataset: Dataset
+    instructions: dict[str, int]
+    responses: dict[tuple[int, str], int]
+    skill_by_name: dict[str, Skill]
+    instruction_skills: dict[int, list[int]]
+
+    @classmethod
+    def load(cls, dataset: Dataset) -> _Lookups:
+        skills = list(Skill.objects.filter(rubric_id=dataset.rubric_id))
+        by_name: dict[str, Skill] = {}
+        for skill in skills:
+            by_name[normalise_name(skill.name)] = skill
+            by_name[normalise_name(skill.key)] = skill
+        links: dict[int, list[int]] = {}
+        for instruction_id, skill_id in (
+            InstructionSkill.objects.filter(instruction__dataset=dataset)
+            .order_by("instruction_id", "rank")
+            .values_list("instruction_id", "skill_id")
+        ):
+            links.setdefault(instruction_id, []).append(skill_id)
+        return cls(
+            dataset=dataset,
+            instructions=dict(
+                Instruction.objects.filter(dataset=dataset).values_list(
+                    "external_id", "pk"
+                )
+            ),
+            responses={
+                (instruction_id, model): pk
+                for pk, instruction_id, model in Response.objects.filter(
+                    instruction__dataset=dataset
+                ).values_list("pk", "instruction_id", "model_name")
+            },
+            skill_by_name=by_name,
+            instruction_skills=links,
+        )
+
+
+def parse_score(value, *, csv_cell: bool = False) -> tuple[bool, int | None, str]:
+    """(ok, score or None for N/A, problem text) for one score value.
+
+    Accepts 1-5 as a number or numeric string ("4", "4.0") and "N/A" (any case); a
+    JSON null is N/A too, but an empty CSV cell is refused (write N/A).
+    """
+    if value is None:
+        if csv_cell:
+            return False, None, "is empty; write a score 1-5 or N/A"
+        return True, None, ""
+    if isinstance(value, bool):
+        return False, None, "must be a score 1-5 or N/A, got a boolean"
+    if isinstance(value, str):
+        text = value.strip().strip("'\"").strip()
+        if text.lower() in NA_VALUES:
+            return True, None, ""
+        try:
+            value = float(text)
+        except ValueError:
+            return False, None, f"score {value!r} is not a number 1-5 or N/A"
+    if isinstance(value, int | float):
+        if not math.isfinite(value) or not float(value).is_integer():
+            return False, None, f"score {value!r} is not a whole number 1-5 or N/A"
+        score = int(value)
+        if not 1 <= score <= 5:
+            return False, None, f"score {score} is out of range; use 1-5 or N/A"
+        return True, score, ""
+    return False, None, f"must be a score 1-5 or N/A, got {type_name(value)}"
+
+
+def _parse_mapping(mapping) -> dict[str, str]:
+    """`["score=rating", ...]` or {"score": "rating"} -> {"score": "rating"}."""
+    if not mapping:
+        return {}
+    items = mapping.items() if isinstance(mapping, dict) else None
+    if items is None:
+        pairs = []
+        for pair in mapping:
+            if "=" not in pair:
+                raise DomainError(
+                    "the field mapping is not valid",
+                    [Problem(f"{pair!r}: expected FIELD=COLUMN", field="mapping")],
+                )
+            name, column = pair.split("=", 1)
+            pairs.append((name, column))
+        items = pairs
+    out = {}
+    for name, column in items:
+        name, column = str(name).strip(), str(column).strip()
+        if name not in GENERIC_FIELDS:
+            raise DomainError(
+                "the field mapping is not valid",
+                [
+                    Problem(
+                        f"unknown field {name!r}; fields are {', '.join(GENERIC_FIELDS)}",
+                        field="mapping",
+                    )
+                ],
+            )
+        if not column:
+            raise DomainError(
+                "the field mapping is not valid",
+                [Problem(f"{name}=: the column name is empty", field="mapping")],
+            )
+        out[name] = column
+    return out
+
+
+def _csv_rows(data: bytes, file: str, problems: list[Problem]):
+    """(line, row) pairs of a CSV file with a header; empty cells are None."""
+    if not data.strip():
+        problems.append(Problem("the file is empty", file=file))
+        return None, []
+    lines = decode_lines(data, file, problems)
+    if problems:
+        return None, []
+    reader = csv.DictReader(io.StringIO("\n".join(t for _, t in lines), newline=""))
+    try:
+        header = reader.fieldnames or []
+        rows = []
+        for row in reader:
+            if None in row:
+                problems.append(
+                    Problem(
+                        f"has more cells than the header's {len(header)} columns",
+                        line=reader.line_num,
+                        file=file,
+                    )
+                )
+                continue
+            rows.append(
+                (reader.line_num, {k: (v if v != "" else None) for k, v in row.items()})
+            )
+    except csv.Error as exc:
+        problems.append(Problem(f"CSV error: {exc}", file=file))
+        return None, []
+    return header, rows
+
+
+class _Collector:
+    """Collects calls and scores, reporting unknown ids, models and skills and
+    duplicate (response, skill, sample) keys with the line of their first use."""
+
+    def __init__(self, lookups: _Lookups, problems: list[Problem]):
+        self.lookups = lookups
+        self.problems = problems
+        self.calls: dict[tuple[int, int], CallRow] = {}
+        self.seen: dict[tuple[int, int, int], tuple[str, int]] = {}
+        self.rows = 0
+
+    def response(
+        self,
+        reader: RowReader,
+        external_id: str,
+        id_field: str,
+        model: str,
+        model_field,
+    ) -> int | None:
+        instruction_id = self.lookups.instructions.get(external_id)
+        if instruction_id is None:
+            reader.fail(
+                id_field,
+                f"unknown instruction id {external_id!r}: dataset "
+                f"{self.lookups.dataset.name!r} has no such instruction",
+            )
+            return None
+        response_id = self.lookups.responses.get((instruction_id, model))
+        if response_id is None:
+            reader.fail(
+                model_field,
+                f"dataset {self.lookups.dataset.name!r} has no response of model "
+                f"{model!r} to instruction {external_id!r}",
+            )
+        return response_id
+
+    def skill(self, reader: RowReader, name, field_name: str) -> Skill | None:
+        skill = self.lookups.skill_by_name.get(normalise_name(str(name)))
+        if skill is None:
+            reader.fail(
+                field_name,
+                f"unknown skill {name!r}; it is not in the dataset's rubric",
+            )
+        return skill
+
+    def call(
+        self, file: str, line: int, response_id: int, sample: int, model: str
+    ) -> CallRow:
+        key = (response_id, sample)
+        if key not in self.calls:
+            self.calls[key] = CallRow(
+                file=file,
+                line=line,
+                response_id=response_id,
+                sample=sample,
+                model=model,
+            )
+        return self.calls[key]
+
+    def add(self, call: CallRow, score: ScoreRow, field_name: str) -> None:
+        key = (score.response_id, score.skill_id, score.sample)
+        first = self.seen.get(key)
+        if first is not None:
+            where = f"line {first[1]}" + (
+                "" if first[0] == score.file else f" of {first[0]}"
+            )
+            self.problems.append(
+                Problem(
+                    f"duplicate score for the same response, skill and sample "
+                    f"(first given on {where})",
+                    line=score.line,
+                    field=field_name,
+                    file=score.file,
+                )
+            )
+            return
+        self.seen[key] = (score.file, score.line)
+        call.scores.append(score)
+
+
+def _flask_review_file(
+    data: bytes, file: str, model: str, collector: _Collector, problems: list[Problem]
+) -> None:
+    for line, row in iter_jsonl(data, file, problems):
+        collector.rows += 1
+        reader = RowReader(row, line, file, problems)
+        id_field = "question_id" if "question_id" in row or "idx" not in row else "idx"
+        external_id = reader.identifier(id_field)
+        review = row.get("review", "")
+        if not isinstance(review, str):
+            reader.fail("review", f"must be the judge's text, got {type_name(review)}")
+            review = ""
+        elif "\x00" in review:
+            reader.fail("review", "contains a NUL character (\\u0000)")
+        scores = row.get("score")
+        if scores is None:
+            reader.fail("score", "is missing: expected the judge's parsed scores")
+            continue
+        if external_id is None:
+            continue
+        response_id = collector.response(reader, external_id, id_field, model, "model")
+        pairs: list[tuple[Skill, object]] = []
+        if isinstance(scores, dict):
+            for name, value in scores.items():
+                skill = collector.skill(reader, name, "score")
+                if skill is not None:
+                    pairs.append((skill, value))
+        elif isinstance(scores, list):
+            names_field = next((f for f in ("skill", "metrics") if f in row), None)
+            skills: list[Skill | None] = []
+            if names_field is not None:
+                names = reader.string_list(names_field) or []
+                skills = [collector.skill(reader, n, names_field) for n in names]
+            else:
+                instruction_id = collector.lookups.instructions.get(external_id)
+                by_id = {s.pk: s for s in collector.lookups.skill_by_name.values()}
+                skills = [
+                    by_id[pk]
+                    for pk in collector.lookups.instruction_skills.get(
+                        instruction_id, []
+                    )
+                ]
+            if len(skills) != len(scores):
+                reader.fail(
+                    "score",
+                    f"has {len(scores)} scores but the record lists {len(skills)} "
+                    f"skills{f' in `{names_field}`' if names_field else ''}; give "
+                    "a score per skill or a dict keyed by skill name",
+                )
+            else:
+                pairs = [(s, v) for s, v in zip(skills, scores, strict=True) if s]
+        else:
+            reader.fail(
+                "score",
+                "must be a dict keyed by skill name or a list aligned with the "
+                f"record's skills, got {type_name(scores)}",
+            )
+        parsed: list[tuple[Skill, int | None]] = []
+        for skill, value in pairs:
+            ok, score, message = parse_score(value)
+            if not ok:
+                reader.fail("score", f"{skill.name}: {message}")
+                continue
+            parsed.append((skill, score))
+        if not reader.ok or response_id is None:
+            continue
+        call = collector.call(file, line, response_id, 0, model)
+        if call.line != line:
+            problems.append(
+                Problem(
+                    f"duplicate review of instruction {external_id!r} by model "
+                    f"{model!r} (first on line {call.line})",
+                    line=line,
+                    field=id_field,
+                    file=file,
+                )
+            )
+            continue
+        call.review = review
+        for skill, score in parsed:
+            collector.add(
+                call,
+                ScoreRow(file, line, response_id, 0, skill.pk, score),
+                "score",
+            )
+
+
+def _generic_file(
+    data: bytes,
+    file: str,
+    fmt: str,
+    column: dict[str, str],
+    default_model: str | None,
+    collector: _Collector,
+    problems: list[Problem],
+) -> None:
+    if fmt == "csv":
+        header, rows = _csv_rows(data, file, problems)
+        if header is None:
+            return
+        required = ["id", "skill", "score"] + ([] if default_model else ["model"])
+        missing = [
+            f"`{column[n]}` (for field `{n}`)"
+            for n in required
+            if column[n] not in header
+        ]
+        if missing:
+            problems.append(
+                Problem(
+                    "the CSV header has no column "
+                    + ", ".join(missing)
+                    + "; its columns are: "
+                    + ", ".join(header),
+                    line=1,
+                    file=file,
+                )
+            )
+            return
+    else:
+        rows = list(iter_jsonl(data, file, problems))
+    for line, row in rows:
+        collector.rows += 1
+        if len(problems) >= MAX_PROBLEMS:
+            return
+        reader = RowReader(row, line, file, problems)
+        external_id = reader.identifier(column["id"])
+        model = reader.identifier(column["model"], required=default_model is None)
+        model = model or default_model
+        skill_name = reader.identifier(column["skill"])
+        ok, score, message = parse_score(
+            row.get(column["score"]), csv_cell=fmt == "csv"
+        )
+        if column["score"] not in row:
+            reader.fail(column["score"], "is missing; write a score 1-5 or N/A")
+        elif not ok:
+            reader.fail(column["score"], message)
+        rationale = reader.text(column["rationale"], required=False)
+        review = reader.text(column["review"], required=False)
+        sample = 0
+        raw_sample = row.get(column["sample"])
+        if raw_sample is not None:
+            try:
+                sample = int(str(raw_sample).strip())
+                if isinstance(raw_sample, bool) or not 0 <= sample <= MAX_SAMPLE_INDEX:
+                    raise ValueError
+            except ValueError:
+                reader.fail(
+                    column["sample"],
+                    f"sample index {raw_sample!r} must be a whole number "
+                    f"0-{MAX_SAMPLE_INDEX}",
+                )
+        if external_id is None or model is None:
+            continue
+        response_id = collector.response(
+            reader, external_id, column["id"], model, column["model"]
+        )
+        skill = (
+            collector.skill(reader, skill_name, column["skill"]) if skill_name else None
+        )
+        if not reader.ok or response_id is None or skill is None:
+            continue
+        call = collector.call(file, line, response_id, sample, model)
+        if review and not call.review:
+            call.review = review
+        collector.add(
+            call,
+            ScoreRow(file, line, response_id, sample, skill.pk, score, rationale),
+            column["skill"],
+        )
+
+
+def _raw_output(call: CallRow, skill_names: dict[int, str]) -> str:
+    if call.review:
+        return call.review
+    lines = []
+    for s in call.scores:
+        value = "N/A" if s.score is None else str(s.score)
+        note = f": {s.rationale}" if s.rationale else ""
+        lines.append(f"{skill_names.get(s.skill_id, s.skill_id)} = {value}{note}")
+    return "\n".join(lines)
+
+
+def judge_run_import(
+    *,
+    dataset: Dataset,
+    user: User,
+    name: str = "",
+    fmt: str,
+    files: list[tuple[str, bytes]],
+    model: str | None = None,
+    mapping=None,
+) -> JudgeRun:
+    """Import judge results made elsewhere as a completed run of kind `imported`.
+
+    Every row of every file is validated first (unknown instruction id, model response
+    or skill; a score that is not 1-5 or N/A; a duplicate (response, skill, sample)).
+    Any problem raises `DomainError` listing each with its file, line and field, and
+    nothing is written. Otherwise, in one transaction: the run (status completed,
+    `total_calls` = the calls written), one succeeded `JudgeCall` per (response,
+    sample) whose raw output is the judge's review text, and one `JudgeScore` per
+    score. Researchers and admins only. Not idempotent: importing twice makes two runs.
+    """
+    roles.require_researcher(user)
+    if fmt not in FORMATS:
+        raise DomainError(
+            "the judge results were not imported",
+            [Problem(f"must be one of {', '.join(FORMATS)}", field="format")],
+        )
+    if not files:
+        raise DomainError(
+            "the judge results were not imported",
+            [Problem("no file was given", field="files")],
+        )
+    model = (model or "").strip() or None
+    if fmt == "flask_review" and model and len(files) > 1:
+        raise DomainError(
+            "the judge results were not imported",
+            [
+                Problem(
+                    "FLASK review files are one per model: give one file with a model "
+                    "name, or leave the model empty to take it from each file name",
+                    field="model",
+                )
+            ],
+        )
+    column = {n: n for n in GENERIC_FIELDS} | _parse_mapping(mapping)
+    lookups = _Lookups.load(dataset)
+    problems: list[Problem] = []
+    collector = _Collector(lookups, problems)
+    for file, data in files:
+        if fmt == "flask_review":
+            file_model = model or model_name_from_file(file)
+            if not file_model:
+                problems.append(
+                    Problem(
+                        "cannot tell the model's name; give it",
+                        field="model",
+                        file=file,
+                    )
+                )
+                continue
+            _flask_review_file(data, file, file_model, collector, problems)
+        else:
+            _generic_file(data, file, fmt, column, model, collector, problems)
+    calls = [c for c in collector.calls.values() if c.scores or c.review]
+    if not problems and not calls:
+        problems.append(Problem("no scores were found in the files", field="files"))
+    if problems:
+        raise DomainError(
+            "the judge results were not imported", problems[:MAX_PROBLEMS]
+        )
+
+    now = timezone.now()
+    names = [PurePath(f).name for f, _ in files]
+    models = sorted({c.model for c in calls})
+    skill_names = {s.pk: s.name for s in lookups.skill_by_name.values()}
+    with transaction.atomic():
+        run = JudgeRun.objects.create(
+            config=None,
+            dataset=dataset,
+            name=name.strip() or f"Imported {', '.join(models)} ({fmt})"[:200],
+            kind=JudgeRun.Kind.IMPORTED,
+            status=JudgeRun.Status.COMPLETED,
+            models_included=models,
+            settings_snapshot={
+                "source": "import",
+                "format": fmt,
+                "files": names,
+                "model": model or "",
+                "mapping": {k: v for k, v in column.items() if k != v},
+            },
+            total_calls=len(calls),
+            created_by=user,
+            started_at=now,
+            finished_at=now,
+            source_note=f"{fmt} import of {', '.join(names)} ({collector.rows} rows)",
+        )
+        created = JudgeCall.objects.bulk_create(
+            [
+                JudgeCall(
+                    run=run,
+                    response_id=c.response_id,
+                    sample_index=c.sample,
+                    status=JudgeCall.Status.SUCCEEDED,
+                    raw_output=_raw_output(c, skill_names),
+                    parsed={
+                        "scores": {skill_names[s.skill_id]: s.score for s in c.scores},
+                        "format": fmt,
+                        "source": f"{PurePath(c.file).name}:{c.line}",
+                    },
+                    started_at=now,
+                    finished_at=now,
+                )
+                for c in calls
+            ],
+            batch_size=2000,
+        )
+        JudgeScore.objects.bulk_create(
+            [
+                JudgeScore(
+                    run=run,
+                    call_id=call_row.pk,
+                    response_id=s.response_id,
+                    skill_id=s.skill_id,
+                    sample_index=s.sample,
+                    score=s.score,
+                    rationale=s.rationale,
+                )
+                for call_row, c in zip(created, calls, strict=True)
+                for s in c.scores
+            ],
+            batch_size=5000,
+        )
+    return run

@@ -1,0 +1,74 @@
+"""Presentation helpers of the judging pages: durations, money, status colours."""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+
+from django import template
+
+register = template.Library()
+
+RUN_TONES = {
+    "pending": "neutral",
+    "running": "info",
+    "completed": "success",
+    "failed": "danger",
+    "cancelled": "warning",
+}
+CALL_TONES = {
+    "pending": "neutral",
+    "running": "info",
+    "succeeded": "success",
+    "failed": "danger",
+    "cancelled": "warning",
+}
+SUGGESTION_TONES = {"proposed": "info", "accepted": "success", "rejected": "neutral"}
+
+
+@register.filter
+def run_tone(status: str) -> str:
+    """The badge colour of a run status."""
+    return RUN_TONES.get(status, "neutral")
+
+
+@register.filter
+def call_tone(status: str) -> str:
+    """The badge colour of a call status."""
+    return CALL_TONES.get(status, "neutral")
+
+
+@register.filter
+def suggestion_tone(status: str) -> str:
+    return SUGGESTION_TONES.get(status, "neutral")
+
+
+@register.filter
+def duration(seconds) -> str:
+    """72 -> `1 min 12 s`, 3 -> `3 s`, 4000 -> `1 h 6 min`; None -> an en dash."""
+    if seconds is None or seconds == "":
+        return "–"
+    seconds = int(seconds)
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {seconds} s" if seconds else f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+
+
+@register.filter
+def money(value) -> str:
+    """A cost in dollars: 4 decimals below a dollar, 2 above."""
+    try:
+        amount = Decimal(str(value or 0))
+    except InvalidOperation:
+        return str(value)
+    if amount and abs(amount) < 1:
+        return f"${amount:.4f}"
+    return f"${amount:,.2f}"
+
+
+@register.filter
+def score_text(score) -> str:
+    return "N/A" if score is None else str(score)

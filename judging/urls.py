@@ -1,0 +1,40 @@
+"""URLs of the judging pages (researchers and admins)."""
+
+from django.urls import path
+
+from . import views
+
+app_name = "judging"
+
+urlpatterns = [
+    path("judges/", views.judge_list, name="judge-list"),
+    path("judges/new/", views.judge_new, name="judge-new"),
+    path("runs/", views.run_list, name="run-list"),
+    path("runs/new/", views.run_new, name="run-new"),
+    path("runs/import/", views.run_import, name="run-import"),
+    path("runs/<int:run_id>/", views.run_detail, name="run-detail"),
+    path("runs/<int:run_id>/start/", views.run_start, name="run-start"),
+    path("runs/<int:run_id>/cancel/", views.run_cancel, name="run-cancel"),
+    path("runs/<int:run_id>/retry/", views.run_retry, name="run-retry"),
+    path("runs/<int:run_id>/results/", views.run_results, name="run-results"),
+    path(
+        "runs/<int:run_id>/suggestions/",
+        views.run_suggestions,
+        name="run-suggestions",
+    ),
+    path(
+        "runs/<int:run_id>/suggestions/accept-all/",
+        views.suggestion_accept_all_view,
+        name="suggestion-accept-all",
+    ),
+    path(
+        "runs/<int:run_id>/suggestions/<int:suggestion_id>/accept/",
+        views.suggestion_accept_view,
+        name="suggestion-accept",
+    ),
+    path(
+        "runs/<int:run_id>/suggestions/<int:suggestion_id>/reject/",
+        views.suggestion_reject_view,
+        name="suggestion-reject",
+    ),
+]

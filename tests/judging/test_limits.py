@@ -1,0 +1,130 @@
+"""Endpoint limits shared through Redis (every worker of an endpoint) and in-process."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+import uuid
+
+import pytest
+
+from judging.limits import LocalLimiter, RedisLimiter
+
+
+def redis_url() -> str:
+    url = os.environ.get("REDIS_URL", "")
+    if not url.startswith("redis://"):
+        pytest.skip("needs Redis: set REDIS_URL=redis://... (the CI script does)")
+    return url
+
+
+def test_concurrency_limit_holds_across_limiter_instances():
+    """Two limiters on one scope stand for two worker processes of one endpoint."""
+    url = redis_url()
+    scope = f"test-{uuid.uuid4().hex}"
+
+    async def scenario():
+        a = RedisLimiter(
+            redis_url=url, scope=scope, max_concurrency=3, slot_lease_seconds=5
+        )
+        b = RedisLimiter(
+            redis_url=url, scope=scope, max_concurrency=3, slot_lease_seconds=5
+        )
+        await a.acquire(10)
+        await a.acquire(10)
+        await b.acquire(10)
+        assert await a.in_use() == 3
+        blocked = asyncio.create_task(b.acquire(10))
+        await asyncio.sleep(0.3)
+        assert not blocked.done()  # the fourth holder waits, whichever worker asks
+        a.release()
+        await asyncio.wait_for(blocked, timeout=2)
+        assert await b.in_use() == 3
+        a.release()
+        b.release()
+        b.release()
+        await asyncio.sleep(0.1)
+        assert await a.in_use() == 0
+        await a.aclose()
+        await b.aclose()
+
+    asyncio.run(scenario())
+
+
+def test_slots_of_a_crashed_holder_come_back_after_the_lease():
+    url = redis_url()
+    scope = f"test-{uuid.uuid4().hex}"
+
+    async def scenario():
+        crashed = RedisLimiter(
+            redis_url=url, scope=scope, max_concurrency=1, slot_lease_seconds=0.2
+        )
+        await crashed.acquire(1)  # never released: its worker died
+        other = RedisLimiter(
+            redis_url=url, scope=scope, max_concurrency=1, slot_lease_seconds=0.2
+        )
+        t0 = time.monotonic()
+        await asyncio.wait_for(other.acquire(1), timeout=10)
+        waited = time.monotonic() - t0
+        assert 0.15 < waited < 8  # the lease (0.2 s + margin) ran out, then it got in
+        await crashed.aclose()
+        await other.aclose()
+
+    asyncio.run(scenario())
+
+
+def test_requests_per_minute_bucket_is_shared():
+    url = redis_url()
+    scope = f"test-{uuid.uuid4().hex}"
+
+    async def scenario():
+        a = RedisLimiter(
+            redis_url=url, scope=scope, max_concurrency=100, requests_per_minute=120
+        )
+        b = RedisLimiter(
+            redis_url=url, scope=scope, max_concurrency=100, requests_per_minute=120
+        )
+        for i in range(120):  # a full bucket: 120 at once
+            limiter = a if i % 2 else b
+            await limiter.acquire(1)
+            limiter.release()
+        t0 = time.monotonic()
+        await b.acquire(1)  # the next one waits for a refill (2 per second)
+        assert time.monotonic() - t0 > 0.3
+        await a.aclose()
+        await b.aclose()
+
+    asyncio.run(scenario())
+
+
+def test_tokens_per_minute_bucket_waits_for_large_requests():
+    async def scenario():
+        limiter = LocalLimiter(max_concurrency=10, tokens_per_minute=6000)
+        await limiter.acquire(6000)
+        t0 = time.monotonic()
+        await limiter.acquire(100)  # 100 tokens at 100 per second: about 1 s
+        assert 0.7 < time.monotonic() - t0 < 3
+
+    asyncio.run(scenario())
+
+
+def test_local_concurrency_limit():
+    async def scenario():
+        limiter = LocalLimiter(max_concurrency=2)
+        in_flight = 0
+        peak = 0
+
+        async def one():
+            nonlocal in_flight, peak
+            await limiter.acquire(1)
+            in_flight += 1
+            peak = max(peak, in_flight)
+            await asyncio.sleep(0.01)
+            in_flight -= 1
+            limiter.release()
+
+        await asyncio.gather(*(one() for _ in range(20)))
+        return peak
+
+    assert asyncio.run(scenario()) == 2
