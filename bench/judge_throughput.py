@@ -89,30 +89,31 @@ def stop(proc: subprocess.Popen | None) -> None:
             os.killpg(proc.pid, signal.SIGKILL)
 
 
-async def bare_loop(base_url: str, calls: int, concurrency: int, messages) -> float:
-    """The floor: AsyncOpenAI + a semaphore, nothing stored."""
+async def bare_loop(base_url: str, calls: int, concurrency: int, requests) -> float:
+    """The floor: AsyncOpenAI + a semaphore, the same prompts, nothing stored."""
     import openai
 
+    # The SDK's aiohttp transport: httpx's pool is several times slower at this
+    # concurrency (the same choice judging.llm makes).
     client = openai.AsyncOpenAI(
         base_url=base_url,
         api_key="bench",
         max_retries=0,
-        http_client=httpx.AsyncClient(
-            limits=httpx.Limits(
-                max_connections=concurrency, max_keepalive_connections=concurrency
-            ),
-            timeout=60,
-        ),
+        timeout=60,
+        http_client=openai.DefaultAioHttpClient(timeout=60),
     )
     semaphore = asyncio.Semaphore(concurrency)
 
     async def one(i: int) -> None:
+        messages, response_format = requests[i % len(requests)]
+        extra = {"response_format": response_format} if response_format else {}
         async with semaphore:
             await client.chat.completions.create(
                 model="fake-judge",
-                messages=messages[i % len(messages)],
+                messages=messages,
                 temperature=0,
-                max_tokens=512,
+                max_tokens=1024,
+                **extra,
             )
 
     t0 = time.perf_counter()
@@ -167,9 +168,10 @@ def main() -> None:
     from django.db import connection
 
     from annotation import services as annotation_services
-    from annotation.models import Dataset, Instruction
+    from annotation.models import Dataset, Skill
     from judging import services
     from judging.models import JudgeCall, JudgeRun, JudgeScore
+    from judging.services.execution import _load_contexts
 
     server = workers = None
     try:
@@ -270,10 +272,13 @@ def main() -> None:
             calls = run.total_calls
             ideal = calls * args.latency_ms / 1000 / concurrency
             if errors == 0.0:
-                sample = [
-                    [{"role": "user", "content": i.text[:2000]}]
-                    for i in Instruction.objects.filter(dataset=dataset)[:50]
-                ]
+                # The very prompts the app sends for this run's calls.
+                ids = list(
+                    JudgeCall.objects.filter(run=run).values_list("pk", flat=True)
+                )
+                skills = list(Skill.objects.filter(rubric_id=dataset.rubric_id))
+                contexts = _load_contexts(run, "bench", ids, skills, config.prompt)
+                sample = [(c.messages, c.response_format) for c in contexts]
                 bare_times[concurrency] = asyncio.run(
                     bare_loop(base, calls, concurrency, sample)
                 )

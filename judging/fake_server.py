@@ -531,8 +531,10 @@ def start_fake_server_in_thread(
     loop: asyncio.AbstractEventLoop = box["loop"]
 
     def stop() -> None:
-        if thread.is_alive() and not loop.is_closed():
+        try:
             loop.call_soon_threadsafe(loop.stop)
+        except RuntimeError:  # already stopped and closed
+            pass
         thread.join(10)
 
     return f"http://{host}:{box['port']}/v1", stop

@@ -71,12 +71,19 @@ class RedisLimiter:
     ) -> None:
         import redis.asyncio as aioredis
 
-        self._redis = aioredis.from_url(redis_url)
+        # A bounded pool that makes callers wait for a connection instead of failing
+        # when hundreds of calls are in flight.
+        self._redis = aioredis.Redis(
+            connection_pool=aioredis.BlockingConnectionPool.from_url(
+                redis_url, max_connections=64, timeout=None
+            )
+        )
         self._scope = scope
         self._limit = max_concurrency
         self._rpm = requests_per_minute
         self._tpm = tokens_per_minute
         self._poll = poll_seconds
+        self._poll_max = max(poll_seconds, 0.02)
         self._lease = slot_lease_seconds + SLOT_LEASE_MARGIN_SECONDS
         self._holders: list[str] = []
         self._slot = self._redis.register_script(_ACQUIRE_SLOT)
@@ -106,7 +113,7 @@ class RedisLimiter:
             keys=[key], args=[self._limit, time.time(), self._lease, holder]
         ):
             await asyncio.sleep(delay * random.uniform(0.5, 1.5))
-            delay = min(delay * 1.5, 0.25)
+            delay = min(delay * 1.5, self._poll_max)
         self._holders.append(holder)
 
     def release(self, used_tokens: int | None = None) -> None:

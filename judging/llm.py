@@ -208,8 +208,12 @@ class JudgeClient:
         self._sleep = sleep
         # Kept only to scrub it from server-provided error text.
         self._secret = api_key or None
-        self.transport = transport
+        # What messages and logs show: a key pasted into the URL is scrubbed too.
+        self._url = self._scrub(base_url)
         self._http = _http_client(transport, timeout, max_connections)
+        self.transport = (
+            "httpx" if isinstance(self._http, httpx.AsyncClient) else "aiohttp"
+        )
         self._client = openai.AsyncOpenAI(
             base_url=base_url,
             api_key=api_key or "not-needed",
@@ -220,7 +224,7 @@ class JudgeClient:
 
     def __repr__(self) -> str:
         return (
-            f"JudgeClient(base_url={self.base_url!r}, timeout={self.timeout}, "
+            f"JudgeClient(base_url={self._url!r}, timeout={self.timeout}, "
             f"transport={self.transport!r})"
         )
 
@@ -277,7 +281,7 @@ class JudgeClient:
                 delay = self._delay(attempt, retry_after)
                 logger.warning(
                     "judge call to %s failed (attempt %d of %d): %s; retrying in %.2fs",
-                    self.base_url,
+                    self._url,
                     attempt,
                     self.max_retries + 1,
                     exc,
@@ -340,9 +344,7 @@ class JudgeClient:
         if is_timeout:
             return TransientJudgeError("timeout", f"no answer within {self.timeout:g}s")
         detail = self._scrub(str(cause) if cause is not None else str(exc))
-        return TransientJudgeError(
-            "connection", f"cannot reach {self.base_url}: {detail}"
-        )
+        return TransientJudgeError("connection", f"cannot reach {self._url}: {detail}")
 
     def _scrub(self, text: str) -> str:
         if self._secret:
@@ -353,9 +355,7 @@ class JudgeClient:
     def _status_error(self, exc: openai.APIStatusError) -> JudgeError:
         status = exc.status_code
         detail = self._scrub(_server_message(exc))
-        message = f"HTTP {status} from {self.base_url}" + (
-            f": {detail}" if detail else ""
-        )
+        message = f"HTTP {status} from {self._url}" + (f": {detail}" if detail else "")
         retry_after = None
         if status in (429, 503):
             headers = exc.response.headers
@@ -386,7 +386,7 @@ class JudgeClient:
     def _read_body(self, body: str, request: ChatRequest) -> _Reply:
         def invalid(why: str) -> TransientJudgeError:
             return TransientJudgeError(
-                "invalid_response", f"{why} (from {self.base_url})", status_code=200
+                "invalid_response", f"{why} (from {self._url})", status_code=200
             )
 
         try:
@@ -452,13 +452,17 @@ def _http_client(transport: str, timeout: float, max_connections: int):
     # httpx's pool costs CPU per request that grows with the number of open
     # connections (encode/httpx#3215): at 200 concurrent calls it spends seconds
     # where the SDK's aiohttp transport spends milliseconds.
-    return openai.DefaultAioHttpClient(
-        limits=httpx2.Limits(
-            max_connections=max_connections,
-            max_keepalive_connections=max_connections,
-        ),
-        timeout=timeout,
-    )
+    try:
+        return openai.DefaultAioHttpClient(
+            limits=httpx2.Limits(
+                max_connections=max_connections,
+                max_keepalive_connections=max_connections,
+            ),
+            timeout=timeout,
+        )
+    except RuntimeError:  # the SDK found no usable aiohttp
+        logger.warning("aiohttp transport unavailable; using httpx (slower when busy)")
+        return _http_client("httpx", timeout, max_connections)
 
 
 def _root_cause(exc: BaseException) -> BaseException | None:
