@@ -406,8 +406,9 @@ class CampaignItem(models.Model):
     query is one index scan. Changed only under a row lock (services.rating).
     """
 
+    # No index of its own: the unique (campaign, response) index serves campaign lookups.
     campaign = models.ForeignKey(
-        Campaign, on_delete=models.CASCADE, related_name="items"
+        Campaign, on_delete=models.CASCADE, related_name="items", db_index=False
     )
     response = models.ForeignKey(Response, on_delete=models.PROTECT, related_name="+")
     target = models.PositiveSmallIntegerField()
@@ -459,8 +460,9 @@ class Assignment(models.Model):
         SKIPPED = "skipped", "Skipped"
         EXPIRED = "expired", "Expired"
 
+    # Indexed through (campaign, rater, status) and the unique (campaign, response, rater).
     campaign = models.ForeignKey(
-        Campaign, on_delete=models.CASCADE, related_name="assignments"
+        Campaign, on_delete=models.CASCADE, related_name="assignments", db_index=False
     )
     item = models.ForeignKey(
         CampaignItem, on_delete=models.CASCADE, related_name="assignments"

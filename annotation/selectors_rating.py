@@ -119,13 +119,12 @@ def assignment_skills(*, assignment: Assignment) -> list[Skill]:
         ):
             links = sorted(instruction.skill_links.all(), key=lambda x: x.rank)
         else:
-            links = list(
-                InstructionSkill.objects.filter(
-                    instruction__responses=assignment.response_id
-                )
-                .select_related("skill")
-                .order_by("rank")
-            )
+            links_qs = InstructionSkill.objects.select_related("skill").order_by("rank")
+            if response is not None:
+                links_qs = links_qs.filter(instruction_id=response.instruction_id)
+            else:
+                links_qs = links_qs.filter(instruction__responses=assignment.response_id)
+            links = list(links_qs)
         if links:
             return [link.skill for link in links]
     return list(

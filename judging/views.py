@@ -15,6 +15,7 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.cache import patch_vary_headers
+from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation import roles
@@ -85,6 +86,8 @@ def judge_list(request: HttpRequest) -> HttpResponse:
     return render(request, "judging/judge_list.html", {"configs": configs})
 
 
+# A key pasted by mistake into the env var field must not reach an error report.
+@sensitive_post_parameters("api_key_env")
 @login_required
 @require_http_methods(["GET", "POST"])
 def judge_new(request: HttpRequest) -> HttpResponse:
@@ -540,12 +543,9 @@ def _decide(request: HttpRequest, run_id: int, suggestion_id: int, decide):
             "can_decide": True,
             "row_error": error,
         }
+        # 200 even when refused: htmx only swaps 2xx answers, and the row shows why.
         return _render(
-            request,
-            "judging/run_suggestions.html",
-            "suggestion-row",
-            context,
-            status=400 if error else 200,
+            request, "judging/run_suggestions.html", "suggestion-row", context
         )
     if error:
         messages.error(request, error)

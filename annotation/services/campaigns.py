@@ -6,7 +6,7 @@ import hashlib
 import random
 
 from django.contrib.auth.models import User
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from annotation import roles
@@ -156,6 +156,11 @@ def campaign_create(
                 )
             )
         CampaignItem.objects.bulk_create(items, batch_size=5000)
+    if connection.vendor == "postgresql":
+        # Fresh statistics, so that the next-item query walks its partial index from
+        # the first request on (stale ones can make the planner sort every item).
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE annotation_campaignitem")
     return campaign
 
 

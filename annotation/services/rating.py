@@ -24,6 +24,7 @@ from annotation.models import (
     Campaign,
     CampaignItem,
     HumanScore,
+    Response,
     Skill,
 )
 from annotation.selectors_rating import assignment_skills
@@ -156,9 +157,10 @@ def _assignment_next_locked(
     mine = Assignment.objects.filter(
         campaign=campaign, response_id=OuterRef("response_id"), rater=rater
     )
+    # Items only (no joins): the planner then walks the partial index in order and
+    # stops at the first free item, whatever the campaign's size.
     pick = (
-        CampaignItem.objects.select_for_update(skip_locked=True, of=("self",))
-        .select_related("response", "response__instruction")
+        CampaignItem.objects.select_for_update(skip_locked=True)
         .filter(campaign=campaign, open_slots__gt=0)
         .filter(~Exists(mine.exclude(status=Assignment.Status.EXPIRED)))
         .annotate(mine_expired=Exists(mine.filter(status=Assignment.Status.EXPIRED)))
@@ -226,8 +228,10 @@ def _assignment_next_locked(
     CampaignItem.objects.filter(pk=item.pk).update(
         reserved=F("reserved") + 1, open_slots=F("open_slots") - 1
     )
-    # Hand the joined rows over, so that rendering the form needs no extra query.
-    assignment.response = item.response
+    # Hand the rows over, so that rendering the form needs no further query.
+    assignment.response = Response.objects.select_related("instruction").get(
+        pk=item.response_id
+    )
     assignment.campaign = campaign
     return NextResult(assignment)
 
@@ -318,7 +322,9 @@ def _validate_scores(
 def _own_assignment_for_update(assignment_id: int, rater: User) -> Assignment:
     assignment = (
         Assignment.objects.select_for_update(of=("self",))
-        .select_related("campaign", "campaign__dataset", "campaign__dataset__rubric")
+        .select_related(
+            "campaign", "campaign__dataset", "campaign__dataset__rubric", "response"
+        )
         .filter(pk=assignment_id)
         .first()
     )

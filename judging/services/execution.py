@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -763,6 +764,34 @@ class Driver:
         result.error_kind = ""
 
 
+def _run_in_own_loop(make_coroutine) -> None:
+    """Run a coroutine to completion on a fresh event loop.
+
+    Celery workers call this from plain threads; when the calling thread already runs
+    a loop (a notebook, an async caller), the driver gets a thread of its own.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(make_coroutine())
+        return
+    errors: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            asyncio.run(make_coroutine())
+        except BaseException as exc:  # re-raised in the caller's thread
+            errors.append(exc)
+        finally:
+            close_old_connections()
+
+    thread = threading.Thread(target=target, name="judge-driver")
+    thread.start()
+    thread.join()
+    if errors:
+        raise errors[0]
+
+
 def judge_run_drive(*, run_id: int) -> str:
     """Drive run `run_id` from this process until nothing is pending; returns its status.
 
@@ -778,7 +807,7 @@ def judge_run_drive(*, run_id: int) -> str:
     if run is None or run.status != JudgeRun.Status.RUNNING or run.config is None:
         return run.status if run else ""
     try:
-        asyncio.run(Driver(run).run_loop())
+        _run_in_own_loop(lambda: Driver(run).run_loop())
     finally:
         close_old_connections()
     return judge_run_finish_if_done(run_id=run_id)

@@ -22,9 +22,14 @@ CHROMIUM_ARGS = [
 PASSWORD = "pw-123456"  # tests.factories.UserFactory's password
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
-    """One headless Chromium for the whole session."""
+    """One headless Chromium per test module.
+
+    Module scope, not session: Playwright's sync API keeps an event loop running in
+    the main thread while it is open, which other tests (anything calling asyncio.run)
+    must not inherit.
+    """
     if not CHROMIUM.exists():
         pytest.skip(f"Chromium not found at {CHROMIUM} (apt-get install chromium)")
     from playwright.sync_api import sync_playwright

@@ -22,6 +22,21 @@ def run_command(*args) -> tuple[str, str]:
 
 
 @pytest.fixture
+def eager_tasks(settings):
+    """Celery tasks run inline (the drive task included). The Celery app reads its
+    config once, so the flag is set on the app itself, not only in settings."""
+    from flaskapp.celery import app
+
+    before = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    settings.JUDGE_DRIVERS_PER_RUN = 1
+    settings.REDIS_URL = ""  # the in-process rate limiter: no Redis needed
+    yield
+    app.conf.task_always_eager = before
+
+
+@pytest.fixture
 def dataset(admin_user):
     return make_dataset(name="cli-set", instructions=2, models=("alpha", "beta"))
 
@@ -30,9 +45,8 @@ def dataset(admin_user):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_judge_baseline_rouge_wait_runs_to_completion(settings, admin_user):
+def test_judge_baseline_rouge_wait_runs_to_completion(eager_tasks, admin_user):
     # The drive task runs inline; a transactional test lets on_commit enqueue it.
-    settings.CELERY_TASK_ALWAYS_EAGER = True
     make_dataset(name="cli-set", instructions=2, models=("alpha", "beta"))
     out, _ = run_command(
         "judge",
@@ -57,8 +71,7 @@ def test_judge_baseline_rouge_wait_runs_to_completion(settings, admin_user):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_judge_wait_exits_1_when_the_run_fails(settings, admin_user):
-    settings.CELERY_TASK_ALWAYS_EAGER = True
+def test_judge_wait_exits_1_when_the_run_fails(eager_tasks, settings, admin_user):
     settings.JUDGE_MAX_TRANSPORT_RETRIES = 0
     make_dataset(name="cli-set", instructions=1, models=("alpha",))
     # Nothing listens on port 9: every call fails at once (no retries configured).
