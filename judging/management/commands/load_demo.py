@@ -18,7 +18,11 @@ from django.db import transaction
 from annotation import roles
 from annotation.errors import DomainError
 
-DEMO_DIR = Path(__file__).resolve().parents[2] / "demo_data"
+# Lives in judging (which may import annotation, never the reverse) because the demo
+# includes a judge run; the data itself belongs to annotation.
+DEMO_DIR = Path(__file__).resolve().parents[3] / "annotation" / "demo_data"
+DEMO_CAMPAIGN = "Demo campaign"
+DEMO_BASELINE = "Baseline: ROUGE-L vs reference"
 DEMO_DATASET = "demo"
 
 # (role, username, password). Local demo only: see the module docstring.
@@ -46,7 +50,60 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         admin, password_kept = self.create_users()
         self.import_dataset(admin)
+        self.create_campaign()
+        self.create_baseline_run()
         self.print_logins(options["url"], password_kept)
+
+    def create_campaign(self):
+        """A demo campaign (overlap 2) that both demo raters take part in, once."""
+        from annotation.models import Campaign, Dataset
+        from annotation.services import campaign_create
+
+        if Campaign.objects.filter(name=DEMO_CAMPAIGN).exists():
+            return
+        User = get_user_model()
+        researcher = User.objects.get(username="researcher")
+        raters = list(User.objects.filter(username__in=["rater1", "rater2"]))
+        campaign_create(
+            name=DEMO_CAMPAIGN,
+            dataset=Dataset.objects.get(name=DEMO_DATASET),
+            user=researcher,
+            overlap=2,
+            raters=raters,
+            guidelines="Score each listed skill from 1 to 5 against its anchors. "
+            "Use **N/A** only when a skill does not apply to the instruction.",
+        )
+        self.stdout.write(f"Campaign '{DEMO_CAMPAIGN}' created for rater1 and rater2.")
+
+    def create_baseline_run(self):
+        """A baseline (ROUGE-L) judge run, started once: it needs no network, so the
+        worker completes it offline and the judge pages have something to show."""
+        from annotation.models import Dataset
+        from judging.models import JudgeConfig, JudgeRun
+        from judging.services import (
+            judge_config_create,
+            judge_run_create,
+            judge_run_start,
+        )
+
+        User = get_user_model()
+        researcher = User.objects.get(username="researcher")
+        config = JudgeConfig.objects.filter(name=DEMO_BASELINE).first()
+        if config is None:
+            config = judge_config_create(
+                user=researcher,
+                name=DEMO_BASELINE,
+                backend=JudgeConfig.Backend.BASELINE_ROUGE,
+            )
+        if JudgeRun.objects.filter(config=config).exists():
+            return
+        run = judge_run_create(
+            config=config,
+            dataset=Dataset.objects.get(name=DEMO_DATASET),
+            user=researcher,
+        )
+        judge_run_start(run=run, user=researcher)
+        self.stdout.write(f"Baseline judge run {run.pk} queued for the worker.")
 
     def create_users(self):
         """Create missing demo users and put every demo user in its role's group.
