@@ -9,7 +9,8 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
-from django.db.models import Count, Prefetch, Q, QuerySet, Sum
+from django.contrib.auth.models import User
+from django.db.models import Count, Exists, Prefetch, Q, QuerySet, Sum
 from django.http import Http404
 
 from . import roles
@@ -53,12 +54,24 @@ def campaign_get_for_user(*, user, campaign_id: int) -> Campaign:
 
 def campaign_get_for_rater(*, user, campaign_id: int) -> Campaign:
     """A campaign `user` rates in; any other id is a 404 (no existence leak)."""
-    campaign = (
-        Campaign.objects.select_related("dataset", "dataset__rubric")
-        .filter(pk=campaign_id, raters=user)
-        .first()
+    qs = Campaign.objects.select_related("dataset", "dataset__rubric").filter(
+        pk=campaign_id, raters=user
     )
-    if campaign is None or not roles.is_rater(user):
+    if getattr(user, "_flask_roles", None) is None and user.is_authenticated:
+        # The role check rides along with the membership query (no roles query).
+        qs = qs.annotate(
+            rater_role=Exists(
+                User.groups.through.objects.filter(
+                    user_id=user.pk, group__name=roles.RATER
+                )
+            )
+        )
+        campaign = qs.first()
+        is_rater = campaign is not None and campaign.rater_role
+    else:
+        campaign = qs.first()
+        is_rater = roles.is_rater(user)
+    if campaign is None or not is_rater:
         raise Http404("No such campaign.")
     return campaign
 

@@ -105,7 +105,7 @@ def logins_text(port: int) -> str:
     import django
 
     django.setup()
-    from annotation.management.commands.load_demo import DEMO_USERS
+    from judging.management.commands.load_demo import DEMO_USERS
 
     lines = [
         "",

@@ -429,3 +429,108 @@ class RatingErrorOutputSerializer(serializers.Serializer):
 
     detail = serializers.CharField()
     problems = RatingProblemOutputSerializer(many=True)
+
+
+# --- Hot-path renderers ------------------------------------------------------------------
+#
+# `next` and `submit` are the rater loop: rendering them with the nested serializers
+# above cost more than their queries. These functions build the very same JSON by hand
+# (same keys, same order, same value formats, the same blind-rating rules); the views
+# still declare the serializers above in their OpenAPI schema, and the tests compare both.
+
+_DATETIME = serializers.DateTimeField()
+
+
+def _datetime(value) -> str | None:
+    return _DATETIME.to_representation(value) if value is not None else None
+
+
+def rater_skill_data(skill) -> dict:
+    """`RaterSkillOutputSerializer` by hand."""
+    return {
+        "key": skill.key,
+        "name": skill.name,
+        "ability": skill.ability,
+        "ability_label": skill.get_ability_display(),
+        "criteria": skill.criteria,
+        "anchors": {
+            "1": skill.anchor_1,
+            "2": skill.anchor_2,
+            "3": skill.anchor_3,
+            "4": skill.anchor_4,
+            "5": skill.anchor_5,
+        },
+    }
+
+
+def rater_score_data(score) -> dict:
+    """`RaterScoreOutputSerializer` by hand."""
+    return {
+        "skill": score.skill.key,
+        "score": score.score,
+        "is_na": score.score is None,
+        "rationale": score.rationale,
+    }
+
+
+def rater_assignment_data(assignment, skills) -> dict:
+    """`RaterAssignmentOutputSerializer` by hand: blind unless the campaign says not."""
+    campaign = assignment.campaign
+    response = assignment.response
+    instruction = response.instruction
+    instruction_data = {"text": instruction.text, "checklist": instruction.checklist}
+    if campaign.show_reference:
+        instruction_data["reference_answer"] = instruction.reference_answer
+    response_data = {"text": response.text}
+    if campaign.show_model_names:
+        response_data["model_name"] = response.model_name
+    return {
+        "id": assignment.pk,
+        "campaign_id": assignment.campaign_id,
+        "status": str(assignment.status),
+        "reason": assignment.reason,
+        "served_at": _datetime(assignment.served_at),
+        "expires_at": _datetime(assignment.expires_at),
+        "submitted_at": _datetime(assignment.submitted_at),
+        "instruction": instruction_data,
+        "response": response_data,
+        "skills": [rater_skill_data(skill) for skill in skills],
+        "scores": [rater_score_data(score) for score in assignment.scores.all()],
+    }
+
+
+def rater_progress_data(progress) -> dict:
+    """`RaterProgressOutputSerializer` by hand."""
+    return {
+        "submitted": progress.submitted,
+        "skipped": progress.skipped,
+        "quota": progress.quota,
+        "available": progress.available,
+        "label": progress.label,
+    }
+
+
+def rater_next_data(envelope: dict, skills) -> dict:
+    """`RaterNextOutputSerializer` by hand."""
+    assignment = envelope["assignment"]
+    return {
+        "assignment": None
+        if assignment is None
+        else rater_assignment_data(assignment, skills),
+        "message": envelope["message"],
+        "locked_by_others": envelope["locked_by_others"],
+        "progress": rater_progress_data(envelope["progress"]),
+    }
+
+
+def rating_data(assignment) -> dict:
+    """`RatingOutputSerializer` by hand (`assignment.scores` loaded with their skills)."""
+    active = assignment.active_seconds
+    return {
+        "assignment_id": assignment.pk,
+        "status": str(assignment.status),
+        "submitted_at": _datetime(assignment.submitted_at),
+        "updated_at": _datetime(assignment.updated_at),
+        "active_seconds": None if active is None else float(active),
+        "scores": [rater_score_data(score) for score in assignment.scores.all()],
+    }

@@ -44,6 +44,8 @@ from .rating_serializers import (
     RatingErrorOutputSerializer,
     RatingOutputSerializer,
     RatingSubmitInputSerializer,
+    rater_next_data,
+    rating_data,
 )
 
 REFUSED = OpenApiResponse(
@@ -83,7 +85,7 @@ def _rating_data(*, user, assignment_id: int) -> dict:
     assignment = selectors.assignment_scores_for_rater(
         user=user, assignment_id=assignment_id
     )
-    return RatingOutputSerializer(assignment).data
+    return rating_data(assignment)
 
 
 # --- Researchers: campaigns --------------------------------------------------------------
@@ -300,9 +302,8 @@ class AssignmentNextApi(APIView):
             # Without `available`: it scans the campaign's items, and this is the hot path.
             "progress": selectors.rater_progress(user=user, campaign=campaign),
         }
-        return Response(
-            RaterNextOutputSerializer(envelope, context={"skills": skills}).data
-        )
+        # Rendered by hand (the same JSON as RaterNextOutputSerializer): hot path.
+        return Response(rater_next_data(envelope, skills))
 
 
 class AssignmentDetailApi(APIView):
@@ -333,13 +334,16 @@ class RatingSubmitApi(APIView):
         serializer = RatingSubmitInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        services.rating_submit(
+        assignment = services.rating_submit(
             assignment_id=assignment_id,
             rater=request.user,
             scores=data["scores"],
             rationales=data["rationales"],
             active_seconds=data.get("active_seconds"),
         )
+        if "scores" in getattr(assignment, "_prefetched_objects_cache", {}):
+            # Just saved: the service handed over the rows it wrote, no re-read needed.
+            return Response(rating_data(assignment))
         return Response(_rating_data(user=request.user, assignment_id=assignment_id))
 
 

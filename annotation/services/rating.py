@@ -371,10 +371,15 @@ def rating_submit(
             scores=scores,
             rationales=rationales,
         )
-        item = CampaignItem.objects.select_for_update().get(pk=assignment.item_id)
-        if assignment.status == Assignment.Status.SERVED:
-            item.reserved -= 1
-            item.submitted += 1
+        item = None
+        if assignment.status != Assignment.Status.SERVED:
+            item = CampaignItem.objects.select_for_update().get(pk=assignment.item_id)
+        if item is None:
+            # The common case: the rater's own live slot becomes a submitted one, in
+            # one UPDATE (it locks the item row like SELECT ... FOR UPDATE would).
+            CampaignItem.objects.filter(pk=assignment.item_id).update(
+                reserved=F("reserved") - 1, submitted=F("submitted") + 1
+            )
         elif item.open_slots > 0:  # expired, but a slot is still free: take it
             item.open_slots -= 1
             item.submitted += 1
@@ -389,13 +394,21 @@ def rating_submit(
             )
             assignment.save(update_fields=["note"])
         if not refused:
-            item.save(update_fields=["reserved", "submitted", "open_slots"])
-            HumanScore.objects.bulk_create(
+            if item is not None:
+                item.save(update_fields=["reserved", "submitted", "open_slots"])
+            saved = HumanScore.objects.bulk_create(
                 HumanScore(
                     assignment=assignment, skill=skill, score=score, rationale=rationale
                 )
                 for skill, score, rationale in valid
             )
+            # Hand the saved rows over (in `HumanScore.Meta.ordering`), so that
+            # rendering the rating needs no further query.
+            saved.sort(key=lambda row: (row.skill.position, row.skill_id))
+            scores_cache = assignment.scores.all()
+            scores_cache._result_cache = saved
+            scores_cache._prefetch_done = True
+            assignment._prefetched_objects_cache = {"scores": scores_cache}
             assignment.status = Assignment.Status.SUBMITTED
             assignment.submitted_at = now
             assignment.closed_at = now
