@@ -200,7 +200,10 @@ JUDGE_BACKOFF_BASE_SECONDS = float(os.environ.get("JUDGE_BACKOFF_BASE_SECONDS", 
 JUDGE_BACKOFF_MAX_SECONDS = float(os.environ.get("JUDGE_BACKOFF_MAX_SECONDS", "30"))
 CELERY_TASK_ROUTES = {"judging.tasks.judge_run_drive_task": {"queue": "judge"}}
 CELERY_BEAT_SCHEDULE = {
-    "recover-judge-runs": {"task": "judging.tasks.judge_runs_recover_task", "schedule": 30.0},
+    "recover-judge-runs": {
+        "task": "judging.tasks.judge_runs_recover_task",
+        "schedule": 30.0,
+    },
     # Serving also expires stale locks; this returns them even when nobody asks for work,
     # so the campaign page's "locked" count stays true.
     "expire-rating-locks": {

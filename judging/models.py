@@ -180,8 +180,9 @@ class JudgeRun(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True,
-                                        help_text="Last sign of life of a worker driving it.")
+    heartbeat_at = models.DateTimeField(
+        null=True, blank=True, help_text="Last sign of life of a worker driving it."
+    )
     source_note = models.TextField(
         blank=True, help_text="For imported runs: where from."
     )
@@ -254,8 +255,11 @@ class JudgeCall(models.Model):
         ]
         indexes = [
             models.Index(fields=["run", "status"]),
-            models.Index(fields=["status", "lease_until"], condition=Q(status="running"),
-                         name="judge_call_running_lease_idx"),
+            models.Index(
+                fields=["status", "lease_until"],
+                condition=Q(status="running"),
+                name="judge_call_running_lease_idx",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -373,3 +373,14 @@ def suggestion_counts(*, run: JudgeRun) -> dict[str, int]:
         .order_by()
     )
     return {value: rows.get(value, 0) for value in MetadataSuggestion.Status.values}
+
+
+def prompt_template_list():
+    """Every prompt template version, newest version of each name first, with use counts."""
+    from django.db.models import Count
+
+    from .models import PromptTemplate
+
+    return PromptTemplate.objects.annotate(config_count=Count("judgeconfig")).order_by(
+        "name", "-version"
+    )

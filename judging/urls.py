@@ -9,6 +9,7 @@ app_name = "judging"
 urlpatterns = [
     path("judges/", views.judge_list, name="judge-list"),
     path("judges/new/", views.judge_new, name="judge-new"),
+    path("prompts/", views.prompt_list, name="prompt-list"),
     path("runs/", views.run_list, name="run-list"),
     path("runs/new/", views.run_new, name="run-new"),
     path("runs/import/", views.run_import, name="run-import"),

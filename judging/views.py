@@ -26,7 +26,7 @@ from annotation.services import import_check_sizes
 
 from . import selectors
 from .forms import IMPORT_FORMAT_HELP, JudgeConfigForm, RunForm, RunImportForm
-from .models import JudgeCall, JudgeConfig, JudgeRun, MetadataSuggestion
+from .models import JudgeCall, JudgeConfig, JudgeRun, MetadataSuggestion, PromptTemplate
 from .services.imports import judge_run_import
 from .services.runs import (
     judge_config_create,
@@ -601,3 +601,66 @@ def suggestion_accept_all_view(request: HttpRequest, run_id: int) -> HttpRespons
     else:
         messages.success(request, f"Accepted {n} suggestion{'s' if n != 1 else ''}.")
     return redirect("judging:run-suggestions", run_id=run.pk)
+
+
+# --- Prompt templates -------------------------------------------------------------------
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def prompt_list(request: HttpRequest) -> HttpResponse:
+    """Every prompt template version; a form saves an edited copy as the next version.
+
+    `?from=<id>` prefills the form with that version's text (and name), so editing a
+    template never changes the text that earlier runs used.
+    """
+    from .services.prompts import prompt_template_create
+
+    roles.require_researcher(request.user)
+    templates = selectors.prompt_template_list()
+    base = None
+    if request.GET.get("from", "").isdigit():
+        base = templates.filter(pk=int(request.GET["from"])).first()
+    if base is None and request.method == "GET":
+        from .services.runs import prompt_get_builtin
+
+        base = prompt_get_builtin(PromptTemplate.Kind.POINTWISE)
+    form = {
+        "name": base.name if base else "",
+        "kind": base.kind if base else PromptTemplate.Kind.POINTWISE,
+        "system_text": base.system_text if base else "",
+        "user_text": base.user_text if base else "",
+    }
+    problems = []
+    status = 200
+    if request.method == "POST":
+        form = {k: request.POST.get(k, "") for k in form}
+        name = form["name"].strip()
+        if name.startswith("builtin-"):
+            name = "custom-" + name.removeprefix("builtin-")
+        try:
+            created = prompt_template_create(
+                user=request.user,
+                name=name,
+                kind=form["kind"],
+                system_text=form["system_text"],
+                user_text=form["user_text"],
+            )
+        except DomainError as exc:
+            problems = exc.problems or []
+            status = 400
+        else:
+            messages.success(request, f"Saved {created}.")
+            return redirect("judging:prompt-list")
+    return render(
+        request,
+        "judging/prompt_list.html",
+        {
+            "templates": templates,
+            "form": form,
+            "problems": problems,
+            "kinds": PromptTemplate.Kind.choices,
+            "base": base,
+        },
+        status=status,
+    )

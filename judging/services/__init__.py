@@ -1,6 +1,7 @@
 """Writes and workflows of the judging app (re-exported from submodules)."""
 
 from .execution import judge_run_drive, judge_run_finish_if_done, judge_runs_recover
+from .prompts import prompt_template_create
 from .runs import (
     judge_config_create,
     judge_config_problems,
@@ -24,4 +25,5 @@ __all__ = [
     "judge_run_start",
     "judge_runs_recover",
     "prompt_get_builtin",
+    "prompt_template_create",
 ]

@@ -1,0 +1,54 @@
+"""Prompt templates: versioned, never edited in place once created.
+
+A "change" to a template is a new version of the same name, so that every run keeps
+pointing at exactly the text it was made with (runs store the template id).
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.db.models import Max
+
+from annotation import roles
+from annotation.errors import DomainError, Problem
+from judging import prompts
+from judging.models import PromptTemplate
+
+
+def prompt_template_create(
+    *, user: User, name: str, kind: str, system_text: str, user_text: str
+) -> PromptTemplate:
+    """Create the next version of template `name` (version 1 for a new name).
+
+    Pointwise templates must keep every placeholder the renderer fills (see
+    `judging.prompts.template_problems`). Raises `DomainError` naming the field.
+    """
+    roles.require_researcher(user)
+    name = (name or "").strip()
+    problems: list[Problem] = []
+    if not name:
+        problems.append(Problem("is empty", field="name"))
+    if kind not in PromptTemplate.Kind.values:
+        problems.append(Problem(f"unknown kind {kind!r}", field="kind"))
+    if not (user_text or "").strip():
+        problems.append(Problem("is empty", field="user_text"))
+    elif kind == PromptTemplate.Kind.POINTWISE:
+        problems += [
+            Problem(p, field="user_text") for p in prompts.template_problems(user_text)
+        ]
+    if problems:
+        raise DomainError("the prompt template was not saved", problems)
+    with transaction.atomic():
+        last = (
+            PromptTemplate.objects.select_for_update()
+            .filter(name=name)
+            .aggregate(v=Max("version"))["v"]
+        )
+        return PromptTemplate.objects.create(
+            name=name,
+            version=(last or 0) + 1,
+            kind=kind,
+            system_text=system_text or "",
+            user_text=user_text,
+        )
