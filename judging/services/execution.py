@@ -438,6 +438,11 @@ def _length_scores(run_id: int) -> dict[int, tuple[int, int]]:
     }
 
 
+def _close_connection() -> None:
+    """Close the calling thread's database connection (resolved in that thread)."""
+    connection.close()
+
+
 def _run_state(run_id: int) -> str:
     return (
         JudgeRun.objects.filter(pk=run_id).values_list("status", flat=True).first()
@@ -591,6 +596,8 @@ class Driver:
                     last_renew = time.monotonic()
             await self._flush()
         finally:
+            # The DB thread's connection is this driver's: close it, or it outlives us.
+            await self.db(_close_connection)()
             await client.aclose()
             if hasattr(limiter, "aclose"):
                 await limiter.aclose()
