@@ -86,6 +86,7 @@ class RedisLimiter:
         self._poll_max = max(poll_seconds, 0.02)
         self._lease = slot_lease_seconds + SLOT_LEASE_MARGIN_SECONDS
         self._holders: list[str] = []
+        self._releases: set[asyncio.Task] = set()
         self._slot = self._redis.register_script(_ACQUIRE_SLOT)
         self._take = self._redis.register_script(_TAKE_TOKENS)
 
@@ -121,8 +122,11 @@ class RedisLimiter:
             return
         holder = self._holders.pop()
         key = f"judge:{self._scope}:slots"
-        # Fire and forget inside the running loop; the lease expiry is the safety net.
-        asyncio.get_running_loop().create_task(self._redis.zrem(key, holder))
+        # Not awaited (release is synchronous in the protocol); `aclose` waits for these,
+        # and the lease expiry is the safety net if the process dies first.
+        task = asyncio.get_running_loop().create_task(self._redis.zrem(key, holder))
+        self._releases.add(task)
+        task.add_done_callback(self._releases.discard)
 
     async def in_use(self) -> int:
         key = f"judge:{self._scope}:slots"
@@ -130,6 +134,8 @@ class RedisLimiter:
         return int(await self._redis.zcard(key))
 
     async def aclose(self) -> None:
+        if self._releases:
+            await asyncio.gather(*self._releases, return_exceptions=True)
         await self._redis.aclose()
 
 

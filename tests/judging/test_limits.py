@@ -128,3 +128,21 @@ def test_local_concurrency_limit():
         return peak
 
     assert asyncio.run(scenario()) == 2
+
+
+def test_closing_a_limiter_returns_its_released_slots_at_once():
+    url = redis_url()
+    scope = f"test-{uuid.uuid4().hex}"
+
+    async def scenario():
+        a = RedisLimiter(redis_url=url, scope=scope, max_concurrency=2)
+        await a.acquire(1)
+        await a.acquire(1)
+        a.release()
+        a.release()
+        await a.aclose()  # the end of a driver: releases must not be lost
+        b = RedisLimiter(redis_url=url, scope=scope, max_concurrency=2)
+        assert await b.in_use() == 0
+        await b.aclose()
+
+    asyncio.run(scenario())
