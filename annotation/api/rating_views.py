@@ -279,7 +279,9 @@ class AssignmentNextApi(APIView):
     )
     def post(self, request, campaign_id: int):
         user = request.user
-        campaign = selectors.campaign_get_for_rater(user=user, campaign_id=campaign_id)
+        campaign = selectors.campaign_get_for_rater(
+            user=user, campaign_id=campaign_id, with_dataset=False
+        )
         result = services.assignment_next(campaign=campaign, rater=user)
         assignment, skills = result.assignment, []
         if assignment is not None:
@@ -292,9 +294,9 @@ class AssignmentNextApi(APIView):
                 # Just served: response and instruction came with the pick, and a
                 # served assignment has no scores yet.
                 skills = selectors.assignment_skills(assignment=assignment)
-                assignment._prefetched_objects_cache = {
-                    "scores": HumanScore.objects.none()
-                }
+                no_scores = HumanScore.objects.none()
+                no_scores._result_cache = []  # evaluated: rendering compiles nothing
+                assignment._prefetched_objects_cache = {"scores": no_scores}
         envelope = {
             "assignment": assignment,
             "message": result.message,

@@ -319,15 +319,27 @@ def _validate_scores(
     return out
 
 
-def _own_assignment_for_update(assignment_id: int, rater: User) -> Assignment:
-    assignment = (
-        Assignment.objects.select_for_update(of=("self",))
-        .select_related(
+def _own_assignment_for_update(
+    assignment_id: int, rater: User, *, lean: bool = False
+) -> Assignment:
+    """The rater's own assignment, locked, with its campaign, dataset, rubric, response.
+
+    `lean` (submit, the hot path) loads only the campaign row and annotates what
+    submit needs from the others: `rubric_id`, `rubric_frozen_at` and
+    `instruction_id` (read by `assignment_skills`).
+    """
+    qs = Assignment.objects.select_for_update(of=("self",))
+    if lean:
+        qs = qs.select_related("campaign").annotate(
+            rubric_id=F("campaign__dataset__rubric_id"),
+            rubric_frozen_at=F("campaign__dataset__rubric__frozen_at"),
+            instruction_id=F("response__instruction_id"),
+        )
+    else:
+        qs = qs.select_related(
             "campaign", "campaign__dataset", "campaign__dataset__rubric", "response"
         )
-        .filter(pk=assignment_id)
-        .first()
-    )
+    assignment = qs.filter(pk=assignment_id).first()
     # Another rater's assignment is reported exactly like a missing one.
     if assignment is None or assignment.rater_id != rater.pk:
         raise Http404("No such assignment.")
@@ -356,7 +368,7 @@ def rating_submit(
     now = now or timezone.now()
     refused = ""
     with transaction.atomic():
-        assignment = _own_assignment_for_update(assignment_id, rater)
+        assignment = _own_assignment_for_update(assignment_id, rater, lean=True)
         if assignment.status == Assignment.Status.SUBMITTED:
             return assignment
         if assignment.campaign.status != Campaign.Status.ACTIVE:
@@ -423,8 +435,8 @@ def rating_submit(
                     "note",
                 ]
             )
-            if assignment.campaign.dataset.rubric.frozen_at is None:
-                rubric_freeze(rubric_id=assignment.campaign.dataset.rubric_id)
+            if assignment.rubric_frozen_at is None:
+                rubric_freeze(rubric_id=assignment.rubric_id)
     if refused:
         raise DomainError(refused)
     return assignment
