@@ -168,6 +168,14 @@ async def rater_loop(
         done += 1
 
 
+def quiet_client_logs() -> None:
+    """The load client must not spend the shared cores logging every request."""
+    import logging
+
+    for name in ("httpx", "httpcore"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
 async def run_phase(
     base: str,
     tokens: list[str],
@@ -175,6 +183,7 @@ async def run_phase(
     seconds: float,
     max_items: int | None,
 ) -> dict:
+    quiet_client_logs()
     stats = {"next": [], "submit": [], "errors": [], "empty": 0, "skills": []}
     limits = httpx.Limits(
         max_connections=len(tokens) + 2, max_keepalive_connections=len(tokens)
