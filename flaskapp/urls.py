@@ -16,6 +16,7 @@ urlpatterns = [
     path("api/", include("annotation.api.urls")),
     path("api/", include("annotation.api.rating_urls")),
     path("api/", include("judging.api.urls")),
+    path("api/", include("judging.api.export_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path(
         "api/docs/",

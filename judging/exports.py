@@ -278,8 +278,14 @@ def export_csv(rows: Iterable[dict]) -> Iterator[str]:
     writer = csv.writer(buffer)
     writer.writerow(FIELDS)
     pending = 0
+    # csv writes None as "" already; only booleans and lists need `csv_value`. Done
+    # by position, not per field: this loop runs once per score.
+    special = [i for i, f in enumerate(FIELDS) if f in ("is_na", "is_hard", "domains")]
     for row in rows:
-        writer.writerow([csv_value(row[f]) for f in FIELDS])
+        values = [row[f] for f in FIELDS]
+        for i in special:
+            values[i] = csv_value(values[i])
+        writer.writerow(values)
         pending += 1
         if pending >= ROWS_PER_WRITE:
             yield buffer.getvalue()

@@ -255,9 +255,7 @@ def test_encoders_stream_in_chunks_without_losing_rows():
     parsed = list(csv.DictReader(io.StringIO("".join(csv_chunks))))
     assert [int(p["response_id"]) for p in parsed] == list(range(len(rows)))
     lines = "".join(jsonl_chunks).splitlines()
-    assert [json.loads(line)["response_id"] for line in lines] == list(
-        range(len(rows))
-    )
+    assert [json.loads(line)["response_id"] for line in lines] == list(range(len(rows)))
     assert list(export_jsonl([])) == []
     assert "".join(export_csv([])) == ",".join(FIELDS) + "\r\n"
 
