@@ -94,6 +94,7 @@ class CallResult:
     latency_ms: int | None = None
     cached: bool = False
     cache_key: str = ""
+    prompt_hash: str = ""  # of the rendered request: reproducible from template + data
     scores: list[tuple[int, int | None, str]] = field(default_factory=list)  # skill id
 
 
@@ -308,6 +309,7 @@ def _flush(run: JudgeRun, results: list[CallResult]) -> None:
                     cost=_cost(r, price_in, price_out),
                     latency_ms=r.latency_ms,
                     cached=r.cached,
+                    prompt_hash=r.prompt_hash,
                     finished_at=now,
                     claim_token="",
                     lease_until=None,
@@ -391,7 +393,7 @@ def _update_calls_pg(
         cost = _cost(r, price_in, price_out)
         rows.append(
             "(%s::bigint, %s, %s, %s::jsonb, %s, %s, %s::int, %s::int, %s::int, "
-            "%s::int, %s::numeric, %s::int, %s::boolean)"
+            "%s::int, %s::numeric, %s::int, %s::boolean, %s)"
         )
         params += [
             r.call_id,
@@ -407,17 +409,19 @@ def _update_calls_pg(
             cost,
             r.latency_ms,
             r.cached,
+            r.prompt_hash,
         ]
     sql = (
         "UPDATE judging_judgecall AS c SET status = v.status, raw_output = v.raw, "
         "parsed = v.parsed, error = v.error, error_kind = v.kind, attempts = v.attempts, "
         "parse_failures = v.pf, input_tokens = v.itok, output_tokens = v.otok, "
-        "cost = v.cost, latency_ms = v.lat, cached = v.cached, finished_at = %s, "
+        "cost = v.cost, latency_ms = v.lat, cached = v.cached, prompt_hash = v.ph, "
+        "finished_at = %s, "
         "claim_token = '', lease_until = NULL "
         "FROM (VALUES "
         + ", ".join(rows)
         + ") AS v(id, status, raw, parsed, error, kind, "
-        "attempts, pf, itok, otok, cost, lat, cached) WHERE c.id = v.id"
+        "attempts, pf, itok, otok, cost, lat, cached, ph) WHERE c.id = v.id"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, [now, *params])
@@ -633,6 +637,7 @@ class Driver:
             sample_index=ctx.sample_index,
             status=JudgeCall.Status.FAILED,
             cache_key=ctx.cache_key,
+            prompt_hash=ctx.cache_key,
             kind=ctx.kind,
             instruction_id=ctx.instruction_id,
         )

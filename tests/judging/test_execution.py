@@ -382,3 +382,39 @@ def test_concurrency_limit_holds_across_two_worker_processes(
     server = stats(base)
     assert server["requests"] == 40
     assert 2 <= server["max_in_flight"] <= 5
+
+
+def test_calls_record_the_hash_of_their_rendered_prompt(eager_tasks, fake_server):
+    base = fake_server(latency_ms=1)
+    config, user = make_config(base)
+    run = run_to_end(config, user, make_dataset(n_instructions=2))
+    hashes = list(
+        JudgeCall.objects.filter(run=run).values_list("prompt_hash", flat=True)
+    )
+    assert all(len(h) == 64 for h in hashes) and len(set(hashes)) == len(hashes)
+
+
+@pytest.mark.parametrize("kind", ["metadata", "checklist"])
+def test_annotation_runs_store_suggestions(eager_tasks, fake_server, kind):
+    from judging.models import MetadataSuggestion
+    from judging.services.suggestions import judge_run_create_annotation
+
+    base = fake_server(latency_ms=1)
+    config, user = make_config(base, output_mode="text")
+    dataset = make_dataset(n_instructions=3)
+    run = judge_run_create_annotation(
+        config=config, dataset=dataset, user=user, kind=kind
+    )
+    services.judge_run_start(run=run, user=user)
+    run.refresh_from_db()
+    assert run.status == JudgeRun.Status.COMPLETED
+    suggestions = list(MetadataSuggestion.objects.filter(run=run))
+    assert len(suggestions) == 3
+    for s in suggestions:
+        if kind == "metadata":
+            assert 1 <= len(s.domains) <= 2 and s.skills
+            assert s.difficulty is None or 1 <= s.difficulty <= 5
+        else:
+            assert s.checklist and all(item["question"] for item in s.checklist)
+    # Suggestions only: the instructions themselves are unchanged until accepted.
+    assert set(dataset.instructions.values_list("domain_1", flat=True)) == {"math"}
