@@ -13,6 +13,7 @@ class UserFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = User
         django_get_or_create = ("username",)
+        skip_postgeneration_save = True  # the hooks write their own rows
 
     username = factory.Sequence(lambda n: f"user{n}")
     password = factory.django.Password("pw-123456")
@@ -34,6 +35,7 @@ class DatasetFactory(factory.django.DjangoModelFactory):
 class InstructionFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = Instruction
+        skip_postgeneration_save = True  # the hooks write their own rows
 
     dataset = factory.SubFactory(DatasetFactory)
     external_id = factory.Sequence(lambda n: str(n + 1))
