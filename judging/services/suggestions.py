@@ -94,11 +94,31 @@ def judge_run_create_annotation(
     instructions = selectors.run_instructions(
         dataset=dataset, instruction_limit=instruction_limit
     )
-    ids = list(instructions.values_list("pk", flat=True))
+    if kind == JudgeRun.Kind.CHECKLIST:
+        # Checklists are written only for instructions that lack one (FLASK-Hard's
+        # own checklists are never overwritten by a suggestion run).
+        ids = [
+            pk
+            for pk, checklist in instructions.values_list("pk", "checklist")
+            if not checklist
+        ]
+        instructions = Instruction.objects.filter(pk__in=ids)
+    else:
+        ids = list(instructions.values_list("pk", flat=True))
     if not ids:
         raise DomainError(
             "nothing to annotate",
-            [Problem(f"dataset {dataset.name!r} has no instructions", field="dataset")],
+            [
+                Problem(
+                    f"dataset {dataset.name!r} has no instructions to annotate"
+                    + (
+                        " without a checklist"
+                        if kind == JudgeRun.Kind.CHECKLIST
+                        else ""
+                    ),
+                    field="dataset",
+                )
+            ],
         )
     label = "metadata" if kind == JudgeRun.Kind.METADATA else "checklists"
     with transaction.atomic():

@@ -418,3 +418,19 @@ def test_annotation_runs_store_suggestions(eager_tasks, fake_server, kind):
             assert s.checklist and all(item["question"] for item in s.checklist)
     # Suggestions only: the instructions themselves are unchanged until accepted.
     assert set(dataset.instructions.values_list("domain_1", flat=True)) == {"math"}
+
+
+def test_checklist_runs_skip_instructions_that_have_one(eager_tasks, fake_server):
+    from judging.services.suggestions import judge_run_create_annotation
+
+    config, user = make_config(fake_server(latency_ms=1), output_mode="text")
+    dataset = make_dataset(n_instructions=3)
+    first = dataset.instructions.order_by("pk").first()
+    first.checklist = [{"skill": None, "question": "Does it cite a source?"}]
+    first.save(update_fields=["checklist"])
+    run = judge_run_create_annotation(
+        config=config, dataset=dataset, user=user, kind="checklist"
+    )
+    assert set(
+        JudgeCall.objects.filter(run=run).values_list("instruction_id", flat=True)
+    ) == set(dataset.instructions.exclude(pk=first.pk).values_list("pk", flat=True))
