@@ -104,11 +104,13 @@ def assignment_next(
 ) -> NextResult:
     """Serve `rater` the next response of `campaign` (or resume the one they hold).
 
-    Order: the rater's own live assignment first (its lock is extended); else expired
-    locks are returned to the pool and, in one transaction, the open item with the most
-    submitted ratings (breadth-first toward the overlap) and the lowest position that
-    this rater has not rated or skipped and no one else is locking is reserved with
-    ``FOR UPDATE SKIP LOCKED``. Each assignment records why it was served.
+    In one transaction, under a lock on the rater's user row (so one rater's parallel
+    calls serialise): the rater's own live assignment first (its lock is extended);
+    else the open item with the most submitted ratings (breadth-first toward the
+    overlap) and the lowest position that this rater has not rated or skipped and no
+    one else is locking is reserved with ``FOR UPDATE SKIP LOCKED``. Expired locks are
+    returned to the pool here only when nothing is free (the periodic task does it
+    otherwise). Each assignment records why it was served.
 
     Precondition: the caller checked that `rater` belongs to the campaign
     (`selectors.campaign_get_for_rater`). Returns a `NextResult` whose message explains

@@ -895,6 +895,7 @@ def test_flask_import_refused_after_parsing_leaves_no_rubric_behind():
     assert counts() == before
 
 
+@pytest.mark.postgres
 @pytest.mark.skipif(
     connection.vendor != "postgresql", reason="PostgreSQL constraint trigger"
 )
