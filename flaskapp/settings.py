@@ -162,8 +162,27 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 
+# --- Cache (agreement results; keys carry a fingerprint of their inputs) -------------
+if REDIS_URL := os.environ.get("REDIS_URL", ""):
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "flaskeval",
+            "TIMEOUT": 24 * 3600,
+        }
+    }
+else:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(VAR_DIR / "cache"),
+            "TIMEOUT": 24 * 3600,
+            "OPTIONS": {"MAX_ENTRIES": 1000},
+        }
+    }
+
 # --- Celery ---------------------------------------------------------------------------
-REDIS_URL = os.environ.get("REDIS_URL", "")
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or "filesystem://"
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _broker_dir = VAR_DIR / "broker"

@@ -929,6 +929,7 @@ def agreement_table(
     abilities: dict[str, list[str]] | None = None,
     n_boot: int = 1000,
     seed: int = 0,
+    workers: int = 1,
 ) -> dict[str, Report]:
     """Reports per skill, per primary ability (its skills pooled) and overall.
 
@@ -936,18 +937,41 @@ def agreement_table(
     the union of its skills' resamples (a bootstrap stratified by skill, which keeps
     each skill's item count fixed, as in the evaluation design). The draws are made
     once per skill and reused, so pooled groups cost no extra random numbers.
+    ``workers`` > 1 computes groups in that many threads (numpy releases the GIL in
+    the heavy loops); the result is identical, since each skill has its own seed.
     """
-    out = {}
-    projected = {}
-    for i, (name, items) in enumerate(skills.items()):
-        cells = group_cells(items)
-        projected[name] = project(cells.key, cells.n, cells.counts, n_boot, seed + i)
-        out[f"skill:{name}"] = report_from_projection(projected[name])
-    groups = [(f"ability:{a}", names) for a, names in (abilities or {}).items()]
-    groups.append(("overall", list(skills)))
-    for label, names in groups:
-        parts = [projected[s] for s in names if s in projected]
-        out[label] = report_from_projection(pool_projections(parts, n_boot))
+    names = list(skills)
+
+    def skill_part(i: int):
+        cells = group_cells(skills[names[i]])
+        proj = project(cells.key, cells.n, cells.counts, n_boot, seed + i)
+        return proj, report_from_projection(proj)
+
+    groups = [(f"ability:{a}", ks) for a, ks in (abilities or {}).items()]
+    groups.append(("overall", names))
+
+    def pooled_part(group):
+        label, keys = group
+        parts = [projected[s] for s in keys if s in projected]
+        return label, report_from_projection(pool_projections(parts, n_boot))
+
+    out: dict[str, Report] = {}
+    projected: dict[str, Projected] = {}
+    if workers > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            done = list(pool.map(skill_part, range(len(names))))
+            for name, (proj, rep) in zip(names, done, strict=True):
+                projected[name] = proj
+                out[f"skill:{name}"] = rep
+            pooled = list(pool.map(pooled_part, groups))
+    else:
+        for i, name in enumerate(names):
+            projected[name], out[f"skill:{name}"] = skill_part(i)
+        pooled = [pooled_part(g) for g in groups]
+    for label, rep in pooled:
+        out[label] = rep
     return out
 
 

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import views
+from . import agreement_views, views
 
 app_name = "judging_api"
 
@@ -36,5 +36,30 @@ urlpatterns = [
         "runs/<int:run_id>/scores/",
         views.JudgeScoreListApi.as_view(),
         name="score-list",
+    ),
+    path(
+        "runs/<int:run_id>/verdicts/",
+        views.PairwiseVerdictListApi.as_view(),
+        name="verdict-list",
+    ),
+    path(
+        "datasets/<int:dataset_id>/agreement/",
+        agreement_views.AgreementApi.as_view(),
+        name="agreement",
+    ),
+    path(
+        "datasets/<int:dataset_id>/agreement/sources/",
+        agreement_views.AgreementSourcesApi.as_view(),
+        name="agreement-sources",
+    ),
+    path(
+        "datasets/<int:dataset_id>/agreement/slices/",
+        agreement_views.AgreementSlicesApi.as_view(),
+        name="agreement-slices",
+    ),
+    path(
+        "datasets/<int:dataset_id>/agreement/disagreements/",
+        agreement_views.AgreementDisagreementsApi.as_view(),
+        name="agreement-disagreements",
     ),
 ]

@@ -465,6 +465,14 @@ def test_agreement_table_levels_and_reproducible():
     assert (
         t1["overall"].human["alpha_interval"] == t2["overall"].human["alpha_interval"]
     )
+    # threads change nothing: every skill draws from its own seeded generator
+    t3 = st.agreement_table(
+        skills, {"logic": ["a", "b"]}, n_boot=100, seed=1, workers=3
+    )
+    for label in t1:
+        assert t3[label].judge["spearman"] == t1[label].judge["spearman"]
+        assert t3[label].human["alpha_ordinal"] == t1[label].human["alpha_ordinal"]
+        assert t3[label].models["kendall"] == t1[label].models["kendall"]
 
 
 @pytest.mark.parametrize("small", [0, 2, 10**9])
