@@ -6,7 +6,11 @@ otherwise the machine-readable lines that `judging.prompts` writes: ``Task type:
 ``Skill key:``, ``Domain:``) and replies with output that `judging.parsing` accepts,
 with scores derived from a hash of (response text, skill key) plus a small,
 deterministic preference for longer responses (and, in pairwise prompts, for answer
-A) so that bias probes have something to find.
+A) so that bias probes have something to find. Settings can script it instead:
+``pairwise_verdict`` ("A" for a perfectly position-biased judge), ``cue_follow`` (the
+share of bandwagon-cued prompts whose verdict follows the cue) and
+``classification_label``. Prompts in the FLAMe layout are answered with "field: value"
+lines, as that layout asks; classification and critique prompts are answered too.
 
 Endpoints: ``POST /v1/chat/completions``, ``GET /v1/models``, ``GET /stats``,
 ``GET /last_request``, ``POST /reset``, ``POST /script`` (force the next outcomes:
@@ -62,6 +66,14 @@ class FakeServerConfig:
     hold_seconds: float = 600.0
     length_bias: float = 0.3  # weight of normalised length in a score, 0..1
     position_bias: float = 0.05  # bonus for answer A in pairwise prompts
+    # Pairwise: answer this verdict ("A", "B" or "tie") to every prompt instead of
+    # deriving it, e.g. "A" for a perfectly position-biased judge. "" = derived.
+    pairwise_verdict: str = ""
+    # Pairwise: share of prompts whose note names an answer ("... preferred answer B")
+    # where the verdict follows that answer (a bandwagon-prone judge), 0..1.
+    cue_follow: float = 0.0
+    # Classification: answer this label to every prompt. "" = derived from a hash.
+    classification_label: str = ""
     model: str = "fake-judge"
 
 
@@ -152,6 +164,7 @@ def _task_kind(schema_name: str | None, text: str) -> str:
         prompts.SCHEMA_PAIRWISE: "pairwise",
         prompts.SCHEMA_METADATA: "metadata",
         prompts.SCHEMA_CHECKLIST: "checklist",
+        prompts.SCHEMA_CLASSIFICATION: "classification",
     }
     if schema_name in by_schema:
         return by_schema[schema_name]
@@ -168,6 +181,10 @@ def _enum(schema: dict, prop: str) -> list[str]:
     return list(
         schema.get("properties", {}).get(prop, {}).get("items", {}).get("enum", [])
     )
+
+
+def _is_flame(text: str) -> bool:
+    return text.startswith("INSTRUCTIONS:\n")
 
 
 def _pointwise_reply(body, text, schema, config, malformed) -> str:
@@ -188,6 +205,10 @@ def _pointwise_reply(body, text, schema, config, malformed) -> str:
         return json.dumps(
             {k: {"feedback": feedback[k], "score": scores[k]} for k in keys}
         )
+    if _is_flame(text) and keys:
+        # FLAMe layout: "field: value" lines, as its EVALUATION block asks.
+        lines = ["feedback: " + " ".join(feedback[k] for k in keys)]
+        return "\n".join(lines + [f"{k}: {scores[k]}" for k in keys])
     paragraphs = "\n\n".join(f"**{k}**\n{feedback[k]}" for k in keys)
     return f"{paragraphs}\n\n{json.dumps(scores)}" if keys else "Nothing to score."
 
@@ -211,6 +232,11 @@ def _pairwise_reply(body, text, schema, config, malformed) -> str:
 
     diff = merit(a) + config.position_bias - merit(b)
     winner = "tie" if allow_tie and abs(diff) < 0.03 else ("A" if diff > 0 else "B")
+    cued = _cue_target(text)
+    if cued and _unit(text, "cue") < config.cue_follow:
+        winner = cued
+    if config.pairwise_verdict:
+        winner = config.pairwise_verdict
     rationale = "Fake comparison: a deterministic verdict for testing."
     if schema:
         return json.dumps(
@@ -218,9 +244,62 @@ def _pairwise_reply(body, text, schema, config, malformed) -> str:
             if malformed
             else {"rationale": rationale, "winner": winner}
         )
-    return (
-        "Both answers have merits." if malformed else f"{rationale}\nVerdict: {winner}"
+    if malformed:
+        return "Both answers have merits."
+    if _is_flame(text):
+        return f"rationale: {rationale}\nwinner: {winner}"
+    return f"{rationale}\nVerdict: {winner}"
+
+
+def _cue_target(text: str) -> str | None:
+    """ "A" or "B" when the prompt's note names one answer (a bandwagon cue)."""
+    note = _between(text, "### Note\n", "\n\n") or _between(
+        text, "\nnote: ", "\nresponse A: "
     )
+    m = re.search(r"\b(?:answer|response) ([AB])\b", note or "")
+    return m.group(1) if m else None
+
+
+def _classification_reply(body, text, schema, config, malformed) -> str:
+    labels = (
+        schema.get("properties", {}).get("label", {}).get("enum") if schema else None
+    )
+    if not labels:
+        m = re.search(rf"^{prompts.LABELS_LINE}(.+)$", text, re.MULTILINE)
+        labels = m.group(1).split(prompts.LABELS_SEPARATOR) if m else ["yes", "no"]
+    response = (
+        _between(text, prompts.ANSWER_START + "\n", "\n" + prompts.ANSWER_END)
+        or _between(text, "\nresponse: ", "\n\nEVALUATION:")
+        or text
+    )
+    label = (
+        config.classification_label
+        or labels[int(_unit(response, "classification") * len(labels))]
+    )
+    if malformed:
+        label = "undecided"
+    rationale = "Fake label: deterministic, for testing."
+    if schema:
+        return json.dumps({"rationale": rationale, "label": label})
+    if _is_flame(text):
+        return f"rationale: {rationale}\nlabel: {label}"
+    return f"{rationale}\nLabel: {label}"
+
+
+def _critique_reply(body, text, schema, config, malformed) -> str:
+    if malformed:
+        return "critique:"
+    response = (
+        _between(text, prompts.ANSWER_START + "\n", "\n" + prompts.ANSWER_END)
+        or _between(text, "\nresponse: ", "\n\nEVALUATION:")
+        or ""
+    )
+    critique = (
+        f"The response has {len(response)} characters. Fake critique: it states "
+        "its main point but gives no evidence for it."
+    )
+    label = "critique" if _is_flame(text) else "Critique"
+    return f"{label}: {critique}"
 
 
 def _metadata_reply(body, text, schema, config, malformed) -> str:
@@ -257,6 +336,8 @@ _REPLIES = {
     "pairwise": _pairwise_reply,
     "metadata": _metadata_reply,
     "checklist": _checklist_reply,
+    "classification": _classification_reply,
+    "critique": _critique_reply,
 }
 
 

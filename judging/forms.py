@@ -17,6 +17,15 @@ RUN_KINDS = [
         "Suggest instruction metadata (domains, difficulty, skills)",
     ),
     (JudgeRun.Kind.CHECKLIST, "Suggest instance checklists (FLASK-Hard)"),
+    (
+        JudgeRun.Kind.PAIRWISE,
+        "Compare preference pairs in both orders (A/B and B/A)",
+    ),
+]
+PROBES = [
+    ("", "No probe"),
+    ("bandwagon", "Bandwagon: a sentence says most people preferred one answer"),
+    ("attention", "Attention: an irrelevant sentence is added"),
 ]
 IMPORT_FORMATS = [
     ("flask_review", "FLASK review files (JSONL, one per model)"),
@@ -163,11 +172,27 @@ class RunForm(ProblemsFormMixin, forms.Form):
         label="Instruction limit",
         help_text="Only the first N instructions of the dataset (empty: all).",
     )
+    pair_sample = forms.IntegerField(
+        required=False,
+        min_value=1,
+        label="Pairs",
+        help_text="Pairwise: a seeded random sample of N pairs (empty: all pairs).",
+    )
+    allow_tie = forms.BooleanField(
+        required=False, initial=True, label="Pairwise: the judge may answer tie"
+    )
+    probe = forms.ChoiceField(
+        choices=PROBES,
+        required=False,
+        label="Bias probe",
+        help_text="Pairwise: run as a probe variant; compare it with a plain run of "
+        "the same judge on the meta-evaluation page.",
+    )
     start = forms.BooleanField(
         required=False, initial=False, label="Start the run right away"
     )
 
-    FIELD_OF_PROBLEM = {"limit": "instruction_limit"}
+    FIELD_OF_PROBLEM = {"limit": "instruction_limit", "sample": "pair_sample"}
 
     def __init__(self, *args, configs, datasets, model_choices=(), **kwargs):
         super().__init__(*args, **kwargs)

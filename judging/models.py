@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from annotation.models import Dataset, Instruction, Response, Skill
+from annotation.models import Dataset, Instruction, PreferencePair, Response, Skill
 
 
 class PromptTemplate(models.Model):
@@ -149,6 +149,11 @@ class JudgeRun(models.Model):
         COMPLETED = "completed", "Completed"
         FAILED = "failed", "Completed with failures"
 
+    class Probe(models.TextChoices):
+        NONE = "", "None"
+        BANDWAGON = "bandwagon", "Bandwagon cue"
+        ATTENTION = "attention", "Irrelevant sentence (attention)"
+
     config = models.ForeignKey(
         JudgeConfig,
         null=True,
@@ -162,6 +167,11 @@ class JudgeRun(models.Model):
     name = models.CharField(max_length=200, blank=True)
     kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.POINTWISE)
     models_included = models.JSONField(default=list, blank=True)
+    # Bias probe variant of a pairwise run, and its settings (e.g. {"cue_target": "A"}).
+    probe = models.CharField(
+        max_length=20, choices=Probe.choices, default=Probe.NONE, blank=True
+    )
+    probe_settings = models.JSONField(default=dict, blank=True)
     instruction_limit = models.PositiveIntegerField(null=True, blank=True)
     status = models.CharField(
         max_length=20, choices=Status.choices, default=Status.PENDING
@@ -194,6 +204,13 @@ class JudgeRun(models.Model):
         return self.name or f"run {self.pk}"
 
 
+class PairOrder(models.TextChoices):
+    """The order a pair was shown to a judge, as (A, B)."""
+
+    AB = "ab", "Response 1 as A"
+    BA = "ba", "Response 2 as A"
+
+
 class JudgeCall(models.Model):
     """One request to the judge: one (response or instruction, sample index) of a run.
 
@@ -216,6 +233,16 @@ class JudgeCall(models.Model):
     instruction = models.ForeignKey(
         Instruction, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
     )
+    # Pairwise calls: the pair and the order shown ("ab": response_1 as A, "ba":
+    # response_2 as A); `response` stays null and `instruction` is pair.instruction.
+    pair = models.ForeignKey(
+        PreferencePair,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="+",
+    )
+    order = models.CharField(max_length=2, choices=PairOrder.choices, blank=True)
     sample_index = models.PositiveSmallIntegerField(default=0)
     status = models.CharField(
         max_length=20, choices=Status.choices, default=Status.PENDING
@@ -249,8 +276,17 @@ class JudgeCall(models.Model):
             ),
             models.UniqueConstraint(
                 fields=["run", "instruction", "sample_index"],
-                condition=Q(response__isnull=True),
+                condition=Q(response__isnull=True, pair__isnull=True),
                 name="judge_call_run_instruction_sample_unique",
+            ),
+            models.UniqueConstraint(
+                fields=["run", "pair", "order", "sample_index"],
+                condition=Q(pair__isnull=False),
+                name="judge_call_run_pair_order_sample_unique",
+            ),
+            models.CheckConstraint(
+                condition=Q(order__in=["", "ab", "ba"]),
+                name="judge_call_order_valid",
             ),
         ]
         indexes = [
@@ -316,6 +352,68 @@ class JudgeScore(models.Model):
 
     def __str__(self) -> str:
         return f"{self.skill_id}={'N/A' if self.score is None else self.score}"
+
+
+class PairwiseVerdict(models.Model):
+    """A judge's preference on a pair in one presented order.
+
+    `verdict_raw` is what the judge said in presented terms ("A", "B", "tie"; "" when
+    there was no usable verdict); `verdict` is the same mapped back to the ORIGINAL
+    numbering ("1", "2", "tie", "") by `judging.pairwise.map_verdict`. Imported runs
+    have no `call`.
+    """
+
+    class Raw(models.TextChoices):
+        A = "A", "A"
+        B = "B", "B"
+        TIE = "tie", "Tie"
+        NONE = "", "No usable verdict"
+
+    class Verdict(models.TextChoices):
+        RESPONSE_1 = "1", "Response 1"
+        RESPONSE_2 = "2", "Response 2"
+        TIE = "tie", "Tie"
+        NONE = "", "No usable verdict"
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="verdicts")
+    pair = models.ForeignKey(PreferencePair, on_delete=models.CASCADE, related_name="+")
+    order = models.CharField(max_length=2, choices=PairOrder.choices)
+    sample_index = models.PositiveSmallIntegerField(default=0)
+    verdict_raw = models.CharField(max_length=8, choices=Raw.choices, blank=True)
+    verdict = models.CharField(max_length=8, choices=Verdict.choices, blank=True)
+    rationale = models.TextField(blank=True)
+    call = models.ForeignKey(
+        JudgeCall,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="verdicts",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run_id", "pair_id", "order", "sample_index"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "pair", "order", "sample_index"],
+                name="pairwise_verdict_unique",
+            ),
+            models.CheckConstraint(
+                condition=Q(order__in=["ab", "ba"]),
+                name="pairwise_verdict_order_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(verdict_raw__in=["A", "B", "tie", ""]),
+                name="pairwise_verdict_raw_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(verdict__in=["1", "2", "tie", ""]),
+                name="pairwise_verdict_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"pair {self.pair_id} {self.order}: {self.verdict_raw or '-'}"
 
 
 class MetadataSuggestion(models.Model):

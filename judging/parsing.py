@@ -316,7 +316,30 @@ def parse_pointwise(text: str, skills: list[tuple[str, str]]) -> PointwiseParse:
     scores = _from_lines(text, index)
     if not scores:
         raise ParseError("found no scores (no JSON object and no 'Skill: n' lines)")
-    return _finish(scores, _text_rationales(text, index), index, "lines")
+    return _finish(scores, _line_rationales(text, index), index, "lines")
+
+
+def _line_rationales(text: str, index: _SkillIndex) -> dict[str, str]:
+    """Rationales of a "lines" reply: paragraphs headed by a skill's name; in the FLAMe
+    layout ("feedback: ..." then "skill_key: n" fields) the feedback field is split the
+    same way, and a skill it does not name gets the whole feedback."""
+    rationales = _text_rationales(text, index)
+    feedback = _field_text(text, "feedback")
+    if feedback is None:
+        return rationales
+    kept = [
+        line
+        for line in feedback.splitlines()
+        if not (
+            (m := _LINE_RE.match(line)) and index.lookup(m.group("label").strip("*_` "))
+        )
+    ]
+    feedback = "\n".join(kept).strip()
+    split = _text_rationales(feedback, index)
+    for key in index.keys:
+        if not rationales.get(key):
+            rationales[key] = split.get(key) or feedback
+    return rationales
 
 
 # --- Pairwise -----------------------------------------------------------------------------
@@ -378,6 +401,109 @@ def parse_pairwise(text: str, *, allow_tie: bool) -> tuple[str, str]:
         last = brackets[-1]
         return _verdict_value(last.group(1), allow_tie), text[: last.start()].strip()
     raise ParseError("found no verdict (expected 'Verdict: A' or a JSON 'winner')")
+
+
+# --- Classification and critique --------------------------------------------------------
+
+_LABEL_KEYS = ("label", "classification", "class", "answer", "verdict")
+_LABEL_LINE_RE = re.compile(
+    r"^[\s>*#\-]*(?:final\s+)?(?:label|classification|class)\s*[*`]*\s*[:=]\s*"
+    r"(?P<value>.+?)\s*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+_FIELD_RE = re.compile(
+    r"^[\s>*#\-]*[*`_]*\s*(?P<label>[A-Za-z][A-Za-z _-]{0,40}?)"
+    r"\s*[*`_]*\s*:\s*(?P<rest>.*)$"
+)
+
+
+def _label_value(value: object, labels: list[str]) -> str:
+    word = str(value).strip().strip("*`\"'[]().").strip()
+    by_norm = {normalize_label(label): label for label in labels}
+    found = by_norm.get(normalize_label(word))
+    if found is None:
+        raise ParseError(
+            f"{str(value)[:80]!r} is not one of the labels {', '.join(labels)}"
+        )
+    return found
+
+
+def _field_text(text: str, name: str) -> str | None:
+    """The value of a "name: value" field, running on over the following lines until
+    the next "field:" line that is not part of it; None when there is no such field."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        m = _FIELD_RE.match(line)
+        if m and normalize_label(m.group("label")) == normalize_label(name):
+            out = [m.group("rest").lstrip("*`_ ")]
+            for follow in lines[i + 1 :]:
+                other = _FIELD_RE.match(follow)
+                if other and normalize_label(other.group("label")) in _FLAME_FIELDS:
+                    break
+                out.append(follow)
+            return "\n".join(out).strip()
+    return None
+
+
+_FLAME_FIELDS = {"label", "rationale", "critique", "feedback", "winner", "verdict"}
+
+
+def parse_classification(text: str, *, labels: list[str]) -> tuple[str, str]:
+    """(one of `labels`, rationale).
+
+    Read from a JSON object's "label" (or "classification", "answer", "verdict"), else
+    the last "label: <value>" line, else a reply that is nothing but a label. Labels
+    match exactly once case, spaces, hyphens and underscores are ignored; a value that
+    is not a label raises `ParseError` naming it.
+    """
+    if len(labels) < 2:
+        raise ValueError("need at least two labels")
+    text = _check_size(text)
+    whole = _whole_json(text)
+    candidates = (
+        [whole] if isinstance(whole, dict) else [o for _, o in _objects_from_end(text)]
+    )
+    for obj in candidates:
+        entry = {normalize_label(k): v for k, v in obj.items()}
+        field = next((k for k in _LABEL_KEYS if k in entry), None)
+        if field is None:
+            continue
+        rationale = next((str(entry[k]) for k in _RATIONALE_KEYS if k in entry), "")
+        return _label_value(entry[field], labels), rationale
+    lines = list(_LABEL_LINE_RE.finditer(text))
+    if lines:
+        last = lines[-1]
+        rationale = _field_text(text, "rationale")
+        if rationale is None:
+            rationale = text[: last.start()].strip()
+        return _label_value(last.group("value"), labels), rationale
+    try:
+        return _label_value(text, labels), ""
+    except ParseError:
+        raise ParseError(
+            "found no label (expected 'label: <one of "
+            + ", ".join(labels)
+            + ">' or a JSON 'label')"
+        ) from None
+
+
+def parse_critique(text: str) -> str:
+    """The critique text: a JSON object's "critique", else what follows a
+    "critique:" field, else the whole reply. Empty critiques raise `ParseError`."""
+    text = _check_size(text)
+    whole = _whole_json(text)
+    if isinstance(whole, dict):
+        entry = {normalize_label(k): v for k, v in whole.items()}
+        value = entry.get("critique", entry.get("feedback"))
+        if not isinstance(value, str):
+            raise ParseError("the JSON reply has no 'critique' text")
+        critique = value.strip()
+    else:
+        field = _field_text(text, "critique")
+        critique = (field if field is not None else text).strip()
+    if not critique:
+        raise ParseError("the critique is empty")
+    return critique
 
 
 # --- Metadata and checklist --------------------------------------------------------------

@@ -776,7 +776,9 @@ def agreement_compute(
             # The human ceiling shown on the row: the first run's items (usually all
             # runs judge the same items; each run keeps its own under "human").
             if row["human"] is None:
-                row["human"] = row["judges"][str(rid)]["human"]
+                row["human"] = dict(row["judges"][str(rid)]["human"])
+    if not (reference_run_id or retest):
+        _add_human_model_means(inp, rows)
 
     result = {
         "dataset": {"id": dataset.pk, "name": dataset.name},
@@ -798,6 +800,53 @@ def agreement_compute(
     if key is not None:
         cache.set(key, result, CACHE_SECONDS)
     return result
+
+
+def _add_human_model_means(inp: _Inputs, rows: list[dict]) -> None:
+    """row["human"]["models"]: per model, the mean over items of the humans' mean
+    score, on every item humans scored (whatever the runs scored); no CI."""
+    h_keys, h_counts, _ = _human_side(inp)
+    _, n_sk = _item_keys(inp.skills)
+    m = h_counts.sum(axis=1)
+    ok = m > 0
+    keys, mean = h_keys[ok], (h_counts[ok] @ st.VALUES) / m[ok]
+    skill_idx = keys % n_sk
+    model = inp.resp.model[inp.resp.index(keys // n_sk)] if len(keys) else keys
+    n_models = len(inp.resp.model_names)
+    for row in rows:
+        if row["human"] is None:
+            continue
+        if row["level"] == "skill":
+            wanted = [inp.skills.keys.index(row["skill"])]
+        elif row["level"] == "ability":
+            wanted = [
+                i for i, k in enumerate(inp.skills.keys)
+                if row["key"] == f"ability:{_ability_label(inp.skills.ability[k])}"
+            ]  # fmt: skip
+        else:
+            wanted = list(range(n_sk))
+        sel = np.isin(skill_idx, wanted)
+        n = np.bincount(model[sel], minlength=n_models)
+        total = np.bincount(model[sel], weights=mean[sel], minlength=n_models)
+        row["human"]["models"] = [
+            {
+                "model": name,
+                "n": int(n[i]),
+                "mean": result_dict(
+                    st.make_result(
+                        total[i] / n[i] if n[i] else np.nan,
+                        None,
+                        int(n[i]),
+                        "no human score for this model",
+                    )
+                ),
+            }  # fmt: skip
+            for i, name in enumerate(inp.resp.model_names)
+        ]
+
+
+def _ability_label(ability: str) -> str:
+    return dict(Ability.choices).get(ability, ability)
 
 
 def _one_rater(keys: np.ndarray, scores: np.ndarray):

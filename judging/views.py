@@ -27,11 +27,13 @@ from annotation.services import import_check_sizes
 from . import selectors
 from .forms import IMPORT_FORMAT_HELP, JudgeConfigForm, RunForm, RunImportForm
 from .models import JudgeCall, JudgeConfig, JudgeRun, MetadataSuggestion, PromptTemplate
+from .selectors_pairwise import pairwise_run_estimate, pairwise_verdict_counts
 from .services.imports import judge_run_import
 from .services.runs import (
     judge_config_create,
     judge_run_cancel,
     judge_run_create,
+    judge_run_create_pairwise,
     judge_run_estimate,
     judge_run_retry_failed,
     judge_run_start,
@@ -163,6 +165,8 @@ def _estimate(config, dataset, kind, models, limit, available) -> dict | None:
     belong to the dataset chosen before)."""
     if config is None or dataset is None:
         return None
+    if kind == JudgeRun.Kind.PAIRWISE:
+        return pairwise_run_estimate(config=config, dataset=dataset)
     if kind in ANNOTATION_KINDS:
         instructions = selectors.run_instructions(
             dataset=dataset, instruction_limit=limit
@@ -213,7 +217,17 @@ def run_new(request: HttpRequest) -> HttpResponse:
         if form.is_valid():
             data = form.cleaned_data
             try:
-                if data["kind"] in ANNOTATION_KINDS:
+                if data["kind"] == JudgeRun.Kind.PAIRWISE:
+                    run = judge_run_create_pairwise(
+                        config=data["config"],
+                        dataset=data["dataset"],
+                        user=request.user,
+                        sample=data["pair_sample"],
+                        allow_tie=data["allow_tie"],
+                        probe=data["probe"] or "",
+                        name=data["name"],
+                    )
+                elif data["kind"] in ANNOTATION_KINDS:
                     run = judge_run_create_annotation(
                         config=data["config"],
                         dataset=data["dataset"],
@@ -318,6 +332,8 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     fragment = _wants_fragment(request)
     if not fragment and run.kind in ANNOTATION_KINDS:
         context["suggestion_counts"] = selectors.suggestion_counts(run=run)
+    if not fragment and run.kind == JudgeRun.Kind.PAIRWISE:
+        context["verdict_counts"] = pairwise_verdict_counts(run=run)
     status = HTMX_STOP_POLLING if fragment and not progress.is_live else 200
     return _render(
         request, "judging/run_detail.html", "run-progress", context, status=status
@@ -387,6 +403,9 @@ def run_results(request: HttpRequest, run_id: int) -> HttpResponse:
     if status not in JudgeCall.Status.values:
         status = ""
     calls = selectors.judge_call_list(run=run, status=status or None)
+    is_pairwise = run.kind == JudgeRun.Kind.PAIRWISE
+    if is_pairwise:
+        calls = calls.select_related("pair__response_1", "pair__response_2")
     page = Paginator(calls, CALLS_PER_PAGE).get_page(request.GET.get("page"))
     context = {
         "run": run,
@@ -394,6 +413,7 @@ def run_results(request: HttpRequest, run_id: int) -> HttpResponse:
         "status": status,
         "statuses": JudgeCall.Status.choices,
         "is_annotation": run.kind in ANNOTATION_KINDS,
+        "is_pairwise": is_pairwise,
     }
     return _render(request, "judging/run_results.html", "run-results", context)
 

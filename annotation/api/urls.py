@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import views
+from . import preferences, views
 
 app_name = "api"
 
@@ -35,6 +35,11 @@ urlpatterns = [
         "datasets/<str:dataset_name>/imports/",
         views.DatasetImportApi.as_view(),
         name="dataset-import",
+    ),
+    path(
+        "datasets/<str:dataset_name>/preferences/",
+        preferences.PreferenceImportApi.as_view(),
+        name="dataset-preferences-import",
     ),
     path(
         "instructions/<int:instruction_id>/",

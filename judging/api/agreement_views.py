@@ -180,3 +180,88 @@ class AgreementDisagreementsApi(APIView):
         except AgreementError as exc:
             raise _refuse(exc) from exc
         return Response({"items": items})
+
+
+class MetaevalApi(APIView):
+    """GET /api/datasets/{id}/metaeval/?run=..&n_boot=..&seed=..&sections=JSON"""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        tags=["agreement"],
+        parameters=[
+            QUERY[1],
+            QUERY[5],
+            QUERY[6],
+            OpenApiParameter(
+                "sections", OpenApiTypes.STR, description='JSON {"section": [subsets]}'
+            ),
+        ],
+        responses={200: OpenApiTypes.OBJECT, 400: REFUSED},
+    )
+    def get(self, request, dataset_id: int):
+        from judging.selectors_metaeval import (
+            MetaevalError,
+            metaeval_compute,
+            parse_sections,
+        )
+
+        dataset = annotation_selectors.dataset_get_for_user(
+            user=request.user, dataset_id=dataset_id
+        )
+        p = _params(request)
+        try:
+            sections_text = request.query_params.get("sections", "")
+            if sections_text and not sections_text.lstrip().startswith("{"):
+                raise MetaevalError("sections: give JSON text, not a file name")
+            result = metaeval_compute(
+                dataset=dataset,
+                run_ids=p.get("run", []),
+                sections=parse_sections(sections_text),
+                n_boot=p["n_boot"],
+                seed=p["seed"],
+            )
+        except MetaevalError as exc:
+            raise _refuse(exc) from exc
+        return Response(result)
+
+
+class PointwiseProbesApi(APIView):
+    """GET /api/datasets/{id}/probes/?campaign=..&run=ID: length, inflation, halo."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        tags=["agreement"],
+        parameters=[*QUERY[:2], QUERY[5], QUERY[6]],
+        responses={200: OpenApiTypes.OBJECT, 400: REFUSED},
+    )
+    def get(self, request, dataset_id: int):
+        from judging.selectors_agreement import _check_params
+        from judging.selectors_metaeval import pointwise_probes
+
+        dataset = annotation_selectors.dataset_get_for_user(
+            user=request.user, dataset_id=dataset_id
+        )
+        p = _params(request)
+        runs = p.get("run", [])
+        if len(runs) != 1:
+            raise DomainError(
+                "Bad parameters", [Problem("give exactly one judge run", field="run")]
+            )
+        try:
+            _check_params(
+                dataset, p.get("campaign", []), runs, None, False, p["n_boot"]
+            )
+            if not p.get("campaign"):
+                raise AgreementError("campaign: choose a human campaign")
+            result = pointwise_probes(
+                dataset=dataset,
+                campaign_ids=p["campaign"],
+                run_id=runs[0],
+                n_boot=p["n_boot"],
+                seed=p["seed"],
+            )
+        except AgreementError as exc:
+            raise _refuse(exc) from exc
+        return Response(result)

@@ -16,6 +16,7 @@ from judging.services.imports import FORMATS
 
 RUN_CREATE_KINDS = [
     JudgeRun.Kind.POINTWISE,
+    JudgeRun.Kind.PAIRWISE,
     JudgeRun.Kind.METADATA,
     JudgeRun.Kind.CHECKLIST,
 ]
@@ -167,6 +168,8 @@ class JudgeRunOutputSerializer(serializers.Serializer):
     estimate = serializers.JSONField()
     timing = serializers.SerializerMethodField()
     source_note = serializers.CharField()
+    probe = serializers.CharField(help_text='"" (none), "bandwagon" or "attention".')
+    probe_settings = serializers.JSONField()
 
     def _counts(self, run: JudgeRun) -> selectors.RunCounts:
         progress = self.context.get("progress")
@@ -229,6 +232,35 @@ class JudgeRunCreateInputSerializer(serializers.Serializer):
     )
     name = serializers.CharField(max_length=200, required=False, allow_blank=True)
     start = serializers.BooleanField(default=False)
+    # Pairwise runs only (kind "pairwise"): which pairs, ties, and a bias probe.
+    categories = serializers.ListField(
+        child=serializers.CharField(max_length=200),
+        required=False,
+        default=list,
+        help_text="Pairwise: only pairs of these categories.",
+    )
+    sample = serializers.IntegerField(
+        required=False, allow_null=True, help_text="Pairwise: a sample of N pairs."
+    )
+    seed = serializers.IntegerField(
+        required=False, default=0, help_text="Pairwise: seed of the sample and probe."
+    )
+    allow_tie = serializers.BooleanField(
+        required=False, default=True, help_text='Pairwise: allow a "tie" verdict.'
+    )
+    probe = serializers.ChoiceField(
+        choices=["", "bandwagon", "attention"],
+        required=False,
+        default="",
+        help_text="Pairwise: a bias probe variant.",
+    )
+    cue = serializers.CharField(
+        max_length=500,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="Pairwise probe text (bandwagon: must contain {target}).",
+    )
 
 
 class JudgeRunListFilterInputSerializer(serializers.Serializer):
@@ -272,6 +304,12 @@ class JudgeCallOutputSerializer(serializers.Serializer):
     raw_output = serializers.CharField()
     parsed = serializers.JSONField(allow_null=True)
     scores = CallScoreOutputSerializer(many=True, source="scores.all")
+    pair_id = serializers.IntegerField(
+        allow_null=True, help_text="Pairwise calls: the preference pair."
+    )
+    order = serializers.CharField(
+        help_text='Pairwise calls: "ab" (response 1 as A) or "ba"; "" otherwise.'
+    )
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
 
@@ -321,3 +359,26 @@ class JudgeRunImportInputSerializer(serializers.Serializer):
         default=list,
         help_text="FIELD=COLUMN pairs (generic JSONL/CSV).",
     )
+
+
+class PairwiseVerdictOutputSerializer(serializers.Serializer):
+    """One verdict of a pairwise run: as presented ("A"/"B"/"tie") and mapped back to
+    the pair's original numbering ("1"/"2"/"tie")."""
+
+    id = serializers.IntegerField()
+    call_id = serializers.IntegerField(allow_null=True)
+    pair_id = serializers.IntegerField()
+    instruction_id = serializers.IntegerField(source="pair.instruction_id")
+    instruction_external_id = serializers.CharField(
+        source="pair.instruction.external_id"
+    )
+    category = serializers.CharField(source="pair.category")
+    model_1 = serializers.CharField(source="pair.response_1.model_name")
+    model_2 = serializers.CharField(source="pair.response_2.model_name")
+    order = serializers.CharField(
+        help_text='"ab": response 1 shown as A; "ba": response 2 shown as A.'
+    )
+    sample_index = serializers.IntegerField()
+    verdict_raw = serializers.CharField(help_text='"A", "B", "tie" or "" as presented.')
+    verdict = serializers.CharField(help_text='"1", "2", "tie" or "" (original).')
+    rationale = serializers.CharField()

@@ -62,4 +62,14 @@ urlpatterns = [
         agreement_views.AgreementDisagreementsApi.as_view(),
         name="agreement-disagreements",
     ),
+    path(
+        "datasets/<int:dataset_id>/metaeval/",
+        agreement_views.MetaevalApi.as_view(),
+        name="metaeval",
+    ),
+    path(
+        "datasets/<int:dataset_id>/probes/",
+        agreement_views.PointwiseProbesApi.as_view(),
+        name="pointwise-probes",
+    ),
 ]

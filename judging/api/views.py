@@ -19,11 +19,13 @@ from annotation.errors import DomainError, Problem
 from annotation.services import import_check_sizes
 from judging import selectors
 from judging.models import JudgeRun, PromptTemplate
+from judging.selectors_pairwise import pairwise_verdict_list
 from judging.services.imports import judge_run_import
 from judging.services.runs import (
     judge_config_create,
     judge_run_cancel,
     judge_run_create,
+    judge_run_create_pairwise,
     judge_run_retry_failed,
     judge_run_start,
 )
@@ -39,6 +41,7 @@ from .serializers import (
     JudgeRunListFilterInputSerializer,
     JudgeRunOutputSerializer,
     JudgeScoreOutputSerializer,
+    PairwiseVerdictOutputSerializer,
     RetryOutputSerializer,
 )
 
@@ -160,7 +163,30 @@ class JudgeRunListApi(ListApi):
             "dataset",
             f"no dataset with id {data['dataset']}",
         )
-        if data["kind"] in ANNOTATION_KINDS:
+        pair_fields = [
+            k
+            for k in ("categories", "sample", "probe", "cue")
+            if data.get(k) not in (None, "", [])
+        ]
+        if pair_fields and data["kind"] != JudgeRun.Kind.PAIRWISE:
+            raise DomainError(
+                "the judge run was not created",
+                [Problem("only for kind 'pairwise'", field=k) for k in pair_fields],
+            )
+        if data["kind"] == JudgeRun.Kind.PAIRWISE:
+            run = judge_run_create_pairwise(
+                config=config,
+                dataset=dataset,
+                user=request.user,
+                categories=data["categories"],
+                sample=data.get("sample"),
+                seed=data["seed"],
+                allow_tie=data["allow_tie"],
+                probe=data["probe"],
+                cue=data["cue"],
+                name=data.get("name", ""),
+            )
+        elif data["kind"] in ANNOTATION_KINDS:
             run = judge_run_create_annotation(
                 config=config,
                 dataset=dataset,
@@ -323,3 +349,16 @@ class JudgeRunImportApi(APIView):
         )
         run = selectors.judge_run_get_for_user(user=request.user, run_id=run.pk)
         return Response(_run_data(run, request), status=status.HTTP_201_CREATED)
+
+
+class PairwiseVerdictListApi(ListApi):
+    """A pairwise run's verdicts: one row per (pair, order, sample) that has one (a
+    failed call has none; see the run's calls for its error)."""
+
+    permission_classes = [IsResearcher]
+    output_serializer_class = PairwiseVerdictOutputSerializer
+
+    @extend_schema(tags=["runs"], responses=PairwiseVerdictOutputSerializer(many=True))
+    def get(self, request, run_id: int):
+        run = selectors.judge_run_get_for_user(user=request.user, run_id=run_id)
+        return self.paginated_response(pairwise_verdict_list(run=run))

@@ -8,6 +8,10 @@ A result is written only under the claim that produced it, and scores have a uni
 (run, response, skill, sample), so a task delivered twice or a worker that died
 mid-batch can never store a result twice. Claims whose lease ran out go back to pending
 (`judge_runs_recover`). Transport retries happen in one layer: `judging.llm`.
+
+Run kinds: pointwise (FLASK or FLAMe layout, from the config's template), pairwise
+(`pairwise_execution`: verdicts unique per run, pair, order and sample), metadata and
+checklist (`annotation_execution`). Everything else is shared.
 """
 
 from __future__ import annotations
@@ -28,8 +32,7 @@ from django.db import close_old_connections, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from annotation.importers.base import normalise_name
-from annotation.models import Domain, InstructionSkill, Skill
+from annotation.models import InstructionSkill, Skill
 from judging import baselines, llm, parsing, prompts
 from judging.models import (
     JudgeCache,
@@ -38,7 +41,11 @@ from judging.models import (
     JudgeRun,
     JudgeScore,
     MetadataSuggestion,
+    PairwiseVerdict,
+    PromptTemplate,
 )
+
+from . import annotation_execution, pairwise_execution
 
 log = logging.getLogger(__name__)
 
@@ -48,8 +55,10 @@ RENEW_SECONDS = 10.0
 ANNOTATION_KINDS = (JudgeRun.Kind.METADATA, JudgeRun.Kind.CHECKLIST)
 
 
-def reask_message(reason: str) -> str:
+def reask_message(reason: str, kind: str = JudgeRun.Kind.POINTWISE) -> str:
     """What the judge is told after an answer that could not be read."""
+    if kind == JudgeRun.Kind.PAIRWISE:
+        return pairwise_execution.PAIRWISE_REASK.format(reason=reason)
     return (
         f"Your previous answer could not be read ({reason}). Answer again in the "
         "requested format, with a score from 1 to 5 or N/A for every listed skill."
@@ -72,6 +81,11 @@ class CallContext:
     kind: str = JudgeRun.Kind.POINTWISE
     instruction_id: int | None = None
     response_format: dict | None = None
+    # Pairwise calls (see judging.services.pairwise_execution).
+    pair_id: int | None = None
+    order: str = ""
+    allow_tie: bool = True
+    keep: dict = field(default_factory=dict)  # kept in `parsed` whatever the outcome
 
 
 @dataclass
@@ -96,6 +110,9 @@ class CallResult:
     cache_key: str = ""
     prompt_hash: str = ""  # of the rendered request: reproducible from template + data
     scores: list[tuple[int, int | None, str]] = field(default_factory=list)  # skill id
+    pair_id: int | None = None
+    order: str = ""
+    rationale: str = ""  # a pairwise verdict's rationale
 
 
 def lease_seconds(config: JudgeConfig) -> float:
@@ -162,7 +179,19 @@ def _load_contexts(
 ) -> list[CallContext]:
     """Render the prompt of every claimed call (a fixed number of queries per batch)."""
     if run.kind in (JudgeRun.Kind.METADATA, JudgeRun.Kind.CHECKLIST):
-        return _load_annotation_contexts(run, token, ids, all_skills)
+        return annotation_execution.load_annotation_contexts(
+            run,
+            token,
+            ids,
+            all_skills,
+            _skill_specs(all_skills),
+            CallContext,
+            _cache_key,
+        )
+    if run.kind == JudgeRun.Kind.PAIRWISE:
+        return pairwise_execution.load_pairwise_contexts(
+            run, token, ids, template, CallContext, _cache_key
+        )
     snapshot = run.settings_snapshot
     calls = list(
         JudgeCall.objects.filter(pk__in=ids)
@@ -188,19 +217,27 @@ def _load_contexts(
         )
         messages: list[dict] = []
         if not snapshot["backend"].startswith("baseline"):
-            messages = prompts.render_pointwise(
-                prompts.PointwiseInput(
-                    instruction=instruction.text,
-                    response=response.text,
-                    reference=instruction.reference_answer or None,
-                    skills=_skill_specs(skills),
-                    checklist=checklist,
-                ),
-                system_text=template.system_text,
-                user_text=template.user_text,
-                include_reference=snapshot["include_reference"],
-                output_mode=snapshot["output_mode"],
+            inp = prompts.PointwiseInput(
+                instruction=instruction.text,
+                response=response.text,
+                reference=instruction.reference_answer or None,
+                skills=_skill_specs(skills),
+                checklist=checklist,
             )
+            if _layout(template) == PromptTemplate.Layout.FLAME:
+                # FLAMe text-to-text layout: the template's texts are not used; the
+                # judge answers "field: value" lines (or JSON under a schema).
+                messages = prompts.render_pointwise_flame(
+                    inp, include_reference=snapshot["include_reference"]
+                )
+            else:
+                messages = prompts.render_pointwise(
+                    inp,
+                    system_text=template.system_text,
+                    user_text=template.user_text,
+                    include_reference=snapshot["include_reference"],
+                    output_mode=snapshot["output_mode"],
+                )
         response_format = _response_format(snapshot, skills)
         out.append(
             CallContext(
@@ -224,44 +261,9 @@ def _load_contexts(
     return out
 
 
-def _load_annotation_contexts(
-    run: JudgeRun, token: str, ids: list[int], all_skills: list[Skill]
-) -> list[CallContext]:
-    """Metadata and checklist runs: one call per instruction, no response."""
-    snapshot = run.settings_snapshot
-    specs = _skill_specs(all_skills)
-    calls = list(
-        JudgeCall.objects.filter(pk__in=ids)
-        .select_related("instruction")
-        .order_by("pk")
-    )
-    out = []
-    for call in calls:
-        instruction = call.instruction
-        if run.kind == JudgeRun.Kind.METADATA:
-            messages = prompts.render_metadata_annotation(
-                instruction.text,
-                domains=[label for _, label in Domain.choices],
-                skills=list(specs),
-            )
-        else:
-            messages = prompts.render_checklist(
-                instruction.text, instruction.reference_answer, list(specs)
-            )
-        out.append(
-            CallContext(
-                call_id=call.pk,
-                token=token,
-                response_id=None,
-                sample_index=call.sample_index,
-                skills=all_skills,
-                messages=messages,
-                cache_key=_cache_key(snapshot, messages, call.sample_index, None),
-                kind=run.kind,
-                instruction_id=instruction.pk,
-            )
-        )
-    return out
+def _layout(template) -> str:
+    """The prompt layout of a run's template ("flask" without a template)."""
+    return getattr(template, "layout", "") or PromptTemplate.Layout.FLASK
 
 
 def _response_format(snapshot: dict, skills: list[Skill]) -> dict | None:
@@ -342,6 +344,9 @@ def _flush(run: JudgeRun, results: list[CallResult]) -> None:
                 if r.status == JudgeCall.Status.SUCCEEDED and r.kind in ANNOTATION_KINDS
             ],
             ignore_conflicts=True,
+        )
+        PairwiseVerdict.objects.bulk_create(
+            pairwise_execution.pairwise_verdict_rows(run, kept), ignore_conflicts=True
         )
         JudgeCache.objects.bulk_create(
             [
@@ -640,6 +645,9 @@ class Driver:
             prompt_hash=ctx.cache_key,
             kind=ctx.kind,
             instruction_id=ctx.instruction_id,
+            pair_id=ctx.pair_id,
+            order=ctx.order,
+            parsed=dict(ctx.keep) if ctx.keep else None,
         )
         try:
             if self.snapshot["backend"].startswith("baseline"):
@@ -728,7 +736,7 @@ class Driver:
                     messages = [
                         *ctx.messages,
                         {"role": "assistant", "content": answer.text},
-                        {"role": "user", "content": reask_message(str(exc))},
+                        {"role": "user", "content": reask_message(str(exc), ctx.kind)},
                     ]
                 continue
             if ask:
@@ -739,27 +747,10 @@ class Driver:
     def _store_parse(ctx: CallContext, result: CallResult, text: str) -> None:
         """Parse `text` for the call's kind into `result`; raises `parsing.ParseError`."""
         skill_keys = [s.key for s in ctx.skills]
-        if ctx.kind == JudgeRun.Kind.METADATA:
-            labels = {normalise_name(label): key for key, label in Domain.choices}
-            labels.update({normalise_name(key): key for key, _ in Domain.choices})
-            meta = parsing.parse_metadata(
-                text, domains=[lb for _, lb in Domain.choices], skill_keys=skill_keys
-            )
-            domains = [
-                labels[normalise_name(d)]
-                for d in meta.get("domains", [])
-                if normalise_name(d) in labels
-            ][:2]
-            result.parsed = {
-                "suggestion": {
-                    "domains": domains,
-                    "difficulty": meta.get("difficulty"),
-                    "skills": list(meta.get("skills", []))[:3],
-                }
-            }
-        elif ctx.kind == JudgeRun.Kind.CHECKLIST:
-            items = parsing.parse_checklist(text, skill_keys=skill_keys)
-            result.parsed = {"suggestion": {"checklist": items}}
+        if ctx.kind == JudgeRun.Kind.PAIRWISE:
+            pairwise_execution.store_pairwise_parse(ctx, result, text)
+        elif ctx.kind in ANNOTATION_KINDS:
+            annotation_execution.store_annotation_parse(ctx, result, text, skill_keys)
         else:
             parsed = parsing.parse_pointwise(
                 text, [(s.key, s.name) for s in ctx.skills]

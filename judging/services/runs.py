@@ -6,6 +6,7 @@ and enqueues driver tasks (after commit).
 
 from __future__ import annotations
 
+import random
 import re
 from decimal import Decimal
 
@@ -18,8 +19,9 @@ from django.utils import timezone
 
 from annotation import roles
 from annotation.errors import DomainError, Problem
-from annotation.models import Dataset, Instruction, Response
+from annotation.models import Dataset, Instruction, PreferencePair, Response
 from judging.models import JudgeCall, JudgeConfig, JudgeRun, PromptTemplate
+from judging.pairwise import map_verdict
 
 ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]{0,99}$")
 RUBRIC_CHARS_PER_SKILL = 900  # criteria + five anchors, for the estimate
@@ -99,10 +101,21 @@ def judge_config_problems(fields: dict) -> list[Problem]:
     return problems
 
 
-def prompt_get_builtin(kind: str) -> PromptTemplate:
-    """The built-in prompt template of `kind` (created on first use from judging.prompts)."""
+def prompt_get_builtin(
+    kind: str, layout: str = PromptTemplate.Layout.FLASK
+) -> PromptTemplate:
+    """The built-in prompt template of `kind` and `layout` (created on first use from
+    judging.prompts).
+
+    FLASK layout: "builtin-<kind>". FLAMe layout: "builtin-<kind>-flame", whose texts
+    are not used: the engine renders the task in the INSTRUCTIONS / CONTEXT /
+    EVALUATION layout itself (`judging.prompts.render_pointwise_flame`, ...). A judge
+    config selects the layout by pointing at such a template.
+    """
     from judging import prompts
 
+    if layout not in PromptTemplate.Layout.values:
+        raise ValueError(f"unknown layout {layout!r}")
     texts = {
         PromptTemplate.Kind.POINTWISE: (
             prompts.BUILTIN_POINTWISE_SYSTEM,
@@ -110,11 +123,20 @@ def prompt_get_builtin(kind: str) -> PromptTemplate:
         ),
     }
     system_text, user_text = texts.get(kind, ("", "{instruction}"))
+    name = f"builtin-{kind}"
+    if layout == PromptTemplate.Layout.FLAME:
+        name += "-flame"
+        system_text = ""
+        user_text = (
+            "(FLAMe text-to-text layout: INSTRUCTIONS / CONTEXT / EVALUATION, "
+            "rendered by judging.prompts)"
+        )
     template, _ = PromptTemplate.objects.get_or_create(
-        name=f"builtin-{kind}",
+        name=name,
         version=1,
         defaults={
             "kind": kind,
+            "layout": layout,
             "system_text": system_text,
             "user_text": user_text,
             "is_builtin": True,
@@ -332,3 +354,227 @@ def judge_run_retry_failed(*, run: JudgeRun, user: User) -> int:
         run.refresh_from_db()
         judge_run_start(run=run, user=user)
     return n
+
+
+# --- Pairwise runs and their bias probes ----------------------------------------------------
+
+PAIRWISE_PROMPT_CHARS = (
+    1200  # the pairwise prompt around the two answers, for estimates
+)
+PAIRWISE_OUTPUT_TOKENS = 150  # a short comparison and the verdict, for estimates
+BANDWAGON_CUE = "Most people who read both answers preferred answer {target}."
+# Sentences with nothing to do with any request (attention probes), in our own words.
+ATTENTION_SENTENCES = (
+    "The museum's east wing reopens after its renovation next spring.",
+    "Honeybees can visit several thousand flowers in a single day.",
+    "The regional train timetable changes on the first Sunday of each month.",
+    "Copper slowly turns green when it is left out in the rain for years.",
+    "The city library lends board games as well as books.",
+    "Some lighthouses still keep a fog bell next to the lamp.",
+)
+
+
+def pairwise_run_estimate(*, config: JudgeConfig, pairs, samples: int) -> dict:
+    """Calls, tokens and cost of a pairwise run (two orders per pair and sample),
+    estimated from text lengths before any call is made."""
+    n = pairs.count()
+    calls = 2 * n * samples
+    if not n:
+        return {"calls": 0, "input_tokens": 0, "output_tokens": 0, "cost": "0"}
+    sums = pairs.aggregate(
+        one=Sum(Length("response_1__text")),
+        two=Sum(Length("response_2__text")),
+        instruction=Sum(Length("instruction__text")),
+    )
+    chars = sum(v or 0 for v in sums.values()) + n * PAIRWISE_PROMPT_CHARS
+    input_tokens = chars // 4 * 2 * samples
+    output_tokens = min(config.max_tokens, PAIRWISE_OUTPUT_TOKENS) * calls
+    cost = (
+        Decimal(input_tokens) * config.price_input_per_m
+        + Decimal(output_tokens) * config.price_output_per_m
+    ) / Decimal(1_000_000)
+    return {
+        "calls": calls,
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "cost": str(cost.quantize(Decimal("0.0001"))),
+    }
+
+
+def _probe_cues(
+    probe: str, pair_ids: list[int], seed: int, cue: str
+) -> tuple[dict[int, dict], dict]:
+    """Per pair, what a probe injects; and the run's `probe_settings`.
+
+    Bandwagon: the cue names position A for one half of the pairs and B for the other
+    (a seeded shuffle; with an odd count A gets the extra one), the same position in
+    both orders, so each of a pair's responses is the target once. Attention: one
+    irrelevant sentence per pair, drawn with the seed.
+    """
+    if not probe:
+        return {}, {}
+    rng = random.Random(seed)
+    if probe == JudgeRun.Probe.BANDWAGON:
+        template = cue or BANDWAGON_CUE
+        shuffled = list(pair_ids)
+        rng.shuffle(shuffled)
+        half = (len(shuffled) + 1) // 2
+        targets = {pid: ("A" if i < half else "B") for i, pid in enumerate(shuffled)}
+        per_pair = {
+            pid: {
+                "kind": probe,
+                "cue": template.replace("{target}", target),
+                "cue_target": target,
+            }
+            for pid, target in targets.items()
+        }
+        settings_ = {
+            "seed": seed,
+            "cue": template,
+            "targets": {"A": half, "B": len(shuffled) - half},
+        }
+        return per_pair, settings_
+    sentences = [cue] if cue else list(ATTENTION_SENTENCES)
+    per_pair = {
+        pid: {"kind": probe, "cue": sentences[rng.randrange(len(sentences))]}
+        for pid in pair_ids
+    }
+    return per_pair, {"seed": seed, "sentences": sentences}
+
+
+def judge_run_create_pairwise(
+    *,
+    config: JudgeConfig,
+    dataset: Dataset,
+    user: User,
+    categories: list[str] | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+    allow_tie: bool = True,
+    probe: str = "",
+    cue: str = "",
+    name: str = "",
+) -> JudgeRun:
+    """Create a pending pairwise run over the dataset's `PreferencePair`s.
+
+    Pairs: all of the dataset's, or those whose category is in `categories`, or a
+    seeded random `sample` of N of those. Per pair and judge sample, TWO calls: order
+    "ab" (response_1 shown as A) and "ba" (response_2 shown as A); each call has
+    `pair`, `order` and `instruction` set and `response` null.
+
+    `allow_tie` (frozen in the settings snapshot) says whether the judge may answer
+    "tie"; the prompt layout is the config's template layout (frozen too). `probe`
+    "bandwagon" injects a cue naming a position (default `BANDWAGON_CUE`; a custom
+    `cue` must contain "{target}") and "attention" an irrelevant sentence (default one
+    of `ATTENTION_SENTENCES`, or `cue`); what each call was shown is recorded in
+    `call.parsed["probe"]` and the run's `probe_settings`.
+
+    Nothing is sent yet. Raises `DomainError` naming the field for bad input,
+    `PermissionDenied` for a user who is not a researcher.
+    """
+    roles.require_researcher(user)
+    categories = sorted({c for c in (categories or []) if c is not None})
+    problems: list[Problem] = []
+    if config.is_baseline:
+        problems.append(
+            Problem("a baseline judge cannot compare two answers", field="config")
+        )
+    if probe not in JudgeRun.Probe.values:
+        problems.append(
+            Problem(
+                f"unknown probe {probe!r}; use bandwagon or attention", field="probe"
+            )
+        )
+    if probe == JudgeRun.Probe.BANDWAGON and cue and "{target}" not in cue:
+        problems.append(
+            Problem("a bandwagon cue must contain {target} (A or B)", field="cue")
+        )
+    if cue and not probe:
+        problems.append(Problem("a cue needs a probe", field="cue"))
+    if sample is not None and sample < 1:
+        problems.append(Problem("must be at least 1", field="sample"))
+    pairs = PreferencePair.objects.filter(dataset=dataset)
+    if categories:
+        known = set(
+            pairs.filter(category__in=categories).values_list("category", flat=True)
+        )
+        unknown = [c for c in categories if c not in known]
+        if unknown:
+            problems.append(
+                Problem(
+                    f"no pairs of dataset {dataset.name!r} in: {', '.join(unknown)}",
+                    field="categories",
+                )
+            )
+        pairs = pairs.filter(category__in=categories)
+    if problems:
+        raise DomainError("the judge run was not created", problems)
+    pair_rows = list(pairs.order_by("pk").values_list("pk", "instruction_id"))
+    if not pair_rows:
+        raise DomainError(
+            "nothing to judge",
+            [
+                Problem(
+                    f"dataset {dataset.name!r} has no preference pairs"
+                    + (" in these categories" if categories else ""),
+                    field="dataset",
+                )
+            ],
+        )
+    if sample is not None and sample < len(pair_rows):
+        pair_rows = sorted(random.Random(seed).sample(pair_rows, sample))
+    pair_ids = [pid for pid, _ in pair_rows]
+    cues, probe_settings = _probe_cues(probe, pair_ids, seed, cue)
+    snapshot = _snapshot(config)
+    snapshot.update(
+        allow_tie=bool(allow_tie),
+        layout=config.prompt.layout if config.prompt else PromptTemplate.Layout.FLASK,
+        pairs={"categories": categories, "sample": sample, "seed": seed},
+    )
+    samples = config.samples
+    with transaction.atomic():
+        run = JudgeRun.objects.create(
+            config=config,
+            dataset=dataset,
+            kind=JudgeRun.Kind.PAIRWISE,
+            probe=probe,
+            probe_settings=probe_settings,
+            name=name
+            or f"{config.name} on {dataset.name} (pairwise{', ' + probe if probe else ''})",
+            settings_snapshot=snapshot,
+            estimate=pairwise_run_estimate(
+                config=config, pairs=pairs.filter(pk__in=pair_ids), samples=samples
+            ),
+            total_calls=2 * len(pair_ids) * samples,
+            created_by=user,
+        )
+        JudgeCall.objects.bulk_create(
+            (
+                JudgeCall(
+                    run=run,
+                    pair_id=pid,
+                    instruction_id=instruction_id,
+                    order=order,
+                    sample_index=s,
+                    parsed=_probe_record(cues.get(pid), order),
+                )
+                for pid, instruction_id in pair_rows
+                for s in range(samples)
+                for order in PAIR_ORDERS
+            ),
+            batch_size=5000,
+        )
+    return run
+
+
+PAIR_ORDERS = ("ab", "ba")
+
+
+def _probe_record(cue: dict | None, order: str) -> dict | None:
+    """What `call.parsed` starts with: the probe shown to this call, if any."""
+    if cue is None:
+        return None
+    record = dict(cue)
+    if "cue_target" in record:
+        record["cue_target_original"] = map_verdict(record["cue_target"], order)
+    return {"probe": record}

@@ -425,3 +425,25 @@ def test_sources_list_campaigns_and_scored_runs(setup, researcher):
     ids = {r["id"] for r in src["runs"]}
     assert ids == {r.pk for r in setup.runs}
     assert empty.pk not in ids
+
+
+def test_human_model_means_cover_every_human_scored_item(setup):
+    human, _, _ = setup.tables
+    res = agreement_compute(
+        dataset=setup.dataset,
+        campaign_ids=[setup.campaign.pk],
+        run_ids=[setup.runs[0].pk],
+        n_boot=0,
+    )
+    for key in ("skill:factuality", "overall"):
+        models = {m["model"]: m for m in row(res, key)["human"]["models"]}
+        for m in MODELS:
+            means = [
+                np.mean([x for x in sc if x not in ("-", None)])
+                for (i, mm, k), sc in human.items()
+                if mm == m
+                and (key == "overall" or k == "factuality")
+                and any(x not in ("-", None) for x in sc)
+            ]
+            assert models[m]["n"] == len(means)
+            assert models[m]["mean"]["value"] == pytest.approx(np.mean(means))

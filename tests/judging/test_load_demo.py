@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 
-from annotation.models import Campaign, Dataset, Instruction, Response
+from annotation.models import Campaign, Dataset, HumanScore, Instruction, Response
 from judging.models import JudgeRun, JudgeScore
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -40,8 +40,21 @@ def test_load_demo_creates_everything_once(eager_tasks, capsys):
     dataset = Dataset.objects.get(name="demo")
     assert Instruction.objects.filter(dataset=dataset).count() == 24
     assert Response.objects.filter(instruction__dataset=dataset).count() == 72
-    campaign = Campaign.objects.get()
+    campaign = Campaign.objects.get(name="Demo campaign")
     assert campaign.overlap == 2 and campaign.items.count() == 72
+    assert campaign.status == Campaign.Status.ACTIVE
+    # the generated example ratings: every response rated by both demo raters, once
+    example = Campaign.objects.get(name__startswith="Demo: example ratings")
+    assert example.status == Campaign.Status.CLOSED
+    submitted = example.assignments.filter(status="submitted")
+    assert submitted.count() == 144
+    assert (
+        HumanScore.objects.filter(assignment__campaign=example, score__isnull=False)
+        .values("assignment__response_id", "skill_id")
+        .distinct()
+        .count()
+        > 100
+    )
     assert set(campaign.raters.values_list("username", flat=True)) == {
         "rater1",
         "rater2",
@@ -49,3 +62,11 @@ def test_load_demo_creates_everything_once(eager_tasks, capsys):
     run = JudgeRun.objects.get()
     assert run.status == JudgeRun.Status.COMPLETED  # the baseline needs no network
     assert JudgeScore.objects.filter(run=run).count() > 0
+    # the agreement dashboard has something to compare offline
+    from judging.selectors_agreement import agreement_compute
+
+    result = agreement_compute(
+        dataset=dataset, campaign_ids=[example.pk], run_ids=[run.pk], n_boot=10
+    )
+    overall = result["rows"][-1]["judges"][str(run.pk)]
+    assert overall["counts"]["scored_by_both"] > 100

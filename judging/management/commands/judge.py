@@ -4,6 +4,11 @@ Creates a judge run (and, unless `--config NAME` names one, the judge config it 
 and starts it; prints the run id. With `--wait` it prints a progress line every 2 s
 and exits when the run ends: status 0 if it completed, 1 if it failed or was
 cancelled. `--baseline rouge|length` judges without an LLM (no URL needed).
+
+`--kind pairwise` judges the dataset's preference pairs in both orders (two calls per
+pair and sample); `--category C ...` and `--sample N [--seed S]` choose the pairs,
+`--no-ties` forbids a "tie" verdict, and `--probe bandwagon|attention [--cue TEXT]`
+makes the run a bias probe. With `--wait` the summary adds the verdict counts.
 """
 
 from __future__ import annotations
@@ -18,8 +23,15 @@ from annotation.errors import DomainError
 from annotation.management.commands._import_cli import refused
 from annotation.models import Dataset
 from judging import selectors
-from judging.models import JudgeConfig, JudgeRun
-from judging.services.runs import judge_config_create, judge_run_create, judge_run_start
+from judging.models import JudgeConfig, JudgeRun, PromptTemplate
+from judging.selectors_pairwise import pairwise_verdict_counts
+from judging.services.runs import (
+    judge_config_create,
+    judge_run_create,
+    judge_run_create_pairwise,
+    judge_run_start,
+    prompt_get_builtin,
+)
 from judging.services.suggestions import judge_run_create_annotation
 from judging.templatetags.judging_ui import duration, money
 
@@ -44,6 +56,7 @@ CONFIG_OPTIONS = (
     "tpm",
     "price_in",
     "price_out",
+    "layout",
 )
 
 
@@ -99,6 +112,12 @@ class Command(BaseCommand):
             "--price-out", type=_decimal, help="Price per million output tokens."
         )
         judge.add_argument(
+            "--layout",
+            choices=["flask", "flame"],
+            help="Prompt layout of a new config: FLASK (default) or FLAMe's "
+            "INSTRUCTIONS / CONTEXT / EVALUATION text-to-text layout.",
+        )
+        judge.add_argument(
             "--dev-server",
             action="store_true",
             help="Mark the config as the built-in fake judge server (a dev tool).",
@@ -110,9 +129,41 @@ class Command(BaseCommand):
         run.add_argument("--limit", type=int, help="Only the first N instructions.")
         run.add_argument(
             "--kind",
-            choices=["pointwise", "metadata", "checklist"],
+            choices=["pointwise", "pairwise", "metadata", "checklist"],
             default="pointwise",
-            help="Score responses (default) or suggest instruction metadata/checklists.",
+            help="Score responses (default), compare the dataset's preference pairs "
+            "in both orders, or suggest instruction metadata/checklists.",
+        )
+        pairwise = parser.add_argument_group("pairwise runs (--kind pairwise)")
+        pairwise.add_argument(
+            "--category",
+            nargs="+",
+            default=[],
+            metavar="C",
+            help="Only pairs of these categories.",
+        )
+        pairwise.add_argument(
+            "--sample", type=int, help="Only a random sample of N pairs (seeded)."
+        )
+        pairwise.add_argument(
+            "--seed", type=int, default=0, help="Seed of the sample and the probe."
+        )
+        pairwise.add_argument(
+            "--no-ties",
+            action="store_true",
+            help='Do not allow "tie" verdicts (the judge must pick A or B).',
+        )
+        pairwise.add_argument(
+            "--probe",
+            choices=["bandwagon", "attention"],
+            default="",
+            help="Inject a cue naming an answer (bandwagon) or an irrelevant "
+            "sentence (attention).",
+        )
+        pairwise.add_argument(
+            "--cue",
+            default="",
+            help="Custom probe text (bandwagon: must contain {target}).",
         )
         run.add_argument("--name", default="", help="Run name.")
         run.add_argument(
@@ -129,8 +180,28 @@ class Command(BaseCommand):
         if dataset is None:
             raise CommandError(f"no dataset named {options['dataset']!r}")
         config = self._config(options, user)
+        pair_options = [
+            f"--{k.replace('_', '-')}"
+            for k in ("category", "sample", "no_ties", "probe", "cue")
+            if options.get(k)
+        ]
+        if pair_options and options["kind"] != "pairwise":
+            raise CommandError(f"{', '.join(pair_options)} need --kind pairwise")
         try:
-            if options["kind"] == "pointwise":
+            if options["kind"] == "pairwise":
+                run = judge_run_create_pairwise(
+                    config=config,
+                    dataset=dataset,
+                    user=user,
+                    categories=options["category"],
+                    sample=options["sample"],
+                    seed=options["seed"],
+                    allow_tie=not options["no_ties"],
+                    probe=options["probe"],
+                    cue=options["cue"],
+                    name=options["name"],
+                )
+            elif options["kind"] == "pointwise":
                 run = judge_run_create(
                     config=config,
                     dataset=dataset,
@@ -195,6 +266,9 @@ class Command(BaseCommand):
                 "model": options["model"],
                 "api_key_env": options["api_key_env"],
                 "is_dev_server": options["dev_server"],
+                "prompt": prompt_get_builtin(
+                    PromptTemplate.Kind.POINTWISE, layout=options["layout"] or "flask"
+                ),
             }
             optional = {
                 "samples": "samples",
@@ -275,6 +349,12 @@ class Command(BaseCommand):
             f"Run {run.pk} {run.get_status_display().lower()}: {c.succeeded:,} done, "
             f"{c.failed:,} failed, {c.tokens:,} tokens, {money(c.cost)}"
         )
+        if run.kind == JudgeRun.Kind.PAIRWISE:
+            counts = pairwise_verdict_counts(run=run)
+            summary += "; verdicts " + ", ".join(
+                f"{order} {'/'.join(f'{k}:{v:,}' for k, v in row.items())}"
+                for order, row in counts["by_order"].items()
+            )
         if run.status == JudgeRun.Status.COMPLETED:
             self.stdout.write(summary)
             return

@@ -1,0 +1,173 @@
+"""SVG building blocks shared by the charts: escaping, the document, text, markers,
+legends and the "not enough data" chart. Colours, dashes and markers per series."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from html import escape
+
+FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, Arial, sans-serif"
+TEXT = "#1c2330"
+MUTED = "#5b6575"
+GRID = "#d5dae1"
+REFERENCE_COLOUR = "#222222"
+# Okabe-Ito, without black (the reference) and yellow (too light on white).
+JUDGE_COLOURS = ("#E69F00", "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#56B4E9")
+JUDGE_DASHES = ("8 4", "3 3", "10 3 2 3", "1.5 3", "14 4", "5 2 1 2")
+JUDGE_MARKERS = ("square", "triangle", "diamond", "triangle-down", "cross", "square")
+NOT_ENOUGH = "not enough data"
+SCALE = (1, 5)
+
+
+def esc(text) -> str:
+    return escape(str(text), quote=True)
+
+
+def fmt_num(x: float, digits: int = 2) -> str:
+    """A coordinate or value, short: 3.50 -> 3.5, 4.00 -> 4."""
+    text = f"{x:.{digits}f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def chart_id(*parts) -> str:
+    """A stable id prefix, so several charts inlined in one page never share ids."""
+    digest = hashlib.sha1("|".join(map(str, parts)).encode()).hexdigest()
+    return "c" + digest[:10]
+
+
+def svg_document(
+    width: float, height: float, title: str, desc: str, body: list[str]
+) -> str:
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {fmt_num(width)} '
+        f'{fmt_num(height)}" role="img" aria-label="{esc(title)}" class="chart" '
+        f'font-family="{FONT}" font-size="12" fill="{TEXT}">'
+        f"<title>{esc(title)}</title><desc>{esc(desc)}</desc>"
+        f'<rect class="chart-bg" x="0" y="0" width="{fmt_num(width)}" '
+        f'height="{fmt_num(height)}" fill="#ffffff"/>' + "".join(body) + "</svg>"
+    )
+
+
+def svg_text(x, y, text, *, anchor="middle", size=12, weight="", fill="", extra=""):
+    attrs = f' font-weight="{weight}"' if weight else ""
+    attrs += f' fill="{fill}"' if fill else ""
+    return (
+        f'<text x="{fmt_num(x)}" y="{fmt_num(y)}" text-anchor="{anchor}" '
+        f'font-size="{size}"{attrs}{extra}>{esc(text)}</text>'
+    )
+
+
+def svg_heading(title: str, width: float) -> str:
+    """The visible title, cut to the chart's width (the full text is its tooltip)."""
+    limit = int((width - 24) / 8.5)
+    short = shorten(title, limit)
+    tip = f"<title>{esc(title)}</title>" if short != title else ""
+    return (
+        f'<text x="16" y="26" text-anchor="start" font-size="15" font-weight="600" '
+        f'class="chart-title">{tip}{esc(short)}</text>'
+    )
+
+
+def empty_chart(title: str, reason: str = "") -> str:
+    """A small chart that says why there is nothing to draw."""
+    message = reason or NOT_ENOUGH
+    if not message.startswith(NOT_ENOUGH):
+        message = f"{NOT_ENOUGH}: {message}"
+    body = [
+        svg_text(16, 30, shorten(title, 52), anchor="start", size=14, weight="600"),
+        f'<rect x="16" y="46" width="448" height="56" rx="6" fill="#f1f3f6" '
+        f'stroke="{GRID}"/>',
+        svg_text(240, 79, message, fill=MUTED, extra=' class="chart-empty"'),
+    ]
+    return svg_document(480, 118, title, message, body)
+
+
+@dataclass(frozen=True)
+class Series:
+    """One line (radar) or bar set (ranks). ``index`` 0 is the reference (humans)."""
+
+    label: str
+    values: list  # float | None per axis / model
+    index: int = 0
+    notes: list = field(default_factory=list)  # extra tooltip text per value
+
+    @property
+    def colour(self) -> str:
+        if self.index == 0:
+            return REFERENCE_COLOUR
+        return JUDGE_COLOURS[(self.index - 1) % len(JUDGE_COLOURS)]
+
+    @property
+    def dash(self) -> str:
+        return "" if self.index == 0 else JUDGE_DASHES[(self.index - 1) % 6]
+
+    @property
+    def marker(self) -> str:
+        return "circle" if self.index == 0 else JUDGE_MARKERS[(self.index - 1) % 6]
+
+
+def svg_marker(shape: str, x: float, y: float, colour: str, tip: str, s: float = 4.5):
+    title = f"<title>{esc(tip)}</title>" if tip else ""
+    common = f'fill="{colour}" stroke="#ffffff" stroke-width="1" class="mark"'
+    if shape == "circle":
+        return f'<circle cx="{fmt_num(x)}" cy="{fmt_num(y)}" r="{fmt_num(s)}" {common}>{title}</circle>'
+    if shape == "square":
+        return (
+            f'<rect x="{fmt_num(x - s)}" y="{fmt_num(y - s)}" width="{fmt_num(2 * s)}" '
+            f'height="{fmt_num(2 * s)}" {common}>{title}</rect>'
+        )
+    points = {
+        "triangle": [(0, -1.2), (1.1, 0.9), (-1.1, 0.9)],
+        "triangle-down": [(0, 1.2), (1.1, -0.9), (-1.1, -0.9)],
+        "diamond": [(0, -1.3), (1.3, 0), (0, 1.3), (-1.3, 0)],
+        "cross": [
+            (-0.4, -1.2), (0.4, -1.2), (0.4, -0.4), (1.2, -0.4), (1.2, 0.4),
+            (0.4, 0.4), (0.4, 1.2), (-0.4, 1.2), (-0.4, 0.4), (-1.2, 0.4),
+            (-1.2, -0.4), (-0.4, -0.4),
+        ],
+    }[shape]  # fmt: skip
+    pts = " ".join(f"{fmt_num(x + dx * s)},{fmt_num(y + dy * s)}" for dx, dy in points)
+    return f'<polygon points="{pts}" {common}>{title}</polygon>'
+
+
+def svg_legend(x: float, y: float, series: list[Series], *, bars: bool = False, uid=""):
+    """One row per series: a line sample with its dash and marker (or a bar swatch)."""
+    out = [f'<g class="legend" transform="translate({fmt_num(x)},{fmt_num(y)})">']
+    for i, s in enumerate(series):
+        yy = i * 18
+        if bars:
+            out.append(bar_rect(0, yy - 6, 26, 12, s, uid))
+        else:
+            dash = f' stroke-dasharray="{s.dash}"' if s.dash else ""
+            out.append(
+                f'<line x1="0" y1="{yy}" x2="30" y2="{yy}" stroke="{s.colour}" '
+                f'stroke-width="2.5"{dash}/>'
+            )
+            out.append(svg_marker(s.marker, 15, yy, s.colour, ""))
+        out.append(svg_text(38, yy + 4, s.label, anchor="start"))
+    out.append("</g>")
+    return "".join(out)
+
+
+# ---------------------------------------------------------------------------------
+# Radar
+
+
+def bar_rect(x, y, w, h, s: Series, uid: str, tip: str = "") -> str:
+    title = f"<title>{esc(tip)}</title>" if tip else ""
+    fill = s.colour if s.index == 0 else f"url(#{uid}-hatch-{s.index})"
+    return (
+        f'<rect class="bar" x="{fmt_num(x)}" y="{fmt_num(y)}" width="{fmt_num(w)}" '
+        f'height="{fmt_num(h)}" fill="{fill}" stroke="{s.colour}" stroke-width="1.2">'
+        f"{title}</rect>"
+    )
+
+
+def shorten(name: str, limit: int = 22) -> str:
+    name = str(name)
+    return name if len(name) <= limit else name[: limit - 1] + "…"
+
+
+# ---------------------------------------------------------------------------------
+# Adapters from agreement_compute()'s result

@@ -1,0 +1,68 @@
+"""Presentation of agreement statistics: a value with its interval and count, or
+"not enough data (n=..)" when it is undefined (never 0, never NaN)."""
+
+from __future__ import annotations
+
+import math
+
+from django import template
+from django.utils.html import format_html
+from django.utils.safestring import SafeString, mark_safe
+
+register = template.Library()
+
+
+def _number(value: float, kind: str) -> str:
+    if kind == "share":
+        return f"{100 * value:.0f}%"
+    if kind == "signed":
+        return f"{value:+.2f}"
+    return f"{value:.2f}"
+
+
+def _defined(value) -> bool:
+    return isinstance(value, int | float) and math.isfinite(value)
+
+
+@register.filter
+def stat(result, kind: str = "corr") -> SafeString:
+    """`{{ r|stat:"corr" }}` for a statistic dict {"value", "n", "ci", "reason"}:
+    the value, its 95% interval and n; kinds: corr (0.00), share (0%), signed (+0.00)."""
+    if not isinstance(result, dict):
+        return mark_safe('<span class="stat-undefined">not enough data (n=0)</span>')
+    n = result.get("n") or 0
+    value = result.get("value")
+    if not _defined(value):
+        reason = result.get("reason") or "not enough data"
+        return format_html(
+            '<span class="stat-undefined" title="{}">not enough data (n={})</span>',
+            reason,
+            n,
+        )
+    ci = result.get("ci") or None
+    ci_html = ""
+    if ci and len(ci) == 2 and _defined(ci[0]) and _defined(ci[1]):
+        ci_html = format_html(
+            '<span class="stat-ci" title="95% bootstrap interval">[{}, {}]</span>',
+            _number(ci[0], kind),
+            _number(ci[1], kind),
+        )
+    return format_html(
+        '<span class="stat-value">{}</span>{}<span class="stat-n">n={}</span>',
+        _number(value, kind),
+        ci_html,
+        n,
+    )
+
+
+@register.filter
+def stat_value(result, kind: str = "corr") -> str:
+    """Only the number (for tooltips), or "not enough data"."""
+    value = result.get("value") if isinstance(result, dict) else None
+    return _number(value, kind) if _defined(value) else "not enough data"
+
+
+@register.filter
+def ability_class(name) -> str:
+    """`Logical Thinking` -> `ability-logical_thinking` (app.css colours)."""
+    return "ability-" + str(name or "").strip().lower().replace(" ", "_")

@@ -1,0 +1,66 @@
+"""Meta-evaluation and bias report pages: numbers shown, errors, permissions."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from tests.judging.agreement_data import make_agreement_setup
+from tests.judging.test_metaeval_selectors import pref_setup  # noqa: F401 (fixture)
+
+pytestmark = pytest.mark.django_db
+
+
+def test_report_page_shows_figures_and_probes(pref_setup, researcher, client_for):  # noqa: F811
+    dataset, _, run_a, cued = pref_setup
+    client = client_for(researcher)
+    home = client.get(reverse("judging:metaeval-home"))
+    assert home.status_code == 200 and dataset.name in home.content.decode()
+    url = reverse("judging:metaeval", args=[dataset.pk])
+    page = client.get(url, {"run": [run_a.pk, cued.pk], "n_boot": 50})
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert f'id="metaeval-overall-{run_a.pk}"' in html
+    assert "Accuracy, original order" in html
+    assert "40%" in html  # accuracy in the original order, 2 of 5 comparisons
+    assert "bandwagon" in html and f'id="metaeval-probes-{cued.pk}"' in html
+    assert "not enough data" in html or "n=" in html
+
+
+def test_bad_parameters_are_reported_and_named(pref_setup, researcher, client_for):  # noqa: F811
+    dataset, *_ = pref_setup
+    url = reverse("judging:metaeval", args=[dataset.pk])
+    client = client_for(researcher)
+    for query, field in (({"run": "999999"}, "run"), ({"n_boot": "x"}, "n_boot")):
+        page = client.get(url, query)
+        assert page.status_code == 400
+        assert f"{field}:" in page.content.decode()
+
+
+def test_pointwise_probe_page(researcher, client_for):
+    human = {(i, "alpha", "readability"): [1 + i % 5, "-", "-"] for i in range(6)}
+    human.update(
+        {(i, "alpha", "factuality"): [1 + (i + 1) % 5, "-", "-"] for i in range(6)}
+    )
+    judge = {k: v[0] for k, v in human.items()}
+    s = make_agreement_setup(
+        researcher, human=human, judges=[judge], n_instructions=6, models=("alpha",),
+        name="probe-page",
+    )  # fmt: skip
+    url = reverse("judging:metaeval-probes", args=[s.dataset.pk])
+    page = client_for(researcher).get(
+        url, {"campaign": s.campaign.pk, "run": s.runs[0].pk, "n_boot": 30}
+    )
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert 'id="pointwise-probes"' in html and "halo" in html and "length" in html
+
+
+@pytest.mark.parametrize("name", ["metaeval-home", "metaeval", "metaeval-probes"])
+def test_raters_and_anonymous_are_refused(pref_setup, rater, client_for, client, name):  # noqa: F811
+    dataset, *_ = pref_setup
+    args = [] if name == "metaeval-home" else [dataset.pk]
+    url = reverse(f"judging:{name}", args=args)
+    assert client_for(rater).get(url).status_code == 403
+    anon = client.get(url)
+    assert anon.status_code == 302 and "/login/" in anon["Location"]

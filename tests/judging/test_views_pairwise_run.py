@@ -1,0 +1,66 @@
+"""Creating a pairwise judge run (plain or as a bias probe) from the run form."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from judging.models import JudgeCall, JudgeRun
+from tests.judging.data import make_config
+from tests.judging.test_metaeval_selectors import pref_setup  # noqa: F401 (fixture)
+
+pytestmark = pytest.mark.django_db
+
+
+def test_form_creates_a_two_order_run_and_shows_the_estimate(
+    pref_setup,  # noqa: F811
+    researcher,
+    client_for,
+):
+    dataset, pairs, *_ = pref_setup
+    config = make_config(researcher, name="pairwise judge")
+    client = client_for(researcher)
+    url = reverse("judging:run-new")
+    page = client.get(
+        url, {"config": config.pk, "dataset": dataset.pk, "kind": "pairwise"}
+    )
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert 'id="estimate-calls">8<' in html  # 4 pairs x 2 orders x 1 sample
+    assert "4 pairs × 2 orders" in html
+    resp = client.post(
+        url,
+        {
+            "config": config.pk,
+            "dataset": dataset.pk,
+            "kind": "pairwise",
+            "pair_sample": 3,
+            "allow_tie": "on",
+            "probe": "bandwagon",
+            "name": "probe run",
+        },
+    )
+    assert resp.status_code == 302, resp.content.decode()[:2000]
+    run = JudgeRun.objects.get(name="probe run")
+    assert run.kind == JudgeRun.Kind.PAIRWISE and run.probe == "bandwagon"
+    calls = JudgeCall.objects.filter(run=run)
+    assert calls.count() == 6
+    assert sorted(calls.values_list("order", flat=True)) == ["ab"] * 3 + ["ba"] * 3
+    assert all(c.parsed["probe"]["cue_target"] in ("A", "B") for c in calls)
+
+
+def test_bad_pairwise_input_names_the_field(pref_setup, researcher, client_for):  # noqa: F811
+    dataset, *_ = pref_setup
+    config = make_config(researcher, name="pairwise judge 2")
+    resp = client_for(researcher).post(
+        reverse("judging:run-new"),
+        {
+            "config": config.pk,
+            "dataset": dataset.pk,
+            "kind": "pairwise",
+            "pair_sample": 0,
+        },
+    )
+    assert resp.status_code == 400
+    assert "pair_sample" in resp.content.decode() or "Pairs" in resp.content.decode()
+    assert not JudgeRun.objects.filter(config=config).exists()
