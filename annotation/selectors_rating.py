@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
+from functools import cache
 
+from django.contrib.auth.models import Group, User
+from django.db import connection
 from django.db.models import Count, Prefetch, Q, QuerySet, Sum
 from django.http import Http404
 
@@ -21,6 +24,7 @@ from .models import (
     InstructionSkill,
     Skill,
 )
+from .sqlrows import columns, concrete_attnames, from_row, prepared_cursor
 
 
 def campaign_list_for_user(*, user) -> QuerySet[Campaign]:
@@ -52,14 +56,27 @@ def campaign_get_for_user(*, user, campaign_id: int) -> Campaign:
 
 
 def campaign_get_for_rater(
-    *, user, campaign_id: int, with_dataset: bool = True
+    *, user, campaign_id: int, with_dataset: bool = True, kind: str = "pointwise"
 ) -> Campaign:
-    """A campaign `user` rates in; any other id is a 404 (no existence leak).
+    """A campaign of `kind` (pointwise by default: the rating pages and API) that `user`
+    rates in; any other id, or a campaign of the other kind, is a 404 (no existence
+    leak; pairwise campaigns have their own pages, `annotation.views_pairwise`).
 
     `with_dataset=False` (the API's next, a hot path) skips loading the dataset and
-    rubric rows, which serving and rendering the form do not read.
+    rubric rows, which serving and rendering the form do not read; on PostgreSQL it is
+    one prepared hand-written query (same rules; roles cached on the user by the token
+    check are used instead of a join).
     """
-    qs = Campaign.objects.all()
+    if (
+        not with_dataset
+        and kind == Campaign.Kind.POINTWISE
+        and (connection.vendor == "postgresql")
+    ):
+        campaign = _campaign_get_for_rater_sql(user=user, campaign_id=campaign_id)
+        if campaign is None:
+            raise Http404("No such campaign.")
+        return campaign
+    qs = Campaign.objects.filter(kind=kind)
     if with_dataset:
         qs = qs.select_related("dataset", "dataset__rubric")
     if getattr(user, "_flask_roles", None) is None and user.is_authenticated:
@@ -77,6 +94,44 @@ def campaign_get_for_rater(
     return campaign
 
 
+@cache
+def _campaign_for_rater_sql(check_role: bool) -> str:
+    q = connection.ops.quote_name
+    raters = q(Campaign.raters.through._meta.db_table)
+    role = (
+        f" JOIN {q(User.groups.through._meta.db_table)} ug ON ug.user_id = m.user_id "
+        f"JOIN {q(Group._meta.db_table)} g ON g.id = ug.group_id AND g.name = %(role)s"
+        if check_role
+        else ""
+    )
+    return (
+        f"SELECT {columns(Campaign, concrete_attnames(Campaign), 'c')} "
+        f"FROM {q(Campaign._meta.db_table)} c WHERE c.id = %(campaign)s "
+        f"AND c.kind = '{Campaign.Kind.POINTWISE}' AND EXISTS "
+        f"(SELECT 1 FROM {raters} m{role} WHERE m.campaign_id = c.id "
+        "AND m.user_id = %(user)s)"
+    )
+
+
+def _campaign_get_for_rater_sql(*, user, campaign_id: int) -> Campaign | None:
+    """`campaign_get_for_rater(with_dataset=False)` in one hand-written query (the
+    API's `next`, PostgreSQL): the same membership and role rules."""
+    if not user.is_authenticated:
+        return None
+    cached_roles = getattr(user, "_flask_roles", None)
+    if cached_roles is not None and roles.RATER not in cached_roles:
+        return None
+    with prepared_cursor() as cursor:
+        cursor.execute(
+            _campaign_for_rater_sql(cached_roles is None),
+            {"campaign": campaign_id, "user": user.pk, "role": roles.RATER},
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    return from_row(Campaign, concrete_attnames(Campaign), row)
+
+
 def assignment_get_for_rater(*, user, assignment_id: int) -> Assignment:
     """One of `user`'s own assignments with everything the rating form shows."""
     assignment = (
@@ -90,7 +145,7 @@ def assignment_get_for_rater(*, user, assignment_id: int) -> Assignment:
             ),
             Prefetch("scores", HumanScore.objects.select_related("skill")),
         )
-        .filter(pk=assignment_id, rater=user)
+        .filter(pk=assignment_id, rater=user, pair__isnull=True)
         .first()
     )
     if assignment is None:
@@ -104,7 +159,7 @@ def assignment_scores_for_rater(*, user, assignment_id: int) -> Assignment:
         Assignment.objects.prefetch_related(
             Prefetch("scores", HumanScore.objects.select_related("skill"))
         )
-        .filter(pk=assignment_id, rater=user)
+        .filter(pk=assignment_id, rater=user, pair__isnull=True)
         .first()
     )
     if assignment is None:
@@ -179,18 +234,30 @@ class RaterProgress:
 
 
 def rater_progress(
-    *, user, campaign: Campaign, with_available: bool = False
+    *,
+    user,
+    campaign: Campaign,
+    with_available: bool = False,
+    counts: tuple[int, int] | None = None,
 ) -> RaterProgress:
-    """The rater's own counts: one indexed query on the hot path.
+    """The rater's own counts: one indexed query on the hot path, none when `counts`
+    (``(submitted, skipped)``, as `services.assignment_next` may hand them over) is
+    given.
 
     `with_available` adds the campaign's open slots, a scan of the campaign's items;
     pages that show it ask for it, the next/submit loop does not.
     """
-    counts = dict(
-        Assignment.objects.filter(campaign=campaign, rater=user)
-        .values_list("status")
-        .annotate(n=Count("id"))
-    )
+    if counts is not None:
+        counts = {
+            Assignment.Status.SUBMITTED: counts[0],
+            Assignment.Status.SKIPPED: counts[1],
+        }
+    else:
+        counts = dict(
+            Assignment.objects.filter(campaign=campaign, rater=user)
+            .values_list("status")
+            .annotate(n=Count("id"))
+        )
     available = None
     if with_available:
         available = (

@@ -13,12 +13,21 @@ raters with API tokens, starts gunicorn on loopback, then measures, in a closed 
 Prints p50/p95/p99 per request kind, requests/s and annotations/s, and checks the
 overlap and lock invariants in the database at the end. Targets (issue #3): (a) p95
 < 30 ms; (b) >= 150 requests/s with p95 < 250 ms; zero overlap violations.
+
+The load generator is one asyncio process with a minimal HTTP/1.1 client (one
+connection per rater, reopened when the server closes it): it shares the 2 cores with
+gunicorn and PostgreSQL, and httpx cost about as much CPU per request as the app
+itself. Each request's latency is measured client-side around the whole exchange
+(connect included), every submit's answer is checked (status submitted, one score per
+skill), and the invariants are checked in the database. gunicorn runs 5 sync workers by
+default (`--workers`, `--threads`, `--worker-class` change that).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import signal
 import socket
@@ -126,54 +135,129 @@ def prepare(data: Path, raters: int) -> dict:
     return {"campaign_id": campaign.pk, "tokens": tokens}
 
 
+class HttpClient:
+    """A minimal HTTP/1.1 client over one keep-alive connection (reopened when the
+    server closes it), for one simulated rater.
+
+    The load generator shares the 2 cores with the server, so it must be cheap: a
+    general-purpose client (httpx) spent about as much CPU per request as the app.
+    Latency is taken around the whole exchange, including a reconnect when one is
+    needed, so nothing the rater would wait for is left out.
+    """
+
+    def __init__(self, host: str, port: int, token: str):
+        self.host, self.port = host, port
+        self.head = (
+            f"Host: {host}:{port}\r\nAuthorization: Token {token}\r\n"
+            "Accept: application/json\r\n"
+        )
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            try:
+                await self.writer.wait_closed()
+            except OSError:
+                pass
+        self.reader = self.writer = None
+
+    async def post(self, path: str, body: bytes = b"") -> tuple[int, bytes]:
+        request = (
+            f"POST {path} HTTP/1.1\r\n{self.head}"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+        ).encode() + body
+        for attempt in (1, 2):
+            fresh = self.writer is None
+            if fresh:
+                self.reader, self.writer = await asyncio.open_connection(
+                    self.host, self.port
+                )
+            try:
+                self.writer.write(request)
+                head = await self.reader.readuntil(b"\r\n\r\n")
+            except (OSError, asyncio.IncompleteReadError):
+                # A kept-alive connection the server had closed: retry once, fresh.
+                await self.close()
+                if fresh or attempt == 2:
+                    raise
+                continue
+            return await self._read_body(head)
+        raise AssertionError("unreachable")
+
+    async def _read_body(self, head: bytes) -> tuple[int, bytes]:
+        lines = head.decode("latin-1").split("\r\n")
+        status = int(lines[0].split(" ", 2)[1])
+        headers = {}
+        for line in lines[1:]:
+            if line:
+                name, _, value = line.partition(":")
+                headers[name.strip().lower()] = value.strip()
+        if "content-length" in headers:
+            body = await self.reader.readexactly(int(headers["content-length"]))
+        elif headers.get("transfer-encoding", "").lower() == "chunked":
+            parts = []
+            while True:
+                size = int((await self.reader.readuntil(b"\r\n")).split(b";")[0], 16)
+                chunk = await self.reader.readexactly(size + 2)
+                if size == 0:
+                    break
+                parts.append(chunk[:-2])
+            body = b"".join(parts)
+        else:
+            body = await self.reader.read()
+            headers["connection"] = "close"
+        if headers.get("connection", "").lower() == "close":
+            await self.close()
+        return status, body
+
+
 async def rater_loop(
-    client: httpx.AsyncClient,
-    token: str,
+    client: HttpClient,
     campaign_id: int,
     deadline: float,
     max_items: int | None,
     stats: dict,
 ) -> None:
-    headers = {"Authorization": f"Token {token}"}
     done = 0
-    while time.perf_counter() < deadline and (max_items is None or done < max_items):
-        t = time.perf_counter()
-        r = await client.post(
-            f"/api/rate/campaigns/{campaign_id}/next/", headers=headers
-        )
-        stats["next"].append(time.perf_counter() - t)
-        if r.status_code != 200:
-            stats["errors"].append(f"next {r.status_code}: {r.text[:200]}")
-            return
-        body = r.json()
-        assignment = body.get("assignment")
-        if not assignment:
-            stats["empty"] += 1
-            return
-        scores = {
-            s["key"]: 1 + (hash((assignment["id"], s["key"])) % 5)
-            for s in assignment["skills"]
-        }
-        t = time.perf_counter()
-        r = await client.post(
-            f"/api/rate/assignments/{assignment['id']}/submit/",
-            headers=headers,
-            json={"scores": scores, "active_seconds": 10.0},
-        )
-        stats["submit"].append(time.perf_counter() - t)
-        if r.status_code != 200:
-            stats["errors"].append(f"submit {r.status_code}: {r.text[:200]}")
-            return
-        stats["skills"].append(len(scores))
-        done += 1
-
-
-def quiet_client_logs() -> None:
-    """The load client must not spend the shared cores logging every request."""
-    import logging
-
-    for name in ("httpx", "httpcore"):
-        logging.getLogger(name).setLevel(logging.WARNING)
+    try:
+        while time.perf_counter() < deadline and (
+            max_items is None or done < max_items
+        ):
+            t = time.perf_counter()
+            status, raw = await client.post(f"/api/rate/campaigns/{campaign_id}/next/")
+            stats["next"].append(time.perf_counter() - t)
+            if status != 200:
+                stats["errors"].append(f"next {status}: {raw[:200]!r}")
+                return
+            assignment = json.loads(raw).get("assignment")
+            if not assignment:
+                stats["empty"] += 1
+                return
+            scores = {
+                s["key"]: 1 + (hash((assignment["id"], s["key"])) % 5)
+                for s in assignment["skills"]
+            }
+            body = json.dumps({"scores": scores, "active_seconds": 10.0}).encode()
+            t = time.perf_counter()
+            status, raw = await client.post(
+                f"/api/rate/assignments/{assignment['id']}/submit/", body
+            )
+            stats["submit"].append(time.perf_counter() - t)
+            if status != 200:
+                stats["errors"].append(f"submit {status}: {raw[:200]!r}")
+                return
+            saved = json.loads(raw)
+            if saved.get("status") != "submitted" or len(saved["scores"]) != len(
+                scores
+            ):
+                stats["errors"].append(f"submit saved something else: {raw[:200]!r}")
+                return
+            stats["skills"].append(len(scores))
+            done += 1
+    finally:
+        await client.close()
 
 
 async def run_phase(
@@ -183,21 +267,19 @@ async def run_phase(
     seconds: float,
     max_items: int | None,
 ) -> dict:
-    quiet_client_logs()
+    """Each token is one rater with its own connection, in one closed loop."""
     stats = {"next": [], "submit": [], "errors": [], "empty": 0, "skills": []}
-    limits = httpx.Limits(
-        max_connections=len(tokens) + 2, max_keepalive_connections=len(tokens)
-    )
-    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=30) as client:
-        deadline = time.perf_counter() + seconds
-        t0 = time.perf_counter()
-        await asyncio.gather(
-            *(
-                rater_loop(client, tok, campaign_id, deadline, max_items, stats)
-                for tok in tokens
-            )
+    parts = urlparse(base)
+    clients = [HttpClient(parts.hostname, parts.port, tok) for tok in tokens]
+    deadline = time.perf_counter() + seconds
+    t0 = time.perf_counter()
+    await asyncio.gather(
+        *(
+            rater_loop(client, campaign_id, deadline, max_items, stats)
+            for client in clients
         )
-        stats["elapsed"] = time.perf_counter() - t0
+    )
+    stats["elapsed"] = time.perf_counter() - t0
     return stats
 
 
@@ -279,6 +361,12 @@ def main() -> None:
     parser.add_argument("--raters", type=int, default=20)
     parser.add_argument("--workers", type=int, default=5)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument(
+        "--worker-class",
+        default="sync",
+        help="gunicorn worker class (sync closes every connection; gthread keeps "
+        "connections alive)",
+    )
     args = parser.parse_args()
     base_url = os.environ.get("DATABASE_URL", "")
     if not base_url.startswith("postgres"):
@@ -303,6 +391,8 @@ def main() -> None:
                 str(args.workers),
                 "--threads",
                 str(args.threads),
+                "--worker-class",
+                args.worker_class,
                 "--log-level",
                 "warning",
             ],
@@ -317,7 +407,10 @@ def main() -> None:
                 break
             except httpx.HTTPError:
                 time.sleep(0.2)
-        print(f"gunicorn: {args.workers} workers x {args.threads} threads on {base}")
+        print(
+            f"gunicorn: {args.workers} {args.worker_class} workers x {args.threads} "
+            f"threads on {base}"
+        )
         # Warm-up: every worker process opens its DB connection.
         asyncio.run(run_phase(base, setup["tokens"][-1:], setup["campaign_id"], 5, 40))
         single = asyncio.run(

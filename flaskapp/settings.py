@@ -162,6 +162,13 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 
+# --- Rating ----------------------------------------------------------------------------
+# On PostgreSQL the rater loop's serve and submit run as prepared hand-written SQL
+# (annotation.services.rating_sql); False falls back to the ORM path everywhere. The
+# prepared statements need session-level connections: turn this off behind a
+# transaction-mode pooler such as pgbouncer.
+RATING_FAST_SQL = env_bool("RATING_FAST_SQL", True)
+
 # --- Cache (agreement results; keys carry a fingerprint of their inputs) -------------
 if REDIS_URL := os.environ.get("REDIS_URL", ""):
     CACHES = {

@@ -47,6 +47,17 @@ FIGURES = (
 )
 
 
+# Per-category table: (figure, header, display kind for the `stat` filter)
+CATEGORY_COLUMNS = (
+    ("accuracy_ab", "Acc. original", "share"),
+    ("accuracy_ba", "Acc. swapped", "share"),
+    ("accuracy_both", "Both orders", "share"),
+    ("consistency", "Consistency", "share"),
+    ("rm_accuracy", "RM accuracy", "share"),
+    ("kappa", "Kappa", "corr"),
+)
+
+
 def _require_researcher(request: HttpRequest) -> None:
     if not roles.is_researcher(request.user):
         raise PermissionDenied("This page needs the researcher or admin role.")
@@ -111,7 +122,7 @@ def metaeval_report(request: HttpRequest, dataset_id: int) -> HttpResponse:
                 "categories": [
                     {
                         "name": name or "(none)",
-                        "rows": _rows(g),
+                        "cells": [(g.get(k), kind) for k, _, kind in CATEGORY_COLUMNS],
                         "counts": g.get("counts", {}),
                     }
                     for name, g in sorted(rep["categories"].items())
@@ -126,6 +137,7 @@ def metaeval_report(request: HttpRequest, dataset_id: int) -> HttpResponse:
         "n_boot": n_boot,
         "result": result,
         "reports": reports,
+        "category_headers": [h for _, h, _ in CATEGORY_COLUMNS],
         "error": error,
     }
     return render(

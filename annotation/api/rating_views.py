@@ -19,6 +19,7 @@ from __future__ import annotations
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
+from rest_framework.authentication import SessionAuthentication, TokenAuthentication
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -26,6 +27,7 @@ from rest_framework.views import APIView
 from annotation import roles, selectors, services
 from annotation.models import Assignment, Campaign, HumanScore, Skill
 
+from .authentication import RaterTokenAuthentication
 from .permissions import IsResearcher
 from .rating_serializers import (
     AssignmentSkipInputSerializer,
@@ -264,7 +266,18 @@ class RaterProgressApi(APIView):
         return Response(RaterProgressOutputSerializer(progress).data)
 
 
-class AssignmentNextApi(APIView):
+class HotAuthenticationMixin:
+    """The rater loop's two endpoints check tokens in one query (`RaterTokenAuthentication`,
+    DRF's contract). The schema documents DRF's own token scheme: the same header and
+    the same answers, under one security component."""
+
+    def get_authenticators(self):
+        if getattr(self, "swagger_fake_view", False):  # drf-spectacular's schema pass
+            return [TokenAuthentication(), SessionAuthentication()]
+        return [RaterTokenAuthentication(), SessionAuthentication()]
+
+
+class AssignmentNextApi(HotAuthenticationMixin, APIView):
     """Serve the next response to rate (or the one the rater already holds).
 
     Always 200 with the same envelope: `assignment` is null when nothing can be served,
@@ -285,7 +298,14 @@ class AssignmentNextApi(APIView):
         result = services.assignment_next(campaign=campaign, rater=user)
         assignment, skills = result.assignment, []
         if assignment is not None:
-            if "response" not in assignment._state.fields_cache:
+            if result.skills is not None:
+                # The raw-SQL path served the form's data with the assignment (a
+                # served assignment has no scores yet).
+                skills = result.skills
+                no_scores = HumanScore.objects.none()
+                no_scores._result_cache = []
+                assignment._prefetched_objects_cache = {"scores": no_scores}
+            elif "response" not in assignment._state.fields_cache:
                 # A resumed assignment: load what the form shows.
                 assignment, skills = _assignment_for_form(
                     user=user, assignment_id=assignment.pk
@@ -302,7 +322,9 @@ class AssignmentNextApi(APIView):
             "message": result.message,
             "locked_by_others": result.locked_by_others,
             # Without `available`: it scans the campaign's items, and this is the hot path.
-            "progress": selectors.rater_progress(user=user, campaign=campaign),
+            "progress": selectors.rater_progress(
+                user=user, campaign=campaign, counts=result.counts
+            ),
         }
         # Rendered by hand (the same JSON as RaterNextOutputSerializer): hot path.
         return Response(rater_next_data(envelope, skills))
@@ -323,7 +345,7 @@ class AssignmentDetailApi(APIView):
         )
 
 
-class RatingSubmitApi(APIView):
+class RatingSubmitApi(HotAuthenticationMixin, APIView):
     """Submit scores for every listed skill; idempotent (a repeat returns the saved
     rating unchanged and writes nothing)."""
 

@@ -5,15 +5,21 @@ Fairness and the overlap invariant rest on `CampaignItem` rows: each holds
 check constraint keeps `submitted <= target`. The next response is picked with
 ``SELECT ... FOR UPDATE SKIP LOCKED`` so concurrent raters never wait on each other and
 never take the same slot.
+
+On PostgreSQL the common cases of serve and submit run as a few hand-written statements
+(`services.rating_sql`, prepared once per connection) with the same effects; the rare
+cases (nothing free, quota, expired locks, late or repeated submits) and SQLite use the
+ORM code below. The tests run on both paths and compare them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import cache
 
 from django.contrib.auth.models import User
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Exists, F, OuterRef
 from django.http import Http404
 from django.utils import timezone
@@ -28,7 +34,9 @@ from annotation.models import (
     Skill,
 )
 from annotation.selectors_rating import assignment_skills
+from annotation.sqlrows import prepared_cursor
 
+from . import rating_sql
 from .rubrics import rubric_freeze
 
 MAX_RATIONALE = 5000
@@ -36,11 +44,19 @@ MAX_RATIONALE = 5000
 
 @dataclass
 class NextResult:
-    """What `assignment_next` served, or why it served nothing."""
+    """What `assignment_next` served, or why it served nothing.
+
+    The raw-SQL path (PostgreSQL) also hands over what the rating form shows, so that
+    rendering needs no further query: `skills` (as `selectors.assignment_skills` would
+    list them) and `counts`, the rater's own ``(submitted, skipped)`` in the campaign.
+    Both are None when not loaded (the ORM path).
+    """
 
     assignment: Assignment | None
     message: str = ""
     locked_by_others: int = 0
+    skills: list[Skill] | None = None
+    counts: tuple[int, int] | None = None
 
 
 def assignments_expire(
@@ -123,11 +139,34 @@ def assignment_next(
             None, f"This campaign is {campaign.get_status_display().lower()}."
         )
     ttl = timedelta(minutes=campaign.lock_ttl_minutes)
+    if campaign.kind != Campaign.Kind.POINTWISE:
+        # Pairwise campaigns serve pairs through annotation.services.pairwise.
+        return NextResult(
+            None,
+            message="This is a pairwise campaign: compare pairs on its pairwise page.",
+        )
     with transaction.atomic():
         # One rater's concurrent "next" calls (a double click, two tabs) queue here, so
         # the second one resumes the first one's assignment instead of taking another.
-        User.objects.select_for_update().filter(pk=rater.pk).first()
+        if rating_sql.enabled(campaign):
+            # The same lock and the same choice, in two statements (services.rating_sql).
+            with prepared_cursor() as cursor:
+                cursor.execute(_lock_rater_sql(), [rater.pk])
+            served = rating_sql.serve(campaign=campaign, rater=rater, now=now, ttl=ttl)
+            if served is not None:
+                assignment, skills, counts = served
+                return NextResult(assignment, skills=skills, counts=counts)
+            # Nothing live and nothing free: the ORM path expires stale locks and
+            # says why nothing is served.
+        else:
+            User.objects.select_for_update().filter(pk=rater.pk).first()
         return _assignment_next_locked(campaign=campaign, rater=rater, now=now, ttl=ttl)
+
+
+@cache
+def _lock_rater_sql() -> str:
+    table = connection.ops.quote_name(User._meta.db_table)
+    return f"SELECT 1 FROM {table} WHERE id = %s FOR UPDATE"
 
 
 def _assignment_next_locked(
@@ -342,8 +381,9 @@ def _own_assignment_for_update(
             "campaign", "campaign__dataset", "campaign__dataset__rubric", "response"
         )
     assignment = qs.filter(pk=assignment_id).first()
-    # Another rater's assignment is reported exactly like a missing one.
-    if assignment is None or assignment.rater_id != rater.pk:
+    # Another rater's assignment (or a pairwise one, which has its own service) is
+    # reported exactly like a missing one.
+    if assignment is None or assignment.rater_id != rater.pk or assignment.pair_id:
         raise Http404("No such assignment.")
     return assignment
 
@@ -368,6 +408,85 @@ def rating_submit(
     paused/closed campaign.
     """
     now = now or timezone.now()
+    if rating_sql.enabled():
+        with transaction.atomic():
+            done = _rating_submit_sql(
+                assignment_id=assignment_id,
+                rater=rater,
+                scores=scores,
+                rationales=rationales,
+                active_seconds=active_seconds,
+                now=now,
+            )
+        if done is not None:
+            return done
+    # Its own transaction: a refused late submit records its note, then raises.
+    return _rating_submit_orm(
+        assignment_id=assignment_id,
+        rater=rater,
+        scores=scores,
+        rationales=rationales,
+        active_seconds=active_seconds,
+        now=now,
+    )
+
+
+def _rating_submit_sql(
+    *,
+    assignment_id: int,
+    rater: User,
+    scores: dict,
+    rationales: dict | None,
+    active_seconds: float | None,
+    now: datetime,
+) -> Assignment | None:
+    """`rating_submit`'s common case in two statements (PostgreSQL).
+
+    Handles a ``served`` assignment of an active campaign; returns None for every other
+    state, which `_rating_submit_orm` then handles (the row lock is already held).
+    """
+    read = rating_sql.submit_read(assignment_id)
+    # Another rater's assignment is reported exactly like a missing one.
+    if read is None or read[0].rater_id != rater.pk:
+        raise Http404("No such assignment.")
+    assignment, campaign_status, rubric_id, frozen_at, skills = read
+    if (
+        assignment.status != Assignment.Status.SERVED
+        or campaign_status != Campaign.Status.ACTIVE
+    ):
+        return None
+    valid = _validate_scores(skills=skills, scores=scores, rationales=rationales)
+    if active_seconds is not None and active_seconds >= 0:
+        assignment.active_seconds = float(active_seconds)
+    saved = rating_sql.submit_write(assignment=assignment, valid=valid, now=now)
+    saved.sort(key=lambda row: (row.skill.position, row.skill_id))
+    _hand_over_scores(assignment, saved)
+    assignment.status = Assignment.Status.SUBMITTED
+    assignment.submitted_at = now
+    assignment.closed_at = now
+    if frozen_at is None:
+        rubric_freeze(rubric_id=rubric_id)
+    return assignment
+
+
+def _hand_over_scores(assignment: Assignment, saved: list[HumanScore]) -> None:
+    """Attach the saved rows (in `HumanScore.Meta.ordering`) as if prefetched, so
+    that rendering the rating needs no further query."""
+    scores_cache = assignment.scores.all()
+    scores_cache._result_cache = saved
+    scores_cache._prefetch_done = True
+    assignment._prefetched_objects_cache = {"scores": scores_cache}
+
+
+def _rating_submit_orm(
+    *,
+    assignment_id: int,
+    rater: User,
+    scores: dict,
+    rationales: dict | None,
+    active_seconds: float | None,
+    now: datetime,
+) -> Assignment:
     refused = ""
     with transaction.atomic():
         assignment = _own_assignment_for_update(assignment_id, rater, lean=True)
@@ -419,10 +538,7 @@ def rating_submit(
             # Hand the saved rows over (in `HumanScore.Meta.ordering`), so that
             # rendering the rating needs no further query.
             saved.sort(key=lambda row: (row.skill.position, row.skill_id))
-            scores_cache = assignment.scores.all()
-            scores_cache._result_cache = saved
-            scores_cache._prefetch_done = True
-            assignment._prefetched_objects_cache = {"scores": scores_cache}
+            _hand_over_scores(assignment, saved)
             assignment.status = Assignment.Status.SUBMITTED
             assignment.submitted_at = now
             assignment.closed_at = now

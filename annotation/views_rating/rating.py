@@ -103,14 +103,20 @@ def _panel_context(
     skip_error: str = "",
     skip_reason: str = "",
     saved: Assignment | None = None,
+    counts: tuple[int, int] | None = None,
 ) -> dict:
-    """Everything `rate_next.html#rating-panel` shows (a fixed number of queries)."""
+    """Everything `rate_next.html#rating-panel` shows (a fixed number of queries).
+
+    `counts`: the rater's ``(submitted, skipped)`` when `services.assignment_next`
+    handed them over (then the progress costs no query)."""
     context: dict = {
         "campaign": campaign,
         "assignment": assignment,
         "message": message,
         "locked_by_others": locked_by_others,
-        "progress": selectors.rater_progress(user=request.user, campaign=campaign),
+        "progress": selectors.rater_progress(
+            user=request.user, campaign=campaign, counts=counts
+        ),
         "error": error,
         "has_problems": bool(problems),
         "skip_error": skip_error,
@@ -155,6 +161,7 @@ def _serve_next(request: HttpRequest, campaign: Campaign, **extra) -> dict:
         assignment=assignment,
         message=result.message,
         locked_by_others=result.locked_by_others,
+        counts=result.counts,
         **extra,
     )
 

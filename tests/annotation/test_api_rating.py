@@ -11,6 +11,7 @@ import json
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -91,6 +92,20 @@ def item_counts(campaign) -> list[tuple]:
         .order_by("pk")
         .values_list("submitted", "reserved", "open_slots")
     )
+
+
+def pytest_generate_tests(metafunc):
+    """On PostgreSQL every test here runs through both implementations of serve and
+    submit (the raw-SQL hot path and the ORM path; SQLite has only the latter)."""
+    if "rating_path" in metafunc.fixturenames:
+        paths = ["sql", "orm"] if connection.vendor == "postgresql" else ["orm"]
+        metafunc.parametrize("rating_path", paths, indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def rating_path(request, settings):
+    settings.RATING_FAST_SQL = request.param == "sql"
+    return request.param
 
 
 @pytest.fixture(autouse=True)
@@ -524,6 +539,92 @@ def test_a_wrong_token_is_refused(campaign):
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION="Token not-a-real-token")
     assert client.post(next_url(campaign.pk)).status_code == 401
+
+
+@pytest.mark.parametrize("endpoint", ["next", "submit"])
+def test_hot_endpoints_refuse_bad_tokens_and_inactive_users(rater, campaign, endpoint):
+    """The rater loop's own token check keeps DRF's contract: 401 and the same words."""
+    assignment = serve(token_client(rater), campaign)
+    url = (
+        next_url(campaign.pk)
+        if endpoint == "next"
+        else assignment_url(assignment["id"], "submit")
+    )
+    body = {"scores": full_scores()}
+    for header, detail in [
+        ("Token not-a-real-token", "Invalid token."),
+        ("Token", "Invalid token header. No credentials provided."),
+        ("Token a b", "Invalid token header. Token string should not contain spaces."),
+    ]:
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=header)
+        response = client.post(url, body, format="json")
+        assert response.status_code == 401, header
+        assert response.json() == {"detail": detail}
+    client = token_client(rater)
+    rater.is_active = False
+    rater.save(update_fields=["is_active"])
+    response = client.post(url, body, format="json")
+    assert response.status_code == 401
+    assert response.json() == {"detail": "User inactive or deleted."}
+    assert not HumanScore.objects.exists()
+
+
+def test_hot_endpoints_check_tokens_in_one_query_and_document_drfs_scheme():
+    from rest_framework.authentication import TokenAuthentication
+
+    from annotation.api.authentication import RaterTokenAuthentication
+    from annotation.api.rating_views import AssignmentNextApi, RatingSubmitApi
+
+    for view_class in (AssignmentNextApi, RatingSubmitApi):
+        view = view_class()
+        assert type(view.get_authenticators()[0]) is RaterTokenAuthentication
+        view.swagger_fake_view = True
+        assert type(view.get_authenticators()[0]) is TokenAuthentication
+
+
+def test_hot_endpoints_with_a_token_refuse_non_raters_and_outsiders(
+    researcher, rater, campaign, outsider
+):
+    """Roles come with the token's query: a member without the rater role and a rater
+    outside the campaign both get 404, and nothing is served."""
+    campaign.raters.add(researcher)
+    held = serve(token_client(rater), campaign)
+    for user in (researcher, outsider):
+        client = token_client(user)
+        assert client.post(next_url(campaign.pk)).status_code == 404
+        submit = client.post(
+            assignment_url(held["id"], "submit"),
+            {"scores": full_scores()},
+            format="json",
+        )
+        assert submit.status_code == 404
+    assert Assignment.objects.filter(campaign=campaign).count() == 1
+    assert not HumanScore.objects.exists()
+
+
+def test_next_payload_is_the_same_on_both_paths(
+    rater, other_rater, researcher, settings
+):
+    """The raw-SQL path's `next` renders the very JSON the ORM path renders."""
+    if connection.vendor != "postgresql":
+        pytest.skip("the raw-SQL path runs on PostgreSQL")
+    # One response, so that both campaigns serve the same one.
+    dataset = make_dataset(n_instructions=1, models=("model-alpha",))
+    bodies = []
+    for fast, user in ((True, rater), (False, other_rater)):
+        settings.RATING_FAST_SQL = fast
+        campaign = make_campaign(
+            researcher, [user], dataset=dataset, show_model_names=True
+        )
+        first = token_client(user).post(next_url(campaign.pk)).json()
+        resumed = token_client(user).post(next_url(campaign.pk)).json()
+        for body in (first, resumed):
+            a = body["assignment"]
+            a.pop("id"), a.pop("campaign_id"), a.pop("served_at"), a.pop("expires_at")
+        bodies.append((first, resumed))
+    assert bodies[0][0] == bodies[1][0]
+    assert bodies[0][1] == bodies[1][1]
 
 
 # --- Raters: campaigns and progress ------------------------------------------------------
@@ -1120,16 +1221,29 @@ def test_raters_never_see_each_others_scores_or_model_names(
 
 # --- Query counts ------------------------------------------------------------------------
 
-# Measured on PostgreSQL: next 15 (token, campaign, roles, live lock, expiry probe,
-# the SKIP LOCKED pick, earlier assignment, insert, slot update, the form's 3 reads, own
-# progress, 2 savepoints), submit 13. One spare each; what matters is that 60 responses cost what 5 do.
+# The ORM path, measured on PostgreSQL: next 15 (token, campaign, roles, live lock,
+# expiry probe, the SKIP LOCKED pick, earlier assignment, insert, slot update, the form's
+# 3 reads, own progress, 2 savepoints), submit 13. One spare each; what matters is that
+# 60 responses cost what 5 do.
 NEXT_MAX_QUERIES = 16
 SUBMIT_MAX_QUERIES = 14
+# The raw-SQL path (PostgreSQL), exactly: next = token with roles, campaign membership,
+# the rater's row lock, one statement that serves; submit = token, the locked read, one
+# statement that saves; each + the savepoint and its release that stand for BEGIN and
+# COMMIT inside the test's transaction.
+SQL_NEXT_QUERIES = 4 + 2
+SQL_SUBMIT_QUERIES = 3 + 2
 
 
 @pytest.mark.parametrize("n_responses", [5, 60])
 def test_next_and_submit_issue_a_bounded_number_of_queries(
-    django_assert_max_num_queries, researcher, rater, other_rater, n_responses
+    django_assert_max_num_queries,
+    django_assert_num_queries,
+    researcher,
+    rater,
+    other_rater,
+    n_responses,
+    rating_path,
 ):
     dataset = make_dataset(n_instructions=n_responses, models=("model-alpha",))
     campaign = make_campaign(
@@ -1143,13 +1257,19 @@ def test_next_and_submit_issue_a_bounded_number_of_queries(
                 assignment_id=held.pk, rater=user, scores=full_scores()
             )
     client = token_client(rater)  # a fresh user per request, as in production
+    if rating_path == "sql":
+        next_queries = django_assert_num_queries(SQL_NEXT_QUERIES)
+        submit_queries = django_assert_num_queries(SQL_SUBMIT_QUERIES)
+    else:
+        next_queries = django_assert_max_num_queries(NEXT_MAX_QUERIES)
+        submit_queries = django_assert_max_num_queries(SUBMIT_MAX_QUERIES)
 
-    with django_assert_max_num_queries(NEXT_MAX_QUERIES):
+    with next_queries:
         response = client.post(next_url(campaign.pk))
     assignment = response.json()["assignment"]
     assert assignment is not None
 
-    with django_assert_max_num_queries(SUBMIT_MAX_QUERIES):
+    with submit_queries:
         response = client.post(
             assignment_url(assignment["id"], "submit"),
             {"scores": full_scores()},

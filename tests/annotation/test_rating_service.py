@@ -25,6 +25,21 @@ from tests.factories import (
 )
 
 
+def pytest_generate_tests(metafunc):
+    """On PostgreSQL every test here runs through both implementations of serve and
+    submit: the raw-SQL hot path (`services.rating_sql`) and the ORM path (the only one
+    on SQLite, and the fallback for the rare cases)."""
+    if "rating_path" in metafunc.fixturenames:
+        paths = ["sql", "orm"] if connection.vendor == "postgresql" else ["orm"]
+        metafunc.parametrize("rating_path", paths, indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def rating_path(request, settings):
+    settings.RATING_FAST_SQL = request.param == "sql"
+    return request.param
+
+
 def make_dataset(n_instructions=3, models=("m-a", "m-b")):
     dataset = DatasetFactory()
     for _ in range(n_instructions):
@@ -554,3 +569,234 @@ def test_chosen_skills_need_chosen_mode(researcher):
             chosen_skill_keys=["factuality"],
         )
     assert "skills" in [p.field for p in exc.value.problems]
+
+
+# --- The raw-SQL path (PostgreSQL) does exactly what the ORM path does --------------------
+
+
+def _scenario(*, dataset, small_dataset, researcher, raters, tag: str) -> dict:
+    """Serve, resume, submit (with N/A and rationales), skip, quota, locks held by
+    others, an expired lock served again: everything observable, ids normalised."""
+    r0, r1, r2 = raters
+    t0 = timezone.now()
+    log = []
+
+    def position(campaign_id, response_id) -> int:
+        # Campaigns shuffle their items: compare places in the order, not ids.
+        return CampaignItem.objects.get(
+            campaign_id=campaign_id, response_id=response_id
+        ).position
+
+    def step(name, result, now):
+        a = result.assignment
+        where = None if a is None else position(a.campaign_id, a.response_id)
+        log.append(
+            (
+                name,
+                None if a is None else (a.rater_id, where, a.reason, a.status),
+                None if a is None else a.expires_at - now,
+                result.message,
+                result.locked_by_others,
+                [s.key for s in assignment_skills(assignment=a)] if a else None,
+            )
+        )
+        return a
+
+    main = services.campaign_create(
+        name=f"main-{tag}",
+        dataset=dataset,
+        user=researcher,
+        raters=raters,
+        overlap=2,
+        rater_quota=3,
+        lock_ttl_minutes=5,
+    )
+    a = step("r0 first", services.assignment_next(campaign=main, rater=r0, now=t0), t0)
+    t1 = t0 + timedelta(minutes=1)
+    again = step(
+        "r0 resumes", services.assignment_next(campaign=main, rater=r0, now=t1), t1
+    )
+    assert again.pk == a.pk
+    keys = [s.key for s in assignment_skills(assignment=a)]
+    scores = {k: v for k, v in zip(keys, [1, "na", 5, 3, 2, 4], strict=False)}
+    done = services.rating_submit(
+        assignment_id=a.pk,
+        rater=r0,
+        scores=scores,
+        rationales={keys[0]: "  short  "},
+        active_seconds=12.5,
+        now=t1,
+    )
+    log.append(
+        ("r0 saved", [(s.skill.key, s.score, s.rationale) for s in done.scores.all()])
+    )
+    b = step("r1 first", services.assignment_next(campaign=main, rater=r1, now=t1), t1)
+    services.assignment_skip(assignment_id=b.pk, rater=r1, reason="not my field")
+    step("r1 after skip", services.assignment_next(campaign=main, rater=r1, now=t1), t1)
+    for i in range(3):
+        got = step(
+            f"r0 #{i}", services.assignment_next(campaign=main, rater=r0, now=t1), t1
+        )
+        if got is None:
+            break
+        services.rating_submit(
+            assignment_id=got.pk,
+            rater=r0,
+            scores={s.key: 4 for s in assignment_skills(assignment=got)},
+            now=t1,
+        )
+    # A bad submit changes nothing, on either path.
+    c = step("r2 first", services.assignment_next(campaign=main, rater=r2, now=t1), t1)
+    with pytest.raises(DomainError) as bad:
+        services.rating_submit(assignment_id=c.pk, rater=r2, scores={"nope": 9}, now=t1)
+    log.append(("r2 refused", sorted(p.field for p in bad.value.problems)))
+
+    small = services.campaign_create(
+        name=f"small-{tag}",
+        dataset=small_dataset,
+        user=researcher,
+        raters=raters,
+        lock_ttl_minutes=5,
+    )
+    step("s r0", services.assignment_next(campaign=small, rater=r0, now=t0), t0)
+    step("s r1", services.assignment_next(campaign=small, rater=r1, now=t0), t0)
+    step("s r2 locked", services.assignment_next(campaign=small, rater=r2, now=t0), t0)
+    t6 = t0 + timedelta(minutes=6)
+    services.assignments_expire(campaign_id=small.pk, now=t6)
+    revived = step(
+        "s r0 again", services.assignment_next(campaign=small, rater=r0, now=t6), t6
+    )
+
+    def state(campaign):
+        return {
+            "items": list(
+                CampaignItem.objects.filter(campaign=campaign)
+                .order_by("position")
+                .values_list("position", "submitted", "reserved", "open_slots")
+            ),
+            "assignments": sorted(
+                Assignment.objects.filter(campaign=campaign).values_list(
+                    "rater_id",
+                    "item__position",
+                    "status",
+                    "reason",
+                    "note",
+                    "active_seconds",
+                    "skip_reason",
+                )
+            ),
+            "scores": sorted(
+                HumanScore.objects.filter(assignment__campaign=campaign).values_list(
+                    "assignment__rater_id",
+                    "assignment__item__position",
+                    "skill__key",
+                    "score",
+                    "rationale",
+                )
+            ),
+        }
+
+    return {
+        "log": log,
+        "main": state(main),
+        "small": state(small),
+        "revived_same_row": revived is not None
+        and Assignment.objects.filter(campaign=small, rater=r0).count() == 1,
+    }
+
+
+@pytest.mark.postgres
+@pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="the raw-SQL path runs on PostgreSQL"
+)
+def test_sql_path_serves_and_saves_exactly_what_the_orm_path_does(
+    researcher, raters, settings, rating_path
+):
+    if rating_path == "orm":
+        pytest.skip("compares both paths itself")
+    dataset = make_dataset(n_instructions=4, models=("a", "b"))
+    small_dataset = make_dataset(n_instructions=1, models=("x", "y"))
+    results = {}
+    for fast in (True, False):
+        settings.RATING_FAST_SQL = fast
+        results[fast] = _scenario(
+            dataset=dataset,
+            small_dataset=small_dataset,
+            researcher=researcher,
+            raters=raters,
+            tag=str(fast),
+        )
+    assert results[True] == results[False]
+    # The scenario did reach every branch.
+    names = [entry[0] for entry in results[True]["log"]]
+    log = dict(zip(names, results[True]["log"], strict=True))
+    assert log["r0 resumes"][2] == timedelta(minutes=5)
+    assert "quota" in log["r0 #2"][3]
+    assert log["s r2 locked"][4] == 2
+    assert log["s r0 again"][1][2] == "served again after your earlier lock expired"
+    assert results[True]["revived_same_row"]
+    assert any(score is None for *_, score, _ in results[True]["main"]["scores"])
+
+
+@pytest.mark.postgres
+@pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="the raw-SQL path runs on PostgreSQL"
+)
+def test_sql_path_statements_are_prepared_once_per_connection(
+    campaign, raters, rating_path
+):
+    if rating_path == "orm":
+        pytest.skip("about the raw-SQL path")
+    for _ in range(2):
+        a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
+        services.rating_submit(
+            assignment_id=a.pk, rater=raters[0], scores=full_scores(a)
+        )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT statement FROM pg_prepared_statements WHERE statement LIKE %s "
+            "OR statement LIKE %s",
+            ["%WITH live AS%", "%WITH slot AS%"],
+        )
+        prepared = [row[0] for row in cursor.fetchall()]
+    # One server-side statement each, reused by the second loop.
+    assert len(prepared) == 2
+
+
+def test_pairwise_campaigns_never_take_the_sql_path():
+    from types import SimpleNamespace
+
+    from annotation.services import rating_sql
+
+    assert not rating_sql.enabled(SimpleNamespace(kind="pairwise"))
+
+
+@pytest.mark.postgres
+@pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="the raw-SQL path runs on PostgreSQL"
+)
+def test_sql_campaign_read_equals_the_orm_read(researcher, raters, rating_path):
+    """The hot path's hand-written campaign read (JSON fields included) loads the very
+    values the ORM loads, and keeps the membership and role rules."""
+    if rating_path == "orm":
+        pytest.skip("about the raw-SQL path")
+    from annotation.selectors import campaign_get_for_rater
+
+    dataset = make_dataset(n_instructions=2, models=("m-a", "m-b"))
+    campaign = services.campaign_create(
+        name="json", dataset=dataset, user=researcher, models=["m-b"], raters=raters[:2]
+    )
+    fast = campaign_get_for_rater(
+        user=raters[0], campaign_id=campaign.pk, with_dataset=False
+    )
+    slow = Campaign.objects.get(pk=campaign.pk)
+    for f in Campaign._meta.concrete_fields:
+        assert getattr(fast, f.attname) == getattr(slow, f.attname), f.name
+    assert fast.models_included == ["m-b"]
+    for user in (raters[2], researcher):  # not a member; a member without the role
+        if user is researcher:
+            campaign.raters.add(researcher)
+        with pytest.raises(Http404):
+            campaign_get_for_rater(
+                user=user, campaign_id=campaign.pk, with_dataset=False
+            )

@@ -149,3 +149,6 @@ def wait_for(predicate, timeout: float, interval: float = 0.2, message=""):
         time.sleep(interval)
     detail = message() if callable(message) else message
     raise AssertionError(f"timed out after {timeout} s: {detail}")
+
+
+from tests.judging.pairwise_data import pref_setup  # noqa: E402, F401 (a shared fixture)

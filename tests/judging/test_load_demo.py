@@ -59,7 +59,18 @@ def test_load_demo_creates_everything_once(eager_tasks, capsys):
         "rater1",
         "rater2",
     }
-    run = JudgeRun.objects.get()
+    # the generated preference set and the heuristic judge, imported once
+    from annotation.models import HumanPreference, PreferencePair
+    from judging.selectors_metaeval import metaeval_compute
+
+    assert PreferencePair.objects.filter(dataset=dataset).count() == 72
+    assert HumanPreference.objects.filter(pair__dataset=dataset).count() == 144
+    heuristic = JudgeRun.objects.get(kind=JudgeRun.Kind.IMPORTED)
+    assert heuristic.verdicts.count() == 144
+    report = metaeval_compute(dataset=dataset, n_boot=10)
+    length = report["runs"][0]["report"]["probes"]["length"]
+    assert length["value"]["n"] > 0  # the longer answer always wins: a length bias
+    run = JudgeRun.objects.exclude(pk=heuristic.pk).get()
     assert run.status == JudgeRun.Status.COMPLETED  # the baseline needs no network
     assert JudgeScore.objects.filter(run=run).count() > 0
     # the agreement dashboard has something to compare offline

@@ -6,12 +6,11 @@ import pytest
 from django.urls import reverse
 
 from tests.judging.agreement_data import make_agreement_setup
-from tests.judging.test_metaeval_selectors import pref_setup  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.django_db
 
 
-def test_report_page_shows_figures_and_probes(pref_setup, researcher, client_for):  # noqa: F811
+def test_report_page_shows_figures_and_probes(pref_setup, researcher, client_for):
     dataset, _, run_a, cued = pref_setup
     client = client_for(researcher)
     home = client.get(reverse("judging:metaeval-home"))
@@ -27,7 +26,7 @@ def test_report_page_shows_figures_and_probes(pref_setup, researcher, client_for
     assert "not enough data" in html or "n=" in html
 
 
-def test_bad_parameters_are_reported_and_named(pref_setup, researcher, client_for):  # noqa: F811
+def test_bad_parameters_are_reported_and_named(pref_setup, researcher, client_for):
     dataset, *_ = pref_setup
     url = reverse("judging:metaeval", args=[dataset.pk])
     client = client_for(researcher)
@@ -57,10 +56,36 @@ def test_pointwise_probe_page(researcher, client_for):
 
 
 @pytest.mark.parametrize("name", ["metaeval-home", "metaeval", "metaeval-probes"])
-def test_raters_and_anonymous_are_refused(pref_setup, rater, client_for, client, name):  # noqa: F811
+def test_raters_and_anonymous_are_refused(pref_setup, rater, client_for, client, name):
     dataset, *_ = pref_setup
     args = [] if name == "metaeval-home" else [dataset.pk]
     url = reverse(f"judging:{name}", args=args)
     assert client_for(rater).get(url).status_code == 403
     anon = client.get(url)
     assert anon.status_code == 302 and "/login/" in anon["Location"]
+
+
+def test_category_columns_line_up_with_their_headers(
+    pref_setup, researcher, client_for
+):
+    import re
+
+    dataset, _, run_a, _ = pref_setup
+    page = client_for(researcher).get(
+        reverse("judging:metaeval", args=[dataset.pk]), {"run": run_a.pk, "n_boot": 20}
+    )
+    html = page.content.decode()
+    table = html[html.index(f'id="metaeval-categories-{run_a.pk}"') :]
+    heads = re.findall(
+        r'<th scope="col">([^<]+)</th>', table[: table.index("</thead>")]
+    )
+    assert heads[1:] == [
+        "Acc. original", "Acc. swapped", "Both orders", "Consistency", "RM accuracy",
+        "Kappa",
+    ]  # fmt: skip
+    row = table[table.index('<th scope="row">chat</th>') :]
+    row = row[: row.index("</tr>")]
+    values = re.findall(r"stat-value\">([^<]+)<", row)
+    # chat: p0 (1 vote) and p1 (2 votes): original order 1/3 right, swapped 3/3,
+    # both orders 1/3, consistent pairs 1 of 2, RM accuracy (no human ties) 2/3...
+    assert values[:4] == ["33%", "100%", "33%", "50%"]

@@ -7,13 +7,12 @@ from django.urls import reverse
 
 from judging.models import JudgeCall, JudgeRun
 from tests.judging.data import make_config
-from tests.judging.test_metaeval_selectors import pref_setup  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.django_db
 
 
 def test_form_creates_a_two_order_run_and_shows_the_estimate(
-    pref_setup,  # noqa: F811
+    pref_setup,
     researcher,
     client_for,
 ):
@@ -49,7 +48,7 @@ def test_form_creates_a_two_order_run_and_shows_the_estimate(
     assert all(c.parsed["probe"]["cue_target"] in ("A", "B") for c in calls)
 
 
-def test_bad_pairwise_input_names_the_field(pref_setup, researcher, client_for):  # noqa: F811
+def test_bad_pairwise_input_names_the_field(pref_setup, researcher, client_for):
     dataset, *_ = pref_setup
     config = make_config(researcher, name="pairwise judge 2")
     resp = client_for(researcher).post(

@@ -1,0 +1,914 @@
+"""Pairwise human campaigns: pairs from a dataset, campaign creation, next, submit, skip.
+
+The same rules as pointwise rating (`services.rating`), applied to pairs: each
+`CampaignItem` carries a `pair` (its `response` is the pair's `response_1`) and the
+slot counters `target` / `submitted` / `reserved` / `open_slots`, changed only under
+the item's row lock. The next pair is picked with ``SELECT ... FOR UPDATE SKIP
+LOCKED`` (breadth-first toward the overlap), a rater never gets the same pair twice
+(unique (campaign, pair, rater)), and locks expire after the campaign's TTL
+(`services.rating.assignments_expire` returns them to the pool, whatever the kind).
+
+Blinding and order: each assignment records the order in which the rater sees the
+two responses (`shown_order` "12": response_1 as A; "21": response_2 as A), drawn
+from a hash of (campaign, pair, rater), so a reload or a revived lock shows the same
+order. Raters answer in presented terms (A / B / tie); labels are stored in the
+ORIGINAL numbering ("1" / "2" / "tie") through the one mapping rule,
+`judging.pairwise.map_verdict` (a pure module without Django).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import random
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.contrib.auth.models import User
+from django.db import connection, transaction
+from django.db.models import Exists, F, OuterRef
+from django.http import Http404
+from django.utils import timezone
+
+from annotation import roles
+from annotation.errors import DomainError, Problem
+from annotation.models import (
+    Assignment,
+    Campaign,
+    CampaignItem,
+    Dataset,
+    HumanPreference,
+    PreferencePair,
+    Response,
+    ShownOrder,
+    Skill,
+)
+
+# The one mapping rule between presented and original labels; a pure module
+# without Django, so the annotation app still loads on its own.
+from judging.pairwise import map_verdict, unmap_verdict
+
+from .campaigns import _in_overlap_sample
+from .rating import MAX_RATIONALE, NextResult, assignments_expire
+from .rubrics import rubric_freeze
+
+PAIR_MODES = ("all_pairs", "baseline", "sample")
+# "existing": the pairs already stored for the dataset (e.g. imported preference data).
+CAMPAIGN_PAIR_MODES = (*PAIR_MODES, "existing")
+SHOWN_LABELS = ("A", "B", "tie")
+MAX_OVERLAP = 50
+# Shown order -> `judging.pairwise` order ("ab": response_1 presented as A).
+_ORDER = {ShownOrder.ORIGINAL: "ab", ShownOrder.SWAPPED: "ba"}
+
+
+# --- Pairs from a dataset ------------------------------------------------------------------
+
+
+@dataclass
+class PairsResult:
+    """The pairs a selection covers (in a stable order) and how many were new."""
+
+    pairs: list[PreferencePair] = field(default_factory=list)
+    created: int = 0
+    reused: int = 0
+    # Baseline mode: instructions without a response of the baseline model.
+    instructions_without_baseline: int = 0
+
+
+def _dataset_models(dataset: Dataset) -> set[str]:
+    return set(
+        Response.objects.filter(instruction__dataset=dataset)
+        .values_list("model_name", flat=True)
+        .distinct()
+    )
+
+
+def _candidates(
+    *, dataset: Dataset, mode: str, baseline_model: str | None, models: list[str]
+) -> tuple[list[tuple[int, int, int]], int]:
+    """(instruction id, response_1 id, response_2 id) in a stable order, and the
+    number of instructions skipped for want of a baseline response."""
+    rows = Response.objects.filter(instruction__dataset=dataset)
+    if models:
+        wanted = set(models) | ({baseline_model} if baseline_model else set())
+        rows = rows.filter(model_name__in=wanted)
+    by_instruction: dict[int, list[tuple[str, int]]] = {}
+    for instruction_id, model_name, response_id in rows.order_by(
+        "instruction__position", "instruction_id", "model_name"
+    ).values_list("instruction_id", "model_name", "pk"):
+        by_instruction.setdefault(instruction_id, []).append((model_name, response_id))
+    out: list[tuple[int, int, int]] = []
+    without_baseline = 0
+    for instruction_id, responses in by_instruction.items():
+        if mode == "baseline":
+            base = [rid for name, rid in responses if name == baseline_model]
+            if not base:
+                without_baseline += 1
+                continue
+            out.extend(
+                (instruction_id, base[0], rid)
+                for name, rid in responses
+                if name != baseline_model
+            )
+        else:
+            out.extend(
+                (instruction_id, a[1], b[1])
+                for a, b in itertools.combinations(responses, 2)
+            )
+    return out, without_baseline
+
+
+def _pair_problems(
+    *,
+    dataset: Dataset,
+    mode: str,
+    baseline_model: str | None,
+    models: list[str],
+    sample,
+    seed,
+) -> list[Problem]:
+    """The parameter checks of `pairs_create_from_dataset` (each problem named)."""
+    problems: list[Problem] = []
+    if mode not in PAIR_MODES:
+        problems.append(
+            Problem(f"must be one of {', '.join(PAIR_MODES)}", field="mode")
+        )
+    available = _dataset_models(dataset)
+    unknown = [m for m in models if m not in available]
+    if unknown:
+        problems.append(
+            Problem(
+                f"not in dataset {dataset.name!r}: {', '.join(unknown)}", field="models"
+            )
+        )
+    if mode == "baseline":
+        if not baseline_model:
+            problems.append(
+                Problem("is required in baseline mode", field="baseline_model")
+            )
+        elif baseline_model not in available:
+            problems.append(
+                Problem(
+                    f"{baseline_model!r} is not a model of dataset {dataset.name!r}",
+                    field="baseline_model",
+                )
+            )
+    elif baseline_model:
+        problems.append(
+            Problem("is only used in baseline mode", field="baseline_model")
+        )
+    if mode == "sample":
+        if isinstance(sample, bool) or not isinstance(sample, int) or sample < 1:
+            problems.append(
+                Problem("must be a whole number of pairs, at least 1", field="sample")
+            )
+    elif sample is not None:
+        problems.append(Problem("is only used in sample mode", field="sample"))
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        problems.append(Problem("must be a whole number", field="seed"))
+    return problems
+
+
+def pairs_create_from_dataset(
+    *,
+    dataset: Dataset,
+    mode: str = "all_pairs",
+    baseline_model: str | None = None,
+    models: list[str] | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+) -> PairsResult:
+    """Create the `PreferencePair` rows of a selection of the dataset's responses.
+
+    Modes: ``all_pairs`` (every two models' responses to each instruction;
+    response_1 is the model whose name sorts first), ``baseline`` (`baseline_model`
+    as response_1 against each other model; instructions without a baseline response
+    are counted, not paired) and ``sample`` (`sample` pairs drawn from all pairs with
+    ``random.Random(seed)``: the same seed and data give the same pairs). `models`
+    restricts the models paired (empty: all).
+
+    Idempotent: a pair that already exists for the dataset, in either numbering (an
+    imported pair may be stored as (B, A)), is reused as it is; concurrent calls
+    create each pair once (unique constraint, conflicts ignored). No role check: the
+    caller (a campaign service, a command) has done it. Raises `DomainError` naming
+    the parameter for bad input; nothing is written then.
+    """
+    models = sorted(set(models or []))
+    problems = _pair_problems(
+        dataset=dataset,
+        mode=mode,
+        baseline_model=baseline_model,
+        models=models,
+        sample=sample,
+        seed=seed,
+    )
+    if problems:
+        raise DomainError("no pairs were created", problems)
+
+    candidates, without_baseline = _candidates(
+        dataset=dataset, mode=mode, baseline_model=baseline_model, models=models
+    )
+    if mode == "sample":
+        sample = int(sample or 0)  # checked above: a whole number, at least 1
+        if sample > len(candidates):
+            raise DomainError(
+                "no pairs were created",
+                [
+                    Problem(
+                        f"asks for {sample} pairs but the selection has only "
+                        f"{len(candidates)}",
+                        field="sample",
+                    )
+                ],
+            )
+        chosen = set(random.Random(seed).sample(range(len(candidates)), sample))
+        candidates = [c for i, c in enumerate(candidates) if i in chosen]
+    source = {"all_pairs": "all pairs", "sample": f"sample (seed {seed})"}.get(
+        mode, f"baseline {baseline_model}"
+    )
+
+    def existing() -> dict[frozenset, PreferencePair]:
+        return {
+            frozenset((p.response_1_id, p.response_2_id)): p
+            for p in PreferencePair.objects.filter(dataset=dataset)
+        }
+
+    with transaction.atomic():
+        found = existing()
+        missing = [
+            PreferencePair(
+                dataset=dataset,
+                instruction_id=instruction_id,
+                response_1_id=r1,
+                response_2_id=r2,
+                source=source[:200],
+            )
+            for instruction_id, r1, r2 in candidates
+            if frozenset((r1, r2)) not in found
+        ]
+        if missing:
+            PreferencePair.objects.bulk_create(
+                missing, batch_size=2000, ignore_conflicts=True
+            )
+            found = existing()
+    pairs = [found[frozenset((r1, r2))] for _i, r1, r2 in candidates]
+    return PairsResult(
+        pairs=pairs,
+        created=len(missing),
+        reused=len(pairs) - len(missing),
+        instructions_without_baseline=without_baseline,
+    )
+
+
+# --- Campaigns ---------------------------------------------------------------------------
+
+
+def _option_problems(
+    *,
+    name: str,
+    overlap,
+    overlap_percent,
+    lock_ttl_minutes,
+    rater_quota,
+    raters: list[User],
+) -> list[Problem]:
+    """The checks `campaign_create` makes on the options both kinds share."""
+    problems: list[Problem] = []
+    if not name:
+        problems.append(Problem("is empty", field="name"))
+    if isinstance(overlap, bool) or not isinstance(overlap, int):
+        problems.append(
+            Problem(f"must be a whole number from 1 to {MAX_OVERLAP}", field="overlap")
+        )
+    elif not 1 <= overlap <= MAX_OVERLAP:
+        problems.append(
+            Problem(f"must be a whole number from 1 to {MAX_OVERLAP}", field="overlap")
+        )
+    if (
+        isinstance(overlap_percent, bool)
+        or not isinstance(overlap_percent, int)
+        or not 0 <= overlap_percent <= 100
+    ):
+        problems.append(Problem("must be from 0 to 100", field="overlap_percent"))
+    if (
+        isinstance(lock_ttl_minutes, bool)
+        or not isinstance(lock_ttl_minutes, int)
+        or lock_ttl_minutes < 1
+    ):
+        problems.append(Problem("must be at least 1 minute", field="lock_ttl_minutes"))
+    if rater_quota is not None and (
+        isinstance(rater_quota, bool)
+        or not isinstance(rater_quota, int)
+        or rater_quota < 1
+    ):
+        problems.append(Problem("must be at least 1 when given", field="rater_quota"))
+    not_raters = [u.username for u in raters if not roles.is_rater(u)]
+    if not_raters:
+        problems.append(Problem(f"not raters: {', '.join(not_raters)}", field="raters"))
+    return problems
+
+
+def pairwise_campaign_create(
+    *,
+    name: str,
+    dataset: Dataset,
+    user: User,
+    pair_mode: str = "all_pairs",
+    baseline_model: str | None = None,
+    models: list[str] | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+    categories: list[str] | None = None,
+    skill_keys: list[str] | None = None,
+    overlap: int = 1,
+    overlap_percent: int = 100,
+    show_reference: bool = True,
+    show_model_names: bool = False,
+    lock_ttl_minutes: int = 30,
+    rater_quota: int | None = None,
+    guidelines: str = "",
+    raters: list[User] | None = None,
+) -> Campaign:
+    """Create a pairwise campaign (kind "pairwise") and one `CampaignItem` per pair.
+
+    Pairs: ``pair_mode`` ``all_pairs`` / ``baseline`` / ``sample`` make them with
+    `pairs_create_from_dataset` (same parameters); ``existing`` takes the pairs the
+    dataset already has (imported preference data), optionally only those in
+    `categories` and, with `models`, only pairs of those models. `skill_keys` lists
+    the per-skill questions (skills of the dataset's rubric; none: overall only); they
+    are stored as the campaign's chosen skills (skill mode "chosen"). Overlap,
+    overlap percent, lock TTL, quota, guidelines, raters and blinding (model names
+    hidden by default) work as in `campaign_create`.
+
+    Items are shuffled with a seed of the campaign id. One transaction: a refusal
+    (`DomainError` naming each field) writes nothing, pairs included. Researchers and
+    admins only (`PermissionDenied`).
+    """
+    roles.require_researcher(user)
+    name = (name or "").strip()
+    rater_list = list(raters or [])
+    problems = _option_problems(
+        name=name,
+        overlap=overlap,
+        overlap_percent=overlap_percent,
+        lock_ttl_minutes=lock_ttl_minutes,
+        rater_quota=rater_quota,
+        raters=rater_list,
+    )
+    if pair_mode not in CAMPAIGN_PAIR_MODES:
+        problems.append(
+            Problem(
+                f"must be one of {', '.join(CAMPAIGN_PAIR_MODES)}", field="pair_mode"
+            )
+        )
+    keys = list(dict.fromkeys(skill_keys or []))
+    by_key = {s.key: s for s in Skill.objects.filter(rubric_id=dataset.rubric_id)}
+    missing = [k for k in keys if k not in by_key]
+    if missing:
+        problems.append(
+            Problem(
+                f"not skills of the dataset's rubric: {', '.join(missing)}",
+                field="skills",
+            )
+        )
+    chosen = [by_key[k] for k in keys if k in by_key]
+    categories = list(dict.fromkeys(categories or []))
+    if categories and pair_mode != "existing":
+        problems.append(
+            Problem("categories select existing pairs only", field="categories")
+        )
+    if pair_mode == "existing":
+        for param, value in (
+            ("baseline_model", baseline_model),
+            ("sample", sample),
+        ):
+            if value:
+                problems.append(Problem("is not used with existing pairs", field=param))
+        known = set(
+            PreferencePair.objects.filter(dataset=dataset)
+            .values_list("category", flat=True)
+            .distinct()
+        )
+        unknown = [c for c in categories if c not in known]
+        if unknown:
+            problems.append(
+                Problem(
+                    f"not categories of the dataset's pairs: {', '.join(unknown)}",
+                    field="categories",
+                )
+            )
+        unknown_models = [
+            m for m in (models or []) if m not in _dataset_models(dataset)
+        ]
+        if unknown_models:
+            problems.append(
+                Problem(
+                    f"not in dataset {dataset.name!r}: {', '.join(unknown_models)}",
+                    field="models",
+                )
+            )
+    elif pair_mode in PAIR_MODES:
+        problems += _pair_problems(
+            dataset=dataset,
+            mode=pair_mode,
+            baseline_model=baseline_model,
+            models=sorted(set(models or [])),
+            sample=sample,
+            seed=seed,
+        )
+    if problems:
+        raise DomainError("the campaign was not created", problems)
+
+    with transaction.atomic():
+        if pair_mode == "existing":
+            qs = PreferencePair.objects.filter(dataset=dataset)
+            if categories:
+                qs = qs.filter(category__in=categories)
+            if models:
+                qs = qs.filter(
+                    response_1__model_name__in=models, response_2__model_name__in=models
+                )
+            pairs = list(qs.order_by("pk").values_list("pk", "response_1_id"))
+        else:
+            try:
+                made = pairs_create_from_dataset(
+                    dataset=dataset,
+                    mode=pair_mode,
+                    baseline_model=baseline_model,
+                    models=models,
+                    sample=sample,
+                    seed=seed,
+                )
+            except DomainError as exc:
+                raise DomainError("the campaign was not created", exc.problems) from exc
+            pairs = sorted((p.pk, p.response_1_id) for p in made.pairs)
+        if not pairs:
+            raise DomainError(
+                "the campaign has no pairs to compare",
+                [
+                    Problem(
+                        "no pair of responses matches this selection",
+                        field="pair_mode",
+                    )
+                ],
+            )
+        campaign = Campaign.objects.create(
+            name=name,
+            kind=Campaign.Kind.PAIRWISE,
+            dataset=dataset,
+            models_included=sorted(set(models or [])),
+            # Per-skill questions are the chosen skills (possibly none).
+            skill_mode=Campaign.SkillMode.CHOSEN,
+            overlap=overlap,
+            overlap_percent=overlap_percent,
+            show_reference=show_reference,
+            show_model_names=show_model_names,
+            lock_ttl_minutes=lock_ttl_minutes,
+            rater_quota=rater_quota,
+            guidelines=guidelines or "",
+            created_by=user,
+        )
+        if chosen:
+            campaign.chosen_skills.set(chosen)
+        if rater_list:
+            campaign.raters.set(rater_list)
+        random.Random(campaign.pk).shuffle(pairs)
+        items = []
+        for position, (pair_id, response_id) in enumerate(pairs):
+            target = (
+                overlap
+                if _in_overlap_sample(campaign.pk, pair_id, overlap_percent)
+                else 1
+            )
+            items.append(
+                CampaignItem(
+                    campaign=campaign,
+                    pair_id=pair_id,
+                    response_id=response_id,
+                    target=target,
+                    open_slots=target,
+                    position=position,
+                )
+            )
+        CampaignItem.objects.bulk_create(items, batch_size=5000)
+    if connection.vendor == "postgresql":
+        # Fresh statistics, as in `campaign_create`: the next-pair query then walks
+        # the partial index from the first request on.
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE annotation_campaignitem")
+    return campaign
+
+
+def pairwise_skills(*, campaign: Campaign) -> list[Skill]:
+    """The campaign's per-skill questions, in rubric order (empty: overall only)."""
+    return list(campaign.chosen_skills.order_by("position", "id"))
+
+
+# --- Serving ------------------------------------------------------------------------------
+
+
+def shown_order_for(*, campaign_id: int, pair_id: int, rater_id: int) -> str:
+    """The order in which `rater` sees the pair: "12" or "21", a stable coin flip."""
+    digest = hashlib.sha256(f"{campaign_id}:{pair_id}:{rater_id}".encode()).digest()
+    return ShownOrder.ORIGINAL if digest[0] % 2 == 0 else ShownOrder.SWAPPED
+
+
+def _require_pairwise(campaign: Campaign) -> None:
+    if campaign.kind != Campaign.Kind.PAIRWISE:
+        raise DomainError(
+            "this is not a pairwise campaign",
+            [Problem("is a pointwise campaign", field="campaign")],
+        )
+
+
+def pairwise_next(
+    *, campaign: Campaign, rater: User, now: datetime | None = None
+) -> NextResult:
+    """Serve `rater` the next pair of a pairwise `campaign` (or resume the one held).
+
+    The rules of `assignment_next`, for pairs: in one transaction, under a lock on
+    the rater's user row (one rater's parallel calls serialise and the second resumes
+    the first's assignment), the rater's live assignment first (its lock extended);
+    else the open item with the most submissions and the lowest position that this
+    rater has not done or skipped and no one else is locking, reserved with
+    ``FOR UPDATE SKIP LOCKED``. Expired locks return to the pool here when nothing is
+    free. The assignment records why it was served and the `shown_order` (stable per
+    campaign, pair and rater, so a revived lock shows the same order).
+
+    Precondition: the caller checked that `rater` belongs to the campaign. Raises
+    `DomainError` for a pointwise campaign. The `NextResult` message explains an
+    empty result (paused or closed, quota reached, nothing left, locked by others).
+    """
+    _require_pairwise(campaign)
+    now = now or timezone.now()
+    if campaign.status != Campaign.Status.ACTIVE:
+        return NextResult(
+            None, f"This campaign is {campaign.get_status_display().lower()}."
+        )
+    ttl = timedelta(minutes=campaign.lock_ttl_minutes)
+    with transaction.atomic():
+        User.objects.select_for_update().filter(pk=rater.pk).first()
+        return _pairwise_next_locked(campaign=campaign, rater=rater, now=now, ttl=ttl)
+
+
+def _pairwise_next_locked(
+    *, campaign: Campaign, rater: User, now: datetime, ttl: timedelta
+) -> NextResult:
+    live = (
+        Assignment.objects.filter(
+            campaign=campaign,
+            rater=rater,
+            status=Assignment.Status.SERVED,
+            expires_at__gt=now,
+        )
+        .order_by("served_at")
+        .first()
+    )
+    if live is not None:
+        Assignment.objects.filter(pk=live.pk).update(expires_at=now + ttl)
+        live.expires_at = now + ttl
+        return NextResult(live)
+    if campaign.rater_quota is not None:
+        taken = Assignment.objects.filter(
+            campaign=campaign,
+            rater=rater,
+            status__in=[Assignment.Status.SUBMITTED, Assignment.Status.SERVED],
+        ).count()
+        if taken >= campaign.rater_quota:
+            return NextResult(
+                None,
+                f"You have reached this campaign's quota of {campaign.rater_quota} "
+                "pairs. Thank you!",
+            )
+    # One probe of the unique (campaign, pair, rater) index per candidate.
+    mine = Assignment.objects.filter(
+        campaign=campaign, pair_id=OuterRef("pair_id"), rater=rater
+    )
+    pick = (
+        CampaignItem.objects.select_for_update(skip_locked=True)
+        .filter(campaign=campaign, open_slots__gt=0)
+        .filter(~Exists(mine.exclude(status=Assignment.Status.EXPIRED)))
+        .annotate(mine_expired=Exists(mine.filter(status=Assignment.Status.EXPIRED)))
+        .order_by("-submitted", "position")
+    )
+    item = pick.first()
+    if item is None and assignments_expire(campaign_id=campaign.pk, now=now):
+        item = pick.first()
+    if item is None:
+        locked = (
+            CampaignItem.objects.filter(campaign=campaign, reserved__gt=0)
+            .filter(~Exists(mine.exclude(status=Assignment.Status.EXPIRED)))
+            .count()
+        )
+        if locked:
+            return NextResult(
+                None,
+                f"Nothing is free for you right now: {locked} "
+                f"{'pair is' if locked == 1 else 'pairs are'} being compared by "
+                "others. Try again in a few minutes; expired locks come back.",
+                locked_by_others=locked,
+            )
+        return NextResult(
+            None, "You are done: nothing in this campaign is left for you."
+        )
+    if item.submitted:
+        reason = f"finishing a partly compared pair ({item.submitted} of {item.target})"
+    elif item.target > 1:
+        reason = f"new pair; {item.target} raters wanted"
+    else:
+        reason = "new pair"
+    previous = (
+        Assignment.objects.filter(
+            campaign=campaign, pair_id=item.pair_id, rater=rater
+        ).first()
+        if item.mine_expired
+        else None
+    )
+    if previous is not None:
+        previous.status = Assignment.Status.SERVED
+        previous.reason = "served again after your earlier lock expired"
+        previous.served_at = now
+        previous.expires_at = now + ttl
+        previous.closed_at = None
+        previous.save(
+            update_fields=["status", "reason", "served_at", "expires_at", "closed_at"]
+        )
+        assignment = previous
+    else:
+        assignment = Assignment.objects.create(
+            campaign=campaign,
+            item=item,
+            response_id=item.response_id,
+            pair_id=item.pair_id,
+            shown_order=shown_order_for(
+                campaign_id=campaign.pk, pair_id=item.pair_id, rater_id=rater.pk
+            ),
+            rater=rater,
+            reason=reason,
+            served_at=now,
+            expires_at=now + ttl,
+        )
+    CampaignItem.objects.filter(pk=item.pk).update(
+        reserved=F("reserved") + 1, open_slots=F("open_slots") - 1
+    )
+    assignment.campaign = campaign
+    return NextResult(assignment)
+
+
+# --- Submit and skip ----------------------------------------------------------------------
+
+
+def map_shown_label(label: str, shown_order: str) -> str:
+    """A label in presented terms ("A"/"B"/"tie") -> the original numbering."""
+    return map_verdict(label, _ORDER[ShownOrder(shown_order)])
+
+
+def unmap_shown_label(label: str, shown_order: str) -> str:
+    """The inverse: a stored label ("1"/"2"/"tie") -> what the rater chose as shown
+    ("A"/"B"/"tie")."""
+    return unmap_verdict(label, _ORDER[ShownOrder(shown_order)])
+
+
+def _normalise_label(value) -> str | None:
+    if not isinstance(value, str):
+        return None
+    value = value.strip()
+    if value in ("A", "a"):
+        return "A"
+    if value in ("B", "b"):
+        return "B"
+    if value.lower() == "tie":
+        return "tie"
+    return None
+
+
+def validate_pairwise_answer(
+    *,
+    skills: list[Skill],
+    label,
+    skill_labels,
+    rationale,
+) -> tuple[str, dict[str, str], str]:
+    """Check a rater's answer in presented terms; returns (label, skill labels,
+    rationale) normalised ("A"/"B"/"tie"). Every listed skill needs an answer; keys
+    that are not the campaign's skills are refused. Raises `DomainError` naming each
+    field (`label`, `skill_labels.<key>`, `rationale`)."""
+    problems: list[Problem] = []
+    shown = _normalise_label(label)
+    if shown is None:
+        problems.append(
+            Problem(
+                f"{label!r} is not one of A, B or tie"
+                if label not in (None, "")
+                else "is missing: choose A, B or tie",
+                field="label",
+            )
+        )
+    wanted = [s.key for s in skills]
+    answers: dict[str, str] = {}
+    if skill_labels is None:
+        skill_labels = {}
+    if not isinstance(skill_labels, dict):
+        problems.append(
+            Problem("must be an object of skill -> A, B or tie", field="skill_labels")
+        )
+        skill_labels = {}
+    for key in skill_labels:
+        if key not in wanted:
+            problems.append(
+                Problem(
+                    f"{key!r} is not a skill of this campaign",
+                    field=f"skill_labels.{key}",
+                )
+            )
+    for key in wanted:
+        value = skill_labels.get(key)
+        if value in (None, ""):
+            problems.append(
+                Problem("is missing: choose A, B or tie", field=f"skill_labels.{key}")
+            )
+            continue
+        normal = _normalise_label(value)
+        if normal is None:
+            problems.append(
+                Problem(
+                    f"{value!r} is not one of A, B or tie",
+                    field=f"skill_labels.{key}",
+                )
+            )
+            continue
+        answers[key] = normal
+    if rationale is None:
+        rationale = ""
+    if not isinstance(rationale, str):
+        problems.append(Problem("must be text", field="rationale"))
+        rationale = ""
+    elif len(rationale) > MAX_RATIONALE:
+        problems.append(
+            Problem(f"is longer than {MAX_RATIONALE} characters", field="rationale")
+        )
+    if problems:
+        raise DomainError("the preference was not saved", problems)
+    return shown or "", answers, rationale.strip()
+
+
+def _own_pairwise_assignment_for_update(assignment_id: int, rater: User) -> Assignment:
+    assignment = (
+        Assignment.objects.select_for_update(of=("self",))
+        .select_related("campaign", "campaign__dataset")
+        .filter(pk=assignment_id, pair__isnull=False)
+        .first()
+    )
+    # Another rater's assignment is reported exactly like a missing one.
+    if assignment is None or assignment.rater_id != rater.pk:
+        raise Http404("No such assignment.")
+    return assignment
+
+
+def pairwise_submit(
+    *,
+    assignment_id: int,
+    rater: User,
+    label: str,
+    skill_labels: dict | None = None,
+    rationale: str = "",
+    active_seconds: float | None = None,
+    now: datetime | None = None,
+) -> Assignment:
+    """Save `rater`'s preference on one served pair and release its lock (one
+    transaction).
+
+    `label` and `skill_labels` values are in PRESENTED terms ("A", "B" or "tie", as
+    the rater saw the pair); they are stored in the original numbering through the
+    assignment's `shown_order`, as one `HumanPreference` (origin "campaign", with
+    assignment, rater and shown order). Idempotent: submitting an already submitted
+    assignment returns it unchanged and writes nothing (a double click, a retried
+    POST). A submit after the lock expired is accepted while the item still has a
+    free slot; otherwise it is refused and the refusal recorded in the assignment's
+    note. Raises `Http404` for another rater's (or a pointwise) assignment,
+    `DomainError` for bad input (fields named), a skipped assignment or a paused or
+    closed campaign.
+    """
+    now = now or timezone.now()
+    refused = ""
+    with transaction.atomic():
+        assignment = _own_pairwise_assignment_for_update(assignment_id, rater)
+        if assignment.status == Assignment.Status.SUBMITTED:
+            return assignment
+        campaign = assignment.campaign
+        if campaign.status != Campaign.Status.ACTIVE:
+            raise DomainError(
+                f"this campaign is {campaign.get_status_display().lower()}; "
+                "preferences can no longer be submitted"
+            )
+        if assignment.status == Assignment.Status.SKIPPED:
+            raise DomainError("you skipped this pair; it cannot be submitted")
+        skills = pairwise_skills(campaign=campaign)
+        shown, shown_skills, rationale = validate_pairwise_answer(
+            skills=skills,
+            label=label,
+            skill_labels=skill_labels,
+            rationale=rationale,
+        )
+        item = None
+        if assignment.status != Assignment.Status.SERVED:  # expired
+            item = CampaignItem.objects.select_for_update().get(pk=assignment.item_id)
+        if item is None:
+            CampaignItem.objects.filter(pk=assignment.item_id).update(
+                reserved=F("reserved") - 1, submitted=F("submitted") + 1
+            )
+        elif item.open_slots > 0:
+            item.open_slots -= 1
+            item.submitted += 1
+            item.save(update_fields=["submitted", "open_slots"])
+            assignment.note = "submitted after the lock expired; a slot was still free"
+        else:
+            refused = (
+                "Your lock on this pair expired and other raters completed it, so "
+                "this preference was not counted."
+            )
+            assignment.note = (
+                f"late submission at {now.isoformat()} refused: no free slot"
+            )
+            assignment.save(update_fields=["note"])
+        if not refused:
+            order = assignment.shown_order
+            HumanPreference.objects.create(
+                pair_id=assignment.pair_id,
+                label=map_shown_label(shown, order),
+                skill_labels={
+                    key: map_shown_label(value, order)
+                    for key, value in shown_skills.items()
+                },
+                rationale=rationale,
+                origin=HumanPreference.Origin.CAMPAIGN,
+                assignment=assignment,
+                rater=rater,
+                shown_order=order,
+            )
+            assignment.status = Assignment.Status.SUBMITTED
+            assignment.submitted_at = now
+            assignment.closed_at = now
+            if active_seconds is not None and active_seconds >= 0:
+                assignment.active_seconds = float(active_seconds)
+            assignment.save(
+                update_fields=[
+                    "status",
+                    "submitted_at",
+                    "closed_at",
+                    "active_seconds",
+                    "note",
+                ]
+            )
+            if skills:
+                rubric_freeze(rubric_id=campaign.dataset.rubric_id)
+    if refused:
+        raise DomainError(refused)
+    return assignment
+
+
+def pairwise_skip(
+    *, assignment_id: int, rater: User, reason: str, now: datetime | None = None
+) -> Assignment:
+    """Skip a served pair with a reason; it goes back to the pool for others.
+
+    The rater is never served it again. Idempotent for an already skipped
+    assignment; a submitted one cannot be skipped (`DomainError`). Raises `Http404`
+    for another rater's (or a pointwise) assignment.
+    """
+    now = now or timezone.now()
+    reason = (reason or "").strip() if isinstance(reason, str) else ""
+    if not reason:
+        raise DomainError("say why you skip", [Problem("is empty", field="reason")])
+    with transaction.atomic():
+        assignment = _own_pairwise_assignment_for_update(assignment_id, rater)
+        if assignment.status == Assignment.Status.SKIPPED:
+            return assignment
+        if assignment.status == Assignment.Status.SUBMITTED:
+            raise DomainError("this pair is already submitted")
+        if assignment.status == Assignment.Status.SERVED:
+            CampaignItem.objects.filter(pk=assignment.item_id).update(
+                reserved=F("reserved") - 1, open_slots=F("open_slots") + 1
+            )
+        assignment.status = Assignment.Status.SKIPPED
+        assignment.skip_reason = reason[:500]
+        assignment.closed_at = now
+        assignment.save(update_fields=["status", "skip_reason", "closed_at"])
+    return assignment
+
+
+__all__ = [
+    "CAMPAIGN_PAIR_MODES",
+    "PAIR_MODES",
+    "PairsResult",
+    "map_shown_label",
+    "pairs_create_from_dataset",
+    "pairwise_campaign_create",
+    "pairwise_next",
+    "pairwise_skills",
+    "pairwise_skip",
+    "pairwise_submit",
+    "shown_order_for",
+    "unmap_shown_label",
+    "validate_pairwise_answer",
+]

@@ -1,0 +1,434 @@
+"""The rater loop's hot path in raw SQL, for PostgreSQL (`services.rating` dispatches).
+
+`assignment_next` and `rating_submit` are what every rater calls for every response.
+Through the ORM each cost a dozen statements, most of the time spent compiling them in
+Python. Here the common cases are a few hand-written statements with the same effects:
+
+- serve: one statement resumes the rater's live assignment (extending its lock) or
+  picks the next free item (``FOR UPDATE SKIP LOCKED``, breadth-first toward the
+  overlap, lowest position), inserts the assignment (or revives the rater's own
+  expired one), takes the slot, and returns the form's data (response, instruction,
+  skills, the rater's counts);
+- submit: one statement locks the assignment and reads what validation needs; one
+  more inserts the scores (``UNNEST``), moves the slot from reserved to submitted and
+  closes the assignment.
+
+Anything else (nothing free, quota messages, expired locks, late, repeated or refused
+submits, paused campaigns, pairwise campaigns) returns ``None`` and `services.rating`
+runs its ORM code (for serve in the same transaction, for submit in a transaction of
+its own, as a refused late submit commits its note), so the rare paths keep one
+implementation. Callers hold the locks the ORM path takes (the rater's user row for
+serving). Statements go through `sqlrows.prepared_cursor` (parsed and planned once per
+connection). Column lists come from the models' `_meta`, so columns added later
+(nullable or with a Python default) are filled like the ORM would fill them.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from functools import cache
+
+from django.contrib.auth.models import User
+from django.db import connection
+from django.utils import timezone
+
+from annotation.models import (
+    Assignment,
+    Campaign,
+    CampaignItem,
+    Dataset,
+    HumanScore,
+    Instruction,
+    InstructionSkill,
+    Response,
+    Rubric,
+    Skill,
+)
+from annotation.sqlrows import from_row, prepared_cursor
+
+SERVED = Assignment.Status.SERVED.value
+SUBMITTED = Assignment.Status.SUBMITTED.value
+SKIPPED = Assignment.Status.SKIPPED.value
+EXPIRED = Assignment.Status.EXPIRED.value
+REVIVED_REASON = "served again after your earlier lock expired"
+
+# The assignment columns the hot path reads back (others stay deferred).
+ASSIGNMENT_FIELDS = (
+    "id",
+    "campaign_id",
+    "item_id",
+    "response_id",
+    "rater_id",
+    "status",
+    "reason",
+    "served_at",
+    "expires_at",
+    "submitted_at",
+    "closed_at",
+    "active_seconds",
+    "skip_reason",
+    "note",
+    "updated_at",
+)
+SKILL_FIELDS = (
+    "id",
+    "key",
+    "name",
+    "ability",
+    "criteria",
+    "anchor_1",
+    "anchor_2",
+    "anchor_3",
+    "anchor_4",
+    "anchor_5",
+    "position",
+)
+
+
+def enabled(campaign: Campaign | None = None) -> bool:
+    """The raw path runs on PostgreSQL only (setting RATING_FAST_SQL=False turns it
+    off), and serves pointwise campaigns only (pairwise ones have their own rules)."""
+    from django.conf import settings
+
+    if connection.vendor != "postgresql" or not getattr(
+        settings, "RATING_FAST_SQL", True
+    ):
+        return False
+    return campaign is None or _is_pointwise(getattr(campaign, "kind", None))
+
+
+def _is_pointwise(kind) -> bool:
+    return kind in (None, "", "pointwise")
+
+
+def _has_field(model, name: str) -> bool:
+    return any(f.name == name for f in model._meta.concrete_fields)
+
+
+def _t(model) -> str:
+    return connection.ops.quote_name(model._meta.db_table)
+
+
+def _json(value):
+    return json.loads(value) if isinstance(value, str | bytes) else value
+
+
+def _skills_json(columns: tuple[str, ...], order: str, alias: str = "s") -> str:
+    cols = ", ".join(f"{alias}.{connection.ops.quote_name(c)}" for c in columns)
+    return f"json_agg(json_build_array({cols}) ORDER BY {order})"
+
+
+@cache
+def _skills_sql(columns: tuple[str, ...]) -> dict[str, str]:
+    """Per skill mode, the SQL expression that yields the skills to score as JSON.
+
+    Expects ``c`` (the campaign) and ``r`` (the response) in scope; mirrors
+    `selectors.assignment_skills`.
+    """
+    links = (
+        f"(SELECT {_skills_json(columns, 'l.rank')} FROM {_t(InstructionSkill)} l "
+        f"JOIN {_t(Skill)} s ON s.id = l.skill_id WHERE l.instruction_id = r.instruction_id)"
+    )
+    rubric = (
+        f"(SELECT {_skills_json(columns, 's.position, s.id')} FROM {_t(Skill)} s "
+        f"WHERE s.rubric_id = (SELECT d.rubric_id FROM {_t(Dataset)} d "
+        "WHERE d.id = c.dataset_id))"
+    )
+    chosen_table = connection.ops.quote_name(
+        Campaign.chosen_skills.through._meta.db_table
+    )
+    chosen = (
+        f"(SELECT {_skills_json(columns, 's.position, s.id')} FROM {chosen_table} cs "
+        f"JOIN {_t(Skill)} s ON s.id = cs.skill_id WHERE cs.campaign_id = c.id)"
+    )
+    return {
+        Campaign.SkillMode.CHOSEN: f"COALESCE({chosen}, '[]'::json)",
+        Campaign.SkillMode.INSTRUCTION: f"COALESCE({links}, {rubric}, '[]'::json)",
+        Campaign.SkillMode.ALL: f"COALESCE({rubric}, '[]'::json)",
+        "any": (
+            f"CASE c.skill_mode WHEN '{Campaign.SkillMode.CHOSEN.value}' THEN "
+            f"COALESCE({chosen}, '[]'::json) WHEN '{Campaign.SkillMode.INSTRUCTION.value}' "
+            f"THEN COALESCE({links}, {rubric}, '[]'::json) "
+            f"ELSE COALESCE({rubric}, '[]'::json) END"
+        ),
+    }
+
+
+def _skills(rows, columns: tuple[str, ...]) -> list[Skill]:
+    return [from_row(Skill, columns, row) for row in _json(rows) or []]
+
+
+def _assignment_cols(alias: str) -> str:
+    return ", ".join(
+        f"{alias}.{connection.ops.quote_name(f)}" for f in ASSIGNMENT_FIELDS
+    )
+
+
+@cache
+def _insert_columns() -> tuple[tuple[str, ...], str]:
+    """The assignment INSERT's column list and its SELECT list over ``pick``.
+
+    Every concrete column is named; those the hot path does not set get their field's
+    Python default as a parameter (``%(d_<name>)s``), as `Model.save` would.
+    """
+    from_pick = {
+        "campaign_id": "%(campaign)s",
+        "item_id": "pick.id",
+        "response_id": "pick.response_id",
+        "rater_id": "%(rater)s",
+        "status": f"'{SERVED}'",
+        "reason": (
+            "CASE WHEN pick.submitted > 0 THEN 'finishing a partly rated response (' "
+            "|| pick.submitted || ' of ' || pick.target || ')' WHEN pick.target > 1 "
+            "THEN 'new response; ' || pick.target || ' raters wanted' "
+            "ELSE 'new response' END"
+        ),
+        "served_at": "%(now)s",
+        "expires_at": "%(expires)s",
+    }
+    columns, values = [], []
+    for field in Assignment._meta.concrete_fields:
+        if field.primary_key:
+            continue
+        columns.append(connection.ops.quote_name(field.column))
+        values.append(from_pick.get(field.attname, f"%(d_{field.attname})s"))
+    return tuple(columns), ", ".join(values)
+
+
+def _defaults(exclude) -> dict:
+    out = {}
+    for field in Assignment._meta.concrete_fields:
+        if field.primary_key or field.attname in exclude:
+            continue
+        out[f"d_{field.attname}"] = field.get_db_prep_save(
+            field.get_default(), connection
+        )
+    return out
+
+
+@cache
+def _next_sql(skill_mode: str, with_quota: bool) -> str:
+    a, i, r, n = _t(Assignment), _t(CampaignItem), _t(Response), _t(Instruction)
+    columns, select = _insert_columns()
+    quota = (
+        f" AND (SELECT count(*) FROM {a} q WHERE q.campaign_id = %(campaign)s "
+        f"AND q.rater_id = %(rater)s AND q.status IN ('{SUBMITTED}', '{SERVED}')) "
+        "< %(quota)s"
+        if with_quota
+        else ""
+    )
+    cols = ", ".join(connection.ops.quote_name(f) for f in ASSIGNMENT_FIELDS)
+    # Pairwise campaigns (when the model has them) make the unique index partial.
+    pointwise = " WHERE pair_id IS NULL" if _has_field(Assignment, "pair") else ""
+    items_pointwise = (
+        " AND i.pair_id IS NULL" if _has_field(CampaignItem, "pair") else ""
+    )
+    return f"""
+WITH live AS (
+    UPDATE {a} SET expires_at = %(expires)s
+    WHERE id = (
+        SELECT id FROM {a} WHERE campaign_id = %(campaign)s AND rater_id = %(rater)s
+        AND status = '{SERVED}' AND expires_at > %(now)s ORDER BY served_at LIMIT 1
+    )
+    RETURNING {cols}
+), pick AS (
+    SELECT i.id, i.response_id, i.submitted, i.target FROM {i} i
+    WHERE i.campaign_id = %(campaign)s AND i.open_slots > 0{items_pointwise}
+    AND NOT EXISTS (SELECT 1 FROM live){quota}
+    AND NOT EXISTS (
+        SELECT 1 FROM {a} m WHERE m.campaign_id = %(campaign)s
+        AND m.response_id = i.response_id AND m.rater_id = %(rater)s
+        AND m.status <> '{EXPIRED}'
+    )
+    ORDER BY i.submitted DESC, i.position LIMIT 1
+    FOR UPDATE OF i SKIP LOCKED
+), ins AS (
+    INSERT INTO {a} ({", ".join(columns)})
+    SELECT {select} FROM pick
+    ON CONFLICT (campaign_id, response_id, rater_id){pointwise} DO UPDATE SET
+        status = '{SERVED}', reason = '{REVIVED_REASON}',
+        served_at = EXCLUDED.served_at, expires_at = EXCLUDED.expires_at,
+        closed_at = NULL
+    WHERE {a}.status = '{EXPIRED}'
+    RETURNING {cols}
+), slot AS (
+    UPDATE {i} SET reserved = reserved + 1, open_slots = open_slots - 1
+    WHERE id IN (SELECT item_id FROM ins)
+    RETURNING id
+), got AS (
+    SELECT {cols} FROM live UNION ALL SELECT {cols} FROM ins
+)
+SELECT {_assignment_cols("got")},
+    r.instruction_id, r.model_name, r.text,
+    n.text, n.reference_answer, n.checklist,
+    {_skills_sql(SKILL_FIELDS)[skill_mode]},
+    (SELECT count(*) FROM {a} p WHERE p.campaign_id = %(campaign)s
+        AND p.rater_id = %(rater)s AND p.status = '{SUBMITTED}'),
+    (SELECT count(*) FROM {a} p WHERE p.campaign_id = %(campaign)s
+        AND p.rater_id = %(rater)s AND p.status = '{SKIPPED}')
+FROM got
+JOIN {r} r ON r.id = got.response_id
+JOIN {n} n ON n.id = r.instruction_id
+JOIN {_t(Campaign)} c ON c.id = got.campaign_id
+"""
+
+
+def serve(*, campaign: Campaign, rater: User, now: datetime, ttl: timedelta):
+    """Resume or serve, in the caller's transaction (rater row already locked).
+
+    Returns ``(assignment, skills, (submitted, skipped))`` with the assignment's
+    response and instruction loaded, or ``None`` when neither a live assignment nor a
+    free item was found (the caller then runs the ORM path for the message).
+    """
+    params = {
+        "campaign": campaign.pk,
+        "rater": rater.pk,
+        "now": now,
+        "expires": now + ttl,
+        "quota": campaign.rater_quota,
+        **_defaults(
+            {
+                "campaign_id",
+                "item_id",
+                "response_id",
+                "rater_id",
+                "status",
+                "reason",
+                "served_at",
+                "expires_at",
+            }
+        ),
+    }
+    sql = _next_sql(str(campaign.skill_mode), campaign.rater_quota is not None)
+    with prepared_cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    k = len(ASSIGNMENT_FIELDS)
+    assignment = from_row(Assignment, ASSIGNMENT_FIELDS, row[:k])
+    instruction_id, model_name, response_text = row[k : k + 3]
+    text, reference, checklist = row[k + 3 : k + 6]
+    skills_rows, submitted, skipped = row[k + 6 : k + 9]
+    instruction = from_row(
+        Instruction,
+        ("id", "text", "reference_answer", "checklist"),
+        (instruction_id, text, reference, checklist),
+    )
+    response = from_row(
+        Response,
+        ("id", "instruction_id", "model_name", "text"),
+        (assignment.response_id, instruction_id, model_name, response_text),
+    )
+    response.instruction = instruction
+    assignment.response = response
+    assignment.campaign = campaign
+    return assignment, _skills(skills_rows, SKILL_FIELDS), (submitted, skipped)
+
+
+SUBMIT_SKILL_FIELDS = ("id", "key", "position")
+
+
+@cache
+def _submit_read_sql() -> str:
+    a, c, d, rb, r = _t(Assignment), _t(Campaign), _t(Dataset), _t(Rubric), _t(Response)
+    kind = "c.kind" if _has_field(Campaign, "kind") else "NULL"
+    return f"""
+SELECT {_assignment_cols("a")}, c.status, {kind}, rb.id, rb.frozen_at, r.instruction_id,
+    {_skills_sql(SUBMIT_SKILL_FIELDS)["any"]}
+FROM {a} a
+JOIN {c} c ON c.id = a.campaign_id
+JOIN {d} d ON d.id = c.dataset_id
+JOIN {rb} rb ON rb.id = d.rubric_id
+JOIN {r} r ON r.id = a.response_id
+WHERE a.id = %s
+FOR UPDATE OF a
+"""
+
+
+def submit_read(assignment_id: int):
+    """Lock an assignment and read what submit needs, in one statement.
+
+    Returns ``(assignment, campaign_status, rubric_id, rubric_frozen_at, skills)``
+    or ``None`` for an unknown id. The ownership check is the caller's. The campaign
+    status is None for a campaign that is not pointwise (the ORM path handles it).
+    """
+    with prepared_cursor() as cursor:
+        cursor.execute(_submit_read_sql(), [assignment_id])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    k = len(ASSIGNMENT_FIELDS)
+    assignment = from_row(Assignment, ASSIGNMENT_FIELDS, row[:k])
+    campaign_status, kind, rubric_id, frozen_at, instruction_id, skills_rows = row[k:]
+    if not _is_pointwise(kind):
+        campaign_status = None
+    assignment.instruction_id = instruction_id
+    return (
+        assignment,
+        campaign_status,
+        rubric_id,
+        frozen_at,
+        _skills(skills_rows, SUBMIT_SKILL_FIELDS),
+    )
+
+
+@cache
+def _submit_write_sql() -> str:
+    a, i, h = _t(Assignment), _t(CampaignItem), _t(HumanScore)
+    return f"""
+WITH slot AS (
+    UPDATE {i} SET reserved = reserved - 1, submitted = submitted + 1
+    WHERE id = %(item)s RETURNING id
+), done AS (
+    UPDATE {a} SET status = '{SUBMITTED}', submitted_at = %(now)s, closed_at = %(now)s,
+        active_seconds = %(active)s
+    WHERE id = %(assignment)s RETURNING id
+)
+INSERT INTO {h} (assignment_id, skill_id, score, rationale, created_at, updated_at)
+SELECT %(assignment)s, u.skill_id, u.score, u.rationale, %(stamp)s, %(stamp)s
+FROM unnest(%(skills)s::bigint[], %(scores)s::smallint[], %(rationales)s::text[])
+    WITH ORDINALITY AS u(skill_id, score, rationale, ord)
+ORDER BY u.ord
+RETURNING id, skill_id
+"""
+
+
+def submit_write(
+    *, assignment: Assignment, valid: list[tuple[Skill, int | None, str]], now
+) -> list[HumanScore]:
+    """Save a served assignment's validated scores and move its slot to submitted.
+
+    The caller holds the assignment's row lock (`submit_read`) and checked that it is
+    ``served`` in an active campaign. Returns the saved rows, with their skills.
+    """
+    # The rows' own timestamps are the clock's, as auto_now(_add) would set them.
+    stamp = timezone.now()
+    params = {
+        "item": assignment.item_id,
+        "assignment": assignment.pk,
+        "now": now,
+        "stamp": stamp,
+        "active": assignment.active_seconds,
+        "skills": [skill.pk for skill, _, _ in valid],
+        "scores": [score for _, score, _ in valid],
+        "rationales": [rationale for _, _, rationale in valid],
+    }
+    with prepared_cursor() as cursor:
+        cursor.execute(_submit_write_sql(), params)
+        ids = dict((skill_id, pk) for pk, skill_id in cursor.fetchall())
+    saved = []
+    for skill, score, rationale in valid:
+        row = HumanScore(
+            id=ids[skill.pk],
+            assignment=assignment,
+            skill=skill,
+            score=score,
+            rationale=rationale,
+            created_at=stamp,
+            updated_at=stamp,
+        )
+        row._state.adding = False
+        saved.append(row)
+    return saved

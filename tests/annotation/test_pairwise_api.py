@@ -1,0 +1,285 @@
+"""Pairwise rater API: next, submit, skip, own progress; every refused role and bad
+input (errors name the field), blindness and the mapping to the original numbering."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from annotation import services
+from annotation.models import Assignment, HumanPreference
+from annotation.services.pairwise import pairwise_campaign_create, pairwise_next
+from tests.factories import (
+    DatasetFactory,
+    InstructionFactory,
+    ResponseFactory,
+    UserFactory,
+)
+
+
+def make_dataset(n_instructions=2):
+    dataset = DatasetFactory()
+    for i in range(n_instructions):
+        inst = InstructionFactory(dataset=dataset, reference_answer="REF-ANSWER")
+        for j, model in enumerate(("model-alpha", "model-beta")):
+            ResponseFactory(instruction=inst, model_name=model, text=f"TEXT-{i}-{j}")
+    return dataset
+
+
+@pytest.fixture
+def campaign(researcher, rater, other_rater):
+    return pairwise_campaign_create(
+        name="api pairs",
+        dataset=make_dataset(),
+        user=researcher,
+        raters=[rater, other_rater],
+        skill_keys=["factuality"],
+        show_reference=False,
+    )
+
+
+@pytest.fixture
+def outsider(db):
+    return UserFactory(username="api-outsider", role="rater")
+
+
+def next_url(campaign):
+    return reverse("pairwise_api:pairwise-next", args=[campaign.pk])
+
+
+def submit_url(assignment_id):
+    return reverse("pairwise_api:pairwise-submit", args=[assignment_id])
+
+
+def skip_url(assignment_id):
+    return reverse("pairwise_api:pairwise-skip", args=[assignment_id])
+
+
+def progress_url(campaign):
+    return reverse("pairwise_api:pairwise-progress", args=[campaign.pk])
+
+
+def test_next_serves_a_blind_pair_in_the_shown_order(api_client_for, rater, campaign):
+    response = api_client_for(rater).post(next_url(campaign))
+    assert response.status_code == 200
+    data = response.json()
+    assignment = Assignment.objects.get(pk=data["assignment"]["id"])
+    pair = assignment.pair
+    first = pair.response_1 if assignment.shown_order == "12" else pair.response_2
+    assert data["assignment"]["response_a"] == {"text": first.text, "model_name": None}
+    assert data["assignment"]["instruction"] == pair.instruction.text
+    assert data["assignment"]["reference_answer"] is None
+    assert [s["key"] for s in data["assignment"]["skills"]] == ["factuality"]
+    assert "shown_order" not in data["assignment"]
+    assert "model-alpha" not in response.content.decode()
+    assert data["progress"]["submitted"] == 0
+    again = api_client_for(rater).post(next_url(campaign)).json()
+    assert again["assignment"]["id"] == assignment.pk  # resumed
+
+
+def test_next_says_why_nothing_is_served(api_client_for, researcher, rater, campaign):
+    services.campaign_set_status(campaign=campaign, status="paused", user=researcher)
+    data = api_client_for(rater).post(next_url(campaign)).json()
+    assert data["assignment"] is None and "paused" in data["message"]
+
+
+def test_submit_maps_the_shown_label_back(api_client_for, rater, campaign):
+    a = pairwise_next(campaign=campaign, rater=rater).assignment
+    Assignment.objects.filter(pk=a.pk).update(shown_order="21")
+    response = api_client_for(rater).post(
+        submit_url(a.pk),
+        {
+            "label": "A",
+            "skill_labels": {"factuality": "B"},
+            "rationale": "clearer",
+            "active_seconds": 4.5,
+        },
+        format="json",
+    )
+    assert response.status_code == 200, response.content
+    data = response.json()
+    assert data["label"] == "A" and data["skill_labels"] == {"factuality": "B"}
+    pref = HumanPreference.objects.get(assignment=a)
+    assert pref.label == "2" and pref.skill_labels == {"factuality": "1"}
+    # Idempotent: a retry returns the saved answer and writes nothing.
+    retry = api_client_for(rater).post(
+        submit_url(a.pk),
+        {"label": "B", "skill_labels": {"factuality": "B"}},
+        format="json",
+    )
+    assert retry.status_code == 200 and retry.json()["label"] == "A"
+    assert HumanPreference.objects.count() == 1
+
+
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"label": "C", "skill_labels": {"factuality": "A"}}, "label"),
+        ({"label": "", "skill_labels": {"factuality": "A"}}, "label"),
+        ({"label": "A"}, "skill_labels.factuality"),
+        (
+            {"label": "A", "skill_labels": {"factuality": "maybe"}},
+            "skill_labels.factuality",
+        ),
+        (
+            {"label": "A", "skill_labels": {"factuality": "A", "harmlessness": "B"}},
+            "skill_labels.harmlessness",
+        ),
+    ],
+)
+def test_submit_bad_input_names_the_field(api_client_for, rater, campaign, body, field):
+    a = pairwise_next(campaign=campaign, rater=rater).assignment
+    response = api_client_for(rater).post(submit_url(a.pk), body, format="json")
+    assert response.status_code == 400
+    assert field in {p["field"] for p in response.json()["problems"]}
+    assert not HumanPreference.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "body, key",
+    [
+        ({}, "label"),
+        ({"label": "A", "skill_labels": ["A"]}, "skill_labels"),
+        ({"label": "A", "active_seconds": -1}, "active_seconds"),
+    ],
+)
+def test_submit_wrong_types_are_refused_by_field(
+    api_client_for, rater, campaign, body, key
+):
+    a = pairwise_next(campaign=campaign, rater=rater).assignment
+    response = api_client_for(rater).post(submit_url(a.pk), body, format="json")
+    assert response.status_code == 400 and key in response.json()
+    assert not HumanPreference.objects.exists()
+
+
+def test_skip_and_progress(api_client_for, rater, campaign):
+    a = pairwise_next(campaign=campaign, rater=rater).assignment
+    empty = api_client_for(rater).post(skip_url(a.pk), {"reason": ""}, format="json")
+    assert empty.status_code == 400
+    assert empty.json()["problems"][0]["field"] == "reason"
+    done = api_client_for(rater).post(skip_url(a.pk), {"reason": "no idea"})
+    assert done.status_code == 200 and done.json()["status"] == "skipped"
+    progress = api_client_for(rater).get(progress_url(campaign)).json()
+    assert progress["skipped"] == 1 and progress["submitted"] == 0
+    assert progress["available"] == 2
+
+
+def test_every_endpoint_refuses_outsiders_researchers_and_anonymous(
+    api_client_for, researcher, admin_user, rater, other_rater, outsider, campaign
+):
+    a = pairwise_next(campaign=campaign, rater=rater).assignment
+    for user in (outsider, researcher, admin_user, other_rater):
+        client = api_client_for(user)
+        if user is not other_rater:  # a member may ask for their own next pair
+            assert client.post(next_url(campaign)).status_code == 404
+            assert client.get(progress_url(campaign)).status_code == 404
+        assert (
+            client.post(submit_url(a.pk), {"label": "A"}, format="json").status_code
+            == 404
+        )
+        assert client.post(skip_url(a.pk), {"reason": "x"}).status_code == 404
+    anonymous = api_client_for(None)
+    for response in (
+        anonymous.post(next_url(campaign)),
+        anonymous.get(progress_url(campaign)),
+        anonymous.post(submit_url(a.pk), {"label": "A"}),
+        anonymous.post(skip_url(a.pk), {"reason": "x"}),
+    ):
+        assert response.status_code in (401, 403)
+    a.refresh_from_db()
+    assert a.status == Assignment.Status.SERVED
+    assert not HumanPreference.objects.exists()
+
+
+def test_a_pointwise_campaign_is_404_here(api_client_for, researcher, rater):
+    pointwise = services.campaign_create(
+        name="pw", dataset=make_dataset(), user=researcher, raters=[rater]
+    )
+    url = reverse("pairwise_api:pairwise-next", args=[pointwise.pk])
+    assert api_client_for(rater).post(url).status_code == 404
+
+
+# --- Researchers ---------------------------------------------------------------------------
+
+
+def test_researcher_creates_lists_and_reads_a_campaign(
+    api_client_for, researcher, rater
+):
+    dataset = make_dataset(n_instructions=3)
+    client = api_client_for(researcher)
+    response = client.post(
+        reverse("pairwise_api:pairwise-campaign-list"),
+        {
+            "dataset": dataset.pk,
+            "name": "api study",
+            "pair_mode": "sample",
+            "sample": 2,
+            "seed": 5,
+            "skills": ["readability"],
+            "overlap": 2,
+            "raters": [rater.username],
+        },
+        format="json",
+    )
+    assert response.status_code == 201, response.content
+    data = response.json()
+    assert data["kind"] == "pairwise" and data["skills"] == ["readability"]
+    assert data["progress"]["responses"] == 2
+    assert data["progress"]["ratings_needed"] == 4
+    assert [r["username"] for r in data["raters"]] == [rater.username]
+    listed = client.get(reverse("pairwise_api:pairwise-campaign-list")).json()
+    assert [c["name"] for c in listed["results"]] == ["api study"]
+    assert listed["results"][0]["pair_count"] == 2
+    detail = client.get(
+        reverse("pairwise_api:pairwise-campaign-detail", args=[data["id"]])
+    )
+    assert detail.status_code == 200 and detail.json()["name"] == "api study"
+
+
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"pair_mode": "triples"}, "pair_mode"),
+        ({"pair_mode": "baseline"}, "baseline_model"),
+        ({"skills": ["nope"]}, "skills"),
+        ({"overlap": 0}, "overlap"),
+        ({"pair_mode": "sample", "sample": 99}, "sample"),
+    ],
+)
+def test_campaign_create_bad_input_names_the_field(
+    api_client_for, researcher, body, field
+):
+    dataset = make_dataset()
+    response = api_client_for(researcher).post(
+        reverse("pairwise_api:pairwise-campaign-list"),
+        {"dataset": dataset.pk, "name": "x", **body},
+        format="json",
+    )
+    assert response.status_code == 400
+    assert field in {p["field"] for p in response.json()["problems"]}
+
+
+def test_researcher_endpoints_refuse_raters_and_anonymous(
+    api_client_for, rater, campaign
+):
+    list_url = reverse("pairwise_api:pairwise-campaign-list")
+    detail_url = reverse("pairwise_api:pairwise-campaign-detail", args=[campaign.pk])
+    body = {"dataset": campaign.dataset_id, "name": "sneaky"}
+    assert api_client_for(rater).get(list_url).status_code == 403
+    assert api_client_for(rater).post(list_url, body).status_code == 403
+    assert api_client_for(rater).get(detail_url).status_code == 403
+    for response in (
+        api_client_for(None).get(list_url),
+        api_client_for(None).post(list_url, body),
+        api_client_for(None).get(detail_url),
+    ):
+        assert response.status_code in (401, 403)
+    assert not type(campaign).objects.filter(name="sneaky").exists()
+
+
+def test_campaign_detail_of_a_pointwise_campaign_is_404(api_client_for, researcher):
+    pointwise = services.campaign_create(
+        name="pw", dataset=make_dataset(), user=researcher
+    )
+    url = reverse("pairwise_api:pairwise-campaign-detail", args=[pointwise.pk])
+    assert api_client_for(researcher).get(url).status_code == 404

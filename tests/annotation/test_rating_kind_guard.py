@@ -1,0 +1,74 @@
+"""The pointwise rating paths refuse pairwise campaigns and pairwise assignments
+(they have their own service and pages), on the ORM and the raw-SQL paths alike."""
+
+from __future__ import annotations
+
+import pytest
+from django.http import Http404
+from django.urls import reverse
+
+from annotation import selectors_rating
+from annotation.models import Assignment, CampaignItem
+from annotation.services.pairwise import pairwise_campaign_create, pairwise_next
+from annotation.services.rating import assignment_next, rating_submit
+from tests.factories import UserFactory
+from tests.judging.agreement_data import make_dataset
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def pairwise(researcher):
+    dataset, _ = make_dataset("guard-set", 2, ("alpha", "beta"))
+    rater = UserFactory(username="guard-rater", role="rater")
+    campaign = pairwise_campaign_create(
+        name="pairs", dataset=dataset, user=researcher, raters=[rater]
+    )
+    return campaign, rater
+
+
+def test_pointwise_service_and_selectors_refuse_a_pairwise_campaign(pairwise):
+    campaign, rater = pairwise
+    served = assignment_next(campaign=campaign, rater=rater)
+    assert served.assignment is None and "pairwise" in served.message
+    assert not Assignment.objects.filter(campaign=campaign).exists()
+    items = CampaignItem.objects.filter(campaign=campaign)
+    assert all(i.reserved == 0 and i.submitted == 0 for i in items)  # no slot used
+    for with_dataset in (True, False):
+        with pytest.raises(Http404):
+            selectors_rating.campaign_get_for_rater(
+                user=rater, campaign_id=campaign.pk, with_dataset=with_dataset
+            )
+
+
+def test_a_pairwise_assignment_cannot_be_submitted_as_pointwise(
+    pairwise, api_client_for
+):
+    campaign, rater = pairwise
+    a = pairwise_next(campaign=campaign, rater=rater).assignment
+    assert a is not None and a.pair_id
+    with pytest.raises(Http404):
+        rating_submit(assignment_id=a.pk, rater=rater, scores={"readability": 3})
+    with pytest.raises(Http404):
+        selectors_rating.assignment_get_for_rater(user=rater, assignment_id=a.pk)
+    client = api_client_for(rater)
+    assert (
+        client.post(
+            reverse("rating_api:assignment-next", args=[campaign.pk])
+        ).status_code
+        == 404
+    )
+    resp = client.post(
+        reverse("rating_api:rating-submit", args=[a.pk]),
+        {"scores": {"readability": 3}},
+        format="json",
+    )
+    assert resp.status_code == 404
+    a.refresh_from_db()
+    assert a.status == Assignment.Status.SERVED and not a.scores.exists()
+
+
+def test_pointwise_pages_refuse_a_pairwise_campaign(pairwise, client_for):
+    campaign, rater = pairwise
+    page = client_for(rater).get(reverse("rating:rate-next", args=[campaign.pk]))
+    assert page.status_code == 404
