@@ -73,7 +73,9 @@ def render_table(result: dict) -> str:
         lines += ["", f"Judge run {run['label']}"]
         for r in [head, ["-" * w for w in widths], *body]:
             lines.append(
-                "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
+                "  ".join(
+                    cell.ljust(w) for cell, w in zip(r, widths, strict=True)
+                ).rstrip()
             )
     return "\n".join(lines)
 
