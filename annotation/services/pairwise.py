@@ -49,7 +49,7 @@ from annotation.models import (
 from judging.pairwise import map_verdict, unmap_verdict
 
 from .campaigns import _in_overlap_sample
-from .rating import MAX_RATIONALE, NextResult, assignments_expire
+from .rating import MAX_RATIONALE, NextResult, assignments_expire, reserve_item
 from .rubrics import rubric_freeze
 
 PAIR_MODES = ("all_pairs", "baseline", "sample")
@@ -611,45 +611,17 @@ def _pairwise_next_locked(
         return NextResult(
             None, "You are done: nothing in this campaign is left for you."
         )
-    if item.submitted:
-        reason = f"finishing a partly compared pair ({item.submitted} of {item.target})"
-    elif item.target > 1:
-        reason = f"new pair; {item.target} raters wanted"
-    else:
-        reason = "new pair"
-    previous = (
-        Assignment.objects.filter(
-            campaign=campaign, pair_id=item.pair_id, rater=rater
-        ).first()
-        if item.mine_expired
-        else None
-    )
-    if previous is not None:
-        previous.status = Assignment.Status.SERVED
-        previous.reason = "served again after your earlier lock expired"
-        previous.served_at = now
-        previous.expires_at = now + ttl
-        previous.closed_at = None
-        previous.save(
-            update_fields=["status", "reason", "served_at", "expires_at", "closed_at"]
-        )
-        assignment = previous
-    else:
-        assignment = Assignment.objects.create(
-            campaign=campaign,
-            item=item,
-            response_id=item.response_id,
-            pair_id=item.pair_id,
-            shown_order=shown_order_for(
-                campaign_id=campaign.pk, pair_id=item.pair_id, rater_id=rater.pk
-            ),
-            rater=rater,
-            reason=reason,
-            served_at=now,
-            expires_at=now + ttl,
-        )
-    CampaignItem.objects.filter(pk=item.pk).update(
-        reserved=F("reserved") + 1, open_slots=F("open_slots") - 1
+    assignment = reserve_item(
+        campaign=campaign,
+        item=item,
+        rater=rater,
+        now=now,
+        ttl=ttl,
+        noun="pair",
+        pair_id=item.pair_id,
+        shown_order=shown_order_for(
+            campaign_id=campaign.pk, pair_id=item.pair_id, rater_id=rater.pk
+        ),
     )
     assignment.campaign = campaign
     return NextResult(assignment)

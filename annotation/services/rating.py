@@ -230,23 +230,50 @@ def _assignment_next_locked(
         return NextResult(
             None, "You are done: nothing in this campaign is left for you."
         )
+    assignment = reserve_item(
+        campaign=campaign, item=item, rater=rater, now=now, ttl=ttl, noun="response"
+    )
+    # Hand the rows over, so that rendering the form needs no further query.
+    assignment.response = Response.objects.select_related("instruction").get(
+        pk=item.response_id
+    )
+    assignment.campaign = campaign
+    return NextResult(assignment)
+
+
+def reserve_item(
+    *,
+    campaign: Campaign,
+    item,
+    rater: User,
+    now: datetime,
+    ttl: timedelta,
+    noun: str,
+    **create_fields,
+) -> Assignment:
+    """Serve the picked `item` (locked by the caller) to `rater`: revive the rater's own
+    expired assignment of it or create one (with `create_fields`, e.g. a pair's shown
+    order), record why it was served, and take one open slot.
+
+    Shared by pointwise (`noun="response"`) and pairwise (`noun="pair"`) serving.
+    `item` carries `mine_expired` (the rater holds an expired assignment of it).
+    """
     if item.submitted:
-        reason = (
-            f"finishing a partly rated response ({item.submitted} of {item.target})"
-        )
+        verb = "rated" if noun == "response" else "compared"
+        reason = f"finishing a partly {verb} {noun} ({item.submitted} of {item.target})"
     elif item.target > 1:
-        reason = f"new response; {item.target} raters wanted"
+        reason = f"new {noun}; {item.target} raters wanted"
     else:
-        reason = "new response"
+        reason = f"new {noun}"
     previous = (
         Assignment.objects.filter(
-            campaign=campaign, response_id=item.response_id, rater=rater
+            campaign=campaign, item_id=item.pk, rater=rater
         ).first()
         if item.mine_expired
         else None
     )
     if previous is not None:
-        # Only an expired assignment of this rater can exist here (see `mine`).
+        # Only an expired assignment of this rater can exist here.
         previous.status = Assignment.Status.SERVED
         previous.reason = "served again after your earlier lock expired"
         previous.served_at = now
@@ -265,16 +292,12 @@ def _assignment_next_locked(
             reason=reason,
             served_at=now,
             expires_at=now + ttl,
+            **create_fields,
         )
     CampaignItem.objects.filter(pk=item.pk).update(
         reserved=F("reserved") + 1, open_slots=F("open_slots") - 1
     )
-    # Hand the rows over, so that rendering the form needs no further query.
-    assignment.response = Response.objects.select_related("instruction").get(
-        pk=item.response_id
-    )
-    assignment.campaign = campaign
-    return NextResult(assignment)
+    return assignment
 
 
 def _validate_scores(
