@@ -316,7 +316,7 @@ def main() -> None:
 
         http = [("API", api)]
         try:
-            page = reverse("judging:agreement-dashboard", args=[dataset.pk])
+            page = reverse("judging:agreement", args=[dataset.pk])
             http.append(
                 (
                     "page",

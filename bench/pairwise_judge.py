@@ -236,6 +236,15 @@ def main() -> None:
             PairwiseVerdict.objects.filter(run=run).values_list("pair_id", "order")
         )
         counts = pairwise_verdict_counts(run=run)
+        import httpx
+
+        stats = httpx.get(f"http://127.0.0.1:{port}/stats", timeout=5).json()
+        cached = JudgeCall.objects.filter(run=run, cached=True).count()
+        print(
+            f"  fake server: {stats.get('requests', '?')} requests, at most "
+            f"{stats.get('max_in_flight', '?')} in flight; calls served from the "
+            f"cache: {cached}"
+        )
         print(f"  ideal {ideal:7.2f} s")
         print(f"  wall  {wall:7.2f} s  ({wall / ideal:.2f} x ideal; target <= 1.2)")
         print(
