@@ -40,6 +40,8 @@ def test_load_demo_creates_everything_once(eager_tasks, capsys):
     dataset = Dataset.objects.get(name="demo")
     assert Instruction.objects.filter(dataset=dataset).count() == 24
     assert Response.objects.filter(instruction__dataset=dataset).count() == 72
+    pairwise = Campaign.objects.get(name="Demo pairwise campaign")
+    assert pairwise.kind == Campaign.Kind.PAIRWISE and pairwise.items.count() == 72
     campaign = Campaign.objects.get(name="Demo campaign")
     assert campaign.overlap == 2 and campaign.items.count() == 72
     assert campaign.status == Campaign.Status.ACTIVE

@@ -28,6 +28,7 @@ DEMO_EXAMPLE_CAMPAIGN = "Demo: example ratings (generated, not human)"
 # A generated preference set with a heuristic "judge", for the meta-evaluation pages.
 DEMO_PREFERENCE_FILE = "demo-preferences (generated).jsonl"
 DEMO_HEURISTIC_JUDGE = "Demo heuristic: the longer answer wins"
+DEMO_PAIRWISE_CAMPAIGN = "Demo pairwise campaign"
 DEMO_BASELINE = "Baseline: ROUGE-L vs reference"
 DEMO_DATASET = "demo"
 
@@ -60,6 +61,7 @@ class Command(BaseCommand):
         self.create_baseline_run()
         self.create_example_ratings()
         self.create_example_preferences()
+        self.create_pairwise_campaign()
         self.print_logins(options["url"], password_kept)
 
     def create_campaign(self):
@@ -199,6 +201,26 @@ class Command(BaseCommand):
             f"({report.unchanged_preferences} unchanged); heuristic judge run "
             f"{report.run_id}."
         )
+
+    def create_pairwise_campaign(self):
+        """A pairwise campaign over the demo pairs for rater1 and rater2 (overlap 2)."""
+        from annotation.models import Campaign, Dataset
+        from annotation.services.pairwise import pairwise_campaign_create
+
+        if Campaign.objects.filter(name=DEMO_PAIRWISE_CAMPAIGN).exists():
+            return
+        User = get_user_model()
+        pairwise_campaign_create(
+            name=DEMO_PAIRWISE_CAMPAIGN,
+            dataset=Dataset.objects.get(name=DEMO_DATASET),
+            user=User.objects.get(username="researcher"),
+            pair_mode="existing",
+            overlap=2,
+            raters=list(User.objects.filter(username__in=["rater1", "rater2"])),
+            guidelines="Which answer serves the request better? Choose **A**, **B** "
+            "or **tie**; a sentence of rationale helps.",
+        )
+        self.stdout.write(f"Pairwise campaign '{DEMO_PAIRWISE_CAMPAIGN}' created.")
 
     def create_baseline_run(self):
         """A baseline (ROUGE-L) judge run, started once: it needs no network, so the
