@@ -195,6 +195,7 @@ def main() -> None:
 
         port = free_port()
         server = start_fake_server(port, args.latency_ms)
+        print(f"fake judge server on http://127.0.0.1:{port}/ (GET /stats)", flush=True)
         config = services.judge_config_create(
             user=user,
             name=f"bench-pairwise-{time.monotonic_ns()}",

@@ -18,6 +18,7 @@ import asyncio
 import random
 import time
 import uuid
+from collections import deque
 
 # A slot is held for one HTTP attempt, which the client's timeout bounds; the lease is a
 # little longer, so the slots of a worker that crashed come back within seconds.
@@ -85,7 +86,11 @@ class RedisLimiter:
         self._poll = poll_seconds
         self._poll_max = max(poll_seconds, 0.02)
         self._lease = slot_lease_seconds + SLOT_LEASE_MARGIN_SECONDS
-        self._holders: list[str] = []
+        # Slots are counted, not owned: a release frees this process's OLDEST holder.
+        # (Freeing the newest would leave the first holder of a busy process in Redis
+        # for the whole run, until its lease expired while requests were still in
+        # flight: the count would then fall below the real number and admit more.)
+        self._holders: deque[str] = deque()
         self._releases: set[asyncio.Task] = set()
         self._slot = self._redis.register_script(_ACQUIRE_SLOT)
         self._take = self._redis.register_script(_TAKE_TOKENS)
@@ -120,7 +125,7 @@ class RedisLimiter:
     def release(self, used_tokens: int | None = None) -> None:
         if not self._holders:
             return
-        holder = self._holders.pop()
+        holder = self._holders.popleft()
         key = f"judge:{self._scope}:slots"
         # Not awaited (release is synchronous in the protocol); `aclose` waits for these,
         # and the lease expiry is the safety net if the process dies first.

@@ -74,6 +74,50 @@ def test_slots_of_a_crashed_holder_come_back_after_the_lease():
     asyncio.run(scenario())
 
 
+def test_a_busy_limiter_never_lets_its_count_fall_below_the_requests_in_flight(
+    monkeypatch,
+):
+    """A process that always has requests in flight keeps releasing and acquiring; the
+    slots left in Redis must be recent ones, so that no lease runs out under a request
+    still in flight (a regression: freeing the newest holder kept the first one until
+    its lease expired mid-run, and the count then undercounted)."""
+    import judging.limits as limits
+
+    monkeypatch.setattr(limits, "SLOT_LEASE_MARGIN_SECONDS", 0.0)
+    url = redis_url()
+    scope = f"test-{uuid.uuid4().hex}"
+
+    async def scenario():
+        lim = RedisLimiter(
+            redis_url=url, scope=scope, max_concurrency=3, slot_lease_seconds=0.6
+        )
+        in_flight = 0
+        worst = 0
+
+        async def request(seconds: float):
+            nonlocal in_flight, worst
+            await lim.acquire(1)
+            in_flight += 1
+            await asyncio.sleep(seconds)
+            # the count in Redis never drops below what is really in flight
+            worst = max(worst, in_flight - await lim.in_use())
+            in_flight -= 1
+            lim.release()
+
+        # 3 overlapping streams of short requests for 2.5 leases: never idle
+        async def stream(offset: float):
+            await asyncio.sleep(offset)
+            t_end = time.monotonic() + 1.5
+            while time.monotonic() < t_end:
+                await request(0.1)
+
+        await asyncio.gather(stream(0), stream(0.03), stream(0.06))
+        await lim.aclose()
+        assert worst == 0
+
+    asyncio.run(scenario())
+
+
 def test_requests_per_minute_bucket_is_shared():
     url = redis_url()
     scope = f"test-{uuid.uuid4().hex}"
