@@ -830,7 +830,9 @@ def test_dataset_page_links_the_exports(client_for, researcher, scored):
     assert training_url(scored.dataset) in html
     assert preferences_url(scored.dataset, "format=csv") in html
     score_export = reverse("export_api:dataset-export", args=[scored.dataset.pk])
-    assert f"{score_export}?format=csv" in html and f"{score_export}?format=jsonl" in html
+    assert (
+        f"{score_export}?format=csv" in html and f"{score_export}?format=jsonl" in html
+    )
     assert reverse("judging:agreement", args=[scored.dataset.pk]) in html
     # the linked score export answers the researcher with the streamed CSV
     csv = client_for(researcher).get(f"{score_export}?format=csv")
