@@ -58,10 +58,12 @@ def radar_chart(*, title: str, axes: list[str], series: list[Series]) -> str:
             f"{fmt_num(x)},{fmt_num(y)}" for x, y in (point(i, level) for i in range(n))
         )
         grid.append(f'<polygon points="{ring}" fill="none" stroke="{GRID}"/>')
+        # Scale numbers sit halfway between the first two axes, clear of the labels.
+        tick = -math.pi / 2 + math.pi / max(n, 2)
         grid.append(
             svg_text(
-                cx + 4,
-                point(0, level)[1] - 2,
+                cx + radius * level / hi * math.cos(tick) + 2,
+                cy + radius * level / hi * math.sin(tick) - 2,
                 level,
                 anchor="start",
                 size=10,
@@ -73,7 +75,7 @@ def radar_chart(*, title: str, axes: list[str], series: list[Series]) -> str:
         grid.append(
             f'<line x1="{cx}" y1="{cy}" x2="{fmt_num(x)}" y2="{fmt_num(y)}" stroke="{GRID}"/>'
         )
-        lx, ly = point(i, hi + 0.5)
+        lx, ly = point(i, hi + 0.62)
         dx = lx - cx
         anchor = "middle" if abs(dx) < 8 else ("start" if dx > 0 else "end")
         lines = _wrap(label)

@@ -60,6 +60,12 @@ def open_campaign(page, live_server, user, campaign):
     page.goto(f"{live_server.url}/rate/")
     page.get_by_role("link", name=campaign.name).click()
     expect(page.locator("#rating-panel[data-assignment-id]")).to_be_visible()
+    # Keys pressed before the page's script has run would be lost: wait until it has
+    # focused the first skill row.
+    page.wait_for_function(
+        "() => document.activeElement"
+        " && document.activeElement.closest('[data-skill-row]') !== null"
+    )
 
 
 def current_assignment_id(page) -> int:
