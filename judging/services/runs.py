@@ -215,6 +215,20 @@ def _snapshot(config: JudgeConfig) -> dict:
     }
 
 
+def config_endpoint_problems(config: JudgeConfig) -> list[Problem]:
+    """A config that cannot be called: an LLM backend without a base URL or model
+    (e.g. the placeholder `import_preferences --judge` creates for imported verdicts)."""
+    if config.is_baseline or (config.base_url and config.model):
+        return []
+    return [
+        Problem(
+            f"judge {config.name!r} has no endpoint (base URL and model): it only "
+            "holds imported results; configure a judge to run it",
+            field="config",
+        )
+    ]
+
+
 def judge_run_create(
     *,
     config: JudgeConfig,
@@ -231,7 +245,7 @@ def judge_run_create(
     """
     roles.require_researcher(user)
     models = sorted(set(models or []))
-    problems: list[Problem] = []
+    problems: list[Problem] = config_endpoint_problems(config)
     available = set(
         Response.objects.filter(instruction__dataset=dataset)
         .values_list("model_name", flat=True)
@@ -474,7 +488,7 @@ def judge_run_create_pairwise(
     """
     roles.require_researcher(user)
     categories = sorted({c for c in (categories or []) if c is not None})
-    problems: list[Problem] = []
+    problems: list[Problem] = config_endpoint_problems(config)
     if config.is_baseline:
         problems.append(
             Problem("a baseline judge cannot compare two answers", field="config")

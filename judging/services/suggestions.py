@@ -73,7 +73,9 @@ def judge_run_create_annotation(
     the field for bad input, `PermissionDenied` for a user who is not a researcher.
     """
     roles.require_researcher(user)
-    problems: list[Problem] = []
+    from .runs import config_endpoint_problems
+
+    problems: list[Problem] = config_endpoint_problems(config)
     if kind not in ANNOTATION_KINDS:
         problems.append(
             Problem(

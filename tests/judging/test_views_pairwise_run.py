@@ -63,3 +63,25 @@ def test_bad_pairwise_input_names_the_field(pref_setup, researcher, client_for):
     assert resp.status_code == 400
     assert "pair_sample" in resp.content.decode() or "Pairs" in resp.content.decode()
     assert not JudgeRun.objects.filter(config=config).exists()
+
+
+def test_a_placeholder_judge_of_imported_verdicts_cannot_start_runs(
+    pref_setup, researcher
+):
+    from annotation.errors import DomainError
+    from judging.models import JudgeConfig
+    from judging.services.runs import judge_run_create, judge_run_create_pairwise
+    from judging.services.suggestions import judge_run_create_annotation
+
+    dataset, *_ = pref_setup
+    placeholder = JudgeConfig.objects.create(name="imported only")  # no URL, no model
+    for create, extra in (
+        (judge_run_create_pairwise, {}),
+        (judge_run_create, {}),
+        (judge_run_create_annotation, {"kind": "metadata"}),
+    ):
+        with pytest.raises(DomainError) as exc:
+            create(config=placeholder, dataset=dataset, user=researcher, **extra)
+        assert [p.field for p in exc.value.problems][0] == "config"
+        assert "no endpoint" in str(exc.value)
+    assert not JudgeRun.objects.filter(config=placeholder).exists()
