@@ -603,7 +603,6 @@ def _abilities(skills: _Skills, present: set[str]) -> dict[str, list[str]]:
 
 
 def _rows_skeleton(skills: _Skills, present: set[str]) -> list[dict]:
-    labels = dict(Ability.choices)
     rows = []
     for ability, keys in _abilities(skills, present).items():
         for key in keys:
@@ -634,7 +633,6 @@ def _rows_skeleton(skills: _Skills, present: set[str]) -> list[dict]:
             "ability": None,
         }
     )
-    del labels
     return rows
 
 

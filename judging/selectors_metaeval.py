@@ -42,6 +42,7 @@ from judging.models import JudgeCall, JudgeRun, PairwiseVerdict
 from judging.pairwise import map_verdict
 from judging.selectors_agreement import (
     AgreementError,
+    _check_params,
     _fetch,
     _human_side,
     _item_keys,
@@ -194,7 +195,7 @@ def _verdict_rows(run_ids: list[int]) -> dict[int, tuple]:
     return out
 
 
-def _check(dataset, run_ids, n_boot, category):
+def _check(dataset, run_ids, n_boot):
     if not 0 <= n_boot <= MAX_BOOT:
         raise MetaevalError(f"n_boot: must be between 0 and {MAX_BOOT}, not {n_boot}")
     runs = {r.pk: r for r in pairwise_runs(dataset)}
@@ -228,7 +229,7 @@ def metaeval_compute(
     Queries: a fixed number, whatever the number of pairs and verdicts.
     """
     run_ids = list(dict.fromkeys(int(r) for r in run_ids or []))
-    run_ids, runs = _check(dataset, run_ids, n_boot, "")
+    run_ids, runs = _check(dataset, run_ids, n_boot)
     if sections is not None and not (
         isinstance(sections, dict)
         and all(
@@ -422,7 +423,11 @@ def pointwise_probes(
 
     Items are (response, skill) pairs both sides scored; the human score is the mean
     of the raters. Halo uses responses with at least 2 skills scored by both sides.
+    Raises AgreementError naming a bad parameter (campaign, run, n_boot).
     """
+    if not campaign_ids:
+        raise MetaevalError("campaign: choose a human campaign")
+    _check_params(dataset, campaign_ids, [run_id], None, False, n_boot)
     inp, _ = _load(dataset, campaign_ids, [run_id], "", "")
     key_fn, n_sk = _item_keys(inp.skills)
     h_keys, h_counts, _ = _human_side(inp)
@@ -460,8 +465,6 @@ def pointwise_probes(
 
 
 def _fetch_lengths(response_ids: list[int]):
-    from annotation.models import Response
-
     if not response_ids:
         return []
     return (

@@ -26,7 +26,7 @@ from datetime import datetime, timedelta
 
 from django.contrib.auth.models import User
 from django.db import connection, transaction
-from django.db.models import Exists, F, OuterRef
+from django.db.models import F
 from django.http import Http404
 from django.utils import timezone
 
@@ -49,7 +49,12 @@ from annotation.models import (
 from judging.pairwise import map_verdict, unmap_verdict
 
 from .campaigns import _in_overlap_sample
-from .rating import MAX_RATIONALE, NextResult, assignments_expire, reserve_item
+from .rating import (
+    MAX_RATIONALE,
+    ItemKind,
+    NextResult,
+    serve_next_locked,
+)
 from .rubrics import rubric_freeze
 
 PAIR_MODES = ("all_pairs", "baseline", "sample")
@@ -548,83 +553,22 @@ def pairwise_next(
     ttl = timedelta(minutes=campaign.lock_ttl_minutes)
     with transaction.atomic():
         User.objects.select_for_update().filter(pk=rater.pk).first()
-        return _pairwise_next_locked(campaign=campaign, rater=rater, now=now, ttl=ttl)
+        return serve_next_locked(
+            campaign=campaign, rater=rater, now=now, ttl=ttl, kind=PAIRWISE
+        )
 
 
-def _pairwise_next_locked(
-    *, campaign: Campaign, rater: User, now: datetime, ttl: timedelta
-) -> NextResult:
-    live = (
-        Assignment.objects.filter(
-            campaign=campaign,
-            rater=rater,
-            status=Assignment.Status.SERVED,
-            expires_at__gt=now,
-        )
-        .order_by("served_at")
-        .first()
-    )
-    if live is not None:
-        Assignment.objects.filter(pk=live.pk).update(expires_at=now + ttl)
-        live.expires_at = now + ttl
-        return NextResult(live)
-    if campaign.rater_quota is not None:
-        taken = Assignment.objects.filter(
-            campaign=campaign,
-            rater=rater,
-            status__in=[Assignment.Status.SUBMITTED, Assignment.Status.SERVED],
-        ).count()
-        if taken >= campaign.rater_quota:
-            return NextResult(
-                None,
-                f"You have reached this campaign's quota of {campaign.rater_quota} "
-                "pairs. Thank you!",
-            )
-    # One probe of the unique (campaign, pair, rater) index per candidate.
-    mine = Assignment.objects.filter(
-        campaign=campaign, pair_id=OuterRef("pair_id"), rater=rater
-    )
-    pick = (
-        CampaignItem.objects.select_for_update(skip_locked=True)
-        .filter(campaign=campaign, open_slots__gt=0)
-        .filter(~Exists(mine.exclude(status=Assignment.Status.EXPIRED)))
-        .annotate(mine_expired=Exists(mine.filter(status=Assignment.Status.EXPIRED)))
-        .order_by("-submitted", "position")
-    )
-    item = pick.first()
-    if item is None and assignments_expire(campaign_id=campaign.pk, now=now):
-        item = pick.first()
-    if item is None:
-        locked = (
-            CampaignItem.objects.filter(campaign=campaign, reserved__gt=0)
-            .filter(~Exists(mine.exclude(status=Assignment.Status.EXPIRED)))
-            .count()
-        )
-        if locked:
-            return NextResult(
-                None,
-                f"Nothing is free for you right now: {locked} "
-                f"{'pair is' if locked == 1 else 'pairs are'} being compared by "
-                "others. Try again in a few minutes; expired locks come back.",
-                locked_by_others=locked,
-            )
-        return NextResult(
-            None, "You are done: nothing in this campaign is left for you."
-        )
-    assignment = reserve_item(
-        campaign=campaign,
-        item=item,
-        rater=rater,
-        now=now,
-        ttl=ttl,
-        noun="pair",
-        pair_id=item.pair_id,
-        shown_order=shown_order_for(
+def _pair_fields(campaign: Campaign, item: CampaignItem, rater: User) -> dict:
+    """A new pairwise assignment's pair and the order its rater is shown."""
+    return {
+        "pair_id": item.pair_id,
+        "shown_order": shown_order_for(
             campaign_id=campaign.pk, pair_id=item.pair_id, rater_id=rater.pk
         ),
-    )
-    assignment.campaign = campaign
-    return NextResult(assignment)
+    }
+
+
+PAIRWISE = ItemKind(key="pair_id", noun="pair", verb="compared", extra=_pair_fields)
 
 
 # --- Submit and skip ----------------------------------------------------------------------

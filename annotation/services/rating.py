@@ -14,6 +14,7 @@ ORM code below. The tests run on both paths and compare them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cache
@@ -160,7 +161,7 @@ def assignment_next(
             # says why nothing is served.
         else:
             User.objects.select_for_update().filter(pk=rater.pk).first()
-        return _assignment_next_locked(campaign=campaign, rater=rater, now=now, ttl=ttl)
+        return serve_next_locked(campaign=campaign, rater=rater, now=now, ttl=ttl)
 
 
 @cache
@@ -169,9 +170,44 @@ def _lock_rater_sql() -> str:
     return f"SELECT 1 FROM {table} WHERE id = %s FOR UPDATE"
 
 
-def _assignment_next_locked(
-    *, campaign: Campaign, rater: User, now: datetime, ttl: timedelta
+@dataclass(frozen=True)
+class ItemKind:
+    """What a campaign item stands for when it is served: everything that differs
+    between pointwise serving (an item is a response) and pairwise serving (a pair)."""
+
+    key: str  # the Assignment field naming the item, e.g. "response_id"
+    noun: str  # "response" / "pair" (messages and reasons)
+    verb: str  # "rated" / "compared"
+    # extra Assignment fields for a new assignment: f(campaign, item, rater) -> dict
+    extra: Callable[[Campaign, CampaignItem, User], dict] | None = None
+    # called with a newly reserved assignment (e.g. to load what the page shows)
+    reserved: Callable[[Assignment], None] | None = None
+
+
+def _load_response(assignment: Assignment) -> None:
+    """Hand the rows over, so that rendering the form needs no further query."""
+    assignment.response = Response.objects.select_related("instruction").get(
+        pk=assignment.response_id
+    )
+
+
+POINTWISE = ItemKind(
+    key="response_id", noun="response", verb="rated", reserved=_load_response
+)
+
+
+def serve_next_locked(
+    *,
+    campaign: Campaign,
+    rater: User,
+    now: datetime,
+    ttl: timedelta,
+    kind: ItemKind = POINTWISE,
 ) -> NextResult:
+    """The ORM serving rules, under the caller's lock on the rater's row: resume the
+    rater's live assignment; else the quota; else pick the open item with the most
+    submitted ratings and the lowest position that this rater has not done or skipped
+    and nobody else holds (``FOR UPDATE SKIP LOCKED``) and reserve it."""
     live = (
         Assignment.objects.filter(
             campaign=campaign,
@@ -190,13 +226,13 @@ def _assignment_next_locked(
         return NextResult(
             None,
             f"You have reached this campaign's quota of "
-            f"{campaign.rater_quota} responses. Thank you!",
+            f"{campaign.rater_quota} {kind.noun}s. Thank you!",
         )
 
-    # Matches the unique (campaign, response, rater) index: one probe per candidate,
-    # however many responses this rater has already done.
+    # Matches the unique (campaign, response or pair, rater) index: one probe per
+    # candidate, however many items this rater has already done.
     mine = Assignment.objects.filter(
-        campaign=campaign, response_id=OuterRef("response_id"), rater=rater
+        campaign=campaign, rater=rater, **{kind.key: OuterRef(kind.key)}
     )
     # Items only (no joins): the planner then walks the partial index in order and
     # stops at the first free item, whatever the campaign's size.
@@ -223,20 +259,26 @@ def _assignment_next_locked(
             return NextResult(
                 None,
                 f"Nothing is free for you right now: {locked} "
-                f"{'response is' if locked == 1 else 'responses are'} being rated by "
-                "others. Try again in a few minutes; expired locks come back.",
+                f"{f'{kind.noun} is' if locked == 1 else f'{kind.noun}s are'} being "
+                f"{kind.verb} by others. Try again in a few minutes; expired locks "
+                "come back.",
                 locked_by_others=locked,
             )
         return NextResult(
             None, "You are done: nothing in this campaign is left for you."
         )
     assignment = reserve_item(
-        campaign=campaign, item=item, rater=rater, now=now, ttl=ttl, noun="response"
+        campaign=campaign,
+        item=item,
+        rater=rater,
+        now=now,
+        ttl=ttl,
+        noun=kind.noun,
+        verb=kind.verb,
+        **(kind.extra(campaign, item, rater) if kind.extra else {}),
     )
-    # Hand the rows over, so that rendering the form needs no further query.
-    assignment.response = Response.objects.select_related("instruction").get(
-        pk=item.response_id
-    )
+    if kind.reserved:
+        kind.reserved(assignment)
     assignment.campaign = campaign
     return NextResult(assignment)
 
@@ -249,17 +291,17 @@ def reserve_item(
     now: datetime,
     ttl: timedelta,
     noun: str,
+    verb: str,
     **create_fields,
 ) -> Assignment:
     """Serve the picked `item` (locked by the caller) to `rater`: revive the rater's own
     expired assignment of it or create one (with `create_fields`, e.g. a pair's shown
     order), record why it was served, and take one open slot.
 
-    Shared by pointwise (`noun="response"`) and pairwise (`noun="pair"`) serving.
+    Shared by pointwise and pairwise serving (`serve_next_locked`).
     `item` carries `mine_expired` (the rater holds an expired assignment of it).
     """
     if item.submitted:
-        verb = "rated" if noun == "response" else "compared"
         reason = f"finishing a partly {verb} {noun} ({item.submitted} of {item.target})"
     elif item.target > 1:
         reason = f"new {noun}; {item.target} raters wanted"

@@ -237,7 +237,6 @@ class PointwiseProbesApi(APIView):
         responses={200: OpenApiTypes.OBJECT, 400: REFUSED},
     )
     def get(self, request, dataset_id: int):
-        from judging.selectors_agreement import _check_params
         from judging.selectors_metaeval import pointwise_probes
 
         dataset = annotation_selectors.dataset_get_for_user(
@@ -250,14 +249,9 @@ class PointwiseProbesApi(APIView):
                 "Bad parameters", [Problem("give exactly one judge run", field="run")]
             )
         try:
-            _check_params(
-                dataset, p.get("campaign", []), runs, None, False, p["n_boot"]
-            )
-            if not p.get("campaign"):
-                raise AgreementError("campaign: choose a human campaign")
             result = pointwise_probes(
                 dataset=dataset,
-                campaign_ids=p["campaign"],
+                campaign_ids=p.get("campaign", []),
                 run_id=runs[0],
                 n_boot=p["n_boot"],
                 seed=p["seed"],

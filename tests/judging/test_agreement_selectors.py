@@ -360,6 +360,29 @@ def test_cache_serves_repeats_and_new_scores_invalidate_it(
     )
 
 
+def test_an_amended_human_score_is_seen_at_once(setup):
+    from annotation.models import HumanScore
+
+    args = {
+        "dataset": setup.dataset,
+        "campaign_ids": [setup.campaign.pk],
+        "run_ids": [setup.runs[0].pk],
+        "n_boot": 0,
+    }
+    before = agreement_compute(**args)
+    score = HumanScore.objects.filter(
+        skill__key="readability", score__isnull=False
+    ).first()
+    score.score = 1 if score.score != 1 else 5  # a rater amends one score
+    score.save()  # updated_at moves: the cache key changes
+    after = agreement_compute(**args)
+    rid = str(setup.runs[0].pk)
+    assert (
+        row(after, "skill:readability")["judges"][rid]["mae"]["value"]
+        != row(before, "skill:readability")["judges"][rid]["mae"]["value"]
+    )
+
+
 def test_query_count_does_not_grow_with_the_data(researcher, django_assert_num_queries):
     def tables(n):
         human = {

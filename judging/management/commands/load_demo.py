@@ -41,6 +41,11 @@ DEMO_USERS = [
 ]
 
 
+def _demo_quality(model_name: str) -> float:
+    """The generated demo judgments' latent quality of a demo model (1..5 scale)."""
+    return 2.2 + 0.6 * (sum(map(ord, model_name)) % 4)
+
+
 class Command(BaseCommand):
     help = (
         "Create the demo users (admin, researcher, rater1, rater2) and import the bundled "
@@ -119,7 +124,7 @@ class Command(BaseCommand):
                 if a is None:
                     break
                 skills = served.skills or assignment_skills(assignment=a)
-                quality = 2.2 + 0.6 * (sum(map(ord, a.response.model_name)) % 4)
+                quality = _demo_quality(a.response.model_name)
                 scores = {
                     s.key: max(1, min(5, round(quality + rng.gauss(0, 0.9))))
                     for s in skills
@@ -163,8 +168,7 @@ class Command(BaseCommand):
         lines = []
         for responses in by_instruction.values():
             for a, b in combinations(responses, 2):
-                qa = 2.2 + 0.6 * (sum(map(ord, a.model_name)) % 4)
-                qb = 2.2 + 0.6 * (sum(map(ord, b.model_name)) % 4)
+                qa, qb = _demo_quality(a.model_name), _demo_quality(b.model_name)
                 longer = "1" if len(a.text) >= len(b.text) else "2"
                 for voter in ("demo-voter-1", "demo-voter-2"):
                     d = qa - qb + rng.gauss(0, 0.8)
