@@ -1,6 +1,6 @@
 from django.http import HttpRequest
 
-from . import roles
+from annotation import roles
 
 
 def roles_context(request: HttpRequest) -> dict:

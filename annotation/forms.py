@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django import forms
 
-from . import selectors
-from .models import ImportJob, Rubric
+from annotation import selectors as selectors
+from annotation.models import ImportJob, Rubric
 
 FORMAT_HELP = {
     ImportJob.Format.FLASK: (

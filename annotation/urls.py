@@ -1,22 +1,103 @@
+"""Pages of the annotation app: datasets, rubrics, imports, campaigns, rating, pairwise.
+
+Names: ``annotation:<entity>-<page>``.
+"""
+
 from django.urls import path
 
-from . import views
+from annotation.views import campaigns, datasets, pairwise, rating
 
 app_name = "annotation"
 
 urlpatterns = [
-    path("datasets/", views.dataset_list, name="dataset-list"),
-    path("datasets/<int:dataset_id>/", views.dataset_detail, name="dataset-detail"),
+    # datasets, rubrics, imports
+    path("datasets/", datasets.dataset_list, name="dataset-list"),
+    path("datasets/<int:dataset_id>/", datasets.dataset_detail, name="dataset-detail"),
     path(
         "instructions/<int:instruction_id>/",
-        views.instruction_detail,
+        datasets.instruction_detail,
         name="instruction-detail",
     ),
-    path("rubrics/", views.rubric_list, name="rubric-list"),
-    path("rubrics/import/", views.rubric_import, name="rubric-import"),
-    path("rubrics/<int:rubric_id>/", views.rubric_detail, name="rubric-detail"),
-    path("imports/", views.import_list, name="import-list"),
-    path("imports/new/", views.import_new, name="import-new"),
-    path("imports/<int:job_id>/", views.import_detail, name="import-detail"),
-    path("imports/<int:job_id>/confirm/", views.import_confirm, name="import-confirm"),
+    path("rubrics/", datasets.rubric_list, name="rubric-list"),
+    path("rubrics/import/", datasets.rubric_import, name="rubric-import"),
+    path("rubrics/<int:rubric_id>/", datasets.rubric_detail, name="rubric-detail"),
+    path("imports/", datasets.import_list, name="import-list"),
+    path("imports/new/", datasets.import_new, name="import-new"),
+    path("imports/<int:job_id>/", datasets.import_detail, name="import-detail"),
+    path(
+        "imports/<int:job_id>/confirm/", datasets.import_confirm, name="import-confirm"
+    ),
+    # rating campaigns (researchers) and the rating UI (raters)
+    path("campaigns/", campaigns.campaign_list, name="campaign-list"),
+    path("campaigns/new/", campaigns.campaign_new, name="campaign-new"),
+    path(
+        "campaigns/<int:campaign_id>/",
+        campaigns.campaign_detail,
+        name="campaign-detail",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/status/",
+        campaigns.campaign_status,
+        name="campaign-status",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/raters/",
+        campaigns.campaign_raters,
+        name="campaign-raters",
+    ),
+    path("rate/", rating.rate_home, name="rate-home"),
+    path("rate/<int:campaign_id>/", rating.rate_next, name="rate-next"),
+    path("rate/<int:campaign_id>/mine/", rating.rate_history, name="rate-history"),
+    path(
+        "rate/assignments/<int:assignment_id>/",
+        rating.assignment_review,
+        name="assignment-review",
+    ),
+    path(
+        "rate/assignments/<int:assignment_id>/submit/",
+        rating.assignment_submit,
+        name="assignment-submit",
+    ),
+    path(
+        "rate/assignments/<int:assignment_id>/skip/",
+        rating.assignment_skip,
+        name="assignment-skip",
+    ),
+    # pairwise campaigns and the raters' comparison UI
+    path("pairwise/", pairwise.pairwise_home, name="pairwise-home"),
+    path(
+        "pairwise/campaigns/new/",
+        pairwise.pairwise_campaign_new,
+        name="pairwise-campaign-new",
+    ),
+    path(
+        "pairwise/campaigns/<int:campaign_id>/",
+        pairwise.pairwise_campaign_detail,
+        name="pairwise-campaign-detail",
+    ),
+    path(
+        "pairwise/campaigns/<int:campaign_id>/status/",
+        pairwise.pairwise_campaign_status,
+        name="pairwise-campaign-status",
+    ),
+    path(
+        "pairwise/compare/<int:campaign_id>/",
+        pairwise.pairwise_next,
+        name="pairwise-next",
+    ),
+    path(
+        "pairwise/compare/<int:campaign_id>/mine/",
+        pairwise.pairwise_history,
+        name="pairwise-history",
+    ),
+    path(
+        "pairwise/compare/assignments/<int:assignment_id>/submit/",
+        pairwise.pairwise_submit,
+        name="pairwise-submit",
+    ),
+    path(
+        "pairwise/compare/assignments/<int:assignment_id>/skip/",
+        pairwise.pairwise_skip,
+        name="pairwise-skip",
+    ),
 ]

@@ -251,9 +251,9 @@ def main() -> None:
 
     try:
         call_command("migrate", verbosity=0)
+        from analysis.selectors import agreement as sa
         from annotation.models import Ability, Skill
         from annotation.services import rubric_get_default
-        from judging import selectors_agreement as sa
         from tests.factories import UserFactory
 
         rubric = rubric_get_default()
@@ -305,7 +305,7 @@ def main() -> None:
         client = Client()
         client.force_login(researcher)
         api = (
-            reverse("judging_api:agreement", args=[dataset.pk])
+            reverse("analysis_api:agreement", args=[dataset.pk])
             + f"?campaign={campaign.pk}&run={run.pk}&n_boot={args.boot}"
         )
 
@@ -316,7 +316,7 @@ def main() -> None:
 
         http = [("API", api)]
         try:
-            page = reverse("judging:agreement", args=[dataset.pk])
+            page = reverse("analysis:agreement", args=[dataset.pk])
             http.append(
                 (
                     "page",

@@ -25,7 +25,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from judging import stats as st  # noqa: E402
+from analysis.stats import agreement as st  # noqa: E402
 
 ABILITIES = {
     "logical_thinking": ["robustness", "correctness", "efficiency"],

@@ -184,7 +184,7 @@ def main() -> None:
 
     try:
         call_command("migrate", verbosity=0)
-        from judging import selectors_metaeval as sm
+        from analysis.selectors import metaeval as sm
         from judging.models import PairwiseVerdict
         from tests.factories import UserFactory
 
@@ -211,7 +211,7 @@ def main() -> None:
         researcher = UserFactory(username="bench-researcher", role="researcher")
         client = Client()
         client.force_login(researcher)
-        page = reverse("judging:metaeval", args=[dataset.pk])
+        page = reverse("analysis:metaeval", args=[dataset.pk])
 
         def get():
             resp = client.get(page, {"run": run.pk, "n_boot": args.boot})

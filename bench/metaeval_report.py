@@ -25,7 +25,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from judging import metaeval as me  # noqa: E402
+from analysis.stats import metaeval as me  # noqa: E402
 
 CATEGORIES = [f"cat{i}" for i in range(8)]
 SECTIONS = {"chat": CATEGORIES[:4], "reasoning": CATEGORIES[4:]}

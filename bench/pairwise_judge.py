@@ -154,7 +154,7 @@ def main() -> None:
 
     from judging import services
     from judging.models import JudgeCall, JudgeRun, PairwiseVerdict
-    from judging.selectors_pairwise import pairwise_verdict_counts
+    from judging.selectors.pairwise import pairwise_verdict_counts
     from judging.services.runs import judge_run_create_pairwise
 
     server = workers = None

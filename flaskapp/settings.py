@@ -60,6 +60,7 @@ INSTALLED_APPS = [
     "template_partials",
     "annotation",
     "judging",
+    "analysis",
 ]
 
 MIDDLEWARE = [
@@ -166,7 +167,7 @@ SPECTACULAR_SETTINGS = {
 
 # --- Rating ----------------------------------------------------------------------------
 # On PostgreSQL the rater loop's serve and submit run as prepared hand-written SQL
-# (annotation.services.rating_sql); False falls back to the ORM path everywhere. The
+# (annotation.services.serving_sql); False falls back to the ORM path everywhere. The
 # prepared statements need session-level connections: turn this off behind a
 # transaction-mode pooler such as pgbouncer.
 RATING_FAST_SQL = env_bool("RATING_FAST_SQL", True)

@@ -7,8 +7,7 @@ from django import forms
 
 from annotation.errors import DomainError
 from annotation.forms import MultipleFileField
-
-from .models import JudgeConfig, JudgeRun, PromptTemplate
+from judging.models import JudgeConfig, JudgeRun, PromptTemplate
 
 RUN_KINDS = [
     (JudgeRun.Kind.POINTWISE, "Score responses skill by skill (FLASK)"),

@@ -1,8 +1,11 @@
-"""URLs of the judging pages (researchers and admins)."""
+"""Pages of the judging app: judge configs, prompts, runs (researchers and admins).
+
+Names: ``judging:<entity>-<page>``.
+"""
 
 from django.urls import path
 
-from . import views, views_agreement, views_metaeval
+from judging.views import runs as views
 
 app_name = "judging"
 
@@ -37,38 +40,5 @@ urlpatterns = [
         "runs/<int:run_id>/suggestions/<int:suggestion_id>/reject/",
         views.suggestion_reject_view,
         name="suggestion-reject",
-    ),
-    path("agreement/", views_agreement.agreement_home, name="agreement-home"),
-    path(
-        "agreement/<int:dataset_id>/",
-        views_agreement.agreement_dashboard,
-        name="agreement",
-    ),
-    path(
-        "agreement/<int:dataset_id>/<slug:table>.csv",
-        views_agreement.agreement_csv,
-        name="agreement-csv",
-    ),
-    path(
-        "agreement/<int:dataset_id>/charts/<slug:kind>.svg",
-        views_agreement.agreement_chart,
-        name="agreement-chart",
-    ),
-    path(
-        "agreement/<int:dataset_id>/skills/<slug:skill_key>/",
-        views_agreement.agreement_skill,
-        name="agreement-skill",
-    ),
-    path(
-        "agreement/<int:dataset_id>/skills/<slug:skill_key>/disagreements.csv",
-        views_agreement.agreement_skill_csv,
-        name="agreement-skill-csv",
-    ),
-    path("metaeval/", views_metaeval.metaeval_home, name="metaeval-home"),
-    path("metaeval/<int:dataset_id>/", views_metaeval.metaeval_report, name="metaeval"),
-    path(
-        "metaeval/<int:dataset_id>/probes/",
-        views_metaeval.metaeval_pointwise_probes,
-        name="metaeval-probes",
     ),
 ]

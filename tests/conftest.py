@@ -10,6 +10,10 @@ from rest_framework.test import APIClient
 
 from tests.factories import UserFactory
 
+# Fixtures shared by the judging and analysis tests: the local judge server, a real
+# Celery worker process, the preference-set builder.
+pytest_plugins = ["tests.judge_fixtures"]
+
 FLASK_DATA_DIR = Path(
     os.environ.get("FLASK_DATA_DIR")
     or Path(__file__).resolve().parent.parent.parent / "shared" / "flask-data"

@@ -13,12 +13,11 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.api.permissions import IsResearcher
+from annotation.api.serializers.datasets import ProblemOutputSerializer
 from annotation.importers.preferences import FIELDS, FORMATS, LABEL_SCHEMES
 from annotation.services import import_check_sizes
 from annotation.services.preferences import preferences_import
-
-from .permissions import IsResearcher
-from .serializers import ProblemOutputSerializer
 
 FORMAT_BY_SUFFIX = {"csv": "csv", "jsonl": "jsonl", "ndjson": "jsonl"}
 

@@ -1,39 +1,43 @@
-"""REST API routes, mounted at /api/ (flaskapp.urls). Names: `api:<entity>-<action>`."""
+"""REST API of the annotation app, mounted at /api/ (flaskapp.urls).
+
+Names: ``annotation_api:<entity>-<action>``. Researchers: ``campaigns/...``; raters:
+``rate/...`` and ``pairwise/rate/...``.
+"""
 
 from django.urls import path
 
-from . import preferences, views
+from annotation.api import datasets, pairwise, preferences, rating
 
-app_name = "api"
+app_name = "annotation_api"
 
 urlpatterns = [
-    path("rubrics/", views.RubricListApi.as_view(), name="rubric-list"),
-    path("rubrics/import/", views.RubricImportApi.as_view(), name="rubric-import"),
+    path("rubrics/", datasets.RubricListApi.as_view(), name="rubric-list"),
+    path("rubrics/import/", datasets.RubricImportApi.as_view(), name="rubric-import"),
     path(
         "rubrics/<int:rubric_id>/",
-        views.RubricDetailApi.as_view(),
+        datasets.RubricDetailApi.as_view(),
         name="rubric-detail",
     ),
-    path("datasets/", views.DatasetListApi.as_view(), name="dataset-list"),
+    path("datasets/", datasets.DatasetListApi.as_view(), name="dataset-list"),
     path(
         "datasets/<int:dataset_id>/",
-        views.DatasetDetailApi.as_view(),
+        datasets.DatasetDetailApi.as_view(),
         name="dataset-detail",
     ),
     path(
         "datasets/<int:dataset_id>/instructions/",
-        views.InstructionListApi.as_view(),
+        datasets.InstructionListApi.as_view(),
         name="instruction-list",
     ),
     path(
         "datasets/<int:dataset_id>/responses/",
-        views.ResponseListApi.as_view(),
+        datasets.ResponseListApi.as_view(),
         name="response-list",
     ),
     # By name, not id: importing into a name that does not exist yet creates the dataset.
     path(
         "datasets/<str:dataset_name>/imports/",
-        views.DatasetImportApi.as_view(),
+        datasets.DatasetImportApi.as_view(),
         name="dataset-import",
     ),
     path(
@@ -43,18 +47,104 @@ urlpatterns = [
     ),
     path(
         "instructions/<int:instruction_id>/",
-        views.InstructionDetailApi.as_view(),
+        datasets.InstructionDetailApi.as_view(),
         name="instruction-detail",
     ),
-    path("imports/", views.ImportJobListApi.as_view(), name="import-list"),
+    path("imports/", datasets.ImportJobListApi.as_view(), name="import-list"),
     path(
         "imports/<int:job_id>/",
-        views.ImportJobDetailApi.as_view(),
+        datasets.ImportJobDetailApi.as_view(),
         name="import-detail",
     ),
     path(
         "imports/<int:job_id>/confirm/",
-        views.ImportJobConfirmApi.as_view(),
+        datasets.ImportJobConfirmApi.as_view(),
         name="import-confirm",
+    ),
+    path("campaigns/", rating.CampaignListApi.as_view(), name="campaign-list"),
+    path(
+        "campaigns/<int:campaign_id>/",
+        rating.CampaignDetailApi.as_view(),
+        name="campaign-detail",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/status/",
+        rating.CampaignStatusApi.as_view(),
+        name="campaign-status",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/raters/",
+        rating.CampaignRatersApi.as_view(),
+        name="campaign-raters",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/locks/",
+        rating.CampaignLockListApi.as_view(),
+        name="campaign-locks",
+    ),
+    path(
+        "rate/campaigns/",
+        rating.RaterCampaignListApi.as_view(),
+        name="rater-campaign-list",
+    ),
+    path(
+        "rate/campaigns/<int:campaign_id>/next/",
+        rating.AssignmentNextApi.as_view(),
+        name="assignment-next",
+    ),
+    path(
+        "rate/campaigns/<int:campaign_id>/progress/",
+        rating.RaterProgressApi.as_view(),
+        name="rater-progress",
+    ),
+    path(
+        "rate/assignments/<int:assignment_id>/",
+        rating.AssignmentDetailApi.as_view(),
+        name="assignment-detail",
+    ),
+    path(
+        "rate/assignments/<int:assignment_id>/submit/",
+        rating.RatingSubmitApi.as_view(),
+        name="rating-submit",
+    ),
+    path(
+        "rate/assignments/<int:assignment_id>/skip/",
+        rating.AssignmentSkipApi.as_view(),
+        name="assignment-skip",
+    ),
+    path(
+        "rate/assignments/<int:assignment_id>/scores/",
+        rating.RatingAmendApi.as_view(),
+        name="rating-amend",
+    ),
+    path(
+        "pairwise/campaigns/",
+        pairwise.PairwiseCampaignListApi.as_view(),
+        name="pairwise-campaign-list",
+    ),
+    path(
+        "pairwise/campaigns/<int:campaign_id>/",
+        pairwise.PairwiseCampaignDetailApi.as_view(),
+        name="pairwise-campaign-detail",
+    ),
+    path(
+        "pairwise/rate/campaigns/<int:campaign_id>/next/",
+        pairwise.PairwiseNextApi.as_view(),
+        name="pairwise-next",
+    ),
+    path(
+        "pairwise/rate/campaigns/<int:campaign_id>/progress/",
+        pairwise.PairwiseProgressApi.as_view(),
+        name="pairwise-progress",
+    ),
+    path(
+        "pairwise/rate/assignments/<int:assignment_id>/submit/",
+        pairwise.PairwiseSubmitApi.as_view(),
+        name="pairwise-submit",
+    ),
+    path(
+        "pairwise/rate/assignments/<int:assignment_id>/skip/",
+        pairwise.PairwiseSkipApi.as_view(),
+        name="pairwise-skip",
     ),
 ]

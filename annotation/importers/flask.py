@@ -13,8 +13,7 @@ from pathlib import PurePath
 
 from annotation.builtin_rubric import BUILTIN_SKILLS
 from annotation.errors import Problem
-
-from .base import (
+from annotation.importers.base import (
     MAX_IDENTIFIER_LENGTH,
     PREVIEW_ROWS,
     InstructionRecord,

@@ -14,8 +14,7 @@ import hashlib
 import io
 
 from annotation.errors import Problem
-
-from .base import (
+from annotation.importers.base import (
     MAX_IDENTIFIER_LENGTH,
     PREVIEW_ROWS,
     InstructionRecord,

@@ -43,8 +43,7 @@ import math
 from dataclasses import dataclass, field
 
 from annotation.errors import Problem
-
-from .base import (
+from annotation.importers.base import (
     MAX_IDENTIFIER_LENGTH,
     MAX_PROBLEMS,
     RowReader,

@@ -1,8 +1,12 @@
 """Writes and workflows of the annotation app (re-exported from submodules)."""
 
-from .hard import instruction_mark_hard, instruction_texts_matching
-from .import_jobs import import_job_confirm, import_job_create, import_job_execute
-from .imports import (
+from annotation.services.hard import instruction_mark_hard, instruction_texts_matching
+from annotation.services.import_jobs import (
+    import_job_confirm,
+    import_job_create,
+    import_job_execute,
+)
+from annotation.services.imports import (
     ImportReport,
     dataset_import_files,
     dataset_import_flask,
@@ -10,7 +14,7 @@ from .imports import (
     import_check_sizes,
     rubric_import,
 )
-from .rubrics import rubric_freeze, rubric_get_default
+from annotation.services.rubrics import rubric_freeze, rubric_get_default
 
 __all__ = [
     "ImportReport",
@@ -28,8 +32,12 @@ __all__ = [
     "rubric_import",
 ]
 
-from .campaigns import campaign_create, campaign_set_raters, campaign_set_status  # noqa: E402
-from .rating import (  # noqa: E402
+from annotation.services.campaigns import (
+    campaign_create,
+    campaign_set_raters,
+    campaign_set_status,
+)  # noqa: E402
+from annotation.services.rating import (
     NextResult,
     assignment_next,
     assignment_skip,

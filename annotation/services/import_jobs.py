@@ -18,9 +18,8 @@ from django.utils import timezone
 from annotation.errors import DomainError, Problem
 from annotation.importers.base import skill_lookup_for
 from annotation.models import Dataset, ImportJob
-
-from .imports import dataset_import_files, dataset_parse_files
-from .rubrics import rubric_get_default
+from annotation.services.imports import dataset_import_files, dataset_parse_files
+from annotation.services.rubrics import rubric_get_default
 
 
 def _store(job_key: str, name: str, data: bytes) -> dict:

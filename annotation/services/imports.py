@@ -39,9 +39,8 @@ from annotation.models import (
     Rubric,
     Skill,
 )
-
-from .hard import instruction_mark_hard, instruction_texts_matching
-from .rubrics import rubric_get_default
+from annotation.services.hard import instruction_mark_hard, instruction_texts_matching
+from annotation.services.rubrics import rubric_get_default
 
 log = logging.getLogger(__name__)
 

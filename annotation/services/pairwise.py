@@ -32,6 +32,10 @@ from django.utils import timezone
 
 from annotation import roles
 from annotation.errors import DomainError, Problem
+
+# The one mapping rule between presented and original labels; a pure module
+# without Django, so the annotation app still loads on its own.
+from annotation.labels import map_verdict, unmap_verdict
 from annotation.models import (
     Assignment,
     Campaign,
@@ -43,19 +47,14 @@ from annotation.models import (
     ShownOrder,
     Skill,
 )
-
-# The one mapping rule between presented and original labels; a pure module
-# without Django, so the annotation app still loads on its own.
-from judging.pairwise import map_verdict, unmap_verdict
-
-from .campaigns import _in_overlap_sample
-from .rating import (
+from annotation.services.campaigns import _in_overlap_sample
+from annotation.services.rating import (
     MAX_RATIONALE,
     ItemKind,
     NextResult,
     serve_next_locked,
 )
-from .rubrics import rubric_freeze
+from annotation.services.rubrics import rubric_freeze
 
 PAIR_MODES = ("all_pairs", "baseline", "sample")
 # "existing": the pairs already stored for the dataset (e.g. imported preference data).

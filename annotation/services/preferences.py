@@ -41,9 +41,8 @@ from annotation.models import (
     PreferencePair,
     Response,
 )
-
-from .imports import import_check_sizes
-from .rubrics import rubric_get_default
+from annotation.services.imports import import_check_sizes
+from annotation.services.rubrics import rubric_get_default
 
 log = logging.getLogger(__name__)
 
@@ -558,8 +557,8 @@ def _write_verdicts(
     user,
     fmt: str,
 ) -> None:
+    from annotation.labels import map_verdict, unmap_verdict
     from judging.models import JudgeConfig, JudgeRun, PairwiseVerdict
-    from judging.pairwise import map_verdict, unmap_verdict
 
     if judging.config is None:
         # A placeholder that names the judge; it has no endpoint, so it cannot be run.

@@ -7,7 +7,7 @@ check constraint keeps `submitted <= target`. The next response is picked with
 never take the same slot.
 
 On PostgreSQL the common cases of serve and submit run as a few hand-written statements
-(`services.rating_sql`, prepared once per connection) with the same effects; the rare
+(`services.serving_sql`, prepared once per connection) with the same effects; the rare
 cases (nothing free, quota, expired locks, late or repeated submits) and SQLite use the
 ORM code below. The tests run on both paths and compare them.
 """
@@ -34,11 +34,10 @@ from annotation.models import (
     Response,
     Skill,
 )
-from annotation.selectors_rating import assignment_skills
+from annotation.selectors.rating import assignment_skills
+from annotation.services import serving_sql
+from annotation.services.rubrics import rubric_freeze
 from annotation.sqlrows import prepared_cursor
-
-from . import rating_sql
-from .rubrics import rubric_freeze
 
 MAX_RATIONALE = 5000
 
@@ -149,11 +148,11 @@ def assignment_next(
     with transaction.atomic():
         # One rater's concurrent "next" calls (a double click, two tabs) queue here, so
         # the second one resumes the first one's assignment instead of taking another.
-        if rating_sql.enabled(campaign):
-            # The same lock and the same choice, in two statements (services.rating_sql).
+        if serving_sql.enabled(campaign):
+            # The same lock and the same choice, in two statements (services.serving_sql).
             with prepared_cursor() as cursor:
                 cursor.execute(_lock_rater_sql(), [rater.pk])
-            served = rating_sql.serve(campaign=campaign, rater=rater, now=now, ttl=ttl)
+            served = serving_sql.serve(campaign=campaign, rater=rater, now=now, ttl=ttl)
             if served is not None:
                 assignment, skills, counts = served
                 return NextResult(assignment, skills=skills, counts=counts)
@@ -473,7 +472,7 @@ def rating_submit(
     paused/closed campaign.
     """
     now = now or timezone.now()
-    if rating_sql.enabled():
+    if serving_sql.enabled():
         with transaction.atomic():
             done = _rating_submit_sql(
                 assignment_id=assignment_id,
@@ -510,7 +509,7 @@ def _rating_submit_sql(
     Handles a ``served`` assignment of an active campaign; returns None for every other
     state, which `_rating_submit_orm` then handles (the row lock is already held).
     """
-    read = rating_sql.submit_read(assignment_id)
+    read = serving_sql.submit_read(assignment_id)
     # Another rater's assignment is reported exactly like a missing one.
     if read is None or read[0].rater_id != rater.pk:
         raise Http404("No such assignment.")
@@ -523,7 +522,7 @@ def _rating_submit_sql(
     valid = _validate_scores(skills=skills, scores=scores, rationales=rationales)
     if active_seconds is not None and active_seconds >= 0:
         assignment.active_seconds = float(active_seconds)
-    saved = rating_sql.submit_write(assignment=assignment, valid=valid, now=now)
+    saved = serving_sql.submit_write(assignment=assignment, valid=valid, now=now)
     saved.sort(key=lambda row: (row.skill.position, row.skill_id))
     _hand_over_scores(assignment, saved)
     assignment.status = Assignment.Status.SUBMITTED

@@ -38,10 +38,27 @@ STATUS_TONES = {
 }
 
 
+# Namespace -> section for the names the table above does not list: the navigation's
+# one rule, so a new page lands in its section without touching the template.
+NAV_PREFIXES = (
+    ("annotation", "pairwise-", "pairwise"),
+    ("judging", "judge-", "judges"),
+    ("judging", "", "runs"),
+    ("analysis", "agreement", "agreement"),
+    ("analysis", "metaeval", "metaeval"),
+)
+
+
 @register.filter
-def nav_section(url_name: str | None) -> str:
-    """`{{ request.resolver_match.url_name|nav_section }}` -> "datasets", ..."""
-    return NAV_SECTIONS.get(url_name or "", "")
+def nav_section(view_name: str | None) -> str:
+    """`{{ request.resolver_match.view_name|nav_section }}` -> "datasets", "runs", ..."""
+    namespace, _, name = (view_name or "").rpartition(":")
+    for space, prefix, section in NAV_PREFIXES:
+        if namespace == space and name.startswith(prefix):
+            return section
+    if namespace == "annotation":
+        return NAV_SECTIONS.get(name, "")
+    return ""
 
 
 @register.filter

@@ -10,8 +10,8 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from judging import selectors
 from judging.models import JudgeCall, JudgeConfig, JudgeRun
+from judging.selectors import runs as selectors
 from judging.services.imports import FORMATS
 
 RUN_CREATE_KINDS = [

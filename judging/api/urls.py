@@ -1,8 +1,8 @@
-"""Judging API routes, mounted at /api/ (flaskapp.urls). Names: `judging_api:<name>`."""
+"""REST API of the judging app, mounted at /api/ (flaskapp.urls). Names: ``judging_api:<name>``."""
 
 from django.urls import path
 
-from . import agreement_views, views
+from judging.api import views
 
 app_name = "judging_api"
 
@@ -41,35 +41,5 @@ urlpatterns = [
         "runs/<int:run_id>/verdicts/",
         views.PairwiseVerdictListApi.as_view(),
         name="verdict-list",
-    ),
-    path(
-        "datasets/<int:dataset_id>/agreement/",
-        agreement_views.AgreementApi.as_view(),
-        name="agreement",
-    ),
-    path(
-        "datasets/<int:dataset_id>/agreement/sources/",
-        agreement_views.AgreementSourcesApi.as_view(),
-        name="agreement-sources",
-    ),
-    path(
-        "datasets/<int:dataset_id>/agreement/slices/",
-        agreement_views.AgreementSlicesApi.as_view(),
-        name="agreement-slices",
-    ),
-    path(
-        "datasets/<int:dataset_id>/agreement/disagreements/",
-        agreement_views.AgreementDisagreementsApi.as_view(),
-        name="agreement-disagreements",
-    ),
-    path(
-        "datasets/<int:dataset_id>/metaeval/",
-        agreement_views.MetaevalApi.as_view(),
-        name="metaeval",
-    ),
-    path(
-        "datasets/<int:dataset_id>/probes/",
-        agreement_views.PointwiseProbesApi.as_view(),
-        name="pointwise-probes",
     ),
 ]

@@ -12,26 +12,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import selectors as annotation_selectors
+from annotation.api.datasets import ListApi
 from annotation.api.permissions import IsResearcher
-from annotation.api.serializers import ProblemOutputSerializer
-from annotation.api.views import ListApi
+from annotation.api.serializers.datasets import ProblemOutputSerializer
 from annotation.errors import DomainError, Problem
 from annotation.services import import_check_sizes
-from judging import selectors
-from judging.models import JudgeRun, PromptTemplate
-from judging.selectors_pairwise import pairwise_verdict_list
-from judging.services.imports import judge_run_import
-from judging.services.runs import (
-    judge_config_create,
-    judge_run_cancel,
-    judge_run_create,
-    judge_run_create_pairwise,
-    judge_run_retry_failed,
-    judge_run_start,
-)
-from judging.services.suggestions import ANNOTATION_KINDS, judge_run_create_annotation
-
-from .serializers import (
+from judging.api.serializers import (
     JudgeCallFilterInputSerializer,
     JudgeCallOutputSerializer,
     JudgeConfigCreateInputSerializer,
@@ -44,6 +30,19 @@ from .serializers import (
     PairwiseVerdictOutputSerializer,
     RetryOutputSerializer,
 )
+from judging.models import JudgeRun, PromptTemplate
+from judging.selectors import runs as selectors
+from judging.selectors.pairwise import pairwise_verdict_list
+from judging.services.imports import judge_run_import
+from judging.services.runs import (
+    judge_config_create,
+    judge_run_cancel,
+    judge_run_create,
+    judge_run_create_pairwise,
+    judge_run_retry_failed,
+    judge_run_start,
+)
+from judging.services.suggestions import ANNOTATION_KINDS, judge_run_create_annotation
 
 REFUSED = OpenApiResponse(
     ProblemOutputSerializer, description="Bad input: each problem names its field."

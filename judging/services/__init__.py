@@ -1,8 +1,12 @@
 """Writes and workflows of the judging app (re-exported from submodules)."""
 
-from .execution import judge_run_drive, judge_run_finish_if_done, judge_runs_recover
-from .prompts import prompt_template_create
-from .runs import (
+from judging.services.execution.driver import (
+    judge_run_drive,
+    judge_run_finish_if_done,
+    judge_runs_recover,
+)
+from judging.services.prompts import prompt_template_create
+from judging.services.runs import (
     judge_config_create,
     judge_config_problems,
     judge_run_cancel,

@@ -19,9 +19,9 @@ from django.utils import timezone
 
 from annotation import roles
 from annotation.errors import DomainError, Problem
+from annotation.labels import map_verdict
 from annotation.models import Dataset, Instruction, PreferencePair, Response
 from judging.models import JudgeCall, JudgeConfig, JudgeRun, PromptTemplate
-from judging.pairwise import map_verdict
 
 ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]{0,99}$")
 RUBRIC_CHARS_PER_SKILL = 900  # criteria + five anchors, for the estimate

@@ -22,11 +22,11 @@ from annotation import roles
 from annotation.errors import DomainError, Problem
 from annotation.importers.base import RowReader, skill_lookup_for
 from annotation.models import Dataset, Instruction, InstructionSkill, Skill
-from judging import selectors
 from judging.models import JudgeCall, JudgeConfig, JudgeRun, MetadataSuggestion
+from judging.selectors import runs as selectors
 
 # The same frozen copy of the config as a pointwise run (the engine reads these keys).
-from .runs import _snapshot
+from judging.services.runs import _snapshot
 
 ANNOTATION_KINDS = (JudgeRun.Kind.METADATA, JudgeRun.Kind.CHECKLIST)
 # For the estimate: the annotation prompt (definitions of domains, levels and the 12
@@ -73,7 +73,7 @@ def judge_run_create_annotation(
     the field for bad input, `PermissionDenied` for a user who is not a researcher.
     """
     roles.require_researcher(user)
-    from .runs import config_endpoint_problems
+    from judging.services.runs import config_endpoint_problems
 
     problems: list[Problem] = config_endpoint_problems(config)
     if kind not in ANNOTATION_KINDS:

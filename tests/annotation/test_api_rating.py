@@ -574,7 +574,7 @@ def test_hot_endpoints_check_tokens_in_one_query_and_document_drfs_scheme():
     from rest_framework.authentication import TokenAuthentication
 
     from annotation.api.authentication import RaterTokenAuthentication
-    from annotation.api.rating_views import AssignmentNextApi, RatingSubmitApi
+    from annotation.api.rating import AssignmentNextApi, RatingSubmitApi
 
     for view_class in (AssignmentNextApi, RatingSubmitApi):
         view = view_class()

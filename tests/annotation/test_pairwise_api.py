@@ -44,19 +44,19 @@ def outsider(db):
 
 
 def next_url(campaign):
-    return reverse("pairwise_api:pairwise-next", args=[campaign.pk])
+    return reverse("annotation_api:pairwise-next", args=[campaign.pk])
 
 
 def submit_url(assignment_id):
-    return reverse("pairwise_api:pairwise-submit", args=[assignment_id])
+    return reverse("annotation_api:pairwise-submit", args=[assignment_id])
 
 
 def skip_url(assignment_id):
-    return reverse("pairwise_api:pairwise-skip", args=[assignment_id])
+    return reverse("annotation_api:pairwise-skip", args=[assignment_id])
 
 
 def progress_url(campaign):
-    return reverse("pairwise_api:pairwise-progress", args=[campaign.pk])
+    return reverse("annotation_api:pairwise-progress", args=[campaign.pk])
 
 
 def test_next_serves_a_blind_pair_in_the_shown_order(api_client_for, rater, campaign):
@@ -195,7 +195,7 @@ def test_a_pointwise_campaign_is_404_here(api_client_for, researcher, rater):
     pointwise = services.campaign_create(
         name="pw", dataset=make_dataset(), user=researcher, raters=[rater]
     )
-    url = reverse("pairwise_api:pairwise-next", args=[pointwise.pk])
+    url = reverse("annotation_api:pairwise-next", args=[pointwise.pk])
     assert api_client_for(rater).post(url).status_code == 404
 
 
@@ -208,7 +208,7 @@ def test_researcher_creates_lists_and_reads_a_campaign(
     dataset = make_dataset(n_instructions=3)
     client = api_client_for(researcher)
     response = client.post(
-        reverse("pairwise_api:pairwise-campaign-list"),
+        reverse("annotation_api:pairwise-campaign-list"),
         {
             "dataset": dataset.pk,
             "name": "api study",
@@ -227,11 +227,11 @@ def test_researcher_creates_lists_and_reads_a_campaign(
     assert data["progress"]["responses"] == 2
     assert data["progress"]["ratings_needed"] == 4
     assert [r["username"] for r in data["raters"]] == [rater.username]
-    listed = client.get(reverse("pairwise_api:pairwise-campaign-list")).json()
+    listed = client.get(reverse("annotation_api:pairwise-campaign-list")).json()
     assert [c["name"] for c in listed["results"]] == ["api study"]
     assert listed["results"][0]["pair_count"] == 2
     detail = client.get(
-        reverse("pairwise_api:pairwise-campaign-detail", args=[data["id"]])
+        reverse("annotation_api:pairwise-campaign-detail", args=[data["id"]])
     )
     assert detail.status_code == 200 and detail.json()["name"] == "api study"
 
@@ -251,7 +251,7 @@ def test_campaign_create_bad_input_names_the_field(
 ):
     dataset = make_dataset()
     response = api_client_for(researcher).post(
-        reverse("pairwise_api:pairwise-campaign-list"),
+        reverse("annotation_api:pairwise-campaign-list"),
         {"dataset": dataset.pk, "name": "x", **body},
         format="json",
     )
@@ -262,8 +262,8 @@ def test_campaign_create_bad_input_names_the_field(
 def test_researcher_endpoints_refuse_raters_and_anonymous(
     api_client_for, rater, campaign
 ):
-    list_url = reverse("pairwise_api:pairwise-campaign-list")
-    detail_url = reverse("pairwise_api:pairwise-campaign-detail", args=[campaign.pk])
+    list_url = reverse("annotation_api:pairwise-campaign-list")
+    detail_url = reverse("annotation_api:pairwise-campaign-detail", args=[campaign.pk])
     body = {"dataset": campaign.dataset_id, "name": "sneaky"}
     assert api_client_for(rater).get(list_url).status_code == 403
     assert api_client_for(rater).post(list_url, body).status_code == 403
@@ -281,5 +281,5 @@ def test_campaign_detail_of_a_pointwise_campaign_is_404(api_client_for, research
     pointwise = services.campaign_create(
         name="pw", dataset=make_dataset(), user=researcher
     )
-    url = reverse("pairwise_api:pairwise-campaign-detail", args=[pointwise.pk])
+    url = reverse("annotation_api:pairwise-campaign-detail", args=[pointwise.pk])
     assert api_client_for(researcher).get(url).status_code == 404

@@ -79,37 +79,37 @@ def outsider(db):
 def test_home_lists_campaigns_for_researchers_and_own_work_for_raters(
     client_for, researcher, rater, outsider, campaign
 ):
-    html = client_for(researcher).get(reverse("pairwise:pairwise-home")).content
+    html = client_for(researcher).get(reverse("annotation:pairwise-home")).content
     html = html.decode()
     assert "Pair campaign" in html and "0 of 3" in html
-    assert reverse("pairwise:pairwise-campaign-detail", args=[campaign.pk]) in html
-    as_rater = client_for(rater).get(reverse("pairwise:pairwise-home"))
+    assert reverse("annotation:pairwise-campaign-detail", args=[campaign.pk]) in html
+    as_rater = client_for(rater).get(reverse("annotation:pairwise-home"))
     assert as_rater.status_code == 200
-    assert reverse("pairwise:pairwise-next", args=[campaign.pk]) in (
+    assert reverse("annotation:pairwise-next", args=[campaign.pk]) in (
         as_rater.content.decode()
     )
-    assert reverse("pairwise:pairwise-campaign-new") not in as_rater.content.decode()
-    other = client_for(outsider).get(reverse("pairwise:pairwise-home")).content
+    assert reverse("annotation:pairwise-campaign-new") not in as_rater.content.decode()
+    other = client_for(outsider).get(reverse("annotation:pairwise-home")).content
     assert b"Pair campaign" not in other
 
 
 def test_the_raters_rate_page_sends_pairwise_campaigns_here(
     client_for, rater, campaign
 ):
-    html = client_for(rater).get(reverse("rating:rate-home")).content.decode()
-    assert reverse("pairwise:pairwise-next", args=[campaign.pk]) in html
-    assert f'href="{reverse("rating:rate-next", args=[campaign.pk])}"' not in html
+    html = client_for(rater).get(reverse("annotation:rate-home")).content.decode()
+    assert reverse("annotation:pairwise-next", args=[campaign.pk]) in html
+    assert f'href="{reverse("annotation:rate-next", args=[campaign.pk])}"' not in html
 
 
 def test_home_refuses_users_without_a_role_and_anonymous(client_for, no_role_user):
-    url = reverse("pairwise:pairwise-home")
+    url = reverse("annotation:pairwise-home")
     assert client_for(no_role_user).get(url).status_code == 403
     assert_login_redirect(client_for(None).get(url))
 
 
 def test_campaign_new_offers_the_datasets_models_and_skills(client_for, researcher):
     dataset = make_dataset()
-    url = reverse("pairwise:pairwise-campaign-new")
+    url = reverse("annotation:pairwise-campaign-new")
     html = client_for(researcher).get(url, {"dataset": dataset.pk}).content.decode()
     assert 'value="model-alpha"' in html and 'value="factuality"' in html
     fragment = client_for(researcher).get(url, {"dataset": dataset.pk}, **HX)
@@ -121,7 +121,7 @@ def test_campaign_new_offers_the_datasets_models_and_skills(client_for, research
 def test_campaign_new_creates_the_campaign(client_for, researcher, rater):
     dataset = make_dataset()
     response = client_for(researcher).post(
-        reverse("pairwise:pairwise-campaign-new"),
+        reverse("annotation:pairwise-campaign-new"),
         {
             "name": "Baseline study",
             "dataset": dataset.pk,
@@ -138,7 +138,7 @@ def test_campaign_new_creates_the_campaign(client_for, researcher, rater):
     campaign = Campaign.objects.get(name="Baseline study")
     assert response.status_code == 302
     assert response.url == reverse(
-        "pairwise:pairwise-campaign-detail", args=[campaign.pk]
+        "annotation:pairwise-campaign-detail", args=[campaign.pk]
     )
     assert campaign.kind == Campaign.Kind.PAIRWISE
     assert campaign.items.count() == 3
@@ -155,7 +155,7 @@ def test_campaign_new_bad_input_shows_errors_and_creates_nothing(
 ):
     dataset = make_dataset()
     response = client_for(researcher).post(
-        reverse("pairwise:pairwise-campaign-new"),
+        reverse("annotation:pairwise-campaign-new"),
         {
             "name": "",
             "dataset": dataset.pk,
@@ -174,7 +174,7 @@ def test_campaign_new_bad_input_shows_errors_and_creates_nothing(
 
 
 def test_campaign_new_refuses_raters_and_anonymous(client_for, rater, no_role_user):
-    url = reverse("pairwise:pairwise-campaign-new")
+    url = reverse("annotation:pairwise-campaign-new")
     assert client_for(rater).get(url).status_code == 403
     assert client_for(no_role_user).get(url).status_code == 403
     assert client_for(rater).post(url, {"name": "x"}).status_code == 403
@@ -188,7 +188,7 @@ def test_campaign_detail_shows_progress_per_rater(
     a = serve(campaign, rater)
     services.pairwise.pairwise_submit(assignment_id=a.pk, rater=rater, label="A")
     serve(campaign, rater)
-    url = reverse("pairwise:pairwise-campaign-detail", args=[campaign.pk])
+    url = reverse("annotation:pairwise-campaign-detail", args=[campaign.pk])
     html = client_for(researcher).get(url).content.decode()
     assert "rater-user" in html
     assert "all pairs" in html  # where the pairs came from
@@ -202,28 +202,28 @@ def test_campaign_detail_shows_progress_per_rater(
 
 def test_campaign_detail_stops_polling_once_closed(client_for, researcher, campaign):
     services.campaign_set_status(campaign=campaign, status="closed", user=researcher)
-    url = reverse("pairwise:pairwise-campaign-detail", args=[campaign.pk])
+    url = reverse("annotation:pairwise-campaign-detail", args=[campaign.pk])
     assert client_for(researcher).get(url, **HX).status_code == 286
 
 
 def test_campaign_detail_refuses_raters_and_is_404_for_pointwise(
     client_for, researcher, rater, campaign
 ):
-    url = reverse("pairwise:pairwise-campaign-detail", args=[campaign.pk])
+    url = reverse("annotation:pairwise-campaign-detail", args=[campaign.pk])
     assert client_for(rater).get(url).status_code == 403
     assert client_for(rater).get(url, **HX).status_code == 403
     assert_login_redirect(client_for(None).get(url))
     pointwise = services.campaign_create(
         name="pw", dataset=make_dataset(), user=researcher
     )
-    other = reverse("pairwise:pairwise-campaign-detail", args=[pointwise.pk])
+    other = reverse("annotation:pairwise-campaign-detail", args=[pointwise.pk])
     assert client_for(researcher).get(other).status_code == 404
 
 
 def test_campaign_status_pauses_and_refuses_raters(
     client_for, researcher, rater, campaign
 ):
-    url = reverse("pairwise:pairwise-campaign-status", args=[campaign.pk])
+    url = reverse("annotation:pairwise-campaign-status", args=[campaign.pk])
     assert client_for(rater).post(url, {"status": "paused"}).status_code == 403
     assert_login_redirect(client_for(None).post(url, {"status": "paused"}))
     campaign.refresh_from_db()
@@ -242,7 +242,7 @@ def test_next_shows_the_instruction_and_both_responses_in_the_shown_order(
     client_for, rater, campaign
 ):
     response = client_for(rater).get(
-        reverse("pairwise:pairwise-next", args=[campaign.pk])
+        reverse("annotation:pairwise-next", args=[campaign.pk])
     )
     assert response.status_code == 200
     html = response.content.decode()
@@ -265,7 +265,7 @@ def test_next_shows_the_instruction_and_both_responses_in_the_shown_order(
 
 def test_next_resumes_the_same_pair_on_reload(client_for, rater, campaign):
     client = client_for(rater)
-    url = reverse("pairwise:pairwise-next", args=[campaign.pk])
+    url = reverse("annotation:pairwise-next", args=[campaign.pk])
     client.get(url)
     client.get(url)
     assert Assignment.objects.filter(rater=rater).count() == 1
@@ -273,7 +273,7 @@ def test_next_resumes_the_same_pair_on_reload(client_for, rater, campaign):
 
 def test_next_htmx_returns_only_the_panel(client_for, rater, campaign):
     response = client_for(rater).get(
-        reverse("pairwise:pairwise-next", args=[campaign.pk]), **HX
+        reverse("annotation:pairwise-next", args=[campaign.pk]), **HX
     )
     html = response.content.decode()
     assert html.lstrip().startswith('<section id="pairwise-panel"')
@@ -292,7 +292,7 @@ def test_model_names_and_per_skill_rows_when_the_campaign_asks(
     )
     html = (
         client_for(rater)
-        .get(reverse("pairwise:pairwise-next", args=[campaign.pk]))
+        .get(reverse("annotation:pairwise-next", args=[campaign.pk]))
         .content.decode()
     )
     assert "model-alpha" in html and "model-beta" in html
@@ -310,7 +310,7 @@ def test_next_renders_markdown_safely(client_for, researcher, rater):
     campaign = make_campaign(researcher, [rater], dataset=dataset)
     html = (
         client_for(rater)
-        .get(reverse("pairwise:pairwise-next", args=[campaign.pk]))
+        .get(reverse("annotation:pairwise-next", args=[campaign.pk]))
         .content.decode()
     )
     assert "<strong>hi</strong>" in html and "<em>em</em>" in html
@@ -321,7 +321,7 @@ def test_next_renders_markdown_safely(client_for, researcher, rater):
 def test_next_is_404_for_anyone_outside_the_campaign(
     client_for, researcher, admin_user, no_role_user, outsider, campaign
 ):
-    url = reverse("pairwise:pairwise-next", args=[campaign.pk])
+    url = reverse("annotation:pairwise-next", args=[campaign.pk])
     for user in (outsider, researcher, admin_user, no_role_user):
         assert client_for(user).get(url).status_code == 404
     assert_login_redirect(client_for(None).get(url))
@@ -332,7 +332,7 @@ def test_next_of_a_pointwise_campaign_is_404(client_for, researcher, rater):
     pointwise = services.campaign_create(
         name="pw", dataset=make_dataset(), user=researcher, raters=[rater]
     )
-    url = reverse("pairwise:pairwise-next", args=[pointwise.pk])
+    url = reverse("annotation:pairwise-next", args=[pointwise.pk])
     assert client_for(rater).get(url).status_code == 404
 
 
@@ -343,7 +343,7 @@ def test_next_says_when_nothing_is_left_and_when_others_hold_locks(
         researcher, [rater, other_rater], dataset=make_dataset(n_instructions=1)
     )
     serve(campaign, other_rater)
-    url = reverse("pairwise:pairwise-next", args=[campaign.pk])
+    url = reverse("annotation:pairwise-next", args=[campaign.pk])
     html = client_for(rater).get(url).content.decode()
     assert "being compared by others" in html and "Check again" in html
     a = serve(campaign, other_rater)
@@ -356,11 +356,11 @@ def test_submit_stores_the_label_in_the_original_numbering(client_for, rater, ca
     a = serve(campaign, rater)
     Assignment.objects.filter(pk=a.pk).update(shown_order="21")
     response = client_for(rater).post(
-        reverse("pairwise:pairwise-submit", args=[a.pk]),
+        reverse("annotation:pairwise-submit", args=[a.pk]),
         {"label": "A", "rationale": "A is clearer", "active_seconds": "7"},
     )
     assert response.status_code == 302
-    assert response.url == reverse("pairwise:pairwise-next", args=[campaign.pk]) + (
+    assert response.url == reverse("annotation:pairwise-next", args=[campaign.pk]) + (
         "?saved=1"
     )
     pref = HumanPreference.objects.get(assignment=a)
@@ -373,7 +373,7 @@ def test_submit_stores_the_label_in_the_original_numbering(client_for, rater, ca
 def test_submit_with_htmx_returns_the_next_pair(client_for, rater, campaign):
     a = serve(campaign, rater)
     response = client_for(rater).post(
-        reverse("pairwise:pairwise-submit", args=[a.pk]), {"label": "tie"}, **HX
+        reverse("annotation:pairwise-submit", args=[a.pk]), {"label": "tie"}, **HX
     )
     assert response.status_code == 200
     html = response.content.decode()
@@ -388,7 +388,7 @@ def test_submit_bad_input_names_the_question_and_saves_nothing(
 ):
     campaign = make_campaign(researcher, [rater], skill_keys=["factuality"])
     a = serve(campaign, rater)
-    url = reverse("pairwise:pairwise-submit", args=[a.pk])
+    url = reverse("annotation:pairwise-submit", args=[a.pk])
     response = client_for(rater).post(url, {"label": "C"})
     assert response.status_code == 400
     html = response.content.decode()
@@ -402,7 +402,7 @@ def test_submit_bad_input_names_the_question_and_saves_nothing(
 
 def test_a_double_submit_saves_once(client_for, rater, campaign):
     a = serve(campaign, rater)
-    url = reverse("pairwise:pairwise-submit", args=[a.pk])
+    url = reverse("annotation:pairwise-submit", args=[a.pk])
     client = client_for(rater)
     client.post(url, {"label": "A"})
     client.post(url, {"label": "B"})
@@ -411,7 +411,7 @@ def test_a_double_submit_saves_once(client_for, rater, campaign):
 
 def test_skip_with_a_reason_serves_the_next_pair(client_for, rater, campaign):
     a = serve(campaign, rater)
-    url = reverse("pairwise:pairwise-skip", args=[a.pk])
+    url = reverse("annotation:pairwise-skip", args=[a.pk])
     empty = client_for(rater).post(url, {"reason": ""}, **HX)
     assert empty.status_code == 422 and "Say why you skip" in empty.content.decode()
     response = client_for(rater).post(url, {"reason": "Not my field"}, **HX)
@@ -420,7 +420,7 @@ def test_skip_with_a_reason_serves_the_next_pair(client_for, rater, campaign):
     assert a.status == Assignment.Status.SKIPPED and a.skip_reason == "Not my field"
     plain = client_for(rater).post(
         reverse(
-            "pairwise:pairwise-skip",
+            "annotation:pairwise-skip",
             args=[Assignment.objects.get(rater=rater, status="served").pk],
         ),
         {"reason": "again"},
@@ -434,13 +434,13 @@ def test_another_raters_assignment_is_404_everywhere(
     a = serve(campaign, rater)
     for user in (other_rater, outsider, researcher, admin_user):
         client = client_for(user)
-        submit = reverse("pairwise:pairwise-submit", args=[a.pk])
-        skip = reverse("pairwise:pairwise-skip", args=[a.pk])
+        submit = reverse("annotation:pairwise-submit", args=[a.pk])
+        skip = reverse("annotation:pairwise-skip", args=[a.pk])
         assert client.post(submit, {"label": "A"}).status_code == 404
         assert client.post(skip, {"reason": "x"}).status_code == 404
     assert_login_redirect(
         client_for(None).post(
-            reverse("pairwise:pairwise-submit", args=[a.pk]), {"label": "A"}
+            reverse("annotation:pairwise-submit", args=[a.pk]), {"label": "A"}
         )
     )
     a.refresh_from_db()
@@ -452,9 +452,12 @@ def test_submit_and_skip_only_accept_post(client_for, rater, campaign):
     a = serve(campaign, rater)
     client = client_for(rater)
     assert (
-        client.get(reverse("pairwise:pairwise-submit", args=[a.pk])).status_code == 405
+        client.get(reverse("annotation:pairwise-submit", args=[a.pk])).status_code
+        == 405
     )
-    assert client.get(reverse("pairwise:pairwise-skip", args=[a.pk])).status_code == 405
+    assert (
+        client.get(reverse("annotation:pairwise-skip", args=[a.pk])).status_code == 405
+    )
 
 
 NEXT_MAX_QUERIES = 16
@@ -475,14 +478,14 @@ def test_next_and_submit_query_counts_are_constant(
     with django_assert_max_num_queries(NEXT_MAX_QUERIES):
         assert (
             client.get(
-                reverse("pairwise:pairwise-next", args=[campaign.pk])
+                reverse("annotation:pairwise-next", args=[campaign.pk])
             ).status_code
             == 200
         )
     a = Assignment.objects.get(rater=rater)
     with django_assert_max_num_queries(SUBMIT_MAX_QUERIES):
         response = client.post(
-            reverse("pairwise:pairwise-submit", args=[a.pk]),
+            reverse("annotation:pairwise-submit", args=[a.pk]),
             {"label": "A", "skill-factuality": "tie"},
             **HX,
         )
@@ -499,7 +502,7 @@ def test_home_query_count_is_constant(
     for user in (researcher, rater):
         client = client_for(user)
         with django_assert_max_num_queries(8):
-            response = client.get(reverse("pairwise:pairwise-home"))
+            response = client.get(reverse("annotation:pairwise-home"))
         assert response.status_code == 200
         assert response.content.decode().count(">c") >= n_campaigns
 
@@ -531,7 +534,7 @@ def test_history_shows_only_own_work_as_shown(
     services.pairwise.pairwise_skip(
         assignment_id=skipped.pk, rater=rater, reason="MY-SKIP"
     )
-    url = reverse("pairwise:pairwise-history", args=[campaign.pk])
+    url = reverse("annotation:pairwise-history", args=[campaign.pk])
     response = client_for(rater).get(url)
     assert response.status_code == 200
     html = response.content.decode()

@@ -20,7 +20,7 @@ from annotation.models import (
     PreferencePair,
     Response,
 )
-from annotation.selectors_pairwise import (
+from annotation.selectors.preferences import (
     human_labels_by_pair,
     pair_categories,
     pairs_for_dataset,

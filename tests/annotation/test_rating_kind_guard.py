@@ -7,12 +7,12 @@ import pytest
 from django.http import Http404
 from django.urls import reverse
 
-from annotation import selectors_rating
 from annotation.models import Assignment, CampaignItem
+from annotation.selectors import rating as selectors_rating
 from annotation.services.pairwise import pairwise_campaign_create, pairwise_next
 from annotation.services.rating import assignment_next, rating_submit
+from tests.analysis.agreement_data import make_dataset
 from tests.factories import UserFactory
-from tests.judging.agreement_data import make_dataset
 
 pytestmark = pytest.mark.django_db
 
@@ -54,12 +54,12 @@ def test_a_pairwise_assignment_cannot_be_submitted_as_pointwise(
     client = api_client_for(rater)
     assert (
         client.post(
-            reverse("rating_api:assignment-next", args=[campaign.pk])
+            reverse("annotation_api:assignment-next", args=[campaign.pk])
         ).status_code
         == 404
     )
     resp = client.post(
-        reverse("rating_api:rating-submit", args=[a.pk]),
+        reverse("annotation_api:rating-submit", args=[a.pk]),
         {"scores": {"readability": 3}},
         format="json",
     )
@@ -70,5 +70,5 @@ def test_a_pairwise_assignment_cannot_be_submitted_as_pointwise(
 
 def test_pointwise_pages_refuse_a_pairwise_campaign(pairwise, client_for):
     campaign, rater = pairwise
-    page = client_for(rater).get(reverse("rating:rate-next", args=[campaign.pk]))
+    page = client_for(rater).get(reverse("annotation:rate-next", args=[campaign.pk]))
     assert page.status_code == 404

@@ -16,7 +16,11 @@ from django.utils import timezone
 from annotation import services
 from annotation.errors import DomainError
 from annotation.models import Assignment, Campaign, CampaignItem, HumanScore
-from annotation.selectors import assignment_skills, campaign_progress, rater_progress
+from annotation.selectors import (
+    assignment_skills,
+    campaign_progress,
+    rater_progress,
+)
 from tests.factories import (
     DatasetFactory,
     InstructionFactory,
@@ -27,7 +31,7 @@ from tests.factories import (
 
 def pytest_generate_tests(metafunc):
     """On PostgreSQL every test here runs through both implementations of serve and
-    submit: the raw-SQL hot path (`services.rating_sql`) and the ORM path (the only one
+    submit: the raw-SQL hot path (`services.serving_sql`) and the ORM path (the only one
     on SQLite, and the fallback for the rare cases)."""
     if "rating_path" in metafunc.fixturenames:
         paths = ["sql", "orm"] if connection.vendor == "postgresql" else ["orm"]
@@ -766,9 +770,9 @@ def test_sql_path_statements_are_prepared_once_per_connection(
 def test_pairwise_campaigns_never_take_the_sql_path():
     from types import SimpleNamespace
 
-    from annotation.services import rating_sql
+    from annotation.services import serving_sql
 
-    assert not rating_sql.enabled(SimpleNamespace(kind="pairwise"))
+    assert not serving_sql.enabled(SimpleNamespace(kind="pairwise"))
 
 
 @pytest.mark.postgres

@@ -89,17 +89,17 @@ def assert_login_redirect(response):
 def test_campaign_list_shows_campaigns_with_their_progress(
     client_for, researcher, campaign
 ):
-    response = client_for(researcher).get(reverse("rating:campaign-list"))
+    response = client_for(researcher).get(reverse("annotation:campaign-list"))
     assert response.status_code == 200
     html = response.content.decode()
     assert "Sky campaign" in html
     assert "0 of 3" in html  # ratings submitted of needed
-    assert reverse("rating:campaign-detail", args=[campaign.pk]) in html
+    assert reverse("annotation:campaign-detail", args=[campaign.pk]) in html
 
 
 def test_campaign_list_refuses_raters_and_anonymous(client_for, rater, campaign):
-    assert client_for(rater).get(reverse("rating:campaign-list")).status_code == 403
-    assert_login_redirect(client_for(None).get(reverse("rating:campaign-list")))
+    assert client_for(rater).get(reverse("annotation:campaign-list")).status_code == 403
+    assert_login_redirect(client_for(None).get(reverse("annotation:campaign-list")))
 
 
 # --- New campaign ----------------------------------------------------------------------
@@ -107,7 +107,7 @@ def test_campaign_list_refuses_raters_and_anonymous(client_for, rater, campaign)
 
 def test_campaign_new_offers_the_datasets_models_and_skills(client_for, researcher):
     dataset = make_dataset(models=("model-alpha", "model-beta"))
-    url = reverse("rating:campaign-new")
+    url = reverse("annotation:campaign-new")
     response = client_for(researcher).get(url, {"dataset": dataset.pk})
     html = response.content.decode()
     assert response.status_code == 200
@@ -118,7 +118,7 @@ def test_campaign_new_offers_the_datasets_models_and_skills(client_for, research
 
 def test_campaign_new_htmx_returns_the_options_fragment(client_for, researcher):
     dataset = make_dataset(models=("model-alpha",))
-    url = reverse("rating:campaign-new")
+    url = reverse("annotation:campaign-new")
     response = client_for(researcher).get(url, {"dataset": dataset.pk}, **HX)
     html = response.content.decode()
     assert response.status_code == 200
@@ -130,7 +130,7 @@ def test_campaign_new_htmx_returns_the_options_fragment(client_for, researcher):
 def test_campaign_new_creates_the_campaign(client_for, researcher, rater, other_rater):
     dataset = make_dataset(n_instructions=4, models=("model-alpha", "model-beta"))
     response = client_for(researcher).post(
-        reverse("rating:campaign-new"),
+        reverse("annotation:campaign-new"),
         {
             "name": "Pilot",
             "dataset": dataset.pk,
@@ -148,7 +148,7 @@ def test_campaign_new_creates_the_campaign(client_for, researcher, rater, other_
     )
     campaign = Campaign.objects.get(name="Pilot")
     assert response.status_code == 302
-    assert response.url == reverse("rating:campaign-detail", args=[campaign.pk])
+    assert response.url == reverse("annotation:campaign-detail", args=[campaign.pk])
     assert campaign.items.count() == 4
     assert campaign.models_included == ["model-beta"]
     assert sorted(campaign.chosen_skills.values_list("key", flat=True)) == [
@@ -169,7 +169,7 @@ def test_campaign_new_bad_input_shows_errors_and_creates_nothing(
 ):
     dataset = make_dataset()
     response = client_for(researcher).post(
-        reverse("rating:campaign-new"),
+        reverse("annotation:campaign-new"),
         {
             "name": "",
             "dataset": dataset.pk,
@@ -189,7 +189,7 @@ def test_campaign_new_bad_input_shows_errors_and_creates_nothing(
 
 
 def test_campaign_new_refuses_raters_and_anonymous(client_for, rater):
-    url = reverse("rating:campaign-new")
+    url = reverse("annotation:campaign-new")
     assert client_for(rater).get(url).status_code == 403
     assert client_for(rater).post(url, {"name": "x"}).status_code == 403
     assert_login_redirect(client_for(None).get(url))
@@ -211,7 +211,7 @@ def test_campaign_detail_shows_progress_per_rater_and_locks(
     )
     serve(campaign, other_rater)  # holds a lock
     response = client_for(researcher).get(
-        reverse("rating:campaign-detail", args=[campaign.pk])
+        reverse("annotation:campaign-detail", args=[campaign.pk])
     )
     html = response.content.decode()
     assert response.status_code == 200
@@ -225,7 +225,7 @@ def test_campaign_detail_shows_progress_per_rater_and_locks(
 def test_campaign_detail_htmx_polls_the_progress_fragment(
     client_for, researcher, campaign
 ):
-    url = reverse("rating:campaign-detail", args=[campaign.pk])
+    url = reverse("annotation:campaign-detail", args=[campaign.pk])
     response = client_for(researcher).get(url, **HX)
     html = response.content.decode()
     assert response.status_code == 200
@@ -238,20 +238,20 @@ def test_campaign_detail_htmx_polls_the_progress_fragment(
 
 
 def test_campaign_detail_refuses_raters_and_anonymous(client_for, rater, campaign):
-    url = reverse("rating:campaign-detail", args=[campaign.pk])
+    url = reverse("annotation:campaign-detail", args=[campaign.pk])
     assert client_for(rater).get(url).status_code == 403
     assert_login_redirect(client_for(None).get(url))
 
 
 def test_campaign_detail_unknown_id_is_404(client_for, researcher):
-    url = reverse("rating:campaign-detail", args=[999999])
+    url = reverse("annotation:campaign-detail", args=[999999])
     assert client_for(researcher).get(url).status_code == 404
 
 
 def test_campaign_status_pauses_resumes_and_closes(client_for, researcher, campaign):
     client = client_for(researcher)
-    url = reverse("rating:campaign-status", args=[campaign.pk])
-    detail = reverse("rating:campaign-detail", args=[campaign.pk])
+    url = reverse("annotation:campaign-status", args=[campaign.pk])
+    detail = reverse("annotation:campaign-detail", args=[campaign.pk])
     assert client.post(url, {"status": "paused"}).url == detail
     campaign.refresh_from_db()
     assert campaign.status == "paused"
@@ -266,7 +266,7 @@ def test_campaign_status_pauses_resumes_and_closes(client_for, researcher, campa
 
 
 def test_campaign_status_refuses_raters_and_anonymous(client_for, rater, campaign):
-    url = reverse("rating:campaign-status", args=[campaign.pk])
+    url = reverse("annotation:campaign-status", args=[campaign.pk])
     assert client_for(rater).post(url, {"status": "closed"}).status_code == 403
     assert_login_redirect(client_for(None).post(url, {"status": "closed"}))
     assert client_for(rater).get(url).status_code in {403, 405}
@@ -277,7 +277,7 @@ def test_campaign_status_refuses_raters_and_anonymous(client_for, rater, campaig
 def test_campaign_raters_replaces_the_raters(
     client_for, researcher, rater, outsider, campaign
 ):
-    url = reverse("rating:campaign-raters", args=[campaign.pk])
+    url = reverse("annotation:campaign-raters", args=[campaign.pk])
     response = client_for(researcher).post(url, {"raters": [rater.pk, outsider.pk]})
     assert response.status_code == 302
     assert set(campaign.raters.all()) == {rater, outsider}
@@ -286,7 +286,7 @@ def test_campaign_raters_replaces_the_raters(
 def test_campaign_raters_refuses_a_user_without_the_rater_role(
     client_for, researcher, rater, other_rater, no_role_user, campaign
 ):
-    url = reverse("rating:campaign-raters", args=[campaign.pk])
+    url = reverse("annotation:campaign-raters", args=[campaign.pk])
     response = client_for(researcher).post(
         url, {"raters": [no_role_user.pk]}, follow=True
     )
@@ -297,7 +297,7 @@ def test_campaign_raters_refuses_a_user_without_the_rater_role(
 def test_campaign_raters_refuses_raters_and_anonymous(
     client_for, rater, outsider, campaign
 ):
-    url = reverse("rating:campaign-raters", args=[campaign.pk])
+    url = reverse("annotation:campaign-raters", args=[campaign.pk])
     assert client_for(rater).post(url, {"raters": [outsider.pk]}).status_code == 403
     assert_login_redirect(client_for(None).post(url, {"raters": [outsider.pk]}))
     assert outsider not in campaign.raters.all()
@@ -314,16 +314,16 @@ def test_rate_home_lists_the_raters_campaigns_with_progress(
     services.rating_submit(
         assignment_id=assignment.pk, rater=rater, scores={k: 5 for k in SKILLS}
     )
-    response = client_for(rater).get(reverse("rating:rate-home"))
+    response = client_for(rater).get(reverse("annotation:rate-home"))
     html = response.content.decode()
     assert response.status_code == 200
     assert "Sky campaign" in html and "1 rated" in html
     assert "Not yours" not in html
-    assert reverse("rating:rate-next", args=[campaign.pk]) in html
+    assert reverse("annotation:rate-next", args=[campaign.pk]) in html
 
 
 def test_rate_home_needs_login(client_for):
-    assert_login_redirect(client_for(None).get(reverse("rating:rate-home")))
+    assert_login_redirect(client_for(None).get(reverse("annotation:rate-home")))
 
 
 # --- Rating: next response -------------------------------------------------------------
@@ -332,7 +332,9 @@ def test_rate_home_needs_login(client_for):
 def test_rate_next_serves_a_response_with_the_rubric_in_the_form(
     client_for, rater, campaign
 ):
-    response = client_for(rater).get(reverse("rating:rate-next", args=[campaign.pk]))
+    response = client_for(rater).get(
+        reverse("annotation:rate-next", args=[campaign.pk])
+    )
     html = response.content.decode()
     assignment = Assignment.objects.get(rater=rater)
     assert response.status_code == 200
@@ -350,14 +352,14 @@ def test_rate_next_serves_a_response_with_the_rubric_in_the_form(
     for _, anchor in factuality.anchors:
         assert anchor in html
     assert "0 rated" in html
-    assert reverse("rating:assignment-submit", args=[assignment.pk]) in html
+    assert reverse("annotation:assignment-submit", args=[assignment.pk]) in html
     assert 'name="active_seconds"' in html
     assert "<nav" in html
 
 
 def test_rate_next_resumes_the_same_assignment_on_reload(client_for, rater, campaign):
     client = client_for(rater)
-    url = reverse("rating:rate-next", args=[campaign.pk])
+    url = reverse("annotation:rate-next", args=[campaign.pk])
     client.get(url)
     client.get(url)
     assert Assignment.objects.filter(rater=rater).count() == 1
@@ -365,7 +367,7 @@ def test_rate_next_resumes_the_same_assignment_on_reload(client_for, rater, camp
 
 def test_rate_next_htmx_returns_only_the_panel(client_for, rater, campaign):
     response = client_for(rater).get(
-        reverse("rating:rate-next", args=[campaign.pk]), **HX
+        reverse("annotation:rate-next", args=[campaign.pk]), **HX
     )
     html = response.content.decode()
     assert response.status_code == 200
@@ -377,7 +379,7 @@ def test_rate_next_htmx_returns_only_the_panel(client_for, rater, campaign):
 def test_rate_next_is_404_for_anyone_outside_the_campaign(
     client_for, researcher, outsider, campaign
 ):
-    url = reverse("rating:rate-next", args=[campaign.pk])
+    url = reverse("annotation:rate-next", args=[campaign.pk])
     assert client_for(outsider).get(url).status_code == 404
     assert client_for(researcher).get(url).status_code == 404
     assert_login_redirect(client_for(None).get(url))
@@ -395,12 +397,12 @@ def test_rate_next_shows_the_reference_only_when_the_campaign_does(
     client = client_for(rater)
     assert (
         "REFERENCE-TEXT-42"
-        in client.get(reverse("rating:rate-next", args=[shown.pk])).content.decode()
+        in client.get(reverse("annotation:rate-next", args=[shown.pk])).content.decode()
     )
     assert (
         "REFERENCE-TEXT-42"
         not in client.get(
-            reverse("rating:rate-next", args=[hidden.pk])
+            reverse("annotation:rate-next", args=[hidden.pk])
         ).content.decode()
     )
 
@@ -412,7 +414,7 @@ def test_rate_next_marks_that_a_refusal_can_earn_a_five_on_metacognition(
     campaign = make_campaign(researcher, [rater], dataset=dataset)
     html = (
         client_for(rater)
-        .get(reverse("rating:rate-next", args=[campaign.pk]))
+        .get(reverse("annotation:rate-next", args=[campaign.pk]))
         .content.decode()
     )
     assert "Refusals can earn a 5" in html
@@ -430,7 +432,7 @@ def test_rate_next_shows_checklist_questions_next_to_their_skill(
     campaign = make_campaign(researcher, [rater], dataset=dataset)
     html = (
         client_for(rater)
-        .get(reverse("rating:rate-next", args=[campaign.pk]))
+        .get(reverse("annotation:rate-next", args=[campaign.pk]))
         .content.decode()
     )
     general = html.index("GENERAL-QUESTION?")
@@ -452,7 +454,7 @@ def test_rate_next_renders_markdown_safely_with_highlighted_code(
     campaign = make_campaign(researcher, [rater], dataset=dataset)
     html = (
         client_for(rater)
-        .get(reverse("rating:rate-next", args=[campaign.pk]))
+        .get(reverse("annotation:rate-next", args=[campaign.pk]))
         .content.decode()
     )
     assert 'class="codehilite"' in html
@@ -470,7 +472,7 @@ def test_rate_next_says_when_nothing_is_left(client_for, researcher, rater):
     )
     html = (
         client_for(rater)
-        .get(reverse("rating:rate-next", args=[campaign.pk]))
+        .get(reverse("annotation:rate-next", args=[campaign.pk]))
         .content.decode()
     )
     assert "You are done" in html
@@ -486,7 +488,7 @@ def test_rate_next_says_when_the_rest_is_locked_by_others(
     serve(campaign, rater)
     html = (
         client_for(other_rater)
-        .get(reverse("rating:rate-next", args=[campaign.pk]))
+        .get(reverse("annotation:rate-next", args=[campaign.pk]))
         .content.decode()
     )
     assert "Everything left is being rated by others" in html
@@ -500,7 +502,7 @@ def test_rate_next_in_a_paused_campaign_serves_nothing(
     services.campaign_set_status(campaign=campaign, status="paused", user=researcher)
     html = (
         client_for(rater)
-        .get(reverse("rating:rate-next", args=[campaign.pk]))
+        .get(reverse("annotation:rate-next", args=[campaign.pk]))
         .content.decode()
     )
     assert "this campaign is paused" in html
@@ -525,13 +527,15 @@ def test_rater_never_sees_another_raters_rationale_nor_hidden_model_names(
         rationales={"factuality": "RATIONALE-OF-RATER-A"},
     )
     client = client_for(other_rater)
-    html = client.get(reverse("rating:rate-next", args=[campaign.pk])).content.decode()
+    html = client.get(
+        reverse("annotation:rate-next", args=[campaign.pk])
+    ).content.decode()
     second = Assignment.objects.get(rater=other_rater)
     assert second.response_id == first.response_id  # the same response, rated blind
     assert "RATIONALE-OF-RATER-A" not in html
     assert "SECRET-MODEL-NAME" not in html
     history = client.get(
-        reverse("rating:rate-history", args=[campaign.pk])
+        reverse("annotation:rate-history", args=[campaign.pk])
     ).content.decode()
     assert "RATIONALE-OF-RATER-A" not in history and "SECRET-MODEL-NAME" not in history
 
@@ -545,7 +549,7 @@ def test_model_names_are_shown_when_the_campaign_allows_it(
     )
     html = (
         client_for(rater)
-        .get(reverse("rating:rate-next", args=[campaign.pk]))
+        .get(reverse("annotation:rate-next", args=[campaign.pk]))
         .content.decode()
     )
     assert "VISIBLE-MODEL" in html
@@ -565,11 +569,11 @@ def test_submit_saves_the_scores_and_redirects_to_the_next(client_for, rater, ca
         }
     )
     response = client_for(rater).post(
-        reverse("rating:assignment-submit", args=[assignment.pk]), data
+        reverse("annotation:assignment-submit", args=[assignment.pk]), data
     )
     assert response.status_code == 302
     assert response.url == (
-        reverse("rating:rate-next", args=[campaign.pk]) + f"?saved={assignment.pk}"
+        reverse("annotation:rate-next", args=[campaign.pk]) + f"?saved={assignment.pk}"
     )
     assignment.refresh_from_db()
     assert assignment.status == Assignment.Status.SUBMITTED
@@ -585,7 +589,7 @@ def test_submit_saves_the_scores_and_redirects_to_the_next(client_for, rater, ca
 def test_submit_with_htmx_returns_the_next_panel(client_for, rater, campaign):
     assignment = serve(campaign, rater)
     response = client_for(rater).post(
-        reverse("rating:assignment-submit", args=[assignment.pk]),
+        reverse("annotation:assignment-submit", args=[assignment.pk]),
         score_post(assignment, "5"),
         **HX,
     )
@@ -597,7 +601,7 @@ def test_submit_with_htmx_returns_the_next_panel(client_for, rater, campaign):
     assert f'data-assignment-id="{following.pk}"' in html
     assert "<nav" not in html
     assert "1 rated" in html
-    assert reverse("rating:assignment-review", args=[assignment.pk]) in html
+    assert reverse("annotation:assignment-review", args=[assignment.pk]) in html
 
 
 @pytest.mark.parametrize(
@@ -617,7 +621,7 @@ def test_submit_bad_input_names_the_skill_and_saves_nothing(
     assignment = serve(campaign, rater)
     data = score_post(assignment, "3", **change)
     response = client_for(rater).post(
-        reverse("rating:assignment-submit", args=[assignment.pk]), data
+        reverse("annotation:assignment-submit", args=[assignment.pk]), data
     )
     html = response.content.decode()
     assert response.status_code == 400
@@ -635,7 +639,7 @@ def test_submit_bad_input_with_htmx_is_422_with_the_panel(client_for, rater, cam
     data = score_post(assignment, "3")
     del data["score-readability"]
     response = client_for(rater).post(
-        reverse("rating:assignment-submit", args=[assignment.pk]), data, **HX
+        reverse("annotation:assignment-submit", args=[assignment.pk]), data, **HX
     )
     html = response.content.decode()
     assert response.status_code == 422
@@ -651,7 +655,7 @@ def test_submit_in_a_paused_campaign_is_refused_with_a_message(
     assignment = serve(campaign, rater)
     services.campaign_set_status(campaign=campaign, status="paused", user=researcher)
     response = client_for(rater).post(
-        reverse("rating:assignment-submit", args=[assignment.pk]),
+        reverse("annotation:assignment-submit", args=[assignment.pk]),
         score_post(assignment),
     )
     assert response.status_code == 400
@@ -662,7 +666,7 @@ def test_submit_in_a_paused_campaign_is_refused_with_a_message(
 def test_a_double_submit_saves_once(client_for, rater, campaign):
     assignment = serve(campaign, rater)
     client = client_for(rater)
-    url = reverse("rating:assignment-submit", args=[assignment.pk])
+    url = reverse("annotation:assignment-submit", args=[assignment.pk])
     client.post(url, score_post(assignment, "2"))
     client.post(url, score_post(assignment, "5"))
     assert sorted(HumanScore.objects.values_list("score", flat=True)) == [2, 2, 2]
@@ -677,25 +681,26 @@ def test_another_raters_assignment_is_404_everywhere(
         client = client_for(intruder)
         assert (
             client.post(
-                reverse("rating:assignment-submit", args=[assignment.pk]), data
+                reverse("annotation:assignment-submit", args=[assignment.pk]), data
             ).status_code
             == 404
         )
         assert (
             client.post(
-                reverse("rating:assignment-skip", args=[assignment.pk]), {"reason": "x"}
+                reverse("annotation:assignment-skip", args=[assignment.pk]),
+                {"reason": "x"},
             ).status_code
             == 404
         )
         assert (
             client.get(
-                reverse("rating:assignment-review", args=[assignment.pk])
+                reverse("annotation:assignment-review", args=[assignment.pk])
             ).status_code
             == 404
         )
         assert (
             client.post(
-                reverse("rating:assignment-review", args=[assignment.pk]), data
+                reverse("annotation:assignment-review", args=[assignment.pk]), data
             ).status_code
             == 404
         )
@@ -708,19 +713,21 @@ def test_assignment_pages_need_login(client_for, rater, campaign):
     assignment = serve(campaign, rater)
     anonymous = client_for(None)
     assert_login_redirect(
-        anonymous.post(reverse("rating:assignment-submit", args=[assignment.pk]), {})
+        anonymous.post(
+            reverse("annotation:assignment-submit", args=[assignment.pk]), {}
+        )
     )
     assert_login_redirect(
-        anonymous.post(reverse("rating:assignment-skip", args=[assignment.pk]), {})
+        anonymous.post(reverse("annotation:assignment-skip", args=[assignment.pk]), {})
     )
     assert_login_redirect(
-        anonymous.get(reverse("rating:assignment-review", args=[assignment.pk]))
+        anonymous.get(reverse("annotation:assignment-review", args=[assignment.pk]))
     )
 
 
 def test_submit_only_accepts_post(client_for, rater, campaign):
     assignment = serve(campaign, rater)
-    url = reverse("rating:assignment-submit", args=[assignment.pk])
+    url = reverse("annotation:assignment-submit", args=[assignment.pk])
     assert client_for(rater).get(url).status_code == 405
 
 
@@ -731,7 +738,7 @@ def test_skip_with_a_reason_serves_the_next_response(client_for, rater, campaign
     assignment = serve(campaign, rater)
     client = client_for(rater)
     response = client.post(
-        reverse("rating:assignment-skip", args=[assignment.pk]),
+        reverse("annotation:assignment-skip", args=[assignment.pk]),
         {"reason": "Outside my expertise"},
         **HX,
     )
@@ -747,17 +754,17 @@ def test_skip_with_a_reason_serves_the_next_response(client_for, rater, campaign
 def test_skip_without_htmx_redirects(client_for, rater, campaign):
     assignment = serve(campaign, rater)
     response = client_for(rater).post(
-        reverse("rating:assignment-skip", args=[assignment.pk]),
+        reverse("annotation:assignment-skip", args=[assignment.pk]),
         {"reason": "broken text"},
     )
     assert response.status_code == 302
-    assert response.url == reverse("rating:rate-next", args=[campaign.pk])
+    assert response.url == reverse("annotation:rate-next", args=[campaign.pk])
 
 
 def test_skip_needs_a_reason(client_for, rater, campaign):
     assignment = serve(campaign, rater)
     response = client_for(rater).post(
-        reverse("rating:assignment-skip", args=[assignment.pk]), {"reason": "  "}
+        reverse("annotation:assignment-skip", args=[assignment.pk]), {"reason": "  "}
     )
     assert response.status_code == 400
     html = response.content.decode()
@@ -785,10 +792,12 @@ def test_rate_history_lists_only_the_raters_own_work(
     services.assignment_skip(
         assignment_id=theirs.pk, rater=other_rater, reason="THEIR-SKIP-REASON"
     )
-    response = client_for(rater).get(reverse("rating:rate-history", args=[campaign.pk]))
+    response = client_for(rater).get(
+        reverse("annotation:rate-history", args=[campaign.pk])
+    )
     html = response.content.decode()
     assert response.status_code == 200
-    assert reverse("rating:assignment-review", args=[mine.pk]) in html
+    assert reverse("annotation:assignment-review", args=[mine.pk]) in html
     assert "MY-SKIP-REASON" in html
     assert "THEIR-SKIP-REASON" not in html
     assert "1 rated" in html
@@ -797,7 +806,7 @@ def test_rate_history_lists_only_the_raters_own_work(
 def test_rate_history_is_404_outside_the_campaign(
     client_for, researcher, outsider, campaign
 ):
-    url = reverse("rating:rate-history", args=[campaign.pk])
+    url = reverse("annotation:rate-history", args=[campaign.pk])
     assert client_for(outsider).get(url).status_code == 404
     assert client_for(researcher).get(url).status_code == 404
     assert_login_redirect(client_for(None).get(url))
@@ -812,7 +821,7 @@ def test_review_shows_own_scores_and_amends_them(client_for, rater, campaign):
         rationales={"factuality": "MY-OWN-RATIONALE"},
     )
     client = client_for(rater)
-    url = reverse("rating:assignment-review", args=[assignment.pk])
+    url = reverse("annotation:assignment-review", args=[assignment.pk])
     html = client.get(url).content.decode()
     assert 'id="s-comprehension-2" value="2" checked' in html
     assert 'id="s-readability-na" value="na" checked' in html
@@ -841,7 +850,7 @@ def test_review_bad_input_changes_nothing(client_for, rater, campaign):
         assignment_id=assignment.pk, rater=rater, scores={k: 2 for k in SKILLS}
     )
     response = client_for(rater).post(
-        reverse("rating:assignment-review", args=[assignment.pk]),
+        reverse("annotation:assignment-review", args=[assignment.pk]),
         {"score-comprehension": "9", "score-factuality": "3", "score-readability": "3"},
     )
     assert response.status_code == 400
@@ -858,7 +867,7 @@ def test_review_is_read_only_once_the_campaign_is_closed(
     )
     services.campaign_set_status(campaign=campaign, status="closed", user=researcher)
     client = client_for(rater)
-    url = reverse("rating:assignment-review", args=[assignment.pk])
+    url = reverse("annotation:assignment-review", args=[assignment.pk])
     html = client.get(url).content.decode()
     assert "Final: the campaign is closed" in html
     assert "Save changes" not in html and " disabled" in html
@@ -876,10 +885,10 @@ def test_review_of_a_response_still_being_rated_goes_to_the_rating_page(
 ):
     assignment = serve(campaign, rater)
     response = client_for(rater).get(
-        reverse("rating:assignment-review", args=[assignment.pk])
+        reverse("annotation:assignment-review", args=[assignment.pk])
     )
     assert response.status_code == 302
-    assert response.url == reverse("rating:rate-next", args=[campaign.pk])
+    assert response.url == reverse("annotation:rate-next", args=[campaign.pk])
 
 
 # --- Query counts do not grow with the dataset ------------------------------------------
@@ -897,7 +906,7 @@ def test_rate_next_query_count_is_constant(
     dataset = make_dataset(n_instructions=n_instructions)
     campaign = make_campaign(researcher, [rater], dataset=dataset)
     client = client_for(rater)
-    url = reverse("rating:rate-next", args=[campaign.pk])
+    url = reverse("annotation:rate-next", args=[campaign.pk])
     with django_assert_max_num_queries(RATE_NEXT_MAX_QUERIES):
         assert client.get(url).status_code == 200  # serves a new response
     with django_assert_max_num_queries(RATE_NEXT_MAX_QUERIES):
@@ -915,7 +924,7 @@ def test_submit_query_count_is_constant(
     data = score_post(assignment, "4")
     with django_assert_max_num_queries(SUBMIT_MAX_QUERIES):
         response = client.post(
-            reverse("rating:assignment-submit", args=[assignment.pk]), data, **HX
+            reverse("annotation:assignment-submit", args=[assignment.pk]), data, **HX
         )
     assert response.status_code == 200
 
@@ -930,8 +939,8 @@ def test_campaign_list_and_rate_home_query_counts_are_constant(
         serve(campaign, rater)
     researcher_client, rater_client = client_for(researcher), client_for(rater)
     with django_assert_max_num_queries(LIST_MAX_QUERIES):
-        response = researcher_client.get(reverse("rating:campaign-list"))
+        response = researcher_client.get(reverse("annotation:campaign-list"))
     assert response.content.decode().count("0 of 2") == n_campaigns
     with django_assert_max_num_queries(LIST_MAX_QUERIES):
-        response = rater_client.get(reverse("rating:rate-home"))
+        response = rater_client.get(reverse("annotation:rate-home"))
     assert response.content.decode().count("1 rating still open") == n_campaigns

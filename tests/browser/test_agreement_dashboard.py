@@ -12,10 +12,10 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from tests.analysis.agreement_data import make_agreement_setup
+from tests.analysis.test_views_agreement import MODELS, N_INSTR, score_tables
 from tests.browser.conftest import login
 from tests.factories import UserFactory
-from tests.judging.agreement_data import make_agreement_setup
-from tests.judging.test_views_agreement import MODELS, N_INSTR, score_tables
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -9,7 +9,7 @@ import pytest
 
 from annotation.models import HumanPreference, PreferencePair
 from judging.models import JudgeRun, PairwiseVerdict
-from tests.judging.agreement_data import make_dataset
+from tests.analysis.agreement_data import make_dataset
 
 # pair index -> (category, human votes)
 VOTES = {

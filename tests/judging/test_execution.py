@@ -23,7 +23,7 @@ from tests.factories import (
     ResponseFactory,
     UserFactory,
 )
-from tests.judging.conftest import wait_for
+from tests.judge_fixtures import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

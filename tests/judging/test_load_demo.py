@@ -62,8 +62,8 @@ def test_load_demo_creates_everything_once(eager_tasks, capsys):
         "rater2",
     }
     # the generated preference set and the heuristic judge, imported once
+    from analysis.selectors.metaeval import metaeval_compute
     from annotation.models import HumanPreference, PreferencePair
-    from judging.selectors_metaeval import metaeval_compute
 
     assert PreferencePair.objects.filter(dataset=dataset).count() == 72
     assert HumanPreference.objects.filter(pair__dataset=dataset).count() == 144
@@ -76,7 +76,7 @@ def test_load_demo_creates_everything_once(eager_tasks, capsys):
     assert run.status == JudgeRun.Status.COMPLETED  # the baseline needs no network
     assert JudgeScore.objects.filter(run=run).count() > 0
     # the agreement dashboard has something to compare offline
-    from judging.selectors_agreement import agreement_compute
+    from analysis.selectors.agreement import agreement_compute
 
     result = agreement_compute(
         dataset=dataset, campaign_ids=[example.pk], run_ids=[run.pk], n_boot=10

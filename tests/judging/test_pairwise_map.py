@@ -2,7 +2,7 @@
 
 import pytest
 
-from judging.pairwise import map_verdict, unmap_verdict
+from annotation.labels import map_verdict, unmap_verdict
 
 
 @pytest.mark.parametrize(

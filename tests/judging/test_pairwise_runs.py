@@ -27,8 +27,8 @@ from judging.models import (
 )
 from judging.services.runs import judge_run_create_pairwise
 from tests.factories import DatasetFactory, InstructionFactory, ResponseFactory
+from tests.judge_fixtures import wait_for
 from tests.judging import FakeJudge
-from tests.judging.conftest import wait_for
 from tests.judging.test_execution import make_config, stats
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -13,8 +13,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from django.utils import timezone
 
-from judging import selectors
 from judging.models import JudgeCall, JudgeConfig, JudgeRun, JudgeScore
+from judging.selectors import runs as selectors
 from judging.services.runs import judge_run_create
 from tests.judging.data import (
     KEY_ENV,

@@ -12,9 +12,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.errors import DomainError
 from annotation.importers.generic import FIELDS
+from annotation.management.commands._import_cli import print_report, read_files, refused
 from annotation.services import dataset_import_files
-
-from ._import_cli import print_report, read_files, refused
 
 FORMAT_BY_SUFFIX = {
     ".csv": "csv",

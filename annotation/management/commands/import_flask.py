@@ -12,9 +12,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.errors import DomainError
+from annotation.management.commands._import_cli import print_report, read_files, refused
 from annotation.services import dataset_import_flask
-
-from ._import_cli import print_report, read_files, refused
 
 
 def output_paths(values: list[str]) -> list[Path]:

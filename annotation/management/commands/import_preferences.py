@@ -15,12 +15,11 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.errors import DomainError
 from annotation.importers.preferences import FIELDS, LABEL_SCHEMES
+from annotation.management.commands._import_cli import read_files, refused
 from annotation.services.preferences import (
     PreferenceImportReport,
     preferences_import,
 )
-
-from ._import_cli import read_files, refused
 
 FORMAT_BY_SUFFIX = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
 

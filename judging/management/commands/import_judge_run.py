@@ -15,9 +15,8 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.errors import DomainError
 from annotation.management.commands._import_cli import read_files, refused
 from annotation.models import Dataset
+from judging.management.commands._cli import command_user
 from judging.services.imports import FORMATS, GENERIC_FIELDS, judge_run_import
-
-from ._cli import command_user
 
 FORMAT_BY_SUFFIX = {".csv": "csv", ".jsonl": "flask_review", ".json": "flask_review"}
 

@@ -22,9 +22,10 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.errors import DomainError
 from annotation.management.commands._import_cli import refused
 from annotation.models import Dataset
-from judging import selectors
+from judging.management.commands._cli import command_user
 from judging.models import JudgeConfig, JudgeRun, PromptTemplate
-from judging.selectors_pairwise import pairwise_verdict_counts
+from judging.selectors import runs as selectors
+from judging.selectors.pairwise import pairwise_verdict_counts
 from judging.services.runs import (
     judge_config_create,
     judge_run_create,
@@ -34,8 +35,6 @@ from judging.services.runs import (
 )
 from judging.services.suggestions import judge_run_create_annotation
 from judging.templatetags.judging_ui import duration, money
-
-from ._cli import command_user
 
 POLL_SECONDS = 2.0
 BASELINES = {

@@ -98,7 +98,7 @@ class Command(BaseCommand):
         import random
 
         from annotation.models import Campaign, Dataset
-        from annotation.selectors_rating import assignment_skills
+        from annotation.selectors.rating import assignment_skills
         from annotation.services import campaign_create, campaign_set_status
         from annotation.services.rating import assignment_next, rating_submit
 

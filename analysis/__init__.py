@@ -1,0 +1,1 @@
+"""Analysis: reads human and judge scores, computes and draws; writes only the cache."""

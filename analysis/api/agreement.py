@@ -1,0 +1,261 @@
+"""Agreement API: the dashboard's numbers for notebooks and scripts.
+
+    GET /api/datasets/{id}/agreement/?campaign=1&run=4&run=5[&reference_run=6][&retest=1]
+        [&slice=difficulty:3][&n_boot=1000][&seed=0]
+    GET /api/datasets/{id}/agreement/sources/
+    GET /api/datasets/{id}/agreement/slices/
+    GET /api/datasets/{id}/agreement/disagreements/?campaign=1&run=4&skill=KEY[&slice=..][&limit=25]
+
+Researchers and admins only (raters 403, anonymous 401). Bad parameters give 400 with
+the parameter named in `problems[].field`. Responses are the JSON documented in
+`judging.selectors_agreement`.
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from analysis.selectors.agreement import (
+    AgreementError,
+    agreement_compute,
+    agreement_disagreements,
+    agreement_slice_values,
+    agreement_sources_for_user,
+)
+from annotation import selectors as annotation_selectors
+from annotation.api.permissions import IsResearcher
+from annotation.api.serializers.datasets import ProblemOutputSerializer
+from annotation.errors import DomainError, Problem
+
+REFUSED = OpenApiResponse(
+    ProblemOutputSerializer, description="Bad input: each problem names its parameter."
+)
+
+
+class AgreementInputSerializer(serializers.Serializer):
+    campaign = serializers.ListField(child=serializers.IntegerField(), required=False)
+    run = serializers.ListField(child=serializers.IntegerField(), required=False)
+    reference_run = serializers.IntegerField(required=False, allow_null=True)
+    retest = serializers.BooleanField(required=False, default=False)
+    slice = serializers.RegexField(
+        r"^(|[a-z]+:.*)$", required=False, allow_blank=True, default=""
+    )
+    n_boot = serializers.IntegerField(required=False, default=1000)
+    seed = serializers.IntegerField(required=False, default=0)
+    skill = serializers.CharField(required=False, allow_blank=True, default="")
+    limit = serializers.IntegerField(required=False, default=25)
+
+
+def _params(request) -> dict:
+    """Query parameters (repeatable campaign/run) validated; DomainError names them."""
+    data = {k: v for k, v in request.query_params.items()}
+    for name in ("campaign", "run"):
+        values = request.query_params.getlist(name)
+        data[name] = [v for part in values for v in part.split(",") if v.strip()]
+    ser = AgreementInputSerializer(data=data)
+    if not ser.is_valid():
+        raise DomainError(
+            "Bad parameters",
+            [
+                Problem("; ".join(str(m) for m in msgs), field=field)
+                for field, msgs in ser.errors.items()
+            ],
+        )
+    out = dict(ser.validated_data)
+    dim, _, value = out.pop("slice", "").partition(":")
+    out["slice_dim"], out["slice_value"] = dim, value
+    return out
+
+
+def _refuse(exc: AgreementError) -> DomainError:
+    field, _, message = str(exc).partition(": ")
+    field = field.replace(" ", "_")
+    return DomainError("Agreement refused", [Problem(message or str(exc), field=field)])
+
+
+QUERY = [
+    OpenApiParameter(
+        "campaign", OpenApiTypes.INT, many=True, description="Campaign ids"
+    ),
+    OpenApiParameter("run", OpenApiTypes.INT, many=True, description="Judge run ids"),
+    OpenApiParameter("reference_run", OpenApiTypes.INT, description="Judge vs judge"),
+    OpenApiParameter("retest", OpenApiTypes.BOOL, description="Sample 0 vs sample 1"),
+    OpenApiParameter(
+        "slice", OpenApiTypes.STR, description="DIM:VALUE (domain, difficulty, ...)"
+    ),
+    OpenApiParameter("n_boot", OpenApiTypes.INT, description="Bootstrap resamples"),
+    OpenApiParameter("seed", OpenApiTypes.INT),
+]
+
+
+class AgreementApi(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        tags=["agreement"],
+        parameters=QUERY,
+        responses={200: OpenApiTypes.OBJECT, 400: REFUSED},
+    )
+    def get(self, request, dataset_id: int):
+        dataset = annotation_selectors.dataset_get_for_user(
+            user=request.user, dataset_id=dataset_id
+        )
+        p = _params(request)
+        try:
+            result = agreement_compute(
+                dataset=dataset,
+                campaign_ids=p.get("campaign", []),
+                run_ids=p.get("run", []),
+                reference_run_id=p.get("reference_run"),
+                retest=p["retest"],
+                slice_dim=p["slice_dim"],
+                slice_value=p["slice_value"],
+                n_boot=p["n_boot"],
+                seed=p["seed"],
+            )
+        except AgreementError as exc:
+            raise _refuse(exc) from exc
+        return Response(result)
+
+
+class AgreementSourcesApi(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(tags=["agreement"], responses={200: OpenApiTypes.OBJECT})
+    def get(self, request, dataset_id: int):
+        dataset = annotation_selectors.dataset_get_for_user(
+            user=request.user, dataset_id=dataset_id
+        )
+        return Response(agreement_sources_for_user(user=request.user, dataset=dataset))
+
+
+class AgreementSlicesApi(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(tags=["agreement"], responses={200: OpenApiTypes.OBJECT})
+    def get(self, request, dataset_id: int):
+        dataset = annotation_selectors.dataset_get_for_user(
+            user=request.user, dataset_id=dataset_id
+        )
+        return Response(agreement_slice_values(dataset=dataset))
+
+
+class AgreementDisagreementsApi(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        tags=["agreement"],
+        parameters=[
+            *QUERY[:2],
+            QUERY[4],
+            OpenApiParameter("skill", OpenApiTypes.STR, description="Skill key"),
+            OpenApiParameter("limit", OpenApiTypes.INT, description="At most 500"),
+        ],
+        responses={200: OpenApiTypes.OBJECT, 400: REFUSED},
+    )
+    def get(self, request, dataset_id: int):
+        dataset = annotation_selectors.dataset_get_for_user(
+            user=request.user, dataset_id=dataset_id
+        )
+        p = _params(request)
+        runs = p.get("run", [])
+        if len(runs) != 1:
+            raise DomainError(
+                "Bad parameters", [Problem("give exactly one judge run", field="run")]
+            )
+        try:
+            items = agreement_disagreements(
+                dataset=dataset,
+                campaign_ids=p.get("campaign", []),
+                run_id=runs[0],
+                skill_key=p["skill"],
+                slice_dim=p["slice_dim"],
+                slice_value=p["slice_value"],
+                limit=p["limit"],
+            )
+        except AgreementError as exc:
+            raise _refuse(exc) from exc
+        return Response({"items": items})
+
+
+class MetaevalApi(APIView):
+    """GET /api/datasets/{id}/metaeval/?run=..&n_boot=..&seed=..&sections=JSON"""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        tags=["agreement"],
+        parameters=[
+            QUERY[1],
+            QUERY[5],
+            QUERY[6],
+            OpenApiParameter(
+                "sections", OpenApiTypes.STR, description='JSON {"section": [subsets]}'
+            ),
+        ],
+        responses={200: OpenApiTypes.OBJECT, 400: REFUSED},
+    )
+    def get(self, request, dataset_id: int):
+        from analysis.selectors.metaeval import (
+            MetaevalError,
+            metaeval_compute,
+            parse_sections,
+        )
+
+        dataset = annotation_selectors.dataset_get_for_user(
+            user=request.user, dataset_id=dataset_id
+        )
+        p = _params(request)
+        try:
+            sections_text = request.query_params.get("sections", "")
+            if sections_text and not sections_text.lstrip().startswith("{"):
+                raise MetaevalError("sections: give JSON text, not a file name")
+            result = metaeval_compute(
+                dataset=dataset,
+                run_ids=p.get("run", []),
+                sections=parse_sections(sections_text),
+                n_boot=p["n_boot"],
+                seed=p["seed"],
+            )
+        except MetaevalError as exc:
+            raise _refuse(exc) from exc
+        return Response(result)
+
+
+class PointwiseProbesApi(APIView):
+    """GET /api/datasets/{id}/probes/?campaign=..&run=ID: length, inflation, halo."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        tags=["agreement"],
+        parameters=[*QUERY[:2], QUERY[5], QUERY[6]],
+        responses={200: OpenApiTypes.OBJECT, 400: REFUSED},
+    )
+    def get(self, request, dataset_id: int):
+        from analysis.selectors.metaeval import pointwise_probes
+
+        dataset = annotation_selectors.dataset_get_for_user(
+            user=request.user, dataset_id=dataset_id
+        )
+        p = _params(request)
+        runs = p.get("run", [])
+        if len(runs) != 1:
+            raise DomainError(
+                "Bad parameters", [Problem("give exactly one judge run", field="run")]
+            )
+        try:
+            result = pointwise_probes(
+                dataset=dataset,
+                campaign_ids=p.get("campaign", []),
+                run_id=runs[0],
+                n_boot=p["n_boot"],
+                seed=p["seed"],
+            )
+        except AgreementError as exc:
+            raise _refuse(exc) from exc
+        return Response(result)

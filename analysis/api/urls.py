@@ -1,0 +1,58 @@
+"""REST API of the analysis app, mounted at /api/ (flaskapp.urls).
+
+Agreement, meta-evaluation, probes and the exports. Names: ``analysis_api:<name>``.
+"""
+
+from django.urls import path
+
+from analysis.api import agreement, exports, training
+
+app_name = "analysis_api"
+
+urlpatterns = [
+    path(
+        "datasets/<int:dataset_id>/agreement/",
+        agreement.AgreementApi.as_view(),
+        name="agreement",
+    ),
+    path(
+        "datasets/<int:dataset_id>/agreement/sources/",
+        agreement.AgreementSourcesApi.as_view(),
+        name="agreement-sources",
+    ),
+    path(
+        "datasets/<int:dataset_id>/agreement/slices/",
+        agreement.AgreementSlicesApi.as_view(),
+        name="agreement-slices",
+    ),
+    path(
+        "datasets/<int:dataset_id>/agreement/disagreements/",
+        agreement.AgreementDisagreementsApi.as_view(),
+        name="agreement-disagreements",
+    ),
+    path(
+        "datasets/<int:dataset_id>/metaeval/",
+        agreement.MetaevalApi.as_view(),
+        name="metaeval",
+    ),
+    path(
+        "datasets/<int:dataset_id>/probes/",
+        agreement.PointwiseProbesApi.as_view(),
+        name="pointwise-probes",
+    ),
+    path(
+        "datasets/<int:dataset_id>/export/",
+        exports.DatasetExportApi.as_view(),
+        name="dataset-export",
+    ),
+    path(
+        "datasets/<int:dataset_id>/training-export/",
+        training.DatasetTrainingExportApi.as_view(),
+        name="dataset-training-export",
+    ),
+    path(
+        "datasets/<int:dataset_id>/preferences/export/",
+        training.DatasetPreferencesExportApi.as_view(),
+        name="dataset-preferences-export",
+    ),
+]

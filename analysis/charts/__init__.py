@@ -1,0 +1,52 @@
+"""Server-side SVG charts of the agreement dashboard: pure functions, no Django.
+
+Every function returns one standalone SVG document as a string, so the same text is
+inlined in a page and served as a download. The contract every chart keeps:
+
+* Every piece of text (titles, model and skill names, tooltips) goes through
+  ``html.escape``: names come from uploaded files and must never become markup.
+* ``role="img"`` with an ``aria-label`` (and ``<title>``/``<desc>``) for screen readers;
+  each mark carries its own ``<title>`` tooltip with the exact numbers.
+* Size comes from ``viewBox`` only, so a chart scales with its container.
+* Colours come from the Okabe-Ito palette (safe for colour-blind readers) and every
+  series differs by a second channel too: dash pattern and marker shape for lines,
+  hatching for bars. Humans (the reference) are always solid and dark.
+* Empty, malformed or undefined input gives a "not enough data" chart, never an
+  exception: the dashboard shows whatever the data allows.
+
+The ``*_from_agreement`` adapters take the dict returned by
+``judging.selectors_agreement.agreement_compute`` (see its contract) and pick one
+chart's numbers out of it.
+"""
+
+from analysis.charts.agreement import (
+    find_row,
+    heatmap_from_agreement,
+    radar_from_agreement,
+    rank_bars_from_agreement,
+    reference_label,
+    run_labels,
+    scatter_from_agreement,
+)
+from analysis.charts.bars import rank_bars_chart, ranks_from_means
+from analysis.charts.heatmap import heatmap_chart
+from analysis.charts.radar import radar_chart
+from analysis.charts.scatter import scatter_chart
+from analysis.charts.svg import Series, empty_chart
+
+__all__ = [
+    "Series",
+    "empty_chart",
+    "find_row",
+    "heatmap_chart",
+    "heatmap_from_agreement",
+    "radar_chart",
+    "radar_from_agreement",
+    "rank_bars_chart",
+    "rank_bars_from_agreement",
+    "ranks_from_means",
+    "reference_label",
+    "run_labels",
+    "scatter_chart",
+    "scatter_from_agreement",
+]

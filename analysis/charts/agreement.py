@@ -1,0 +1,146 @@
+"""Adapters: one chart's numbers picked out of `agreement_compute()`'s result dict."""
+
+from __future__ import annotations
+
+from analysis.charts.bars import rank_bars_chart, ranks_from_means
+from analysis.charts.heatmap import heatmap_chart
+from analysis.charts.radar import radar_chart
+from analysis.charts.scatter import scatter_chart
+from analysis.charts.svg import JUDGE_COLOURS, Series, fmt_num, shorten
+
+
+def _value(stat) -> float | None:
+    return stat.get("value") if isinstance(stat, dict) else None
+
+
+def _n(stat) -> int:
+    return int(stat.get("n") or 0) if isinstance(stat, dict) else 0
+
+
+def reference_label(result: dict) -> str:
+    return (result.get("reference") or {}).get("label") or "Humans"
+
+
+def run_labels(result: dict) -> list[tuple[str, str]]:
+    """[(run id as str, label)] in the result's order."""
+    return [
+        (str(r["id"]), r.get("label") or f"run {r['id']}")
+        for r in result.get("runs") or []
+    ]
+
+
+def find_row(result: dict, key: str) -> dict | None:
+    return next((r for r in result.get("rows") or [] if r.get("key") == key), None)
+
+
+def _model_stats(row: dict, run_id: str) -> dict[str, dict]:
+    judge = (row.get("judges") or {}).get(run_id) or {}
+    models = (judge.get("models") or {}).get("models") or []
+    return {m.get("model"): m for m in models if isinstance(m, dict)}
+
+
+def radar_from_agreement(result: dict, model: str) -> str:
+    """One model's mean per skill: the reference (humans) and every judge run.
+
+    The human mean of a skill is the row's run-independent human mean of the model
+    (every item the humans scored) when the result has it; otherwise (a judge run as
+    the reference) the first run's reference mean over the items that run scored.
+    """
+    rows = [r for r in result.get("rows") or [] if r.get("level") == "skill"]
+    title = f"{model}: mean score per skill"
+    runs = run_labels(result)
+    human, human_notes = [], []
+    judges = {rid: ([], []) for rid, _ in runs}
+    for row in rows:
+        h = None
+        for rid, _ in runs:
+            stats = _model_stats(row, rid).get(model) or {}
+            if h is None and _value(stats.get("human_mean")) is not None:
+                h = stats["human_mean"]
+            values, notes = judges[rid]
+            values.append(_value(stats.get("judge_mean")))
+            notes.append(f"n={_n(stats.get('judge_mean'))}" if stats else "")
+        own = {
+            m.get("model"): m.get("mean")
+            for m in (row.get("human") or {}).get("models") or []
+        }
+        if model in own:
+            h = own[model]
+        human.append(_value(h))
+        human_notes.append(f"n={_n(h)}" if h else "")
+    series = [Series(reference_label(result), human, 0, human_notes)]
+    series += [
+        Series(label, judges[rid][0], i + 1, judges[rid][1])
+        for i, (rid, label) in enumerate(runs)
+    ]
+    return radar_chart(
+        title=title, axes=[r.get("label", "") for r in rows], series=series
+    )
+
+
+def heatmap_from_agreement(result: dict, row_key: str, run_id: str) -> str:
+    row = find_row(result, row_key) or {}
+    label = dict(run_labels(result)).get(str(run_id), f"run {run_id}")
+    title = f"{row.get('label', row_key)}: {label} vs {reference_label(result).lower()}"
+    judge = (row.get("judges") or {}).get(str(run_id)) or {}
+    return heatmap_chart(
+        title=title,
+        confusion=judge.get("confusion"),
+        row_label=f"{shorten(label, 30)} score",
+        col_label=f"{reference_label(result)} median (rounded)",
+    )
+
+
+def scatter_from_agreement(result: dict, row_key: str, run_id: str) -> str:
+    row = find_row(result, row_key) or {}
+    runs = run_labels(result)
+    label = dict(runs).get(str(run_id), f"run {run_id}")
+    index = next((i for i, (rid, _) in enumerate(runs) if rid == str(run_id)), 0)
+    judge = (row.get("judges") or {}).get(str(run_id)) or {}
+    return scatter_chart(
+        title=f"{row.get('label', row_key)}: {label} vs {reference_label(result).lower()}",
+        points=judge.get("scatter"),
+        x_label=f"{reference_label(result)} mean",
+        y_label=f"{shorten(label, 30)} score",
+        colour=JUDGE_COLOURS[index % len(JUDGE_COLOURS)],
+    )
+
+
+def rank_bars_from_agreement(result: dict, row_key: str) -> str:
+    """Each model's rank on one row (skill, ability or overall) under the reference
+    and under every judge run."""
+    row = find_row(result, row_key) or {}
+    runs = run_labels(result)
+    per_run = {rid: _model_stats(row, rid) for rid, _ in runs}
+    models = list(result.get("models") or [])
+    seen = {m for stats in per_run.values() for m in stats}
+    models = [m for m in models if m in seen] + sorted(seen - set(models))
+    human_means = []
+    for m in models:
+        h = next(
+            (
+                _value(per_run[rid][m].get("human_mean"))
+                for rid, _ in runs
+                if m in per_run[rid]
+                and _value(per_run[rid][m].get("human_mean")) is not None
+            ),
+            None,
+        )
+        human_means.append(h)
+    title = f"{row.get('label', row_key)}: model ranks"
+
+    def notes(means):
+        return [f"mean {fmt_num(v)}" if v is not None else "" for v in means]
+
+    series = [
+        Series(
+            reference_label(result),
+            ranks_from_means(human_means),
+            0,
+            notes(human_means),
+        )
+    ]
+    for i, (rid, label) in enumerate(runs):
+        means = [_value((per_run[rid].get(m) or {}).get("judge_mean")) for m in models]
+        series.append(Series(label, ranks_from_means(means), i + 1, notes(means)))
+    return rank_bars_chart(title=title, models=models, series=series)

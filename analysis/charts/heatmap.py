@@ -1,0 +1,126 @@
+"""Heatmap of a 5 x 5 confusion matrix (judge score by rounded human median)."""
+
+from __future__ import annotations
+
+from analysis.charts.svg import (
+    MUTED,
+    TEXT,
+    empty_chart,
+    esc,
+    fmt_num,
+    svg_document,
+    svg_heading,
+    svg_text,
+)
+
+
+def _blend(t: float) -> str:
+    """Sequential light-to-dark blue (readable in every common colour-vision type)."""
+    lo, hi = (0xF3, 0xF7, 0xFC), (0x08, 0x30, 0x6B)
+    rgb = (round(a + (b - a) * t) for a, b in zip(lo, hi, strict=True))
+    return "#" + "".join(f"{c:02x}" for c in rgb)
+
+
+def _matrix(confusion) -> list[list[int]] | None:
+    try:
+        rows = [[int(c) for c in row] for row in confusion]
+    except (TypeError, ValueError):
+        return None
+    if (
+        len(rows) != 5
+        or any(len(r) != 5 for r in rows)
+        or any(c < 0 for r in rows for c in r)
+    ):
+        return None
+    return rows
+
+
+def heatmap_chart(
+    *,
+    title: str,
+    confusion,
+    row_label: str = "Judge score",
+    col_label: str = "Human median (rounded)",
+) -> str:
+    """5x5 counts: rows the judge's score 1..5 (5 at the top), columns the rounded
+    human median 1..5; the diagonal (exact agreement) is outlined."""
+    matrix = _matrix(confusion)
+    if matrix is None:
+        return empty_chart(title, "no 5 x 5 confusion matrix")
+    total = sum(map(sum, matrix))
+    if total == 0:
+        return empty_chart(title, "no item scored by both sides (n=0)")
+    peak = max(max(r) for r in matrix)
+    cell, left, top = 58, 96, 58
+    width, height = left + 5 * cell + 70, top + 5 * cell + 110
+    body = [svg_heading(title, width)]
+    body.append(svg_text(left + 2.5 * cell, top - 10, col_label, size=12, fill=MUTED))
+    for j in range(5):
+        body.append(
+            svg_text(left + (j + 0.5) * cell, top + 5 * cell + 18, j + 1, weight="600")
+        )
+    body.append(svg_text(left + 5 * cell + 30, top - 10, "total", size=11, fill=MUTED))
+    ylab_x, ylab_y = 24, top + 2.5 * cell
+    body.append(
+        f'<text x="{ylab_x}" y="{fmt_num(ylab_y)}" text-anchor="middle" font-size="12" '
+        f'fill="{MUTED}" transform="rotate(-90 {ylab_x} {fmt_num(ylab_y)})">{esc(row_label)}</text>'
+    )
+    cells = ['<g class="cells">']
+    for k in range(5):  # k = 0 is the top row = judge score 5
+        score = 5 - k
+        row = matrix[score - 1]
+        y = top + k * cell
+        body.append(
+            svg_text(left - 14, y + cell / 2 + 4, score, anchor="end", weight="600")
+        )
+        for j, count in enumerate(row):
+            x = left + j * cell
+            t = count / peak if peak else 0.0
+            share = 100 * count / total
+            tip = (
+                f"{row_label} {score}, {col_label.lower()} {j + 1}: {count} "
+                f"item{'s' if count != 1 else ''} ({fmt_num(share, 1)}%)"
+            )
+            diag = score == j + 1
+            stroke = 'stroke="#000000" stroke-width="2"' if diag else 'stroke="#ffffff"'
+            ink = "#ffffff" if t > 0.5 else TEXT
+            cells.append(
+                f'<g class="cell"><title>{esc(tip)}</title>'
+                f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" '
+                f'fill="{_blend(t)}" {stroke}/>'
+                + svg_text(x + cell / 2, y + cell / 2 + 5, count, size=14, fill=ink)
+                + "</g>"
+            )
+        body.append(
+            svg_text(
+                left + 5 * cell + 30, y + cell / 2 + 4, sum(row), size=11, fill=MUTED
+            )
+        )
+    cells.append("</g>")
+    body += cells
+    legend_y = top + 5 * cell + 40
+    legend = [f'<g class="legend" transform="translate({left},{legend_y})">']
+    for i in range(6):
+        legend.append(
+            f'<rect x="{i * 30}" y="0" width="30" height="12" fill="{_blend(i / 5)}"/>'
+        )
+    legend.append(svg_text(0, 28, 0, anchor="start", size=11, fill=MUTED))
+    legend.append(svg_text(180, 28, peak, anchor="end", size=11, fill=MUTED))
+    legend.append(
+        '<rect x="200" y="-1" width="14" height="14" fill="none" stroke="#000000" '
+        'stroke-width="2"/>'
+    )
+    legend.append(svg_text(220, 10, "exact agreement", anchor="start", size=11))
+    legend.append(
+        svg_text(
+            0, 48, f"{total} items; darker = more", anchor="start", size=11, fill=MUTED
+        )
+    )
+    legend.append("</g>")
+    body += legend
+    desc = f"Confusion matrix of {total} items: {row_label} by {col_label}."
+    return svg_document(width, height, title, desc, body)
+
+
+# ---------------------------------------------------------------------------------
+# Scatter

@@ -1,0 +1,487 @@
+"""The agreement dashboard's reading of the query string and its shaping of
+`agreement_compute()`'s result into table rows, chart SVGs and CSV lines.
+
+Pure functions of plain data (a QueryDict-like `params`, the result dict), no
+database access: the views in `views_agreement` stay thin and these rules are
+tested through them. The query string every dashboard URL shares:
+
+    campaign=<id> (repeatable)   human campaigns (the reference, by default)
+    run=<id> (repeatable)        judge runs to compare (baselines and imports included)
+    reference=<id>               compare the runs with this judge run instead (judge vs judge)
+    retest=1                     compare each run's sample 0 with its sample 1
+    n_boot=<0..MAX_BOOT>         bootstrap resamples for the 95% intervals
+    slice=<dim>:<value>          domain, difficulty, task, hard or model
+    sort=<column>&dir=asc|desc   table order (server side; htmx swaps the fragment)
+    chart=<row key>              the skill (or ability, "overall") the charts show
+    judge=<run id>, model=<name> the run of a drill-down or chart, the model of a radar
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass, field
+
+from analysis import charts
+from analysis.selectors.agreement import MAX_BOOT
+
+N_BOOT_DEFAULT = 1000
+N_BOOT_MAX = MAX_BOOT
+SLICE_DIMS = {
+    "domain": "Domain",
+    "difficulty": "Difficulty",
+    "task": "Source task",
+    "hard": "FLASK-Hard",
+    "model": "Model",
+}
+# (key in the judge's dict, column heading, abbreviation, how to show the value)
+JUDGE_COLUMNS = [
+    ("spearman", "Spearman ρ", "ρ", "corr"),
+    ("kendall", "Kendall τ-b", "τ", "corr"),
+    ("qwk", "Quadratic-weighted κ", "QWK", "corr"),
+    ("exact", "Exact agreement", "exact", "share"),
+    ("within1", "Within one point", "±1", "share"),
+    ("leniency", "Leniency (judge minus humans)", "leniency", "signed"),
+    (
+        "alpha_ordinal_gain",
+        "α gain when the judge joins the raters",
+        "α gain",
+        "signed",
+    ),
+]
+# Every statistic of a row, for the CSV (the table shows a subset).
+HUMAN_STATS = ["alpha_ordinal", "alpha_interval", "exact", "within1"]
+JUDGE_STATS = [
+    "pearson",
+    "spearman",
+    "kendall",
+    "qwk",
+    "exact",
+    "within1",
+    "leniency",
+    "mae",
+    "alpha_ordinal_with_judge",
+    "alpha_ordinal_gain",
+    "alpha_interval_with_judge",
+    "alpha_interval_gain",
+]
+CHART_KINDS = ("radar", "heatmap", "scatter", "ranks")
+DRILL_LIMIT = 25
+
+
+class BadChoice(Exception):
+    """A download or drill-down asked for something the result does not have."""
+
+
+@dataclass
+class Choice:
+    """What the researcher asked to see, checked against what the dataset has."""
+
+    campaign_ids: list[int] = field(default_factory=list)
+    run_ids: list[int] = field(default_factory=list)
+    reference_run_id: int | None = None
+    retest: bool = False
+    n_boot: int = N_BOOT_DEFAULT
+    slice_dim: str = ""
+    slice_value: str = ""
+    sort: str = ""
+    descending: bool = True
+    chart: str = ""
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def ready(self) -> bool:
+        """Enough was chosen to compute: runs and something to compare them with."""
+        has_reference = bool(
+            self.campaign_ids or self.reference_run_id is not None or self.retest
+        )
+        return not self.errors and bool(self.run_ids) and has_reference
+
+    def compute_kwargs(self) -> dict:
+        return {
+            "campaign_ids": self.campaign_ids,
+            "run_ids": self.run_ids,
+            "reference_run_id": self.reference_run_id,
+            "retest": self.retest,
+            "slice_dim": self.slice_dim,
+            "slice_value": self.slice_value,
+            "n_boot": self.n_boot,
+        }
+
+
+def _ids(params, name: str, known: dict, errors: list[str]) -> list[int]:
+    ids: list[int] = []
+    for raw in params.getlist(name):
+        raw = raw.strip()
+        if not raw:
+            continue
+        if not raw.isdigit():
+            errors.append(f"`{name}`: “{raw}” is not an id.")
+        elif int(raw) not in known:
+            errors.append(
+                f"`{name}`: {raw} is not one of this dataset's "
+                f"{'human campaigns' if name == 'campaign' else 'judge runs'}."
+            )
+        elif int(raw) not in ids:
+            ids.append(int(raw))
+    return ids
+
+
+def parse_choice(params, sources: dict, slice_values: dict) -> Choice:
+    """Read the query string; every problem names its parameter."""
+    errors: list[str] = []
+    campaigns = {c["id"]: c for c in sources["campaigns"]}
+    runs = {r["id"]: r for r in sources["runs"]}
+    choice = Choice(errors=errors)
+    choice.campaign_ids = _ids(params, "campaign", campaigns, errors)
+    choice.run_ids = _ids(params, "run", runs, errors)
+    reference = params.get("reference", "").strip()
+    if reference:
+        found = _ids(params, "reference", runs, errors)
+        if found:
+            choice.reference_run_id = found[0]
+            if found[0] in choice.run_ids:
+                errors.append(
+                    f"`reference`: run {found[0]} is also one of the compared runs; "
+                    "choose another run as the reference."
+                )
+    choice.retest = params.get("retest", "") in ("1", "on", "true")
+    if choice.retest and choice.reference_run_id is not None:
+        errors.append("`retest`: choose a reference run or test-retest, not both.")
+    raw = params.get("n_boot", "").strip()
+    if raw:
+        if not raw.isdigit() or int(raw) > N_BOOT_MAX:
+            errors.append(
+                f"`n_boot`: “{raw}” must be a whole number from 0 to {N_BOOT_MAX}."
+            )
+        else:
+            choice.n_boot = int(raw)
+    raw = params.get("slice", "").strip()
+    if raw:
+        dim, _, value = raw.partition(":")
+        allowed = {v["value"] for v in slice_values.get(dim, [])}
+        if dim not in SLICE_DIMS:
+            errors.append(
+                f"`slice`: “{dim}” is not a slice; use one of {', '.join(SLICE_DIMS)}."
+            )
+        elif value not in allowed:
+            errors.append(
+                f"`slice`: {SLICE_DIMS[dim].lower()} “{value}” does not occur in "
+                "this dataset."
+            )
+        else:
+            choice.slice_dim, choice.slice_value = dim, value
+    choice.sort = params.get("sort", "").strip()
+    choice.descending = params.get("dir", "desc") != "asc"
+    choice.chart = params.get("chart", "").strip()
+    return choice
+
+
+# --- The table and the charts -----------------------------------------------------------------
+
+
+def _value(stat) -> float | None:
+    return stat.get("value") if isinstance(stat, dict) else None
+
+
+def _sort_value(row: dict, sort: str) -> float | None:
+    if sort == "human":
+        return _value((row.get("human") or {}).get("alpha_ordinal"))
+    run_id, _, stat = sort.partition(".")
+    judge = (row.get("judges") or {}).get(run_id) or {}
+    return _value(judge.get(stat))
+
+
+def _sorted_rows(rows: list[dict], sort: str, descending: bool) -> list[dict]:
+    """Skills by the column, then abilities by the column, then overall; undefined
+    values last whichever the direction. Without `sort`: the contract's grouped order."""
+    if not sort:
+        return rows
+
+    def key(row):
+        v = _sort_value(row, sort)
+        return (v is None, 0 if v is None else (-v if descending else v))
+
+    levels = ("skill", "ability", "overall")
+    out = []
+    for level in levels:
+        out += sorted((r for r in rows if r.get("level") == level), key=key)
+    out += [r for r in rows if r.get("level") not in levels]
+    return out
+
+
+def table_context(result: dict, choice: Choice) -> dict:
+    """Rows and columns of the per-skill table, in the order asked for."""
+    runs = charts.run_labels(result)
+    known_sorts = {"human"} | {
+        f"{rid}.{c[0]}" for rid, _ in runs for c in JUDGE_COLUMNS
+    }
+    sort = choice.sort if choice.sort in known_sorts else ""
+    rows = []
+    for row in _sorted_rows(result.get("rows") or [], sort, choice.descending):
+        judges = []
+        for rid, label in runs:
+            judge = (row.get("judges") or {}).get(rid) or {}
+            judges.append(
+                {
+                    "run_id": rid,
+                    "label": label,
+                    "cells": [(judge.get(c[0]), c[3]) for c in JUDGE_COLUMNS],
+                    "flag": judge.get("flag") or {},
+                    "counts": judge.get("counts") or {},
+                }
+            )
+        rows.append({"row": row, "human": row.get("human") or {}, "judges": judges})
+
+    def header(key: str, label: str, abbr: str) -> dict:
+        current = key == sort
+        return {
+            "key": key,
+            "label": label,
+            "abbr": abbr,
+            "aria_sort": ("descending" if choice.descending else "ascending")
+            if current
+            else "none",
+            "next_dir": "asc" if current and choice.descending else "desc",
+        }
+
+    return {
+        "rows": rows,
+        "runs": runs,
+        "human_header": header("human", "Krippendorff's α (ordinal) among raters", "α"),
+        "run_headers": [
+            (rid, label, [header(f"{rid}.{c[0]}", c[1], c[2]) for c in JUDGE_COLUMNS])
+            for rid, label in runs
+        ],
+        "columns": JUDGE_COLUMNS,
+        "sort": sort,
+        "descending": choice.descending,
+        "grouped": not sort,
+    }
+
+
+def _chart_rows(result: dict) -> list[dict]:
+    levels = ("skill", "ability", "overall")
+    return [r for r in result.get("rows") or [] if r.get("level") in levels]
+
+
+def _models_with_means(result: dict) -> list[str]:
+    """The result's models that have a mean on some row (a slice by model, or a run
+    that skipped a model, leaves the others without any)."""
+    scored = set()
+    for row in result.get("rows") or []:
+        for judge in (row.get("judges") or {}).values():
+            for m in (judge.get("models") or {}).get("models") or []:
+                if any(
+                    _value(m.get(k)) is not None for k in ("human_mean", "judge_mean")
+                ):
+                    scored.add(m.get("model"))
+    return [m for m in result.get("models") or [] if m in scored]
+
+
+def charts_context(result: dict, choice: Choice) -> dict:
+    """The SVGs of the charts section: a radar per model with scores; for the chosen
+    row a heatmap and a scatter per run and the rank bars."""
+    rows = _chart_rows(result)
+    models = _models_with_means(result)
+    keys = [r["key"] for r in rows]
+    chart = choice.chart if choice.chart in keys else (keys[0] if keys else "")
+    runs = charts.run_labels(result)
+    return {
+        "chart_rows": rows,
+        "chart": chart,
+        "chart_label": (charts.find_row(result, chart) or {}).get("label", chart),
+        "radars": [(m, charts.radar_from_agreement(result, m)) for m in models],
+        "models_without_scores": len(result.get("models") or []) - len(models),
+        "per_run": [
+            {
+                "run_id": rid,
+                "label": label,
+                "heatmap": charts.heatmap_from_agreement(result, chart, rid),
+                "scatter": charts.scatter_from_agreement(result, chart, rid),
+            }
+            for rid, label in runs
+        ],
+        "ranks": charts.rank_bars_from_agreement(result, chart),
+    }
+
+
+# --- Downloads -------------------------------------------------------------------------
+
+
+def chart_svg(kind: str, params, result: dict) -> tuple[str, list]:
+    """One chart of the dashboard and the parts of its file name; BadChoice names a
+    parameter (`model`, `chart`, `judge`) the result does not have."""
+    if kind == "radar":
+        model = params.get("model", "")
+        if model not in (result.get("models") or []):
+            raise BadChoice(f"`model`: “{model}” is not a model of this result.")
+        return charts.radar_from_agreement(result, model), [model]
+    row = params.get("chart", "")
+    if charts.find_row(result, row) is None:
+        raise BadChoice(f"`chart`: “{row}” is not a row of the table.")
+    if kind == "ranks":
+        return charts.rank_bars_from_agreement(result, row), [row]
+    judge = params.get("judge", "")
+    if judge not in dict(charts.run_labels(result)):
+        raise BadChoice(f"`judge`: “{judge}” is not one of the compared runs.")
+    render_chart = (
+        charts.heatmap_from_agreement
+        if kind == "heatmap"
+        else charts.scatter_from_agreement
+    )
+    return render_chart(result, row, judge), [row, f"run{judge}"]
+
+
+def csv_text(rows: list[list]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    for row in rows:
+        writer.writerow(["" if v is None else v for v in row])
+    return buffer.getvalue()
+
+
+def _stat_line(prefix: list, name: str, stat) -> list:
+    stat = stat if isinstance(stat, dict) else {}
+    ci = stat.get("ci") or [None, None]
+    return prefix + [
+        name,
+        stat.get("value"),
+        ci[0],
+        ci[1],
+        stat.get("n"),
+        stat.get("n_undefined"),
+        stat.get("reason", ""),
+    ]
+
+
+TABLE_CSV_HEADER = [
+    "row",
+    "level",
+    "ability",
+    "label",
+    "source",
+    "source_label",
+    "statistic",
+    "value",
+    "ci_low",
+    "ci_high",
+    "n",
+    "n_undefined",
+    "reason",
+]
+
+
+def table_csv_lines(result: dict) -> list[list]:
+    """The table in long form: one line per row, source and statistic, with the
+    reference's ceiling (source "reference"), every judge statistic and its flag."""
+    lines = [TABLE_CSV_HEADER]
+    runs = charts.run_labels(result)
+    for row in result.get("rows") or []:
+        base = [row.get("key"), row.get("level"), row.get("ability"), row.get("label")]
+        human = row.get("human") or {}
+        ref = base + ["reference", charts.reference_label(result)]
+        for name in ("n_items", "n_items_multi_rated", "scores", "na"):
+            lines.append(ref + [name, human.get(name), None, None, None, None, ""])
+        for name in HUMAN_STATS:
+            lines.append(_stat_line(ref, name, human.get(name)))
+        for rid, label in runs:
+            judge = (row.get("judges") or {}).get(rid) or {}
+            src = base + [f"run:{rid}", label]
+            for name, count in (judge.get("counts") or {}).items():
+                lines.append(src + [f"count_{name}", count, None, None, None, None, ""])
+            for name in JUDGE_STATS:
+                lines.append(_stat_line(src, name, judge.get(name)))
+            flag = judge.get("flag") or {}
+            for name in ("below_ceiling", "significant"):
+                value = flag.get(name)
+                text = "" if value is None else ("true" if value else "false")
+                lines.append(
+                    src
+                    + [
+                        f"flag_{name}",
+                        text,
+                        None,
+                        None,
+                        None,
+                        None,
+                        flag.get("reason", ""),
+                    ]
+                )
+    return lines
+
+
+def model_csv_lines(result: dict) -> list[list]:
+    """Model means behind the radar and rank charts: one line per row, run and model."""
+    lines = [
+        [
+            "row",
+            "label",
+            "source",
+            "source_label",
+            "model",
+            "n",
+            "human_mean",
+            "human_mean_n",
+            "judge_mean",
+            "judge_mean_n",
+        ]
+    ]
+    for row in result.get("rows") or []:
+        for rid, label in charts.run_labels(result):
+            judge = (row.get("judges") or {}).get(rid) or {}
+            for m in (judge.get("models") or {}).get("models") or []:
+                h, j = m.get("human_mean") or {}, m.get("judge_mean") or {}
+                lines.append(
+                    [
+                        row.get("key"),
+                        row.get("label"),
+                        f"run:{rid}",
+                        label,
+                        m.get("model"),
+                        m.get("n"),
+                        h.get("value"),
+                        h.get("n"),
+                        j.get("value"),
+                        j.get("n"),
+                    ]
+                )
+    return lines
+
+
+DISAGREEMENT_CSV_HEADER = [
+    "response_id",
+    "instruction_external_id",
+    "model",
+    "judge_run",
+    "judge_score",
+    "human_mean",
+    "difference",
+    "rater",
+    "human_score",
+    "human_rationale",
+    "judge_rationale",
+]
+
+
+def disagreement_csv_lines(items: list[dict], judge: str) -> list[list]:
+    """The drill-down in long form: one line per (response, human rater)."""
+    lines = [DISAGREEMENT_CSV_HEADER]
+    for item in items:
+        for human in item.get("human") or [{}]:
+            lines.append(
+                [
+                    item.get("response_id"),
+                    item.get("instruction_external_id"),
+                    item.get("model"),
+                    judge,
+                    item.get("judge_score"),
+                    item.get("human_mean"),
+                    item.get("difference"),
+                    human.get("rater"),
+                    human.get("score"),
+                    human.get("rationale"),
+                    item.get("judge_rationale"),
+                ]
+            )
+    return lines

@@ -1,0 +1,151 @@
+"""`manage.py agreement --dataset NAME [--run ID ...] [--campaign ID ...]
+[--reference-run ID | --retest] [--slice DIM=VALUE] [--boot N] [--seed N]
+[--format json|table]`.
+
+Prints the agreement between judge runs and human raters per skill, ability and
+overall (the same numbers as the dashboard and `GET /api/datasets/{name}/agreement/`).
+Defaults: every pointwise campaign of the dataset and every run with scores on it.
+`--format json` prints the full result (shape documented in
+`judging.selectors_agreement.agreement_compute`); `table` a readable summary.
+"""
+
+from __future__ import annotations
+
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from analysis.selectors.agreement import (
+    AgreementError,
+    agreement_compute,
+    agreement_sources_for_user,
+)
+from annotation.models import Dataset
+
+TABLE_STATS = (
+    ("spearman", "Spearman"),
+    ("kendall", "Kendall"),
+    ("qwk", "QWK"),
+    ("exact", "exact"),
+    ("leniency", "leniency"),
+)
+
+
+def fmt(r: dict | None, digits: int = 2) -> str:
+    """A statistic as "0.61 [0.55, 0.67]" or "n/a (n=1)"."""
+    if not r or r.get("value") is None:
+        return f"n/a (n={r['n'] if r else 0})"
+    text = f"{r['value']:.{digits}f}"
+    if r.get("ci"):
+        text += f" [{r['ci'][0]:.{digits}f}, {r['ci'][1]:.{digits}f}]"
+    return text
+
+
+def render_table(result: dict) -> str:
+    lines = [
+        f"Agreement on {result['dataset']['name']} ({result['slice']['label']}); "
+        f"reference: {result['reference']['label']}; "
+        f"{result['n_boot']} bootstrap resamples, seed {result['seed']}",
+        "n/a = not enough data (fewer than 2 items or no variance); "
+        "! = the judge lowers inter-rater alpha, !! = significantly",
+    ]
+    for run in result["runs"]:
+        rid = str(run["id"])
+        head = ["skill", "n", "human alpha"] + [h for _, h in TABLE_STATS] + ["flag"]
+        body = []
+        for row in result["rows"]:
+            j = row["judges"].get(rid)
+            if j is None:
+                continue
+            flag = j["flag"]
+            mark = "!!" if flag["significant"] else "!" if flag["below_ceiling"] else ""
+            label = row["label"] if row["level"] == "skill" else row["label"].upper()
+            body.append(
+                [
+                    label,
+                    str(j["counts"]["scored_by_both"]),
+                    fmt(j["human"].get("alpha_ordinal")),
+                    *(fmt(j.get(k)) for k, _ in TABLE_STATS),
+                    mark,
+                ]
+            )
+        widths = [max(len(r[c]) for r in [head, *body]) for c in range(len(head))]
+        lines += ["", f"Judge run {run['label']}"]
+        for r in [head, ["-" * w for w in widths], *body]:
+            lines.append(
+                "  ".join(
+                    cell.ljust(w) for cell, w in zip(r, widths, strict=True)
+                ).rstrip()
+            )
+    return "\n".join(lines)
+
+
+class Command(BaseCommand):
+    help = "Agreement between judge runs and human raters, per skill (json or table)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--dataset", required=True, help="Dataset name.")
+        parser.add_argument(
+            "--run", type=int, nargs="+", action="extend", help="Judge run ids."
+        )
+        parser.add_argument(
+            "--campaign",
+            type=int,
+            nargs="+",
+            action="extend",
+            help="Human campaign ids (default: every pointwise campaign).",
+        )
+        parser.add_argument(
+            "--reference-run",
+            type=int,
+            help="Compare against this run (judge vs judge).",
+        )
+        parser.add_argument(
+            "--retest",
+            action="store_true",
+            help="Compare each run's sample 0 with its sample 1 (test-retest).",
+        )
+        parser.add_argument(
+            "--slice",
+            default="",
+            help="DIM=VALUE, DIM one of domain, difficulty, task, hard, model.",
+        )
+        parser.add_argument(
+            "--boot", type=int, default=1000, help="Bootstrap resamples."
+        )
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--format", choices=("json", "table"), default="table")
+
+    def handle(self, *args, **options):
+        dataset = Dataset.objects.filter(name=options["dataset"]).first()
+        if dataset is None:
+            raise CommandError(f"--dataset: no dataset named {options['dataset']!r}")
+        sources = agreement_sources_for_user(user=None, dataset=dataset)
+        run_ids = options["run"] or [
+            r["id"] for r in sources["runs"] if r["id"] != options["reference_run"]
+        ]
+        campaign_ids = options["campaign"]
+        if campaign_ids is None:
+            campaign_ids = [c["id"] for c in sources["campaigns"]]
+        dim, _, value = options["slice"].partition("=")
+        if options["slice"] and not value:
+            raise CommandError("--slice: use DIM=VALUE, e.g. difficulty=3")
+        try:
+            result = agreement_compute(
+                dataset=dataset,
+                campaign_ids=campaign_ids,
+                run_ids=run_ids,
+                reference_run_id=options["reference_run"],
+                retest=options["retest"],
+                slice_dim=dim.strip(),
+                slice_value=value.strip(),
+                n_boot=options["boot"],
+                seed=options["seed"],
+            )
+        except AgreementError as exc:
+            message = str(exc).replace("n_boot", "boot", 1)
+            raise CommandError(f"--{message}") from exc
+        if options["format"] == "json":
+            self.stdout.write(json.dumps(result, indent=1))
+        else:
+            self.stdout.write(render_table(result))

@@ -1,0 +1,94 @@
+"""`manage.py export --dataset NAME [--format csv|jsonl] [--out FILE] [--campaign ID ...]
+[--run ID ...]`.
+
+Writes every human and judge score of a dataset in the long export shape
+(`judging.exports.FIELDS`), to stdout or to FILE, streamed in chunks (flat memory).
+With --campaign and/or --run, only those campaigns' human scores and those runs'
+judge scores are written. Prints a one-line summary to stderr when writing a file.
+"""
+
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from analysis.exports.scores import (
+    FORMATS,
+    export_encode,
+    export_filters_check,
+    score_rows,
+)
+from annotation.errors import DomainError
+from annotation.management.commands._import_cli import refused
+from annotation.models import Dataset
+
+
+class Command(BaseCommand):
+    help = (
+        "Export a dataset's human and judge scores, one row per (response, skill, "
+        "source), as CSV or JSON Lines."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--dataset", required=True, help="Dataset name.")
+        parser.add_argument("--format", choices=FORMATS, default="csv")
+        parser.add_argument("--out", help="Write to this file (default: stdout).")
+        parser.add_argument(
+            "--campaign",
+            type=int,
+            nargs="+",
+            action="extend",
+            help="Only these campaigns' human scores (repeatable).",
+        )
+        parser.add_argument(
+            "--run",
+            type=int,
+            nargs="+",
+            action="extend",
+            help="Only these judge runs' scores (repeatable).",
+        )
+
+    def handle(self, *args, **options):
+        dataset = Dataset.objects.filter(name=options["dataset"]).first()
+        if dataset is None:
+            raise CommandError(f"no dataset named {options['dataset']!r}")
+        campaign_ids, run_ids = options["campaign"], options["run"]
+        try:
+            export_filters_check(
+                dataset=dataset, campaign_ids=campaign_ids, run_ids=run_ids
+            )
+        except DomainError as exc:
+            raise refused(exc, self.stderr) from None
+        # In a transaction, PostgreSQL's server-side cursor is a plain one that streams;
+        # in autocommit Django declares it WITH HOLD, which the server first
+        # materializes in full at commit.
+        with transaction.atomic():
+            self._write(dataset, campaign_ids, run_ids, options)
+
+    def _write(self, dataset, campaign_ids, run_ids, options) -> None:
+        rows = score_rows(dataset=dataset, campaign_ids=campaign_ids, run_ids=run_ids)
+        counted = _Counter(rows)
+        chunks = export_encode(counted, options["format"])
+        if options["out"]:
+            with open(options["out"], "w", encoding="utf-8", newline="") as out:
+                for chunk in chunks:
+                    out.write(chunk)
+            self.stderr.write(
+                f"{counted.count} scores of {dataset.name} written to {options['out']}"
+            )
+        else:
+            for chunk in chunks:
+                self.stdout.write(chunk, ending="")
+
+
+class _Counter:
+    """Counts the rows passing through, for the summary line."""
+
+    def __init__(self, rows):
+        self.rows = rows
+        self.count = 0
+
+    def __iter__(self):
+        for row in self.rows:
+            self.count += 1
+            yield row

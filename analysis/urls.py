@@ -1,0 +1,46 @@
+"""Pages of the analysis app: agreement dashboards and meta-evaluation (researchers).
+
+Names: ``analysis:<entity>-<page>``.
+"""
+
+from django.urls import path
+
+from analysis.views import agreement, metaeval
+
+app_name = "analysis"
+
+urlpatterns = [
+    path("agreement/", agreement.agreement_home, name="agreement-home"),
+    path(
+        "agreement/<int:dataset_id>/",
+        agreement.agreement_dashboard,
+        name="agreement",
+    ),
+    path(
+        "agreement/<int:dataset_id>/<slug:table>.csv",
+        agreement.agreement_csv,
+        name="agreement-csv",
+    ),
+    path(
+        "agreement/<int:dataset_id>/charts/<slug:kind>.svg",
+        agreement.agreement_chart,
+        name="agreement-chart",
+    ),
+    path(
+        "agreement/<int:dataset_id>/skills/<slug:skill_key>/",
+        agreement.agreement_skill,
+        name="agreement-skill",
+    ),
+    path(
+        "agreement/<int:dataset_id>/skills/<slug:skill_key>/disagreements.csv",
+        agreement.agreement_skill_csv,
+        name="agreement-skill-csv",
+    ),
+    path("metaeval/", metaeval.metaeval_home, name="metaeval-home"),
+    path("metaeval/<int:dataset_id>/", metaeval.metaeval_report, name="metaeval"),
+    path(
+        "metaeval/<int:dataset_id>/probes/",
+        metaeval.metaeval_pointwise_probes,
+        name="metaeval-probes",
+    ),
+]

@@ -1,0 +1,273 @@
+"""The agreement dashboard: how far each judge is from the human ceiling, skill by skill.
+
+Function views, thin: read the query string (`agreement_display.parse_choice`, checked
+against the dataset's campaigns, runs and slices), call the agreement selectors
+(`judging.selectors_agreement`, which compute and cache), shape and render.
+Researchers and admins only: every view calls `roles.require_researcher`, so raters
+get a 403 and anonymous users the login page.
+
+Every URL here reads the same query string (documented in `agreement_display`), so a
+page, its htmx fragment, its CSV and each chart's SVG show the same numbers: they
+come from one `agreement_compute` call with the same arguments.
+"""
+
+from __future__ import annotations
+
+import re
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils.cache import patch_vary_headers
+from django.views.decorators.http import require_GET
+
+from analysis import charts
+from analysis.display import (
+    CHART_KINDS,
+    DRILL_LIMIT,
+    N_BOOT_MAX,
+    SLICE_DIMS,
+    BadChoice,
+    Choice,
+    chart_svg,
+    charts_context,
+    csv_text,
+    disagreement_csv_lines,
+    model_csv_lines,
+    parse_choice,
+    table_context,
+    table_csv_lines,
+)
+from analysis.selectors import agreement as agreement
+from annotation import roles
+from annotation import selectors as annotation_selectors
+from annotation.errors import DomainError
+from judging.views.runs import _render, _wants_fragment
+
+COMPUTE_ERRORS = (DomainError, agreement.AgreementError)
+
+
+def _load(request: HttpRequest, dataset_id: int):
+    """The dataset, its slices, the parsed choice and (when the choice is complete and
+    valid) the computed result. A refusal of the computation becomes one more
+    problem of the choice."""
+    roles.require_researcher(request.user)
+    dataset = annotation_selectors.dataset_get_for_user(
+        user=request.user, dataset_id=dataset_id
+    )
+    sources = agreement.agreement_sources_for_user(user=request.user, dataset=dataset)
+    slice_values = agreement.agreement_slice_values(dataset=dataset)
+    choice = parse_choice(request.GET, sources, slice_values)
+    result = None
+    if choice.ready:
+        try:
+            result = agreement.agreement_compute(
+                dataset=dataset, **choice.compute_kwargs()
+            )
+        except COMPUTE_ERRORS as exc:
+            choice.errors.append(str(exc))
+    return dataset, sources, slice_values, choice, result
+
+
+def _require_result(choice: Choice, result) -> None:
+    if result is None:
+        raise BadChoice(
+            "; ".join(choice.errors)
+            or "Choose at least one run (`run`) and a campaign (`campaign`), a "
+            "reference run (`reference`) or test-retest (`retest=1`)."
+        )
+
+
+def _bad_request(exc: Exception) -> HttpResponse:
+    return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
+
+
+def _download(body: str, content_type: str, filename: str) -> HttpResponse:
+    response = HttpResponse(body, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+def _slug(*parts) -> str:
+    """A file name from names users chose: only characters safe in a header."""
+    text = "-".join(str(p) for p in parts if p not in (None, ""))
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text)[:150] or "agreement"
+
+
+@login_required
+@require_GET
+def agreement_home(request: HttpRequest) -> HttpResponse:
+    """Choose a dataset; its dashboard is one click away."""
+    roles.require_researcher(request.user)
+    datasets = annotation_selectors.dataset_overview_list_for_user(user=request.user)
+    return render(request, "analysis/agreement_home.html", {"datasets": datasets})
+
+
+@login_required
+@require_GET
+def agreement_dashboard(request: HttpRequest, dataset_id: int) -> HttpResponse:
+    """The dashboard of one dataset: the choice form, the per-skill table, the charts.
+
+    With htmx, the form, the slice links and the sortable headings ask for the
+    `#agreement-results` fragment; the chart row links for `#agreement-charts`.
+    A choice with a problem lists each problem by parameter (400 for the page).
+    """
+    dataset, sources, slice_values, choice, result = _load(request, dataset_id)
+    context = {
+        "dataset": dataset,
+        "agreement_url": reverse("analysis:agreement", args=[dataset.pk]),
+        "sources": sources,
+        "choice": choice,
+        "result": result,
+        "n_boot_max": N_BOOT_MAX,
+        "slices": [
+            (dim, label, slice_values.get(dim) or [])
+            for dim, label in SLICE_DIMS.items()
+        ],
+        "slice_key": f"{choice.slice_dim}:{choice.slice_value}"
+        if choice.slice_dim
+        else "",
+    }
+    if result is not None:
+        context["table"] = table_context(result, choice)
+        context.update(charts_context(result, choice))
+    fragment = (
+        "agreement-charts"
+        if request.htmx.target == "agreement-charts"
+        else "agreement-results"
+    )
+    # A bad choice is a 400 for the page; an htmx fragment answers 200 because htmx
+    # swaps only 2xx answers, and the fragment itself lists the problems.
+    status = 400 if choice.errors and not _wants_fragment(request) else 200
+    return _render(request, "analysis/agreement.html", fragment, context, status)
+
+
+@login_required
+@require_GET
+def agreement_csv(request: HttpRequest, dataset_id: int, table: str) -> HttpResponse:
+    """`table.csv` (every statistic of every row, long form) or `models.csv` (model
+    means per row and run), for the same query string as the dashboard."""
+    if table not in ("table", "models"):
+        raise Http404("No such table.")
+    dataset, _, _, choice, result = _load(request, dataset_id)
+    try:
+        _require_result(choice, result)
+    except BadChoice as exc:
+        return _bad_request(exc)
+    lines = table_csv_lines(result) if table == "table" else model_csv_lines(result)
+    name = _slug("agreement", dataset.name, table, choice.slice_dim, choice.slice_value)
+    return _download(csv_text(lines), "text/csv; charset=utf-8", f"{name}.csv")
+
+
+@login_required
+@require_GET
+def agreement_chart(request: HttpRequest, dataset_id: int, kind: str) -> HttpResponse:
+    """One chart as an SVG file: `radar.svg?model=..`, `heatmap.svg` and `scatter.svg`
+    with `chart=<row key>&judge=<run id>`, `ranks.svg?chart=<row key>`."""
+    if kind not in CHART_KINDS:
+        raise Http404("No such chart.")
+    dataset, _, _, choice, result = _load(request, dataset_id)
+    try:
+        _require_result(choice, result)
+        svg, parts = chart_svg(kind, request.GET, result)
+    except BadChoice as exc:
+        return _bad_request(exc)
+    name = _slug("agreement", dataset.name, kind, *parts, choice.slice_value)
+    response = _download(svg, "image/svg+xml; charset=utf-8", f"{name}.svg")
+    # Names in the SVG are escaped; this makes sure it never runs as a page either.
+    response["Content-Security-Policy"] = (
+        "default-src 'none'; style-src 'unsafe-inline'"
+    )
+    return response
+
+
+def _disagreements(request: HttpRequest, dataset_id: int, skill_key: str):
+    """The drill-down's data; BadChoice names a bad parameter, Http404 an unknown
+    skill."""
+    dataset, _, _, choice, result = _load(request, dataset_id)
+    _require_result(choice, result)
+    row = charts.find_row(result, f"skill:{skill_key}")
+    if row is None:
+        raise Http404("No such skill in this table.")
+    runs = charts.run_labels(result)
+    judge = request.GET.get("judge", "") or (runs[0][0] if runs else "")
+    if judge not in dict(runs):
+        raise BadChoice(f"`judge`: “{judge}” is not one of the compared runs.")
+    if not choice.campaign_ids or result["reference"]["kind"] != "humans":
+        raise BadChoice(
+            "`campaign`: the drill-down compares a judge with human raters; choose "
+            "a campaign and no reference run or test-retest."
+        )
+    try:
+        items = agreement.agreement_disagreements(
+            dataset=dataset,
+            campaign_ids=choice.campaign_ids,
+            run_id=int(judge),
+            skill_key=skill_key,
+            slice_dim=choice.slice_dim,
+            slice_value=choice.slice_value,
+            limit=DRILL_LIMIT,
+        )
+    except COMPUTE_ERRORS as exc:
+        raise BadChoice(str(exc)) from exc
+    return dataset, choice, result, row, runs, judge, items
+
+
+@login_required
+@require_GET
+def agreement_skill(
+    request: HttpRequest, dataset_id: int, skill_key: str
+) -> HttpResponse:
+    """Drill-down: the responses where the judge and the humans disagree most on one
+    skill, the judge's rationale beside each human's score and rationale (raters
+    anonymised). With htmx: the `#agreement-disagreements` fragment only."""
+    try:
+        dataset, choice, result, row, runs, judge, items = _disagreements(
+            request, dataset_id, skill_key
+        )
+    except BadChoice as exc:
+        if _wants_fragment(request):
+            # htmx swaps only 2xx answers: say why in the panel instead.
+            response = render(
+                request,
+                "analysis/agreement_skill.html#agreement-disagreements",
+                {"problem": str(exc)},
+            )
+            patch_vary_headers(response, ("HX-Request",))
+            return response
+        return _bad_request(exc)
+    context = {
+        "dataset": dataset,
+        "choice": choice,
+        "result": result,
+        "row": row,
+        "skill_key": skill_key,
+        "runs": runs,
+        "judge": judge,
+        "judge_label": dict(runs)[judge],
+        "items": items,
+        "limit": DRILL_LIMIT,
+    }
+    return _render(
+        request, "analysis/agreement_skill.html", "agreement-disagreements", context
+    )
+
+
+@login_required
+@require_GET
+def agreement_skill_csv(
+    request: HttpRequest, dataset_id: int, skill_key: str
+) -> HttpResponse:
+    """The drill-down as CSV: one line per (response, human rater)."""
+    try:
+        dataset, choice, _, _, _, judge, items = _disagreements(
+            request, dataset_id, skill_key
+        )
+    except BadChoice as exc:
+        return _bad_request(exc)
+    lines = disagreement_csv_lines(items, judge)
+    name = _slug(
+        "disagreements", dataset.name, skill_key, f"run{judge}", choice.slice_value
+    )
+    return _download(csv_text(lines), "text/csv; charset=utf-8", f"{name}.csv")

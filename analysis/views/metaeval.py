@@ -1,0 +1,183 @@
+"""Meta-evaluation and bias report pages (researchers and admins; raters get 403).
+
+    /metaeval/                       choose a dataset with pairwise judge runs
+    /metaeval/<dataset_id>/          accuracy, consistency, kappa, ties, human ceiling,
+                                     RM accuracy per category, and the bias probes of
+                                     the chosen pairwise runs (?run=..&n_boot=..)
+    /metaeval/<dataset_id>/probes/   pointwise probes of one run vs a campaign
+                                     (length, score inflation, halo)
+
+Thin: parse the query, call `judging.selectors_metaeval`, render. Bad parameters are
+shown on the page (status 400) with the parameter named.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from analysis.selectors.agreement import (
+    AgreementError,
+    agreement_sources_for_user,
+    run_label,
+)
+from analysis.selectors.metaeval import (
+    MetaevalError,
+    metaeval_compute,
+    pairwise_runs,
+    pointwise_probes,
+)
+from annotation import roles
+from annotation import selectors as annotation_selectors
+from annotation.models import Dataset, PreferencePair
+
+FIGURES = (
+    ("accuracy_ab", "Accuracy, original order", "share of (verdict, vote) comparisons"),
+    ("accuracy_ba", "Accuracy, swapped order", "verdict mapped back to 1/2"),
+    ("accuracy_mean", "Accuracy, mean of orders", ""),
+    ("accuracy_both", "Correct in both orders", ""),
+    ("accuracy_mean_no_ties", "Accuracy without ties", "ties on either side dropped"),
+    ("kappa", "Cohen's kappa", "both orders pooled, on the label values"),
+    ("kappa_no_ties", "Cohen's kappa without ties", ""),
+    ("consistency", "Positional consistency", "same verdict in both orders"),
+    ("first_position_share", "Inconsistent: first position", "order bias"),
+    ("second_position_share", "Inconsistent: second position", ""),
+    ("rm_accuracy", "Reward-model accuracy", "tie or error verdict = 0.5"),
+    ("human_loo", "Human ceiling (leave one out)", "vote vs majority of the others"),
+)
+
+
+# Per-category table: (figure, header, display kind for the `stat` filter)
+CATEGORY_COLUMNS = (
+    ("accuracy_ab", "Acc. original", "share"),
+    ("accuracy_ba", "Acc. swapped", "share"),
+    ("accuracy_both", "Both orders", "share"),
+    ("consistency", "Consistency", "share"),
+    ("rm_accuracy", "RM accuracy", "share"),
+    ("kappa", "Kappa", "corr"),
+)
+
+
+def _require_researcher(request: HttpRequest) -> None:
+    if not roles.is_researcher(request.user):
+        raise PermissionDenied("This page needs the researcher or admin role.")
+
+
+def _ints(values: list[str]) -> list[int] | None:
+    try:
+        return [int(v) for part in values for v in part.split(",") if v.strip()]
+    except ValueError:
+        return None
+
+
+def _rows(group: dict) -> list[dict]:
+    return [
+        {"key": k, "label": label, "help": help_text, "r": group.get(k)}
+        for k, label, help_text in FIGURES
+        if group.get(k) is not None
+    ]
+
+
+@login_required
+@require_GET
+def metaeval_home(request: HttpRequest) -> HttpResponse:
+    _require_researcher(request)
+    with_pairs = PreferencePair.objects.values("dataset_id")
+    datasets = Dataset.objects.filter(pk__in=with_pairs).order_by("name")
+    return render(request, "analysis/metaeval_home.html", {"datasets": datasets})
+
+
+@login_required
+@require_GET
+def metaeval_report(request: HttpRequest, dataset_id: int) -> HttpResponse:
+    dataset = annotation_selectors.dataset_get_for_user(
+        user=request.user, dataset_id=dataset_id
+    )
+    runs = pairwise_runs(dataset)
+    chosen = _ints(request.GET.getlist("run"))
+    error = ""
+    result = None
+    try:
+        n_boot = int(request.GET.get("n_boot", "1000"))
+    except ValueError:
+        n_boot, error = 1000, "n_boot: must be a whole number"
+    if chosen is None:
+        error = "run: must be run ids"
+    if not error and runs:
+        try:
+            result = metaeval_compute(dataset=dataset, run_ids=chosen, n_boot=n_boot)
+        except MetaevalError as exc:
+            error = str(exc)
+    reports = []
+    for run in (result or {}).get("runs", []):
+        rep = run["report"]
+        probes = list(rep.get("probes", {}).values())
+        if run.get("cue"):
+            probes.append(run["cue"])
+        reports.append(
+            {
+                "run": run,
+                "overall": _rows(rep["overall"]),
+                "overall_counts": rep["overall"].get("counts", {}),
+                "categories": [
+                    {
+                        "name": name or "(none)",
+                        "cells": [(g.get(k), kind) for k, _, kind in CATEGORY_COLUMNS],
+                        "counts": g.get("counts", {}),
+                    }
+                    for name, g in sorted(rep["categories"].items())
+                ],
+                "probes": probes,
+            }
+        )
+    context = {
+        "dataset": dataset,
+        "runs": [{"id": r.pk, "label": run_label(r), "probe": r.probe} for r in runs],
+        "chosen": [r["run"]["id"] for r in reports],
+        "n_boot": n_boot,
+        "result": result,
+        "reports": reports,
+        "category_headers": [h for _, h, _ in CATEGORY_COLUMNS],
+        "error": error,
+    }
+    return render(
+        request, "analysis/metaeval.html", context, status=400 if error else 200
+    )
+
+
+@login_required
+@require_GET
+def metaeval_pointwise_probes(request: HttpRequest, dataset_id: int) -> HttpResponse:
+    dataset = annotation_selectors.dataset_get_for_user(
+        user=request.user, dataset_id=dataset_id
+    )
+    sources = agreement_sources_for_user(user=request.user, dataset=dataset)
+    campaigns = _ints(request.GET.getlist("campaign")) or []
+    run = _ints(request.GET.getlist("run")) or []
+    error, result = "", None
+    if campaigns and run:
+        try:
+            raw = request.GET.get("n_boot", "1000")
+            if not raw.strip().lstrip("-").isdigit():
+                raise AgreementError("n_boot: must be a whole number")
+            n_boot = int(raw)
+            result = pointwise_probes(
+                dataset=dataset, campaign_ids=campaigns, run_id=run[0], n_boot=n_boot
+            )
+        except ValueError as exc:
+            error = str(exc)
+    context = {
+        "dataset": dataset,
+        "sources": sources,
+        "campaigns": campaigns,
+        "run": run[0] if run else None,
+        "result": result,
+        "probes": list(result["probes"].items()) if result else [],
+        "error": error,
+    }
+    return render(
+        request, "analysis/metaeval_probes.html", context, status=400 if error else 200
+    )

@@ -1,0 +1,288 @@
+"""REST API of the annotation app: thin views that parse, call a selector or service,
+and render. Permissions: researchers (and admins) read; admins import."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.parsers import MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation import selectors as selectors
+from annotation import services
+from annotation.api.permissions import IsAdmin, IsResearcher
+from annotation.api.serializers.datasets import (
+    DatasetDetailOutputSerializer,
+    DatasetImportInputSerializer,
+    DatasetListOutputSerializer,
+    ImportJobOutputSerializer,
+    InstructionDetailOutputSerializer,
+    InstructionListFilterInputSerializer,
+    InstructionListOutputSerializer,
+    ProblemOutputSerializer,
+    ResponseListFilterInputSerializer,
+    ResponseListOutputSerializer,
+    RubricDetailOutputSerializer,
+    RubricImportInputSerializer,
+    RubricListOutputSerializer,
+)
+from annotation.models import ImportJob
+
+
+class ApiPagination(LimitOffsetPagination):
+    default_limit = 50
+    max_limit = 1000
+
+
+class ListApi(APIView):
+    """An APIView whose GET returns a LimitOffset page of `output_serializer_class`.
+
+    `pagination_class` is also what makes drf-spectacular document the page envelope
+    and the limit/offset parameters of a plain APIView.
+    """
+
+    pagination_class = ApiPagination
+    output_serializer_class: type
+
+    def paginated_response(self, queryset) -> Response:
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(queryset, self.request, view=self)
+        data = self.output_serializer_class(
+            page, many=True, context={"request": self.request}
+        ).data
+        return paginator.get_paginated_response(data)
+
+
+# --- Rubrics -----------------------------------------------------------------------------
+
+
+class RubricListApi(ListApi):
+    permission_classes = [IsResearcher]
+    output_serializer_class = RubricListOutputSerializer
+
+    @extend_schema(tags=["rubrics"], responses=RubricListOutputSerializer(many=True))
+    def get(self, request):
+        return self.paginated_response(
+            selectors.rubric_list_for_user(user=request.user)
+        )
+
+
+class RubricDetailApi(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(tags=["rubrics"], responses=RubricDetailOutputSerializer)
+    def get(self, request, rubric_id: int):
+        rubric = selectors.rubric_get_for_user(user=request.user, rubric_id=rubric_id)
+        return Response(RubricDetailOutputSerializer(rubric).data)
+
+
+class RubricImportApi(APIView):
+    """Import FLASK's `skillset_description.json` as a new version of rubric `name`."""
+
+    permission_classes = [IsAdmin]
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(
+        tags=["rubrics"],
+        request=RubricImportInputSerializer,
+        responses={201: RubricDetailOutputSerializer, 400: ProblemOutputSerializer},
+    )
+    def post(self, request):
+        serializer = RubricImportInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        upload = serializer.validated_data["file"]
+        rubric = services.rubric_import(
+            name=serializer.validated_data["name"], data=upload.read(), file=upload.name
+        )
+        return Response(
+            RubricDetailOutputSerializer(rubric).data, status=status.HTTP_201_CREATED
+        )
+
+
+# --- Datasets, instructions, responses ---------------------------------------------------
+
+
+class DatasetListApi(ListApi):
+    permission_classes = [IsResearcher]
+    output_serializer_class = DatasetListOutputSerializer
+
+    @extend_schema(tags=["datasets"], responses=DatasetListOutputSerializer(many=True))
+    def get(self, request):
+        return self.paginated_response(
+            selectors.dataset_list_for_user(user=request.user)
+        )
+
+
+class DatasetDetailApi(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(tags=["datasets"], responses=DatasetDetailOutputSerializer)
+    def get(self, request, dataset_id: int):
+        dataset, stats = selectors.dataset_detail_for_user(
+            user=request.user, dataset_id=dataset_id
+        )
+        return Response(
+            DatasetDetailOutputSerializer(dataset, context={"stats": stats}).data
+        )
+
+
+class InstructionListApi(ListApi):
+    permission_classes = [IsResearcher]
+    output_serializer_class = InstructionListOutputSerializer
+
+    @extend_schema(
+        tags=["datasets"],
+        parameters=[InstructionListFilterInputSerializer],
+        responses=InstructionListOutputSerializer(many=True),
+    )
+    def get(self, request, dataset_id: int):
+        filters = InstructionListFilterInputSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        instructions = selectors.instruction_list_for_user(
+            user=request.user, dataset_id=dataset_id, **filters.validated_data
+        )
+        return self.paginated_response(instructions)
+
+
+class InstructionDetailApi(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(tags=["datasets"], responses=InstructionDetailOutputSerializer)
+    def get(self, request, instruction_id: int):
+        instruction = selectors.instruction_get_for_user(
+            user=request.user, instruction_id=instruction_id
+        )
+        return Response(InstructionDetailOutputSerializer(instruction).data)
+
+
+class ResponseListApi(ListApi):
+    permission_classes = [IsResearcher]
+    output_serializer_class = ResponseListOutputSerializer
+
+    @extend_schema(
+        tags=["datasets"],
+        parameters=[ResponseListFilterInputSerializer],
+        responses=ResponseListOutputSerializer(many=True),
+    )
+    def get(self, request, dataset_id: int):
+        filters = ResponseListFilterInputSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        responses = selectors.response_list_for_user(
+            user=request.user, dataset_id=dataset_id, **filters.validated_data
+        )
+        return self.paginated_response(responses)
+
+
+# --- Imports -----------------------------------------------------------------------------
+
+IMPORT_REFUSED = OpenApiResponse(
+    ImportJobOutputSerializer,
+    description="The files have problems: the job is recorded as `invalid` (or `failed`) "
+    "with every problem (file, line, field) in `errors`; nothing was imported.",
+)
+# A job that ended in one of these imported nothing; the client gets a 400.
+NOTHING_IMPORTED = {ImportJob.Status.INVALID, ImportJob.Status.FAILED}
+
+
+def _job_response(job: ImportJob, request, *, ok_status: int) -> Response:
+    data = ImportJobOutputSerializer(job, context={"request": request}).data
+    return Response(
+        data,
+        status=status.HTTP_400_BAD_REQUEST
+        if job.status in NOTHING_IMPORTED
+        else ok_status,
+    )
+
+
+class DatasetImportApi(APIView):
+    """Upload files into dataset `dataset_name` (created by the import if new).
+
+    With `confirm=true` (the default) a valid upload is imported at once: inline when
+    small, else queued as a background job (poll `url`). With `confirm=false` it is only
+    validated; `POST /api/imports/{id}/confirm/` imports it later.
+    """
+
+    permission_classes = [IsAdmin]
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(
+        tags=["imports"],
+        parameters=[
+            OpenApiParameter(
+                "dataset_name",
+                str,
+                OpenApiParameter.PATH,
+                description="The dataset's name; a new name creates the dataset.",
+            )
+        ],
+        request=DatasetImportInputSerializer,
+        responses={201: ImportJobOutputSerializer, 400: IMPORT_REFUSED},
+    )
+    def post(self, request, dataset_name: str):
+        serializer = DatasetImportInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        job = services.import_job_create(
+            dataset_name=dataset_name,
+            fmt=data["format"],
+            uploads=[(upload.name, upload) for upload in data["uploads"]],
+            options=serializer.options(),
+            user=request.user,
+        )
+        # Confirming is the second half of the same request, not a rule of its own:
+        # the service decides inline versus queued and refuses an invalid job.
+        if data["confirm"] and job.status == ImportJob.Status.VALIDATED:
+            job = services.import_job_confirm(job=job)
+        return _job_response(job, request, ok_status=status.HTTP_201_CREATED)
+
+
+class ImportJobListApi(ListApi):
+    permission_classes = [IsAdmin]
+    output_serializer_class = ImportJobOutputSerializer
+
+    @extend_schema(tags=["imports"], responses=ImportJobOutputSerializer(many=True))
+    def get(self, request):
+        return self.paginated_response(
+            selectors.import_job_list_for_user(user=request.user)
+        )
+
+
+class ImportJobDetailApi(APIView):
+    permission_classes = [IsAdmin]
+
+    @extend_schema(tags=["imports"], responses=ImportJobOutputSerializer)
+    def get(self, request, job_id: int):
+        job = selectors.import_job_get_for_user(user=request.user, job_id=job_id)
+        return Response(
+            ImportJobOutputSerializer(job, context={"request": request}).data
+        )
+
+
+class ImportJobConfirmApi(APIView):
+    """Import a validated job: inline when small, else queued. Idempotent.
+
+    Answers with the job as it now is (`succeeded`, `queued`, or `failed` with its
+    `errors`); only a job that never validated is refused with 400.
+    """
+
+    permission_classes = [IsAdmin]
+
+    @extend_schema(
+        tags=["imports"],
+        request=None,
+        responses={
+            200: ImportJobOutputSerializer,
+            400: OpenApiResponse(
+                ProblemOutputSerializer,
+                description="The job is invalid: fix the file and upload it again.",
+            ),
+        },
+    )
+    def post(self, request, job_id: int):
+        job = selectors.import_job_get_for_user(user=request.user, job_id=job_id)
+        job = services.import_job_confirm(job=job)
+        return Response(
+            ImportJobOutputSerializer(job, context={"request": request}).data
+        )

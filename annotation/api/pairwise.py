@@ -1,0 +1,393 @@
+"""REST API of pairwise campaigns: researchers create and read them; raters get the
+next pair, submit, skip and read their own progress.
+
+The same rules as the pages and as the pointwise rating API: only members of a
+pairwise campaign reach it, only their own assignments; anything else is a 404 for
+every role, exactly like a missing id (the `*_for_rater` selectors and the services
+raise it). Researcher endpoints refuse raters with 403. An anonymous request gets
+401/403. Refused input is a `DomainError`,
+rendered as 400 ``{"detail", "problems": [{"field", ...}]}`` (fields such as `label`
+or `skill_labels.factuality`); wrong types are refused by the input serializers with
+DRF's ``{"<field>": [...]}``.
+
+Blindness: responses are given as `response_a` / `response_b` in the order recorded
+for this rater; model names only when the campaign shows them; other raters' votes
+never. Labels go in and come out in presented terms (A / B / tie).
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation import selectors as selectors
+from annotation.api.permissions import IsResearcher
+from annotation.api.serializers.rating import (
+    CampaignDetailOutputSerializer,
+    CampaignListOutputSerializer,
+    RaterListField,
+    RaterProgressOutputSerializer,
+    RatingErrorOutputSerializer,
+)
+from annotation.models import Assignment, Dataset, HumanPreference
+from annotation.selectors import pairwise as pairwise_selectors
+from annotation.services import pairwise as pairwise_services
+
+REFUSED = OpenApiResponse(
+    RatingErrorOutputSerializer,
+    description="Refused: `problems` name each field (e.g. `label`).",
+)
+NOT_FOUND = OpenApiResponse(
+    description="No such campaign or assignment, or not yours (the same answer)."
+)
+
+
+class PairwiseCampaignCreateInputSerializer(serializers.Serializer):
+    dataset = serializers.PrimaryKeyRelatedField(
+        queryset=Dataset.objects.all(), help_text="The dataset's id."
+    )
+    name = serializers.CharField(max_length=200)
+    pair_mode = serializers.CharField(
+        default="all_pairs",
+        help_text="all_pairs, baseline, sample or existing (the dataset's stored "
+        "pairs, e.g. imported preferences).",
+    )
+    baseline_model = serializers.CharField(
+        required=False, allow_null=True, default=None
+    )
+    models = serializers.ListField(
+        child=serializers.CharField(), required=False, default=list
+    )
+    sample = serializers.IntegerField(required=False, allow_null=True, default=None)
+    seed = serializers.IntegerField(default=0)
+    categories = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        default=list,
+        help_text="With pair_mode existing: only pairs of these categories.",
+    )
+    skills = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        default=list,
+        help_text="Skill keys asked per pair besides the overall preference.",
+    )
+    overlap = serializers.IntegerField(default=1, help_text="Raters per pair, 1-50.")
+    overlap_percent = serializers.IntegerField(default=100)
+    show_reference = serializers.BooleanField(default=True)
+    show_model_names = serializers.BooleanField(default=False)
+    lock_ttl_minutes = serializers.IntegerField(default=30)
+    rater_quota = serializers.IntegerField(
+        required=False, allow_null=True, default=None
+    )
+    guidelines = serializers.CharField(required=False, allow_blank=True, default="")
+    raters = RaterListField(
+        required=False, default=list, help_text="Usernames or user ids."
+    )
+
+
+class PairwiseCampaignOutputSerializer(CampaignDetailOutputSerializer):
+    kind = serializers.CharField()
+
+
+class PairwiseCampaignListOutputSerializer(CampaignListOutputSerializer):
+    kind = serializers.CharField()
+    pair_count = serializers.IntegerField()
+    votes_needed = serializers.IntegerField()
+    votes_submitted = serializers.IntegerField()
+    rater_count = serializers.IntegerField()
+
+
+def _campaign_data(campaign) -> dict:
+    progress = selectors.campaign_progress(campaign=campaign)
+    return PairwiseCampaignOutputSerializer(
+        campaign, context={"progress": progress}
+    ).data
+
+
+class PairwiseCampaignListApi(APIView):
+    """List pairwise campaigns with their totals, or create one (pairs made from the
+    dataset or taken from its stored pairs). Researchers and admins only."""
+
+    permission_classes = [IsResearcher]
+    pagination_class = LimitOffsetPagination
+
+    @extend_schema(
+        tags=["pairwise"], responses=PairwiseCampaignListOutputSerializer(many=True)
+    )
+    def get(self, request):
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(
+            pairwise_selectors.pairwise_campaign_list_for_user(user=request.user),
+            request,
+            view=self,
+        )
+        return paginator.get_paginated_response(
+            PairwiseCampaignListOutputSerializer(page, many=True).data
+        )
+
+    @extend_schema(
+        tags=["pairwise"],
+        request=PairwiseCampaignCreateInputSerializer,
+        responses={201: PairwiseCampaignOutputSerializer, 400: REFUSED},
+    )
+    def post(self, request):
+        serializer = PairwiseCampaignCreateInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        campaign = pairwise_services.pairwise_campaign_create(
+            name=data["name"],
+            dataset=data["dataset"],
+            user=request.user,
+            pair_mode=data["pair_mode"],
+            baseline_model=data["baseline_model"],
+            models=data["models"],
+            sample=data["sample"],
+            seed=data["seed"],
+            categories=data["categories"],
+            skill_keys=data["skills"],
+            overlap=data["overlap"],
+            overlap_percent=data["overlap_percent"],
+            show_reference=data["show_reference"],
+            show_model_names=data["show_model_names"],
+            lock_ttl_minutes=data["lock_ttl_minutes"],
+            rater_quota=data["rater_quota"],
+            guidelines=data["guidelines"],
+            raters=data["raters"],
+        )
+        return Response(_campaign_data(campaign), status=201)
+
+
+class PairwiseCampaignDetailApi(APIView):
+    """A pairwise campaign's settings and progress (votes done / needed, per rater)."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        tags=["pairwise"],
+        responses={200: PairwiseCampaignOutputSerializer, 404: NOT_FOUND},
+    )
+    def get(self, request, campaign_id: int):
+        campaign = pairwise_selectors.pairwise_campaign_get_for_user(
+            user=request.user, campaign_id=campaign_id
+        )
+        return Response(_campaign_data(campaign))
+
+
+class PairwiseSubmitInputSerializer(serializers.Serializer):
+    label = serializers.CharField(
+        allow_blank=True, help_text='"A", "B" or "tie", as the pair was shown to you.'
+    )
+    skill_labels = serializers.DictField(
+        child=serializers.CharField(allow_blank=True),
+        required=False,
+        default=dict,
+        help_text='{skill key: "A" | "B" | "tie"} for every skill the campaign asks.',
+    )
+    rationale = serializers.CharField(
+        required=False, allow_blank=True, default="", trim_whitespace=False
+    )
+    active_seconds = serializers.FloatField(required=False, min_value=0)
+
+
+class PairwiseSkipInputSerializer(serializers.Serializer):
+    reason = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=500
+    )
+
+
+class PairwiseSkillOutputSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    name = serializers.CharField()
+    criteria = serializers.CharField()
+
+
+class PairwiseResponseOutputSerializer(serializers.Serializer):
+    text = serializers.CharField()
+    model_name = serializers.CharField(
+        allow_null=True, help_text="Null unless the campaign shows model names."
+    )
+
+
+class PairwiseAssignmentOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    campaign = serializers.IntegerField()
+    status = serializers.CharField()
+    reason = serializers.CharField()
+    served_at = serializers.DateTimeField()
+    expires_at = serializers.DateTimeField()
+    instruction = serializers.CharField()
+    reference_answer = serializers.CharField(allow_null=True)
+    response_a = PairwiseResponseOutputSerializer()
+    response_b = PairwiseResponseOutputSerializer()
+    skills = PairwiseSkillOutputSerializer(many=True)
+
+
+class PairwiseNextOutputSerializer(serializers.Serializer):
+    assignment = PairwiseAssignmentOutputSerializer(allow_null=True)
+    message = serializers.CharField()
+    locked_by_others = serializers.IntegerField()
+    progress = RaterProgressOutputSerializer()
+
+
+class PairwiseSubmitOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    submitted_at = serializers.DateTimeField(allow_null=True)
+    label = serializers.CharField(help_text="Your answer as shown: A, B or tie.")
+    skill_labels = serializers.DictField(child=serializers.CharField())
+    rationale = serializers.CharField()
+
+
+class PairwiseSkipOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    skip_reason = serializers.CharField()
+    closed_at = serializers.DateTimeField(allow_null=True)
+
+
+def _assignment_data(assignment: Assignment) -> dict:
+    campaign = assignment.campaign
+    response_a, response_b = pairwise_selectors.shown_responses(assignment)
+    instruction = assignment.pair.instruction
+
+    def response(r) -> dict:
+        return {
+            "text": r.text,
+            "model_name": r.model_name if campaign.show_model_names else None,
+        }
+
+    return {
+        "id": assignment.pk,
+        "campaign": campaign.pk,
+        "status": assignment.status,
+        "reason": assignment.reason,
+        "served_at": assignment.served_at,
+        "expires_at": assignment.expires_at,
+        "instruction": instruction.text,
+        "reference_answer": instruction.reference_answer
+        if campaign.show_reference
+        else None,
+        "response_a": response(response_a),
+        "response_b": response(response_b),
+        "skills": [
+            {"key": s.key, "name": s.name, "criteria": s.criteria}
+            for s in pairwise_services.pairwise_skills(campaign=campaign)
+        ],
+    }
+
+
+class PairwiseNextApi(APIView):
+    """Serve the next pair to compare (or the one the rater already holds).
+
+    Always 200 with the same envelope: `assignment` is null when nothing can be
+    served, and `message` says why (paused or closed campaign, quota reached, nothing
+    left, or everything left is locked by others: `locked_by_others`).
+    """
+
+    @extend_schema(
+        tags=["pairwise"],
+        request=None,
+        responses={200: PairwiseNextOutputSerializer, 404: NOT_FOUND},
+    )
+    def post(self, request, campaign_id: int):
+        campaign = pairwise_selectors.pairwise_campaign_get_for_rater(
+            user=request.user, campaign_id=campaign_id
+        )
+        result = pairwise_services.pairwise_next(campaign=campaign, rater=request.user)
+        assignment = None
+        if result.assignment is not None:
+            assignment = _assignment_data(
+                pairwise_selectors.pairwise_assignment_get_for_rater(
+                    user=request.user, assignment_id=result.assignment.pk
+                )
+            )
+        progress = selectors.rater_progress(user=request.user, campaign=campaign)
+        return Response(
+            {
+                "assignment": assignment,
+                "message": result.message,
+                "locked_by_others": result.locked_by_others,
+                "progress": RaterProgressOutputSerializer(progress).data,
+            }
+        )
+
+
+class PairwiseSubmitApi(APIView):
+    """Submit a preference in presented terms (A / B / tie, overall and per asked
+    skill). Idempotent: a repeat returns the saved answer unchanged."""
+
+    @extend_schema(
+        tags=["pairwise"],
+        request=PairwiseSubmitInputSerializer,
+        responses={200: PairwiseSubmitOutputSerializer, 400: REFUSED, 404: NOT_FOUND},
+    )
+    def post(self, request, assignment_id: int):
+        serializer = PairwiseSubmitInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        assignment = pairwise_services.pairwise_submit(
+            assignment_id=assignment_id,
+            rater=request.user,
+            label=data["label"],
+            skill_labels=data["skill_labels"],
+            rationale=data["rationale"],
+            active_seconds=data.get("active_seconds"),
+        )
+        preference = HumanPreference.objects.get(assignment=assignment)
+        order = preference.shown_order
+        unmap = pairwise_services.unmap_shown_label
+        return Response(
+            {
+                "id": assignment.pk,
+                "status": assignment.status,
+                "submitted_at": serializers.DateTimeField().to_representation(
+                    assignment.submitted_at
+                ),
+                "label": unmap(preference.label, order),
+                "skill_labels": {
+                    key: unmap(value, order)
+                    for key, value in preference.skill_labels.items()
+                },
+                "rationale": preference.rationale,
+            }
+        )
+
+
+class PairwiseSkipApi(APIView):
+    """Skip a served pair with a reason; it goes back to the pool for others."""
+
+    @extend_schema(
+        tags=["pairwise"],
+        request=PairwiseSkipInputSerializer,
+        responses={200: PairwiseSkipOutputSerializer, 400: REFUSED, 404: NOT_FOUND},
+    )
+    def post(self, request, assignment_id: int):
+        serializer = PairwiseSkipInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        assignment = pairwise_services.pairwise_skip(
+            assignment_id=assignment_id,
+            rater=request.user,
+            reason=serializer.validated_data["reason"],
+        )
+        return Response(PairwiseSkipOutputSerializer(assignment).data)
+
+
+class PairwiseProgressApi(APIView):
+    """The rater's own progress in one pairwise campaign."""
+
+    @extend_schema(
+        tags=["pairwise"],
+        responses={200: RaterProgressOutputSerializer, 404: NOT_FOUND},
+    )
+    def get(self, request, campaign_id: int):
+        campaign = pairwise_selectors.pairwise_campaign_get_for_rater(
+            user=request.user, campaign_id=campaign_id
+        )
+        progress = selectors.rater_progress(
+            user=request.user, campaign=campaign, with_available=True
+        )
+        return Response(RaterProgressOutputSerializer(progress).data)

@@ -1,0 +1,410 @@
+"""REST API of rating campaigns: thin views that parse, call a service or selector, render.
+
+Two audiences, the same rules as the pages:
+
+- researchers and admins manage campaigns under ``/api/campaigns/`` (a rater or a user
+  without a role gets 403);
+- raters work under ``/api/rate/``, only in campaigns they are members of and only on
+  their own assignments. Anything else is a 404, exactly like a missing id, for every
+  role (the `*_for_rater` selectors and the rating services raise it), so ids of other
+  campaigns and assignments leak nothing.
+
+Refused writes are `DomainError`s, rendered as 400 ``{"detail", "problems": [{"field",
+...}]}`` by flaskapp.api.exception_handler; wrong types are refused by the input
+serializers with DRF's ``{"<field>": [...]}``.
+"""
+
+from __future__ import annotations
+
+from django.utils import timezone
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.authentication import SessionAuthentication, TokenAuthentication
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation import roles, services
+from annotation import selectors as selectors
+from annotation.api.authentication import RaterTokenAuthentication
+from annotation.api.permissions import IsResearcher
+from annotation.api.serializers.rating import (
+    AssignmentSkipInputSerializer,
+    AssignmentSkipOutputSerializer,
+    CampaignCreateInputSerializer,
+    CampaignDetailOutputSerializer,
+    CampaignListOutputSerializer,
+    CampaignLockOutputSerializer,
+    CampaignRatersInputSerializer,
+    CampaignStatusInputSerializer,
+    RaterAssignmentOutputSerializer,
+    RaterCampaignOutputSerializer,
+    RaterNextOutputSerializer,
+    RaterProgressOutputSerializer,
+    RatingAmendInputSerializer,
+    RatingErrorOutputSerializer,
+    RatingOutputSerializer,
+    RatingSubmitInputSerializer,
+    rater_next_data,
+    rating_data,
+)
+from annotation.models import Assignment, Campaign, HumanScore, Skill
+
+REFUSED = OpenApiResponse(
+    RatingErrorOutputSerializer,
+    description="Refused: `problems` name each field (e.g. `scores.factuality`).",
+)
+NOT_FOUND = OpenApiResponse(
+    description="No such campaign or assignment, or not yours (the same answer)."
+)
+
+
+class RatingApiPagination(LimitOffsetPagination):
+    default_limit = 50
+    max_limit = 1000
+
+
+def _paginate(view: APIView, queryset) -> list:
+    """The page of `queryset` for `view`'s request (kept on the view for the response)."""
+    view._paginator = view.pagination_class()
+    return view._paginator.paginate_queryset(queryset, view.request, view=view)
+
+
+def _campaign_detail(campaign: Campaign) -> dict:
+    progress = selectors.campaign_progress(campaign=campaign)
+    return CampaignDetailOutputSerializer(campaign, context={"progress": progress}).data
+
+
+def _assignment_for_form(*, user, assignment_id: int) -> tuple[Assignment, list[Skill]]:
+    """The rater's own assignment with what the rating form shows, and its skills."""
+    assignment = selectors.assignment_get_for_rater(
+        user=user, assignment_id=assignment_id
+    )
+    return assignment, selectors.assignment_skills(assignment=assignment)
+
+
+def _rating_data(*, user, assignment_id: int) -> dict:
+    assignment = selectors.assignment_scores_for_rater(
+        user=user, assignment_id=assignment_id
+    )
+    return rating_data(assignment)
+
+
+# --- Researchers: campaigns --------------------------------------------------------------
+
+
+class CampaignListApi(APIView):
+    """List every campaign, or create one over a dataset's responses."""
+
+    permission_classes = [IsResearcher]
+    pagination_class = RatingApiPagination
+
+    @extend_schema(
+        tags=["campaigns"], responses=CampaignListOutputSerializer(many=True)
+    )
+    def get(self, request):
+        page = _paginate(self, selectors.campaign_list_for_user(user=request.user))
+        return self._paginator.get_paginated_response(
+            CampaignListOutputSerializer(page, many=True).data
+        )
+
+    @extend_schema(
+        tags=["campaigns"],
+        request=CampaignCreateInputSerializer,
+        responses={201: CampaignDetailOutputSerializer, 400: REFUSED},
+    )
+    def post(self, request):
+        serializer = CampaignCreateInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        campaign = services.campaign_create(
+            name=data["name"],
+            dataset=data["dataset"],
+            user=request.user,
+            models=data["models"],
+            skill_mode=data["skill_mode"],
+            chosen_skill_keys=data["skills"],
+            overlap=data["overlap"],
+            overlap_percent=data["overlap_percent"],
+            show_reference=data["show_reference"],
+            show_model_names=data["show_model_names"],
+            lock_ttl_minutes=data["lock_ttl_minutes"],
+            rater_quota=data["rater_quota"],
+            guidelines=data["guidelines"],
+            raters=data["raters"],
+        )
+        return Response(_campaign_detail(campaign), status=status.HTTP_201_CREATED)
+
+
+class CampaignDetailApi(APIView):
+    """A campaign's settings and progress (totals, per rater with median seconds)."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(tags=["campaigns"], responses=CampaignDetailOutputSerializer)
+    def get(self, request, campaign_id: int):
+        campaign = selectors.campaign_get_for_user(
+            user=request.user, campaign_id=campaign_id
+        )
+        return Response(_campaign_detail(campaign))
+
+
+class CampaignStatusApi(APIView):
+    """Pause, resume or close a campaign. Closing is final."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        tags=["campaigns"],
+        request=CampaignStatusInputSerializer,
+        responses={200: CampaignDetailOutputSerializer, 400: REFUSED},
+    )
+    def post(self, request, campaign_id: int):
+        campaign = selectors.campaign_get_for_user(
+            user=request.user, campaign_id=campaign_id
+        )
+        serializer = CampaignStatusInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        campaign = services.campaign_set_status(
+            campaign=campaign,
+            status=serializer.validated_data["status"],
+            user=request.user,
+        )
+        return Response(_campaign_detail(campaign))
+
+
+class CampaignRatersApi(APIView):
+    """Replace a campaign's raters (their past assignments are kept)."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        tags=["campaigns"],
+        request=CampaignRatersInputSerializer,
+        responses={200: CampaignDetailOutputSerializer, 400: REFUSED},
+    )
+    def put(self, request, campaign_id: int):
+        campaign = selectors.campaign_get_for_user(
+            user=request.user, campaign_id=campaign_id
+        )
+        serializer = CampaignRatersInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        campaign = services.campaign_set_raters(
+            campaign=campaign,
+            raters=serializer.validated_data["raters"],
+            user=request.user,
+        )
+        return Response(_campaign_detail(campaign))
+
+
+class CampaignLockListApi(APIView):
+    """Who holds which response right now, and until when (soonest expiry first)."""
+
+    permission_classes = [IsResearcher]
+    pagination_class = RatingApiPagination
+
+    @extend_schema(
+        tags=["campaigns"], responses=CampaignLockOutputSerializer(many=True)
+    )
+    def get(self, request, campaign_id: int):
+        campaign = selectors.campaign_get_for_user(
+            user=request.user, campaign_id=campaign_id
+        )
+        page = _paginate(self, selectors.campaign_locked_assignments(campaign=campaign))
+        data = CampaignLockOutputSerializer(
+            page, many=True, context={"now": timezone.now()}
+        ).data
+        return self._paginator.get_paginated_response(data)
+
+
+# --- Raters ------------------------------------------------------------------------------
+
+
+class RaterCampaignListApi(APIView):
+    """The campaigns the user rates in (active or paused), each with their own progress.
+
+    A user without the rater role is a member of none: the list is empty.
+    """
+
+    pagination_class = RatingApiPagination
+
+    @extend_schema(tags=["rate"], responses=RaterCampaignOutputSerializer(many=True))
+    def get(self, request):
+        user = request.user
+        if roles.is_rater(user):
+            # campaign_list_for_user shows researchers every campaign; this list is
+            # the user's own rating work, with the statuses a rater may see.
+            campaigns = selectors.campaign_list_for_user(user=user).filter(
+                raters=user, status__in=[Campaign.Status.ACTIVE, Campaign.Status.PAUSED]
+            )
+        else:
+            campaigns = Campaign.objects.none()
+        page = _paginate(self, campaigns)
+        progress = {
+            c.pk: selectors.rater_progress(user=user, campaign=c, with_available=True)
+            for c in page
+        }
+        data = RaterCampaignOutputSerializer(
+            page, many=True, context={"progress": progress}
+        ).data
+        return self._paginator.get_paginated_response(data)
+
+
+class RaterProgressApi(APIView):
+    """The rater's own progress in one campaign."""
+
+    @extend_schema(
+        tags=["rate"], responses={200: RaterProgressOutputSerializer, 404: NOT_FOUND}
+    )
+    def get(self, request, campaign_id: int):
+        campaign = selectors.campaign_get_for_rater(
+            user=request.user, campaign_id=campaign_id
+        )
+        progress = selectors.rater_progress(
+            user=request.user, campaign=campaign, with_available=True
+        )
+        return Response(RaterProgressOutputSerializer(progress).data)
+
+
+class HotAuthenticationMixin:
+    """The rater loop's two endpoints check tokens in one query (`RaterTokenAuthentication`,
+    DRF's contract). The schema documents DRF's own token scheme: the same header and
+    the same answers, under one security component."""
+
+    def get_authenticators(self):
+        if getattr(self, "swagger_fake_view", False):  # drf-spectacular's schema pass
+            return [TokenAuthentication(), SessionAuthentication()]
+        return [RaterTokenAuthentication(), SessionAuthentication()]
+
+
+class AssignmentNextApi(HotAuthenticationMixin, APIView):
+    """Serve the next response to rate (or the one the rater already holds).
+
+    Always 200 with the same envelope: `assignment` is null when nothing can be served,
+    and `message` says why (paused or closed campaign, quota reached, nothing left, or
+    everything left is locked by others: `locked_by_others`).
+    """
+
+    @extend_schema(
+        tags=["rate"],
+        request=None,
+        responses={200: RaterNextOutputSerializer, 404: NOT_FOUND},
+    )
+    def post(self, request, campaign_id: int):
+        user = request.user
+        campaign = selectors.campaign_get_for_rater(
+            user=user, campaign_id=campaign_id, with_dataset=False
+        )
+        result = services.assignment_next(campaign=campaign, rater=user)
+        assignment, skills = result.assignment, []
+        if assignment is not None:
+            if result.skills is not None:
+                # The raw-SQL path served the form's data with the assignment (a
+                # served assignment has no scores yet).
+                skills = result.skills
+                no_scores = HumanScore.objects.none()
+                no_scores._result_cache = []
+                assignment._prefetched_objects_cache = {"scores": no_scores}
+            elif "response" not in assignment._state.fields_cache:
+                # A resumed assignment: load what the form shows.
+                assignment, skills = _assignment_for_form(
+                    user=user, assignment_id=assignment.pk
+                )
+            else:
+                # Just served: response and instruction came with the pick, and a
+                # served assignment has no scores yet.
+                skills = selectors.assignment_skills(assignment=assignment)
+                no_scores = HumanScore.objects.none()
+                no_scores._result_cache = []  # evaluated: rendering compiles nothing
+                assignment._prefetched_objects_cache = {"scores": no_scores}
+        envelope = {
+            "assignment": assignment,
+            "message": result.message,
+            "locked_by_others": result.locked_by_others,
+            # Without `available`: it scans the campaign's items, and this is the hot path.
+            "progress": selectors.rater_progress(
+                user=user, campaign=campaign, counts=result.counts
+            ),
+        }
+        # Rendered by hand (the same JSON as RaterNextOutputSerializer): hot path.
+        return Response(rater_next_data(envelope, skills))
+
+
+class AssignmentDetailApi(APIView):
+    """One of the rater's own assignments, with their own scores once submitted."""
+
+    @extend_schema(
+        tags=["rate"], responses={200: RaterAssignmentOutputSerializer, 404: NOT_FOUND}
+    )
+    def get(self, request, assignment_id: int):
+        assignment, skills = _assignment_for_form(
+            user=request.user, assignment_id=assignment_id
+        )
+        return Response(
+            RaterAssignmentOutputSerializer(assignment, context={"skills": skills}).data
+        )
+
+
+class RatingSubmitApi(HotAuthenticationMixin, APIView):
+    """Submit scores for every listed skill; idempotent (a repeat returns the saved
+    rating unchanged and writes nothing)."""
+
+    @extend_schema(
+        tags=["rate"],
+        request=RatingSubmitInputSerializer,
+        responses={200: RatingOutputSerializer, 400: REFUSED, 404: NOT_FOUND},
+    )
+    def post(self, request, assignment_id: int):
+        serializer = RatingSubmitInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        assignment = services.rating_submit(
+            assignment_id=assignment_id,
+            rater=request.user,
+            scores=data["scores"],
+            rationales=data["rationales"],
+            active_seconds=data.get("active_seconds"),
+        )
+        if "scores" in getattr(assignment, "_prefetched_objects_cache", {}):
+            # Just saved: the service handed over the rows it wrote, no re-read needed.
+            return Response(rating_data(assignment))
+        return Response(_rating_data(user=request.user, assignment_id=assignment_id))
+
+
+class AssignmentSkipApi(APIView):
+    """Skip a served response with a reason; it goes back to the pool for others."""
+
+    @extend_schema(
+        tags=["rate"],
+        request=AssignmentSkipInputSerializer,
+        responses={200: AssignmentSkipOutputSerializer, 400: REFUSED, 404: NOT_FOUND},
+    )
+    def post(self, request, assignment_id: int):
+        serializer = AssignmentSkipInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        assignment = services.assignment_skip(
+            assignment_id=assignment_id,
+            rater=request.user,
+            reason=serializer.validated_data["reason"],
+        )
+        return Response(AssignmentSkipOutputSerializer(assignment).data)
+
+
+class RatingAmendApi(APIView):
+    """Replace the rater's own submitted scores (not once the campaign is closed)."""
+
+    @extend_schema(
+        tags=["rate"],
+        request=RatingAmendInputSerializer,
+        responses={200: RatingOutputSerializer, 400: REFUSED, 404: NOT_FOUND},
+    )
+    def put(self, request, assignment_id: int):
+        serializer = RatingAmendInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        services.rating_amend(
+            assignment_id=assignment_id,
+            rater=request.user,
+            scores=serializer.validated_data["scores"],
+            rationales=serializer.validated_data["rationales"],
+        )
+        return Response(_rating_data(user=request.user, assignment_id=assignment_id))

@@ -1,0 +1,351 @@
+"""Input and output shapes of the annotation API. Parsing and rendering only."""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+from rest_framework.reverse import reverse
+
+from annotation.models import Domain, ImportJob
+
+# --- Rubrics -----------------------------------------------------------------------------
+
+
+class RubricListOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    version = serializers.IntegerField()
+    description = serializers.CharField()
+    is_builtin = serializers.BooleanField()
+    is_frozen = serializers.BooleanField()
+    skill_count = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+
+
+class SkillAnchorOutputSerializer(serializers.Serializer):
+    score = serializers.IntegerField(min_value=1, max_value=5)
+    description = serializers.CharField()
+
+
+class SkillOutputSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    name = serializers.CharField()
+    ability = serializers.CharField()
+    ability_label = serializers.CharField(source="get_ability_display")
+    criteria = serializers.CharField()
+    anchors = serializers.SerializerMethodField()
+
+    @extend_schema_field(SkillAnchorOutputSerializer(many=True))
+    def get_anchors(self, skill) -> list[dict]:
+        return [{"score": score, "description": text} for score, text in skill.anchors]
+
+
+class RubricDetailOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    version = serializers.IntegerField()
+    description = serializers.CharField()
+    is_builtin = serializers.BooleanField()
+    is_frozen = serializers.BooleanField()
+    created_at = serializers.DateTimeField()
+    skills = SkillOutputSerializer(many=True)
+
+
+class RubricImportInputSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=100)
+    file = serializers.FileField(help_text="FLASK `skillset_description.json`.")
+
+
+# --- Datasets ----------------------------------------------------------------------------
+
+
+class RubricRefOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    version = serializers.IntegerField()
+
+
+class DatasetListOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    description = serializers.CharField()
+    rubric = RubricRefOutputSerializer()
+    instruction_count = serializers.IntegerField()
+    response_count = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+
+
+class ModelCountOutputSerializer(serializers.Serializer):
+    model = serializers.CharField()
+    count = serializers.IntegerField()
+
+
+class DomainCountOutputSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    label = serializers.CharField()
+    count = serializers.IntegerField()
+
+
+class DifficultyCountOutputSerializer(serializers.Serializer):
+    level = serializers.IntegerField(allow_null=True, help_text="1-5; null = unknown")
+    label = serializers.CharField()
+    count = serializers.IntegerField()
+
+
+class TaskCountOutputSerializer(serializers.Serializer):
+    task = serializers.CharField()
+    count = serializers.IntegerField()
+
+
+class SkillCountOutputSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    name = serializers.CharField()
+    count = serializers.IntegerField()
+
+
+class DatasetStatsOutputSerializer(serializers.Serializer):
+    """Renders `selectors.DatasetStats` (its lists of tuples become objects)."""
+
+    instructions = serializers.IntegerField()
+    responses = serializers.IntegerField()
+    models = serializers.SerializerMethodField()
+    domains = serializers.SerializerMethodField()
+    difficulties = serializers.SerializerMethodField()
+    tasks = serializers.SerializerMethodField()
+    skills = serializers.SerializerMethodField()
+
+    @extend_schema_field(ModelCountOutputSerializer(many=True))
+    def get_models(self, stats) -> list[dict]:
+        return [{"model": m, "count": n} for m, n in stats.models]
+
+    @extend_schema_field(DomainCountOutputSerializer(many=True))
+    def get_domains(self, stats) -> list[dict]:
+        return [{"key": k, "label": label, "count": n} for k, label, n in stats.domains]
+
+    @extend_schema_field(DifficultyCountOutputSerializer(many=True))
+    def get_difficulties(self, stats) -> list[dict]:
+        return [
+            {"level": lv, "label": label, "count": n}
+            for lv, label, n in stats.difficulties
+        ]
+
+    @extend_schema_field(TaskCountOutputSerializer(many=True))
+    def get_tasks(self, stats) -> list[dict]:
+        return [{"task": t, "count": n} for t, n in stats.tasks]
+
+    @extend_schema_field(SkillCountOutputSerializer(many=True))
+    def get_skills(self, stats) -> list[dict]:
+        return [{"key": k, "name": name, "count": n} for k, name, n in stats.skills]
+
+
+class DatasetDetailOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    description = serializers.CharField()
+    rubric = RubricRefOutputSerializer()
+    created_at = serializers.DateTimeField()
+    stats = serializers.SerializerMethodField()
+
+    @extend_schema_field(DatasetStatsOutputSerializer)
+    def get_stats(self, dataset) -> dict:
+        return DatasetStatsOutputSerializer(self.context["stats"]).data
+
+
+# --- Instructions and responses ----------------------------------------------------------
+
+DIFFICULTY_FILTER_CHOICES = ["1", "2", "3", "4", "5", "unknown"]
+
+
+class InstructionListFilterInputSerializer(serializers.Serializer):
+    """Query parameters of the instruction list; all optional."""
+
+    # Blank values mean "no filter", as an HTML form with empty selects sends them.
+    domain = serializers.ChoiceField(
+        choices=Domain.choices, required=False, allow_blank=True
+    )
+    difficulty = serializers.ChoiceField(
+        choices=DIFFICULTY_FILTER_CHOICES,
+        required=False,
+        allow_blank=True,
+        help_text='Level 1-5, or "unknown" for instructions without a level.',
+        error_messages={"invalid_choice": 'must be 1-5 or "unknown", not "{input}".'},
+    )
+    skill = serializers.SlugField(
+        required=False, allow_blank=True, help_text="A skill key, e.g. `factuality`."
+    )
+    task = serializers.CharField(
+        required=False, allow_blank=True, help_text="The source task, exactly."
+    )
+    # allow_null makes an absent flag mean "either", not False (DRF's HTML-form default).
+    hard = serializers.BooleanField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="FLASK-Hard only / not.",
+    )
+    q = serializers.CharField(
+        required=False, allow_blank=True, help_text="Full-text search in the text."
+    )
+
+
+class InstructionListOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    external_id = serializers.CharField()
+    text = serializers.CharField()
+    reference_answer = serializers.CharField()
+    source_task = serializers.CharField()
+    domains = serializers.ListField(child=serializers.CharField())
+    difficulty = serializers.IntegerField(allow_null=True)
+    skills = serializers.SerializerMethodField()
+    is_hard = serializers.BooleanField()
+    checklist = serializers.JSONField(allow_null=True)
+    metadata = serializers.JSONField()
+    response_count = serializers.IntegerField()
+
+    def get_skills(self, instruction) -> list[str]:
+        """Relevant skill keys, most relevant first (`skill_links` is prefetched)."""
+        return [link.skill.key for link in instruction.skill_links.all()]
+
+
+class DatasetRefOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+
+
+class InstructionResponseOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    model_name = serializers.CharField()
+    text = serializers.CharField()
+
+
+class InstructionDetailOutputSerializer(InstructionListOutputSerializer):
+    dataset = DatasetRefOutputSerializer()
+    response_count = serializers.SerializerMethodField()
+    responses = InstructionResponseOutputSerializer(many=True)
+
+    def get_response_count(self, instruction) -> int:
+        return len(instruction.responses.all())
+
+
+class ResponseListFilterInputSerializer(serializers.Serializer):
+    model = serializers.CharField(
+        required=False, allow_blank=True, help_text="One model's responses only."
+    )
+
+
+class ResponseListOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    instruction_id = serializers.IntegerField()
+    instruction_external_id = serializers.CharField()
+    model_name = serializers.CharField()
+    text = serializers.CharField()
+    metadata = serializers.JSONField()
+    created_at = serializers.DateTimeField()
+
+
+# --- Imports -----------------------------------------------------------------------------
+
+
+class DatasetImportInputSerializer(serializers.Serializer):
+    format = serializers.ChoiceField(choices=ImportJob.Format.choices)
+    files = serializers.ListField(
+        child=serializers.FileField(),
+        required=False,
+        help_text="One or more files (repeat the field). A single `file` is accepted too.",
+    )
+    file = serializers.FileField(required=False)
+    map = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="Generic formats: `field=column` pairs (repeat the field).",
+    )
+    model = serializers.CharField(
+        required=False,
+        help_text="flask_outputs: the model's name (default: file name).",
+    )
+    hard = serializers.BooleanField(default=False, help_text="Mark as FLASK-Hard.")
+    rubric_id = serializers.IntegerField(
+        required=False, help_text="A new dataset's rubric (default: the built-in one)."
+    )
+    description = serializers.CharField(required=False, allow_blank=True)
+    confirm = serializers.BooleanField(
+        default=True,
+        help_text="True: import at once when valid (inline if small, else queued). "
+        "False: validate only (a dry run); confirm later.",
+    )
+
+    def validate(self, attrs: dict) -> dict:
+        uploads = list(attrs.pop("files", []))
+        single = attrs.pop("file", None)
+        if single is not None:
+            uploads.append(single)
+        if not uploads:
+            raise serializers.ValidationError(
+                {"files": "Upload at least one file (field `files` or `file`)."}
+            )
+        attrs["uploads"] = uploads
+        return attrs
+
+    def options(self) -> dict:
+        """The service's options dict, with only the keys that were given."""
+        data = self.validated_data
+        options: dict = {}
+        if data.get("map"):
+            options["mapping"] = data["map"]
+        for key in ("model", "rubric_id", "description"):
+            if data.get(key) not in (None, ""):
+                options[key] = data[key]
+        if data["hard"]:
+            options["hard"] = True
+        return options
+
+
+class ImportProblemOutputSerializer(serializers.Serializer):
+    file = serializers.CharField(allow_null=True)
+    line = serializers.IntegerField(allow_null=True)
+    field = serializers.CharField(allow_null=True)
+    message = serializers.CharField()
+    text = serializers.CharField(help_text="The problem as one sentence for people.")
+
+
+class ProblemOutputSerializer(serializers.Serializer):
+    """The body of a refused operation (a `DomainError`, see flaskapp.api)."""
+
+    detail = serializers.CharField()
+    problems = ImportProblemOutputSerializer(many=True)
+
+
+class ImportFileOutputSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    size = serializers.IntegerField()
+
+
+class ImportJobOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    dataset_name = serializers.CharField()
+    dataset_id = serializers.IntegerField(allow_null=True)
+    format = serializers.CharField()
+    status = serializers.ChoiceField(choices=ImportJob.Status.choices)
+    options = serializers.JSONField()
+    files = ImportFileOutputSerializer(many=True)
+    summary = serializers.JSONField()
+    preview = serializers.ListField(child=serializers.DictField())
+    errors = ImportProblemOutputSerializer(many=True)
+    total_rows = serializers.IntegerField()
+    processed_rows = serializers.IntegerField()
+    progress_percent = serializers.IntegerField()
+    created_by = serializers.CharField(source="created_by.username", allow_null=True)
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+    url = serializers.SerializerMethodField()
+
+    @extend_schema_field(OpenApiTypes.URI)
+    def get_url(self, job) -> str:
+        """Where to poll the job's status."""
+        return reverse(
+            "annotation_api:import-detail",
+            kwargs={"job_id": job.pk},
+            request=self.context.get("request"),
+        )

@@ -1,0 +1,279 @@
+"""Reads of the annotation app. Querysets come with their joins applied, so list pages
+issue a constant number of queries; `*_for_user` reads check permissions themselves."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import connection
+from django.db.models import Count, F, Prefetch, Q, QuerySet
+from django.http import Http404
+
+from annotation import roles
+from annotation.models import (
+    Dataset,
+    Difficulty,
+    Domain,
+    ImportJob,
+    Instruction,
+    InstructionSkill,
+    Response,
+    Rubric,
+    Skill,
+)
+
+
+def rubric_list() -> QuerySet[Rubric]:
+    return Rubric.objects.annotate(skill_count=Count("skills")).order_by(
+        "name", "version"
+    )
+
+
+def rubric_get(*, rubric_id: int) -> Rubric:
+    rubric = (
+        Rubric.objects.prefetch_related(
+            Prefetch("skills", Skill.objects.order_by("position"))
+        )
+        .filter(pk=rubric_id)
+        .first()
+    )
+    if rubric is None:
+        raise Http404("No such rubric.")
+    return rubric
+
+
+def dataset_list_for_user(*, user) -> QuerySet[Dataset]:
+    """Datasets with instruction/response counts. Researchers and admins only."""
+    roles.require_researcher(user)
+    return (
+        Dataset.objects.select_related("rubric")
+        .annotate(
+            instruction_count=Count("instructions", distinct=True),
+            response_count=Count("instructions__responses", distinct=True),
+        )
+        .order_by("name")
+    )
+
+
+def dataset_get_for_user(
+    *, user, dataset_id: int | None = None, name: str | None = None
+) -> Dataset:
+    roles.require_researcher(user)
+    qs = Dataset.objects.select_related("rubric")
+    dataset = (
+        qs.filter(pk=dataset_id).first()
+        if dataset_id is not None
+        else qs.filter(name=name).first()
+    )
+    if dataset is None:
+        raise Http404("No such dataset.")
+    return dataset
+
+
+@dataclass
+class DatasetStats:
+    instructions: int
+    responses: int
+    models: list[tuple[str, int]]
+    domains: list[tuple[str, str, int]]
+    difficulties: list[tuple[int | None, str, int]]
+    tasks: list[tuple[str, int]]
+    skills: list[tuple[str, str, int]]
+
+
+def dataset_stats(*, dataset: Dataset) -> DatasetStats:
+    """Counts for a dataset's overview and filter menus (a fixed number of queries)."""
+    instructions = Instruction.objects.filter(dataset=dataset)
+    models = list(
+        Response.objects.filter(instruction__dataset=dataset)
+        .values_list("model_name")
+        .annotate(n=Count("id"))
+        .order_by("model_name")
+    )
+    domain_counts: dict[str, int] = {}
+    for field in ("domain_1", "domain_2"):
+        for value, n in (
+            instructions.exclude(**{field: ""})
+            .values_list(field)
+            .annotate(n=Count("id"))
+        ):
+            domain_counts[value] = domain_counts.get(value, 0) + n
+    labels = dict(Domain.choices)
+    domains = [(k, labels.get(k, k), domain_counts[k]) for k in sorted(domain_counts)]
+    diff_labels = dict(Difficulty.choices)
+    difficulties = [
+        (level, diff_labels.get(level, "Unknown") if level else "Unknown", n)
+        for level, n in instructions.values_list("difficulty")
+        .annotate(n=Count("id"))
+        .order_by("difficulty")
+    ]
+    tasks = list(
+        instructions.values_list("source_task")
+        .annotate(n=Count("id"))
+        .order_by("source_task")
+    )
+    skills = list(
+        InstructionSkill.objects.filter(instruction__dataset=dataset)
+        .values_list("skill__key", "skill__name")
+        .annotate(n=Count("id"))
+        .order_by("skill__position")
+    )
+    return DatasetStats(
+        instructions=instructions.count(),
+        responses=sum(n for _, n in models),
+        models=models,
+        domains=domains,
+        difficulties=difficulties,
+        tasks=tasks,
+        skills=skills,
+    )
+
+
+def instruction_list(
+    *,
+    dataset: Dataset,
+    domain: str | None = None,
+    difficulty: str | int | None = None,
+    skill: str | None = None,
+    task: str | None = None,
+    q: str | None = None,
+    hard: bool | None = None,
+) -> QuerySet[Instruction]:
+    """Instructions of `dataset` filtered as in the browse page; skills prefetched.
+
+    `difficulty` may be "unknown" for instructions without a level. `q` is a full-text
+    search on the instruction text (PostgreSQL text search; substring on SQLite).
+    """
+    qs = Instruction.objects.filter(dataset=dataset)
+    if domain:
+        qs = qs.filter(Q(domain_1=domain) | Q(domain_2=domain))
+    if difficulty not in (None, ""):
+        if str(difficulty) == "unknown":
+            qs = qs.filter(difficulty__isnull=True)
+        else:
+            qs = qs.filter(difficulty=int(difficulty))
+    if skill:
+        qs = qs.filter(skill_links__skill__key=skill)
+    if task:
+        qs = qs.filter(source_task=task)
+    if hard is not None:
+        qs = qs.filter(is_hard=hard)
+    if q:
+        if connection.vendor == "postgresql":
+            qs = qs.extra(
+                where=[
+                    "to_tsvector('english', annotation_instruction.text) @@ "
+                    "websearch_to_tsquery('english', %s)"
+                ],
+                params=[q],
+            )
+        else:
+            qs = qs.filter(text__icontains=q)
+    return (
+        qs.annotate(response_count=Count("responses", distinct=True))
+        .prefetch_related(
+            Prefetch("skill_links", InstructionSkill.objects.select_related("skill"))
+        )
+        .order_by("position", "id")
+    )
+
+
+def instruction_get_for_user(*, user, instruction_id: int) -> Instruction:
+    """One instruction with its dataset, skills and every model's response."""
+    roles.require_researcher(user)
+    instruction = (
+        Instruction.objects.select_related("dataset", "dataset__rubric")
+        .prefetch_related(
+            Prefetch("skill_links", InstructionSkill.objects.select_related("skill")),
+            Prefetch("responses", Response.objects.order_by("model_name")),
+        )
+        .filter(pk=instruction_id)
+        .first()
+    )
+    if instruction is None:
+        raise Http404("No such instruction.")
+    return instruction
+
+
+def import_job_list_for_user(*, user) -> QuerySet[ImportJob]:
+    """Imports are an admin's job (DESIGN: admins upload datasets)."""
+    roles.require_admin(user)
+    return ImportJob.objects.select_related("dataset", "created_by").order_by(
+        "-created_at"
+    )
+
+
+def import_job_get_for_user(*, user, job_id: int) -> ImportJob:
+    roles.require_admin(user)
+    job = (
+        ImportJob.objects.select_related("dataset", "created_by")
+        .filter(pk=job_id)
+        .first()
+    )
+    if job is None:
+        raise Http404("No such import.")
+    return job
+
+
+# --- Permission-scoped reads for the REST API --------------------------------------------
+
+
+def rubric_list_for_user(*, user) -> QuerySet[Rubric]:
+    """Every rubric version with its skill count. Researchers and admins only."""
+    roles.require_researcher(user)
+    return rubric_list()
+
+
+def rubric_get_for_user(*, user, rubric_id: int) -> Rubric:
+    """One rubric with its skills in rubric order. Researchers and admins only."""
+    roles.require_researcher(user)
+    return rubric_get(rubric_id=rubric_id)
+
+
+def dataset_detail_for_user(*, user, dataset_id: int) -> tuple[Dataset, DatasetStats]:
+    """A dataset and its overview counts (a fixed number of queries)."""
+    dataset = dataset_get_for_user(user=user, dataset_id=dataset_id)
+    return dataset, dataset_stats(dataset=dataset)
+
+
+def instruction_list_for_user(
+    *, user, dataset_id: int, **filters
+) -> QuerySet[Instruction]:
+    """`instruction_list` of a dataset the user may read (filters as there)."""
+    dataset = dataset_get_for_user(user=user, dataset_id=dataset_id)
+    return instruction_list(dataset=dataset, **filters)
+
+
+def response_list_for_user(
+    *, user, dataset_id: int, model: str | None = None
+) -> QuerySet[Response]:
+    """Responses of a dataset in instruction order, optionally of one model.
+
+    The instruction's external id is annotated instead of joined in full, so the page
+    does not carry every instruction's text along.
+    """
+    dataset = dataset_get_for_user(user=user, dataset_id=dataset_id)
+    qs = Response.objects.filter(instruction__dataset=dataset)
+    if model:
+        qs = qs.filter(model_name=model)
+    return qs.annotate(instruction_external_id=F("instruction__external_id")).order_by(
+        "instruction__position", "instruction_id", "model_name"
+    )
+
+
+# --- Reads for the HTML pages ----------------------------------------------------------
+
+
+def dataset_overview_list_for_user(*, user) -> QuerySet[Dataset]:
+    """`dataset_list_for_user` plus `model_count`, the number of evaluated models.
+
+    One query whatever the number of datasets. Researchers and admins only.
+    """
+    return dataset_list_for_user(user=user).annotate(
+        model_count=Count("instructions__responses__model_name", distinct=True)
+    )
+
+
+def dataset_name_list() -> list[str]:
+    """Every dataset name, sorted (for the import form's suggestions)."""
+    return list(Dataset.objects.order_by("name").values_list("name", flat=True))

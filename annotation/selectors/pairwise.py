@@ -1,0 +1,147 @@
+"""Reads for pairwise campaigns (researchers' pages and the raters' comparison UI).
+
+Permission-scoped reads raise `Http404` for anything a user may not see, so a foreign
+id looks exactly like a missing one. The membership rules are the pointwise ones
+(`selectors_rating.campaign_get_for_user` / `campaign_get_for_rater`); these add the
+campaign kind and the pair's rows.
+"""
+
+from __future__ import annotations
+
+from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery, Sum
+from django.db.models.functions import Coalesce
+from django.http import Http404
+
+from annotation import roles
+from annotation.models import Assignment, Campaign, CampaignItem
+from annotation.selectors.rating import campaign_get_for_rater, campaign_get_for_user
+
+
+def pairwise_campaign_get_for_user(*, user, campaign_id: int) -> Campaign:
+    """A pairwise campaign for its researchers' pages (researcher or admin only:
+    `PermissionDenied` otherwise); a pointwise or missing id is a 404."""
+    campaign = campaign_get_for_user(user=user, campaign_id=campaign_id)
+    if campaign.kind != Campaign.Kind.PAIRWISE:
+        raise Http404("No such pairwise campaign.")
+    return campaign
+
+
+def pairwise_campaign_get_for_rater(*, user, campaign_id: int) -> Campaign:
+    """A pairwise campaign `user` rates in; any other id is a 404."""
+    return campaign_get_for_rater(
+        user=user, campaign_id=campaign_id, kind=Campaign.Kind.PAIRWISE
+    )
+
+
+def pairwise_campaign_list_for_user(*, user) -> QuerySet[Campaign]:
+    """Every pairwise campaign (researchers and admins) with `pair_count`,
+    `votes_needed`, `votes_submitted` and `rater_count`, in one query."""
+    roles.require_researcher(user)
+    items = CampaignItem.objects.filter(campaign=OuterRef("pk")).values("campaign")
+    links = Campaign.raters.through.objects.filter(campaign=OuterRef("pk")).values(
+        "campaign"
+    )
+
+    def sub(qs, expr):
+        return Coalesce(
+            Subquery(qs.annotate(v=expr).values("v")[:1]),
+            0,
+            output_field=IntegerField(),
+        )
+
+    return (
+        Campaign.objects.filter(kind=Campaign.Kind.PAIRWISE)
+        .select_related("dataset", "created_by")
+        .annotate(
+            pair_count=sub(items, Count("id")),
+            votes_needed=sub(items, Sum("target")),
+            votes_submitted=sub(items, Sum("submitted")),
+            rater_count=sub(links, Count("id")),
+        )
+        .order_by("-created_at", "-id")
+    )
+
+
+def pairwise_campaigns_of_rater(*, user) -> list[Campaign]:
+    """The active or paused pairwise campaigns `user` rates in, each with
+    `submitted`, `skipped`, `in_progress` (their own) and `open_slots` (2 queries)."""
+    if not roles.is_rater(user):
+        return []
+    campaigns = list(
+        Campaign.objects.filter(
+            kind=Campaign.Kind.PAIRWISE,
+            raters=user,
+            status__in=[Campaign.Status.ACTIVE, Campaign.Status.PAUSED],
+        )
+        .annotate(
+            open_slots=Coalesce(
+                Subquery(
+                    CampaignItem.objects.filter(
+                        campaign=OuterRef("pk"), open_slots__gt=0
+                    )
+                    .values("campaign")
+                    .annotate(n=Sum("open_slots"))
+                    .values("n")[:1]
+                ),
+                0,
+                output_field=IntegerField(),
+            )
+        )
+        .order_by("-created_at", "-id")
+    )
+    by_id = {c.pk: c for c in campaigns}
+    for c in campaigns:
+        c.submitted = c.skipped = c.in_progress = 0
+    for campaign_id, status, n in (
+        Assignment.objects.filter(rater=user, campaign_id__in=by_id)
+        .values_list("campaign_id", "status")
+        .annotate(n=Count("id"))
+    ):
+        c = by_id[campaign_id]
+        if status == Assignment.Status.SUBMITTED:
+            c.submitted = n
+        elif status == Assignment.Status.SKIPPED:
+            c.skipped = n
+        elif status == Assignment.Status.SERVED:
+            c.in_progress = n
+    return campaigns
+
+
+def pairwise_assignment_get_for_rater(*, user, assignment_id: int) -> Assignment:
+    """One of `user`'s own pairwise assignments with the campaign, the pair, its
+    instruction and both responses loaded (what the comparison page shows)."""
+    assignment = (
+        Assignment.objects.select_related(
+            "campaign",
+            "campaign__dataset",
+            "pair",
+            "pair__instruction",
+            "pair__response_1",
+            "pair__response_2",
+        )
+        .filter(pk=assignment_id, rater=user, pair__isnull=False)
+        .first()
+    )
+    if assignment is None:
+        raise Http404("No such assignment.")
+    return assignment
+
+
+def shown_responses(assignment: Assignment) -> tuple:
+    """The pair's responses in the order the rater sees them: (A, B)."""
+    pair = assignment.pair
+    if assignment.shown_order == "21":
+        return pair.response_2, pair.response_1
+    return pair.response_1, pair.response_2
+
+
+def pairwise_rater_history(*, user, campaign: Campaign) -> QuerySet[Assignment]:
+    """`user`'s own submitted and skipped pairs in `campaign`, newest first, with the
+    pair's instruction and the rater's own preference (`preferences`) prefetched."""
+    return (
+        Assignment.objects.filter(campaign=campaign, rater=user, pair__isnull=False)
+        .exclude(status=Assignment.Status.SERVED)
+        .select_related("pair", "pair__instruction")
+        .prefetch_related("preferences")
+        .order_by("-closed_at", "-id")
+    )

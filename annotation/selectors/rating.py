@@ -1,0 +1,372 @@
+"""Reads for rating campaigns (re-exported by `annotation.selectors`).
+
+Raters only ever reach their own campaigns and assignments: the `_for_rater` reads
+raise `Http404` otherwise, so a foreign id looks exactly like a missing one.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from functools import cache
+
+from django.contrib.auth.models import Group, User
+from django.db import connection
+from django.db.models import Count, Prefetch, Q, QuerySet, Sum
+from django.http import Http404
+
+from annotation import roles
+from annotation.models import (
+    Assignment,
+    Campaign,
+    CampaignItem,
+    HumanScore,
+    InstructionSkill,
+    Skill,
+)
+from annotation.sqlrows import columns, concrete_attnames, from_row, prepared_cursor
+
+
+def campaign_list_for_user(*, user) -> QuerySet[Campaign]:
+    """Researchers and admins see every campaign; raters the campaigns they are in."""
+    qs = Campaign.objects.select_related("dataset", "created_by").order_by(
+        "-created_at", "-id"
+    )
+    if roles.is_researcher(user):
+        return qs
+    if roles.is_rater(user):
+        return qs.filter(
+            raters=user, status__in=[Campaign.Status.ACTIVE, Campaign.Status.PAUSED]
+        )
+    roles.require_researcher(user)  # raises
+    return qs.none()
+
+
+def campaign_get_for_user(*, user, campaign_id: int) -> Campaign:
+    """A campaign for its researchers' pages (researcher or admin only)."""
+    roles.require_researcher(user)
+    campaign = (
+        Campaign.objects.select_related("dataset", "dataset__rubric", "created_by")
+        .filter(pk=campaign_id)
+        .first()
+    )
+    if campaign is None:
+        raise Http404("No such campaign.")
+    return campaign
+
+
+def campaign_get_for_rater(
+    *, user, campaign_id: int, with_dataset: bool = True, kind: str = "pointwise"
+) -> Campaign:
+    """A campaign of `kind` (pointwise by default: the rating pages and API) that `user`
+    rates in; any other id, or a campaign of the other kind, is a 404 (no existence
+    leak; pairwise campaigns have their own pages, `annotation.views_pairwise`).
+
+    `with_dataset=False` (the API's next, a hot path) skips loading the dataset and
+    rubric rows, which serving and rendering the form do not read; on PostgreSQL it is
+    one prepared hand-written query (same rules; roles cached on the user by the token
+    check are used instead of a join).
+    """
+    if (
+        not with_dataset
+        and kind == Campaign.Kind.POINTWISE
+        and (connection.vendor == "postgresql")
+    ):
+        campaign = _campaign_get_for_rater_sql(user=user, campaign_id=campaign_id)
+        if campaign is None:
+            raise Http404("No such campaign.")
+        return campaign
+    qs = Campaign.objects.filter(kind=kind)
+    if with_dataset:
+        qs = qs.select_related("dataset", "dataset__rubric")
+    if getattr(user, "_flask_roles", None) is None and user.is_authenticated:
+        # The role check rides along with the membership join (no roles query). Both
+        # conditions in one filter() call, so that they apply to the same rater row.
+        campaign = qs.filter(
+            pk=campaign_id, raters=user, raters__groups__name=roles.RATER
+        ).first()
+        is_rater = campaign is not None
+    else:
+        campaign = qs.filter(pk=campaign_id, raters=user).first()
+        is_rater = roles.is_rater(user)
+    if campaign is None or not is_rater:
+        raise Http404("No such campaign.")
+    return campaign
+
+
+@cache
+def _campaign_for_rater_sql(check_role: bool) -> str:
+    q = connection.ops.quote_name
+    raters = q(Campaign.raters.through._meta.db_table)
+    role = (
+        f" JOIN {q(User.groups.through._meta.db_table)} ug ON ug.user_id = m.user_id "
+        f"JOIN {q(Group._meta.db_table)} g ON g.id = ug.group_id AND g.name = %(role)s"
+        if check_role
+        else ""
+    )
+    return (
+        f"SELECT {columns(Campaign, concrete_attnames(Campaign), 'c')} "
+        f"FROM {q(Campaign._meta.db_table)} c WHERE c.id = %(campaign)s "
+        f"AND c.kind = '{Campaign.Kind.POINTWISE}' AND EXISTS "
+        f"(SELECT 1 FROM {raters} m{role} WHERE m.campaign_id = c.id "
+        "AND m.user_id = %(user)s)"
+    )
+
+
+def _campaign_get_for_rater_sql(*, user, campaign_id: int) -> Campaign | None:
+    """`campaign_get_for_rater(with_dataset=False)` in one hand-written query (the
+    API's `next`, PostgreSQL): the same membership and role rules."""
+    if not user.is_authenticated:
+        return None
+    cached_roles = getattr(user, "_flask_roles", None)
+    if cached_roles is not None and roles.RATER not in cached_roles:
+        return None
+    with prepared_cursor() as cursor:
+        cursor.execute(
+            _campaign_for_rater_sql(cached_roles is None),
+            {"campaign": campaign_id, "user": user.pk, "role": roles.RATER},
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    return from_row(Campaign, concrete_attnames(Campaign), row)
+
+
+def assignment_get_for_rater(*, user, assignment_id: int) -> Assignment:
+    """One of `user`'s own assignments with everything the rating form shows."""
+    assignment = (
+        Assignment.objects.select_related(
+            "campaign", "campaign__dataset", "response", "response__instruction", "item"
+        )
+        .prefetch_related(
+            Prefetch(
+                "response__instruction__skill_links",
+                InstructionSkill.objects.select_related("skill"),
+            ),
+            Prefetch("scores", HumanScore.objects.select_related("skill")),
+        )
+        .filter(pk=assignment_id, rater=user, pair__isnull=True)
+        .first()
+    )
+    if assignment is None:
+        raise Http404("No such assignment.")
+    return assignment
+
+
+def assignment_scores_for_rater(*, user, assignment_id: int) -> Assignment:
+    """One of `user`'s own assignments with only their scores (and skills) loaded."""
+    assignment = (
+        Assignment.objects.prefetch_related(
+            Prefetch("scores", HumanScore.objects.select_related("skill"))
+        )
+        .filter(pk=assignment_id, rater=user, pair__isnull=True)
+        .first()
+    )
+    if assignment is None:
+        raise Http404("No such assignment.")
+    return assignment
+
+
+def assignment_skills(*, assignment: Assignment) -> list[Skill]:
+    """The skills to score for `assignment`, per its campaign's skill mode.
+
+    `instruction` mode keeps the instruction's order (most relevant first); an
+    instruction without listed skills falls back to every skill of the rubric. One
+    query at most (none when `assignment_get_for_rater` prefetched the links).
+    """
+    campaign = assignment.campaign
+    mode = campaign.skill_mode
+    if mode == Campaign.SkillMode.CHOSEN:
+        return list(campaign.chosen_skills.order_by("position"))
+    if mode == Campaign.SkillMode.INSTRUCTION:
+        response = assignment._state.fields_cache.get("response")
+        instruction = (
+            response._state.fields_cache.get("instruction") if response else None
+        )
+        # Submit's lean read annotates the instruction's id instead of loading rows.
+        instruction_id = getattr(assignment, "instruction_id", None)
+        if instruction is not None and "skill_links" in getattr(
+            instruction, "_prefetched_objects_cache", {}
+        ):
+            links = sorted(instruction.skill_links.all(), key=lambda x: x.rank)
+        else:
+            links_qs = InstructionSkill.objects.select_related("skill").order_by("rank")
+            if response is not None:
+                links_qs = links_qs.filter(instruction_id=response.instruction_id)
+            elif instruction_id is not None:
+                links_qs = links_qs.filter(instruction_id=instruction_id)
+            else:
+                links_qs = links_qs.filter(
+                    instruction__responses=assignment.response_id
+                )
+            links = list(links_qs)
+        if links:
+            return [link.skill for link in links]
+    return list(
+        Skill.objects.filter(rubric__datasets__campaigns=campaign.pk).order_by(
+            "position"
+        )
+    )
+
+
+def rater_assignments(*, user, campaign: Campaign) -> QuerySet[Assignment]:
+    """`user`'s submitted and skipped work in `campaign`, newest first (review list)."""
+    return (
+        Assignment.objects.filter(campaign=campaign, rater=user)
+        .exclude(status=Assignment.Status.SERVED)
+        .select_related("response", "response__instruction")
+        .order_by("-closed_at", "-id")
+    )
+
+
+@dataclass
+class RaterProgress:
+    submitted: int
+    skipped: int
+    quota: int | None
+    available: int | None  # open slots left in the campaign, when asked for
+
+    @property
+    def label(self) -> str:
+        if self.quota:
+            return f"{self.submitted} of {self.quota}"
+        return f"{self.submitted} rated"
+
+
+def rater_progress(
+    *,
+    user,
+    campaign: Campaign,
+    with_available: bool = False,
+    counts: tuple[int, int] | None = None,
+) -> RaterProgress:
+    """The rater's own counts: one indexed query on the hot path, none when `counts`
+    (``(submitted, skipped)``, as `services.assignment_next` may hand them over) is
+    given.
+
+    `with_available` adds the campaign's open slots, a scan of the campaign's items;
+    pages that show it ask for it, the next/submit loop does not.
+    """
+    if counts is not None:
+        counts = {
+            Assignment.Status.SUBMITTED: counts[0],
+            Assignment.Status.SKIPPED: counts[1],
+        }
+    else:
+        counts = dict(
+            Assignment.objects.filter(campaign=campaign, rater=user)
+            .values_list("status")
+            .annotate(n=Count("id"))
+        )
+    available = None
+    if with_available:
+        available = (
+            CampaignItem.objects.filter(campaign=campaign, open_slots__gt=0).aggregate(
+                n=Sum("open_slots")
+            )["n"]
+            or 0
+        )
+    return RaterProgress(
+        submitted=counts.get(Assignment.Status.SUBMITTED, 0),
+        skipped=counts.get(Assignment.Status.SKIPPED, 0),
+        quota=campaign.rater_quota,
+        available=available,
+    )
+
+
+@dataclass
+class RaterRow:
+    rater_id: int
+    username: str
+    submitted: int
+    skipped: int
+    expired: int
+    in_progress: int
+    median_seconds: float | None
+    median_active_seconds: float | None
+
+
+@dataclass
+class CampaignProgress:
+    responses: int
+    responses_done: int
+    ratings_needed: int
+    ratings_submitted: int
+    locked: int
+    raters: list[RaterRow] = field(default_factory=list)
+
+    @property
+    def percent(self) -> int:
+        if not self.ratings_needed:
+            return 100
+        return int(100 * self.ratings_submitted / self.ratings_needed)
+
+
+def campaign_progress(*, campaign: Campaign) -> CampaignProgress:
+    """Campaign totals and per-rater counts with median seconds per response."""
+    totals = CampaignItem.objects.filter(campaign=campaign).aggregate(
+        responses=Count("id"),
+        done=Count("id", filter=Q(submitted__gte=1) & Q(open_slots=0) & Q(reserved=0)),
+        needed=Sum("target"),
+        submitted=Sum("submitted"),
+        locked=Sum("reserved"),
+    )
+    rows: dict[int, dict] = {}
+    for (
+        rater_id,
+        username,
+        status,
+        served,
+        submitted,
+        active,
+    ) in Assignment.objects.filter(campaign=campaign).values_list(
+        "rater_id",
+        "rater__username",
+        "status",
+        "served_at",
+        "submitted_at",
+        "active_seconds",
+    ):
+        row = rows.setdefault(
+            rater_id,
+            {"username": username, "counts": {}, "durations": [], "active": []},
+        )
+        row["counts"][status] = row["counts"].get(status, 0) + 1
+        if status == Assignment.Status.SUBMITTED and submitted:
+            row["durations"].append((submitted - served).total_seconds())
+            if active is not None:
+                row["active"].append(active)
+    raters = [
+        RaterRow(
+            rater_id=rid,
+            username=r["username"],
+            submitted=r["counts"].get(Assignment.Status.SUBMITTED, 0),
+            skipped=r["counts"].get(Assignment.Status.SKIPPED, 0),
+            expired=r["counts"].get(Assignment.Status.EXPIRED, 0),
+            in_progress=r["counts"].get(Assignment.Status.SERVED, 0),
+            median_seconds=statistics.median(r["durations"])
+            if r["durations"]
+            else None,
+            median_active_seconds=statistics.median(r["active"])
+            if r["active"]
+            else None,
+        )
+        for rid, r in sorted(rows.items(), key=lambda kv: kv[1]["username"])
+    ]
+    return CampaignProgress(
+        responses=totals["responses"] or 0,
+        responses_done=totals["done"] or 0,
+        ratings_needed=totals["needed"] or 0,
+        ratings_submitted=totals["submitted"] or 0,
+        locked=totals["locked"] or 0,
+        raters=raters,
+    )
+
+
+def campaign_locked_assignments(*, campaign: Campaign) -> QuerySet[Assignment]:
+    """Live locks: who holds which response and until when."""
+    return (
+        Assignment.objects.filter(campaign=campaign, status=Assignment.Status.SERVED)
+        .select_related("rater", "response", "response__instruction")
+        .order_by("expires_at")
+    )

@@ -1,0 +1,302 @@
+"""Researchers' pages: the campaign list, the new-campaign form, a campaign's progress,
+its status and its raters (researchers and admins only)."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.db.models import Count, IntegerField, OuterRef, Subquery, Sum
+from django.db.models.functions import Coalesce
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from annotation import roles, services
+from annotation import selectors as selectors
+from annotation.errors import DomainError
+from annotation.models import Campaign, CampaignItem, Dataset, Skill
+from annotation.views.common import (
+    HTMX_STOP_POLLING,
+    LOCKS_SHOWN,
+    rater_users,
+    render_page_or_fragment,
+    wants_fragment,
+)
+
+
+def _campaign_list_with_counts(*, user):
+    """`campaign_list_for_user` plus rating totals and the rater count, in one query.
+
+    Subqueries rather than joins: joining items and raters together would multiply
+    the sums.
+    """
+    items = CampaignItem.objects.filter(campaign=OuterRef("pk")).values("campaign")
+    rater_links = Campaign.raters.through.objects.filter(
+        campaign=OuterRef("pk")
+    ).values("campaign")
+
+    def sub(qs, expr):
+        return Coalesce(
+            Subquery(qs.annotate(v=expr).values("v")[:1]),
+            0,
+            output_field=IntegerField(),
+        )
+
+    return selectors.campaign_list_for_user(user=user).annotate(
+        response_count=sub(items, Count("id")),
+        ratings_needed=sub(items, Sum("target")),
+        ratings_submitted=sub(items, Sum("submitted")),
+        rater_count=sub(rater_links, Count("id")),
+    )
+
+
+@login_required
+@require_GET
+def campaign_list(request: HttpRequest) -> HttpResponse:
+    """Every campaign with its progress (researchers and admins)."""
+    roles.require_researcher(request.user)
+    campaigns = _campaign_list_with_counts(user=request.user)
+    return render(request, "annotation/campaign_list.html", {"campaigns": campaigns})
+
+
+class CampaignForm(forms.Form):
+    """Parses the new-campaign form. Range checks and the rules are the service's."""
+
+    # Not required here: the service reports an empty name along with every other
+    # problem, so the researcher sees them all at once.
+    name = forms.CharField(max_length=200, required=False)
+    dataset = forms.ModelChoiceField(
+        queryset=Dataset.objects.none(), empty_label="Choose…"
+    )
+    models = forms.MultipleChoiceField(
+        required=False, widget=forms.CheckboxSelectMultiple
+    )
+    skill_mode = forms.ChoiceField(
+        choices=Campaign.SkillMode.choices,
+        initial=Campaign.SkillMode.INSTRUCTION,
+        widget=forms.RadioSelect,
+    )
+    chosen_skills = forms.MultipleChoiceField(
+        required=False, widget=forms.CheckboxSelectMultiple
+    )
+    overlap = forms.IntegerField(initial=1)
+    overlap_percent = forms.IntegerField(initial=100)
+    show_reference = forms.BooleanField(required=False, initial=True)
+    show_model_names = forms.BooleanField(required=False, initial=False)
+    lock_ttl_minutes = forms.IntegerField(initial=30)
+    rater_quota = forms.IntegerField(required=False)
+    guidelines = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 6})
+    )
+    raters = forms.ModelMultipleChoiceField(
+        queryset=get_user_model().objects.none(),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+    )
+
+    # Service problem field -> form field.
+    FIELD_OF_PROBLEM = {"skills": "chosen_skills"}
+
+    def __init__(self, *args, user, dataset: Dataset | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["dataset"].queryset = selectors.dataset_list_for_user(user=user)
+        self.fields["raters"].queryset = rater_users()
+        self.dataset_stats = None
+        self.skills: list[Skill] = []
+        if dataset is not None:
+            self.dataset_stats = selectors.dataset_stats(dataset=dataset)
+            self.fields["models"].choices = [
+                (name, f"{name} ({n})") for name, n in self.dataset_stats.models
+            ]
+            self.skills = list(dataset.rubric.skills.order_by("position"))
+            self.fields["chosen_skills"].choices = [
+                (s.key, s.name) for s in self.skills
+            ]
+
+    def add_problems(self, exc: DomainError) -> None:
+        """Put each of the service's problems next to the field it names."""
+        if not exc.problems:
+            self.add_error(None, exc.message)
+        for problem in exc.problems:
+            name = self.FIELD_OF_PROBLEM.get(problem.field or "", problem.field)
+            self.add_error(name if name in self.fields else None, problem.message)
+
+
+def _dataset_from_params(request: HttpRequest, params: QueryDict) -> Dataset | None:
+    raw = params.get("dataset", "")
+    if not raw.isdigit():
+        return None
+    try:
+        return selectors.dataset_get_for_user(user=request.user, dataset_id=int(raw))
+    except Http404:  # a stale dataset id simply offers no models and skills
+        return None
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def campaign_new(request: HttpRequest) -> HttpResponse:
+    """Create a campaign. The models and skills on offer depend on the dataset.
+
+    With htmx, choosing a dataset asks this URL (GET ?dataset=ID) for the
+    `#campaign-options` fragment; without JavaScript a "Load" button reloads the page.
+    """
+    roles.require_researcher(request.user)
+    status = 200
+    if request.method == "POST":
+        dataset = _dataset_from_params(request, request.POST)
+        form = CampaignForm(request.POST, user=request.user, dataset=dataset)
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                campaign = services.campaign_create(
+                    name=data["name"],
+                    dataset=data["dataset"],
+                    user=request.user,
+                    models=data["models"],
+                    skill_mode=data["skill_mode"],
+                    chosen_skill_keys=data["chosen_skills"],
+                    overlap=data["overlap"],
+                    overlap_percent=data["overlap_percent"],
+                    show_reference=data["show_reference"],
+                    show_model_names=data["show_model_names"],
+                    lock_ttl_minutes=data["lock_ttl_minutes"],
+                    rater_quota=data["rater_quota"],
+                    guidelines=data["guidelines"],
+                    raters=list(data["raters"]),
+                )
+            except DomainError as exc:
+                form.add_problems(exc)
+            else:
+                n = campaign.items.count()
+                messages.success(
+                    request,
+                    f"Campaign “{campaign.name}” created with {n} "
+                    f"response{'s' if n != 1 else ''} to rate.",
+                )
+                return redirect("annotation:campaign-detail", campaign_id=campaign.pk)
+        status = 400
+    else:
+        dataset = _dataset_from_params(request, request.GET)
+        initial = {
+            k: v for k, v in request.GET.items() if k in CampaignForm.base_fields
+        }
+        datasets = selectors.dataset_list_for_user(user=request.user)
+        if dataset is None and "dataset" not in request.GET and len(datasets) == 1:
+            dataset = datasets[0]
+            initial["dataset"] = dataset.pk
+        form = CampaignForm(initial=initial, user=request.user, dataset=dataset)
+    context = {"form": form, "dataset": dataset}
+    return render_page_or_fragment(
+        request,
+        "annotation/campaign_new.html",
+        "campaign-options",
+        context,
+        status=status,
+    )
+
+
+def _campaign_settings(campaign: Campaign) -> list[tuple[str, str]]:
+    """The campaign's options as (label, value) lines for its page."""
+    if campaign.skill_mode == Campaign.SkillMode.CHOSEN:
+        skills = ", ".join(s.name for s in campaign.chosen_skills.order_by("position"))
+    else:
+        skills = campaign.get_skill_mode_display()
+    overlap = (
+        f"{campaign.overlap} rater{'s' if campaign.overlap != 1 else ''} per response"
+    )
+    if campaign.overlap > 1 and campaign.overlap_percent < 100:
+        overlap += f" on {campaign.overlap_percent}% of responses (1 on the rest)"
+    return [
+        ("Dataset", campaign.dataset.name),
+        ("Models", ", ".join(campaign.models_included) or "All models"),
+        ("Skills", skills),
+        ("Overlap", overlap),
+        (
+            "Reference answer",
+            "Shown to raters" if campaign.show_reference else "Hidden",
+        ),
+        ("Model names", "Shown to raters" if campaign.show_model_names else "Hidden"),
+        ("Lock time-to-live", f"{campaign.lock_ttl_minutes} min"),
+        (
+            "Quota per rater",
+            str(campaign.rater_quota) if campaign.rater_quota else "None",
+        ),
+    ]
+
+
+@login_required
+@require_GET
+def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """A campaign's settings, raters and live progress.
+
+    htmx polls the `#campaign-progress` fragment every 5 s; once the campaign is closed
+    the fragment answers 286, which stops the polling.
+    """
+    campaign = selectors.campaign_get_for_user(
+        user=request.user, campaign_id=campaign_id
+    )
+    context = {
+        "campaign": campaign,
+        "progress": selectors.campaign_progress(campaign=campaign),
+        "locks": list(
+            selectors.campaign_locked_assignments(campaign=campaign)[:LOCKS_SHOWN]
+        ),
+        "polling": campaign.status != Campaign.Status.CLOSED,
+    }
+    fragment = wants_fragment(request)
+    if not fragment:
+        context["settings"] = _campaign_settings(campaign)
+        context["rater_users"] = list(rater_users())
+        context["member_ids"] = set(campaign.raters.values_list("pk", flat=True))
+        context["statuses"] = Campaign.Status
+    status = HTMX_STOP_POLLING if fragment and not context["polling"] else 200
+    return render_page_or_fragment(
+        request,
+        "annotation/campaign_detail.html",
+        "campaign-progress",
+        context,
+        status=status,
+    )
+
+
+@login_required
+@require_POST
+def campaign_status(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Pause, resume or close a campaign."""
+    campaign = selectors.campaign_get_for_user(
+        user=request.user, campaign_id=campaign_id
+    )
+    try:
+        services.campaign_set_status(
+            campaign=campaign, status=request.POST.get("status", ""), user=request.user
+        )
+    except DomainError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(
+            request, f"The campaign is {campaign.get_status_display().lower()}."
+        )
+    return redirect("annotation:campaign-detail", campaign_id=campaign.pk)
+
+
+@login_required
+@require_POST
+def campaign_raters(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Replace the campaign's raters with the checked ones."""
+    campaign = selectors.campaign_get_for_user(
+        user=request.user, campaign_id=campaign_id
+    )
+    ids = [int(v) for v in request.POST.getlist("raters") if v.isdigit()]
+    users = list(get_user_model().objects.filter(pk__in=ids))
+    try:
+        services.campaign_set_raters(campaign=campaign, raters=users, user=request.user)
+    except DomainError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(
+            request,
+            f"{len(users)} rater{'s' if len(users) != 1 else ''} in this campaign.",
+        )
+    return redirect("annotation:campaign-detail", campaign_id=campaign.pk)

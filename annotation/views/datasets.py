@@ -1,0 +1,301 @@
+"""HTML pages of the annotation app: datasets, instructions, rubrics and imports.
+
+Function views, thin: parse the request, call one selector or service, render. A page
+that htmx updates in place is served by one URL: the whole page normally, its fragment
+(a `{% partialdef %}`) when htmx asks.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.cache import patch_vary_headers
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from annotation import roles, services
+from annotation import selectors as selectors
+from annotation.errors import DomainError
+from annotation.forms import FORMAT_HELP, ImportForm, RubricImportForm
+from annotation.models import Ability, Difficulty, Domain, ImportJob
+
+INSTRUCTIONS_PER_PAGE = 50
+IMPORTS_SHOWN = 100
+# htmx stops polling when a response has this status.
+HTMX_STOP_POLLING = 286
+
+
+def _wants_fragment(request: HttpRequest) -> bool:
+    # A history restore (back button after htmx's cache expired) needs the whole page.
+    return bool(request.htmx) and not request.htmx.history_restore_request
+
+
+def _render_page_or_fragment(
+    request: HttpRequest, template: str, fragment: str, context: dict, status: int = 200
+) -> HttpResponse:
+    name = f"{template}#{fragment}" if _wants_fragment(request) else template
+    response = render(request, name, context, status=status)
+    # The same URL answers with two bodies: caches must keep them apart.
+    patch_vary_headers(response, ("HX-Request",))
+    return response
+
+
+@login_required
+@require_GET
+def home(request: HttpRequest) -> HttpResponse:
+    """The landing page: what this user can work on."""
+    context: dict = {}
+    if roles.is_researcher(request.user):
+        context["datasets"] = selectors.dataset_overview_list_for_user(
+            user=request.user
+        )[:10]
+    if roles.is_admin(request.user):
+        context["imports"] = selectors.import_job_list_for_user(user=request.user)[:5]
+    return render(request, "home.html", context)
+
+
+# --- Datasets and instructions -----------------------------------------------------------
+
+
+@login_required
+@require_GET
+def dataset_list(request: HttpRequest) -> HttpResponse:
+    datasets = selectors.dataset_overview_list_for_user(user=request.user)
+    return render(request, "annotation/dataset_list.html", {"datasets": datasets})
+
+
+def _instruction_filters(params) -> dict:
+    """The browse filters from the query string; values that cannot match are dropped."""
+    filters: dict = {}
+    domain = params.get("domain", "")
+    if domain in Domain.values:
+        filters["domain"] = domain
+    difficulty = params.get("difficulty", "")
+    if difficulty == "unknown" or difficulty in {str(v) for v in Difficulty.values}:
+        filters["difficulty"] = difficulty
+    for name in ("skill", "task"):
+        value = params.get(name, "").strip()
+        if value:
+            filters[name] = value
+    hard = params.get("hard", "")
+    if hard in {"yes", "no"}:
+        filters["hard"] = hard == "yes"
+    q = params.get("q", "").strip()
+    if q:
+        filters["q"] = q
+    return filters
+
+
+@login_required
+@require_GET
+def dataset_detail(request: HttpRequest, dataset_id: int) -> HttpResponse:
+    """A dataset's counts and its instruction browser (filtered, paginated).
+
+    With htmx, only the `#instruction-results` fragment: the filter form and the page
+    links ask for it, and the counts around it do not change.
+    """
+    dataset = selectors.dataset_get_for_user(user=request.user, dataset_id=dataset_id)
+    filters = _instruction_filters(request.GET)
+    instructions = selectors.instruction_list(dataset=dataset, **filters)
+    page = Paginator(instructions, INSTRUCTIONS_PER_PAGE).get_page(
+        request.GET.get("page")
+    )
+    context = {
+        "dataset": dataset,
+        "page": page,
+        "filters": filters,
+        "params": request.GET,
+        "is_filtered": bool(filters),
+    }
+    if not _wants_fragment(request):
+        context["stats"] = selectors.dataset_stats(dataset=dataset)
+    return _render_page_or_fragment(
+        request, "annotation/dataset_detail.html", "instruction-results", context
+    )
+
+
+@login_required
+@require_GET
+def instruction_detail(request: HttpRequest, instruction_id: int) -> HttpResponse:
+    instruction = selectors.instruction_get_for_user(
+        user=request.user, instruction_id=instruction_id
+    )
+    skill_links = list(instruction.skill_links.all())
+    skill_names = {link.skill.key: link.skill.name for link in skill_links}
+    checklist = [
+        {
+            "skill": skill_names.get(item.get("skill"), item.get("skill") or ""),
+            "question": item.get("question", ""),
+        }
+        for item in instruction.checklist or []
+    ]
+    context = {
+        "instruction": instruction,
+        "dataset": instruction.dataset,
+        "skill_links": skill_links,
+        "checklist": checklist,
+        "responses": list(instruction.responses.all()),
+    }
+    return render(request, "annotation/instruction_detail.html", context)
+
+
+# --- Rubrics -----------------------------------------------------------------------------
+
+
+@login_required
+@require_GET
+def rubric_list(request: HttpRequest) -> HttpResponse:
+    rubrics = selectors.rubric_list_for_user(user=request.user)
+    return render(request, "annotation/rubric_list.html", {"rubrics": rubrics})
+
+
+@login_required
+@require_GET
+def rubric_detail(request: HttpRequest, rubric_id: int) -> HttpResponse:
+    """A rubric version's skills, grouped by primary ability, with their anchors."""
+    rubric = selectors.rubric_get_for_user(user=request.user, rubric_id=rubric_id)
+    skills = list(rubric.skills.all())
+    abilities = [
+        (label, [s for s in skills if s.ability == value])
+        for value, label in Ability.choices
+    ]
+    context = {
+        "rubric": rubric,
+        "abilities": [(label, group) for label, group in abilities if group],
+        "import_form": RubricImportForm(initial={"name": rubric.name}),
+    }
+    return render(request, "annotation/rubric_detail.html", context)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def rubric_import(request: HttpRequest) -> HttpResponse:
+    """Upload FLASK's `skillset_description.json` as a new rubric version (admins)."""
+    roles.require_admin(request.user)
+    problems: list = []
+    if request.method == "POST":
+        form = RubricImportForm(request.POST, request.FILES)
+        if form.is_valid():
+            upload = form.cleaned_data["file"]
+            try:
+                rubric = services.rubric_import(
+                    name=form.cleaned_data["name"], data=upload.read(), file=upload.name
+                )
+            except DomainError as exc:
+                problems = exc.problems or [exc.message]
+            else:
+                messages.success(request, f"Imported {rubric}.")
+                return redirect("annotation:rubric-detail", rubric_id=rubric.pk)
+    else:
+        form = RubricImportForm(
+            initial={"name": request.GET.get("name") or "FLASK official"}
+        )
+    status = 400 if request.method == "POST" else 200
+    return render(
+        request,
+        "annotation/rubric_import.html",
+        {"form": form, "problems": problems},
+        status=status,
+    )
+
+
+# --- Imports -----------------------------------------------------------------------------
+
+
+@login_required
+@require_GET
+def import_list(request: HttpRequest) -> HttpResponse:
+    jobs = selectors.import_job_list_for_user(user=request.user)[:IMPORTS_SHOWN]
+    return render(request, "annotation/import_list.html", {"jobs": jobs})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def import_new(request: HttpRequest) -> HttpResponse:
+    """Upload files for an import. The service validates them (a dry run) into a job.
+
+    A file over `IMPORT_MAX_BYTES` is refused on the form, before it is read.
+    """
+    roles.require_admin(request.user)
+    if request.method == "POST":
+        form = ImportForm(request.POST, request.FILES)
+        if form.is_valid():
+            uploads = form.cleaned_data["files"]
+            try:
+                # Refuse oversized files before reading them into memory.
+                services.import_check_sizes(sizes=[(f.name, f.size) for f in uploads])
+            except DomainError as exc:
+                for problem in exc.problems:
+                    form.add_error("files", str(problem))
+            else:
+                job = services.import_job_create(
+                    dataset_name=form.cleaned_data["dataset_name"],
+                    fmt=form.cleaned_data["format"],
+                    uploads=[(f.name, f.read()) for f in uploads],
+                    options=form.import_options(),
+                    user=request.user,
+                )
+                return redirect("annotation:import-detail", job_id=job.pk)
+        status = 400
+    else:
+        initial = {"dataset_name": request.GET.get("dataset", "")}
+        form = ImportForm(initial=initial)
+        status = 200
+    context = {
+        "form": form,
+        "dataset_names": selectors.dataset_name_list(),
+        "format_help": [
+            (value, label, FORMAT_HELP[value])
+            for value, label in ImportJob.Format.choices
+        ],
+    }
+    return render(request, "annotation/import_new.html", context, status=status)
+
+
+def _preview_columns(preview: list[dict]) -> list[str]:
+    columns: list[str] = []
+    for row in preview:
+        columns.extend(key for key in row if key not in columns)
+    return columns
+
+
+@login_required
+@require_GET
+def import_detail(request: HttpRequest, job_id: int) -> HttpResponse:
+    """An import's report. While it runs, htmx polls `#import-progress` every 2s.
+
+    The fragment answers with status 286 once the job is no longer queued or running,
+    which tells htmx to stop polling.
+    """
+    job = selectors.import_job_get_for_user(user=request.user, job_id=job_id)
+    in_progress = job.status in {ImportJob.Status.QUEUED, ImportJob.Status.RUNNING}
+    context = {
+        "job": job,
+        "in_progress": in_progress,
+        "preview_columns": _preview_columns(job.preview),
+    }
+    status = HTMX_STOP_POLLING if _wants_fragment(request) and not in_progress else 200
+    return _render_page_or_fragment(
+        request,
+        "annotation/import_detail.html",
+        "import-progress",
+        context,
+        status=status,
+    )
+
+
+@login_required
+@require_POST
+def import_confirm(request: HttpRequest, job_id: int) -> HttpResponse:
+    """Start a validated import (small ones finish before the redirect)."""
+    job = selectors.import_job_get_for_user(user=request.user, job_id=job_id)
+    try:
+        job = services.import_job_confirm(job=job)
+    except DomainError as exc:
+        messages.error(request, str(exc))
+    else:
+        if job.status == ImportJob.Status.SUCCEEDED:
+            messages.success(request, f"Imported into {job.dataset_name}.")
+    return redirect("annotation:import-detail", job_id=job.pk)

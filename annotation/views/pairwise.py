@@ -1,0 +1,582 @@
+"""HTML pages of pairwise campaigns: researchers create them and watch progress; raters
+compare two responses side by side (A / B / tie, optionally per skill).
+
+Function views, thin: parse, call one service or selector, render. Permission checks
+live in the selectors: researcher pages go through `pairwise_campaign_get_for_user`
+(a rater gets 403), rater pages through `pairwise_campaign_get_for_rater` /
+`pairwise_assignment_get_for_rater` (anyone outside the campaign, or asking for
+another rater's assignment, gets a 404, exactly as for a missing id).
+
+Blind comparison: the page only receives the rater's own assignment; other raters'
+votes and judge verdicts are never queried here, model names enter the context only
+when the campaign shows them, and the two responses are shown in the assignment's
+recorded order as "A" and "B".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.cache import patch_vary_headers
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from annotation import roles
+from annotation import selectors as selectors
+from annotation.errors import DomainError, Problem
+from annotation.models import Assignment, Campaign, Dataset, PreferencePair, Skill
+from annotation.selectors import pairwise as pairwise_selectors
+from annotation.services import campaign_set_status
+from annotation.services import pairwise as pairwise_services
+from annotation.views.common import (
+    HISTORY_PER_PAGE,
+    HTMX_INVALID,
+    HTMX_STOP_POLLING,
+    LOCKS_SHOWN,
+    rater_users,
+    render_page_or_fragment,
+    wants_fragment,
+)
+from annotation.views.rows import parse_active_seconds
+
+LABEL_CHOICES = [("A", "A"), ("tie", "Tie"), ("B", "B")]
+PAIR_MODE_LABELS = {
+    "all_pairs": "Every pair of models, for each instruction",
+    "baseline": "A baseline model against each other model",
+    "sample": "A random sample of all pairs",
+    "existing": "The pairs already in the dataset (e.g. imported preferences)",
+}
+
+
+# --- Home --------------------------------------------------------------------------------
+
+
+@login_required
+@require_GET
+def pairwise_home(request: HttpRequest) -> HttpResponse:
+    """Researchers: every pairwise campaign with its progress. Raters: their own
+    pairwise campaigns. Users with neither role: 403."""
+    user = request.user
+    if not (roles.is_researcher(user) or roles.is_rater(user)):
+        raise PermissionDenied("This needs the researcher, admin or rater role.")
+    context = {
+        "campaigns": list(pairwise_selectors.pairwise_campaign_list_for_user(user=user))
+        if roles.is_researcher(user)
+        else None,
+        "rater_campaigns": pairwise_selectors.pairwise_campaigns_of_rater(user=user),
+    }
+    return render(request, "annotation/pairwise_home.html", context)
+
+
+# --- New campaign ------------------------------------------------------------------------
+
+
+class PairwiseCampaignForm(forms.Form):
+    """Parses the new-pairwise-campaign form. Ranges and rules are the service's."""
+
+    name = forms.CharField(max_length=200, required=False)
+    dataset = forms.ModelChoiceField(
+        queryset=Dataset.objects.none(), empty_label="Choose…"
+    )
+    pair_mode = forms.ChoiceField(
+        choices=list(PAIR_MODE_LABELS.items()),
+        initial="all_pairs",
+        widget=forms.RadioSelect,
+    )
+    baseline_model = forms.ChoiceField(required=False)
+    models = forms.MultipleChoiceField(
+        required=False, widget=forms.CheckboxSelectMultiple
+    )
+    sample = forms.IntegerField(required=False, min_value=1)
+    seed = forms.IntegerField(required=False, initial=0)
+    categories = forms.MultipleChoiceField(
+        required=False, widget=forms.CheckboxSelectMultiple
+    )
+    skills = forms.MultipleChoiceField(
+        required=False, widget=forms.CheckboxSelectMultiple
+    )
+    overlap = forms.IntegerField(initial=1)
+    overlap_percent = forms.IntegerField(initial=100)
+    show_reference = forms.BooleanField(required=False, initial=True)
+    show_model_names = forms.BooleanField(required=False, initial=False)
+    lock_ttl_minutes = forms.IntegerField(initial=30)
+    rater_quota = forms.IntegerField(required=False)
+    guidelines = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 5})
+    )
+    raters = forms.ModelMultipleChoiceField(
+        queryset=get_user_model().objects.none(),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+    )
+
+    def __init__(self, *args, user, dataset: Dataset | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["dataset"].queryset = selectors.dataset_list_for_user(user=user)
+        self.fields["raters"].queryset = rater_users()
+        self.dataset_stats = None
+        self.pair_count = 0
+        if dataset is not None:
+            self.dataset_stats = selectors.dataset_stats(dataset=dataset)
+            model_choices = [
+                (name, f"{name} ({n})") for name, n in self.dataset_stats.models
+            ]
+            self.fields["models"].choices = model_choices
+            self.fields["baseline_model"].choices = [("", "—"), *model_choices]
+            categories = (
+                PreferencePair.objects.filter(dataset=dataset)
+                .exclude(category="")
+                .values_list("category", flat=True)
+                .distinct()
+                .order_by("category")
+            )
+            self.fields["categories"].choices = [(c, c) for c in categories]
+            self.pair_count = PreferencePair.objects.filter(dataset=dataset).count()
+            skills: list[Skill] = list(dataset.rubric.skills.order_by("position"))
+            self.fields["skills"].choices = [(s.key, s.name) for s in skills]
+
+    def add_problems(self, exc: DomainError) -> None:
+        """Put each of the service's problems next to the field it names."""
+        if not exc.problems:
+            self.add_error(None, exc.message)
+        for problem in exc.problems:
+            name = problem.field or ""
+            self.add_error(name if name in self.fields else None, problem.message)
+
+
+def _dataset_from_params(request: HttpRequest, params: QueryDict) -> Dataset | None:
+    raw = params.get("dataset", "")
+    if not raw.isdigit():
+        return None
+    try:
+        return selectors.dataset_get_for_user(user=request.user, dataset_id=int(raw))
+    except Http404:  # a stale id simply offers no models and skills
+        return None
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def pairwise_campaign_new(request: HttpRequest) -> HttpResponse:
+    """Create a pairwise campaign. Models, categories and skills on offer depend on
+    the dataset: with htmx, choosing one asks this URL (GET ?dataset=ID) for the
+    `#pairwise-options` fragment; without JavaScript a button reloads the page."""
+    roles.require_researcher(request.user)
+    status = 200
+    if request.method == "POST":
+        dataset = _dataset_from_params(request, request.POST)
+        form = PairwiseCampaignForm(request.POST, user=request.user, dataset=dataset)
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                campaign = pairwise_services.pairwise_campaign_create(
+                    name=data["name"],
+                    dataset=data["dataset"],
+                    user=request.user,
+                    pair_mode=data["pair_mode"],
+                    baseline_model=data["baseline_model"] or None,
+                    models=data["models"],
+                    sample=data["sample"],
+                    seed=data["seed"] or 0,
+                    categories=data["categories"],
+                    skill_keys=data["skills"],
+                    overlap=data["overlap"],
+                    overlap_percent=data["overlap_percent"],
+                    show_reference=data["show_reference"],
+                    show_model_names=data["show_model_names"],
+                    lock_ttl_minutes=data["lock_ttl_minutes"],
+                    rater_quota=data["rater_quota"],
+                    guidelines=data["guidelines"],
+                    raters=list(data["raters"]),
+                )
+            except DomainError as exc:
+                form.add_problems(exc)
+            else:
+                n = campaign.items.count()
+                messages.success(
+                    request,
+                    f"Pairwise campaign “{campaign.name}” created with {n} "
+                    f"pair{'s' if n != 1 else ''} to compare.",
+                )
+                return redirect(
+                    "annotation:pairwise-campaign-detail", campaign_id=campaign.pk
+                )
+        status = 400
+    else:
+        dataset = _dataset_from_params(request, request.GET)
+        initial = {
+            k: v
+            for k, v in request.GET.items()
+            if k in PairwiseCampaignForm.base_fields
+        }
+        form = PairwiseCampaignForm(initial=initial, user=request.user, dataset=dataset)
+    context = {"form": form, "dataset": dataset}
+    return render_page_or_fragment(
+        request,
+        "annotation/pairwise_campaign_new.html",
+        "pairwise-options",
+        context,
+        status=status,
+    )
+
+
+# --- Campaign progress -------------------------------------------------------------------
+
+
+def _campaign_settings(
+    campaign: Campaign, skills: list[Skill]
+) -> list[tuple[str, str]]:
+    sources = sorted(
+        {
+            source or "unnamed source"
+            for source in PreferencePair.objects.filter(
+                pk__in=campaign.items.values("pair_id")
+            )
+            .values_list("source", flat=True)
+            .distinct()
+        }
+    )
+    overlap = f"{campaign.overlap} rater{'s' if campaign.overlap != 1 else ''} per pair"
+    if campaign.overlap > 1 and campaign.overlap_percent < 100:
+        overlap += f" on {campaign.overlap_percent}% of pairs (1 on the rest)"
+    return [
+        ("Dataset", campaign.dataset.name),
+        ("Pairs from", ", ".join(sources)),
+        ("Models", ", ".join(campaign.models_included) or "All models"),
+        ("Per-skill questions", ", ".join(s.name for s in skills) or "None"),
+        ("Overlap", overlap),
+        ("Reference answer", "Shown" if campaign.show_reference else "Hidden"),
+        ("Model names", "Shown to raters" if campaign.show_model_names else "Hidden"),
+        ("Lock time-to-live", f"{campaign.lock_ttl_minutes} min"),
+        ("Quota per rater", str(campaign.rater_quota or "None")),
+    ]
+
+
+@login_required
+@require_GET
+def pairwise_campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """A pairwise campaign's settings and live progress (votes done / needed, per
+    rater counts). htmx polls `#pairwise-progress` every 5 s; a closed campaign's
+    fragment answers 286, which stops the polling."""
+    campaign = pairwise_selectors.pairwise_campaign_get_for_user(
+        user=request.user, campaign_id=campaign_id
+    )
+    context = {
+        "campaign": campaign,
+        "progress": selectors.campaign_progress(campaign=campaign),
+        "locks": list(
+            selectors.campaign_locked_assignments(campaign=campaign)[:LOCKS_SHOWN]
+        ),
+        "polling": campaign.status != Campaign.Status.CLOSED,
+    }
+    fragment = wants_fragment(request)
+    if not fragment:
+        context["settings"] = _campaign_settings(
+            campaign, pairwise_services.pairwise_skills(campaign=campaign)
+        )
+        context["members"] = list(campaign.raters.order_by("username"))
+    status = HTMX_STOP_POLLING if fragment and not context["polling"] else 200
+    return render_page_or_fragment(
+        request,
+        "annotation/pairwise_campaign_detail.html",
+        "pairwise-progress",
+        context,
+        status=status,
+    )
+
+
+@login_required
+@require_POST
+def pairwise_campaign_status(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Pause, resume or close a pairwise campaign."""
+    campaign = pairwise_selectors.pairwise_campaign_get_for_user(
+        user=request.user, campaign_id=campaign_id
+    )
+    try:
+        campaign_set_status(
+            campaign=campaign, status=request.POST.get("status", ""), user=request.user
+        )
+    except DomainError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(
+            request, f"The campaign is {campaign.get_status_display().lower()}."
+        )
+    return redirect("annotation:pairwise-campaign-detail", campaign_id=campaign.pk)
+
+
+# --- Raters: compare ---------------------------------------------------------------------
+
+
+@dataclass
+class LabelRow:
+    """One question of the comparison form: overall, or one skill."""
+
+    key: str  # "overall" or the skill key
+    name: str  # the form field: "label" or "skill-<key>"
+    title: str
+    criteria: str = ""
+    value: str = ""
+    errors: list[str] | None = None
+
+
+def _label_rows(
+    *,
+    skills: list[Skill],
+    values: dict[str, str] | None,
+    problems: list[Problem] | None,
+) -> tuple[list[LabelRow], list[str]]:
+    values = values or {}
+    by_field: dict[str, list[str]] = {}
+    general: list[str] = []
+    for p in problems or []:
+        if p.field == "label":
+            by_field.setdefault("label", []).append(p.message)
+        elif p.field and p.field.startswith("skill_labels."):
+            by_field.setdefault("skill-" + p.field.split(".", 1)[1], []).append(
+                p.message
+            )
+        else:
+            general.append(str(p))
+    rows = [
+        LabelRow(
+            key="overall",
+            name="label",
+            title="Overall, which response is better?",
+            value=values.get("label", ""),
+            errors=by_field.get("label"),
+        )
+    ]
+    for skill in skills:
+        name = f"skill-{skill.key}"
+        rows.append(
+            LabelRow(
+                key=skill.key,
+                name=name,
+                title=skill.name,
+                criteria=skill.criteria,
+                value=values.get(name, ""),
+                errors=by_field.get(name),
+            )
+        )
+    return rows, general
+
+
+def _panel_context(
+    request: HttpRequest,
+    *,
+    campaign: Campaign,
+    assignment: Assignment | None,
+    message: str = "",
+    locked_by_others: int = 0,
+    values: dict[str, str] | None = None,
+    rationale: str = "",
+    problems: list[Problem] | None = None,
+    error: str = "",
+    skip_error: str = "",
+    skip_reason: str = "",
+    saved: bool = False,
+) -> dict:
+    """Everything `pairwise_next.html#pairwise-panel` shows."""
+    context: dict = {
+        "campaign": campaign,
+        "assignment": assignment,
+        "message": message,
+        "locked_by_others": locked_by_others,
+        "progress": selectors.rater_progress(user=request.user, campaign=campaign),
+        "error": error,
+        "skip_error": skip_error,
+        "skip_reason": skip_reason,
+        "saved": saved,
+        "label_choices": LABEL_CHOICES,
+    }
+    if assignment is not None:
+        response_a, response_b = pairwise_selectors.shown_responses(assignment)
+        instruction = assignment.pair.instruction
+        rows, general_errors = _label_rows(
+            skills=pairwise_services.pairwise_skills(campaign=campaign),
+            values=values,
+            problems=problems,
+        )
+        context.update(
+            instruction=instruction,
+            reference=instruction.reference_answer if campaign.show_reference else "",
+            text_a=response_a.text,
+            text_b=response_b.text,
+            # Blind by default: model names enter the page only when allowed.
+            model_a=response_a.model_name if campaign.show_model_names else "",
+            model_b=response_b.model_name if campaign.show_model_names else "",
+            rows=rows,
+            general_errors=general_errors,
+            rationale=rationale,
+        )
+    return context
+
+
+def _serve_next(request: HttpRequest, campaign: Campaign, **extra) -> dict:
+    result = pairwise_services.pairwise_next(campaign=campaign, rater=request.user)
+    assignment = None
+    if result.assignment is not None:
+        assignment = pairwise_selectors.pairwise_assignment_get_for_rater(
+            user=request.user, assignment_id=result.assignment.pk
+        )
+    return _panel_context(
+        request,
+        campaign=campaign,
+        assignment=assignment,
+        message=result.message,
+        locked_by_others=result.locked_by_others,
+        **extra,
+    )
+
+
+@login_required
+@require_GET
+def pairwise_next(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """The rater's current pair (or the next one). Full page normally; the
+    `#pairwise-panel` fragment when htmx asks ("Check again")."""
+    campaign = pairwise_selectors.pairwise_campaign_get_for_rater(
+        user=request.user, campaign_id=campaign_id
+    )
+    context = _serve_next(request, campaign, saved=request.GET.get("saved") == "1")
+    return render_page_or_fragment(
+        request, "annotation/pairwise_next.html", "pairwise-panel", context
+    )
+
+
+def _after_answer(request: HttpRequest, campaign: Campaign, *, saved: bool):
+    """The next pair's panel for htmx; a redirect to the next page otherwise."""
+    if not wants_fragment(request):
+        url = reverse("annotation:pairwise-next", args=[campaign.pk])
+        return redirect(f"{url}?saved=1" if saved else url)
+    context = _serve_next(request, campaign, saved=saved)
+    response = render(request, "annotation/pairwise_next.html#pairwise-panel", context)
+    patch_vary_headers(response, ("HX-Request",))
+    return response
+
+
+def _invalid_panel(request: HttpRequest, context: dict) -> HttpResponse:
+    # htmx swaps 422 answers in (pairwise.js), so the rater sees errors in place.
+    status = HTMX_INVALID if wants_fragment(request) else 400
+    return render_page_or_fragment(
+        request,
+        "annotation/pairwise_next.html",
+        "pairwise-panel",
+        context,
+        status=status,
+    )
+
+
+@login_required
+@require_POST
+def pairwise_submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    """Save the rater's preference (labels as shown: A / B / tie), then serve the next
+    pair. Bad input re-renders the form with the posted choices and each error next
+    to its question (400, or 422 for htmx); nothing is saved then."""
+    assignment = pairwise_selectors.pairwise_assignment_get_for_rater(
+        user=request.user, assignment_id=assignment_id
+    )
+    campaign = assignment.campaign
+    skills = pairwise_services.pairwise_skills(campaign=campaign)
+    label = request.POST.get("label", "")
+    skill_labels = {
+        s.key: request.POST[f"skill-{s.key}"]
+        for s in skills
+        if request.POST.get(f"skill-{s.key}")
+    }
+    rationale = request.POST.get("rationale", "")
+    try:
+        pairwise_services.pairwise_submit(
+            assignment_id=assignment.pk,
+            rater=request.user,
+            label=label,
+            skill_labels=skill_labels,
+            rationale=rationale,
+            active_seconds=parse_active_seconds(request.POST.get("active_seconds")),
+        )
+    except DomainError as exc:
+        values = {"label": label} | {f"skill-{k}": v for k, v in skill_labels.items()}
+        context = _panel_context(
+            request,
+            campaign=campaign,
+            assignment=assignment,
+            values=values,
+            rationale=rationale,
+            problems=exc.problems,
+            error=exc.message,
+        )
+        return _invalid_panel(request, context)
+    return _after_answer(request, campaign, saved=True)
+
+
+@login_required
+@require_POST
+def pairwise_skip(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    """Skip the pair with a reason; the next one is served."""
+    assignment = pairwise_selectors.pairwise_assignment_get_for_rater(
+        user=request.user, assignment_id=assignment_id
+    )
+    reason = request.POST.get("reason", "")
+    try:
+        pairwise_services.pairwise_skip(
+            assignment_id=assignment.pk, rater=request.user, reason=reason
+        )
+    except DomainError as exc:
+        context = _panel_context(
+            request,
+            campaign=assignment.campaign,
+            assignment=assignment,
+            skip_error=exc.message,
+            skip_reason=reason,
+        )
+        return _invalid_panel(request, context)
+    return _after_answer(request, assignment.campaign, saved=False)
+
+
+@dataclass
+class HistoryRow:
+    assignment: Assignment
+    label: str = ""  # the rater's answer as they saw it: A, B or tie
+    skill_labels: list[tuple[str, str]] | None = None
+    rationale: str = ""
+
+
+@login_required
+@require_GET
+def pairwise_history(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """The rater's own submitted and skipped pairs, with their answers as shown to
+    them (A / B / tie). Never another rater's."""
+    campaign = pairwise_selectors.pairwise_campaign_get_for_rater(
+        user=request.user, campaign_id=campaign_id
+    )
+    page = Paginator(
+        pairwise_selectors.pairwise_rater_history(user=request.user, campaign=campaign),
+        HISTORY_PER_PAGE,
+    ).get_page(request.GET.get("page"))
+    rows = []
+    for assignment in page:
+        row = HistoryRow(assignment=assignment)
+        preference = next(iter(assignment.preferences.all()), None)
+        if preference is not None:
+            order = preference.shown_order
+            row.label = pairwise_services.unmap_shown_label(preference.label, order)
+            row.skill_labels = [
+                (key, pairwise_services.unmap_shown_label(value, order))
+                for key, value in sorted(preference.skill_labels.items())
+            ]
+            row.rationale = preference.rationale
+        rows.append(row)
+    context = {
+        "campaign": campaign,
+        "page": page,
+        "rows": rows,
+        "progress": selectors.rater_progress(user=request.user, campaign=campaign),
+    }
+    return render(request, "annotation/pairwise_history.html", context)

@@ -1,0 +1,391 @@
+"""Reads of the judging app: judge configs, runs and their progress, calls, scores and
+metadata suggestions.
+
+Querysets come with their joins applied, so list pages issue a constant number of
+queries. Reads that end in `_for_user` check the role themselves (researchers and
+admins; raters never see judge configs, runs or scores) and raise `PermissionDenied`
+or `Http404`, so no caller can forget the check.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from decimal import Decimal
+
+from django.db.models import Count, Prefetch, Q, QuerySet, Sum
+from django.http import Http404
+from django.utils import timezone
+
+from annotation import roles
+from annotation.models import Dataset, Instruction, InstructionSkill, Response
+from judging.models import (
+    JudgeCall,
+    JudgeConfig,
+    JudgeRun,
+    JudgeScore,
+    MetadataSuggestion,
+)
+
+# Calls per second are measured over the calls finished in this window.
+RATE_WINDOW_SECONDS = 30
+RECENT_ERRORS_SHOWN = 8
+
+
+# --- Judge configs ------------------------------------------------------------------------
+
+
+def api_key_is_set(env_name: str) -> bool:
+    """Whether the server's environment holds a non-empty value under `env_name`.
+
+    Only the boolean leaves this function: the value itself is never returned, shown
+    or logged.
+    """
+    return bool(env_name) and bool(os.environ.get(env_name))
+
+
+def judge_config_list_for_user(*, user) -> QuerySet[JudgeConfig]:
+    """Every judge config with its prompt and the number of runs made with it."""
+    roles.require_researcher(user)
+    return (
+        JudgeConfig.objects.select_related("prompt", "created_by")
+        .annotate(run_count=Count("runs"))
+        .order_by("name")
+    )
+
+
+def judge_config_get_for_user(*, user, config_id: int) -> JudgeConfig:
+    roles.require_researcher(user)
+    config = (
+        JudgeConfig.objects.select_related("prompt", "created_by")
+        .annotate(run_count=Count("runs"))
+        .filter(pk=config_id)
+        .first()
+    )
+    if config is None:
+        raise Http404("No such judge config.")
+    return config
+
+
+# --- Runs and their progress -------------------------------------------------------------
+
+
+@dataclass
+class RunCounts:
+    """Call counts and sums of one run (one aggregate query for a page of runs)."""
+
+    pending: int = 0
+    running: int = 0
+    succeeded: int = 0
+    failed: int = 0
+    cancelled: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: Decimal = Decimal(0)
+    cached: int = 0
+
+    @property
+    def total(self) -> int:
+        return (
+            self.pending + self.running + self.succeeded + self.failed + self.cancelled
+        )
+
+    @property
+    def finished(self) -> int:
+        return self.succeeded + self.failed
+
+    @property
+    def tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.finished / self.total) if self.total else 0
+
+    @property
+    def open(self) -> int:
+        return self.pending + self.running
+
+
+def _count_aggregates(prefix: str = "") -> dict:
+    status = f"{prefix}status"
+    return {
+        "pending": Count("pk", filter=Q(**{status: JudgeCall.Status.PENDING})),
+        "running": Count("pk", filter=Q(**{status: JudgeCall.Status.RUNNING})),
+        "succeeded": Count("pk", filter=Q(**{status: JudgeCall.Status.SUCCEEDED})),
+        "failed": Count("pk", filter=Q(**{status: JudgeCall.Status.FAILED})),
+        "cancelled": Count("pk", filter=Q(**{status: JudgeCall.Status.CANCELLED})),
+        "cached": Count("pk", filter=Q(cached=True)),
+        "input_tokens": Sum("input_tokens"),
+        "output_tokens": Sum("output_tokens"),
+        "cost": Sum("cost"),
+    }
+
+
+def _counts_from(row: dict) -> RunCounts:
+    return RunCounts(
+        pending=row.get("pending") or 0,
+        running=row.get("running") or 0,
+        succeeded=row.get("succeeded") or 0,
+        failed=row.get("failed") or 0,
+        cancelled=row.get("cancelled") or 0,
+        cached=row.get("cached") or 0,
+        input_tokens=row.get("input_tokens") or 0,
+        output_tokens=row.get("output_tokens") or 0,
+        cost=row.get("cost") or Decimal(0),
+    )
+
+
+def judge_run_counts(*, run_ids: list[int]) -> dict[int, RunCounts]:
+    """`RunCounts` per run id, in one grouped query whatever the number of runs."""
+    rows = (
+        JudgeCall.objects.filter(run_id__in=run_ids)
+        .values("run_id")
+        .annotate(**_count_aggregates())
+        .order_by()
+    )
+    counts = {row["run_id"]: _counts_from(row) for row in rows}
+    return {run_id: counts.get(run_id, RunCounts()) for run_id in run_ids}
+
+
+def judge_run_list_for_user(
+    *, user, status: str | None = None, dataset_id: int | None = None
+) -> QuerySet[JudgeRun]:
+    """Runs, newest first, with their config, dataset and creator joined.
+
+    Counts are not annotated here (a join over every call of every run): pages ask
+    `judge_run_counts` for the runs they show.
+    """
+    roles.require_researcher(user)
+    qs = JudgeRun.objects.select_related("config", "dataset", "created_by")
+    if status:
+        qs = qs.filter(status=status)
+    if dataset_id:
+        qs = qs.filter(dataset_id=dataset_id)
+    return qs.order_by("-created_at", "-id")
+
+
+def judge_run_get_for_user(*, user, run_id: int) -> JudgeRun:
+    roles.require_researcher(user)
+    run = (
+        JudgeRun.objects.select_related(
+            "config", "config__prompt", "dataset", "created_by"
+        )
+        .filter(pk=run_id)
+        .first()
+    )
+    if run is None:
+        raise Http404("No such judge run.")
+    return run
+
+
+@dataclass
+class RunProgress:
+    """What the run page shows live: counts, throughput, tokens, cost and ETA."""
+
+    counts: RunCounts
+    calls_per_second: float = 0.0
+    eta_seconds: int | None = None
+    elapsed_seconds: int | None = None
+    mean_latency_ms: int | None = None
+    recent_errors: list[JudgeCall] = field(default_factory=list)
+    is_live: bool = False
+
+    @property
+    def total(self) -> int:
+        return self.counts.total
+
+
+def judge_run_progress(*, run: JudgeRun, now: datetime | None = None) -> RunProgress:
+    """Counts, tokens and cost so far, calls/s and ETA of `run` (two queries).
+
+    Calls per second count the calls finished in the last `RATE_WINDOW_SECONDS` (or
+    since the run started, when that is shorter); the ETA divides the calls still open
+    by that rate and is only given while the run is running.
+    """
+    now = now or timezone.now()
+    since = now - timedelta(seconds=RATE_WINDOW_SECONDS)
+    aggregates = _count_aggregates()
+    aggregates["recent"] = Count("pk", filter=Q(finished_at__gte=since))
+    aggregates["latency"] = Sum("latency_ms")
+    aggregates["timed"] = Count("latency_ms")
+    row = JudgeCall.objects.filter(run_id=run.pk).aggregate(**aggregates)
+    counts = _counts_from(row)
+    is_live = run.status == JudgeRun.Status.RUNNING
+    window = float(RATE_WINDOW_SECONDS)
+    if run.started_at is not None:
+        window = min(window, max((now - run.started_at).total_seconds(), 1.0))
+    rate = (row["recent"] or 0) / window if is_live else 0.0
+    eta = None
+    if is_live and rate > 0:
+        eta = round(counts.open / rate)
+    elapsed = None
+    if run.started_at is not None:
+        end = run.finished_at if not is_live and run.finished_at else now
+        elapsed = max(0, int((end - run.started_at).total_seconds()))
+    mean_latency = round(row["latency"] / row["timed"]) if row["timed"] else None
+    errors: list[JudgeCall] = []
+    if counts.failed:
+        errors = list(
+            JudgeCall.objects.filter(run_id=run.pk, status=JudgeCall.Status.FAILED)
+            .select_related("response", "response__instruction", "instruction")
+            .order_by("-finished_at", "-id")[:RECENT_ERRORS_SHOWN]
+        )
+    return RunProgress(
+        counts=counts,
+        calls_per_second=round(rate, 2),
+        eta_seconds=eta,
+        elapsed_seconds=elapsed,
+        mean_latency_ms=mean_latency,
+        recent_errors=errors,
+        is_live=is_live,
+    )
+
+
+def judge_call_list(*, run: JudgeRun, status: str | None = None) -> QuerySet[JudgeCall]:
+    """A run's calls in order, with their response, instruction and scores (with
+    skills) loaded: a page of calls costs the same number of queries at any size."""
+    qs = JudgeCall.objects.filter(run_id=run.pk)
+    if status:
+        qs = qs.filter(status=status)
+    return (
+        qs.select_related("response", "response__instruction", "instruction")
+        .prefetch_related(
+            Prefetch(
+                "scores",
+                JudgeScore.objects.select_related("skill").order_by(
+                    "skill__position", "skill_id"
+                ),
+            )
+        )
+        .order_by("pk")
+    )
+
+
+def judge_call_list_for_user(
+    *, user, run_id: int, status: str | None = None
+) -> QuerySet[JudgeCall]:
+    run = judge_run_get_for_user(user=user, run_id=run_id)
+    return judge_call_list(run=run, status=status)
+
+
+def judge_score_list_for_user(*, user, run_id: int) -> QuerySet[JudgeScore]:
+    """A run's scores, one row per (response, skill, sample), with their joins."""
+    run = judge_run_get_for_user(user=user, run_id=run_id)
+    return (
+        JudgeScore.objects.filter(run_id=run.pk)
+        .select_related("response", "response__instruction", "skill")
+        .order_by("response__instruction__position", "response_id", "skill__position")
+    )
+
+
+# --- What a new run would judge ----------------------------------------------------------
+
+
+def dataset_model_names(*, dataset: Dataset) -> list[tuple[str, int]]:
+    """(model name, response count) of a dataset, by name."""
+    return list(
+        Response.objects.filter(instruction__dataset=dataset)
+        .values_list("model_name")
+        .annotate(n=Count("id"))
+        .order_by("model_name")
+    )
+
+
+def run_responses(
+    *, dataset: Dataset, models: list[str] | None, instruction_limit: int | None
+) -> QuerySet[Response]:
+    """The responses a pointwise run over `dataset` would judge (the same choice as
+    `judge_run_create`: the given models, the first `instruction_limit` instructions)."""
+    responses = Response.objects.filter(instruction__dataset=dataset)
+    if models:
+        responses = responses.filter(model_name__in=models)
+    if instruction_limit:
+        ids = list(
+            Instruction.objects.filter(dataset=dataset)
+            .order_by("position", "id")
+            .values_list("pk", flat=True)[:instruction_limit]
+        )
+        responses = responses.filter(instruction_id__in=ids)
+    return responses
+
+
+def run_instructions(
+    *, dataset: Dataset, instruction_limit: int | None
+) -> QuerySet[Instruction]:
+    """The instructions a metadata or checklist run over `dataset` would annotate."""
+    qs = Instruction.objects.filter(dataset=dataset).order_by("position", "id")
+    if instruction_limit:
+        ids = list(qs.values_list("pk", flat=True)[:instruction_limit])
+        qs = qs.filter(pk__in=ids)
+    return qs
+
+
+# --- Metadata suggestions ----------------------------------------------------------------
+
+
+def suggestion_list_for_user(
+    *, user, run_id: int, status: str | None = None
+) -> tuple[JudgeRun, QuerySet[MetadataSuggestion]]:
+    """A run's suggestions with each instruction's current metadata (skills ranked).
+
+    Researchers may read them; deciding is the admins' (see `services.suggestions`).
+    """
+    run = judge_run_get_for_user(user=user, run_id=run_id)
+    qs = MetadataSuggestion.objects.filter(run_id=run.pk)
+    if status:
+        qs = qs.filter(status=status)
+    qs = (
+        qs.select_related("instruction", "decided_by")
+        .prefetch_related(
+            Prefetch(
+                "instruction__skill_links",
+                InstructionSkill.objects.select_related("skill").order_by("rank"),
+            )
+        )
+        .order_by("instruction__position", "instruction_id")
+    )
+    return run, qs
+
+
+def suggestion_get_for_user(*, user, suggestion_id: int) -> MetadataSuggestion:
+    roles.require_researcher(user)
+    suggestion = (
+        MetadataSuggestion.objects.select_related(
+            "run", "run__dataset", "instruction", "decided_by"
+        )
+        .prefetch_related(
+            Prefetch(
+                "instruction__skill_links",
+                InstructionSkill.objects.select_related("skill").order_by("rank"),
+            )
+        )
+        .filter(pk=suggestion_id)
+        .first()
+    )
+    if suggestion is None:
+        raise Http404("No such suggestion.")
+    return suggestion
+
+
+def suggestion_counts(*, run: JudgeRun) -> dict[str, int]:
+    """Suggestions of `run` per status (proposed, accepted, rejected)."""
+    rows = dict(
+        MetadataSuggestion.objects.filter(run_id=run.pk)
+        .values_list("status")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    return {value: rows.get(value, 0) for value in MetadataSuggestion.Status.values}
+
+
+def prompt_template_list():
+    """Every prompt template version, newest version of each name first, with use counts."""
+    from django.db.models import Count
+
+    from judging.models import PromptTemplate
+
+    return PromptTemplate.objects.annotate(config_count=Count("judgeconfig")).order_by(
+        "name", "-version"
+    )

@@ -1,0 +1,691 @@
+"""HTML pages of the judging app: judge configs, runs (estimate, live progress,
+results), imports of judge results made elsewhere, and metadata suggestions.
+
+Function views, thin: parse, call one service or selector, render. Every page needs
+the researcher (or admin) role: the selectors check it, so raters get a 403 and never
+see a judge score. A page that htmx updates in place is served by one URL: the whole
+page normally, its `{% partialdef %}` fragment when htmx asks.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.cache import patch_vary_headers
+from django.views.decorators.debug import sensitive_post_parameters
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from annotation import roles
+from annotation import selectors as annotation_selectors
+from annotation.errors import DomainError
+from annotation.models import Dataset
+from annotation.services import import_check_sizes
+from judging.forms import IMPORT_FORMAT_HELP, JudgeConfigForm, RunForm, RunImportForm
+from judging.models import (
+    JudgeCall,
+    JudgeConfig,
+    JudgeRun,
+    MetadataSuggestion,
+    PromptTemplate,
+)
+from judging.selectors import runs as selectors
+from judging.selectors.pairwise import pairwise_run_estimate, pairwise_verdict_counts
+from judging.services.imports import judge_run_import
+from judging.services.runs import (
+    judge_config_create,
+    judge_run_cancel,
+    judge_run_create,
+    judge_run_create_pairwise,
+    judge_run_estimate,
+    judge_run_retry_failed,
+    judge_run_start,
+)
+from judging.services.suggestions import (
+    ANNOTATION_KINDS,
+    annotation_run_estimate,
+    judge_run_create_annotation,
+    suggestion_accept,
+    suggestion_accept_all,
+    suggestion_reject,
+)
+
+# htmx stops polling when a response has this status.
+HTMX_STOP_POLLING = 286
+RUNS_PER_PAGE = 50
+CALLS_PER_PAGE = 25
+SUGGESTIONS_PER_PAGE = 50
+
+
+def _wants_fragment(request: HttpRequest) -> bool:
+    # A history restore (back button after htmx's cache expired) needs the whole page.
+    return bool(request.htmx) and not request.htmx.history_restore_request
+
+
+def _render(
+    request: HttpRequest,
+    template: str,
+    fragment: str | None,
+    context: dict,
+    status: int = 200,
+) -> HttpResponse:
+    name = (
+        f"{template}#{fragment}" if fragment and _wants_fragment(request) else template
+    )
+    response = render(request, name, context, status=status)
+    # The same URL answers with two bodies: caches must keep them apart.
+    patch_vary_headers(response, ("HX-Request",))
+    return response
+
+
+# --- Judge configs ------------------------------------------------------------------------
+
+
+@login_required
+@require_GET
+def judge_list(request: HttpRequest) -> HttpResponse:
+    """Every judge config, with its env var's name and whether the server has it set."""
+    configs = list(selectors.judge_config_list_for_user(user=request.user))
+    for config in configs:
+        config.api_key_set = selectors.api_key_is_set(config.api_key_env)
+    return render(request, "judging/judge_list.html", {"configs": configs})
+
+
+# A key pasted by mistake into the env var field must not reach an error report.
+@sensitive_post_parameters("api_key_env")
+@login_required
+@require_http_methods(["GET", "POST"])
+def judge_new(request: HttpRequest) -> HttpResponse:
+    """Create a judge config.
+
+    With htmx, typing the env var's name asks this URL (GET ?api_key_env=NAME) for
+    the `#api-key-status` fragment: whether the server's environment has it set.
+    """
+    roles.require_researcher(request.user)
+    if request.method == "GET" and _wants_fragment(request):
+        env = request.GET.get("api_key_env", "").strip()
+        context = {"env_name": env, "env_set": selectors.api_key_is_set(env)}
+        return _render(request, "judging/judge_new.html", "api-key-status", context)
+    status = 200
+    if request.method == "POST":
+        form = JudgeConfigForm(request.POST)
+        if form.is_valid():
+            try:
+                config = judge_config_create(user=request.user, **form.service_fields())
+            except DomainError as exc:
+                form.add_problems(exc)
+            else:
+                messages.success(request, f"Judge “{config.name}” saved.")
+                return redirect("judging:judge-list")
+        if form.has_error("api_key_env"):
+            # What was typed may be a pasted key: never send it back to the browser.
+            form.data = form.data.copy()
+            form.data["api_key_env"] = ""
+        status = 400
+    else:
+        form = JudgeConfigForm()
+    env = (form["api_key_env"].value() or "").strip()
+    context = {
+        "form": form,
+        "env_name": env,
+        "env_set": selectors.api_key_is_set(env),
+    }
+    return render(request, "judging/judge_new.html", context, status=status)
+
+
+# --- Runs ---------------------------------------------------------------------------------
+
+
+@login_required
+@require_GET
+def run_list(request: HttpRequest) -> HttpResponse:
+    """Runs, newest first, with counts, tokens and cost (a constant number of queries)."""
+    status = request.GET.get("status", "")
+    if status not in JudgeRun.Status.values:
+        status = ""
+    runs = selectors.judge_run_list_for_user(user=request.user, status=status or None)
+    page = Paginator(runs, RUNS_PER_PAGE).get_page(request.GET.get("page"))
+    counts = selectors.judge_run_counts(run_ids=[r.pk for r in page])
+    rows = [(run, counts[run.pk]) for run in page]
+    context = {
+        "page": page,
+        "rows": rows,
+        "status": status,
+        "statuses": JudgeRun.Status.choices,
+    }
+    return render(request, "judging/run_list.html", context)
+
+
+def _chosen(form_data, name: str, queryset):
+    raw = form_data.get(name, "")
+    if not str(raw).isdigit():
+        return None
+    return queryset.filter(pk=int(raw)).first()
+
+
+def _estimate(config, dataset, kind, models, limit, available) -> dict | None:
+    """The estimate for the form's current values; unknown models are ignored (they
+    belong to the dataset chosen before)."""
+    if config is None or dataset is None:
+        return None
+    if kind == JudgeRun.Kind.PAIRWISE:
+        return pairwise_run_estimate(config=config, dataset=dataset)
+    if kind in ANNOTATION_KINDS:
+        instructions = selectors.run_instructions(
+            dataset=dataset, instruction_limit=limit
+        )
+        estimate = annotation_run_estimate(config=config, instructions=instructions)
+        estimate["items"] = estimate["calls"]
+        return estimate
+    models = [m for m in models if m in available]
+    responses = selectors.run_responses(
+        dataset=dataset, models=models, instruction_limit=limit
+    )
+    estimate = judge_run_estimate(config=config, responses=responses)
+    estimate["items"] = estimate["calls"] // max(config.samples, 1)
+    return estimate
+
+
+def _limit(raw) -> int | None:
+    raw = str(raw or "").strip()
+    return int(raw) if raw.isdigit() and int(raw) > 0 else None
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def run_new(request: HttpRequest) -> HttpResponse:
+    """Choose a judge, a dataset, models and a limit; see the estimate; create the run.
+
+    With htmx the form asks this URL (GET with the form's values) for a fragment:
+    `#run-models` when the dataset changes (its models), `#run-estimate` on any
+    change (calls, tokens and cost the run would need). Nothing is sent to a judge
+    before the run is started.
+    """
+    roles.require_researcher(request.user)
+    configs = selectors.judge_config_list_for_user(user=request.user)
+    datasets = annotation_selectors.dataset_list_for_user(user=request.user)
+    params = request.POST if request.method == "POST" else request.GET
+    dataset: Dataset | None = _chosen(params, "dataset", datasets)
+    config: JudgeConfig | None = _chosen(params, "config", configs)
+    available = selectors.dataset_model_names(dataset=dataset) if dataset else []
+    model_choices = [(name, f"{name} ({n})") for name, n in available]
+    status = 200
+    if request.method == "POST":
+        form = RunForm(
+            request.POST,
+            configs=configs,
+            datasets=datasets,
+            model_choices=model_choices,
+        )
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                if data["kind"] == JudgeRun.Kind.PAIRWISE:
+                    run = judge_run_create_pairwise(
+                        config=data["config"],
+                        dataset=data["dataset"],
+                        user=request.user,
+                        sample=data["pair_sample"],
+                        allow_tie=data["allow_tie"],
+                        probe=data["probe"] or "",
+                        name=data["name"],
+                    )
+                elif data["kind"] in ANNOTATION_KINDS:
+                    run = judge_run_create_annotation(
+                        config=data["config"],
+                        dataset=data["dataset"],
+                        user=request.user,
+                        kind=data["kind"],
+                        instruction_limit=data["instruction_limit"],
+                        name=data["name"],
+                    )
+                else:
+                    run = judge_run_create(
+                        config=data["config"],
+                        dataset=data["dataset"],
+                        user=request.user,
+                        models=data["models"],
+                        instruction_limit=data["instruction_limit"],
+                        name=data["name"],
+                    )
+                if data["start"]:
+                    run = judge_run_start(run=run, user=request.user)
+            except DomainError as exc:
+                form.add_problems(exc)
+            else:
+                messages.success(
+                    request,
+                    f"Run “{run.name}” created with {run.total_calls} call"
+                    f"{'s' if run.total_calls != 1 else ''}"
+                    + (" and started." if data["start"] else "; start it when ready."),
+                )
+                return redirect("judging:run-detail", run_id=run.pk)
+        status = 400
+    else:
+        initial = {k: v for k, v in request.GET.items() if k in RunForm.base_fields}
+        initial["models"] = request.GET.getlist("models")
+        form = RunForm(
+            initial=initial,
+            configs=configs,
+            datasets=datasets,
+            model_choices=model_choices,
+        )
+    kind = params.get("kind") or JudgeRun.Kind.POINTWISE
+    chosen_models = params.getlist("models")
+    context = {
+        "form": form,
+        "dataset": dataset,
+        "config": config,
+        "kind": kind,
+        "chosen_models": chosen_models,
+        "is_annotation": kind in ANNOTATION_KINDS,
+        "estimate": _estimate(
+            config,
+            dataset,
+            kind,
+            chosen_models,
+            _limit(params.get("instruction_limit")),
+            {name for name, _ in available},
+        ),
+    }
+    fragment = "run-models" if request.htmx.target == "run-models" else "run-estimate"
+    return _render(request, "judging/run_new.html", fragment, context, status=status)
+
+
+def _run_actions(run: JudgeRun, progress: selectors.RunProgress) -> dict:
+    """Which buttons the run page offers (the services refuse the rest anyway)."""
+    executable = run.kind != JudgeRun.Kind.IMPORTED and run.config_id is not None
+    counts = progress.counts
+    return {
+        "can_start": executable
+        and run.status in (JudgeRun.Status.PENDING, JudgeRun.Status.CANCELLED)
+        and counts.pending > 0,
+        "is_resume": run.status == JudgeRun.Status.CANCELLED or counts.finished > 0,
+        "can_cancel": executable and run.status == JudgeRun.Status.RUNNING,
+        "can_retry": executable
+        and run.status != JudgeRun.Status.RUNNING
+        and counts.failed > 0,
+    }
+
+
+@login_required
+@require_GET
+def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
+    """A run: its settings, the estimate, live progress, recent errors and actions.
+
+    While the run is running, htmx polls the `#run-progress` fragment every 2 s; once
+    it is no longer running the fragment answers 286, which stops the polling.
+    """
+    run = selectors.judge_run_get_for_user(user=request.user, run_id=run_id)
+    progress = selectors.judge_run_progress(run=run)
+    snapshot = run.settings_snapshot or {}
+    env_name = snapshot.get("api_key_env", "")
+    context = {
+        "run": run,
+        "progress": progress,
+        "counts": progress.counts,
+        "snapshot": snapshot,
+        "is_dev_server": bool(snapshot.get("is_dev_server")),
+        "is_baseline": str(snapshot.get("backend", "")).startswith("baseline"),
+        "env_name": env_name,
+        "env_set": selectors.api_key_is_set(env_name),
+        "polling": progress.is_live,
+        **_run_actions(run, progress),
+    }
+    fragment = _wants_fragment(request)
+    if not fragment and run.kind in ANNOTATION_KINDS:
+        context["suggestion_counts"] = selectors.suggestion_counts(run=run)
+    if not fragment and run.kind == JudgeRun.Kind.PAIRWISE:
+        context["verdict_counts"] = pairwise_verdict_counts(run=run)
+    status = HTMX_STOP_POLLING if fragment and not progress.is_live else 200
+    return _render(
+        request, "judging/run_detail.html", "run-progress", context, status=status
+    )
+
+
+def _run_action(request: HttpRequest, run_id: int, action) -> HttpResponse:
+    run = selectors.judge_run_get_for_user(user=request.user, run_id=run_id)
+    try:
+        message = action(run)
+    except DomainError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, message)
+    return redirect("judging:run-detail", run_id=run.pk)
+
+
+@login_required
+@require_POST
+def run_start(request: HttpRequest, run_id: int) -> HttpResponse:
+    """Start a pending run, or resume a cancelled one (its pending calls)."""
+
+    def start(run):
+        run = judge_run_start(run=run, user=request.user)
+        if run.status == JudgeRun.Status.RUNNING:
+            return "The run is running."
+        return "Nothing was pending: the run was not started."
+
+    return _run_action(request, run_id, start)
+
+
+@login_required
+@require_POST
+def run_cancel(request: HttpRequest, run_id: int) -> HttpResponse:
+    """Stop a run; calls in flight finish, pending ones wait for a resume."""
+
+    def cancel(run):
+        judge_run_cancel(run=run, user=request.user)
+        return "The run was cancelled. Calls in flight finish; resume it at any time."
+
+    return _run_action(request, run_id, cancel)
+
+
+@login_required
+@require_POST
+def run_retry(request: HttpRequest, run_id: int) -> HttpResponse:
+    """Put the run's failed calls back to pending and start it."""
+
+    def retry(run):
+        n = judge_run_retry_failed(run=run, user=request.user)
+        if not n:
+            return "No call had failed: nothing to retry."
+        return f"Retrying {n} failed call{'s' if n != 1 else ''}."
+
+    return _run_action(request, run_id, retry)
+
+
+@login_required
+@require_GET
+def run_results(request: HttpRequest, run_id: int) -> HttpResponse:
+    """A run's calls with their scores and raw outputs, filtered by status, paginated.
+
+    With htmx, the status filter and the page links ask for `#run-results` only.
+    """
+    run = selectors.judge_run_get_for_user(user=request.user, run_id=run_id)
+    status = request.GET.get("status", "")
+    if status not in JudgeCall.Status.values:
+        status = ""
+    calls = selectors.judge_call_list(run=run, status=status or None)
+    is_pairwise = run.kind == JudgeRun.Kind.PAIRWISE
+    if is_pairwise:
+        calls = calls.select_related("pair__response_1", "pair__response_2")
+    page = Paginator(calls, CALLS_PER_PAGE).get_page(request.GET.get("page"))
+    context = {
+        "run": run,
+        "page": page,
+        "status": status,
+        "statuses": JudgeCall.Status.choices,
+        "is_annotation": run.kind in ANNOTATION_KINDS,
+        "is_pairwise": is_pairwise,
+    }
+    return _render(request, "judging/run_results.html", "run-results", context)
+
+
+# --- Imports of judge results made elsewhere -----------------------------------------------
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def run_import(request: HttpRequest) -> HttpResponse:
+    """Upload judge results made elsewhere (FLASK review files, generic JSONL/CSV).
+
+    Every row is checked first; a file with a problem imports nothing and the page
+    lists each problem with its file, line and field.
+    """
+    roles.require_researcher(request.user)
+    datasets = annotation_selectors.dataset_list_for_user(user=request.user)
+    problems: list = []
+    status = 200
+    if request.method == "POST":
+        form = RunImportForm(request.POST, request.FILES, datasets=datasets)
+        if form.is_valid():
+            data = form.cleaned_data
+            uploads = data["files"]
+            try:
+                # Refuse oversized files before reading them into memory.
+                import_check_sizes(sizes=[(f.name, f.size) for f in uploads])
+                run = judge_run_import(
+                    dataset=data["dataset"],
+                    user=request.user,
+                    name=data["name"],
+                    fmt=data["format"],
+                    files=[(f.name, f.read()) for f in uploads],
+                    model=data["model"] or None,
+                    mapping=form.mapping_pairs(),
+                )
+            except DomainError as exc:
+                problems = exc.problems
+                if not problems:
+                    form.add_error(None, exc.message)
+                else:
+                    form.add_error(None, exc.message.capitalize() + ".")
+            else:
+                messages.success(
+                    request,
+                    f"Imported “{run.name}”: {run.total_calls} call"
+                    f"{'s' if run.total_calls != 1 else ''} with their scores.",
+                )
+                return redirect("judging:run-detail", run_id=run.pk)
+        status = 400
+    else:
+        form = RunImportForm(
+            initial={"dataset": request.GET.get("dataset")}, datasets=datasets
+        )
+    context = {
+        "form": form,
+        "problems": problems,
+        "format_help": [
+            (value, label, IMPORT_FORMAT_HELP[value])
+            for value, label in form.fields["format"].choices
+        ],
+    }
+    return render(request, "judging/run_import.html", context, status=status)
+
+
+# --- Metadata suggestions -----------------------------------------------------------------
+
+
+def _suggestion_rows(run: JudgeRun, suggestions) -> list[dict]:
+    """Each suggestion next to its instruction's current metadata, skills by name."""
+    skills = {s.key: s for s in run.dataset.rubric.skills.all()}
+    rows = []
+    for s in suggestions:
+        rows.append(_suggestion_row(s, skills))
+    return rows
+
+
+def _suggestion_row(s: MetadataSuggestion, skills: dict) -> dict:
+    instruction = s.instruction
+    current_skills = [link.skill for link in instruction.skill_links.all()]
+    suggested_skills = [skills.get(k) or k for k in s.skills or []]
+    current_checklist = instruction.checklist or []
+    return {
+        "s": s,
+        "instruction": instruction,
+        "current_skills": current_skills,
+        "suggested_skills": suggested_skills,
+        "skills_differ": [getattr(x, "key", x) for x in suggested_skills]
+        != [x.key for x in current_skills],
+        "domains_differ": bool(s.domains) and list(s.domains) != instruction.domains,
+        "difficulty_differs": s.difficulty is not None
+        and s.difficulty != instruction.difficulty,
+        "current_checklist": current_checklist,
+        "checklist_differs": s.checklist is not None
+        and s.checklist != current_checklist,
+    }
+
+
+@login_required
+@require_GET
+def run_suggestions(request: HttpRequest, run_id: int) -> HttpResponse:
+    """A metadata/checklist run's suggestions next to the current metadata.
+
+    Researchers can read them; admins accept or reject them one by one or all at
+    once (each decision is checked again by the service).
+    """
+    status = request.GET.get("status", "")
+    if status not in MetadataSuggestion.Status.values:
+        status = ""
+    run, suggestions = selectors.suggestion_list_for_user(
+        user=request.user, run_id=run_id, status=status or None
+    )
+    page = Paginator(suggestions, SUGGESTIONS_PER_PAGE).get_page(
+        request.GET.get("page")
+    )
+    context = {
+        "run": run,
+        "page": page,
+        "rows": _suggestion_rows(run, page),
+        "status": status,
+        "statuses": MetadataSuggestion.Status.choices,
+        "counts": selectors.suggestion_counts(run=run),
+        "can_decide": roles.is_admin(request.user),
+    }
+    return _render(request, "judging/run_suggestions.html", "suggestion-table", context)
+
+
+def _decide(request: HttpRequest, run_id: int, suggestion_id: int, decide):
+    suggestion = selectors.suggestion_get_for_user(
+        user=request.user, suggestion_id=suggestion_id
+    )
+    if suggestion.run_id != run_id:
+        raise Http404("No such suggestion in this run.")
+    error = ""
+    try:
+        suggestion = decide(suggestion)
+    except DomainError as exc:
+        error = str(exc)
+    if _wants_fragment(request):
+        suggestion = selectors.suggestion_get_for_user(
+            user=request.user, suggestion_id=suggestion.pk
+        )
+        skills = {s.key: s for s in suggestion.run.dataset.rubric.skills.all()}
+        context = {
+            "row": _suggestion_row(suggestion, skills),
+            "run": suggestion.run,
+            "can_decide": True,
+            "row_error": error,
+        }
+        # 200 even when refused: htmx only swaps 2xx answers, and the row shows why.
+        return _render(
+            request, "judging/run_suggestions.html", "suggestion-row", context
+        )
+    if error:
+        messages.error(request, error)
+    else:
+        messages.success(
+            request,
+            f"Suggestion for instruction {suggestion.instruction.external_id} "
+            f"{suggestion.get_status_display().lower()}.",
+        )
+    return redirect("judging:run-suggestions", run_id=run_id)
+
+
+@login_required
+@require_POST
+def suggestion_accept_view(
+    request: HttpRequest, run_id: int, suggestion_id: int
+) -> HttpResponse:
+    """Apply one suggestion to its instruction (admins)."""
+    roles.require_admin(request.user)
+    return _decide(
+        request,
+        run_id,
+        suggestion_id,
+        lambda s: suggestion_accept(suggestion=s, user=request.user),
+    )
+
+
+@login_required
+@require_POST
+def suggestion_reject_view(
+    request: HttpRequest, run_id: int, suggestion_id: int
+) -> HttpResponse:
+    """Reject one suggestion; the instruction stays as it is (admins)."""
+    roles.require_admin(request.user)
+    return _decide(
+        request,
+        run_id,
+        suggestion_id,
+        lambda s: suggestion_reject(suggestion=s, user=request.user),
+    )
+
+
+@login_required
+@require_POST
+def suggestion_accept_all_view(request: HttpRequest, run_id: int) -> HttpResponse:
+    """Accept every proposed suggestion of the run, all or nothing (admins)."""
+    roles.require_admin(request.user)
+    run = selectors.judge_run_get_for_user(user=request.user, run_id=run_id)
+    try:
+        n = suggestion_accept_all(run=run, user=request.user)
+    except DomainError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"Accepted {n} suggestion{'s' if n != 1 else ''}.")
+    return redirect("judging:run-suggestions", run_id=run.pk)
+
+
+# --- Prompt templates -------------------------------------------------------------------
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def prompt_list(request: HttpRequest) -> HttpResponse:
+    """Every prompt template version; a form saves an edited copy as the next version.
+
+    `?from=<id>` prefills the form with that version's text (and name), so editing a
+    template never changes the text that earlier runs used.
+    """
+    from judging.services.prompts import prompt_template_create
+
+    roles.require_researcher(request.user)
+    templates = selectors.prompt_template_list()
+    base = None
+    if request.GET.get("from", "").isdigit():
+        base = templates.filter(pk=int(request.GET["from"])).first()
+    if base is None and request.method == "GET":
+        from judging.services.runs import prompt_get_builtin
+
+        base = prompt_get_builtin(PromptTemplate.Kind.POINTWISE)
+    form = {
+        "name": base.name if base else "",
+        "kind": base.kind if base else PromptTemplate.Kind.POINTWISE,
+        "system_text": base.system_text if base else "",
+        "user_text": base.user_text if base else "",
+    }
+    problems = []
+    status = 200
+    if request.method == "POST":
+        form = {k: request.POST.get(k, "") for k in form}
+        name = form["name"].strip()
+        if name.startswith("builtin-"):
+            name = "custom-" + name.removeprefix("builtin-")
+        try:
+            created = prompt_template_create(
+                user=request.user,
+                name=name,
+                kind=form["kind"],
+                system_text=form["system_text"],
+                user_text=form["user_text"],
+            )
+        except DomainError as exc:
+            problems = exc.problems or []
+            status = 400
+        else:
+            messages.success(request, f"Saved {created}.")
+            return redirect("judging:prompt-list")
+    return render(
+        request,
+        "judging/prompt_list.html",
+        {
+            "templates": templates,
+            "form": form,
+            "problems": problems,
+            "kinds": PromptTemplate.Kind.choices,
+            "base": base,
+        },
+        status=status,
+    )

@@ -1,0 +1,100 @@
+"""Meta-evaluation and bias report pages: numbers shown, errors, permissions."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from tests.analysis.agreement_data import make_agreement_setup
+
+pytestmark = pytest.mark.django_db
+
+
+def test_report_page_shows_figures_and_probes(pref_setup, researcher, client_for):
+    dataset, _, run_a, cued = pref_setup
+    client = client_for(researcher)
+    home = client.get(reverse("analysis:metaeval-home"))
+    assert home.status_code == 200 and dataset.name in home.content.decode()
+    url = reverse("analysis:metaeval", args=[dataset.pk])
+    page = client.get(url, {"run": [run_a.pk, cued.pk], "n_boot": 50})
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert f'id="metaeval-overall-{run_a.pk}"' in html
+    assert "Accuracy, original order" in html
+    assert "40%" in html  # accuracy in the original order, 2 of 5 comparisons
+    assert "bandwagon" in html and f'id="metaeval-probes-{cued.pk}"' in html
+    # the order probe's row shows the same value and count as the selector
+    from analysis.selectors.metaeval import metaeval_compute
+
+    report = metaeval_compute(dataset=dataset, run_ids=[run_a.pk], n_boot=50)
+    order = report["runs"][0]["report"]["probes"]["order"]["value"]
+    probes = html[html.index(f'id="metaeval-probes-{run_a.pk}"') :]
+    start = probes.index(">order<")
+    row = probes[start : probes.index("</tr>", start)]
+    assert order["value"] is not None
+    assert f"{order['value']:.2f}" in row and f"n={order['n']}" in row
+
+
+def test_bad_parameters_are_reported_and_named(pref_setup, researcher, client_for):
+    dataset, *_ = pref_setup
+    url = reverse("analysis:metaeval", args=[dataset.pk])
+    client = client_for(researcher)
+    for query, field in (({"run": "999999"}, "run"), ({"n_boot": "x"}, "n_boot")):
+        page = client.get(url, query)
+        assert page.status_code == 400
+        assert f"{field}:" in page.content.decode()
+
+
+def test_pointwise_probe_page(researcher, client_for):
+    human = {(i, "alpha", "readability"): [1 + i % 5, "-", "-"] for i in range(6)}
+    human.update(
+        {(i, "alpha", "factuality"): [1 + (i + 1) % 5, "-", "-"] for i in range(6)}
+    )
+    judge = {k: v[0] for k, v in human.items()}
+    s = make_agreement_setup(
+        researcher, human=human, judges=[judge], n_instructions=6, models=("alpha",),
+        name="probe-page",
+    )  # fmt: skip
+    url = reverse("analysis:metaeval-probes", args=[s.dataset.pk])
+    page = client_for(researcher).get(
+        url, {"campaign": s.campaign.pk, "run": s.runs[0].pk, "n_boot": 30}
+    )
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert 'id="pointwise-probes"' in html and "halo" in html and "length" in html
+
+
+@pytest.mark.parametrize("name", ["metaeval-home", "metaeval", "metaeval-probes"])
+def test_raters_and_anonymous_are_refused(pref_setup, rater, client_for, client, name):
+    dataset, *_ = pref_setup
+    args = [] if name == "metaeval-home" else [dataset.pk]
+    url = reverse(f"analysis:{name}", args=args)
+    assert client_for(rater).get(url).status_code == 403
+    anon = client.get(url)
+    assert anon.status_code == 302 and "/login/" in anon["Location"]
+
+
+def test_category_columns_line_up_with_their_headers(
+    pref_setup, researcher, client_for
+):
+    import re
+
+    dataset, _, run_a, _ = pref_setup
+    page = client_for(researcher).get(
+        reverse("analysis:metaeval", args=[dataset.pk]), {"run": run_a.pk, "n_boot": 20}
+    )
+    html = page.content.decode()
+    table = html[html.index(f'id="metaeval-categories-{run_a.pk}"') :]
+    heads = re.findall(
+        r'<th scope="col">([^<]+)</th>', table[: table.index("</thead>")]
+    )
+    assert heads[1:] == [
+        "Acc. original", "Acc. swapped", "Both orders", "Consistency", "RM accuracy",
+        "Kappa",
+    ]  # fmt: skip
+    row = table[table.index('<th scope="row">chat</th>') :]
+    row = row[: row.index("</tr>")]
+    values = re.findall(r"stat-value\">([^<]+)<", row)
+    # chat: p0 (1 vote) and p1 (2 votes): original order 1/3 right, swapped 3/3,
+    # both orders 1/3, consistent pairs 1 of 2, RM accuracy (no human ties) 2/3...
+    assert values[:4] == ["33%", "100%", "33%", "50%"]
