@@ -16,7 +16,7 @@ export PORT
 help:
 	@echo "make run      start the app and a worker on http://127.0.0.1:$(PORT) (demo data, SQLite)"
 	@echo "make test     run the test suite (PYTEST_ARGS=... to pass options)"
-	@echo "make lint     ruff check and ruff format --check"
+	@echo "make lint     ruff check, ruff format --check, import contracts"
 	@echo "make format   fix lint and format the code"
 	@echo "make migrate  apply database migrations"
 	@echo "make demo     load the demo users and dataset"
@@ -55,6 +55,7 @@ test: venv
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
 
 format: venv
 	$(VENV)/bin/ruff check --fix .

@@ -1,17 +1,23 @@
-"""Celery tasks of the annotation app: thin wrappers that take ids and call a service."""
+"""Celery tasks of the annotation app: thin wrappers that take ids and call a service.
+
+Services import these tasks at module top (as `*_task`); a task imports its service
+inside the function (HackSoft's convention), so there is no import cycle.
+"""
 
 from celery import shared_task
-
-from annotation import services
 
 
 @shared_task(acks_late=True)
 def import_job_execute_task(job_id: int) -> None:
     """Run import job `job_id` (idempotent: the service starts only a queued job)."""
-    services.import_job_execute(job_id=job_id)
+    from annotation.services import import_job_execute
+
+    import_job_execute(job_id=job_id)
 
 
 @shared_task(acks_late=True)
 def assignments_expire_task() -> int:
     """Return expired rating locks to the pool in every campaign (idempotent)."""
-    return services.assignments_expire()
+    from annotation.services import assignments_expire
+
+    return assignments_expire()

@@ -1,9 +1,11 @@
-"""Celery tasks of the judging app: thin wrappers that take ids and call a service."""
+"""Celery tasks of the judging app: thin wrappers that take ids and call a service.
+
+Services import these tasks at module top (as `*_task`); a task imports its service
+inside the function (HackSoft's convention), so there is no import cycle.
+"""
 
 from celery import shared_task
 from celery.signals import worker_ready
-
-from judging import services
 
 
 @shared_task(acks_late=True, soft_time_limit=None, time_limit=None)
@@ -13,13 +15,17 @@ def judge_run_drive_task(run_id: int) -> str:
     No time limit: a run of many thousand calls legitimately takes hours; a dead
     worker's claims are recovered by `judge_runs_recover_task` through their leases.
     """
-    return services.judge_run_drive(run_id=run_id)
+    from judging.services.execution import judge_run_drive
+
+    return judge_run_drive(run_id=run_id)
 
 
 @shared_task(acks_late=True)
 def judge_runs_recover_task() -> dict:
     """Reclaim expired call leases and restart drivers of stalled runs (idempotent)."""
-    return services.judge_runs_recover()
+    from judging.services.execution import judge_runs_recover
+
+    return judge_runs_recover()
 
 
 @worker_ready.connect

@@ -6,7 +6,7 @@ Names: ``annotation_api:<entity>-<action>``. Researchers: ``campaigns/...``; rat
 
 from django.urls import path
 
-from annotation.api import datasets, pairwise, preferences, rating
+from annotation.api import datasets, pairwise, rating
 
 app_name = "annotation_api"
 
@@ -39,11 +39,6 @@ urlpatterns = [
         "datasets/<str:dataset_name>/imports/",
         datasets.DatasetImportApi.as_view(),
         name="dataset-import",
-    ),
-    path(
-        "datasets/<str:dataset_name>/preferences/",
-        preferences.PreferenceImportApi.as_view(),
-        name="dataset-preferences-import",
     ),
     path(
         "instructions/<int:instruction_id>/",

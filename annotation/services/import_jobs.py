@@ -20,6 +20,7 @@ from annotation.importers.base import skill_lookup_for
 from annotation.models import Dataset, ImportJob
 from annotation.services.imports import dataset_import_files, dataset_parse_files
 from annotation.services.rubrics import rubric_get_default
+from annotation.tasks import import_job_execute_task
 
 
 def _store(job_key: str, name: str, data: bytes) -> dict:
@@ -109,8 +110,6 @@ def import_job_confirm(
     the import runs now, or the job becomes ``queued`` and `import_job_execute_task`
     is enqueued after commit. Idempotent for a job already queued/running/finished.
     """
-    from annotation.tasks import import_job_execute_task
-
     if job.status != ImportJob.Status.VALIDATED:
         if job.status == ImportJob.Status.INVALID:
             raise DomainError(

@@ -5,10 +5,11 @@ stored dataset (every conflict collected) -> one transaction. A bad file changes
 nothing and each problem names its line and field. Re-importing the same rows is a
 no-op (see `source_key` in the importer).
 
-Judge verdicts make this service reach into the judging app (its models and the one
-mapping rule, `judging.pairwise`), an exception to "annotation never imports judging"
-made so that votes and verdicts from one file are written in one transaction. The
-import is local to the function so that the annotation app still loads on its own.
+Judge verdicts in the same file belong to the judging app. This service does not
+import it: the caller passes a `VerdictWriter` factory (`judging.services.verdicts`
+provides the one the command, the API and the demo use), and the service calls it
+inside its transaction, so that votes and verdicts from one file are written together
+or not at all.
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from pathlib import PurePath
+from typing import Protocol
 
 from django.db import IntegrityError, transaction
 from django.db.models import Max
-from django.utils import timezone
 
 from annotation import roles
 from annotation.errors import DomainError, Problem
@@ -81,6 +82,39 @@ class PreferenceImportReport:
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+
+class VerdictWriter(Protocol):
+    """Stores the judge verdicts of one preference file (see `preferences_import`).
+
+    Made by a `VerdictWriterFactory` inside the import's transaction. `count` fills the
+    verdict fields of the report (also for a dry run); `write` stores what `count`
+    counted as new, after the pairs exist. `pair_id` maps a row to its stored pair id
+    (None while the pair is new: only before `write`).
+    """
+
+    def count(
+        self,
+        *,
+        rows: list[PreferenceRow],
+        pair_id: Callable[[PreferenceRow], int | None],
+        report: PreferenceImportReport,
+    ) -> None: ...
+
+    def write(
+        self,
+        *,
+        dataset: Dataset,
+        rows: list[PreferenceRow],
+        pair_id: Callable[[PreferenceRow], int | None],
+        report: PreferenceImportReport,
+        user,
+        fmt: str,
+    ) -> None: ...
+
+
+# (judge name, dataset or None when new, import key) -> writer
+VerdictWriterFactory = Callable[..., VerdictWriter]
 
 
 def _chunks(values: list, size: int = IN_CHUNK):
@@ -290,6 +324,7 @@ def preferences_import(
     swapped_mapped_back: bool = False,
     user=None,
     dry_run: bool = False,
+    verdict_writer: VerdictWriterFactory | None = None,
 ) -> PreferenceImportReport:
     """Import a JSONL/CSV preference file into dataset `dataset_name` (created if new).
 
@@ -303,7 +338,8 @@ def preferences_import(
     as a placeholder without an endpoint when missing) and one `JudgeRun` of kind
     "imported" per file content and options, holding a `PairwiseVerdict` per pair and
     order ("ab" from `verdict`, "ba" from `verdict_swapped`); `swapped_mapped_back`
-    says `verdict_swapped` already uses the original numbering.
+    says `verdict_swapped` already uses the original numbering. Verdicts are stored by
+    `verdict_writer(judge=, dataset=, import_key=)`; `judge` without one is refused.
 
     `user` None means a trusted caller (the command line); otherwise researchers and
     admins only. Raises `DomainError` listing every problem (line, field); then nothing
@@ -325,6 +361,10 @@ def preferences_import(
         swapped_mapped_back=swapped_mapped_back,
         mapping=mapping,
     )
+    if judge and verdict_writer is None:
+        problems.append(
+            Problem("judge verdicts cannot be stored by this caller", field="judge")
+        )
     if problems:
         raise _refuse(problems)
     parsed = parse_preferences(
@@ -367,18 +407,20 @@ def preferences_import(
         plan = _plan(dataset, rows, file)
         if plan.problems:
             raise _refuse(plan.problems)
-        judging = _JudgeTarget.find(
-            dataset=None if report.dataset_created else dataset,
-            judge=judge,
-            import_key=_import_key(
-                parsed.file_sha256,
-                {
-                    "label_scheme": label_scheme,
-                    "mapping": column_map,
-                    "swapped_mapped_back": swapped_mapped_back,
-                },
-            ),
-        )
+        judging = None
+        if judge:
+            judging = verdict_writer(
+                judge=judge,
+                dataset=None if report.dataset_created else dataset,
+                import_key=_import_key(
+                    parsed.file_sha256,
+                    {
+                        "label_scheme": label_scheme,
+                        "mapping": column_map,
+                        "swapped_mapped_back": swapped_mapped_back,
+                    },
+                ),
+            )
         _count(report, plan, rows, judging)
         if not dry_run:
             _write(dataset, plan, rows, report, judging, user=user, fmt=fmt)
@@ -386,51 +428,11 @@ def preferences_import(
     return report
 
 
-@dataclass
-class _JudgeTarget:
-    """The judge config and imported run a file's verdicts go to, and what they hold."""
-
-    name: str
-    import_key: str
-    config: object | None = None
-    run: object | None = None
-    stored: set[tuple[int, str]] = field(default_factory=set)  # (pair, order)
-
-    @classmethod
-    def find(
-        cls, *, dataset: Dataset | None, judge: str, import_key: str
-    ) -> _JudgeTarget | None:
-        if not judge:
-            return None
-        from judging.models import JudgeConfig, JudgeRun, PairwiseVerdict
-
-        target = cls(name=judge, import_key=import_key)
-        target.config = JudgeConfig.objects.filter(name=judge).first()
-        if target.config is not None and dataset is not None:
-            target.run = (
-                JudgeRun.objects.filter(
-                    config=target.config,
-                    dataset=dataset,
-                    kind=JudgeRun.Kind.IMPORTED,
-                    settings_snapshot__import_key=import_key,
-                )
-                .order_by("id")
-                .first()
-            )
-        if target.run is not None:
-            target.stored = set(
-                PairwiseVerdict.objects.filter(run=target.run).values_list(
-                    "pair_id", "order"
-                )
-            )
-        return target
-
-
 def _count(
     report: PreferenceImportReport,
     plan: _Plan,
     rows: list[PreferenceRow],
-    judging: _JudgeTarget | None,
+    judging: VerdictWriter | None,
 ) -> None:
     report.created_instructions = len(plan.new_instructions)
     report.reused_instructions = len({r.prompt for r in rows}) - len(
@@ -449,24 +451,10 @@ def _count(
         else:
             report.created_preferences += 1
             report.labels[row.label] = report.labels.get(row.label, 0) + 1
-    if judging is None:
-        return
-    report.judge_config_created = judging.config is None
-    report.run_created = judging.run is None
-    report.run_id = judging.run.pk if judging.run is not None else None
-    seen: set[tuple] = set()
-    for row in rows:
-        pair_id = plan.pair_ids.get(_pair_key(row))
-        for verdict in row.verdicts:
-            key = (_pair_key(row), verdict.order)
-            if key in seen:
-                continue
-            seen.add(key)
-            if pair_id is not None and (pair_id, verdict.order) in judging.stored:
-                report.unchanged_verdicts += 1
-            else:
-                report.created_verdicts += 1
-                report.unusable_verdicts += verdict.value == ""
+    if judging is not None:
+        judging.count(
+            rows=rows, pair_id=lambda r: plan.pair_ids.get(_pair_key(r)), report=report
+        )
 
 
 def _write(
@@ -474,7 +462,7 @@ def _write(
     plan: _Plan,
     rows: list[PreferenceRow],
     report: PreferenceImportReport,
-    judging: _JudgeTarget | None,
+    judging: VerdictWriter | None,
     *,
     user,
     fmt: str,
@@ -544,71 +532,11 @@ def _write(
         batch_size=BATCH,
     )
     if judging is not None:
-        _write_verdicts(dataset, plan, rows, report, judging, user=user, fmt=fmt)
-
-
-def _write_verdicts(
-    dataset: Dataset,
-    plan: _Plan,
-    rows: list[PreferenceRow],
-    report: PreferenceImportReport,
-    judging: _JudgeTarget,
-    *,
-    user,
-    fmt: str,
-) -> None:
-    from annotation.labels import map_verdict, unmap_verdict
-    from judging.models import JudgeConfig, JudgeRun, PairwiseVerdict
-
-    if judging.config is None:
-        # A placeholder that names the judge; it has no endpoint, so it cannot be run.
-        judging.config = JudgeConfig.objects.create(
-            name=judging.name, base_url="", model="", created_by=user
-        )
-    if judging.run is None:
-        now = timezone.now()
-        name = PurePath(report.file).name
-        judging.run = JudgeRun.objects.create(
-            config=judging.config,
+        judging.write(
             dataset=dataset,
-            name=f"{judging.name}: imported verdicts ({name})"[:200],
-            kind=JudgeRun.Kind.IMPORTED,
-            status=JudgeRun.Status.COMPLETED,
-            models_included=sorted(
-                {m for r in rows if r.verdicts for m in (r.model_1, r.model_2)}
-            ),
-            settings_snapshot={
-                "source": "import",
-                "content": "pairwise_verdicts",
-                "format": fmt,
-                "file": name,
-                "file_sha256": report.file_sha256,
-                "import_key": judging.import_key,
-            },
-            total_calls=0,
-            created_by=user,
-            started_at=now,
-            finished_at=now,
-            source_note=f"pairwise verdicts imported from {name} "
-            f"(sha256 {report.file_sha256[:12]})",
+            rows=rows,
+            pair_id=lambda r: plan.pair_ids[_pair_key(r)],
+            report=report,
+            user=user,
+            fmt=fmt,
         )
-    report.run_id = judging.run.pk
-    verdicts = {}
-    for row in rows:
-        pair_id = plan.pair_ids[_pair_key(row)]
-        for v in row.verdicts:
-            if (pair_id, v.order) in judging.stored or (pair_id, v.order) in verdicts:
-                continue
-            if v.original:
-                raw, mapped = unmap_verdict(v.value, v.order), v.value
-            else:
-                raw, mapped = v.value, map_verdict(v.value, v.order)
-            verdicts[(pair_id, v.order)] = PairwiseVerdict(
-                run=judging.run,
-                pair_id=pair_id,
-                order=v.order,
-                sample_index=0,
-                verdict_raw=raw,
-                verdict=mapped,
-            )
-    PairwiseVerdict.objects.bulk_create(list(verdicts.values()), batch_size=BATCH)

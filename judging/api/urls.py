@@ -2,11 +2,17 @@
 
 from django.urls import path
 
-from judging.api import views
+from judging.api import preferences, views
 
 app_name = "judging_api"
 
 urlpatterns = [
+    # Votes and a judge's verdicts from one file: it writes to both apps.
+    path(
+        "datasets/<str:dataset_name>/preferences/",
+        preferences.PreferenceImportApi.as_view(),
+        name="dataset-preferences-import",
+    ),
     path("judges/", views.JudgeConfigListApi.as_view(), name="judge-list"),
     path(
         "judges/<int:config_id>/",

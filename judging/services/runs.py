@@ -22,6 +22,7 @@ from annotation.errors import DomainError, Problem
 from annotation.labels import map_verdict
 from annotation.models import Dataset, Instruction, PreferencePair, Response
 from judging.models import JudgeCall, JudgeConfig, JudgeRun, PromptTemplate
+from judging.tasks import judge_run_drive_task
 
 ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]{0,99}$")
 RUBRIC_CHARS_PER_SKILL = 900  # criteria + five anchors, for the estimate
@@ -302,8 +303,6 @@ def drivers_for(run: JudgeRun) -> int:
 
 
 def _enqueue_drivers(run: JudgeRun) -> None:
-    from judging.tasks import judge_run_drive_task
-
     n = drivers_for(run)
     transaction.on_commit(
         lambda: [

@@ -27,6 +27,7 @@ from annotation.selectors.preferences import (
 )
 from annotation.services.preferences import preferences_import
 from judging.models import JudgeConfig, JudgeRun, PairwiseVerdict
+from judging.services.verdicts import imported_verdicts
 from tests.factories import InstructionFactory, ResponseFactory
 
 pytestmark = pytest.mark.django_db
@@ -69,6 +70,7 @@ def row(n: int = 1, **overrides) -> dict:
 def run_import(data: bytes, fmt: str = "jsonl", **kwargs):
     kwargs.setdefault("dataset_name", "prefs")
     kwargs.setdefault("file", f"votes.{fmt}")
+    kwargs.setdefault("verdict_writer", imported_verdicts)
     return preferences_import(data=data, fmt=fmt, **kwargs)
 
 
@@ -746,3 +748,10 @@ def test_service_refuses_a_rater_too(rater):
     with pytest.raises(PermissionDenied):
         run_import(jsonl(row(1)), user=rater)
     assert counts()["Dataset"] == 0
+
+
+def test_verdicts_without_a_writer_are_refused_naming_the_judge_field(db):
+    """The annotation app stores no verdicts itself: a caller that names a judge must
+    pass the judging app's writer, otherwise nothing is written."""
+    error = refused(jsonl(row(1)), judge="j", verdict_writer=None)
+    assert any(p.field == "judge" for p in error.problems)

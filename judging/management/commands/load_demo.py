@@ -156,6 +156,7 @@ class Command(BaseCommand):
 
         from annotation.models import Response
         from annotation.services.preferences import preferences_import
+        from judging.services.verdicts import imported_verdicts
 
         rng = random.Random(20261203)
         by_instruction: dict[int, list[Response]] = {}
@@ -196,6 +197,7 @@ class Command(BaseCommand):
                 data=data,
                 fmt="jsonl",
                 judge=DEMO_HEURISTIC_JUDGE,
+                verdict_writer=imported_verdicts,
             )
         except DomainError as exc:
             raise CommandError(f"demo preferences failed: {exc}") from exc

@@ -46,6 +46,7 @@ from judging.models import (
 )
 from judging.services.execution import metadata as annotation_execution
 from judging.services.execution import pairwise as pairwise_execution
+from judging.tasks import judge_run_drive_task
 
 log = logging.getLogger(__name__)
 
@@ -485,8 +486,6 @@ def judge_runs_recover(*, now=None) -> dict:
     its leases fresh, so only dead workers' claims are taken back; an extra driver for
     a live run only competes for claims. Returns counts for logging.
     """
-    from judging.tasks import judge_run_drive_task
-
     now = now or timezone.now()
     reclaimed = JudgeCall.objects.filter(
         status=JudgeCall.Status.RUNNING, lease_until__lt=now

@@ -20,6 +20,7 @@ from annotation.services.preferences import (
     PreferenceImportReport,
     preferences_import,
 )
+from judging.services.verdicts import imported_verdicts
 
 FORMAT_BY_SUFFIX = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
 
@@ -96,6 +97,7 @@ class Command(BaseCommand):
                 judge=options["judge"],
                 swapped_mapped_back=options["swapped_mapped_back"],
                 dry_run=options["dry_run"],
+                verdict_writer=imported_verdicts,
             )
         except DomainError as exc:
             raise refused(exc, self.stderr) from exc

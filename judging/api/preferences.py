@@ -18,6 +18,7 @@ from annotation.api.serializers.datasets import ProblemOutputSerializer
 from annotation.importers.preferences import FIELDS, FORMATS, LABEL_SCHEMES
 from annotation.services import import_check_sizes
 from annotation.services.preferences import preferences_import
+from judging.services.verdicts import imported_verdicts
 
 FORMAT_BY_SUFFIX = {"csv": "csv", "jsonl": "jsonl", "ndjson": "jsonl"}
 
@@ -130,6 +131,7 @@ class PreferenceImportApi(APIView):
             swapped_mapped_back=data["swapped_mapped_back"],
             user=request.user,
             dry_run=data["dry_run"],
+            verdict_writer=imported_verdicts,
         )
         return Response(
             PreferenceImportOutputSerializer(report).data,
