@@ -167,46 +167,61 @@ def assignment_scores_for_rater(*, user, assignment_id: int) -> Assignment:
     return assignment
 
 
-def assignment_skills(*, assignment: Assignment) -> list[Skill]:
-    """The skills to score for `assignment`, per its campaign's skill mode.
+# Which skills a rater scores, per campaign skill mode: the first of these sources
+# that lists any. "chosen": the campaign's list; "instruction": the instruction's own
+# skills, most relevant first; "rubric": every skill of the dataset's rubric. One rule
+# for both renderings: `assignment_skills` below and the SQL of `services.serving_sql`.
+SKILL_SOURCES: dict[str, tuple[str, ...]] = {
+    Campaign.SkillMode.CHOSEN: ("chosen",),
+    Campaign.SkillMode.INSTRUCTION: ("instruction", "rubric"),
+    Campaign.SkillMode.ALL: ("rubric",),
+}
 
-    `instruction` mode keeps the instruction's order (most relevant first); an
-    instruction without listed skills falls back to every skill of the rubric. One
-    query at most (none when `assignment_get_for_rater` prefetched the links).
+
+def _instruction_skills(assignment: Assignment) -> list[Skill]:
+    response = assignment._state.fields_cache.get("response")
+    instruction = response._state.fields_cache.get("instruction") if response else None
+    # Submit's lean read annotates the instruction's id instead of loading rows.
+    instruction_id = getattr(assignment, "instruction_id", None)
+    if instruction is not None and "skill_links" in getattr(
+        instruction, "_prefetched_objects_cache", {}
+    ):
+        links = sorted(instruction.skill_links.all(), key=lambda x: x.rank)
+    else:
+        links_qs = InstructionSkill.objects.select_related("skill").order_by("rank")
+        if response is not None:
+            links_qs = links_qs.filter(instruction_id=response.instruction_id)
+        elif instruction_id is not None:
+            links_qs = links_qs.filter(instruction_id=instruction_id)
+        else:
+            links_qs = links_qs.filter(instruction__responses=assignment.response_id)
+        links = list(links_qs)
+    return [link.skill for link in links]
+
+
+def assignment_skills(*, assignment: Assignment) -> list[Skill]:
+    """The skills to score for `assignment`, per its campaign's skill mode
+    (`SKILL_SOURCES`).
+
+    One query at most (none for the instruction's skills when
+    `assignment_get_for_rater` prefetched the links).
     """
     campaign = assignment.campaign
-    mode = campaign.skill_mode
-    if mode == Campaign.SkillMode.CHOSEN:
-        return list(campaign.chosen_skills.order_by("position"))
-    if mode == Campaign.SkillMode.INSTRUCTION:
-        response = assignment._state.fields_cache.get("response")
-        instruction = (
-            response._state.fields_cache.get("instruction") if response else None
-        )
-        # Submit's lean read annotates the instruction's id instead of loading rows.
-        instruction_id = getattr(assignment, "instruction_id", None)
-        if instruction is not None and "skill_links" in getattr(
-            instruction, "_prefetched_objects_cache", {}
-        ):
-            links = sorted(instruction.skill_links.all(), key=lambda x: x.rank)
+    skills: list[Skill] = []
+    for source in SKILL_SOURCES[campaign.skill_mode]:
+        if source == "chosen":
+            skills = list(campaign.chosen_skills.order_by("position", "id"))
+        elif source == "instruction":
+            skills = _instruction_skills(assignment)
         else:
-            links_qs = InstructionSkill.objects.select_related("skill").order_by("rank")
-            if response is not None:
-                links_qs = links_qs.filter(instruction_id=response.instruction_id)
-            elif instruction_id is not None:
-                links_qs = links_qs.filter(instruction_id=instruction_id)
-            else:
-                links_qs = links_qs.filter(
-                    instruction__responses=assignment.response_id
+            skills = list(
+                Skill.objects.filter(rubric__datasets__campaigns=campaign.pk).order_by(
+                    "position", "id"
                 )
-            links = list(links_qs)
-        if links:
-            return [link.skill for link in links]
-    return list(
-        Skill.objects.filter(rubric__datasets__campaigns=campaign.pk).order_by(
-            "position"
-        )
-    )
+            )
+        if skills:
+            break
+    return skills
 
 
 def rater_assignments(*, user, campaign: Campaign) -> QuerySet[Assignment]:

@@ -22,11 +22,10 @@ import hashlib
 import itertools
 import random
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from django.contrib.auth.models import User
 from django.db import connection, transaction
-from django.db.models import F
 from django.http import Http404
 from django.utils import timezone
 
@@ -48,13 +47,17 @@ from annotation.models import (
     Skill,
 )
 from annotation.services.campaigns import _in_overlap_sample
-from annotation.services.rating import (
-    MAX_RATIONALE,
+from annotation.services.rating import MAX_RATIONALE
+from annotation.services.rubrics import rubric_freeze
+from annotation.services.serving import (
     ItemKind,
     NextResult,
-    serve_next_locked,
+    serve_next,
+    skip_locked,
+    skip_reason_clean,
+    submit_check,
+    submit_take_slot,
 )
-from annotation.services.rubrics import rubric_freeze
 
 PAIR_MODES = ("all_pairs", "baseline", "sample")
 # "existing": the pairs already stored for the dataset (e.g. imported preference data).
@@ -544,17 +547,9 @@ def pairwise_next(
     empty result (paused or closed, quota reached, nothing left, locked by others).
     """
     _require_pairwise(campaign)
-    now = now or timezone.now()
-    if campaign.status != Campaign.Status.ACTIVE:
-        return NextResult(
-            None, f"This campaign is {campaign.get_status_display().lower()}."
-        )
-    ttl = timedelta(minutes=campaign.lock_ttl_minutes)
-    with transaction.atomic():
-        User.objects.select_for_update().filter(pk=rater.pk).first()
-        return serve_next_locked(
-            campaign=campaign, rater=rater, now=now, ttl=ttl, kind=PAIRWISE
-        )
+    return serve_next(
+        campaign=campaign, rater=rater, now=now or timezone.now(), kind=PAIRWISE
+    )
 
 
 def _pair_fields(campaign: Campaign, item: CampaignItem, rater: User) -> dict:
@@ -567,7 +562,15 @@ def _pair_fields(campaign: Campaign, item: CampaignItem, rater: User) -> dict:
     }
 
 
-PAIRWISE = ItemKind(key="pair_id", noun="pair", verb="compared", extra=_pair_fields)
+PAIRWISE = ItemKind(
+    key="pair_id",
+    noun="pair",
+    verb="compared",
+    extra=_pair_fields,
+    answer="preferences",
+    lost="this preference was not counted",
+    skip_submitted="",
+)
 
 
 # --- Submit and skip ----------------------------------------------------------------------
@@ -711,13 +714,7 @@ def pairwise_submit(
         if assignment.status == Assignment.Status.SUBMITTED:
             return assignment
         campaign = assignment.campaign
-        if campaign.status != Campaign.Status.ACTIVE:
-            raise DomainError(
-                f"this campaign is {campaign.get_status_display().lower()}; "
-                "preferences can no longer be submitted"
-            )
-        if assignment.status == Assignment.Status.SKIPPED:
-            raise DomainError("you skipped this pair; it cannot be submitted")
+        submit_check(assignment, PAIRWISE)
         skills = pairwise_skills(campaign=campaign)
         shown, shown_skills, rationale = validate_pairwise_answer(
             skills=skills,
@@ -725,27 +722,7 @@ def pairwise_submit(
             skill_labels=skill_labels,
             rationale=rationale,
         )
-        item = None
-        if assignment.status != Assignment.Status.SERVED:  # expired
-            item = CampaignItem.objects.select_for_update().get(pk=assignment.item_id)
-        if item is None:
-            CampaignItem.objects.filter(pk=assignment.item_id).update(
-                reserved=F("reserved") - 1, submitted=F("submitted") + 1
-            )
-        elif item.open_slots > 0:
-            item.open_slots -= 1
-            item.submitted += 1
-            item.save(update_fields=["submitted", "open_slots"])
-            assignment.note = "submitted after the lock expired; a slot was still free"
-        else:
-            refused = (
-                "Your lock on this pair expired and other raters completed it, so "
-                "this preference was not counted."
-            )
-            assignment.note = (
-                f"late submission at {now.isoformat()} refused: no free slot"
-            )
-            assignment.save(update_fields=["note"])
+        refused = submit_take_slot(assignment=assignment, kind=PAIRWISE, now=now)
         if not refused:
             order = assignment.shown_order
             HumanPreference.objects.create(
@@ -792,24 +769,10 @@ def pairwise_skip(
     for another rater's (or a pointwise) assignment.
     """
     now = now or timezone.now()
-    reason = (reason or "").strip() if isinstance(reason, str) else ""
-    if not reason:
-        raise DomainError("say why you skip", [Problem("is empty", field="reason")])
+    reason = skip_reason_clean(reason)
     with transaction.atomic():
         assignment = _own_pairwise_assignment_for_update(assignment_id, rater)
-        if assignment.status == Assignment.Status.SKIPPED:
-            return assignment
-        if assignment.status == Assignment.Status.SUBMITTED:
-            raise DomainError("this pair is already submitted")
-        if assignment.status == Assignment.Status.SERVED:
-            CampaignItem.objects.filter(pk=assignment.item_id).update(
-                reserved=F("reserved") - 1, open_slots=F("open_slots") + 1
-            )
-        assignment.status = Assignment.Status.SKIPPED
-        assignment.skip_reason = reason[:500]
-        assignment.closed_at = now
-        assignment.save(update_fields=["status", "skip_reason", "closed_at"])
-    return assignment
+        return skip_locked(assignment=assignment, kind=PAIRWISE, reason=reason, now=now)
 
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""The rater loop's hot path in raw SQL, for PostgreSQL (`services.rating` dispatches).
+"""The rater loop's hot path in raw SQL, for PostgreSQL (`services.rating` dispatches; the rules and texts are those of `services.serving`).
 
 `assignment_next` and `rating_submit` are what every rater calls for every response.
 Through the ORM each cost a dozen statements, most of the time spent compiling them in
@@ -45,13 +45,20 @@ from annotation.models import (
     Rubric,
     Skill,
 )
+from annotation.selectors.rating import SKILL_SOURCES
+from annotation.services.serving import (
+    POINTWISE,
+    REASON_NEW,
+    REASON_NEW_MANY,
+    REASON_PARTLY,
+    REVIVED_REASON,
+)
 from annotation.sqlrows import from_row, prepared_cursor
 
 SERVED = Assignment.Status.SERVED.value
 SUBMITTED = Assignment.Status.SUBMITTED.value
 SKIPPED = Assignment.Status.SKIPPED.value
 EXPIRED = Assignment.Status.EXPIRED.value
-REVIVED_REASON = "served again after your earlier lock expired"
 
 # The assignment columns the hot path reads back (others stay deferred).
 ASSIGNMENT_FIELDS = (
@@ -123,8 +130,8 @@ def _skills_json(columns: tuple[str, ...], order: str, alias: str = "s") -> str:
 def _skills_sql(columns: tuple[str, ...]) -> dict[str, str]:
     """Per skill mode, the SQL expression that yields the skills to score as JSON.
 
-    Expects ``c`` (the campaign) and ``r`` (the response) in scope; mirrors
-    `selectors.assignment_skills`.
+    Expects ``c`` (the campaign) and ``r`` (the response) in scope; renders
+    `selectors.rating.SKILL_SOURCES` (the rule `assignment_skills` applies).
     """
     links = (
         f"(SELECT {_skills_json(columns, 'l.rank')} FROM {_t(InstructionSkill)} l "
@@ -142,17 +149,15 @@ def _skills_sql(columns: tuple[str, ...]) -> dict[str, str]:
         f"(SELECT {_skills_json(columns, 's.position, s.id')} FROM {chosen_table} cs "
         f"JOIN {_t(Skill)} s ON s.id = cs.skill_id WHERE cs.campaign_id = c.id)"
     )
-    return {
-        Campaign.SkillMode.CHOSEN: f"COALESCE({chosen}, '[]'::json)",
-        Campaign.SkillMode.INSTRUCTION: f"COALESCE({links}, {rubric}, '[]'::json)",
-        Campaign.SkillMode.ALL: f"COALESCE({rubric}, '[]'::json)",
-        "any": (
-            f"CASE c.skill_mode WHEN '{Campaign.SkillMode.CHOSEN.value}' THEN "
-            f"COALESCE({chosen}, '[]'::json) WHEN '{Campaign.SkillMode.INSTRUCTION.value}' "
-            f"THEN COALESCE({links}, {rubric}, '[]'::json) "
-            f"ELSE COALESCE({rubric}, '[]'::json) END"
-        ),
+    by_source = {"chosen": chosen, "instruction": links, "rubric": rubric}
+    per_mode = {
+        mode: f"COALESCE({', '.join(by_source[x] for x in sources)}, '[]'::json)"
+        for mode, sources in SKILL_SOURCES.items()
     }
+    cases = " ".join(
+        f"WHEN '{mode.value}' THEN {expr}" for mode, expr in per_mode.items()
+    )
+    return {**per_mode, "any": f"CASE c.skill_mode {cases} END"}
 
 
 def _skills(rows, columns: tuple[str, ...]) -> list[Skill]:
@@ -179,10 +184,9 @@ def _insert_columns() -> tuple[tuple[str, ...], str]:
         "rater_id": "%(rater)s",
         "status": f"'{SERVED}'",
         "reason": (
-            "CASE WHEN pick.submitted > 0 THEN 'finishing a partly rated response (' "
-            "|| pick.submitted || ' of ' || pick.target || ')' WHEN pick.target > 1 "
-            "THEN 'new response; ' || pick.target || ' raters wanted' "
-            "ELSE 'new response' END"
+            f"CASE WHEN pick.submitted > 0 THEN {_reason_sql(REASON_PARTLY)} "
+            f"WHEN pick.target > 1 THEN {_reason_sql(REASON_NEW_MANY)} "
+            f"ELSE {_reason_sql(REASON_NEW)} END"
         ),
         "served_at": "%(now)s",
         "expires_at": "%(expires)s",
@@ -194,6 +198,24 @@ def _insert_columns() -> tuple[tuple[str, ...], str]:
         columns.append(connection.ops.quote_name(field.column))
         values.append(from_pick.get(field.attname, f"%(d_{field.attname})s"))
     return tuple(columns), ", ".join(values)
+
+
+def _reason_sql(template: str) -> str:
+    """A `services.serving` reason template as a SQL text expression over ``pick``
+    (pointwise: a response that is rated), so both paths record the same words."""
+    text = template.format(
+        noun=POINTWISE.noun,
+        verb=POINTWISE.verb,
+        submitted="\0submitted\0",
+        target="\0target\0",
+    )
+    parts = []
+    for i, piece in enumerate(text.split("\0")):
+        if i % 2:
+            parts.append(f"pick.{piece}")
+        elif piece:
+            parts.append("'" + piece.replace("'", "''") + "'")
+    return "(" + " || ".join(parts) + ")"
 
 
 def _defaults(exclude) -> dict:

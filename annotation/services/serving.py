@@ -1,0 +1,411 @@
+"""Serving campaign items to raters: the one set of rules for every item kind.
+
+A campaign's `CampaignItem` rows are its items (a response for pointwise rating, a
+pair for pairwise comparison); `ItemKind` says what differs between kinds, everything
+else is here: resume the rater's live assignment, the quota, the breadth-first pick
+under ``FOR UPDATE SKIP LOCKED``, reserving a slot and why it was served, expiring
+stale locks, taking the slot at submit (also late, while one is free), and skipping.
+
+Fairness and the overlap invariant rest on `CampaignItem` rows: each holds
+`open_slots = target - submitted - reserved`, changed only under that row's lock, and
+a check constraint keeps `submitted <= target`. The texts recorded on assignments
+(`served_reason`, `REVIVED_REASON`, the notes) are defined once here; the PostgreSQL
+fast path (`serving_sql`) builds its SQL from the same constants.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import cache
+
+from django.contrib.auth.models import User
+from django.db import connection, transaction
+from django.db.models import Exists, F, OuterRef
+from django.utils import timezone
+
+from annotation.errors import DomainError, Problem
+from annotation.models import Assignment, Campaign, CampaignItem, Response, Skill
+
+# Why an item was served (Assignment.reason): the templates take the kind's noun and
+# verb and the item's counts; `serving_sql` renders the same templates in SQL.
+REASON_PARTLY = "finishing a partly {verb} {noun} ({submitted} of {target})"
+REASON_NEW_MANY = "new {noun}; {target} raters wanted"
+REASON_NEW = "new {noun}"
+REVIVED_REASON = "served again after your earlier lock expired"
+# Notes recorded on assignments (Assignment.note).
+EXPIRED_NOTE = "lock expired before submission; the response went back to the pool"
+LATE_ACCEPTED_NOTE = "submitted after the lock expired; a slot was still free"
+MAX_SKIP_REASON = 500
+
+
+@dataclass
+class NextResult:
+    """What `assignment_next` served, or why it served nothing.
+
+    The raw-SQL path (PostgreSQL) also hands over what the rating form shows, so that
+    rendering needs no further query: `skills` (as `selectors.assignment_skills` would
+    list them) and `counts`, the rater's own ``(submitted, skipped)`` in the campaign.
+    Both are None when not loaded (the ORM path).
+    """
+
+    assignment: Assignment | None
+    message: str = ""
+    locked_by_others: int = 0
+    skills: list[Skill] | None = None
+    counts: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True)
+class ItemKind:
+    """What a campaign item stands for when it is served: everything that differs
+    between pointwise serving (an item is a response) and pairwise serving (a pair)."""
+
+    key: str  # the Assignment field naming the item, e.g. "response_id"
+    noun: str  # "response" / "pair" (messages and reasons)
+    verb: str  # "rated" / "compared"
+    # extra Assignment fields for a new assignment: f(campaign, item, rater) -> dict
+    extra: Callable[[Campaign, CampaignItem, User], dict] | None = None
+    # called with a newly reserved assignment (e.g. to load what the page shows)
+    reserved: Callable[[Assignment], None] | None = None
+    answer: str = "scores"  # what a rater submits: "scores" / "preferences"
+    lost: str = "these scores were not counted"  # a refused late submit
+    skip_submitted: str = "; amend it instead"  # said when skipping a submitted one
+
+
+def _load_response(assignment: Assignment) -> None:
+    """Hand the rows over, so that rendering the form needs no further query."""
+    assignment.response = Response.objects.select_related("instruction").get(
+        pk=assignment.response_id
+    )
+
+
+POINTWISE = ItemKind(
+    key="response_id", noun="response", verb="rated", reserved=_load_response
+)
+
+
+def served_reason(kind: ItemKind, *, submitted: int, target: int) -> str:
+    """The recorded reason for serving an item with `submitted` of `target` ratings."""
+    if submitted:
+        template = REASON_PARTLY
+    elif target > 1:
+        template = REASON_NEW_MANY
+    else:
+        template = REASON_NEW
+    return template.format(
+        noun=kind.noun, verb=kind.verb, submitted=submitted, target=target
+    )
+
+
+def late_refused_note(now: datetime) -> str:
+    return f"late submission at {now.isoformat()} refused: no free slot"
+
+
+def assignments_expire(
+    *, campaign_id: int | None = None, now: datetime | None = None
+) -> int:
+    """Return expired locks to the pool; returns how many assignments expired.
+
+    Locks only items no one else holds (SKIP LOCKED), so it never waits on a rater's
+    transaction and cannot deadlock with `assignment_next`; a skipped item expires on a
+    later call. Each expired assignment keeps its row with status ``expired`` and a note.
+    Idempotent. Runs in its own transaction.
+    """
+    now = now or timezone.now()
+    stale = Assignment.objects.filter(
+        status=Assignment.Status.SERVED, expires_at__lt=now
+    )
+    if campaign_id is not None:
+        stale = stale.filter(campaign_id=campaign_id)
+    if not stale.exists():
+        return 0
+    expired = 0
+    with transaction.atomic():
+        item_ids = list(
+            CampaignItem.objects.select_for_update(skip_locked=True)
+            .filter(pk__in=stale.values("item_id"))
+            .order_by("pk")
+            .values_list("pk", flat=True)
+        )
+        if not item_ids:
+            return 0
+        counts: dict[int, int] = {}
+        for item_id in stale.filter(item_id__in=item_ids).values_list(
+            "item_id", flat=True
+        ):
+            counts[item_id] = counts.get(item_id, 0) + 1
+        expired = stale.filter(item_id__in=item_ids).update(
+            status=Assignment.Status.EXPIRED,
+            closed_at=now,
+            note=EXPIRED_NOTE,
+        )
+        for item_id, n in counts.items():
+            CampaignItem.objects.filter(pk=item_id).update(
+                reserved=F("reserved") - n, open_slots=F("open_slots") + n
+            )
+    return expired
+
+
+def quota_reached(campaign: Campaign, rater: User) -> bool:
+    if campaign.rater_quota is None:
+        return False
+    taken = Assignment.objects.filter(
+        campaign=campaign,
+        rater=rater,
+        status__in=[Assignment.Status.SUBMITTED, Assignment.Status.SERVED],
+    ).count()
+    return taken >= campaign.rater_quota
+
+
+@cache
+def lock_rater_sql() -> str:
+    """Locks the rater's user row: one rater's concurrent serving calls queue."""
+    table = connection.ops.quote_name(User._meta.db_table)
+    return f"SELECT 1 FROM {table} WHERE id = %s FOR UPDATE"
+
+
+def serve_next(
+    *,
+    campaign: Campaign,
+    rater: User,
+    now: datetime,
+    kind: ItemKind,
+    fast: Callable[..., NextResult | None] | None = None,
+) -> NextResult:
+    """Serve `rater` the next item of `campaign` (or resume the one they hold).
+
+    In one transaction, under a lock on the rater's user row (one rater's parallel
+    calls, a double click or two tabs, serialise, and the second resumes the first's
+    assignment): the rules of `serve_next_locked`. `fast(campaign=, rater=, now=,
+    ttl=)`, when given, is a faster rendering of the same rules for the common case
+    (the PostgreSQL path): it takes the rater lock itself and returns None when these
+    rules must decide. A campaign that is not active serves nothing, and says so.
+    """
+    if campaign.status != Campaign.Status.ACTIVE:
+        return NextResult(
+            None, f"This campaign is {campaign.get_status_display().lower()}."
+        )
+    ttl = timedelta(minutes=campaign.lock_ttl_minutes)
+    with transaction.atomic():
+        if fast is not None:
+            served = fast(campaign=campaign, rater=rater, now=now, ttl=ttl)
+            if served is not None:
+                return served
+        else:
+            User.objects.select_for_update().filter(pk=rater.pk).first()
+        return serve_next_locked(
+            campaign=campaign, rater=rater, now=now, ttl=ttl, kind=kind
+        )
+
+
+def serve_next_locked(
+    *,
+    campaign: Campaign,
+    rater: User,
+    now: datetime,
+    ttl: timedelta,
+    kind: ItemKind,
+) -> NextResult:
+    """The ORM serving rules, under the caller's lock on the rater's row: resume the
+    rater's live assignment; else the quota; else pick the open item with the most
+    submitted ratings and the lowest position that this rater has not done or skipped
+    and nobody else holds (``FOR UPDATE SKIP LOCKED``) and reserve it."""
+    live = (
+        Assignment.objects.filter(
+            campaign=campaign,
+            rater=rater,
+            status=Assignment.Status.SERVED,
+            expires_at__gt=now,
+        )
+        .order_by("served_at")
+        .first()
+    )
+    if live is not None:
+        Assignment.objects.filter(pk=live.pk).update(expires_at=now + ttl)
+        live.expires_at = now + ttl
+        return NextResult(live)
+    if quota_reached(campaign, rater):
+        return NextResult(
+            None,
+            f"You have reached this campaign's quota of "
+            f"{campaign.rater_quota} {kind.noun}s. Thank you!",
+        )
+
+    # Matches the unique (campaign, response or pair, rater) index: one probe per
+    # candidate, however many items this rater has already done.
+    mine = Assignment.objects.filter(
+        campaign=campaign, rater=rater, **{kind.key: OuterRef(kind.key)}
+    )
+    # Items only (no joins): the planner then walks the partial index in order and
+    # stops at the first free item, whatever the campaign's size.
+    pick = (
+        CampaignItem.objects.select_for_update(skip_locked=True)
+        .filter(campaign=campaign, open_slots__gt=0)
+        .filter(~Exists(mine.exclude(status=Assignment.Status.EXPIRED)))
+        .annotate(mine_expired=Exists(mine.filter(status=Assignment.Status.EXPIRED)))
+        .order_by("-submitted", "position")
+    )
+    item = pick.first()
+    if item is None and assignments_expire(campaign_id=campaign.pk, now=now):
+        # Serving expires stale locks only when nothing is free; the periodic task
+        # returns them otherwise, so the common path stays a single pick query.
+        item = pick.first()
+    mine = mine.exclude(status=Assignment.Status.EXPIRED)
+    if item is None:
+        locked = (
+            CampaignItem.objects.filter(campaign=campaign, reserved__gt=0)
+            .filter(~Exists(mine))
+            .count()
+        )
+        if locked:
+            return NextResult(
+                None,
+                f"Nothing is free for you right now: {locked} "
+                f"{f'{kind.noun} is' if locked == 1 else f'{kind.noun}s are'} being "
+                f"{kind.verb} by others. Try again in a few minutes; expired locks "
+                "come back.",
+                locked_by_others=locked,
+            )
+        return NextResult(
+            None, "You are done: nothing in this campaign is left for you."
+        )
+    assignment = reserve_item(
+        campaign=campaign,
+        item=item,
+        rater=rater,
+        now=now,
+        ttl=ttl,
+        kind=kind,
+        **(kind.extra(campaign, item, rater) if kind.extra else {}),
+    )
+    if kind.reserved:
+        kind.reserved(assignment)
+    assignment.campaign = campaign
+    return NextResult(assignment)
+
+
+def reserve_item(
+    *,
+    campaign: Campaign,
+    item,
+    rater: User,
+    now: datetime,
+    ttl: timedelta,
+    kind: ItemKind,
+    **create_fields,
+) -> Assignment:
+    """Serve the picked `item` (locked by the caller) to `rater`: revive the rater's own
+    expired assignment of it or create one (with `create_fields`, e.g. a pair's shown
+    order), record why it was served, and take one open slot.
+
+    Shared by pointwise and pairwise serving (`serve_next_locked`).
+    `item` carries `mine_expired` (the rater holds an expired assignment of it).
+    """
+    reason = served_reason(kind, submitted=item.submitted, target=item.target)
+    previous = (
+        Assignment.objects.filter(
+            campaign=campaign, item_id=item.pk, rater=rater
+        ).first()
+        if item.mine_expired
+        else None
+    )
+    if previous is not None:
+        # Only an expired assignment of this rater can exist here.
+        previous.status = Assignment.Status.SERVED
+        previous.reason = REVIVED_REASON
+        previous.served_at = now
+        previous.expires_at = now + ttl
+        previous.closed_at = None
+        previous.save(
+            update_fields=["status", "reason", "served_at", "expires_at", "closed_at"]
+        )
+        assignment = previous
+    else:
+        assignment = Assignment.objects.create(
+            campaign=campaign,
+            item=item,
+            response_id=item.response_id,
+            rater=rater,
+            reason=reason,
+            served_at=now,
+            expires_at=now + ttl,
+            **create_fields,
+        )
+    CampaignItem.objects.filter(pk=item.pk).update(
+        reserved=F("reserved") + 1, open_slots=F("open_slots") - 1
+    )
+    return assignment
+
+
+def submit_check(assignment: Assignment, kind: ItemKind) -> None:
+    """Refuse a submit of an assignment that cannot take one: the campaign is not
+    active, or the rater skipped it (`DomainError`). A submitted assignment is the
+    caller's business (submits are idempotent)."""
+    campaign = assignment.campaign
+    if campaign.status != Campaign.Status.ACTIVE:
+        raise DomainError(
+            f"this campaign is {campaign.get_status_display().lower()}; "
+            f"{kind.answer} can no longer be submitted"
+        )
+    if assignment.status == Assignment.Status.SKIPPED:
+        raise DomainError(f"you skipped this {kind.noun}; it cannot be submitted")
+
+
+def submit_take_slot(*, assignment: Assignment, kind: ItemKind, now: datetime) -> str:
+    """Count a submit against the item, under the caller's lock on the assignment.
+
+    A live assignment's reserved slot becomes a submitted one (one UPDATE, which locks
+    the item row). An expired one takes a free slot when there is one (noted on the
+    assignment, saved by the caller); otherwise the refusal is noted and saved here
+    and its message returned, for the caller to raise after committing the note.
+    Returns "" when the submit counts.
+    """
+    if assignment.status == Assignment.Status.SERVED:
+        CampaignItem.objects.filter(pk=assignment.item_id).update(
+            reserved=F("reserved") - 1, submitted=F("submitted") + 1
+        )
+        return ""
+    item = CampaignItem.objects.select_for_update().get(pk=assignment.item_id)
+    if item.open_slots > 0:
+        CampaignItem.objects.filter(pk=item.pk).update(
+            open_slots=F("open_slots") - 1, submitted=F("submitted") + 1
+        )
+        assignment.note = LATE_ACCEPTED_NOTE
+        return ""
+    assignment.note = late_refused_note(now)
+    assignment.save(update_fields=["note"])
+    return (
+        f"Your lock on this {kind.noun} expired and other raters completed it, so "
+        f"{kind.lost}."
+    )
+
+
+def skip_reason_clean(reason) -> str:
+    """The stripped skip reason; `DomainError` naming `reason` when there is none."""
+    reason = reason.strip() if isinstance(reason, str) else ""
+    if not reason:
+        raise DomainError("say why you skip", [Problem("is empty", field="reason")])
+    return reason[:MAX_SKIP_REASON]
+
+
+def skip_locked(
+    *, assignment: Assignment, kind: ItemKind, reason: str, now: datetime
+) -> Assignment:
+    """Skip the rater's own assignment (locked by the caller) with a cleaned `reason`:
+    a live slot goes back to the pool and the rater is never served the item again.
+    Idempotent for a skipped assignment; a submitted one is refused (`DomainError`)."""
+    if assignment.status == Assignment.Status.SKIPPED:
+        return assignment
+    if assignment.status == Assignment.Status.SUBMITTED:
+        raise DomainError(f"this {kind.noun} is already submitted{kind.skip_submitted}")
+    if assignment.status == Assignment.Status.SERVED:
+        CampaignItem.objects.filter(pk=assignment.item_id).update(
+            reserved=F("reserved") - 1, open_slots=F("open_slots") + 1
+        )
+    assignment.status = Assignment.Status.SKIPPED
+    assignment.skip_reason = reason
+    assignment.closed_at = now
+    assignment.save(update_fields=["status", "skip_reason", "closed_at"])
+    return assignment
