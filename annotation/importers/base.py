@@ -139,6 +139,7 @@ def skill_lookup_for(skills: list[tuple[str, str]]) -> dict[str, str]:
 
 
 def _compact(text: str) -> str:
+    """The form N/A words are compared in: lower case, no quotes, asterisks or gaps."""
     return re.sub(r"[\s_\-]+", "", text.strip().strip("'\"*`").lower())
 
 
