@@ -11,8 +11,9 @@ Strict about meaning, tolerant about form. A pointwise reply is read, in this or
 Skill labels match a requested skill's key or display name exactly once case, spaces,
 hyphens and underscores are ignored: never by substring ("Logical" is not
 "logical_correctness"). Scores are 1-5 (``4``, ``"4"``, ``4.0``, ``"4/5"``) or N/A
-(``"N/A"``, ``"NA"``, ``null``); anything else, or a requested skill that is missing,
-raises `ParseError`. Unrequested keys are ignored.
+(``null`` or an N/A word: ``"N/A"``, ``"NA"``, ``"none"``, ...; the one list is
+`annotation.importers.base.NA_WORDS`); anything else, or a requested skill that is
+missing, raises `ParseError`. Unrequested keys are ignored.
 """
 
 from __future__ import annotations
@@ -22,18 +23,10 @@ import json
 import re
 from dataclasses import dataclass
 
+from annotation.importers.base import is_na
+
 MAX_TEXT_CHARS = 200_000
 
-_NA_WORDS = {
-    "na",
-    "n/a",
-    "n.a.",
-    "n.a",
-    "none",
-    "null",
-    "notapplicable",
-    "not applicable",
-}
 _WRAPPER_KEYS = (
     "scores",
     "score",
@@ -166,7 +159,7 @@ def score_value(skill: str, value: object) -> int | None:
         return int(value)
     if isinstance(value, str):
         word = value.strip().strip("*").strip()
-        if word.lower() in _NA_WORDS or normalize_label(word) in _NA_WORDS:
+        if is_na(word):
             return None
         m = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)(?:\s*/\s*5)?", word)
         if m:
@@ -578,7 +571,7 @@ def parse_checklist(text: str, *, skill_keys: list[str]) -> list[dict]:
         obj = _json_reply(text, wanted + ("generalquestions",))
     assert isinstance(obj, dict)
     by_norm = {normalize_label(k): k for k in skill_keys}
-    general = {"general", "generalquestions", "null", "none"}
+    general = {"general", "generalquestions"}
     items: list[dict] = []
 
     def add(skill: object, question: object) -> None:
@@ -586,7 +579,7 @@ def parse_checklist(text: str, *, skill_keys: list[str]) -> list[dict]:
             raise ParseError(f"checklist question {question!r} is not text")
         if not question.strip():
             return
-        if skill is None or normalize_label(str(skill)) in general:
+        if skill is None or is_na(skill) or normalize_label(str(skill)) in general:
             items.append({"skill": None, "question": question.strip()})
             return
         key = by_norm.get(normalize_label(str(skill)))
@@ -608,6 +601,7 @@ def parse_checklist(text: str, *, skill_keys: list[str]) -> list[dict]:
             if (
                 normalize_label(label) not in by_norm
                 and normalize_label(label) not in general
+                and not is_na(label)
             ):
                 continue
             for question in questions if isinstance(questions, list) else [questions]:

@@ -1,4 +1,9 @@
-"""Shared parsing pieces for every import format: records, line readers, normalisers.
+"""The one toolkit of every importer: rows, `--map` specs, score and N/A words, records.
+
+Every importer (the FLASK formats, generic datasets, preferences, and judge results in
+`judging.services.imports`) reads its files with `read_rows`, parses `--map FIELD=COLUMN`
+with `parse_field_map`, reads scores with `parse_score` and recognises "not applicable"
+with `is_na`; a second importer calls these instead of writing its own.
 
 Everything here is pure: bytes in, records and `Problem`s out. No database access; the
 caller passes what the parser must know about the database (the rubric's skills).
@@ -7,10 +12,12 @@ caller passes what the parser must know about the database (the rubric's skills)
 from __future__ import annotations
 
 import ast
+import csv
+import io
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,8 +45,13 @@ DIFFICULTY_BY_NAME = {
     "major level knowledge": 4,
     "expert level knowledge": 5,
 }
-# The release marks labels its annotator could not parse with -1; they mean "unknown".
-UNKNOWN_SENTINELS = {"-1", "", "unknown", "none", "null", "n/a"}
+# The release marks labels its annotator could not parse with -1; they mean "unknown",
+# and so does an N/A word (`is_na`).
+UNKNOWN_SENTINELS = {"-1", "", "unknown"}
+# THE words for "not applicable", wherever a score, label or verdict may be one: import
+# files, judge replies. Compared by `is_na`, which ignores case, surrounding quotes and
+# asterisks, spaces, hyphens and underscores ("Not-Applicable", "**N/A**").
+NA_WORDS = frozenset({"n/a", "na", "n.a.", "n.a", "none", "null", "not applicable"})
 
 MAX_DOMAINS = 2
 # Column sizes of the models (external ids, model names and source tasks): a longer value
@@ -109,14 +121,12 @@ PREVIEW_ROWS = 10
 MAX_PROBLEMS = 1000
 
 
+# --- Names, N/A words and scores ------------------------------------------------------
+
+
 def normalise_name(value: str) -> str:
     """Case-, underscore-, hyphen- and space-insensitive form used for exact matching."""
     return re.sub(r"[\s_\-]+", " ", value.strip().strip("'\"")).strip().lower()
-
-
-def is_unknown(value: str) -> bool:
-    """True for the release's "could not parse" markers ("-1", empty, "unknown")."""
-    return value.strip().strip("'\"").strip().lower() in UNKNOWN_SENTINELS
 
 
 def skill_lookup_for(skills: list[tuple[str, str]]) -> dict[str, str]:
@@ -128,7 +138,139 @@ def skill_lookup_for(skills: list[tuple[str, str]]) -> dict[str, str]:
     return lookup
 
 
-def decode_lines(
+def _compact(text: str) -> str:
+    """The form N/A words are compared in: lower case, no quotes, asterisks or gaps."""
+    return re.sub(r"[\s_\-]+", "", text.strip().strip("'\"*`").lower())
+
+
+_NA_KEYS = frozenset(_compact(word) for word in NA_WORDS)
+
+
+def is_na(value: object) -> bool:
+    """True when `value` is a string holding one of `NA_WORDS` ("N/A", "none", ...)."""
+    return isinstance(value, str) and _compact(value) in _NA_KEYS
+
+
+def is_unknown(value: str) -> bool:
+    """True for the release's "could not parse" markers ("-1", empty, "unknown", N/A)."""
+    return value.strip().strip("'\"").strip().lower() in UNKNOWN_SENTINELS or is_na(
+        value
+    )
+
+
+def parse_score(value, *, csv_cell: bool = False) -> tuple[bool, int | None, str]:
+    """(ok, score or None for N/A, problem text) for one score value of an import file.
+
+    Accepts 1-5 as a number or numeric string ("4", "4.0") and an N/A word (`is_na`);
+    a JSON null is N/A too, but an empty CSV cell (`csv_cell`) is refused (write N/A).
+    """
+    if value is None:
+        if csv_cell:
+            return False, None, "is empty; write a score 1-5 or N/A"
+        return True, None, ""
+    if isinstance(value, bool):
+        return False, None, "must be a score 1-5 or N/A, got a boolean"
+    if isinstance(value, str):
+        if is_na(value):
+            return True, None, ""
+        try:
+            value = float(value.strip().strip("'\"").strip())
+        except ValueError:
+            return False, None, f"score {value!r} is not a number 1-5 or N/A"
+    if isinstance(value, int | float):
+        if not math.isfinite(value) or not float(value).is_integer():
+            return False, None, f"score {value!r} is not a whole number 1-5 or N/A"
+        score = int(value)
+        if not 1 <= score <= 5:
+            return False, None, f"score {score} is out of range; use 1-5 or N/A"
+        return True, score, ""
+    return False, None, f"must be a score 1-5 or N/A, got {type_name(value)}"
+
+
+# --- `--map FIELD=COLUMN` -------------------------------------------------------------
+
+
+def parse_field_map(
+    pairs: list[str] | Mapping[str, str] | None,
+    fields: tuple[str, ...],
+    *,
+    distinct_columns: bool = False,
+) -> dict[str, str]:
+    """`["instruction=prompt", ...]` or {"instruction": "prompt"} -> {"instruction": "prompt"}.
+
+    The one parser of `--map FIELD=COLUMN` specs, from a command line, a form or an
+    API. Names and columns are stripped; a field left out is read from the column of
+    its own name. Raises `ValueError` whose message names the `--map` spec at fault: no
+    `=`, a field not in `fields`, an empty column, and, with `distinct_columns`, two
+    fields (mapped or not) that would be read from the same column.
+    """
+    if not pairs:
+        return {}
+    if isinstance(pairs, Mapping):
+        items = list(pairs.items())
+    else:
+        items = []
+        for pair in pairs:
+            if "=" not in pair:
+                raise ValueError(f"--map {pair!r}: expected FIELD=COLUMN")
+            items.append(tuple(pair.split("=", 1)))
+    mapping: dict[str, str] = {}
+    for name, column in items:
+        name, column = str(name).strip(), str(column).strip()
+        if name not in fields:
+            raise ValueError(
+                f"--map {name}={column}: unknown field {name!r}; fields are "
+                + ", ".join(fields)
+            )
+        if not column:
+            raise ValueError(f"--map {name}=: the column name is empty")
+        mapping[name] = column
+    if distinct_columns:
+        columns = [mapping.get(n, n) for n in fields]
+        doubled = sorted({c for c in columns if columns.count(c) > 1})
+        if doubled:
+            raise ValueError(
+                "--map: two fields would be read from the same column "
+                + ", ".join(repr(c) for c in doubled)
+            )
+    return mapping
+
+
+# --- Reading rows ---------------------------------------------------------------------
+
+
+def read_rows(
+    data: bytes,
+    *,
+    file: str,
+    fmt: str,
+    problems: list[Problem],
+    header_columns: Mapping[str, str] | None = None,
+) -> Iterator[tuple[int, dict]]:
+    """Yield (line number, row) for each row of a CSV (`fmt="csv"`) or JSON Lines file.
+
+    The one reader of every importer. Line numbers are the file's own, counting from 1
+    (a UTF-8 byte-order mark is dropped; blank lines are skipped but counted; a CSV row
+    is numbered by the line it ends on). A JSONL row is the line's JSON object; a CSV
+    row maps each header column to its cell, an empty cell to None.
+
+    Problems are appended to `problems`, never raised, each with its file and line.
+    JSONL goes line by line: a bad line (not UTF-8, not JSON, not an object) is
+    reported and skipped. CSV is all or nothing: a file that is not UTF-8 or not valid
+    CSV yields no row, nor one whose header lacks a column of `header_columns` (field
+    -> column); a row with more cells than the header is reported and skipped. An
+    empty file, or a JSON array given as JSONL, yields no row.
+    """
+    if not data.strip():
+        problems.append(Problem("the file is empty", file=file))
+        return
+    if fmt == "csv":
+        yield from _csv_rows(data, file, problems, header_columns or {})
+    else:
+        yield from _jsonl_rows(data, file, problems)
+
+
+def _decode_lines(
     data: bytes, file: str, problems: list[Problem]
 ) -> list[tuple[int, str]]:
     """Split bytes into (line number, text) pairs, reporting lines that are not UTF-8."""
@@ -154,18 +296,10 @@ def decode_lines(
     return list(enumerate(text.split("\n"), start=1))
 
 
-def iter_jsonl(
+def _jsonl_rows(
     data: bytes, file: str, problems: list[Problem]
 ) -> Iterator[tuple[int, dict]]:
-    """Yield (line number, object) for each non-blank line of a JSON Lines file.
-
-    Problems (empty file, a JSON array instead of JSONL, invalid JSON, a non-object
-    line) are appended to `problems`; the offending lines are skipped.
-    """
-    if not data.strip():
-        problems.append(Problem("the file is empty", file=file))
-        return
-    lines = decode_lines(data, file, problems)
+    lines = _decode_lines(data, file, problems)
     first = next((t for _, t in lines if t.strip()), "")
     if first.lstrip().startswith("["):
         problems.append(
@@ -201,6 +335,57 @@ def iter_jsonl(
             )
             continue
         yield number, obj
+
+
+def _csv_rows(
+    data: bytes, file: str, problems: list[Problem], header_columns: Mapping[str, str]
+) -> list[tuple[int, dict]]:
+    before = len(problems)
+    lines = _decode_lines(data, file, problems)
+    if len(problems) > before:
+        return []
+    reader = csv.DictReader(io.StringIO("\n".join(t for _, t in lines), newline=""))
+    rows = []
+    try:
+        header = reader.fieldnames or []
+        for row in reader:
+            if None in row:
+                problems.append(
+                    Problem(
+                        f"has more cells than the header's {len(header)} columns "
+                        f"({len(header) + len(row[None])} cells)",
+                        line=reader.line_num,
+                        file=file,
+                    )
+                )
+                continue
+            rows.append(
+                (reader.line_num, {k: (v if v != "" else None) for k, v in row.items()})
+            )
+    except csv.Error as exc:
+        problems.append(Problem(f"CSV error: {exc}", line=reader.line_num, file=file))
+        return []
+    missing = [
+        f"`{column}` (for field `{name}`)"
+        for name, column in header_columns.items()
+        if column not in header
+    ]
+    if missing:
+        problems.append(
+            Problem(
+                "the CSV header has no column "
+                + ", ".join(missing)
+                + "; its columns are: "
+                + ", ".join(header),
+                line=1,
+                file=file,
+            )
+        )
+        return []
+    return rows
+
+
+# --- Reading fields of a row ----------------------------------------------------------
 
 
 def type_name(value: Any) -> str:

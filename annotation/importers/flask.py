@@ -21,8 +21,8 @@ from annotation.importers.base import (
     ResponseRecord,
     RowReader,
     duplicate_check,
-    iter_jsonl,
     normalise_name,
+    read_rows,
 )
 
 CURRENT = {
@@ -55,7 +55,7 @@ def parse_eval_set(
     line and field; instructions with problems are not returned.
     """
     result = ParseResult()
-    for line, row in iter_jsonl(data, file, result.problems):
+    for line, row in read_rows(data, file=file, fmt="jsonl", problems=result.problems):
         result.rows += 1
         schema = LEGACY if "question_id" in row and "idx" not in row else CURRENT
         reader = RowReader(row, line, file, result.problems)
@@ -144,7 +144,7 @@ def parse_outputs(
             )
         )
         return result
-    for line, row in iter_jsonl(data, file, result.problems):
+    for line, row in read_rows(data, file=file, fmt="jsonl", problems=result.problems):
         result.rows += 1
         reader = RowReader(row, line, file, result.problems)
         id_field = "question_id" if "question_id" in row or "idx" not in row else "idx"

@@ -9,9 +9,7 @@ instruction with several responses.
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 
 from annotation.errors import Problem
 from annotation.importers.base import (
@@ -21,9 +19,9 @@ from annotation.importers.base import (
     ParseResult,
     ResponseRecord,
     RowReader,
-    decode_lines,
     duplicate_check,
-    iter_jsonl,
+    parse_field_map,
+    read_rows,
     type_name,
 )
 
@@ -44,65 +42,12 @@ REQUIRED = ("instruction",)
 
 def parse_mapping(pairs: list[str] | dict[str, str] | None) -> dict[str, str]:
     """`["instruction=prompt", ...]` -> {"instruction": "prompt"}; raises ValueError."""
-    if not pairs:
-        return {}
-    if isinstance(pairs, dict):
-        items = list(pairs.items())
-    else:
-        items = []
-        for pair in pairs:
-            if "=" not in pair:
-                raise ValueError(f"--map {pair!r}: expected FIELD=COLUMN")
-            name, column = pair.split("=", 1)
-            items.append((name.strip(), column.strip()))
-    mapping = {}
-    for name, column in items:
-        if name not in FIELDS:
-            raise ValueError(
-                f"--map {name}={column}: unknown field {name!r}; fields are "
-                + ", ".join(FIELDS)
-            )
-        if not column:
-            raise ValueError(f"--map {name}=: the column name is empty")
-        mapping[name] = column
-    return mapping
+    return parse_field_map(pairs, FIELDS)
 
 
 def derived_id(text: str) -> str:
     """A stable id for instructions given without one, so re-imports match."""
     return "sha1-" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
-
-
-def _rows_from_csv(data: bytes, file: str, problems: list[Problem]):
-    if not data.strip():
-        problems.append(Problem("the file is empty", file=file))
-        return None, []
-    lines = decode_lines(data, file, problems)
-    if problems:
-        return None, []
-    text = "\n".join(t for _, t in lines)
-    try:
-        reader = csv.DictReader(io.StringIO(text, newline=""))
-        header = reader.fieldnames or []
-        rows = []
-        for row in reader:
-            if None in row:
-                problems.append(
-                    Problem(
-                        f"has {len(header) + len(row[None])} cells but the header has "
-                        f"{len(header)} columns",
-                        line=reader.line_num,
-                        file=file,
-                    )
-                )
-                continue
-            rows.append(
-                (reader.line_num, {k: (v if v != "" else None) for k, v in row.items()})
-            )
-        return header, rows
-    except csv.Error as exc:
-        problems.append(Problem(f"CSV error: {exc}", file=file))
-        return None, []
 
 
 def parse_generic(
@@ -123,28 +68,13 @@ def parse_generic(
     mapping = mapping or {}
     column = {name: mapping.get(name, name) for name in FIELDS}
     result = ParseResult()
-    if fmt == "csv":
-        header, rows = _rows_from_csv(data, file, result.problems)
-        if header is not None:
-            missing = [
-                f"`{column[n]}` (for field `{n}`)"
-                for n in FIELDS
-                if (n in REQUIRED or n in mapping) and column[n] not in header
-            ]
-            if missing:
-                result.problems.append(
-                    Problem(
-                        "the CSV header has no column "
-                        + ", ".join(missing)
-                        + "; its columns are: "
-                        + ", ".join(header),
-                        line=1,
-                        file=file,
-                    )
-                )
-                return result
-    else:
-        rows = list(iter_jsonl(data, file, result.problems))
+    rows = read_rows(
+        data,
+        file=file,
+        fmt=fmt,
+        problems=result.problems,
+        header_columns={n: column[n] for n in FIELDS if n in REQUIRED or n in mapping},
+    )
 
     instructions: dict[str, InstructionRecord] = {}
     for line, row in rows:

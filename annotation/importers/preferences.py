@@ -21,13 +21,14 @@ FIELD=COLUMN`` reads it from another column):
 - with a judge: ``verdict`` (required column; the verdict with response 1 shown as A)
   and optional ``verdict_swapped`` (response 2 shown as A). Accepted values, any case:
   ``A``, ``B``, ``tie``, ``1``, ``2`` (with ``zero-based``: ``0``, ``1``, ``2`` = tie),
-  where a number names the presented position (1 = A); ``none`` means the judge gave
-  no usable verdict. An empty ``verdict`` is "no usable verdict" too; an empty or
-  absent ``verdict_swapped`` means the pair was not judged in the swapped order.
-  With ``swapped_mapped_back``, ``verdict_swapped`` is already in the ORIGINAL
-  numbering and must be ``1``, ``2``, ``tie`` or ``none`` (letters name presented
-  positions and are refused there). Without a judge, verdict columns are not read;
-  the rows that have them are counted (`ignored_verdicts`) so the caller can say so.
+  where a number names the presented position (1 = A); ``none`` (or another N/A word,
+  `annotation.importers.base.NA_WORDS`) means the judge gave no usable verdict. An
+  empty ``verdict`` is "no usable verdict" too; an empty or absent
+  ``verdict_swapped`` means the pair was not judged in the swapped order. With
+  ``swapped_mapped_back``, ``verdict_swapped`` is already in the ORIGINAL numbering
+  and must be ``1``, ``2``, ``tie`` or ``none`` (letters name presented positions
+  and are refused there). Without a judge, verdict columns are not read; the rows
+  that have them are counted (`ignored_verdicts`) so the caller can say so.
 
 A pair is ordered: (prompt, model_1, model_2) and (prompt, model_2, model_1) are two
 different pairs, because labels refer to the file's numbering.
@@ -35,9 +36,7 @@ different pairs, because labels refer to the file's numbering.
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import json
 import math
 from dataclasses import dataclass, field
@@ -47,8 +46,9 @@ from annotation.importers.base import (
     MAX_IDENTIFIER_LENGTH,
     MAX_PROBLEMS,
     RowReader,
-    decode_lines,
-    iter_jsonl,
+    is_na,
+    parse_field_map,
+    read_rows,
     type_name,
 )
 
@@ -71,7 +71,6 @@ REQUIRED = ("prompt", "response_1", "response_2")
 FORMATS = ("jsonl", "csv")
 LABEL_SCHEMES = ("one-based", "zero-based")
 TIE_WORDS = {"tie"}
-NO_VERDICT_WORDS = {"none"}
 # Label numbers per scheme -> the original numbering.
 _NUMBERS = {
     "one-based": {1: "1", 2: "2"},
@@ -136,36 +135,7 @@ def parse_mapping(pairs: list[str] | dict[str, str] | None) -> dict[str, str]:
     Raises ValueError naming the bad pair (unknown field, no `=`, empty column, or two
     fields read from the same column).
     """
-    if not pairs:
-        return {}
-    if isinstance(pairs, dict):
-        items = [(str(k), str(v)) for k, v in pairs.items()]
-    else:
-        items = []
-        for pair in pairs:
-            if "=" not in pair:
-                raise ValueError(f"--map {pair!r}: expected FIELD=COLUMN")
-            name, column = pair.split("=", 1)
-            items.append((name, column))
-    mapping: dict[str, str] = {}
-    for name, column in items:
-        name, column = name.strip(), column.strip()
-        if name not in FIELDS:
-            raise ValueError(
-                f"--map {name}={column}: unknown field {name!r}; fields are "
-                + ", ".join(FIELDS)
-            )
-        if not column:
-            raise ValueError(f"--map {name}=: the column name is empty")
-        mapping[name] = column
-    columns = [mapping.get(n, n) for n in FIELDS]
-    doubled = sorted({c for c in columns if columns.count(c) > 1})
-    if doubled:
-        raise ValueError(
-            "--map: two fields would be read from the same column "
-            + ", ".join(repr(c) for c in doubled)
-        )
-    return mapping
+    return parse_field_map(pairs, FIELDS, distinct_columns=True)
 
 
 def anonymous_model_name(text: str) -> str:
@@ -243,7 +213,7 @@ def parse_label(value, scheme: str) -> tuple[str | None, str]:
 def parse_presented_verdict(value, scheme: str) -> tuple[str | None, str]:
     """(A/B/tie/"" as presented, problem text) for a verdict naming a presented position.
 
-    "" means the judge gave no usable verdict ("none").
+    "" means the judge gave no usable verdict ("none" or another N/A word).
     """
     if isinstance(value, str):
         text = value.strip().lower()
@@ -251,7 +221,7 @@ def parse_presented_verdict(value, scheme: str) -> tuple[str | None, str]:
             return text.upper(), ""
         if text in TIE_WORDS:
             return "tie", ""
-        if text in NO_VERDICT_WORDS:
+        if is_na(text):
             return "", ""
     number = _number(value)
     if number is not None and number in _NUMBERS[scheme]:
@@ -270,43 +240,12 @@ def parse_original_verdict(value, scheme: str) -> tuple[str | None, str]:
                 "--swapped-mapped-back says this column uses the original numbering; "
                 "write 1, 2 or tie (or drop --swapped-mapped-back)"
             )
-        if text in NO_VERDICT_WORDS:
+        if is_na(text):
             return "", ""
     label, problem = parse_label(value, scheme)
     if label is None:
         return None, problem.replace("label", "verdict", 1) + " or none"
     return label, ""
-
-
-def _rows_from_csv(data: bytes, file: str, problems: list[Problem]):
-    """(header, [(line, row)]) of a CSV file; empty cells are None."""
-    if not data.strip():
-        problems.append(Problem("the file is empty", file=file))
-        return None, []
-    lines = decode_lines(data, file, problems)
-    if problems:
-        return None, []
-    reader = csv.DictReader(io.StringIO("\n".join(t for _, t in lines), newline=""))
-    rows = []
-    try:
-        header = reader.fieldnames or []
-        for row in reader:
-            if None in row:
-                problems.append(
-                    Problem(
-                        f"has more cells than the header's {len(header)} columns",
-                        line=reader.line_num,
-                        file=file,
-                    )
-                )
-                continue
-            rows.append(
-                (reader.line_num, {k: (v if v != "" else None) for k, v in row.items()})
-            )
-    except csv.Error as exc:
-        problems.append(Problem(f"CSV error: {exc}", line=reader.line_num, file=file))
-        return None, []
-    return header, rows
 
 
 def parse_preferences(
@@ -341,30 +280,17 @@ def parse_preferences(
         return result
     column = {name: (mapping or {}).get(name, name) for name in FIELDS}
     required_columns = list(REQUIRED) + (["verdict"] if with_judge else ["label"])
-    if fmt == "csv":
-        header, rows = _rows_from_csv(data, file, problems)
-        if header is None:
-            return result
-        missing = [
-            f"`{column[n]}` (for field `{n}`)"
+    rows = read_rows(
+        data,
+        file=file,
+        fmt=fmt,
+        problems=problems,
+        header_columns={
+            n: column[n]
             for n in FIELDS
-            if (n in required_columns or n in (mapping or {}))
-            and column[n] not in header
-        ]
-        if missing:
-            problems.append(
-                Problem(
-                    "the CSV header has no column "
-                    + ", ".join(missing)
-                    + "; its columns are: "
-                    + ", ".join(header),
-                    line=1,
-                    file=file,
-                )
-            )
-            return result
-    else:
-        rows = list(iter_jsonl(data, file, problems))
+            if n in required_columns or n in (mapping or {})
+        },
+    )
 
     texts: dict[tuple[str, str], tuple[int, str]] = {}  # (prompt, model) -> first
     pairs: dict[tuple, PreferenceRow] = {}
@@ -449,7 +375,8 @@ def parse_preferences(
         if ok:
             parsed.source_key = source_key(parsed)
             result.rows.append(parsed)
-    # JSON errors are found while reading, row problems after: report in file order.
+    # A CSV's bad lines are found while reading, before any row is parsed: report
+    # everything in file order.
     problems.sort(key=lambda p: p.line or 0)
     if not problems and not result.rows:
         problems.append(Problem("the file has no rows", file=file))

@@ -11,16 +11,15 @@ Two formats:
   (1-5 or N/A), optional `rationale`, `sample` index and raw `review` text. Other
   column names are mapped with `FIELD=COLUMN`.
 
-Score values may be numbers, numeric strings ("4", "4.0") or "N/A". Every row is
-validated before anything is written; a bad file changes nothing and each problem
-names its file, line and field.
+Files are read and score values parsed with the importers' toolkit
+(`annotation.importers.base`): a score is a number or numeric string 1-5 ("4", "4.0")
+or an N/A word ("N/A", "none", ...: `NA_WORDS`). Every row is validated before
+anything is written; a bad file changes nothing and each problem names its file, line
+and field.
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import math
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
@@ -33,9 +32,10 @@ from annotation.errors import DomainError, Problem
 from annotation.importers.base import (
     MAX_PROBLEMS,
     RowReader,
-    decode_lines,
-    iter_jsonl,
     normalise_name,
+    parse_field_map,
+    parse_score,
+    read_rows,
     type_name,
 )
 from annotation.importers.flask import model_name_from_file
@@ -44,7 +44,6 @@ from judging.models import JudgeCall, JudgeRun, JudgeScore
 
 FORMATS = ("flask_review", "jsonl", "csv")
 GENERIC_FIELDS = ("id", "model", "skill", "score", "rationale", "sample", "review")
-NA_VALUES = {"n/a", "na", "n.a.", "not applicable"}
 MAX_SAMPLE_INDEX = 1000
 
 
@@ -116,103 +115,17 @@ class _Lookups:
         )
 
 
-def parse_score(value, *, csv_cell: bool = False) -> tuple[bool, int | None, str]:
-    """(ok, score or None for N/A, problem text) for one score value.
-
-    Accepts 1-5 as a number or numeric string ("4", "4.0") and "N/A" (any case); a
-    JSON null is N/A too, but an empty CSV cell is refused (write N/A).
-    """
-    if value is None:
-        if csv_cell:
-            return False, None, "is empty; write a score 1-5 or N/A"
-        return True, None, ""
-    if isinstance(value, bool):
-        return False, None, "must be a score 1-5 or N/A, got a boolean"
-    if isinstance(value, str):
-        text = value.strip().strip("'\"").strip()
-        if text.lower() in NA_VALUES:
-            return True, None, ""
-        try:
-            value = float(text)
-        except ValueError:
-            return False, None, f"score {value!r} is not a number 1-5 or N/A"
-    if isinstance(value, int | float):
-        if not math.isfinite(value) or not float(value).is_integer():
-            return False, None, f"score {value!r} is not a whole number 1-5 or N/A"
-        score = int(value)
-        if not 1 <= score <= 5:
-            return False, None, f"score {score} is out of range; use 1-5 or N/A"
-        return True, score, ""
-    return False, None, f"must be a score 1-5 or N/A, got {type_name(value)}"
-
-
 def _parse_mapping(mapping) -> dict[str, str]:
-    """`["score=rating", ...]` or {"score": "rating"} -> {"score": "rating"}."""
-    if not mapping:
-        return {}
-    items = mapping.items() if isinstance(mapping, dict) else None
-    if items is None:
-        pairs = []
-        for pair in mapping:
-            if "=" not in pair:
-                raise DomainError(
-                    "the field mapping is not valid",
-                    [Problem(f"{pair!r}: expected FIELD=COLUMN", field="mapping")],
-                )
-            name, column = pair.split("=", 1)
-            pairs.append((name, column))
-        items = pairs
-    out = {}
-    for name, column in items:
-        name, column = str(name).strip(), str(column).strip()
-        if name not in GENERIC_FIELDS:
-            raise DomainError(
-                "the field mapping is not valid",
-                [
-                    Problem(
-                        f"unknown field {name!r}; fields are {', '.join(GENERIC_FIELDS)}",
-                        field="mapping",
-                    )
-                ],
-            )
-        if not column:
-            raise DomainError(
-                "the field mapping is not valid",
-                [Problem(f"{name}=: the column name is empty", field="mapping")],
-            )
-        out[name] = column
-    return out
+    """`["score=rating", ...]` or {"score": "rating"} -> {"score": "rating"}.
 
-
-def _csv_rows(data: bytes, file: str, problems: list[Problem]):
-    """(line, row) pairs of a CSV file with a header; empty cells are None."""
-    if not data.strip():
-        problems.append(Problem("the file is empty", file=file))
-        return None, []
-    lines = decode_lines(data, file, problems)
-    if problems:
-        return None, []
-    reader = csv.DictReader(io.StringIO("\n".join(t for _, t in lines), newline=""))
+    Raises `DomainError` whose one problem, on field `mapping`, names the bad spec.
+    """
     try:
-        header = reader.fieldnames or []
-        rows = []
-        for row in reader:
-            if None in row:
-                problems.append(
-                    Problem(
-                        f"has more cells than the header's {len(header)} columns",
-                        line=reader.line_num,
-                        file=file,
-                    )
-                )
-                continue
-            rows.append(
-                (reader.line_num, {k: (v if v != "" else None) for k, v in row.items()})
-            )
-    except csv.Error as exc:
-        problems.append(Problem(f"CSV error: {exc}", file=file))
-        return None, []
-    return header, rows
+        return parse_field_map(mapping, GENERIC_FIELDS)
+    except ValueError as exc:
+        raise DomainError(
+            "the field mapping is not valid", [Problem(str(exc), field="mapping")]
+        ) from exc
 
 
 class _Collector:
@@ -298,7 +211,7 @@ class _Collector:
 def _flask_review_file(
     data: bytes, file: str, model: str, collector: _Collector, problems: list[Problem]
 ) -> None:
-    for line, row in iter_jsonl(data, file, problems):
+    for line, row in read_rows(data, file=file, fmt="jsonl", problems=problems):
         collector.rows += 1
         reader = RowReader(row, line, file, problems)
         id_field = "question_id" if "question_id" in row or "idx" not in row else "idx"
@@ -391,30 +304,14 @@ def _generic_file(
     collector: _Collector,
     problems: list[Problem],
 ) -> None:
-    if fmt == "csv":
-        header, rows = _csv_rows(data, file, problems)
-        if header is None:
-            return
-        required = ["id", "skill", "score"] + ([] if default_model else ["model"])
-        missing = [
-            f"`{column[n]}` (for field `{n}`)"
-            for n in required
-            if column[n] not in header
-        ]
-        if missing:
-            problems.append(
-                Problem(
-                    "the CSV header has no column "
-                    + ", ".join(missing)
-                    + "; its columns are: "
-                    + ", ".join(header),
-                    line=1,
-                    file=file,
-                )
-            )
-            return
-    else:
-        rows = list(iter_jsonl(data, file, problems))
+    required = ["id", "skill", "score"] + ([] if default_model else ["model"])
+    rows = read_rows(
+        data,
+        file=file,
+        fmt=fmt,
+        problems=problems,
+        header_columns={n: column[n] for n in required},
+    )
     for line, row in rows:
         collector.rows += 1
         if len(problems) >= MAX_PROBLEMS:

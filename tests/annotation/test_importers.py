@@ -1,4 +1,5 @@
-"""The import parsers: pure functions from bytes to records and problems (no database)."""
+"""The import parsers and their toolkit: pure functions from bytes to records and problems
+(no database)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,15 @@ import json
 import pytest
 
 from annotation.builtin_rubric import BUILTIN_SKILLS
-from annotation.importers.base import skill_lookup_for
+from annotation.errors import Problem
+from annotation.importers.base import (
+    NA_WORDS,
+    is_na,
+    parse_field_map,
+    parse_score,
+    read_rows,
+    skill_lookup_for,
+)
 from annotation.importers.flask import (
     model_name_from_file,
     parse_eval_set,
@@ -15,6 +24,10 @@ from annotation.importers.flask import (
     parse_rubric,
 )
 from annotation.importers.generic import derived_id, parse_generic, parse_mapping
+from annotation.importers.preferences import (
+    parse_original_verdict,
+    parse_presented_verdict,
+)
 
 LOOKUP = skill_lookup_for([(key, name) for key, name, *_ in BUILTIN_SKILLS])
 
@@ -583,6 +596,199 @@ def test_generic_same_id_with_different_text_is_refused():
 def test_bad_mapping_is_refused(pairs, message):
     with pytest.raises(ValueError, match=message):
         parse_mapping(pairs)
+
+
+# --- The toolkit: one reader, one --map parser, one set of N/A words -------------------
+
+
+def read(data: bytes, fmt: str, **kwargs) -> tuple[list, list[str]]:
+    problems: list = []
+    rows = list(read_rows(data, file="f", fmt=fmt, problems=problems, **kwargs))
+    return rows, [str(p) for p in problems]
+
+
+def test_csv_rows_keep_the_file_line_numbers_across_a_bom_blank_lines_and_crlf():
+    data = b'\xef\xbb\xbfid,text\r\n1,one\r\n\r\n2,"two\r\nlines"\r\n3,\r\n'
+
+    rows, problems = read(data, "csv")
+
+    assert problems == []
+    # The header's first column is `id`, not "\ufeffid"; a row spanning two lines is
+    # numbered by the line it ends on; an empty cell is None.
+    assert rows == [
+        (2, {"id": "1", "text": "one"}),
+        (5, {"id": "2", "text": "two\r\nlines"}),
+        (6, {"id": "3", "text": None}),
+    ]
+
+
+def test_jsonl_rows_keep_the_file_line_numbers_and_skip_only_the_bad_lines():
+    data = b'\xef\xbb\xbf{"a": 1}\n\n  \n{"a": \n[1]\n{"a": 2}\n'
+
+    rows, problems = read(data, "jsonl")
+
+    assert rows == [(1, {"a": 1}), (6, {"a": 2})]
+    assert problems == [
+        "f, line 4: invalid JSON (Expecting value at column 7)",
+        "f, line 5: expected a JSON object, got list",
+    ]
+
+
+def test_csv_header_must_have_the_columns_asked_for_naming_field_and_column():
+    rows, problems = read(
+        b"question,answer\nWhy?,Because.\n",
+        "csv",
+        header_columns={"instruction": "prompt", "reference": "answer"},
+    )
+
+    assert rows == []
+    assert problems == [
+        "f, line 1: the CSV header has no column `prompt` (for field `instruction`); "
+        "its columns are: question, answer"
+    ]
+
+
+def test_csv_row_with_more_cells_than_the_header_is_reported_and_skipped():
+    rows, problems = read(b"a,b\n1,2\n1,2,3\n4,5\n", "csv")
+
+    assert rows == [(2, {"a": "1", "b": "2"}), (4, {"a": "4", "b": "5"})]
+    assert problems == [
+        "f, line 3: has more cells than the header's 2 columns (3 cells)"
+    ]
+
+
+def test_csv_that_is_not_utf8_yields_no_row_and_names_the_line():
+    rows, problems = read(b"a,b\n1,2\n\xff,3\n", "csv")
+
+    assert rows == []
+    assert problems == [
+        "f, line 3: not valid UTF-8 (byte 0xff at column 1); save the file as UTF-8"
+    ]
+
+
+def test_csv_read_is_not_stopped_by_problems_of_an_earlier_file():
+    problems = [Problem("a problem of another file", file="other.csv")]
+
+    rows = list(read_rows(b"a\n1\n", file="f", fmt="csv", problems=problems))
+
+    assert rows == [(2, {"a": "1"})]
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+@pytest.mark.parametrize("data", [b"", b" \n\r\n"])
+def test_an_empty_file_is_reported_in_both_formats(fmt, data):
+    assert read(data, fmt) == ([], ["f: the file is empty"])
+
+
+def test_field_map_reads_lists_and_objects_and_strips_names():
+    fields = ("prompt", "label")
+
+    assert parse_field_map([" prompt = question ", "label=vote"], fields) == {
+        "prompt": "question",
+        "label": "vote",
+    }
+    assert parse_field_map({" prompt": "question "}, fields) == {"prompt": "question"}
+    assert parse_field_map(None, fields) == {}
+
+
+@pytest.mark.parametrize(
+    ("pairs", "distinct", "message"),
+    [
+        (["prompt"], False, "--map 'prompt': expected FIELD=COLUMN"),
+        (
+            ["colour=x"],
+            False,
+            "--map colour=x: unknown field 'colour'; fields are prompt, label",
+        ),
+        ({"label": " "}, False, "--map label=: the column name is empty"),
+        (
+            ["prompt=label"],
+            True,
+            "--map: two fields would be read from the same column 'label'",
+        ),
+    ],
+)
+def test_field_map_errors_name_the_option_and_the_spec(pairs, distinct, message):
+    with pytest.raises(ValueError) as caught:
+        parse_field_map(pairs, ("prompt", "label"), distinct_columns=distinct)
+
+    assert str(caught.value) == message
+
+
+def test_field_map_allows_a_shared_column_unless_asked_not_to():
+    assert parse_field_map(["prompt=label"], ("prompt", "label")) == {"prompt": "label"}
+
+
+NA_SPELLINGS = [
+    "N/A",
+    "n/a",
+    "NA",
+    "n.a.",
+    "N.A",
+    "None",
+    "NULL",
+    "not applicable",
+    "Not-Applicable",
+    "not_applicable",
+    "notapplicable",
+    " **N/A** ",
+    '"n/a"',
+]
+
+
+@pytest.mark.parametrize("word", NA_SPELLINGS)
+def test_na_words_are_recognised_in_any_spelling(word):
+    assert is_na(word)
+
+
+@pytest.mark.parametrize("value", ["", "no", "nan", "n", "4", "tie", "-1", None, 0])
+def test_other_values_are_not_na(value):
+    assert not is_na(value)
+
+
+@pytest.mark.parametrize("word", sorted(NA_WORDS))
+def test_every_annotation_importer_reads_every_na_word_alike(word):
+    assert parse_score(word) == (True, None, "")
+    assert parse_presented_verdict(word, "one-based") == ("", "")
+    assert parse_original_verdict(word, "one-based") == ("", "")
+    result = parse_one(difficulty=word, domain=["Math", word])
+    assert result.problems == []
+    assert (result.instructions[0].difficulty, result.instructions[0].domains) == (
+        None,
+        ["math"],
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (4, (True, 4)),
+        ("5", (True, 5)),
+        (" 3.0 ", (True, 3)),
+        ("'2'", (True, 2)),
+        ("N/A", (True, None)),
+        ("na", (True, None)),
+        ("none", (True, None)),
+        (None, (True, None)),
+        (7, (False, None)),
+        (0, (False, None)),
+        (3.5, (False, None)),
+        ("seven", (False, None)),
+        ("", (False, None)),
+        (True, (False, None)),
+    ],
+)
+def test_parse_score_accepts_numbers_numeric_strings_and_na(value, expected):
+    ok, score, _ = parse_score(value)
+    assert (ok, score) == expected
+
+
+def test_parse_score_refuses_an_empty_csv_cell_asking_for_na():
+    assert parse_score(None, csv_cell=True) == (
+        False,
+        None,
+        "is empty; write a score 1-5 or N/A",
+    )
 
 
 # --- The real release (skipped when absent) --------------------------------------------

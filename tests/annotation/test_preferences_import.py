@@ -486,6 +486,18 @@ def test_swapped_verdicts_already_mapped_back_keep_their_numbering():
     }
 
 
+@pytest.mark.parametrize("word", ["none", "N/A", "null"])
+def test_an_na_word_is_no_usable_verdict_in_either_order(word):
+    data = jsonl(row(1, verdict=word, verdict_swapped="B"), row(2, verdict="A"))
+    report = run_import(data, judge="j")
+    assert verdicts_by_prompt(JudgeRun.objects.get()) == {
+        (1, "ab"): ("", ""),
+        (1, "ba"): ("B", "1"),
+        (2, "ab"): ("A", "1"),
+    }
+    assert report.unusable_verdicts == 1
+
+
 def test_zero_based_scheme_applies_to_numeric_verdicts():
     data = jsonl(row(1, label=0, verdict=0, verdict_swapped=1))
     run_import(data, judge="j", label_scheme="zero-based")

@@ -13,7 +13,7 @@ from django.core.exceptions import PermissionDenied
 
 from annotation.errors import DomainError
 from judging.models import JudgeCall, JudgeRun, JudgeScore
-from judging.services.imports import judge_run_import, parse_score
+from judging.services.imports import judge_run_import
 from tests.judging.data import make_dataset
 
 pytestmark = pytest.mark.django_db
@@ -321,6 +321,10 @@ def test_unknown_mapping_field_is_refused(dataset, researcher):
             mapping=["colour=hue"],
         )
     assert caught.value.problems[0].field == "mapping"
+    assert caught.value.problems[0].message == (
+        "--map colour=hue: unknown field 'colour'; fields are id, model, skill, "
+        "score, rationale, sample, review"
+    )
 
 
 def test_raters_cannot_import(dataset, rater):
@@ -334,22 +338,35 @@ def test_raters_cannot_import(dataset, rater):
     assert JudgeRun.objects.count() == 0
 
 
-@pytest.mark.parametrize(
-    ("value", "expected"),
-    [
-        (4, (True, 4)),
-        ("5", (True, 5)),
-        (" 3.0 ", (True, 3)),
-        ("N/A", (True, None)),
-        ("na", (True, None)),
-        (None, (True, None)),
-        (7, (False, None)),
-        (0, (False, None)),
-        (3.5, (False, None)),
-        ("seven", (False, None)),
-        (True, (False, None)),
-    ],
-)
-def test_parse_score_accepts_numbers_numeric_strings_and_na(value, expected):
-    ok, score, _ = parse_score(value)
-    assert (ok, score) == expected
+def test_none_and_other_na_words_import_as_na(dataset, researcher):
+    words = {
+        "comprehension": "none",
+        "factuality": "N.A",
+        "readability": "Not applicable",
+    }
+    data = "id,model,skill,score\n" + "".join(
+        f"1,alpha,{skill},{word}\n" for skill, word in words.items()
+    )
+    run = judge_run_import(
+        dataset=dataset, user=researcher, fmt="csv", files=[("s.csv", data.encode())]
+    )
+    assert scores_of(run) == {("1", "alpha", skill): None for skill in words}
+
+
+def test_problems_of_every_csv_file_are_listed_not_only_the_first_file(
+    dataset, researcher
+):
+    with pytest.raises(DomainError) as caught:
+        judge_run_import(
+            dataset=dataset,
+            user=researcher,
+            fmt="csv",
+            files=[
+                ("a.csv", b"id,model,skill,score\n1,alpha,Comprehension,9\n"),
+                ("b.csv", b"id,model,skill,score\n1,alpha,Wisdom,3\n"),
+            ],
+        )
+    assert [(p.file, p.line, p.field) for p in caught.value.problems] == [
+        ("a.csv", 2, "score"),
+        ("b.csv", 2, "skill"),
+    ]

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from annotation.importers.base import NA_WORDS
 from judging.parsing import (
     ParseError,
     parse_checklist,
@@ -202,6 +203,18 @@ def test_na_variants(value):
     assert scores(text)["logical_correctness"] is None
 
 
+@pytest.mark.parametrize("word", sorted(NA_WORDS))
+def test_every_na_word_of_the_importers_is_na_in_a_reply_too(word):
+    text = json.dumps(
+        {"logical_correctness": 4, "readability": word.upper(), "metacognition": 2}
+    )
+    assert scores(text) == {
+        "logical_correctness": 4,
+        "readability": None,
+        "metacognition": 2,
+    }
+
+
 @pytest.mark.parametrize("value", [0, 6, 2.5, "high", True, "", [4], "4 stars"])
 def test_bad_values_raise_naming_skill_and_value(value):
     text = json.dumps(
@@ -364,6 +377,22 @@ def test_checklist_item_list():
     assert parse_checklist(text, skill_keys=KEYS) == [
         {"skill": "readability", "question": "Short?"},
         {"skill": None, "question": "Polite?"},
+    ]
+
+
+@pytest.mark.parametrize("label", [None, "none", "null", "N/A"])
+def test_checklist_question_without_a_skill_is_a_general_question(label):
+    text = json.dumps(
+        {
+            "checklist": [
+                {"skill": label, "question": "Polite?"},
+                {"skill": "Readability", "question": "Short?"},
+            ]
+        }
+    )
+    assert parse_checklist(text, skill_keys=KEYS) == [
+        {"skill": None, "question": "Polite?"},
+        {"skill": "readability", "question": "Short?"},
     ]
 
 
