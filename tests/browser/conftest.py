@@ -10,6 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from annotation import services
+from annotation.services.pairwise import pairwise_campaign_create
+from tests.factories import (
+    DatasetFactory,
+    InstructionFactory,
+    ResponseFactory,
+    UserFactory,
+)
+
 CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -76,3 +85,55 @@ def login(page, live_server, user, password: str = PASSWORD) -> None:
     page.get_by_label("Password").fill(password)
     page.get_by_role("button", name="Log in").click()
     page.wait_for_url(f"{live_server.url}/")
+
+
+SKILLS = ["comprehension", "factuality", "readability"]  # of the rating campaign
+
+
+def sky_rating_campaign(*, raters):
+    """A pointwise campaign of three responses (one per instruction, each with a code
+    block), scored on SKILLS."""
+    researcher = UserFactory(username="browser-researcher", role="researcher")
+    dataset = DatasetFactory()
+    for i in range(3):
+        instruction = InstructionFactory(
+            dataset=dataset,
+            skill_keys=SKILLS,
+            text=f"Question {i}: why is the sky blue?",
+        )
+        ResponseFactory(
+            instruction=instruction,
+            model_name="model-alpha",
+            text=f"Answer {i}:\n\n```python\nprint('sky')\n```",
+        )
+    return services.campaign_create(
+        name="Sky campaign", dataset=dataset, user=researcher, raters=raters
+    )
+
+
+def sky_pairwise_campaign(*, raters):
+    """A pairwise campaign of three pairs (model-alpha with bold text against
+    model-beta with a code block) asking overall and for factuality."""
+    researcher = UserFactory(username="pair-browser-researcher", role="researcher")
+    dataset = DatasetFactory()
+    for i in range(3):
+        instruction = InstructionFactory(
+            dataset=dataset, text=f"Question {i}: why is the sky blue?"
+        )
+        ResponseFactory(
+            instruction=instruction,
+            model_name="model-alpha",
+            text=f"Alpha answer {i}: **Rayleigh** scattering.",
+        )
+        ResponseFactory(
+            instruction=instruction,
+            model_name="model-beta",
+            text=f"Beta answer {i}:\n\n```python\nprint('blue')\n```",
+        )
+    return pairwise_campaign_create(
+        name="Sky pairs",
+        dataset=dataset,
+        user=researcher,
+        raters=raters,
+        skill_keys=["factuality"],
+    )

@@ -8,14 +8,9 @@ import pytest
 from playwright.sync_api import expect
 
 from annotation.models import Assignment, HumanPreference
-from annotation.services.pairwise import pairwise_campaign_create, pairwise_next
-from tests.browser.conftest import login
-from tests.factories import (
-    DatasetFactory,
-    InstructionFactory,
-    ResponseFactory,
-    UserFactory,
-)
+from annotation.services.pairwise import pairwise_next
+from tests.browser.conftest import login, sky_pairwise_campaign
+from tests.factories import UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -27,29 +22,7 @@ def rater(transactional_db):
 
 @pytest.fixture
 def campaign(transactional_db, rater):
-    researcher = UserFactory(username="pair-browser-researcher", role="researcher")
-    dataset = DatasetFactory()
-    for i in range(3):
-        instruction = InstructionFactory(
-            dataset=dataset, text=f"Question {i}: why is the sky blue?"
-        )
-        ResponseFactory(
-            instruction=instruction,
-            model_name="model-alpha",
-            text=f"Alpha answer {i}: **Rayleigh** scattering.",
-        )
-        ResponseFactory(
-            instruction=instruction,
-            model_name="model-beta",
-            text=f"Beta answer {i}:\n\n```python\nprint('blue')\n```",
-        )
-    return pairwise_campaign_create(
-        name="Sky pairs",
-        dataset=dataset,
-        user=researcher,
-        raters=[rater],
-        skill_keys=["factuality"],
-    )
+    return sky_pairwise_campaign(raters=[rater])
 
 
 def serve_with_order(campaign, rater, order: str) -> Assignment:

@@ -6,19 +6,11 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from annotation import services
 from annotation.models import Assignment, HumanScore
-from tests.browser.conftest import login
-from tests.factories import (
-    DatasetFactory,
-    InstructionFactory,
-    ResponseFactory,
-    UserFactory,
-)
+from tests.browser.conftest import SKILLS, login, sky_rating_campaign
+from tests.factories import UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-SKILLS = ["comprehension", "factuality", "readability"]
 
 
 @pytest.fixture
@@ -33,25 +25,7 @@ def second_rater(transactional_db):
 
 @pytest.fixture
 def campaign(transactional_db, rater, second_rater):
-    researcher = UserFactory(username="browser-researcher", role="researcher")
-    dataset = DatasetFactory()
-    for i in range(3):
-        instruction = InstructionFactory(
-            dataset=dataset,
-            skill_keys=SKILLS,
-            text=f"Question {i}: why is the sky blue?",
-        )
-        ResponseFactory(
-            instruction=instruction,
-            model_name="model-alpha",
-            text=f"Answer {i}:\n\n```python\nprint('sky')\n```",
-        )
-    return services.campaign_create(
-        name="Sky campaign",
-        dataset=dataset,
-        user=researcher,
-        raters=[rater, second_rater],
-    )
+    return sky_rating_campaign(raters=[rater, second_rater])
 
 
 def open_campaign(page, live_server, user, campaign):
