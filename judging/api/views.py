@@ -33,16 +33,14 @@ from judging.api.serializers import (
 from judging.models import JudgeRun, PromptTemplate
 from judging.selectors import runs as selectors
 from judging.selectors.pairwise import pairwise_verdict_list
+from judging.services.configs import judge_config_create
 from judging.services.imports import judge_run_import
 from judging.services.runs import (
-    judge_config_create,
     judge_run_cancel,
     judge_run_create,
-    judge_run_create_pairwise,
     judge_run_retry_failed,
     judge_run_start,
 )
-from judging.services.suggestions import ANNOTATION_KINDS, judge_run_create_annotation
 
 REFUSED = OpenApiResponse(
     ProblemOutputSerializer, description="Bad input: each problem names its field."
@@ -162,47 +160,21 @@ class JudgeRunListApi(ListApi):
             "dataset",
             f"no dataset with id {data['dataset']}",
         )
-        pair_fields = [
-            k
-            for k in ("categories", "sample", "probe", "cue")
-            if data.get(k) not in (None, "", [])
-        ]
-        if pair_fields and data["kind"] != JudgeRun.Kind.PAIRWISE:
-            raise DomainError(
-                "the judge run was not created",
-                [Problem("only for kind 'pairwise'", field=k) for k in pair_fields],
-            )
-        if data["kind"] == JudgeRun.Kind.PAIRWISE:
-            run = judge_run_create_pairwise(
-                config=config,
-                dataset=dataset,
-                user=request.user,
-                categories=data["categories"],
-                sample=data.get("sample"),
-                seed=data["seed"],
-                allow_tie=data["allow_tie"],
-                probe=data["probe"],
-                cue=data["cue"],
-                name=data.get("name", ""),
-            )
-        elif data["kind"] in ANNOTATION_KINDS:
-            run = judge_run_create_annotation(
-                config=config,
-                dataset=dataset,
-                user=request.user,
-                kind=data["kind"],
-                instruction_limit=data.get("limit"),
-                name=data.get("name", ""),
-            )
-        else:
-            run = judge_run_create(
-                config=config,
-                dataset=dataset,
-                user=request.user,
-                models=data["models"],
-                instruction_limit=data.get("limit"),
-                name=data.get("name", ""),
-            )
+        run = judge_run_create(
+            config=config,
+            dataset=dataset,
+            user=request.user,
+            kind=data["kind"],
+            models=data["models"],
+            instruction_limit=data.get("limit"),
+            categories=data["categories"],
+            sample=data.get("sample"),
+            seed=data["seed"],
+            allow_tie=data["allow_tie"],
+            probe=data["probe"],
+            cue=data["cue"],
+            name=data.get("name", ""),
+        )
         if data["start"]:
             run = judge_run_start(run=run, user=request.user)
         run = selectors.judge_run_get_for_user(user=request.user, run_id=run.pk)

@@ -10,6 +10,7 @@ or `Http404`, so no caller can forget the check.
 from __future__ import annotations
 
 import os
+import random
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -19,7 +20,13 @@ from django.http import Http404
 from django.utils import timezone
 
 from annotation import roles
-from annotation.models import Dataset, Instruction, InstructionSkill, Response
+from annotation.models import (
+    Dataset,
+    Instruction,
+    InstructionSkill,
+    PreferencePair,
+    Response,
+)
 from judging.models import (
     JudgeCall,
     JudgeConfig,
@@ -312,14 +319,43 @@ def run_responses(
 
 
 def run_instructions(
-    *, dataset: Dataset, instruction_limit: int | None
+    *,
+    dataset: Dataset,
+    instruction_limit: int | None,
+    kind: str = JudgeRun.Kind.METADATA,
 ) -> QuerySet[Instruction]:
-    """The instructions a metadata or checklist run over `dataset` would annotate."""
+    """The instructions a metadata or checklist run over `dataset` would annotate: the
+    first `instruction_limit`; for checklists only those without one (FLASK-Hard's own
+    checklists are never overwritten by a suggestion run)."""
     qs = Instruction.objects.filter(dataset=dataset).order_by("position", "id")
     if instruction_limit:
         ids = list(qs.values_list("pk", flat=True)[:instruction_limit])
         qs = qs.filter(pk__in=ids)
+    if kind == JudgeRun.Kind.CHECKLIST:
+        ids = [
+            pk for pk, checklist in qs.values_list("pk", "checklist") if not checklist
+        ]
+        qs = Instruction.objects.filter(pk__in=ids).order_by("position", "id")
     return qs
+
+
+def run_pairs(
+    *,
+    dataset: Dataset,
+    categories: list[str] | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+) -> list[tuple[int, int]]:
+    """(pair id, instruction id) of the preference pairs a pairwise run would judge:
+    the dataset's pairs (those of `categories` when given), or a seeded random
+    `sample` of N of them, in id order."""
+    pairs = PreferencePair.objects.filter(dataset=dataset)
+    if categories:
+        pairs = pairs.filter(category__in=categories)
+    rows = list(pairs.order_by("pk").values_list("pk", "instruction_id"))
+    if sample is not None and 0 < sample < len(rows):
+        rows = sorted(random.Random(seed).sample(rows, sample))
+    return rows
 
 
 # --- Metadata suggestions ----------------------------------------------------------------

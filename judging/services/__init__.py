@@ -1,24 +1,27 @@
 """Writes and workflows of the judging app (re-exported from submodules)."""
 
-from judging.services.execution.driver import (
+from judging.services.configs import (
+    judge_config_create,
+    judge_config_get_or_create,
+    judge_config_problems,
+)
+from judging.services.estimates import judge_run_estimate
+from judging.services.execution import (
     judge_run_drive,
     judge_run_finish_if_done,
     judge_runs_recover,
 )
-from judging.services.prompts import prompt_template_create
+from judging.services.prompts import prompt_get_builtin, prompt_template_create
 from judging.services.runs import (
-    judge_config_create,
-    judge_config_problems,
     judge_run_cancel,
     judge_run_create,
-    judge_run_estimate,
     judge_run_retry_failed,
     judge_run_start,
-    prompt_get_builtin,
 )
 
 __all__ = [
     "judge_config_create",
+    "judge_config_get_or_create",
     "judge_config_problems",
     "judge_run_cancel",
     "judge_run_create",

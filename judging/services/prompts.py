@@ -52,3 +52,45 @@ def prompt_template_create(
             system_text=system_text or "",
             user_text=user_text,
         )
+
+
+def prompt_get_builtin(
+    kind: str, layout: str = PromptTemplate.Layout.FLASK
+) -> PromptTemplate:
+    """The built-in prompt template of `kind` and `layout` (created on first use from
+    judging.prompts).
+
+    FLASK layout: "builtin-<kind>". FLAMe layout: "builtin-<kind>-flame", whose texts
+    are not used: the engine renders the task in the INSTRUCTIONS / CONTEXT /
+    EVALUATION layout itself (`judging.prompts.render_pointwise_flame`, ...). A judge
+    config selects the layout by pointing at such a template.
+    """
+    if layout not in PromptTemplate.Layout.values:
+        raise ValueError(f"unknown layout {layout!r}")
+    texts = {
+        PromptTemplate.Kind.POINTWISE: (
+            prompts.BUILTIN_POINTWISE_SYSTEM,
+            prompts.BUILTIN_POINTWISE_USER,
+        ),
+    }
+    system_text, user_text = texts.get(kind, ("", "{instruction}"))
+    name = f"builtin-{kind}"
+    if layout == PromptTemplate.Layout.FLAME:
+        name += "-flame"
+        system_text = ""
+        user_text = (
+            "(FLAMe text-to-text layout: INSTRUCTIONS / CONTEXT / EVALUATION, "
+            "rendered by judging.prompts)"
+        )
+    template, _ = PromptTemplate.objects.get_or_create(
+        name=name,
+        version=1,
+        defaults={
+            "kind": kind,
+            "layout": layout,
+            "system_text": system_text,
+            "user_text": user_text,
+            "is_builtin": True,
+        },
+    )
+    return template

@@ -1,4 +1,7 @@
-"""Judge configs and runs: create, estimate, start, cancel, resume, retry failed calls.
+"""Judge runs: create (any kind), start, cancel, resume, retry failed calls.
+
+Configs live in `judging.services.configs`, the cost rule in
+`judging.services.estimates`.
 
 Execution itself lives in `judging.services.execution`; this module only changes rows
 and enqueues driver tasks (after commit).
@@ -7,230 +10,106 @@ and enqueues driver tasks (after commit).
 from __future__ import annotations
 
 import random
-import re
-from decimal import Decimal
 
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Sum
-from django.db.models.functions import Length
 from django.utils import timezone
 
 from annotation import roles
 from annotation.errors import DomainError, Problem
 from annotation.labels import map_verdict
-from annotation.models import Dataset, Instruction, PreferencePair, Response
+from annotation.models import Dataset, PreferencePair, Response
 from judging.models import JudgeCall, JudgeConfig, JudgeRun, PromptTemplate
+from judging.selectors.runs import run_instructions, run_pairs, run_responses
+from judging.services.configs import config_endpoint_problems, config_snapshot
+from judging.services.estimates import (
+    annotation_estimate,
+    pairwise_estimate,
+    pointwise_estimate,
+)
 from judging.tasks import judge_run_drive_task
 
-ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]{0,99}$")
-RUBRIC_CHARS_PER_SKILL = 900  # criteria + five anchors, for the estimate
-OUTPUT_TOKENS_PER_SKILL = 90  # feedback paragraph + score, for the estimate
-
-
-def judge_config_create(*, user: User, **fields) -> JudgeConfig:
-    """Create a judge config after validating every field (errors name the field).
-
-    `api_key_env` must be the NAME of an environment variable (e.g. OPENAI_API_KEY),
-    never a key: values that look like secrets are refused so they cannot reach the
-    database.
-    """
-    roles.require_researcher(user)
-    problems = judge_config_problems(fields)
-    if problems:
-        raise DomainError("the judge config was not saved", problems)
-    if fields.get("prompt") is None and fields.get("backend", "openai") == "openai":
-        fields["prompt"] = prompt_get_builtin(PromptTemplate.Kind.POINTWISE)
-    config = JudgeConfig(created_by=user, **fields)
-    config.save()
-    return config
-
-
-def judge_config_problems(fields: dict) -> list[Problem]:
-    problems: list[Problem] = []
-    name = (fields.get("name") or "").strip()
-    if not name:
-        problems.append(Problem("is empty", field="name"))
-    elif JudgeConfig.objects.filter(name=name).exists():
-        problems.append(Problem(f"a judge config named {name!r} exists", field="name"))
-    backend = fields.get("backend", JudgeConfig.Backend.OPENAI)
-    if backend not in JudgeConfig.Backend.values:
-        problems.append(Problem(f"unknown backend {backend!r}", field="backend"))
-    if backend == JudgeConfig.Backend.OPENAI:
-        url = fields.get("base_url") or ""
-        if not url.startswith(("http://", "https://")):
-            problems.append(
-                Problem(
-                    "must be an http(s) URL, e.g. https://api.openai.com/v1",
-                    field="base_url",
-                )
-            )
-        if not (fields.get("model") or "").strip():
-            problems.append(Problem("is empty", field="model"))
-    env = fields.get("api_key_env") or ""
-    if env and not ENV_NAME.match(env):
-        problems.append(
-            Problem(
-                "must be the NAME of an environment variable (like OPENAI_API_KEY), not "
-                "the key itself; keys are never stored",
-                field="api_key_env",
-            )
-        )
-    checks = [
-        ("temperature", 0, 2),
-        ("samples", 1, 20),
-        ("max_tokens", 1, 200_000),
-        ("max_concurrency", 1, 4096),
-        ("max_parse_retries", 0, 10),
-        ("timeout_seconds", 1, 3600),
-    ]
-    for field_name, low, high in checks:
-        value = fields.get(field_name)
-        if value is not None and not (low <= value <= high):
-            problems.append(
-                Problem(f"must be between {low} and {high}", field=field_name)
-            )
-    for field_name in ("requests_per_minute", "tokens_per_minute"):
-        value = fields.get(field_name)
-        if value is not None and value < 1:
-            problems.append(Problem("must be at least 1 when given", field=field_name))
-    for field_name in ("price_input_per_m", "price_output_per_m"):
-        value = fields.get(field_name)
-        if value is not None and Decimal(str(value)) < 0:
-            problems.append(Problem("must not be negative", field=field_name))
-    return problems
-
-
-def prompt_get_builtin(
-    kind: str, layout: str = PromptTemplate.Layout.FLASK
-) -> PromptTemplate:
-    """The built-in prompt template of `kind` and `layout` (created on first use from
-    judging.prompts).
-
-    FLASK layout: "builtin-<kind>". FLAMe layout: "builtin-<kind>-flame", whose texts
-    are not used: the engine renders the task in the INSTRUCTIONS / CONTEXT /
-    EVALUATION layout itself (`judging.prompts.render_pointwise_flame`, ...). A judge
-    config selects the layout by pointing at such a template.
-    """
-    from judging import prompts
-
-    if layout not in PromptTemplate.Layout.values:
-        raise ValueError(f"unknown layout {layout!r}")
-    texts = {
-        PromptTemplate.Kind.POINTWISE: (
-            prompts.BUILTIN_POINTWISE_SYSTEM,
-            prompts.BUILTIN_POINTWISE_USER,
-        ),
-    }
-    system_text, user_text = texts.get(kind, ("", "{instruction}"))
-    name = f"builtin-{kind}"
-    if layout == PromptTemplate.Layout.FLAME:
-        name += "-flame"
-        system_text = ""
-        user_text = (
-            "(FLAMe text-to-text layout: INSTRUCTIONS / CONTEXT / EVALUATION, "
-            "rendered by judging.prompts)"
-        )
-    template, _ = PromptTemplate.objects.get_or_create(
-        name=name,
-        version=1,
-        defaults={
-            "kind": kind,
-            "layout": layout,
-            "system_text": system_text,
-            "user_text": user_text,
-            "is_builtin": True,
-        },
-    )
-    return template
-
-
-def _responses_for(dataset: Dataset, models: list[str], instruction_limit: int | None):
-    responses = Response.objects.filter(instruction__dataset=dataset)
-    if models:
-        responses = responses.filter(model_name__in=models)
-    if instruction_limit:
-        first = Instruction.objects.filter(dataset=dataset).order_by("position", "id")
-        ids = list(first.values_list("pk", flat=True)[:instruction_limit])
-        responses = responses.filter(instruction_id__in=ids)
-    return responses
-
-
-def judge_run_estimate(*, config: JudgeConfig, responses) -> dict:
-    """Calls, tokens and cost a run would need, from text lengths (before any call)."""
-    n = responses.count()
-    calls = n * config.samples
-    if config.is_baseline or not n:
-        return {"calls": calls, "input_tokens": 0, "output_tokens": 0, "cost": "0"}
-    sums = responses.aggregate(
-        response_chars=Sum(Length("text")),
-        instruction_chars=Sum(Length("instruction__text")),
-        reference_chars=Sum(Length("instruction__reference_answer")),
-    )
-    chars = (sums["response_chars"] or 0) + (sums["instruction_chars"] or 0)
-    if config.include_reference:
-        chars += sums["reference_chars"] or 0
-    skills = 3
-    template_chars = (
-        len(config.prompt.user_text) + len(config.prompt.system_text)
-        if config.prompt
-        else 1500
-    )
-    chars += n * (template_chars + skills * RUBRIC_CHARS_PER_SKILL)
-    input_tokens = chars // 4 * config.samples
-    output_tokens = min(config.max_tokens, skills * OUTPUT_TOKENS_PER_SKILL) * calls
-    cost = (
-        Decimal(input_tokens) * config.price_input_per_m
-        + Decimal(output_tokens) * config.price_output_per_m
-    ) / Decimal(1_000_000)
-    return {
-        "calls": calls,
-        "input_tokens": input_tokens,
-        "output_tokens": output_tokens,
-        "cost": str(cost.quantize(Decimal("0.0001"))),
-    }
-
-
-def _snapshot(config: JudgeConfig) -> dict:
-    return {
-        "backend": config.backend,
-        "base_url": config.base_url,
-        "model": config.model,
-        "api_key_env": config.api_key_env,
-        "temperature": config.temperature,
-        "max_tokens": config.max_tokens,
-        "samples": config.samples,
-        "prompt_id": config.prompt_id,
-        "prompt": str(config.prompt) if config.prompt else "",
-        "include_reference": config.include_reference,
-        "output_mode": config.output_mode,
-        "max_parse_retries": config.max_parse_retries,
-        "price_input_per_m": str(config.price_input_per_m),
-        "price_output_per_m": str(config.price_output_per_m),
-        "max_concurrency": config.max_concurrency,
-        "requests_per_minute": config.requests_per_minute,
-        "tokens_per_minute": config.tokens_per_minute,
-        "timeout_seconds": config.timeout_seconds,
-        "is_dev_server": config.is_dev_server,
-    }
-
-
-def config_endpoint_problems(config: JudgeConfig) -> list[Problem]:
-    """A config that cannot be called: an LLM backend without a base URL or model
-    (e.g. the placeholder `import_preferences --judge` creates for imported verdicts)."""
-    if config.is_baseline or (config.base_url and config.model):
-        return []
-    return [
-        Problem(
-            f"judge {config.name!r} has no endpoint (base URL and model): it only "
-            "holds imported results; configure a judge to run it",
-            field="config",
-        )
-    ]
+PAIRWISE_ONLY = ("categories", "sample", "probe", "cue")
 
 
 def judge_run_create(
+    *,
+    config: JudgeConfig,
+    dataset: Dataset,
+    user: User,
+    kind: str = JudgeRun.Kind.POINTWISE,
+    models: list[str] | None = None,
+    instruction_limit: int | None = None,
+    categories: list[str] | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+    allow_tie: bool = True,
+    probe: str = "",
+    cue: str = "",
+    name: str = "",
+) -> JudgeRun:
+    """Create a pending judge run of any `kind` and its calls; nothing is sent yet.
+
+    The one entry for the run form, the API and the `judge` command. Pointwise runs
+    take `models` and `instruction_limit` (`_judge_run_create_pointwise`); pairwise
+    runs `categories`, `sample`, `seed`, `allow_tie`, `probe` and `cue`
+    (`judge_run_create_pairwise`); metadata and checklist runs `instruction_limit`
+    (`judge_run_create_annotation`). An option of another kind is refused, naming
+    it. Every run stores `judging.services.estimates`' estimate of its items.
+    Raises `DomainError` naming the field, `PermissionDenied` for a non-researcher.
+    """
+    given = {
+        "categories": categories,
+        "sample": sample,
+        "probe": probe,
+        "cue": cue,
+    }
+    if kind != JudgeRun.Kind.PAIRWISE:
+        wrong = [k for k in PAIRWISE_ONLY if given[k] not in (None, "", [])]
+        if wrong:
+            raise DomainError(
+                "the judge run was not created",
+                [Problem("only for kind 'pairwise'", field=k) for k in wrong],
+            )
+    if kind == JudgeRun.Kind.PAIRWISE:
+        return judge_run_create_pairwise(
+            config=config,
+            dataset=dataset,
+            user=user,
+            categories=categories,
+            sample=sample,
+            seed=seed,
+            allow_tie=allow_tie,
+            probe=probe,
+            cue=cue,
+            name=name,
+        )
+    if kind in ANNOTATION_KINDS:
+        return judge_run_create_annotation(
+            config=config,
+            dataset=dataset,
+            user=user,
+            kind=kind,
+            instruction_limit=instruction_limit,
+            name=name,
+        )
+    if kind != JudgeRun.Kind.POINTWISE:
+        raise DomainError(
+            "the judge run was not created",
+            [Problem(f"unknown kind {kind!r}", field="kind")],
+        )
+    return _judge_run_create_pointwise(
+        config=config,
+        dataset=dataset,
+        user=user,
+        models=models,
+        instruction_limit=instruction_limit,
+        name=name,
+    )
+
+
+def _judge_run_create_pointwise(
     *,
     config: JudgeConfig,
     dataset: Dataset,
@@ -239,7 +118,7 @@ def judge_run_create(
     instruction_limit: int | None = None,
     name: str = "",
 ) -> JudgeRun:
-    """Create a pending pointwise run and its calls (one per response and sample).
+    """A pending pointwise run and its calls (one per response and sample).
 
     Nothing is sent yet: the run records an estimate (calls, tokens, cost) and a frozen
     copy of the config. Raises `DomainError` naming the field for bad input.
@@ -263,7 +142,9 @@ def judge_run_create(
         problems.append(Problem("must be at least 1", field="limit"))
     if problems:
         raise DomainError("the judge run was not created", problems)
-    responses = _responses_for(dataset, models, instruction_limit)
+    responses = run_responses(
+        dataset=dataset, models=models, instruction_limit=instruction_limit
+    )
     response_ids = list(
         responses.order_by("instruction__position", "pk").values_list("pk", flat=True)
     )
@@ -279,8 +160,8 @@ def judge_run_create(
             models_included=models,
             instruction_limit=instruction_limit,
             name=name or f"{config.name} on {dataset.name}",
-            settings_snapshot=_snapshot(config),
-            estimate=judge_run_estimate(config=config, responses=responses),
+            settings_snapshot=config_snapshot(config),
+            estimate=pointwise_estimate(config=config, responses=responses),
             total_calls=len(response_ids) * config.samples,
             created_by=user,
         )
@@ -289,6 +170,92 @@ def judge_run_create(
                 JudgeCall(run=run, response_id=rid, sample_index=s)
                 for rid in response_ids
                 for s in range(config.samples)
+            ),
+            batch_size=5000,
+        )
+    return run
+
+
+ANNOTATION_KINDS = (JudgeRun.Kind.METADATA, JudgeRun.Kind.CHECKLIST)
+
+
+def judge_run_create_annotation(
+    *,
+    config: JudgeConfig,
+    dataset: Dataset,
+    user: User,
+    kind: str,
+    instruction_limit: int | None = None,
+    name: str = "",
+) -> JudgeRun:
+    """Create a pending metadata or checklist run: one call per instruction.
+
+    Each call targets an instruction (response null, sample 0). Nothing is sent and
+    nothing in the dataset changes; `judge_run_start` executes it and the engine
+    stores `MetadataSuggestion`s for an admin to accept. Raises `DomainError` naming
+    the field for bad input, `PermissionDenied` for a user who is not a researcher.
+    """
+    roles.require_researcher(user)
+    problems: list[Problem] = config_endpoint_problems(config)
+    if kind not in ANNOTATION_KINDS:
+        problems.append(
+            Problem(
+                f"must be {' or '.join(ANNOTATION_KINDS)}, not {kind!r}", field="kind"
+            )
+        )
+    if config.is_baseline:
+        problems.append(
+            Problem(
+                "a baseline judge cannot annotate metadata; choose an LLM judge",
+                field="config",
+            )
+        )
+    if instruction_limit is not None and instruction_limit < 1:
+        problems.append(Problem("must be at least 1", field="limit"))
+    if problems:
+        raise DomainError("the annotation run was not created", problems)
+    instructions = run_instructions(
+        dataset=dataset, instruction_limit=instruction_limit, kind=kind
+    )
+    ids = list(instructions.values_list("pk", flat=True))
+    if not ids:
+        raise DomainError(
+            "nothing to annotate",
+            [
+                Problem(
+                    f"dataset {dataset.name!r} has no instructions to annotate"
+                    + (
+                        " without a checklist"
+                        if kind == JudgeRun.Kind.CHECKLIST
+                        else ""
+                    ),
+                    field="dataset",
+                )
+            ],
+        )
+    label = "metadata" if kind == JudgeRun.Kind.METADATA else "checklists"
+    with transaction.atomic():
+        run = JudgeRun.objects.create(
+            config=config,
+            dataset=dataset,
+            kind=kind,
+            instruction_limit=instruction_limit,
+            name=name or f"{config.name}: {label} for {dataset.name}",
+            settings_snapshot={**config_snapshot(config), "kind": kind},
+            estimate=annotation_estimate(config=config, instructions=instructions),
+            total_calls=len(ids),
+            created_by=user,
+        )
+        JudgeCall.objects.bulk_create(
+            (
+                JudgeCall(
+                    run=run,
+                    instruction_id=pk,
+                    response=None,
+                    sample_index=0,
+                    status=JudgeCall.Status.PENDING,
+                )
+                for pk in ids
             ),
             batch_size=5000,
         )
@@ -371,10 +338,6 @@ def judge_run_retry_failed(*, run: JudgeRun, user: User) -> int:
 
 # --- Pairwise runs and their bias probes ----------------------------------------------------
 
-PAIRWISE_PROMPT_CHARS = (
-    1200  # the pairwise prompt around the two answers, for estimates
-)
-PAIRWISE_OUTPUT_TOKENS = 150  # a short comparison and the verdict, for estimates
 BANDWAGON_CUE = "Most people who read both answers preferred answer {target}."
 # Sentences with nothing to do with any request (attention probes), in our own words.
 ATTENTION_SENTENCES = (
@@ -385,33 +348,6 @@ ATTENTION_SENTENCES = (
     "The city library lends board games as well as books.",
     "Some lighthouses still keep a fog bell next to the lamp.",
 )
-
-
-def pairwise_run_estimate(*, config: JudgeConfig, pairs, samples: int) -> dict:
-    """Calls, tokens and cost of a pairwise run (two orders per pair and sample),
-    estimated from text lengths before any call is made."""
-    n = pairs.count()
-    calls = 2 * n * samples
-    if not n:
-        return {"calls": 0, "input_tokens": 0, "output_tokens": 0, "cost": "0"}
-    sums = pairs.aggregate(
-        one=Sum(Length("response_1__text")),
-        two=Sum(Length("response_2__text")),
-        instruction=Sum(Length("instruction__text")),
-    )
-    chars = sum(v or 0 for v in sums.values()) + n * PAIRWISE_PROMPT_CHARS
-    input_tokens = chars // 4 * 2 * samples
-    output_tokens = min(config.max_tokens, PAIRWISE_OUTPUT_TOKENS) * calls
-    cost = (
-        Decimal(input_tokens) * config.price_input_per_m
-        + Decimal(output_tokens) * config.price_output_per_m
-    ) / Decimal(1_000_000)
-    return {
-        "calls": calls,
-        "input_tokens": input_tokens,
-        "output_tokens": output_tokens,
-        "cost": str(cost.quantize(Decimal("0.0001"))),
-    }
 
 
 def _probe_cues(
@@ -522,7 +458,9 @@ def judge_run_create_pairwise(
         pairs = pairs.filter(category__in=categories)
     if problems:
         raise DomainError("the judge run was not created", problems)
-    pair_rows = list(pairs.order_by("pk").values_list("pk", "instruction_id"))
+    pair_rows = run_pairs(
+        dataset=dataset, categories=categories, sample=sample, seed=seed
+    )
     if not pair_rows:
         raise DomainError(
             "nothing to judge",
@@ -534,11 +472,9 @@ def judge_run_create_pairwise(
                 )
             ],
         )
-    if sample is not None and sample < len(pair_rows):
-        pair_rows = sorted(random.Random(seed).sample(pair_rows, sample))
     pair_ids = [pid for pid, _ in pair_rows]
     cues, probe_settings = _probe_cues(probe, pair_ids, seed, cue)
-    snapshot = _snapshot(config)
+    snapshot = config_snapshot(config)
     snapshot.update(
         allow_tie=bool(allow_tie),
         layout=config.prompt.layout if config.prompt else PromptTemplate.Layout.FLASK,
@@ -555,8 +491,8 @@ def judge_run_create_pairwise(
             name=name
             or f"{config.name} on {dataset.name} (pairwise{', ' + probe if probe else ''})",
             settings_snapshot=snapshot,
-            estimate=pairwise_run_estimate(
-                config=config, pairs=pairs.filter(pk__in=pair_ids), samples=samples
+            estimate=pairwise_estimate(
+                config=config, pairs=PreferencePair.objects.filter(pk__in=pair_ids)
             ),
             total_calls=2 * len(pair_ids) * samples,
             created_by=user,

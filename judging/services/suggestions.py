@@ -10,146 +10,18 @@ dataset until an admin accepts a suggestion (DESIGN: admins curate data).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal
 
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Sum
-from django.db.models.functions import Length
 from django.utils import timezone
 
 from annotation import roles
 from annotation.errors import DomainError, Problem
 from annotation.importers.base import RowReader, skill_lookup_for
-from annotation.models import Dataset, Instruction, InstructionSkill, Skill
-from judging.models import JudgeCall, JudgeConfig, JudgeRun, MetadataSuggestion
-from judging.selectors import runs as selectors
+from annotation.models import Instruction, InstructionSkill, Skill
+from judging.models import JudgeRun, MetadataSuggestion
 
 # The same frozen copy of the config as a pointwise run (the engine reads these keys).
-from judging.services.runs import _snapshot
-
-ANNOTATION_KINDS = (JudgeRun.Kind.METADATA, JudgeRun.Kind.CHECKLIST)
-# For the estimate: the annotation prompt (definitions of domains, levels and the 12
-# skills) and a short structured answer.
-ANNOTATION_PROMPT_CHARS = 6000
-ANNOTATION_OUTPUT_TOKENS = 300
-
-
-def annotation_run_estimate(*, config: JudgeConfig, instructions) -> dict:
-    """Calls, tokens and cost of a metadata/checklist run: one call per instruction,
-    estimated from text lengths before any call is made."""
-    n = instructions.count()
-    if config.is_baseline or not n:
-        return {"calls": n, "input_tokens": 0, "output_tokens": 0, "cost": "0"}
-    chars = instructions.aggregate(c=Sum(Length("text")))["c"] or 0
-    input_tokens = (chars + n * ANNOTATION_PROMPT_CHARS) // 4
-    output_tokens = n * min(config.max_tokens, ANNOTATION_OUTPUT_TOKENS)
-    cost = (
-        Decimal(input_tokens) * config.price_input_per_m
-        + Decimal(output_tokens) * config.price_output_per_m
-    ) / Decimal(1_000_000)
-    return {
-        "calls": n,
-        "input_tokens": input_tokens,
-        "output_tokens": output_tokens,
-        "cost": str(cost.quantize(Decimal("0.0001"))),
-    }
-
-
-def judge_run_create_annotation(
-    *,
-    config: JudgeConfig,
-    dataset: Dataset,
-    user: User,
-    kind: str,
-    instruction_limit: int | None = None,
-    name: str = "",
-) -> JudgeRun:
-    """Create a pending metadata or checklist run: one call per instruction.
-
-    Each call targets an instruction (response null, sample 0). Nothing is sent and
-    nothing in the dataset changes; `judge_run_start` executes it and the engine
-    stores `MetadataSuggestion`s for an admin to accept. Raises `DomainError` naming
-    the field for bad input, `PermissionDenied` for a user who is not a researcher.
-    """
-    roles.require_researcher(user)
-    from judging.services.runs import config_endpoint_problems
-
-    problems: list[Problem] = config_endpoint_problems(config)
-    if kind not in ANNOTATION_KINDS:
-        problems.append(
-            Problem(
-                f"must be {' or '.join(ANNOTATION_KINDS)}, not {kind!r}", field="kind"
-            )
-        )
-    if config.is_baseline:
-        problems.append(
-            Problem(
-                "a baseline judge cannot annotate metadata; choose an LLM judge",
-                field="config",
-            )
-        )
-    if instruction_limit is not None and instruction_limit < 1:
-        problems.append(Problem("must be at least 1", field="limit"))
-    if problems:
-        raise DomainError("the annotation run was not created", problems)
-    instructions = selectors.run_instructions(
-        dataset=dataset, instruction_limit=instruction_limit
-    )
-    if kind == JudgeRun.Kind.CHECKLIST:
-        # Checklists are written only for instructions that lack one (FLASK-Hard's
-        # own checklists are never overwritten by a suggestion run).
-        ids = [
-            pk
-            for pk, checklist in instructions.values_list("pk", "checklist")
-            if not checklist
-        ]
-        instructions = Instruction.objects.filter(pk__in=ids)
-    else:
-        ids = list(instructions.values_list("pk", flat=True))
-    if not ids:
-        raise DomainError(
-            "nothing to annotate",
-            [
-                Problem(
-                    f"dataset {dataset.name!r} has no instructions to annotate"
-                    + (
-                        " without a checklist"
-                        if kind == JudgeRun.Kind.CHECKLIST
-                        else ""
-                    ),
-                    field="dataset",
-                )
-            ],
-        )
-    label = "metadata" if kind == JudgeRun.Kind.METADATA else "checklists"
-    with transaction.atomic():
-        run = JudgeRun.objects.create(
-            config=config,
-            dataset=dataset,
-            kind=kind,
-            instruction_limit=instruction_limit,
-            name=name or f"{config.name}: {label} for {dataset.name}",
-            settings_snapshot={**_snapshot(config), "kind": kind},
-            estimate=annotation_run_estimate(config=config, instructions=instructions),
-            total_calls=len(ids),
-            created_by=user,
-        )
-        JudgeCall.objects.bulk_create(
-            (
-                JudgeCall(
-                    run=run,
-                    instruction_id=pk,
-                    response=None,
-                    sample_index=0,
-                    status=JudgeCall.Status.PENDING,
-                )
-                for pk in ids
-            ),
-            batch_size=5000,
-        )
-    return run
-
 
 # --- Deciding on suggestions --------------------------------------------------------------
 

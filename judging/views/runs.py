@@ -32,21 +32,18 @@ from judging.models import (
     PromptTemplate,
 )
 from judging.selectors import runs as selectors
-from judging.selectors.pairwise import pairwise_run_estimate, pairwise_verdict_counts
+from judging.selectors.pairwise import pairwise_verdict_counts
+from judging.services.configs import judge_config_create
+from judging.services.estimates import judge_run_estimate
 from judging.services.imports import judge_run_import
 from judging.services.runs import (
-    judge_config_create,
+    ANNOTATION_KINDS,
     judge_run_cancel,
     judge_run_create,
-    judge_run_create_pairwise,
-    judge_run_estimate,
     judge_run_retry_failed,
     judge_run_start,
 )
 from judging.services.suggestions import (
-    ANNOTATION_KINDS,
-    annotation_run_estimate,
-    judge_run_create_annotation,
     suggestion_accept,
     suggestion_accept_all,
     suggestion_reject,
@@ -165,27 +162,20 @@ def _chosen(form_data, name: str, queryset):
     return queryset.filter(pk=int(raw)).first()
 
 
-def _estimate(config, dataset, kind, models, limit, available) -> dict | None:
-    """The estimate for the form's current values; unknown models are ignored (they
-    belong to the dataset chosen before)."""
+def _estimate(config, dataset, params, available) -> dict | None:
+    """The estimate for the form's current values: the same function and items as the
+    run will record. Unknown models are ignored (they belong to the dataset chosen
+    before); so are unparsable numbers (the form reports them)."""
     if config is None or dataset is None:
         return None
-    if kind == JudgeRun.Kind.PAIRWISE:
-        return pairwise_run_estimate(config=config, dataset=dataset)
-    if kind in ANNOTATION_KINDS:
-        instructions = selectors.run_instructions(
-            dataset=dataset, instruction_limit=limit
-        )
-        estimate = annotation_run_estimate(config=config, instructions=instructions)
-        estimate["items"] = estimate["calls"]
-        return estimate
-    models = [m for m in models if m in available]
-    responses = selectors.run_responses(
-        dataset=dataset, models=models, instruction_limit=limit
+    return judge_run_estimate(
+        config=config,
+        dataset=dataset,
+        kind=params.get("kind") or JudgeRun.Kind.POINTWISE,
+        models=[m for m in params.getlist("models") if m in available],
+        instruction_limit=_limit(params.get("instruction_limit")),
+        sample=_limit(params.get("pair_sample")),
     )
-    estimate = judge_run_estimate(config=config, responses=responses)
-    estimate["items"] = estimate["calls"] // max(config.samples, 1)
-    return estimate
 
 
 def _limit(raw) -> int | None:
@@ -222,34 +212,21 @@ def run_new(request: HttpRequest) -> HttpResponse:
         if form.is_valid():
             data = form.cleaned_data
             try:
-                if data["kind"] == JudgeRun.Kind.PAIRWISE:
-                    run = judge_run_create_pairwise(
-                        config=data["config"],
-                        dataset=data["dataset"],
-                        user=request.user,
-                        sample=data["pair_sample"],
-                        allow_tie=data["allow_tie"],
-                        probe=data["probe"] or "",
-                        name=data["name"],
-                    )
-                elif data["kind"] in ANNOTATION_KINDS:
-                    run = judge_run_create_annotation(
-                        config=data["config"],
-                        dataset=data["dataset"],
-                        user=request.user,
-                        kind=data["kind"],
-                        instruction_limit=data["instruction_limit"],
-                        name=data["name"],
-                    )
-                else:
-                    run = judge_run_create(
-                        config=data["config"],
-                        dataset=data["dataset"],
-                        user=request.user,
-                        models=data["models"],
-                        instruction_limit=data["instruction_limit"],
-                        name=data["name"],
-                    )
+                pairwise = data["kind"] == JudgeRun.Kind.PAIRWISE
+                run = judge_run_create(
+                    config=data["config"],
+                    dataset=data["dataset"],
+                    user=request.user,
+                    kind=data["kind"],
+                    models=data["models"]
+                    if data["kind"] == JudgeRun.Kind.POINTWISE
+                    else None,
+                    instruction_limit=None if pairwise else data["instruction_limit"],
+                    sample=data["pair_sample"] if pairwise else None,
+                    allow_tie=data["allow_tie"],
+                    probe=(data["probe"] or "") if pairwise else "",
+                    name=data["name"],
+                )
                 if data["start"]:
                     run = judge_run_start(run=run, user=request.user)
             except DomainError as exc:
@@ -281,14 +258,7 @@ def run_new(request: HttpRequest) -> HttpResponse:
         "kind": kind,
         "chosen_models": chosen_models,
         "is_annotation": kind in ANNOTATION_KINDS,
-        "estimate": _estimate(
-            config,
-            dataset,
-            kind,
-            chosen_models,
-            _limit(params.get("instruction_limit")),
-            {name for name, _ in available},
-        ),
+        "estimate": _estimate(config, dataset, params, {n for n, _ in available}),
     }
     fragment = "run-models" if request.htmx.target == "run-models" else "run-estimate"
     return _render(request, "judging/run_new.html", fragment, context, status=status)
@@ -647,7 +617,7 @@ def prompt_list(request: HttpRequest) -> HttpResponse:
     if request.GET.get("from", "").isdigit():
         base = templates.filter(pk=int(request.GET["from"])).first()
     if base is None and request.method == "GET":
-        from judging.services.runs import prompt_get_builtin
+        from judging.services.prompts import prompt_get_builtin
 
         base = prompt_get_builtin(PromptTemplate.Kind.POINTWISE)
     form = {

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from annotation.models import Dataset, Response, Skill
 from judging.models import JudgeCall, JudgeConfig, JudgeRun, JudgeScore
-from judging.services.runs import judge_config_create
+from judging.services.configs import judge_config_create
 from tests.factories import DatasetFactory, InstructionFactory, ResponseFactory
 
 KEY_ENV = "FLASK_TEST_JUDGE_KEY"

@@ -406,7 +406,7 @@ def test_calls_record_the_hash_of_their_rendered_prompt(eager_tasks, fake_server
 @pytest.mark.parametrize("kind", ["metadata", "checklist"])
 def test_annotation_runs_store_suggestions(eager_tasks, fake_server, kind):
     from judging.models import MetadataSuggestion
-    from judging.services.suggestions import judge_run_create_annotation
+    from judging.services.runs import judge_run_create_annotation
 
     base = fake_server(latency_ms=1)
     config, user = make_config(base, output_mode="text")
@@ -430,7 +430,7 @@ def test_annotation_runs_store_suggestions(eager_tasks, fake_server, kind):
 
 
 def test_checklist_runs_skip_instructions_that_have_one(eager_tasks, fake_server):
-    from judging.services.suggestions import judge_run_create_annotation
+    from judging.services.runs import judge_run_create_annotation
 
     config, user = make_config(fake_server(latency_ms=1), output_mode="text")
     dataset = make_dataset(n_instructions=3)

@@ -10,8 +10,8 @@ from django.urls import reverse
 from annotation.errors import DomainError
 from annotation.models import Instruction, InstructionSkill
 from judging.models import JudgeCall, JudgeRun, MetadataSuggestion
+from judging.services.runs import judge_run_create_annotation
 from judging.services.suggestions import (
-    judge_run_create_annotation,
     suggestion_accept,
     suggestion_accept_all,
     suggestion_reject,

@@ -70,8 +70,11 @@ def test_a_placeholder_judge_of_imported_verdicts_cannot_start_runs(
 ):
     from annotation.errors import DomainError
     from judging.models import JudgeConfig
-    from judging.services.runs import judge_run_create, judge_run_create_pairwise
-    from judging.services.suggestions import judge_run_create_annotation
+    from judging.services.runs import (
+        judge_run_create,
+        judge_run_create_annotation,
+        judge_run_create_pairwise,
+    )
 
     dataset, *_ = pref_setup
     placeholder = JudgeConfig.objects.create(name="imported only")  # no URL, no model
@@ -85,3 +88,45 @@ def test_a_placeholder_judge_of_imported_verdicts_cannot_start_runs(
         assert [p.field for p in exc.value.problems][0] == "config"
         assert "no endpoint" in str(exc.value)
     assert not JudgeRun.objects.filter(config=placeholder).exists()
+
+
+@pytest.mark.parametrize(
+    "kind, extra",
+    [
+        ("pairwise", {"pair_sample": 3}),
+        ("pairwise", {}),
+        ("pointwise", {"instruction_limit": 1}),
+        ("checklist", {}),
+    ],
+)
+def test_run_form_and_run_page_show_the_same_estimate(
+    pref_setup, researcher, client_for, kind, extra
+):
+    """One cost rule over the same items: what the form promises before the run is
+    created is what the run page says the run will cost (calls, tokens, cost)."""
+    import re
+
+    dataset, *_ = pref_setup
+    config = make_config(
+        researcher,
+        name=f"priced judge {kind}",
+        price_input_per_m=3,
+        price_output_per_m=15,
+    )
+    client = client_for(researcher)
+    url = reverse("judging:run-new")
+    params = {"config": config.pk, "dataset": dataset.pk, "kind": kind, **extra}
+    form = client.get(
+        url, params, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="run-estimate"
+    )
+    html = form.content.decode()
+    calls = re.search(r'id="estimate-calls">([\d,]+)<', html).group(1)
+    tokens = re.search(r'id="estimate-tokens">([\d,]+)<', html).group(1)
+    cost = re.search(r'id="estimate-cost">([^<]+)<', html).group(1)
+    assert int(tokens.replace(",", "")) > 0
+    created = client.post(url, {**params, "name": f"estimate {kind}"})
+    assert created.status_code == 302, created.content.decode()[:2000]
+    run = JudgeRun.objects.get(name=f"estimate {kind}")
+    page = client.get(reverse("judging:run-detail", args=[run.pk])).content.decode()
+    estimated = re.search(r"Estimated</th><td>([^<]+)</td>", page).group(1)
+    assert estimated == f"{calls} calls · {tokens} tokens · {cost}"

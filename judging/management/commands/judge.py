@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import time
 from decimal import Decimal, InvalidOperation
-from urllib.parse import urlparse
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -26,14 +25,9 @@ from judging.management.commands._cli import command_user
 from judging.models import JudgeConfig, JudgeRun, PromptTemplate
 from judging.selectors import runs as selectors
 from judging.selectors.pairwise import pairwise_verdict_counts
-from judging.services.runs import (
-    judge_config_create,
-    judge_run_create,
-    judge_run_create_pairwise,
-    judge_run_start,
-    prompt_get_builtin,
-)
-from judging.services.suggestions import judge_run_create_annotation
+from judging.services.configs import judge_config_get_or_create
+from judging.services.prompts import prompt_get_builtin
+from judging.services.runs import judge_run_create, judge_run_start
 from judging.templatetags.judging_ui import duration, money
 
 POLL_SECONDS = 2.0
@@ -187,37 +181,21 @@ class Command(BaseCommand):
         if pair_options and options["kind"] != "pairwise":
             raise CommandError(f"{', '.join(pair_options)} need --kind pairwise")
         try:
-            if options["kind"] == "pairwise":
-                run = judge_run_create_pairwise(
-                    config=config,
-                    dataset=dataset,
-                    user=user,
-                    categories=options["category"],
-                    sample=options["sample"],
-                    seed=options["seed"],
-                    allow_tie=not options["no_ties"],
-                    probe=options["probe"],
-                    cue=options["cue"],
-                    name=options["name"],
-                )
-            elif options["kind"] == "pointwise":
-                run = judge_run_create(
-                    config=config,
-                    dataset=dataset,
-                    user=user,
-                    models=options["models"],
-                    instruction_limit=options["limit"],
-                    name=options["name"],
-                )
-            else:
-                run = judge_run_create_annotation(
-                    config=config,
-                    dataset=dataset,
-                    user=user,
-                    kind=options["kind"],
-                    instruction_limit=options["limit"],
-                    name=options["name"],
-                )
+            run = judge_run_create(
+                config=config,
+                dataset=dataset,
+                user=user,
+                kind=options["kind"],
+                models=options["models"] if options["kind"] == "pointwise" else None,
+                instruction_limit=options["limit"],
+                categories=options["category"],
+                sample=options["sample"],
+                seed=options["seed"],
+                allow_tie=not options["no_ties"],
+                probe=options["probe"],
+                cue=options["cue"],
+                name=options["name"],
+            )
             estimate = run.estimate or {}
             self.stdout.write(
                 f"Run {run.pk}: {run.name} · {run.total_calls:,} calls · estimate "
@@ -283,49 +261,12 @@ class Command(BaseCommand):
             for option, name in optional.items():
                 if options[option] is not None:
                     fields[name] = options[option]
-        return self._get_or_create_config(fields, user)
-
-    def _get_or_create_config(self, fields: dict, user) -> JudgeConfig:
-        """A config with exactly these settings (others at their defaults), reused if
-        one exists; otherwise created under a name made from the model and host."""
-        wanted = {
-            f.name: f.get_default()
-            for f in JudgeConfig._meta.concrete_fields
-            if f.name
-            in {
-                "backend",
-                "base_url",
-                "model",
-                "api_key_env",
-                "temperature",
-                "max_tokens",
-                "samples",
-                "output_mode",
-                "price_input_per_m",
-                "price_output_per_m",
-                "max_concurrency",
-                "requests_per_minute",
-                "tokens_per_minute",
-                "is_dev_server",
-            }
-        }
-        base_name = fields.pop("name", None)
-        wanted.update(fields)
-        existing = JudgeConfig.objects.filter(**wanted).order_by("pk").first()
-        if existing is not None:
-            return existing
-        if base_name is None:
-            host = urlparse(wanted["base_url"]).netloc or wanted["base_url"]
-            base_name = f"{wanted['model']} @ {host}"[:90]
-        name, n = base_name, 1
-        while JudgeConfig.objects.filter(name=name).exists():
-            n += 1
-            name = f"{base_name} #{n}"
         try:
-            config = judge_config_create(user=user, name=name, **wanted)
+            config, created = judge_config_get_or_create(user=user, **fields)
         except DomainError as exc:
             raise refused(exc, self.stderr) from exc
-        self.stdout.write(f"Created judge config {config.name!r} (id {config.pk}).")
+        if created:
+            self.stdout.write(f"Created judge config {config.name!r} (id {config.pk}).")
         return config
 
     def _wait(self, run: JudgeRun) -> None:
