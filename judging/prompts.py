@@ -135,7 +135,20 @@ def template_problems(user_text: str) -> list[str]:
     ]
 
 
-def _skill_lines(skill: SkillSpec, questions: list[str]) -> list[str]:
+JUDGE_CHECKLIST_HEADING = (
+    "Checklist for this skill (consider each question while judging):"
+)
+
+
+def skill_lines(
+    skill: SkillSpec,
+    questions: list[str],
+    checklist_heading: str = JUDGE_CHECKLIST_HEADING,
+) -> list[str]:
+    """The text block of one skill: name, key, criteria, one line per score level,
+    the skill's checklist questions and, for Metacognition, the note that a justified
+    refusal can earn the top score. The one home of this text: judge prompts (both
+    layouts) and the training examples of `analysis.exports.examples` use it."""
     lines = [
         f"Skill: {skill.name}",
         f"Skill key: {skill.key}",
@@ -143,7 +156,7 @@ def _skill_lines(skill: SkillSpec, questions: list[str]) -> list[str]:
     ]
     lines += [f"Score {i}: {a.strip()}" for i, a in enumerate(skill.anchors, start=1)]
     if questions:
-        lines.append("Checklist for this skill (consider each question while judging):")
+        lines.append(checklist_heading)
         lines += [f"- {q}" for q in questions]
     if _norm(skill.key) == "metacognition" or _norm(skill.name) == "metacognition":
         lines.append(_METACOGNITION_NOTE)
@@ -173,7 +186,7 @@ def rubric_block(inp: PointwiseInput) -> str:
     per_skill, _ = _split_checklist(inp)
     parts = [f"### Rubric ({len(inp.skills)} skills)"]
     for skill in inp.skills:
-        parts.append("\n".join(_skill_lines(skill, per_skill[skill.key])))
+        parts.append("\n".join(skill_lines(skill, per_skill[skill.key])))
     return "\n\n".join(parts) + "\n\n"
 
 
@@ -340,7 +353,7 @@ def render_pointwise_flame(
         raise ValueError("a pointwise prompt needs at least one skill")
     per_skill, general = _split_checklist(inp)
     rubric = "\n\n".join(
-        "\n".join(_skill_lines(s, per_skill[s.key])) for s in inp.skills
+        "\n".join(skill_lines(s, per_skill[s.key])) for s in inp.skills
     )
     instructions = (
         "Rate the response to the user's request on each skill below, using the "

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 
-from judging.prompts import SkillSpec, render_flame
+from judging.prompts import SkillSpec, render_flame, skill_lines
 
 
 def split_for(instruction_key: str, *, seed: int, validation_fraction: float) -> str:
@@ -27,19 +27,7 @@ def split_for(instruction_key: str, *, seed: int, validation_fraction: float) ->
     return "validation" if unit < validation_fraction else "train"
 
 
-def _skill_lines(skill: SkillSpec, questions: list[str]) -> list[str]:
-    lines = [
-        f"Skill: {skill.name}",
-        f"Skill key: {skill.key}",
-        f"Criteria: {skill.criteria.strip()}",
-    ]
-    lines += [f"Score {i}: {a.strip()}" for i, a in enumerate(skill.anchors, start=1)]
-    if questions:
-        lines.append("Checklist for this skill (questions the rater was shown):")
-        lines += [f"- {q}" for q in questions]
-    return lines
-
-
+TRAINING_CHECKLIST_HEADING = "Checklist for this skill (questions the rater was shown):"
 _POINTWISE_TASK = (
     "Rate the response to the user's request on the one skill described below, "
     "using its criteria and the description of each score level. Scores are whole "
@@ -81,7 +69,10 @@ def pointwise_input(
         elif key == skill.key:
             own.append(question)
     instructions = (
-        _POINTWISE_TASK + "\n\n" + "\n".join(_skill_lines(skill, own)) + "\n\n"
+        _POINTWISE_TASK
+        + "\n\n"
+        + "\n".join(skill_lines(skill, own, TRAINING_CHECKLIST_HEADING))
+        + "\n\n"
     )
     if general:
         instructions += (

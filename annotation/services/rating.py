@@ -21,6 +21,7 @@ from django.http import Http404
 from django.utils import timezone
 
 from annotation.errors import DomainError, Problem
+from annotation.importers.base import is_na
 from annotation.models import (
     Assignment,
     Campaign,
@@ -135,9 +136,7 @@ def _validate_scores(
             )
             continue
         value = scores[key]
-        if value is None or (
-            isinstance(value, str) and value.strip().lower() in {"na", "n/a"}
-        ):
+        if value is None or is_na(value):
             score = None
         elif isinstance(value, bool):
             problems.append(Problem("must be 1-5 or N/A", field=f"scores.{key}"))

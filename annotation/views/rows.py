@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from django.http import QueryDict
 
 from annotation.errors import Problem
+from annotation.importers.base import is_na
 from annotation.models import Ability, Skill
 from annotation.views.common import METACOGNITION
 
@@ -106,7 +107,7 @@ def parse_scores(post: QueryDict) -> tuple[dict, dict, dict[str, str]]:
             if not value:
                 continue
             raw[key] = value.lower()
-            if value.lower() in {"na", "n/a"}:
+            if is_na(value):
                 scores[key] = None
             elif value.isdigit():
                 scores[key] = int(value)

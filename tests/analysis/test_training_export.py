@@ -838,3 +838,26 @@ def test_dataset_page_links_the_exports(client_for, researcher, scored):
     csv = client_for(researcher).get(f"{score_export}?format=csv")
     assert csv.status_code == 200 and csv["Content-Type"].startswith("text/csv")
     assert b"".join(csv.streaming_content).startswith(b"dataset,")
+
+
+def test_training_text_and_judge_prompt_share_the_skill_block():
+    """One text per skill: a training example shows the skill exactly as the judge
+    prompt does, the Metacognition note included (it used to be judge-only)."""
+    from analysis.exports.examples import pointwise_input
+    from judging.prompts import _METACOGNITION_NOTE, SkillSpec, skill_lines
+
+    skill = SkillSpec(
+        "metacognition",
+        "Metacognition",
+        "Knows what it does not know.",
+        ("one", "two", "three", "four", "five"),
+    )
+    text = pointwise_input(
+        instruction="What will the weather be in a year?",
+        reference=None,
+        response="Nobody can know that reliably.",
+        skill=skill,
+    )
+    block = "\n".join(skill_lines(skill, []))
+    assert block in text
+    assert _METACOGNITION_NOTE in text

@@ -18,12 +18,13 @@ from django.db.models import Q
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from annotation.importers.base import NA_WORDS
 from annotation.models import Campaign, Dataset
 
 SCORE_SCHEMA = {
     "oneOf": [
         {"type": "integer", "minimum": 1, "maximum": 5},
-        {"type": "string", "enum": ["na", "n/a"]},
+        {"type": "string", "enum": sorted(NA_WORDS)},
     ],
     "nullable": True,
     "description": '1-5, or N/A as null or "na".',
