@@ -1,4 +1,4 @@
-"""Shared by `import_flask` and `import_dataset`: reading files, printing the outcome.
+"""Shared by the import commands: their common options, reading files, the outcome.
 
 Not a command itself (Django skips command modules whose name starts with `_`).
 """
@@ -11,6 +11,26 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.errors import DomainError
 from annotation.services import ImportReport, import_check_sizes
+
+
+def add_file_options(parser, *, fields, dataset_help: str = "Dataset name.") -> None:
+    """The options every row-file import takes: FILE, --dataset, --format and the
+    repeatable --map FIELD=COLUMN (parsed by `importers.base.parse_field_map`)."""
+    parser.add_argument("file", help="The JSONL or CSV file.")
+    parser.add_argument("--dataset", required=True, help=dataset_help)
+    parser.add_argument(
+        "--format",
+        choices=["jsonl", "csv"],
+        help="File format (default: from the extension, .csv or .jsonl).",
+    )
+    parser.add_argument(
+        "--map",
+        action="append",
+        default=[],
+        metavar="FIELD=COLUMN",
+        help=f"Read FIELD from COLUMN (repeatable). Fields: {', '.join(fields)}. "
+        "An unmapped field is read from the column of the same name.",
+    )
 
 
 def read_files(paths: list[Path]) -> list[tuple[str, bytes]]:

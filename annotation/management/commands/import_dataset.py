@@ -12,7 +12,12 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.errors import DomainError
 from annotation.importers.generic import FIELDS
-from annotation.management.commands._import_cli import print_report, read_files, refused
+from annotation.management.commands._import_cli import (
+    add_file_options,
+    print_report,
+    read_files,
+    refused,
+)
 from annotation.services import dataset_import_files
 
 FORMAT_BY_SUFFIX = {
@@ -31,21 +36,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("file", help="The JSONL or CSV file.")
-        parser.add_argument("--dataset", required=True, help="Dataset name.")
-        parser.add_argument(
-            "--format",
-            choices=["jsonl", "csv"],
-            help="File format (default: from the extension, .csv or .jsonl).",
-        )
-        parser.add_argument(
-            "--map",
-            action="append",
-            default=[],
-            metavar="FIELD=COLUMN",
-            help=f"Read FIELD from COLUMN (repeatable). Fields: {', '.join(FIELDS)}. "
-            "An unmapped field is read from the column of the same name.",
-        )
+        add_file_options(parser, fields=FIELDS)
         parser.add_argument(
             "--model", help="Model name for rows with a response but no model column."
         )

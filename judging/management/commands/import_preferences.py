@@ -15,7 +15,11 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.errors import DomainError
 from annotation.importers.preferences import FIELDS, LABEL_SCHEMES
-from annotation.management.commands._import_cli import read_files, refused
+from annotation.management.commands._import_cli import (
+    add_file_options,
+    read_files,
+    refused,
+)
 from annotation.services.preferences import (
     PreferenceImportReport,
     preferences_import,
@@ -34,22 +38,8 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("file", help="The JSONL or CSV file.")
-        parser.add_argument(
-            "--dataset", required=True, help="Dataset name (created if new)."
-        )
-        parser.add_argument(
-            "--format",
-            choices=["jsonl", "csv"],
-            help="File format (default: from the extension, .csv or .jsonl).",
-        )
-        parser.add_argument(
-            "--map",
-            action="append",
-            default=[],
-            metavar="FIELD=COLUMN",
-            help=f"Read FIELD from COLUMN (repeatable). Fields: {', '.join(FIELDS)}. "
-            "An unmapped field is read from the column of the same name.",
+        add_file_options(
+            parser, fields=FIELDS, dataset_help="Dataset name (created if new)."
         )
         parser.add_argument(
             "--label-scheme",
