@@ -1,0 +1,59 @@
+"""The annotation app's data, by concept (re-exported here: one import path).
+
+`datasets` (rubrics, skills, datasets, instructions, responses), `imports`,
+`campaigns` (campaigns, items, assignments, human scores) and `preferences`.
+
+Invariants live in the database where it can hold them (unique keys, value ranges);
+the rest (a relevant skill belongs to the dataset's rubric, frozen rubrics) is enforced
+by the services and, on PostgreSQL, by a constraint trigger (see migration 0002).
+"""
+
+from annotation.models.campaigns import (
+    Assignment,
+    Campaign,
+    CampaignItem,
+    HumanScore,
+    ShownOrder,
+)
+from annotation.models.datasets import (
+    Ability,
+    Dataset,
+    Difficulty,
+    Domain,
+    Instruction,
+    InstructionSkill,
+    Response,
+    Rubric,
+    Skill,
+)
+from annotation.models.imports import (
+    ImportJob,
+)
+from annotation.models.preferences import (
+    EvaluatedModel,
+    HumanPreference,
+    PreferenceLabel,
+    PreferencePair,
+)
+
+__all__ = [
+    "Ability",
+    "Dataset",
+    "Difficulty",
+    "Domain",
+    "Instruction",
+    "InstructionSkill",
+    "Response",
+    "Rubric",
+    "Skill",
+    "ImportJob",
+    "Assignment",
+    "Campaign",
+    "CampaignItem",
+    "HumanScore",
+    "ShownOrder",
+    "EvaluatedModel",
+    "HumanPreference",
+    "PreferenceLabel",
+    "PreferencePair",
+]

@@ -1,0 +1,290 @@
+"""Rating campaigns, their items, raters' assignments and human scores."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+
+from annotation.models.datasets import Dataset, Response, Skill
+
+
+class ShownOrder(models.TextChoices):
+    """Which response a rater saw first (as "A") in a pairwise comparison."""
+
+    ORIGINAL = "12", "Response 1 as A"
+    SWAPPED = "21", "Response 2 as A"
+
+
+class Campaign(models.Model):
+    """A human rating project over a dataset's responses.
+
+    Which skills a rater scores: each instruction's own relevant skills (the FLASK
+    default), every skill of the rubric, or a chosen list. `overlap` raters score each
+    response, or only `overlap_percent` % of them (a seeded sample) while the rest get
+    one rater, so agreement can be measured cheaply.
+    """
+
+    class SkillMode(models.TextChoices):
+        INSTRUCTION = (
+            "instruction",
+            "Each instruction's relevant skills (FLASK default)",
+        )
+        ALL = "all", "Every skill of the rubric"
+        CHOSEN = "chosen", "A chosen list of skills"
+
+    class Status(models.TextChoices):
+        ACTIVE = "active", "Active"
+        PAUSED = "paused", "Paused"
+        CLOSED = "closed", "Closed"
+
+    class Kind(models.TextChoices):
+        POINTWISE = "pointwise", "Pointwise skill scores"
+        PAIRWISE = "pairwise", "Pairwise preference"
+
+    name = models.CharField(max_length=200)
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.POINTWISE)
+    dataset = models.ForeignKey(
+        Dataset, on_delete=models.PROTECT, related_name="campaigns"
+    )
+    models_included = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Model names to rate; empty means every model.",
+    )
+    skill_mode = models.CharField(
+        max_length=20, choices=SkillMode.choices, default=SkillMode.INSTRUCTION
+    )
+    chosen_skills = models.ManyToManyField(Skill, blank=True, related_name="+")
+    overlap = models.PositiveSmallIntegerField(default=1)
+    overlap_percent = models.PositiveSmallIntegerField(
+        default=100,
+        help_text="Share of responses that get `overlap` raters; the rest get one.",
+    )
+    show_reference = models.BooleanField(default=True)
+    show_model_names = models.BooleanField(default=False)
+    lock_ttl_minutes = models.PositiveIntegerField(default=30)
+    rater_quota = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="At most this many responses per rater (optional).",
+    )
+    guidelines = models.TextField(blank=True, help_text="Markdown shown to raters.")
+    raters = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, blank=True, related_name="rating_campaigns"
+    )
+    status = models.CharField(
+        max_length=10, choices=Status.choices, default=Status.ACTIVE
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(overlap__gte=1), name="campaign_overlap_gte_1"
+            ),
+            models.CheckConstraint(
+                condition=Q(overlap_percent__gte=0, overlap_percent__lte=100),
+                name="campaign_overlap_percent_0_100",
+            ),
+            models.CheckConstraint(
+                condition=Q(lock_ttl_minutes__gte=1), name="campaign_lock_ttl_gte_1"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class CampaignItem(models.Model):
+    """One response to be rated in a campaign, with its rating slots.
+
+    `target` raters should submit; `submitted` have; `reserved` hold a live lock.
+    `open_slots = target - submitted - reserved` is kept in the row so that the next-item
+    query is one index scan. Changed only under a row lock (services.rating).
+    """
+
+    # No index of its own: the unique (campaign, response) index serves campaign lookups.
+    campaign = models.ForeignKey(
+        Campaign, on_delete=models.CASCADE, related_name="items", db_index=False
+    )
+    response = models.ForeignKey(Response, on_delete=models.PROTECT, related_name="+")
+    # Pairwise campaigns: the pair to compare; `response` is then pair.response_1.
+    pair = models.ForeignKey(
+        "PreferencePair",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+    )
+    target = models.PositiveSmallIntegerField()
+    submitted = models.PositiveSmallIntegerField(default=0)
+    reserved = models.PositiveSmallIntegerField(default=0)
+    open_slots = models.SmallIntegerField()
+    position = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["campaign_id", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign", "response"],
+                condition=Q(pair__isnull=True),
+                name="campaign_item_response_unique",
+            ),
+            models.UniqueConstraint(
+                fields=["campaign", "pair"],
+                condition=Q(pair__isnull=False),
+                name="campaign_item_pair_unique",
+            ),
+            # The overlap invariant, held by the database itself.
+            models.CheckConstraint(
+                condition=Q(submitted__lte=F("target")),
+                name="campaign_item_submitted_lte_target",
+            ),
+            models.CheckConstraint(
+                condition=Q(open_slots__gte=0)
+                & Q(open_slots=F("target") - F("submitted") - F("reserved")),
+                name="campaign_item_slots_consistent",
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["campaign", "-submitted", "position"],
+                condition=Q(open_slots__gt=0),
+                name="campaign_item_open_idx",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"campaign {self.campaign_id} / response {self.response_id}"
+
+
+class Assignment(models.Model):
+    """One response served to one rater in a campaign, and what became of it.
+
+    Status: ``served`` (the rater holds a slot until `expires_at`) -> ``submitted`` |
+    ``skipped`` | ``expired``. `reason` says why it was served. Unique per
+    (campaign, response, rater): a rater never gets the same response twice.
+    """
+
+    class Status(models.TextChoices):
+        SERVED = "served", "Served"
+        SUBMITTED = "submitted", "Submitted"
+        SKIPPED = "skipped", "Skipped"
+        EXPIRED = "expired", "Expired"
+
+    # Indexed through (campaign, rater, status) and the unique (campaign, response, rater).
+    campaign = models.ForeignKey(
+        Campaign, on_delete=models.CASCADE, related_name="assignments", db_index=False
+    )
+    item = models.ForeignKey(
+        CampaignItem, on_delete=models.CASCADE, related_name="assignments"
+    )
+    response = models.ForeignKey(Response, on_delete=models.PROTECT, related_name="+")
+    # Pairwise campaigns: the pair served and the order shown ("12": response_1 as A,
+    # "21": response_2 as A), drawn per rater at serve time.
+    pair = models.ForeignKey(
+        "PreferencePair",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+    )
+    shown_order = models.CharField(max_length=2, choices=ShownOrder.choices, blank=True)
+    rater = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="assignments"
+    )
+    status = models.CharField(
+        max_length=10, choices=Status.choices, default=Status.SERVED
+    )
+    reason = models.CharField(max_length=200)
+    served_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+    active_seconds = models.FloatField(null=True, blank=True)
+    skip_reason = models.CharField(max_length=500, blank=True)
+    note = models.TextField(
+        blank=True, help_text="What happened, e.g. a refused late submit."
+    )
+    updated_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-served_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign", "response", "rater"],
+                condition=Q(pair__isnull=True),
+                name="assignment_once_per_rater",
+            ),
+            models.UniqueConstraint(
+                fields=["campaign", "pair", "rater"],
+                condition=Q(pair__isnull=False),
+                name="assignment_pair_once_per_rater",
+            ),
+            models.CheckConstraint(
+                condition=Q(shown_order__in=["", "12", "21"]),
+                name="assignment_shown_order_valid",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["campaign", "rater", "status"]),
+            models.Index(
+                fields=["campaign", "expires_at"],
+                condition=Q(status="served"),
+                name="assignment_live_idx",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.rater_id} on {self.response_id} ({self.status})"
+
+    @property
+    def seconds_on_task(self) -> float | None:
+        if self.submitted_at is None:
+            return None
+        return (self.submitted_at - self.served_at).total_seconds()
+
+
+class HumanScore(models.Model):
+    """A rater's score for one skill of one response: 1-5, or N/A (score is null)."""
+
+    assignment = models.ForeignKey(
+        Assignment, on_delete=models.CASCADE, related_name="scores"
+    )
+    skill = models.ForeignKey(Skill, on_delete=models.PROTECT, related_name="+")
+    score = models.PositiveSmallIntegerField(null=True, blank=True)
+    rationale = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["assignment_id", "skill__position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["assignment", "skill"], name="human_score_unique"
+            ),
+            models.CheckConstraint(
+                condition=Q(score__isnull=True) | Q(score__gte=1, score__lte=5),
+                name="human_score_1_5_or_na",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.skill_id}={'N/A' if self.score is None else self.score}"
+
+    @property
+    def is_na(self) -> bool:
+        return self.score is None
+
+
+# --- Pairwise preferences -----------------------------------------------------------------

@@ -1,0 +1,235 @@
+"""Rubrics and skills, datasets, instructions and model responses."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class Ability(models.TextChoices):
+    """The four primary abilities of FLASK, in the paper's order."""
+
+    LOGICAL_THINKING = "logical_thinking", "Logical Thinking"
+    BACKGROUND_KNOWLEDGE = "background_knowledge", "Background Knowledge"
+    PROBLEM_HANDLING = "problem_handling", "Problem Handling"
+    USER_ALIGNMENT = "user_alignment", "User Alignment"
+
+
+class Domain(models.TextChoices):
+    """The ten FLASK domains."""
+
+    HUMANITIES = "humanities", "Humanities"
+    LANGUAGE = "language", "Language"
+    CULTURE = "culture", "Culture"
+    HEALTH = "health", "Health"
+    HISTORY = "history", "History"
+    NATURAL_SCIENCE = "natural_science", "Natural Science"
+    MATH = "math", "Math"
+    SOCIAL_SCIENCE = "social_science", "Social Science"
+    TECHNOLOGY = "technology", "Technology"
+    CODING = "coding", "Coding"
+
+
+class Difficulty(models.IntegerChoices):
+    """FLASK's five difficulty levels (null on an instruction means unknown)."""
+
+    SIMPLE_LIFESTYLE = 1, "Simple lifestyle knowledge"
+    ADVANCED_LIFESTYLE = 2, "Advanced lifestyle knowledge"
+    FORMAL_EDUCATION = 3, "Formal education knowledge"
+    MAJOR_LEVEL = 4, "Major level knowledge"
+    EXPERT_LEVEL = 5, "Expert level knowledge"
+
+
+class Rubric(models.Model):
+    """A versioned set of skills. Frozen (read-only) once any score uses it."""
+
+    name = models.CharField(max_length=100)
+    version = models.PositiveIntegerField(default=1)
+    description = models.TextField(blank=True)
+    is_builtin = models.BooleanField(default=False)
+    frozen_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "version"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["name", "version"], name="rubric_name_version_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} v{self.version}"
+
+    @property
+    def is_frozen(self) -> bool:
+        return self.frozen_at is not None
+
+
+class Skill(models.Model):
+    """One scored skill of a rubric, with its criteria and the five score anchors."""
+
+    rubric = models.ForeignKey(Rubric, on_delete=models.CASCADE, related_name="skills")
+    key = models.SlugField(max_length=64)
+    name = models.CharField(max_length=100)
+    ability = models.CharField(max_length=32, choices=Ability.choices)
+    criteria = models.TextField()
+    anchor_1 = models.TextField()
+    anchor_2 = models.TextField()
+    anchor_3 = models.TextField()
+    anchor_4 = models.TextField()
+    anchor_5 = models.TextField()
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["rubric_id", "position", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["rubric", "key"], name="skill_rubric_key_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def anchors(self) -> list[tuple[int, str]]:
+        return [
+            (1, self.anchor_1),
+            (2, self.anchor_2),
+            (3, self.anchor_3),
+            (4, self.anchor_4),
+            (5, self.anchor_5),
+        ]
+
+
+class Dataset(models.Model):
+    """A named collection of instructions (and their responses) scored with one rubric."""
+
+    name = models.CharField(max_length=200, unique=True)
+    description = models.TextField(blank=True)
+    rubric = models.ForeignKey(
+        Rubric, on_delete=models.PROTECT, related_name="datasets"
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Instruction(models.Model):
+    """One evaluation instance: the prompt, its reference answer and its FLASK metadata.
+
+    `domains` holds 0-2 `Domain` values; `difficulty` is 1-5 or null (unknown);
+    relevant skills are ordered (most relevant first) through `InstructionSkill`.
+    `checklist` is an optional list of ``{"skill": key or null, "question": str}``
+    (FLASK-Hard's instance-specific rubric).
+    """
+
+    dataset = models.ForeignKey(
+        Dataset, on_delete=models.CASCADE, related_name="instructions"
+    )
+    external_id = models.CharField(max_length=200)
+    text = models.TextField()
+    reference_answer = models.TextField(blank=True)
+    source_task = models.CharField(max_length=200, blank=True, db_index=True)
+    domain_1 = models.CharField(max_length=32, choices=Domain.choices, blank=True)
+    domain_2 = models.CharField(max_length=32, choices=Domain.choices, blank=True)
+    difficulty = models.PositiveSmallIntegerField(
+        choices=Difficulty.choices, null=True, blank=True
+    )
+    is_hard = models.BooleanField(default=False, help_text="Part of FLASK-Hard")
+    checklist = models.JSONField(null=True, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    position = models.PositiveIntegerField(default=0)
+    skills = models.ManyToManyField(Skill, through="InstructionSkill", related_name="+")
+
+    class Meta:
+        ordering = ["dataset_id", "position", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["dataset", "external_id"],
+                name="instruction_dataset_external_id_unique",
+            ),
+            models.CheckConstraint(
+                condition=Q(difficulty__isnull=True)
+                | Q(difficulty__gte=1, difficulty__lte=5),
+                name="instruction_difficulty_1_5_or_null",
+            ),
+            models.CheckConstraint(
+                condition=~Q(domain_1="") | Q(domain_2=""),
+                name="instruction_domain_2_needs_domain_1",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["dataset", "difficulty"]),
+            models.Index(fields=["dataset", "domain_1"]),
+            models.Index(fields=["dataset", "domain_2"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.dataset_id}:{self.external_id}"
+
+    @property
+    def domains(self) -> list[str]:
+        return [d for d in (self.domain_1, self.domain_2) if d]
+
+    def get_domains_display(self) -> list[str]:
+        labels = dict(Domain.choices)
+        return [labels.get(d, d) for d in self.domains]
+
+
+class InstructionSkill(models.Model):
+    """An instruction's relevant skill at a rank (0 = most relevant)."""
+
+    instruction = models.ForeignKey(
+        Instruction, on_delete=models.CASCADE, related_name="skill_links"
+    )
+    skill = models.ForeignKey(Skill, on_delete=models.PROTECT, related_name="+")
+    rank = models.PositiveSmallIntegerField()
+
+    class Meta:
+        ordering = ["instruction_id", "rank"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["instruction", "skill"], name="instruction_skill_unique"
+            ),
+            models.UniqueConstraint(
+                fields=["instruction", "rank"], name="instruction_skill_rank_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.instruction_id}#{self.rank}: {self.skill_id}"
+
+
+class Response(models.Model):
+    """One evaluated model's answer to an instruction. Immutable once imported."""
+
+    instruction = models.ForeignKey(
+        Instruction, on_delete=models.CASCADE, related_name="responses"
+    )
+    model_name = models.CharField(max_length=200)
+    text = models.TextField()
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["instruction_id", "model_name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["instruction", "model_name"],
+                name="response_instruction_model_unique",
+            ),
+        ]
+        indexes = [models.Index(fields=["model_name"])]
+
+    def __str__(self) -> str:
+        return f"{self.instruction_id}/{self.model_name}"

@@ -1,0 +1,82 @@
+"""Import jobs: an uploaded file, its validation report and its outcome."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from annotation.models.datasets import Dataset
+
+
+class ImportJob(models.Model):
+    """One import of one or more files into a dataset, with its validation report.
+
+    Lifecycle: ``validated`` (parsed, problems listed, nothing written) or ``invalid``
+    -> ``queued`` -> ``running`` -> ``succeeded`` | ``failed``. `errors` keeps every
+    rejected line with its reason, so a refused file leaves a record.
+    """
+
+    class Status(models.TextChoices):
+        VALIDATED = "validated", "Validated"
+        INVALID = "invalid", "Invalid"
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+
+    class Format(models.TextChoices):
+        FLASK = "flask", "FLASK evaluation set (JSONL)"
+        FLASK_OUTPUTS = "flask_outputs", "FLASK model outputs (JSONL)"
+        JSONL = "jsonl", "Generic JSONL"
+        CSV = "csv", "Generic CSV"
+
+    dataset_name = models.CharField(max_length=200)
+    dataset = models.ForeignKey(
+        Dataset,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="imports",
+    )
+    format = models.CharField(max_length=20, choices=Format.choices)
+    options = models.JSONField(default=dict, blank=True)
+    files = models.JSONField(
+        default=list, help_text="[{name, path, size}] of stored uploads"
+    )
+    status = models.CharField(max_length=20, choices=Status.choices)
+    summary = models.JSONField(default=dict, blank=True)
+    preview = models.JSONField(default=list, blank=True)
+    errors = models.JSONField(default=list, blank=True)
+    total_rows = models.PositiveIntegerField(default=0)
+    processed_rows = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"import {self.pk} into {self.dataset_name} ({self.status})"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in {
+            self.Status.SUCCEEDED,
+            self.Status.FAILED,
+            self.Status.INVALID,
+        }
+
+    @property
+    def progress_percent(self) -> int:
+        if self.status == self.Status.SUCCEEDED:
+            return 100
+        if not self.total_rows:
+            return 0
+        return min(100, int(100 * self.processed_rows / self.total_rows))
+
+
+# --- Rating campaigns ---------------------------------------------------------------------
