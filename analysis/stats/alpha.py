@@ -63,8 +63,9 @@ def alpha_from_counts(
 ) -> np.ndarray:
     """Alpha from per-item value counts (n, V), optionally per resample.
 
-    weights: (B, n) item weights (e.g. :func:`analysis.stats.bootstrap.bootstrap_weights`);
-    returns (B,) alphas (NaN where undefined). Without weights returns a 0-d array.
+    weights: (B, n) item weights (e.g. from
+    :func:`analysis.stats.bootstrap.bootstrap_weights`); returns (B,) alphas (NaN
+    where undefined). Without weights returns a 0-d array.
     """
     per_item = item_coincidences(counts).reshape(len(counts), -1)
     if weights is None:

@@ -191,7 +191,10 @@ def draw_cell_counts(
 def draw_cell_count_chunks(
     counts: np.ndarray, n_boot: int, seed: int, chunk: int = 100
 ) -> Iterator[np.ndarray]:
-    """:func:`draw_cell_counts` in blocks of at most ``chunk`` resamples (bounded memory)."""
+    """:func:`draw_cell_counts` in blocks of at most ``chunk`` resamples (bounded memory).
+
+    One generator for all blocks: the resamples equal one call with all of them.
+    """
     rng = np.random.default_rng(seed)
     for start in range(0, n_boot, chunk):
         yield draw_cell_counts(counts, min(chunk, n_boot - start), rng)

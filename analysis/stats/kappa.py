@@ -3,9 +3,10 @@
 Both take tables with a leading resample axis (B, L, L), rows = one rater's label,
 columns = the other's, and return (B,) arrays with NaN where kappa is undefined.
 They agree with ``sklearn.metrics.cohen_kappa_score`` (``weights=None`` /
-``"quadratic"``). The two formulas are kept as written (p_o - p_e) / (1 - p_e) and
-1 - observed / expected weighted disagreement: equal in exact arithmetic for 0/1
-weights, they round differently, and the published figures keep their bits.
+``"quadratic"``). Unweighted kappa is written (p_o - p_e) / (1 - p_e), the quadratic
+one 1 - observed / expected weighted disagreement. The two are equal in exact
+arithmetic for 0/1 weights but round differently in the last bit, so one formula
+for both would change figures already reported; each keeps its own.
 """
 
 from __future__ import annotations

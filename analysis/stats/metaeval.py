@@ -1,8 +1,8 @@
 """Judge meta-evaluation against human preferences: pure numpy, no Django.
 
-Issue 6 (FLAMe-style meta-evaluation). Selectors gather arrays from the database and hand
-them to :func:`metaeval_report` (input and labels: :mod:`analysis.stats.pairwise`); every
-output figure is a :class:`analysis.stats.results.Result` (``value`` None with a
+Issue 6 (FLAMe-style meta-evaluation). Selectors gather arrays from the database and
+hand them to :func:`metaeval_report` (input and labels: :mod:`analysis.stats.pairwise`);
+every output figure is a :class:`analysis.stats.results.Result` (``value`` None with a
 ``"not enough data: ..."`` reason when undefined, never NaN; ``n`` = the count the
 figure is computed over; a seeded bootstrap 95% percentile CI).
 
@@ -56,7 +56,8 @@ loo_single_voter, loo_tied_majority, rm_comparisons, rm_human_ties.
 Bootstrap: pairs are resampled with replacement within each category (stratified);
 overall and section resamples are the unions of their categories' resamples. The draws
 are exact multinomials over collapsed cells (see
-:func:`analysis.stats.bootstrap.resample_cells`). Bias probes: :mod:`analysis.stats.probes`.
+:func:`analysis.stats.bootstrap.resample_cells`). Bias probes:
+:mod:`analysis.stats.probes`.
 """
 
 from __future__ import annotations

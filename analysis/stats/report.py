@@ -215,7 +215,7 @@ def project(
 
 
 def _draw_projected(cell_n, n_boot, seed, small, pinv, n_p, minv, n_m, mean, judge):
-    """Bootstrap draws of cells (:func:`draw_cells`) summed into the projected tables."""
+    """Bootstrap draws of cells (:func:`draw_cells`) summed into projected tables."""
     draws = draw_cells(cell_n, n_boot, np.random.default_rng(seed), small)
     w = np.zeros((n_boot, n_p))
     mn = np.zeros((n_boot, n_m))

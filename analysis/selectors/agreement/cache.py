@@ -38,7 +38,8 @@ def inputs_fingerprint(dataset: Dataset, campaign_ids: list[int], run_ids: list[
             list(run_ids),
         )[0]
     meta = fetch(
-        f"SELECT COUNT(*), MAX(ms.decided_at) FROM {quoted_table(MetadataSuggestion)} ms "
+        f"SELECT COUNT(*), MAX(ms.decided_at) "
+        f"FROM {quoted_table(MetadataSuggestion)} ms "
         f"JOIN {quoted_table(Instruction)} i ON i.id = ms.instruction_id "
         f"WHERE i.dataset_id = %s AND ms.decided_at IS NOT NULL",
         [dataset.pk],
