@@ -252,6 +252,7 @@ def main() -> None:
     try:
         call_command("migrate", verbosity=0)
         from analysis.selectors import agreement as sa
+        from analysis.selectors.agreement.inputs import load_inputs
         from annotation.models import Ability, Skill
         from annotation.services import rubric_get_default
         from tests.factories import UserFactory
@@ -297,7 +298,7 @@ def main() -> None:
         cold()  # warm imports and the database's caches
         t_cold, cold_runs = median_time(cold, args.repeat)
         t_load, _ = median_time(
-            lambda: sa._load(dataset, [campaign.pk], [run.pk], "", ""), args.repeat
+            lambda: load_inputs(dataset, [campaign.pk], [run.pk], "", ""), args.repeat
         )
         result = sa.agreement_compute(**kwargs)
         t_cached, cached_runs = median_time(lambda: sa.agreement_compute(**kwargs), 20)

@@ -7,7 +7,7 @@ skill) items per skill, 10 evaluated models, 0-3 human raters per item (mean 1.0
 ~100,000 human scores) and one judge score per item (~100,000), with some N/A on
 both sides. Then times
 
-  table   judging.stats.agreement_table (best of --repeat runs): every statistic per skill, per ability and
+  table   analysis.stats.agreement_table (best of --repeat runs): every statistic per skill, per ability and
           overall, each with --boot bootstrap resamples (target: well under 3 s);
   floor   the same point statistics once per group, straight from scipy,
           krippendorff and sklearn (no bootstrap);
@@ -25,7 +25,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from analysis.stats import agreement as st  # noqa: E402
+from analysis import stats as st  # noqa: E402
 
 ABILITIES = {
     "logical_thinking": ["robustness", "correctness", "efficiency"],

@@ -1,4 +1,4 @@
-"""Meta-evaluation report speed: judging.metaeval.metaeval_report over 100,000 verdicts.
+"""Meta-evaluation report speed: analysis.stats.metaeval_report over 100,000 verdicts.
 
     .venv/bin/python bench/metaeval_report.py [--pairs 50000] [--boot 1000] [--repeat 5]
                                              [--items 10000]
@@ -25,7 +25,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from analysis.stats import metaeval as me  # noqa: E402
+from analysis import stats as me  # noqa: E402
 
 CATEGORIES = [f"cat{i}" for i in range(8)]
 SECTIONS = {"chat": CATEGORIES[:4], "reasoning": CATEGORIES[4:]}

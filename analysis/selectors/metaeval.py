@@ -2,8 +2,9 @@
 
 Reads only. Pulls pairwise verdicts, human votes, pair metadata and (for pointwise
 probes) scores with a fixed number of queries into arrays for the pure functions of
-:mod:`judging.metaeval`, and returns JSON-safe dicts (every figure a result dict as in
-:func:`judging.selectors_agreement.result_dict`).
+:mod:`analysis.stats.metaeval` and :mod:`analysis.stats.probes`, and returns JSON-safe
+dicts (every figure a result dict as in
+:func:`analysis.selectors.agreement.rows.result_dict`).
 
 Conventions
 
@@ -29,21 +30,30 @@ import numpy as np
 from django.db import connection
 from django.db.models.functions import Length
 
-from analysis.selectors.agreement import (
+from analysis.selectors.agreement.inputs import (
+    fetch,
+    item_keys,
+    load_inputs,
+    placeholders,
+    quoted_table,
+    scored_by_both,
+)
+from analysis.selectors.agreement.rows import result_dict
+from analysis.selectors.agreement.sources import (
     AgreementError,
-    _check_params,
-    _fetch,
-    _human_side,
-    _item_keys,
-    _judge_by_item,
-    _load,
-    _placeholders,
-    _table,
-    result_dict,
+    check_params,
     run_label,
 )
-from analysis.stats import agreement as st
-from analysis.stats import metaeval as me
+from analysis.stats.metaeval import metaeval_report
+from analysis.stats.pairwise import PairwiseData
+from analysis.stats.probes import (
+    Probe,
+    cue_probe,
+    halo_probe,
+    pointwise_length_probe,
+    score_inflation_probe,
+)
+from analysis.stats.results import Result, make_result
 from annotation.labels import map_verdict
 from annotation.models import (
     Dataset,
@@ -75,9 +85,9 @@ def pairwise_runs(dataset: Dataset) -> list[JudgeRun]:
 
 def _json(value):
     """Results, probes and numpy scalars to plain JSON types (recursively)."""
-    if isinstance(value, st.Result):
+    if isinstance(value, Result):
         return result_dict(value)
-    if isinstance(value, me.Probe):
+    if isinstance(value, Probe):
         return {
             "name": value.name,
             "value": result_dict(value.value),
@@ -110,19 +120,19 @@ def _pairs(dataset: Dataset) -> dict:
     Strings travel once per distinct value: pairs come back as integers (ids,
     response ids), the responses' model names and lengths in a second query.
     """
-    rows = _fetch(
+    rows = fetch(
         f"SELECT id, category, response_1_id, response_2_id "
-        f"FROM {_table(PreferencePair)} WHERE dataset_id = %s ORDER BY id",
+        f"FROM {quoted_table(PreferencePair)} WHERE dataset_id = %s ORDER BY id",
         [dataset.pk],
     )
     if not rows:
         return {"id": np.zeros(0, np.int64)}
     ids, cats, r1, r2 = zip(*rows, strict=True)
-    resp = _fetch(
-        f"SELECT r.id, r.model_name, LENGTH(r.text) FROM {_table(Response)} r "
-        f"WHERE r.id IN (SELECT response_1_id FROM {_table(PreferencePair)} "
+    resp = fetch(
+        f"SELECT r.id, r.model_name, LENGTH(r.text) FROM {quoted_table(Response)} r "
+        f"WHERE r.id IN (SELECT response_1_id FROM {quoted_table(PreferencePair)} "
         f"WHERE dataset_id = %s UNION SELECT response_2_id FROM "
-        f"{_table(PreferencePair)} WHERE dataset_id = %s) ORDER BY r.id",
+        f"{quoted_table(PreferencePair)} WHERE dataset_id = %s) ORDER BY r.id",
         [dataset.pk, dataset.pk],
     )
     rid, names, lengths = zip(*resp, strict=True)
@@ -146,10 +156,10 @@ def _pairs(dataset: Dataset) -> dict:
 
 
 def _votes(dataset: Dataset) -> tuple[np.ndarray, np.ndarray]:
-    rows = _fetch(
+    rows = fetch(
         f"SELECT h.pair_id, {_LABEL_SQL.format(col='h.label')} "
-        f"FROM {_table(HumanPreference)} h "
-        f"JOIN {_table(PreferencePair)} p ON p.id = h.pair_id "
+        f"FROM {quoted_table(HumanPreference)} h "
+        f"JOIN {quoted_table(PreferencePair)} p ON p.id = h.pair_id "
         f"WHERE p.dataset_id = %s ORDER BY h.id",
         [dataset.pk],
     )
@@ -176,12 +186,12 @@ def _verdict_rows(run_ids: list[int]) -> dict[int, tuple]:
     )
     if not run_ids:
         return {}
-    rows = _fetch(
+    rows = fetch(
         f"SELECT run_id, pair_id, "
         f"CASE {connection.ops.quote_name('order')} WHEN 'ab' THEN 0 ELSE 1 END, "
         f"{_LABEL_SQL.format(col='verdict')} "
-        f"FROM {_table(PairwiseVerdict)} WHERE sample_index = 0 "
-        f"AND run_id IN ({_placeholders(run_ids)})",
+        f"FROM {quoted_table(PairwiseVerdict)} WHERE sample_index = 0 "
+        f"AND run_id IN ({placeholders(run_ids)})",
         list(run_ids),
     )
     arr = np.array(rows, np.int64).reshape(-1, 4)
@@ -259,7 +269,7 @@ def metaeval_compute(
             per_pair["own_1"] = own[pairs["model_1"]]
             per_pair["own_2"] = own[pairs["model_2"]]
         vp, vo, vv = verdicts[rid]
-        data = me.PairwiseData.from_verdict_rows(
+        data = PairwiseData.from_verdict_rows(
             pairs["id"],
             vp,
             vo,
@@ -268,7 +278,7 @@ def metaeval_compute(
             vote_label,
             **{k: v for k, v in per_pair.items() if v is not None},
         )
-        report = me.metaeval_report(data, sections=sections, n_boot=n_boot, seed=seed)
+        report = metaeval_report(data, sections=sections, n_boot=n_boot, seed=seed)
         cue = None
         if base_ids[rid]:
             cue = _cue_probe(
@@ -330,7 +340,7 @@ def _cue_targets(run_ids: list[int]) -> dict[tuple[int, int, str], str]:
     return out
 
 
-def _flip_probe(run, base_rows, vp, vo, vv, n_boot, seed) -> me.Probe:
+def _flip_probe(run, base_rows, vp, vo, vv, n_boot, seed) -> Probe:
     """Attention probe: share of (pair, order) verdicts that change when an irrelevant
     sentence is added, among slots with a usable verdict in both runs. Baseline 0 (a
     judge that ignores the sentence never changes). Pairs are resampled (both orders
@@ -361,10 +371,8 @@ def _flip_probe(run, base_rows, vp, vo, vv, n_boot, seed) -> me.Probe:
             else np.full(n_boot + 1, np.nan)
         )
     slots = int(keys[:, 0] @ counts) if len(keys) else 0
-    value = st.make_result(
-        rate[0], rate[1:], slots, "no verdict slot usable in both runs"
-    )
-    return me.Probe(
+    value = make_result(rate[0], rate[1:], slots, "no verdict slot usable in both runs")
+    return Probe(
         name=run.probe or "attention",
         value=value,
         baseline=0.0,
@@ -395,7 +403,7 @@ def _cue_probe(run, base_rows, vp, vo, vv, targets, n_boot, seed):
         c.append(v)
         t.append(target)
         ids.append(int(p))
-    return me.cue_probe(
+    return cue_probe(
         np.array(b, dtype=object),
         np.array(c, dtype=object),
         np.array(t, dtype=object),
@@ -427,21 +435,15 @@ def pointwise_probes(
     """
     if not campaign_ids:
         raise MetaevalError("campaign: choose a human campaign")
-    _check_params(dataset, campaign_ids, [run_id], None, False, n_boot)
-    inp, _ = _load(dataset, campaign_ids, [run_id], "", "")
-    key_fn, n_sk = _item_keys(inp.skills)
-    h_keys, h_counts, _ = _human_side(inp)
-    j_keys, j_scores = _judge_by_item(inp.judge, run_id, key_fn)
-    both, hi, ji = np.intersect1d(h_keys, j_keys, return_indices=True)
-    m = h_counts[hi].sum(axis=1)
-    ok = (m > 0) & (j_scores[ji] > 0)
-    both, hi, ji, m = both[ok], hi[ok], ji[ok], m[ok]
-    human = (h_counts[hi] @ st.VALUES) / np.maximum(m, 1)
-    judge = j_scores[ji].astype(float)
+    check_params(dataset, campaign_ids, [run_id], None, False, n_boot)
+    inp, _ = load_inputs(dataset, campaign_ids, [run_id], "", "")
+    _, n_sk = item_keys(inp.skills)
+    both, human, judge = scored_by_both(inp, run_id)
+    judge = judge.astype(float)
     response_ids = both // n_sk
     lengths = dict(_fetch_lengths(sorted(set(response_ids.tolist()))))
     length = np.array([lengths.get(int(r), 0) for r in response_ids], float)
-    out = {"length": me.pointwise_length_probe(judge, human, length, n_boot, seed)}
+    out = {"length": pointwise_length_probe(judge, human, length, n_boot, seed)}
     run = JudgeRun.objects.select_related("config").get(pk=run_id)
     family = (run.config.model_family if run.config_id else "") or ""
     if family:
@@ -449,9 +451,7 @@ def pointwise_probes(
         fam = _families(set(names))
         own_model = np.array([fam.get(n) == family for n in names])
         own = own_model[inp.resp.model[inp.resp.index(response_ids)]]
-        out["score_inflation"] = me.score_inflation_probe(
-            judge, human, own, n_boot, seed
-        )
+        out["score_inflation"] = score_inflation_probe(judge, human, own, n_boot, seed)
     # halo: responses x skills matrices (NaN where missing)
     uniq, row = np.unique(response_ids, return_inverse=True)
     col = both % n_sk
@@ -459,7 +459,7 @@ def pointwise_probes(
     hm = np.full((len(uniq), n_sk), np.nan)
     jm[row.ravel(), col] = judge
     hm[row.ravel(), col] = human
-    out["halo"] = me.halo_probe(jm, hm, n_boot, seed)
+    out["halo"] = halo_probe(jm, hm, n_boot, seed)
     return {"run": {"id": run.pk, "label": run_label(run)}, "family": family,
             "probes": _json(out)}  # fmt: skip
 

@@ -1,4 +1,4 @@
-"""judging.metaeval: every definition on a small hand-computed case, plus kappa against
+"""analysis.stats meta-evaluation and probes: every definition on a small hand-computed case, plus kappa against
 sklearn, Spearman against scipy, the bootstrap against a naive loop, and undefined cases.
 No database."""
 
@@ -11,8 +11,10 @@ import pytest
 from scipy import stats as ss
 from sklearn.metrics import cohen_kappa_score
 
-from analysis.stats import metaeval as me
-from analysis.stats.agreement import Result
+from analysis import stats as me
+from analysis.stats.bootstrap import draw_cell_counts, value_codes
+from analysis.stats.correlations import pearson_from_sums, pearson_w
+from analysis.stats.results import Result
 
 
 def approx(x):
@@ -342,7 +344,7 @@ def test_from_verdict_rows():
 def test_draw_is_a_multinomial_over_cells():
     rng = np.random.default_rng(3)
     counts = np.array([1, 2, 40, 3, 100, 1])  # small and big cells
-    w = me._draw(counts, 20000, rng, small=5)
+    w = draw_cell_counts(counts, 20000, rng, small=5)
     assert (w.sum(axis=1) == counts.sum()).all()
     p = counts / counts.sum()
     assert w.mean(axis=0) == pytest.approx(counts, rel=0.02)
@@ -510,7 +512,7 @@ def test_sorted_fast_spearman_equals_the_general_one():
     w[0] = 0
     w[1] = 0
     w[1, 7] = 5  # a single cell: both sides constant -> undefined
-    got = me.spearman_sorted_w(w, x, [me._codes_of(y1), me._codes_of(y2)])
+    got = me.spearman_sorted_w(w, x, [value_codes(y1)[1], value_codes(y2)[1]])
     for g, y in zip(got, (y1, y2), strict=True):
         ref = me.spearman_w(w, x, y)
         assert np.isnan(g[0]) and np.isnan(g[1]) and np.isnan(ref[1])
@@ -532,8 +534,6 @@ def test_halo_probe():
 
 
 def test_pearson_from_sums_equals_pearson_w():
-    from analysis.stats.agreement import pearson_w
-
     rng = np.random.default_rng(5)
     x = rng.integers(1, 6, 40).astype(float)
     y = x + rng.normal(0, 1, 40).round(1)
@@ -543,7 +543,7 @@ def test_pearson_from_sums_equals_pearson_w():
     x[:3] = 4.0  # row 0 sees a constant x -> undefined
     xc, yc = x - x.mean(), y - y.mean()
     sums = [w @ v for v in (np.ones(40), xc, yc, xc * xc, yc * yc, xc * yc)]
-    got = me._r_from_sums(*sums)
+    got = pearson_from_sums(*sums)
     ref = pearson_w(w, x, y)
     assert np.isnan(got[0]) and np.isnan(ref[0])
     assert got[1:] == pytest.approx(ref[1:], rel=1e-10)

@@ -1,4 +1,4 @@
-"""analysis.stats.agreement against scipy, krippendorff and sklearn on the same inputs (no DB)."""
+"""analysis.stats against scipy, krippendorff and sklearn on the same inputs (no DB)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from scipy import stats as ss
 from sklearn.metrics import cohen_kappa_score
 
-from analysis.stats import agreement as st
+from analysis import stats as st
 
 REL = 1e-9
 LABELS = [1, 2, 3, 4, 5]

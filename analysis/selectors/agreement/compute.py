@@ -1,0 +1,163 @@
+"""agreement_compute: every agreement statistic of the chosen runs, cached."""
+
+from __future__ import annotations
+
+import os
+
+from django.core.cache import cache
+
+from analysis.selectors.agreement.cache import (
+    CACHE_SECONDS,
+    cache_key,
+    inputs_fingerprint,
+)
+from analysis.selectors.agreement.inputs import (
+    group_items,
+    human_side,
+    item_keys,
+    judge_by_item,
+    load_inputs,
+    one_rater,
+)
+from analysis.selectors.agreement.rows import (
+    abilities_present,
+    add_human_model_means,
+    judge_dict,
+    rows_skeleton,
+)
+from analysis.selectors.agreement.sources import check_params, run_label
+from analysis.stats.report import GroupItems, agreement_table
+from annotation.models import Campaign, Dataset
+
+
+def _workers() -> int:
+    """Threads for the statistics (settings.AGREEMENT_WORKERS, default: CPUs, max 4)."""
+    from django.conf import settings
+
+    return int(getattr(settings, "AGREEMENT_WORKERS", 0) or min(os.cpu_count() or 1, 4))
+
+
+def agreement_compute(
+    *,
+    dataset: Dataset,
+    campaign_ids: list[int] | None = None,
+    run_ids: list[int] | None = None,
+    reference_run_id: int | None = None,
+    retest: bool = False,
+    slice_dim: str = "",
+    slice_value: str = "",
+    n_boot: int = 1000,
+    seed: int = 0,
+    use_cache: bool = True,
+) -> dict:
+    """Every agreement statistic, per skill, ability and overall, for each run.
+
+    Shape: /work/notes contract, repeated in README "Agreement". Raises
+    AgreementError (message names the parameter) for unknown campaigns/runs/slices.
+    Queries: a fixed number (fingerprint 4, then responses, human scores, judge
+    scores, skills), whatever the data size; nothing when the cache has the result.
+    """
+    campaign_ids = sorted({int(c) for c in campaign_ids or []})
+    run_ids = list(dict.fromkeys(int(r) for r in run_ids or []))
+    reference_run_id = int(reference_run_id) if reference_run_id else None
+    runs = check_params(
+        dataset, campaign_ids, run_ids, reference_run_id, retest, n_boot
+    )
+    if reference_run_id or retest:
+        campaign_ids_used: list[int] = []
+    else:
+        campaign_ids_used = campaign_ids
+    all_runs = [*run_ids, *([reference_run_id] if reference_run_id else [])]
+    params = {
+        "dataset": dataset.pk,
+        "campaigns": campaign_ids_used,
+        "runs": run_ids,
+        "reference_run": reference_run_id,
+        "retest": bool(retest),
+        "slice": [slice_dim, slice_value],
+        "n_boot": n_boot,
+        "seed": seed,
+    }
+    key = None
+    if use_cache:
+        key = cache_key(
+            params, inputs_fingerprint(dataset, campaign_ids_used, all_runs)
+        )
+        hit = cache.get(key)
+        if hit is not None:
+            return hit
+    inp, slice_label = load_inputs(
+        dataset, campaign_ids_used, all_runs, slice_dim, slice_value
+    )
+    key_fn, _ = item_keys(inp.skills)
+
+    reference_label = "human raters"
+    if reference_run_id:
+        reference_label = f"judge run {run_label(runs[reference_run_id])}"
+    elif retest:
+        reference_label = "the same run's second sample (test-retest)"
+
+    per_run: dict[int, dict[str, GroupItems]] = {}
+    for rid in run_ids:
+        if retest:
+            j_keys, j_scores = judge_by_item(inp.judge, rid, key_fn, sample=0)
+            r_keys, r_scores = judge_by_item(inp.judge, rid, key_fn, sample=1)
+        else:
+            j_keys, j_scores = judge_by_item(inp.judge, rid, key_fn)
+        if reference_run_id:
+            r_keys, r_scores = judge_by_item(inp.judge, reference_run_id, key_fn)
+        if reference_run_id or retest:
+            h_keys, h_counts, h_na = one_rater(r_keys, r_scores)
+        else:
+            h_keys, h_counts, h_na = human_side(inp)
+        per_run[rid] = group_items(inp, h_keys, h_counts, h_na, j_keys, j_scores)
+
+    present = set().union(*(set(g) for g in per_run.values())) if per_run else set()
+    abilities = abilities_present(inp.skills, present)
+    rows = rows_skeleton(inp.skills, present)
+    by_key = {r["key"]: r for r in rows}
+    for r in rows:
+        r["human"] = None
+        r["judges"] = {}
+    for rid, groups in per_run.items():
+        table = agreement_table(
+            groups, abilities, n_boot=n_boot, seed=seed, workers=_workers()
+        )
+        pooled = {
+            f"ability:{a}": GroupItems.concat([groups[k] for k in ks])
+            for a, ks in abilities.items()
+        }
+        pooled["overall"] = GroupItems.concat(list(groups.values())) if groups else None
+        for label, rep in table.items():
+            row = by_key.get(label)
+            if row is None:
+                continue
+            items = groups.get(row["skill"]) if row["skill"] else pooled.get(label)
+            row["judges"][str(rid)] = judge_dict(rep, items, inp.resp.model_names)
+            # The human ceiling shown on the row: the first run's items (usually all
+            # runs judge the same items; each run keeps its own under "human").
+            if row["human"] is None:
+                row["human"] = dict(row["judges"][str(rid)]["human"])
+    if not (reference_run_id or retest):
+        add_human_model_means(inp, rows)
+
+    result = {
+        "dataset": {"id": dataset.pk, "name": dataset.name},
+        "n_boot": n_boot,
+        "seed": seed,
+        "slice": {"dim": slice_dim, "value": slice_value, "label": slice_label},
+        "reference": {
+            "kind": "run" if reference_run_id else "retest" if retest else "humans",
+            "label": reference_label,
+        },
+        "campaigns": [
+            {"id": c.pk, "name": c.name}
+            for c in Campaign.objects.filter(pk__in=campaign_ids_used).order_by("pk")
+        ],
+        "runs": [{"id": rid, "label": run_label(runs[rid])} for rid in run_ids],
+        "models": inp.resp.model_names,
+        "rows": rows,
+    }
+    if key is not None:
+        cache.set(key, result, CACHE_SECONDS)
+    return result

@@ -1,0 +1,225 @@
+"""The agreement table's rows as JSON-safe dicts (shape: :func:`agreement_compute`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from analysis.selectors.agreement.inputs import Inputs, Skills, human_side, item_keys
+from analysis.stats.report import GroupItems, Report
+from analysis.stats.results import Result, make_result
+from analysis.stats.scale import VALUES
+from annotation.models import Ability
+
+
+def result_dict(r: Result) -> dict:
+    """A statistic as JSON: value (None when undefined), n, 95% CI, reason."""
+    ci = None
+    if r.ci_low is not None and r.ci_high is not None:
+        ci = [r.ci_low, r.ci_high]
+    return {
+        "value": r.value,
+        "n": r.n,
+        "ci": ci,
+        "reason": r.reason,
+        "n_undefined": r.n_undefined,
+    }
+
+
+# The statistics a row carries, as named in analysis.stats.report.Report.
+HUMAN_STATS = ("alpha_ordinal", "alpha_interval", "exact", "within1")
+JUDGE_STATS = (
+    "pearson",
+    "spearman",
+    "kendall",
+    "qwk",
+    "exact",
+    "within1",
+    "leniency",
+    "mae",
+    "alpha_ordinal_with_judge",
+    "alpha_ordinal_gain",
+    "alpha_interval_with_judge",
+    "alpha_interval_gain",
+)
+
+
+def _human_dict(rep: Report) -> dict:
+    h = rep.human
+    return {
+        "n_items": int(h.get("n_items", 0)),
+        "n_items_multi_rated": int(h.get("n_items_multi_rated", 0)),
+        "scores": int(rep.counts.get("human_scores", 0)),
+        "na": int(rep.counts.get("human_na", 0)),
+        **{k: result_dict(h[k]) for k in HUMAN_STATS if k in h},
+    }
+
+
+def _flag(rep: Report) -> dict:
+    """Below the human ceiling: adding the judge as one more rater lowers alpha."""
+    gain = rep.judge.get("alpha_ordinal_gain")
+    if gain is None or gain.value is None:
+        return {
+            "below_ceiling": False,
+            "significant": False,
+            "reason": "not enough data to compare with the human ceiling",
+        }
+    below = gain.value < 0
+    significant = below and gain.ci_high is not None and gain.ci_high < 0
+    if not below:
+        reason = "the judge agrees with humans as well as humans agree with each other"
+    elif significant:
+        reason = "the judge lowers inter-rater alpha (95% CI of the change below 0)"
+    else:
+        reason = "the judge lowers inter-rater alpha (CI includes 0)"
+    return {"below_ceiling": below, "significant": significant, "reason": reason}
+
+
+def _scatter(items: GroupItems) -> list[list[float]]:
+    """Distinct (human mean, judge score) points with their item counts."""
+    hc = np.asarray(items.human_counts, dtype=np.int64)
+    judge = np.asarray(items.judge, dtype=np.int64)
+    m = hc.sum(axis=1)
+    ok = (m > 0) & (judge > 0)
+    if not ok.any():
+        return []
+    # A human mean is a fraction total/m; code (total, m, judge) exactly as integers.
+    total = hc[ok] @ np.arange(1, 6)
+    radix = int(m.max()) + 1
+    code = (total * radix + m[ok]) * 8 + judge[ok]
+    uniq, counts = np.unique(code, return_counts=True)
+    t, rest = np.divmod(uniq, radix * 8)
+    mm, j = np.divmod(rest, 8)
+    pts = sorted(
+        (round(float(a) / float(b), 4), int(c), int(n))
+        for a, b, c, n in zip(t, mm, j, counts, strict=True)
+    )
+    merged: dict[tuple[float, int], int] = {}
+    for mean, score, n in pts:  # 2/4 and 1/2 are the same mean
+        merged[(mean, score)] = merged.get((mean, score), 0) + n
+    return [[mean, score, n] for (mean, score), n in merged.items()]
+
+
+def judge_dict(rep: Report, items: GroupItems | None, names: list[str]):
+    """One run's statistics on one row (model codes named from `names`)."""
+    j = rep.judge
+    out = {
+        "counts": {k: int(v) for k, v in rep.counts.items()},
+        **{k: result_dict(j[k]) for k in JUDGE_STATS if k in j},
+        "confusion": np.asarray(j.get("confusion", np.zeros((5, 5))))
+        .astype(int)
+        .tolist(),
+        "flag": _flag(rep),
+        "human": _human_dict(rep),
+        "models": {
+            "models": [
+                {
+                    "model": names[m["model"]] if m["model"] < len(names) else "",
+                    "n": m["n"],
+                    "human_mean": result_dict(m["human_mean"]),
+                    "judge_mean": result_dict(m["judge_mean"]),
+                }
+                for m in rep.models.get("models", [])
+            ],
+            **{
+                k: result_dict(rep.models[k])
+                for k in ("spearman", "kendall")
+                if k in rep.models
+            },
+        },
+        "scatter": _scatter(items) if items is not None else [],
+    }
+    return out
+
+
+def abilities_present(skills: Skills, present: set[str]) -> dict[str, list[str]]:
+    """Ability label -> its skill keys that have items, in table order."""
+    labels = dict(Ability.choices)
+    out: dict[str, list[str]] = {}
+    for key in skills.keys:
+        if key in present:
+            out.setdefault(
+                labels.get(skills.ability[key], skills.ability[key]), []
+            ).append(key)
+    return out
+
+
+def rows_skeleton(skills: Skills, present: set[str]) -> list[dict]:
+    """The table's rows without figures: each ability's skills, the ability, overall."""
+    rows = []
+    for ability, keys in abilities_present(skills, present).items():
+        for key in keys:
+            rows.append(
+                {
+                    "key": f"skill:{key}",
+                    "level": "skill",
+                    "skill": key,
+                    "label": skills.names[key],
+                    "ability": ability,
+                }
+            )
+        rows.append(
+            {
+                "key": f"ability:{ability}",
+                "level": "ability",
+                "skill": None,
+                "label": ability,
+                "ability": ability,
+            }
+        )
+    rows.append(
+        {
+            "key": "overall",
+            "level": "overall",
+            "skill": None,
+            "label": "Overall",
+            "ability": None,
+        }
+    )
+    return rows
+
+
+def add_human_model_means(inp: Inputs, rows: list[dict]) -> None:
+    """row["human"]["models"]: per model, the mean over items of the humans' mean
+    score, on every item humans scored (whatever the runs scored); no CI."""
+    h_keys, h_counts, _ = human_side(inp)
+    _, n_sk = item_keys(inp.skills)
+    m = h_counts.sum(axis=1)
+    ok = m > 0
+    keys, mean = h_keys[ok], (h_counts[ok] @ VALUES) / m[ok]
+    skill_idx = keys % n_sk
+    model = inp.resp.model[inp.resp.index(keys // n_sk)] if len(keys) else keys
+    n_models = len(inp.resp.model_names)
+    for row in rows:
+        if row["human"] is None:
+            continue
+        if row["level"] == "skill":
+            wanted = [inp.skills.keys.index(row["skill"])]
+        elif row["level"] == "ability":
+            wanted = [
+                i for i, k in enumerate(inp.skills.keys)
+                if row["key"] == f"ability:{_ability_label(inp.skills.ability[k])}"
+            ]  # fmt: skip
+        else:
+            wanted = list(range(n_sk))
+        sel = np.isin(skill_idx, wanted)
+        n = np.bincount(model[sel], minlength=n_models)
+        total = np.bincount(model[sel], weights=mean[sel], minlength=n_models)
+        row["human"]["models"] = [
+            {
+                "model": name,
+                "n": int(n[i]),
+                "mean": result_dict(
+                    make_result(
+                        total[i] / n[i] if n[i] else np.nan,
+                        None,
+                        int(n[i]),
+                        "no human score for this model",
+                    )
+                ),
+            }  # fmt: skip
+            for i, name in enumerate(inp.resp.model_names)
+        ]
+
+
+def _ability_label(ability: str) -> str:
+    return dict(Ability.choices).get(ability, ability)

@@ -1,0 +1,231 @@
+"""The bootstrap: items resampled with replacement, as weights over collapsed cells.
+
+Items with equal values (a *cell*) are interchangeable for every statistic here, so a
+resample of n items is fully described by how often each cell is drawn: a
+multinomial(n, cell counts / n) vector. Weight matrices are (B, K): one row per
+resample, one column per cell (or per item). Every draw takes a seed or a
+``numpy.random.Generator``; equal seeds give equal resamples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+# Cells of at most this many items are drawn item by item in the meta-evaluation
+# (see draw_cells); the agreement report uses its own threshold (report.project).
+SMALL_CELL = 12
+
+
+# ---------------------------------------------------------------------------
+# Item resamples as weights
+# ---------------------------------------------------------------------------
+
+
+def bootstrap_indices(n_items: int, n_boot: int, seed: int = 0) -> np.ndarray:
+    """(n_boot, n_items) item indices drawn with replacement (for naive loops)."""
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, n_items, size=(n_boot, n_items))
+
+
+def bootstrap_weights(n_items: int, n_boot: int, seed: int = 0) -> np.ndarray:
+    """(n_boot, n_items) resample counts: row b = how often each item is drawn.
+
+    Equal to ``np.bincount(bootstrap_indices(...)[b], minlength=n_items)``.
+    """
+    idx = bootstrap_indices(n_items, n_boot, seed)
+    return indices_to_weights(idx, n_items)
+
+
+def indices_to_weights(idx: np.ndarray, n_items: int) -> np.ndarray:
+    """Resampled indices (B, n) -> (B, n_items) counts of each item per resample."""
+    idx = np.asarray(idx)
+    n_boot = idx.shape[0]
+    flat = (np.arange(n_boot)[:, None] * n_items + idx).ravel()
+    return np.bincount(flat, minlength=n_boot * n_items).reshape(n_boot, n_items)
+
+
+def aggregate_weights(item_weights: np.ndarray, cell: np.ndarray, n_cells: int):
+    """Item weights (B, n) -> cell weights (B, n_cells) by summing items per cell.
+
+    ``cell``: (n,) the cell (0 .. n_cells - 1) of each item. Also gives a value table
+    (the weight of each distinct value) when ``cell`` holds value codes.
+    """
+    item_weights = np.atleast_2d(np.asarray(item_weights, dtype=float))
+    out = np.zeros((item_weights.shape[0], n_cells))
+    cell = np.asarray(cell)
+    if cell.size == 0:
+        return out
+    order = np.argsort(cell, kind="stable")
+    sorted_cell = cell[order]
+    starts = np.flatnonzero(np.r_[True, sorted_cell[1:] != sorted_cell[:-1]])
+    sums = np.add.reduceat(item_weights[:, order], starts, axis=1)
+    out[:, sorted_cell[starts]] = sums
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Collapsing items into cells
+# ---------------------------------------------------------------------------
+
+
+def value_codes(x) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct values of ``x`` and the (int64) code of each element."""
+    values, codes = np.unique(np.asarray(x, dtype=float), return_inverse=True)
+    return values, codes.ravel().astype(np.int64)
+
+
+def row_codes(cols: Sequence[np.ndarray]) -> np.ndarray:
+    """One int64 code per row of non-negative int columns, ordered like the rows.
+
+    Mixed radix, first column most significant; so ``np.unique`` of the codes sorts
+    rows lexicographically. Too many combinations for one int64 falls back to the
+    rank of each row among the distinct rows (same order).
+    """
+    cols = [np.asarray(c, dtype=np.int64) for c in cols]
+    n = len(cols[0]) if cols else 0
+    code = np.zeros(n, dtype=np.int64)
+    total = 1
+    for col in cols:
+        radix = int(col.max()) + 1 if n else 1
+        total *= radix
+        if total >= 2**62:
+            _, inv = np.unique(np.column_stack(cols), axis=0, return_inverse=True)
+            return inv.ravel().astype(np.int64)
+        code = code * radix + col
+    return code
+
+
+# ---------------------------------------------------------------------------
+# Exact multinomial draws over cells
+# ---------------------------------------------------------------------------
+
+
+def multinomial_cell_weights(
+    cell_counts: np.ndarray, n_boot: int, seed: int = 0
+) -> np.ndarray:
+    """Bootstrap of items as a multinomial draw over cells: (n_boot, n_cells).
+
+    Resampling n items with replacement and counting them per cell has exactly this
+    distribution; drawing it per cell costs O(n_cells) instead of O(n_items). For
+    many cells of one or two items :func:`draw_cells` is faster.
+    """
+    cell_counts = np.asarray(cell_counts, dtype=float)
+    n = int(cell_counts.sum())
+    rng = np.random.default_rng(seed)
+    return rng.multinomial(n, cell_counts / n, size=n_boot).astype(float)
+
+
+@dataclass
+class CellDraws:
+    """n_boot resamples over cells, the small cells kept as individual draws.
+
+    The count of cell k in resample b is the number of ``picks`` equal to k among
+    resample b's draws, plus ``big_counts[b]`` at the column of k in ``big``.
+    """
+
+    per_resample: np.ndarray  # (n_boot,) draws landing on small cells
+    picks: np.ndarray  # (per_resample.sum(),) int32 cell of each, resample by resample
+    big: np.ndarray  # (k_big,) the other cells
+    big_counts: np.ndarray  # (n_boot, k_big) float counts of those
+
+    def rows(self) -> np.ndarray:
+        """The resample of each pick."""
+        n_boot = self.per_resample.size
+        return np.repeat(np.arange(n_boot, dtype=np.int64), self.per_resample)
+
+    def dense(self, n_cells: int) -> np.ndarray:
+        """(n_boot, n_cells) counts, one bincount per resample (no B * K index)."""
+        m = self.per_resample
+        out = np.zeros((m.size, n_cells))
+        ends = np.cumsum(m)
+        for b in range(m.size):
+            out[b] += np.bincount(
+                self.picks[ends[b] - m[b] : ends[b]], minlength=n_cells
+            )
+        out[:, self.big] += self.big_counts
+        return out
+
+
+def draw_cells(counts: np.ndarray, n_boot: int, rng, small: int) -> CellDraws:
+    """Exact multinomial(n, counts / n) draws over cells, n = counts.sum().
+
+    Cells of at most ``small`` items are drawn item by item (how many of the n draws
+    land on them is binomial; each such draw picks one of their items uniformly), the
+    others through numpy's multinomial. Same distribution as drawing n item indices;
+    ``small`` only trades the cost of the two parts (and changes the random stream).
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    n = int(counts.sum())
+    if n == 0 or n_boot == 0:
+        return CellDraws(
+            np.zeros(n_boot, np.int64),
+            np.zeros(0, np.int32),
+            np.zeros(0, np.int64),
+            np.zeros((n_boot, 0)),
+        )
+    is_small = counts <= small
+    small_cells = np.flatnonzero(is_small)
+    big_cells = np.flatnonzero(~is_small)
+    s = int(counts[small_cells].sum())
+    m = rng.binomial(n, s / n, size=n_boot) if 0 < s < n else np.full(n_boot, s)
+    picks = np.zeros(0, np.int32)
+    if s > 0:
+        item_cell = np.repeat(small_cells, counts[small_cells]).astype(np.int32)
+        picks = item_cell[rng.integers(0, s, size=int(m.sum()), dtype=np.int32)]
+    big_counts = np.zeros((n_boot, 0))
+    if big_cells.size:
+        big_counts = rng.multinomial(n - m, counts[big_cells] / (n - s)).astype(float)
+    return CellDraws(m, picks, big_cells, big_counts)
+
+
+def draw_cell_counts(
+    counts: np.ndarray, n_boot: int, rng, small: int = SMALL_CELL
+) -> np.ndarray:
+    """(n_boot, K) bootstrap counts of K cells (:func:`draw_cells`, made dense)."""
+    return draw_cells(counts, n_boot, rng, small).dense(np.asarray(counts).size)
+
+
+def draw_cell_count_chunks(
+    counts: np.ndarray, n_boot: int, seed: int, chunk: int = 100
+) -> Iterator[np.ndarray]:
+    """:func:`draw_cell_counts` in blocks of at most ``chunk`` resamples (bounded memory).
+
+    One generator for all blocks: the resamples equal one call with all of them.
+    """
+    rng = np.random.default_rng(seed)
+    for start in range(0, n_boot, chunk):
+        yield draw_cell_counts(counts, min(chunk, n_boot - start), rng)
+
+
+@dataclass
+class ResampledCells:
+    """Items collapsed into cells; w[0] = cell counts, w[1:] = bootstrap counts."""
+
+    first: np.ndarray  # (K,) an item of each cell
+    stratum: np.ndarray  # (K,)
+    w: np.ndarray  # (B + 1, K)
+
+
+def resample_cells(key_cols, n_boot: int, seed: int, strata=None) -> ResampledCells:
+    """Collapse items with equal key into cells and draw bootstrap cell counts.
+
+    Items are resampled with replacement within each stratum (``strata``: (n,) ints).
+    Cells come out sorted by their key (first column most significant). ``n_boot=0``
+    gives the cells and their counts only (for :func:`draw_cell_count_chunks`).
+    """
+    n = len(key_cols[0])
+    strata = np.zeros(n, np.int64) if strata is None else np.asarray(strata, np.int64)
+    _, first, cnt = np.unique(
+        row_codes([strata, *key_cols]), return_index=True, return_counts=True
+    )
+    stratum = strata[first]
+    w = np.zeros((n_boot + 1, first.size))
+    w[0] = cnt
+    rng = np.random.default_rng(seed)
+    for s in np.unique(stratum):
+        cols = np.flatnonzero(stratum == s)
+        w[1:, cols] = draw_cell_counts(cnt[cols], n_boot, rng)
+    return ResampledCells(first, stratum, w)

@@ -1,0 +1,420 @@
+"""The agreement table: every statistic per skill, per ability and overall.
+
+Scores are discrete (integers 1-5 for one rater, means of a few raters for the
+human mean), so an item (a scored (response, skill) pair) is fully described by its
+*profile*: the counts of human scores per value 1..5, the judge score and
+(optionally) the evaluated model. A few thousand items collapse into a few hundred
+profiles, every statistic is a function of the profile weights, and a bootstrap
+resample of items is a multinomial reweighting of those profiles. The statistics
+are computed for all resamples at once over a leading resample axis ``B``.
+
+Conventions: N/A is not a score (callers pass numeric scores only; N/A counts are
+reported in ``Report.counts``); only items scored numerically by the judge and at
+least one human are used. Items are resampled with replacement; in
+:func:`agreement_table` within each skill, and the ability / overall resamples are
+the unions of their skills' resamples (stratified by skill). Undefined statistics
+and CIs: :mod:`analysis.stats.results`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from analysis.stats.agreement import judge_results, judge_stats_w, rater_pairs
+from analysis.stats.alpha import LEVELS, alpha_from_coincidence, item_coincidences
+from analysis.stats.bootstrap import aggregate_weights, draw_cells, row_codes
+from analysis.stats.ranks import rank_correlations_rows
+from analysis.stats.results import make_result, ratio, result_from_rows
+from analysis.stats.scale import (
+    VALUES,
+    mean_from_counts,
+    median_from_counts,
+    round_half_up,
+)
+
+
+@dataclass
+class GroupItems:
+    """Items of one skill: human score counts per value 1..5, judge score, model.
+
+    human_counts: (n, 5) ints, numeric human scores only; judge: (n,) 1..5 or 0 when
+    the judge gave no numeric score; model: (n,) int codes; human_na: (n,) N/A counts
+    from humans; judge_na: (n,) bool, the judge answered N/A.
+    """
+
+    human_counts: np.ndarray
+    judge: np.ndarray
+    model: np.ndarray | None = None
+    human_na: np.ndarray | None = None
+    judge_na: np.ndarray | None = None
+
+    @staticmethod
+    def concat(groups: list[GroupItems]) -> GroupItems:
+        def cat(name, default):
+            parts = []
+            for g in groups:
+                v = getattr(g, name)
+                parts.append(default(len(g.judge)) if v is None else np.asarray(v))
+            return np.concatenate(parts)
+
+        return GroupItems(
+            np.concatenate([np.asarray(g.human_counts) for g in groups]),
+            np.concatenate([np.asarray(g.judge) for g in groups]),
+            cat("model", lambda n: np.zeros(n, int)),
+            cat("human_na", lambda n: np.zeros(n, int)),
+            cat("judge_na", lambda n: np.zeros(n, bool)),
+        )
+
+
+@dataclass
+class Report:
+    """One group's statistics (values are :class:`Result` unless noted).
+
+    counts: items, scored_by_both, human_only, judge_only, human_scores, human_na,
+        judge_na (ints; only items scored numerically by both sides are used).
+    human: n_items, n_items_multi_rated (ints); alpha_ordinal, alpha_interval
+        (Krippendorff, all human raters, missing allowed); exact, within1 (pooled
+        over all human rater pairs within an item; n = number of pairs).
+    judge: pearson, spearman, kendall (tau-b) of judge vs human mean; qwk, exact,
+        within1 vs the human median rounded half up; leniency = mean(judge - human
+        mean), mae; confusion (5x5 ndarray, rows judge 1-5, columns rounded median
+        1-5); alpha_{level}_with_judge (humans + judge as one more rater) and
+        alpha_{level}_gain (with judge minus humans alone, same resamples).
+    models: models = list of {model, n, human_mean, judge_mean} (means over items of
+        the item's human mean / judge score); spearman, kendall of the models' order.
+    """
+
+    counts: dict
+    human: dict = field(default_factory=dict)
+    judge: dict = field(default_factory=dict)
+    models: dict = field(default_factory=dict)
+
+
+@dataclass
+class Cells:
+    """A group's used items collapsed into (model, human counts, judge) cells."""
+
+    key: np.ndarray  # (K, 7): model, counts of 1..5, judge
+    n: np.ndarray  # (K,) items per cell
+    inv: np.ndarray  # (n_used,) cell of each used item
+    counts: dict  # item / N/A bookkeeping
+
+
+def group_cells(items: GroupItems) -> Cells:
+    """Keep items scored by both sides; collapse them into cells; count the rest."""
+    hc_all = np.asarray(items.human_counts, dtype=np.int64)
+    judge_all = np.asarray(items.judge, dtype=np.int64)
+    n_all = len(judge_all)
+    model_all = (
+        np.zeros(n_all, np.int64)
+        if items.model is None
+        else np.asarray(items.model, dtype=np.int64)
+    )
+    if hc_all.ndim != 2 or hc_all.shape[1] != 5 or (hc_all < 0).any():
+        raise ValueError("human_counts must be (n, 5) non-negative counts of 1..5")
+    if ((judge_all < 0) | (judge_all > 5)).any():
+        raise ValueError("judge must be 1..5, or 0 for no numeric score")
+    if (model_all < 0).any():
+        raise ValueError("model codes must be non-negative integers")
+    has_h = hc_all.sum(axis=1) > 0
+    has_j = judge_all > 0
+    both = has_h & has_j
+    counts = {
+        "items": n_all,
+        "scored_by_both": int(both.sum()),
+        "human_only": int((has_h & ~has_j).sum()),
+        "judge_only": int((~has_h & has_j).sum()),
+        "human_scores": int(hc_all[both].sum()),
+        "human_na": int(0 if items.human_na is None else np.sum(items.human_na)),
+        "judge_na": int(0 if items.judge_na is None else np.sum(items.judge_na)),
+    }
+    key = np.column_stack([model_all, hc_all, judge_all])[both]
+    _, first, inv, cell_n = np.unique(
+        row_codes(key.T), return_index=True, return_inverse=True, return_counts=True
+    )
+    return Cells(key[first], cell_n, inv.ravel(), counts)
+
+
+@dataclass
+class Projected:
+    """A group's resample weights, reduced to what the statistics need.
+
+    prof: (P, 6) distinct (human counts of 1..5, judge) profiles; w: (B+1, P) weight
+    of each profile, row 0 = the sample itself, rows 1.. = bootstrap resamples;
+    models: (M,) model codes; m_n, m_h, m_j: (B+1, M) per model item count, sum of
+    human means and sum of judge scores.
+    """
+
+    prof: np.ndarray
+    w: np.ndarray
+    models: np.ndarray
+    m_n: np.ndarray
+    m_h: np.ndarray
+    m_j: np.ndarray
+    counts: dict
+
+
+def _cell_layout(key: np.ndarray):
+    """Profile and model index of each cell, plus its human mean and judge score."""
+    _, pfirst, pinv = np.unique(
+        row_codes(key[:, 1:].T), return_index=True, return_inverse=True
+    )
+    models, minv = np.unique(key[:, 0], return_inverse=True)
+    mean = mean_from_counts(key[:, 1:6].astype(float))
+    return key[pfirst, 1:], pinv.ravel(), models, minv.ravel(), mean, key[:, 6] * 1.0
+
+
+def _project_dense(cw, pinv, n_prof, minv, n_models, mean, judge):
+    """Cell weights (B, K) -> profile weights (B, P) and per-model sums (B, M) x 3."""
+    k = len(pinv)
+    q = np.zeros((k, n_prof + 3 * n_models))
+    r = np.arange(k)
+    q[r, pinv] = 1.0
+    q[r, n_prof + minv] = 1.0
+    q[r, n_prof + n_models + minv] = mean
+    q[r, n_prof + 2 * n_models + minv] = judge
+    out = np.atleast_2d(cw) @ q
+    m = n_models
+    return (
+        out[:, :n_prof],
+        out[:, n_prof : n_prof + m],
+        out[:, n_prof + m : n_prof + 2 * m],
+        out[:, n_prof + 2 * m :],
+    )
+
+
+def project(
+    key: np.ndarray,
+    cell_n: np.ndarray,
+    counts: dict,
+    n_boot: int = 1000,
+    seed: int = 0,
+    boot: np.ndarray | None = None,
+    small: int = 2,
+) -> Projected:
+    """Draw (or take) bootstrap weights of cells and project them (see Projected).
+
+    Without ``boot`` the resamples are drawn exactly as a multinomial(n, cell_n / n)
+    over cells (:func:`analysis.stats.bootstrap.draw_cells`, cells of at most
+    ``small`` items drawn item by item) without ever forming the (B, K) cell matrix:
+    the draws are accumulated straight into the profile and model tables.
+    """
+    prof, pinv, models, minv, mean, judge = _cell_layout(key)
+    n_p, n_m = len(prof), len(models)
+    point = _project_dense(cell_n[None] * 1.0, pinv, n_p, minv, n_m, mean, judge)
+    if boot is not None:
+        parts = _project_dense(boot, pinv, n_p, minv, n_m, mean, judge)
+    else:
+        parts = _draw_projected(
+            cell_n, n_boot, seed, small, pinv, n_p, minv, n_m, mean, judge
+        )
+    w, mn, mh, mj = (np.vstack([a, b]) for a, b in zip(point, parts, strict=True))
+    return Projected(prof, w, models, mn, mh, mj, counts)
+
+
+def _draw_projected(cell_n, n_boot, seed, small, pinv, n_p, minv, n_m, mean, judge):
+    """Bootstrap draws of cells (:func:`draw_cells`) summed into projected tables."""
+    draws = draw_cells(cell_n, n_boot, np.random.default_rng(seed), small)
+    w = np.zeros((n_boot, n_p))
+    mn = np.zeros((n_boot, n_m))
+    mh = np.zeros((n_boot, n_m))
+    mj = np.zeros((n_boot, n_m))
+    picks = draws.picks
+    if picks.size:
+        rows = draws.rows()
+        w += np.bincount(rows * n_p + pinv[picks], minlength=n_boot * n_p).reshape(
+            n_boot, n_p
+        )
+        mrow = rows * n_m + minv[picks]
+        size = n_boot * n_m
+        mn += np.bincount(mrow, minlength=size).reshape(n_boot, n_m)
+        mh += np.bincount(mrow, weights=mean[picks], minlength=size).reshape(
+            n_boot, n_m
+        )
+        mj += np.bincount(mrow, weights=judge[picks], minlength=size).reshape(
+            n_boot, n_m
+        )
+    big = draws.big
+    if big.size:
+        bw, bn, bh, bj = _project_dense(
+            draws.big_counts, pinv[big], n_p, minv[big], n_m, mean[big], judge[big]
+        )
+        w += bw
+        mn += bn
+        mh += bh
+        mj += bj
+    return w, mn, mh, mj
+
+
+def agreement_report(
+    items: GroupItems,
+    n_boot: int = 1000,
+    seed: int = 0,
+    item_weights: np.ndarray | None = None,
+) -> Report:
+    """Every statistic of the issue for one group of items, with bootstrap CIs.
+
+    Only items scored numerically by the judge and at least one human are used.
+    The bootstrap resamples those items (all statistics share the same resamples, so
+    e.g. the alpha gain from adding the judge has a valid CI); ``item_weights``
+    (B, n_used) replaces the random draw with explicit resamples.
+    """
+    cells = group_cells(items)
+    boot = None
+    if item_weights is not None:
+        boot = aggregate_weights(item_weights, cells.inv, len(cells.n))
+    proj = project(cells.key, cells.n, cells.counts, n_boot, seed, boot=boot)
+    return report_from_projection(proj)
+
+
+def report_from_projection(proj: Projected) -> Report:
+    """All statistics of one group from its projected resample weights."""
+    rep = Report(proj.counts)
+    w = proj.w
+    prof = proj.prof
+    if len(prof) == 0:  # no items: one empty profile keeps every shape non-empty
+        prof = np.array([[1, 0, 0, 0, 0, 1]])
+        w = np.zeros((w.shape[0], 1))
+    n = int(round(w[0].sum()))
+    p_hc = prof[:, :5].astype(float)
+    p_judge = prof[:, 5].astype(float)
+    m = p_hc.sum(axis=1)
+    p_mean = mean_from_counts(p_hc)
+    p_round = round_half_up(median_from_counts(p_hc))
+
+    # human-human
+    n_multi = int(round(w[0] @ (m >= 2)))
+    co_h = item_coincidences(p_hc).reshape(len(prof), 25)
+    o_h = (w @ co_h).reshape(-1, 5, 5)
+    pairs, exact, within = rater_pairs(p_hc, VALUES)
+    why_alpha = "needs items with 2+ human scores and 2+ distinct values"
+    n_pairs = int(round(w[0] @ pairs))
+    rep.human["n_items"] = n
+    rep.human["n_items_multi_rated"] = n_multi
+    alphas = {}
+    for level in LEVELS:
+        alphas[level] = alpha_from_coincidence(o_h, level)
+        rep.human[f"alpha_{level}"] = result_from_rows(
+            alphas[level], n_multi, why_alpha
+        )
+    for k, agreeing in (("exact", exact), ("within1", within)):
+        rep.human[k] = result_from_rows(
+            ratio(w @ agreeing, w @ pairs), n_pairs, "no rater pairs"
+        )
+
+    # judge vs humans
+    raw = judge_stats_w(w, p_judge, p_mean, p_round)
+    rep.judge.update(judge_results(raw, n))
+    # judge as one more rater
+    with_j = p_hc.copy()
+    with_j[np.arange(len(prof)), np.searchsorted(VALUES, p_judge)] += 1
+    o_hj = (w @ item_coincidences(with_j).reshape(len(prof), 25)).reshape(-1, 5, 5)
+    for level in LEVELS:
+        a = alpha_from_coincidence(o_hj, level)
+        rep.judge[f"alpha_{level}_with_judge"] = result_from_rows(a, n, why_alpha)
+        rep.judge[f"alpha_{level}_gain"] = result_from_rows(
+            a - alphas[level], n, "alpha undefined with or without the judge"
+        )
+
+    # model level: per-model means and rank agreement
+    models = proj.models
+    n_m = proj.m_n
+    h_m = ratio(proj.m_h, n_m)
+    j_m = ratio(proj.m_j, n_m)
+    rc = rank_correlations_rows(h_m, j_m)
+    rep.models["models"] = [
+        {
+            "model": int(mod),
+            "n": int(round(n_m[0, i])),
+            "human_mean": make_result(h_m[0, i], h_m[1:, i], int(round(n_m[0, i]))),
+            "judge_mean": make_result(j_m[0, i], j_m[1:, i], int(round(n_m[0, i]))),
+        }
+        for i, mod in enumerate(models)
+    ]
+    why = "fewer than 2 models or all models tied"
+    for k in ("spearman", "kendall"):
+        rep.models[k] = result_from_rows(rc[k], len(models), why)
+    return rep
+
+
+def agreement_table(
+    skills: dict[str, GroupItems],
+    abilities: dict[str, list[str]] | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+    workers: int = 1,
+) -> dict[str, Report]:
+    """Reports per skill, per primary ability (its skills pooled) and overall.
+
+    Items are resampled within each skill; an ability's or the overall resample is
+    the union of its skills' resamples (a bootstrap stratified by skill, which keeps
+    each skill's item count fixed, as in the evaluation design). The draws are made
+    once per skill and reused, so pooled groups cost no extra random numbers.
+    ``workers`` > 1 computes groups in that many threads (numpy releases the GIL in
+    the heavy loops); the result is identical, since each skill has its own seed.
+    """
+    names = list(skills)
+
+    def skill_part(i: int):
+        cells = group_cells(skills[names[i]])
+        proj = project(cells.key, cells.n, cells.counts, n_boot, seed + i)
+        return proj, report_from_projection(proj)
+
+    groups = [(f"ability:{a}", ks) for a, ks in (abilities or {}).items()]
+    groups.append(("overall", names))
+
+    def pooled_part(group):
+        label, keys = group
+        parts = [projected[s] for s in keys if s in projected]
+        return label, report_from_projection(pool_projections(parts, n_boot))
+
+    out: dict[str, Report] = {}
+    projected: dict[str, Projected] = {}
+    if workers > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            done = list(pool.map(skill_part, range(len(names))))
+            for name, (proj, rep) in zip(names, done, strict=True):
+                projected[name] = proj
+                out[f"skill:{name}"] = rep
+            pooled = list(pool.map(pooled_part, groups))
+    else:
+        for i, name in enumerate(names):
+            projected[name], out[f"skill:{name}"] = skill_part(i)
+        pooled = [pooled_part(g) for g in groups]
+    for label, rep in pooled:
+        out[label] = rep
+    return out
+
+
+def pool_projections(parts: list[Projected], n_boot: int) -> Projected:
+    """The union of several groups' items (and of their resamples)."""
+    if not parts:
+        z = np.zeros((n_boot + 1, 0))
+        return Projected(
+            np.zeros((0, 6), np.int64), z, np.zeros(0, np.int64), z, z, z, {}
+        )
+    profs = np.concatenate([p.prof for p in parts])
+    _, first, pinv = np.unique(
+        row_codes(profs.T), return_index=True, return_inverse=True
+    )
+    pinv = pinv.ravel()
+    models = np.unique(np.concatenate([p.models for p in parts]))
+    w = np.zeros((parts[0].w.shape[0], len(first)))
+    mn, mh, mj = (np.zeros((w.shape[0], len(models))) for _ in range(3))
+    counts: dict = {}
+    start = 0
+    for p in parts:
+        code = pinv[start : start + len(p.prof)]  # distinct within one part
+        start += len(p.prof)
+        w[:, code] += p.w
+        mcode = np.searchsorted(models, p.models)
+        mn[:, mcode] += p.m_n
+        mh[:, mcode] += p.m_h
+        mj[:, mcode] += p.m_j
+        for key, v in p.counts.items():
+            counts[key] = counts.get(key, 0) + v
+    return Projected(profs[first], w, models, mn, mh, mj, counts)
