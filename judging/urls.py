@@ -5,14 +5,15 @@ Names: ``judging:<entity>-<page>``.
 
 from django.urls import path
 
+from judging.views import configs, prompts, suggestions
 from judging.views import runs as views
 
 app_name = "judging"
 
 urlpatterns = [
-    path("judges/", views.judge_list, name="judge-list"),
-    path("judges/new/", views.judge_new, name="judge-new"),
-    path("prompts/", views.prompt_list, name="prompt-list"),
+    path("judges/", configs.judge_list, name="judge-list"),
+    path("judges/new/", configs.judge_new, name="judge-new"),
+    path("prompts/", prompts.prompt_list, name="prompt-list"),
     path("runs/", views.run_list, name="run-list"),
     path("runs/new/", views.run_new, name="run-new"),
     path("runs/import/", views.run_import, name="run-import"),
@@ -23,22 +24,22 @@ urlpatterns = [
     path("runs/<int:run_id>/results/", views.run_results, name="run-results"),
     path(
         "runs/<int:run_id>/suggestions/",
-        views.run_suggestions,
+        suggestions.run_suggestions,
         name="run-suggestions",
     ),
     path(
         "runs/<int:run_id>/suggestions/accept-all/",
-        views.suggestion_accept_all_view,
+        suggestions.suggestion_accept_all_view,
         name="suggestion-accept-all",
     ),
     path(
         "runs/<int:run_id>/suggestions/<int:suggestion_id>/accept/",
-        views.suggestion_accept_view,
+        suggestions.suggestion_accept_view,
         name="suggestion-accept",
     ),
     path(
         "runs/<int:run_id>/suggestions/<int:suggestion_id>/reject/",
-        views.suggestion_reject_view,
+        suggestions.suggestion_reject_view,
         name="suggestion-reject",
     ),
 ]

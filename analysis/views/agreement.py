@@ -43,7 +43,7 @@ from analysis.selectors import agreement as agreement
 from annotation import roles
 from annotation import selectors as annotation_selectors
 from annotation.errors import DomainError
-from judging.views.runs import _render, _wants_fragment
+from flaskapp.htmx import render_page_or_fragment, wants_fragment
 
 COMPUTE_ERRORS = (DomainError, agreement.AgreementError)
 
@@ -139,8 +139,10 @@ def agreement_dashboard(request: HttpRequest, dataset_id: int) -> HttpResponse:
     )
     # A bad choice is a 400 for the page; an htmx fragment answers 200 because htmx
     # swaps only 2xx answers, and the fragment itself lists the problems.
-    status = 400 if choice.errors and not _wants_fragment(request) else 200
-    return _render(request, "analysis/agreement.html", fragment, context, status)
+    status = 400 if choice.errors and not wants_fragment(request) else 200
+    return render_page_or_fragment(
+        request, "analysis/agreement.html", fragment, context, status
+    )
 
 
 @login_required
@@ -227,7 +229,7 @@ def agreement_skill(
             request, dataset_id, skill_key
         )
     except BadChoice as exc:
-        if _wants_fragment(request):
+        if wants_fragment(request):
             # htmx swaps only 2xx answers: say why in the panel instead.
             response = render(
                 request,
@@ -249,7 +251,7 @@ def agreement_skill(
         "items": items,
         "limit": DRILL_LIMIT,
     }
-    return _render(
+    return render_page_or_fragment(
         request, "analysis/agreement_skill.html", "agreement-disagreements", context
     )
 

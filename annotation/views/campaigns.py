@@ -17,13 +17,8 @@ from annotation import roles, services
 from annotation import selectors as selectors
 from annotation.errors import DomainError
 from annotation.models import Campaign, CampaignItem, Dataset, Skill
-from annotation.views.common import (
-    HTMX_STOP_POLLING,
-    LOCKS_SHOWN,
-    rater_users,
-    render_page_or_fragment,
-    wants_fragment,
-)
+from annotation.views.common import LOCKS_SHOWN, rater_users
+from flaskapp.htmx import HTMX_STOP_POLLING, render_page_or_fragment, wants_fragment
 
 
 def _campaign_list_with_counts(*, user):

@@ -12,7 +12,6 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation import roles, services
@@ -20,26 +19,10 @@ from annotation import selectors as selectors
 from annotation.errors import DomainError
 from annotation.forms import FORMAT_HELP, ImportForm, RubricImportForm
 from annotation.models import Ability, Difficulty, Domain, ImportJob
+from flaskapp.htmx import HTMX_STOP_POLLING, render_page_or_fragment, wants_fragment
 
 INSTRUCTIONS_PER_PAGE = 50
 IMPORTS_SHOWN = 100
-# htmx stops polling when a response has this status.
-HTMX_STOP_POLLING = 286
-
-
-def _wants_fragment(request: HttpRequest) -> bool:
-    # A history restore (back button after htmx's cache expired) needs the whole page.
-    return bool(request.htmx) and not request.htmx.history_restore_request
-
-
-def _render_page_or_fragment(
-    request: HttpRequest, template: str, fragment: str, context: dict, status: int = 200
-) -> HttpResponse:
-    name = f"{template}#{fragment}" if _wants_fragment(request) else template
-    response = render(request, name, context, status=status)
-    # The same URL answers with two bodies: caches must keep them apart.
-    patch_vary_headers(response, ("HX-Request",))
-    return response
 
 
 @login_required
@@ -109,9 +92,9 @@ def dataset_detail(request: HttpRequest, dataset_id: int) -> HttpResponse:
         "params": request.GET,
         "is_filtered": bool(filters),
     }
-    if not _wants_fragment(request):
+    if not wants_fragment(request):
         context["stats"] = selectors.dataset_stats(dataset=dataset)
-    return _render_page_or_fragment(
+    return render_page_or_fragment(
         request, "annotation/dataset_detail.html", "instruction-results", context
     )
 
@@ -276,8 +259,8 @@ def import_detail(request: HttpRequest, job_id: int) -> HttpResponse:
         "in_progress": in_progress,
         "preview_columns": _preview_columns(job.preview),
     }
-    status = HTMX_STOP_POLLING if _wants_fragment(request) and not in_progress else 200
-    return _render_page_or_fragment(
+    status = HTMX_STOP_POLLING if wants_fragment(request) and not in_progress else 200
+    return render_page_or_fragment(
         request,
         "annotation/import_detail.html",
         "import-progress",

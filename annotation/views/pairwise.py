@@ -39,13 +39,11 @@ from annotation.services import pairwise as pairwise_services
 from annotation.views.common import (
     HISTORY_PER_PAGE,
     HTMX_INVALID,
-    HTMX_STOP_POLLING,
     LOCKS_SHOWN,
     rater_users,
-    render_page_or_fragment,
-    wants_fragment,
 )
 from annotation.views.rows import parse_active_seconds
+from flaskapp.htmx import HTMX_STOP_POLLING, render_page_or_fragment, wants_fragment
 
 LABEL_CHOICES = [("A", "A"), ("tie", "Tie"), ("B", "B")]
 PAIR_MODE_LABELS = {

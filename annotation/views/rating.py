@@ -19,19 +19,14 @@ from annotation import roles, services
 from annotation import selectors as selectors
 from annotation.errors import DomainError, Problem
 from annotation.models import Assignment, Campaign, CampaignItem
-from annotation.views.common import (
-    HISTORY_PER_PAGE,
-    HTMX_INVALID,
-    SCORE_CHOICES,
-    render_page_or_fragment,
-    wants_fragment,
-)
+from annotation.views.common import HISTORY_PER_PAGE, HTMX_INVALID, SCORE_CHOICES
 from annotation.views.rows import (
     parse_active_seconds,
     parse_scores,
     score_value,
     skill_rows,
 )
+from flaskapp.htmx import render_page_or_fragment, wants_fragment
 
 
 @dataclass

@@ -1,5 +1,6 @@
-"""HTML pages of the judging app: judge configs, runs (estimate, live progress,
-results), imports of judge results made elsewhere, and metadata suggestions.
+"""Run pages: list, the run form (estimate), a run's live progress and results,
+imports of judge results made elsewhere. Configs, prompts and suggestions have
+their own modules beside this one.
 
 Function views, thin: parse, call one service or selector, render. Every page needs
 the researcher (or admin) role: the selectors check it, so raters get a 403 and never
@@ -12,10 +13,8 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.utils.cache import patch_vary_headers
-from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation import roles
@@ -23,17 +22,15 @@ from annotation import selectors as annotation_selectors
 from annotation.errors import DomainError
 from annotation.models import Dataset
 from annotation.services import import_check_sizes
-from judging.forms import IMPORT_FORMAT_HELP, JudgeConfigForm, RunForm, RunImportForm
+from flaskapp.htmx import HTMX_STOP_POLLING, render_page_or_fragment, wants_fragment
+from judging.forms import IMPORT_FORMAT_HELP, RunForm, RunImportForm
 from judging.models import (
     JudgeCall,
     JudgeConfig,
     JudgeRun,
-    MetadataSuggestion,
-    PromptTemplate,
 )
 from judging.selectors import runs as selectors
 from judging.selectors.pairwise import pairwise_verdict_counts
-from judging.services.configs import judge_config_create
 from judging.services.estimates import judge_run_estimate
 from judging.services.imports import judge_run_import
 from judging.services.runs import (
@@ -43,93 +40,9 @@ from judging.services.runs import (
     judge_run_retry_failed,
     judge_run_start,
 )
-from judging.services.suggestions import (
-    suggestion_accept,
-    suggestion_accept_all,
-    suggestion_reject,
-)
 
-# htmx stops polling when a response has this status.
-HTMX_STOP_POLLING = 286
 RUNS_PER_PAGE = 50
 CALLS_PER_PAGE = 25
-SUGGESTIONS_PER_PAGE = 50
-
-
-def _wants_fragment(request: HttpRequest) -> bool:
-    # A history restore (back button after htmx's cache expired) needs the whole page.
-    return bool(request.htmx) and not request.htmx.history_restore_request
-
-
-def _render(
-    request: HttpRequest,
-    template: str,
-    fragment: str | None,
-    context: dict,
-    status: int = 200,
-) -> HttpResponse:
-    name = (
-        f"{template}#{fragment}" if fragment and _wants_fragment(request) else template
-    )
-    response = render(request, name, context, status=status)
-    # The same URL answers with two bodies: caches must keep them apart.
-    patch_vary_headers(response, ("HX-Request",))
-    return response
-
-
-# --- Judge configs ------------------------------------------------------------------------
-
-
-@login_required
-@require_GET
-def judge_list(request: HttpRequest) -> HttpResponse:
-    """Every judge config, with its env var's name and whether the server has it set."""
-    configs = list(selectors.judge_config_list_for_user(user=request.user))
-    for config in configs:
-        config.api_key_set = selectors.api_key_is_set(config.api_key_env)
-    return render(request, "judging/judge_list.html", {"configs": configs})
-
-
-# A key pasted by mistake into the env var field must not reach an error report.
-@sensitive_post_parameters("api_key_env")
-@login_required
-@require_http_methods(["GET", "POST"])
-def judge_new(request: HttpRequest) -> HttpResponse:
-    """Create a judge config.
-
-    With htmx, typing the env var's name asks this URL (GET ?api_key_env=NAME) for
-    the `#api-key-status` fragment: whether the server's environment has it set.
-    """
-    roles.require_researcher(request.user)
-    if request.method == "GET" and _wants_fragment(request):
-        env = request.GET.get("api_key_env", "").strip()
-        context = {"env_name": env, "env_set": selectors.api_key_is_set(env)}
-        return _render(request, "judging/judge_new.html", "api-key-status", context)
-    status = 200
-    if request.method == "POST":
-        form = JudgeConfigForm(request.POST)
-        if form.is_valid():
-            try:
-                config = judge_config_create(user=request.user, **form.service_fields())
-            except DomainError as exc:
-                form.add_problems(exc)
-            else:
-                messages.success(request, f"Judge “{config.name}” saved.")
-                return redirect("judging:judge-list")
-        if form.has_error("api_key_env"):
-            # What was typed may be a pasted key: never send it back to the browser.
-            form.data = form.data.copy()
-            form.data["api_key_env"] = ""
-        status = 400
-    else:
-        form = JudgeConfigForm()
-    env = (form["api_key_env"].value() or "").strip()
-    context = {
-        "form": form,
-        "env_name": env,
-        "env_set": selectors.api_key_is_set(env),
-    }
-    return render(request, "judging/judge_new.html", context, status=status)
 
 
 # --- Runs ---------------------------------------------------------------------------------
@@ -261,7 +174,9 @@ def run_new(request: HttpRequest) -> HttpResponse:
         "estimate": _estimate(config, dataset, params, {n for n, _ in available}),
     }
     fragment = "run-models" if request.htmx.target == "run-models" else "run-estimate"
-    return _render(request, "judging/run_new.html", fragment, context, status=status)
+    return render_page_or_fragment(
+        request, "judging/run_new.html", fragment, context, status=status
+    )
 
 
 def _run_actions(run: JudgeRun, progress: selectors.RunProgress) -> dict:
@@ -304,13 +219,13 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "polling": progress.is_live,
         **_run_actions(run, progress),
     }
-    fragment = _wants_fragment(request)
+    fragment = wants_fragment(request)
     if not fragment and run.kind in ANNOTATION_KINDS:
         context["suggestion_counts"] = selectors.suggestion_counts(run=run)
     if not fragment and run.kind == JudgeRun.Kind.PAIRWISE:
         context["verdict_counts"] = pairwise_verdict_counts(run=run)
     status = HTMX_STOP_POLLING if fragment and not progress.is_live else 200
-    return _render(
+    return render_page_or_fragment(
         request, "judging/run_detail.html", "run-progress", context, status=status
     )
 
@@ -390,7 +305,9 @@ def run_results(request: HttpRequest, run_id: int) -> HttpResponse:
         "is_annotation": run.kind in ANNOTATION_KINDS,
         "is_pairwise": is_pairwise,
     }
-    return _render(request, "judging/run_results.html", "run-results", context)
+    return render_page_or_fragment(
+        request, "judging/run_results.html", "run-results", context
+    )
 
 
 # --- Imports of judge results made elsewhere -----------------------------------------------
@@ -452,210 +369,3 @@ def run_import(request: HttpRequest) -> HttpResponse:
         ],
     }
     return render(request, "judging/run_import.html", context, status=status)
-
-
-# --- Metadata suggestions -----------------------------------------------------------------
-
-
-def _suggestion_rows(run: JudgeRun, suggestions) -> list[dict]:
-    """Each suggestion next to its instruction's current metadata, skills by name."""
-    skills = {s.key: s for s in run.dataset.rubric.skills.all()}
-    rows = []
-    for s in suggestions:
-        rows.append(_suggestion_row(s, skills))
-    return rows
-
-
-def _suggestion_row(s: MetadataSuggestion, skills: dict) -> dict:
-    instruction = s.instruction
-    current_skills = [link.skill for link in instruction.skill_links.all()]
-    suggested_skills = [skills.get(k) or k for k in s.skills or []]
-    current_checklist = instruction.checklist or []
-    return {
-        "s": s,
-        "instruction": instruction,
-        "current_skills": current_skills,
-        "suggested_skills": suggested_skills,
-        "skills_differ": [getattr(x, "key", x) for x in suggested_skills]
-        != [x.key for x in current_skills],
-        "domains_differ": bool(s.domains) and list(s.domains) != instruction.domains,
-        "difficulty_differs": s.difficulty is not None
-        and s.difficulty != instruction.difficulty,
-        "current_checklist": current_checklist,
-        "checklist_differs": s.checklist is not None
-        and s.checklist != current_checklist,
-    }
-
-
-@login_required
-@require_GET
-def run_suggestions(request: HttpRequest, run_id: int) -> HttpResponse:
-    """A metadata/checklist run's suggestions next to the current metadata.
-
-    Researchers can read them; admins accept or reject them one by one or all at
-    once (each decision is checked again by the service).
-    """
-    status = request.GET.get("status", "")
-    if status not in MetadataSuggestion.Status.values:
-        status = ""
-    run, suggestions = selectors.suggestion_list_for_user(
-        user=request.user, run_id=run_id, status=status or None
-    )
-    page = Paginator(suggestions, SUGGESTIONS_PER_PAGE).get_page(
-        request.GET.get("page")
-    )
-    context = {
-        "run": run,
-        "page": page,
-        "rows": _suggestion_rows(run, page),
-        "status": status,
-        "statuses": MetadataSuggestion.Status.choices,
-        "counts": selectors.suggestion_counts(run=run),
-        "can_decide": roles.is_admin(request.user),
-    }
-    return _render(request, "judging/run_suggestions.html", "suggestion-table", context)
-
-
-def _decide(request: HttpRequest, run_id: int, suggestion_id: int, decide):
-    suggestion = selectors.suggestion_get_for_user(
-        user=request.user, suggestion_id=suggestion_id
-    )
-    if suggestion.run_id != run_id:
-        raise Http404("No such suggestion in this run.")
-    error = ""
-    try:
-        suggestion = decide(suggestion)
-    except DomainError as exc:
-        error = str(exc)
-    if _wants_fragment(request):
-        suggestion = selectors.suggestion_get_for_user(
-            user=request.user, suggestion_id=suggestion.pk
-        )
-        skills = {s.key: s for s in suggestion.run.dataset.rubric.skills.all()}
-        context = {
-            "row": _suggestion_row(suggestion, skills),
-            "run": suggestion.run,
-            "can_decide": True,
-            "row_error": error,
-        }
-        # 200 even when refused: htmx only swaps 2xx answers, and the row shows why.
-        return _render(
-            request, "judging/run_suggestions.html", "suggestion-row", context
-        )
-    if error:
-        messages.error(request, error)
-    else:
-        messages.success(
-            request,
-            f"Suggestion for instruction {suggestion.instruction.external_id} "
-            f"{suggestion.get_status_display().lower()}.",
-        )
-    return redirect("judging:run-suggestions", run_id=run_id)
-
-
-@login_required
-@require_POST
-def suggestion_accept_view(
-    request: HttpRequest, run_id: int, suggestion_id: int
-) -> HttpResponse:
-    """Apply one suggestion to its instruction (admins)."""
-    roles.require_admin(request.user)
-    return _decide(
-        request,
-        run_id,
-        suggestion_id,
-        lambda s: suggestion_accept(suggestion=s, user=request.user),
-    )
-
-
-@login_required
-@require_POST
-def suggestion_reject_view(
-    request: HttpRequest, run_id: int, suggestion_id: int
-) -> HttpResponse:
-    """Reject one suggestion; the instruction stays as it is (admins)."""
-    roles.require_admin(request.user)
-    return _decide(
-        request,
-        run_id,
-        suggestion_id,
-        lambda s: suggestion_reject(suggestion=s, user=request.user),
-    )
-
-
-@login_required
-@require_POST
-def suggestion_accept_all_view(request: HttpRequest, run_id: int) -> HttpResponse:
-    """Accept every proposed suggestion of the run, all or nothing (admins)."""
-    roles.require_admin(request.user)
-    run = selectors.judge_run_get_for_user(user=request.user, run_id=run_id)
-    try:
-        n = suggestion_accept_all(run=run, user=request.user)
-    except DomainError as exc:
-        messages.error(request, str(exc))
-    else:
-        messages.success(request, f"Accepted {n} suggestion{'s' if n != 1 else ''}.")
-    return redirect("judging:run-suggestions", run_id=run.pk)
-
-
-# --- Prompt templates -------------------------------------------------------------------
-
-
-@login_required
-@require_http_methods(["GET", "POST"])
-def prompt_list(request: HttpRequest) -> HttpResponse:
-    """Every prompt template version; a form saves an edited copy as the next version.
-
-    `?from=<id>` prefills the form with that version's text (and name), so editing a
-    template never changes the text that earlier runs used.
-    """
-    from judging.services.prompts import prompt_template_create
-
-    roles.require_researcher(request.user)
-    templates = selectors.prompt_template_list()
-    base = None
-    if request.GET.get("from", "").isdigit():
-        base = templates.filter(pk=int(request.GET["from"])).first()
-    if base is None and request.method == "GET":
-        from judging.services.prompts import prompt_get_builtin
-
-        base = prompt_get_builtin(PromptTemplate.Kind.POINTWISE)
-    form = {
-        "name": base.name if base else "",
-        "kind": base.kind if base else PromptTemplate.Kind.POINTWISE,
-        "system_text": base.system_text if base else "",
-        "user_text": base.user_text if base else "",
-    }
-    problems = []
-    status = 200
-    if request.method == "POST":
-        form = {k: request.POST.get(k, "") for k in form}
-        name = form["name"].strip()
-        if name.startswith("builtin-"):
-            name = "custom-" + name.removeprefix("builtin-")
-        try:
-            created = prompt_template_create(
-                user=request.user,
-                name=name,
-                kind=form["kind"],
-                system_text=form["system_text"],
-                user_text=form["user_text"],
-            )
-        except DomainError as exc:
-            problems = exc.problems or []
-            status = 400
-        else:
-            messages.success(request, f"Saved {created}.")
-            return redirect("judging:prompt-list")
-    return render(
-        request,
-        "judging/prompt_list.html",
-        {
-            "templates": templates,
-            "form": form,
-            "problems": problems,
-            "kinds": PromptTemplate.Kind.choices,
-            "base": base,
-        },
-        status=status,
-    )

@@ -1,0 +1,75 @@
+"""Judge config pages: the list and the form (researchers; endpoints are admin's)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.debug import sensitive_post_parameters
+from django.views.decorators.http import require_GET, require_http_methods
+
+from annotation import roles
+from annotation.errors import DomainError
+from flaskapp.htmx import render_page_or_fragment, wants_fragment
+from judging.forms import JudgeConfigForm
+from judging.selectors import runs as selectors
+from judging.services.configs import judge_config_create
+
+RUNS_PER_PAGE = 50
+CALLS_PER_PAGE = 25
+SUGGESTIONS_PER_PAGE = 50
+
+
+@login_required
+@require_GET
+def judge_list(request: HttpRequest) -> HttpResponse:
+    """Every judge config, with its env var's name and whether the server has it set."""
+    configs = list(selectors.judge_config_list_for_user(user=request.user))
+    for config in configs:
+        config.api_key_set = selectors.api_key_is_set(config.api_key_env)
+    return render(request, "judging/judge_list.html", {"configs": configs})
+
+
+# A key pasted by mistake into the env var field must not reach an error report.
+@sensitive_post_parameters("api_key_env")
+@login_required
+@require_http_methods(["GET", "POST"])
+def judge_new(request: HttpRequest) -> HttpResponse:
+    """Create a judge config.
+
+    With htmx, typing the env var's name asks this URL (GET ?api_key_env=NAME) for
+    the `#api-key-status` fragment: whether the server's environment has it set.
+    """
+    roles.require_researcher(request.user)
+    if request.method == "GET" and wants_fragment(request):
+        env = request.GET.get("api_key_env", "").strip()
+        context = {"env_name": env, "env_set": selectors.api_key_is_set(env)}
+        return render_page_or_fragment(
+            request, "judging/judge_new.html", "api-key-status", context
+        )
+    status = 200
+    if request.method == "POST":
+        form = JudgeConfigForm(request.POST)
+        if form.is_valid():
+            try:
+                config = judge_config_create(user=request.user, **form.service_fields())
+            except DomainError as exc:
+                form.add_problems(exc)
+            else:
+                messages.success(request, f"Judge “{config.name}” saved.")
+                return redirect("judging:judge-list")
+        if form.has_error("api_key_env"):
+            # What was typed may be a pasted key: never send it back to the browser.
+            form.data = form.data.copy()
+            form.data["api_key_env"] = ""
+        status = 400
+    else:
+        form = JudgeConfigForm()
+    env = (form["api_key_env"].value() or "").strip()
+    context = {
+        "form": form,
+        "env_name": env,
+        "env_set": selectors.api_key_is_set(env),
+    }
+    return render(request, "judging/judge_new.html", context, status=status)

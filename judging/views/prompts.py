@@ -1,0 +1,80 @@
+"""Prompt template pages: versions and the editor (researchers)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+
+from annotation import roles
+from annotation.errors import DomainError
+from judging.models import (
+    PromptTemplate,
+)
+from judging.selectors import runs as selectors
+
+RUNS_PER_PAGE = 50
+CALLS_PER_PAGE = 25
+SUGGESTIONS_PER_PAGE = 50
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def prompt_list(request: HttpRequest) -> HttpResponse:
+    """Every prompt template version; a form saves an edited copy as the next version.
+
+    `?from=<id>` prefills the form with that version's text (and name), so editing a
+    template never changes the text that earlier runs used.
+    """
+    from judging.services.prompts import prompt_template_create
+
+    roles.require_researcher(request.user)
+    templates = selectors.prompt_template_list()
+    base = None
+    if request.GET.get("from", "").isdigit():
+        base = templates.filter(pk=int(request.GET["from"])).first()
+    if base is None and request.method == "GET":
+        from judging.services.prompts import prompt_get_builtin
+
+        base = prompt_get_builtin(PromptTemplate.Kind.POINTWISE)
+    form = {
+        "name": base.name if base else "",
+        "kind": base.kind if base else PromptTemplate.Kind.POINTWISE,
+        "system_text": base.system_text if base else "",
+        "user_text": base.user_text if base else "",
+    }
+    problems = []
+    status = 200
+    if request.method == "POST":
+        form = {k: request.POST.get(k, "") for k in form}
+        name = form["name"].strip()
+        if name.startswith("builtin-"):
+            name = "custom-" + name.removeprefix("builtin-")
+        try:
+            created = prompt_template_create(
+                user=request.user,
+                name=name,
+                kind=form["kind"],
+                system_text=form["system_text"],
+                user_text=form["user_text"],
+            )
+        except DomainError as exc:
+            problems = exc.problems or []
+            status = 400
+        else:
+            messages.success(request, f"Saved {created}.")
+            return redirect("judging:prompt-list")
+    return render(
+        request,
+        "judging/prompt_list.html",
+        {
+            "templates": templates,
+            "form": form,
+            "problems": problems,
+            "kinds": PromptTemplate.Kind.choices,
+            "base": base,
+        },
+        status=status,
+    )
