@@ -24,9 +24,9 @@ from annotation.models import (
     HumanPreference,
     PreferencePair,
 )
+from annotation.services.pairs import pairs_create_from_dataset
 from annotation.services.pairwise import (
     map_shown_label,
-    pairs_create_from_dataset,
     pairwise_campaign_create,
     pairwise_next,
     pairwise_skip,
