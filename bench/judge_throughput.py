@@ -171,7 +171,7 @@ def main() -> None:
     from annotation.models import Dataset, Skill
     from judging import services
     from judging.models import JudgeCall, JudgeRun, JudgeScore
-    from judging.services.execution.driver import _load_contexts
+    from judging.services.execution.store import _load_contexts
 
     server = workers = None
     try:

@@ -1,8 +1,8 @@
-"""Executing judge runs: the driver loop (`driver`) and the per-kind call handlers
-(`pointwise` scoring lives in the driver; `pairwise` and `metadata` beside it)."""
+"""Executing judge runs: the event loop (`driver`), its database side (`store`) and
+the per-kind handlers (`pairwise`, `metadata`; pointwise scoring is the default)."""
 
-from judging.services.execution.driver import (
-    judge_run_drive,
+from judging.services.execution.driver import judge_run_drive
+from judging.services.execution.store import (
     judge_run_finish_if_done,
     judge_runs_recover,
 )
