@@ -19,11 +19,11 @@ from annotation.importers.base import (
     InstructionRecord,
     ParseResult,
     ResponseRecord,
-    RowReader,
     duplicate_check,
     normalise_name,
     read_rows,
 )
+from annotation.importers.fields import RowReader
 
 CURRENT = {
     "id": "idx",

@@ -18,12 +18,12 @@ from annotation.importers.base import (
     InstructionRecord,
     ParseResult,
     ResponseRecord,
-    RowReader,
     duplicate_check,
     parse_field_map,
     read_rows,
     type_name,
 )
+from annotation.importers.fields import RowReader
 
 FIELDS = (
     "id",

@@ -45,12 +45,12 @@ from annotation.errors import Problem
 from annotation.importers.base import (
     MAX_IDENTIFIER_LENGTH,
     MAX_PROBLEMS,
-    RowReader,
     is_na,
     parse_field_map,
     read_rows,
     type_name,
 )
+from annotation.importers.fields import RowReader
 
 FIELDS = (
     "prompt",

@@ -1,5 +1,6 @@
 """Writes and workflows of the annotation app (re-exported from submodules)."""
 
+from annotation.services.flask import dataset_import_flask, rubric_import
 from annotation.services.hard import instruction_mark_hard, instruction_texts_matching
 from annotation.services.import_jobs import (
     import_job_confirm,
@@ -9,10 +10,8 @@ from annotation.services.import_jobs import (
 from annotation.services.imports import (
     ImportReport,
     dataset_import_files,
-    dataset_import_flask,
     dataset_parse_files,
     import_check_sizes,
-    rubric_import,
 )
 from annotation.services.rubrics import rubric_freeze, rubric_get_default
 

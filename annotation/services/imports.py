@@ -12,7 +12,6 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
@@ -28,7 +27,7 @@ from annotation.importers.base import (
     ResponseRecord,
     skill_lookup_for,
 )
-from annotation.importers.flask import parse_eval_set, parse_outputs, parse_rubric
+from annotation.importers.flask import parse_eval_set, parse_outputs
 from annotation.importers.generic import parse_generic, parse_mapping
 from annotation.models import (
     Dataset,
@@ -39,15 +38,12 @@ from annotation.models import (
     Rubric,
     Skill,
 )
-from annotation.services.hard import instruction_mark_hard, instruction_texts_matching
 from annotation.services.rubrics import rubric_get_default
 
 log = logging.getLogger(__name__)
 
 FORMATS = {choice for choice, _ in ImportJob.Format.choices}
 BATCH = 5000
-# The rubric version that `import_flask --rubric FILE` creates from FLASK's own file.
-IMPORTED_RUBRIC_NAME = "FLASK (imported)"
 
 
 @dataclass
@@ -102,7 +98,7 @@ def import_check_sizes(*, sizes: list[tuple[str, int]]) -> None:
         raise DomainError("file too large", too_big)
 
 
-def _check_size(files: list[tuple[str, bytes]]) -> None:
+def check_size(files: list[tuple[str, bytes]]) -> None:
     import_check_sizes(sizes=[(name, len(data)) for name, data in files])
 
 
@@ -120,7 +116,7 @@ def dataset_parse_files(
         )
     if not files:
         raise DomainError("no file given")
-    _check_size(files)
+    check_size(files)
     try:
         mapping = parse_mapping(options.get("mapping"))
     except ValueError as exc:
@@ -394,7 +390,7 @@ def _write(
     )
 
 
-def _dataset_named(dataset_name: str | None) -> tuple[str, Dataset | None]:
+def dataset_named(dataset_name: str | None) -> tuple[str, Dataset | None]:
     """The cleaned dataset name and the dataset of that name, if it exists."""
     name = (dataset_name or "").strip()
     if not name:
@@ -410,7 +406,7 @@ def _dataset_named(dataset_name: str | None) -> tuple[str, Dataset | None]:
     return name, Dataset.objects.filter(name=name).select_related("rubric").first()
 
 
-def _rubric_for(dataset: Dataset | None, options: dict) -> Rubric:
+def rubric_for(dataset: Dataset | None, options: dict) -> Rubric:
     """The dataset's rubric; for a new dataset `options["rubric_id"]` or the default.
 
     A `rubric_id` given for an existing dataset is ignored (the upload form offers the
@@ -429,11 +425,11 @@ def _rubric_for(dataset: Dataset | None, options: dict) -> Rubric:
     return rubric_get_default()
 
 
-def _lookup(rubric: Rubric) -> dict[str, str]:
+def skill_lookup(rubric: Rubric) -> dict[str, str]:
     return skill_lookup_for(list(rubric.skills.values_list("key", "name")))
 
 
-def _import_parsed(
+def import_parsed(
     *,
     dataset_name: str,
     dataset: Dataset | None,
@@ -511,17 +507,17 @@ def dataset_import_files(
     unchanged. Runs in its own transaction; `dry_run` writes nothing.
     """
     options = options or {}
-    dataset_name, dataset = _dataset_named(dataset_name)
+    dataset_name, dataset = dataset_named(dataset_name)
     if dataset is None and fmt == ImportJob.Format.FLASK_OUTPUTS:
         raise DomainError(
             f"dataset {dataset_name!r} does not exist; import its instructions first",
             [Problem("no such dataset", field="dataset")],
         )
-    rubric = _rubric_for(dataset, options)
+    rubric = rubric_for(dataset, options)
     parsed = dataset_parse_files(
-        fmt=fmt, files=files, skill_lookup=_lookup(rubric), options=options
+        fmt=fmt, files=files, skill_lookup=skill_lookup(rubric), options=options
     )
-    return _import_parsed(
+    return import_parsed(
         dataset_name=dataset_name,
         dataset=dataset,
         rubric=rubric,
@@ -530,181 +526,3 @@ def dataset_import_files(
         user=user,
         dry_run=dry_run,
     )
-
-
-def dataset_import_flask(
-    *,
-    dataset_name: str,
-    eval_files: list[tuple[str, bytes]],
-    output_files: list[tuple[str, bytes]] | None = None,
-    hard_files: list[tuple[str, bytes]] | None = None,
-    rubric_file: tuple[str, bytes] | None = None,
-    options: dict | None = None,
-    user=None,
-    dry_run: bool = False,
-) -> ImportReport:
-    """Import a FLASK release in one transaction: eval set, model outputs, FLASK-Hard.
-
-    Every file is validated before anything is written, and everything is written in
-    one transaction: a bad outputs file leaves no new dataset (nor rubric) behind.
-
-    - `eval_files`: FLASK evaluation sets (current or legacy schema).
-    - `output_files`: model outputs; responses may name instructions of `eval_files`
-      or instructions already in the dataset. The model is the file's name, or
-      `options["model"]` for a single file.
-    - `hard_files`: FLASK-Hard sets. Their instructions are matched to the dataset by
-      exact instruction text and marked ``is_hard``; a hard instruction with no match
-      is reported in `ImportReport.hard_unmatched`, not refused.
-    - `rubric_file`: FLASK's ``skillset_description.json``; becomes a new version of
-      the rubric ``FLASK (imported)`` (`options["rubric_name"]` overrides) and the
-      new dataset's rubric. Refused when the dataset already exists.
-    - `options`: ``hard`` (mark every instruction of `eval_files` FLASK-Hard, also
-      ones already imported), ``model``, ``rubric_id``, ``description``.
-
-    Raises `DomainError` listing every problem; then nothing is written. Idempotent:
-    a re-import creates nothing. `dry_run` validates and counts, writing nothing.
-    """
-    options = dict(options or {})
-    output_files = list(output_files or [])
-    hard_files = list(hard_files or [])
-    dataset_name, dataset = _dataset_named(dataset_name)
-    if not eval_files:
-        raise DomainError(
-            "no evaluation set given", [Problem("is missing", field="eval")]
-        )
-    if options.get("hard") and hard_files:
-        raise DomainError(
-            "mark the whole set FLASK-Hard or give a FLASK-Hard set to match, not both",
-            [Problem("give one, not both", field="hard")],
-        )
-    _check_size(
-        [
-            *eval_files,
-            *output_files,
-            *hard_files,
-            *([rubric_file] if rubric_file else []),
-        ]
-    )
-
-    rubric: Rubric | None = None
-    rubric_factory = None
-    if rubric_file is not None:
-        rubric_name = options.get("rubric_name") or IMPORTED_RUBRIC_NAME
-        if dataset is not None:
-            raise DomainError(
-                f"dataset {dataset_name!r} already exists with rubric {dataset.rubric}; "
-                "a rubric file can only be given for a new dataset",
-                [
-                    Problem(
-                        "only valid for a new dataset",
-                        field="rubric",
-                        file=rubric_file[0],
-                    )
-                ],
-            )
-        if options.get("rubric_id"):
-            raise DomainError(
-                "give a rubric file or a rubric id, not both",
-                [Problem("give one, not both", field="rubric")],
-            )
-        skills, problems = parse_rubric(rubric_file[1], file=rubric_file[0])
-        if problems:
-            raise DomainError("the rubric was not imported", problems)
-        lookup = skill_lookup_for([(s["key"], s["name"]) for s in skills])
-
-        def rubric_factory() -> Rubric:
-            return rubric_import(
-                name=rubric_name, data=rubric_file[1], file=rubric_file[0]
-            )
-    else:
-        rubric = _rubric_for(dataset, options)
-        lookup = _lookup(rubric)
-
-    parsed = dataset_parse_files(
-        fmt=ImportJob.Format.FLASK,
-        files=eval_files,
-        skill_lookup=lookup,
-        options=options,
-    )
-    if output_files:
-        outputs = dataset_parse_files(
-            fmt=ImportJob.Format.FLASK_OUTPUTS,
-            files=output_files,
-            skill_lookup=lookup,
-            options=options,
-        )
-        parsed.extend(outputs)
-    hard_records: dict[str, InstructionRecord] = {}
-    if hard_files:
-        hard = dataset_parse_files(
-            fmt=ImportJob.Format.FLASK,
-            files=hard_files,
-            skill_lookup=lookup,
-            options={},
-        )
-        parsed.problems.extend(hard.problems)
-        for record in hard.instructions:
-            hard_records.setdefault(record.text, record)
-    eval_ids = [r.external_id for r in parsed.instructions]
-
-    def after_write(target: Dataset | None, report: ImportReport) -> None:
-        if options.get("hard"):
-            # New instructions were created hard; this also marks ones imported before.
-            if not dry_run:
-                for start in range(0, len(eval_ids), 500):
-                    Instruction.objects.filter(
-                        dataset=target,
-                        external_id__in=eval_ids[start : start + 500],
-                        is_hard=False,
-                    ).update(is_hard=True)
-            report.hard_marked = len(eval_ids)
-        if not hard_records:
-            return
-        texts = list(hard_records)
-        present = {r.text for r in parsed.instructions} & set(texts)
-        if target is not None and target.pk is not None:
-            present |= instruction_texts_matching(dataset=target, texts=texts)
-        if not dry_run:
-            instruction_mark_hard(dataset=target, texts=texts)
-        report.hard_marked = len(present)
-        report.hard_unmatched = [
-            f"{r.file}, line {r.line} (id {r.external_id})"
-            for text, r in hard_records.items()
-            if text not in present
-        ]
-
-    report = _import_parsed(
-        dataset_name=dataset_name,
-        dataset=dataset,
-        rubric=rubric,
-        parsed=parsed,
-        options=options,
-        user=user,
-        dry_run=dry_run,
-        rubric_factory=rubric_factory,
-        after_write=after_write,
-    )
-    if rubric_file is not None and dry_run:
-        report.rubric = (
-            f"{options.get('rubric_name') or IMPORTED_RUBRIC_NAME} (new version)"
-        )
-    return report
-
-
-def rubric_import(*, name: str, data: bytes, file: str) -> Rubric:
-    """Create a new version of rubric `name` from a FLASK `skillset_description.json`.
-
-    Versions count up from the highest existing one. Raises `DomainError` on bad input.
-    """
-    skills, problems = parse_rubric(data, file=file)
-    if problems:
-        raise DomainError("the rubric was not imported", problems)
-    with transaction.atomic():
-        last = Rubric.objects.filter(name=name).order_by("-version").first()
-        rubric = Rubric.objects.create(
-            name=name,
-            version=(last.version + 1) if last else 1,
-            description=f"Imported from {Path(file).name}",
-        )
-        Skill.objects.bulk_create([Skill(rubric=rubric, **s) for s in skills])
-    return rubric

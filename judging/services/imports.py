@@ -31,13 +31,13 @@ from annotation import roles
 from annotation.errors import DomainError, Problem
 from annotation.importers.base import (
     MAX_PROBLEMS,
-    RowReader,
     normalise_name,
     parse_field_map,
     parse_score,
     read_rows,
     type_name,
 )
+from annotation.importers.fields import RowReader
 from annotation.importers.flask import model_name_from_file
 from annotation.models import Dataset, Instruction, InstructionSkill, Response, Skill
 from judging.models import JudgeCall, JudgeRun, JudgeScore

@@ -17,7 +17,8 @@ from django.utils import timezone
 
 from annotation import roles
 from annotation.errors import DomainError, Problem
-from annotation.importers.base import RowReader, skill_lookup_for
+from annotation.importers.base import skill_lookup_for
+from annotation.importers.fields import RowReader
 from annotation.models import Instruction, InstructionSkill, Skill
 from judging.models import JudgeRun, MetadataSuggestion
 

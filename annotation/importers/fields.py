@@ -1,0 +1,278 @@
+"""Reading the fields of one parsed row: `RowReader` checks each field's type and
+range and collects problems with their line and field (used by every importer)."""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+import re
+from typing import Any
+
+from annotation.errors import Problem
+from annotation.importers.base import (
+    DIFFICULTY_BY_NAME,
+    DOMAIN_ALIASES,
+    DOMAIN_BY_NAME,
+    MAX_DOMAINS,
+    MAX_IDENTIFIER_LENGTH,
+    SIGNED_INTEGER,
+    is_unknown,
+    normalise_name,
+    type_name,
+)
+
+
+class RowReader:
+    """Typed access to one input row that records a `Problem` for each bad field."""
+
+    def __init__(self, row: dict, line: int, file: str, problems: list[Problem]):
+        self.row = row
+        self.line = line
+        self.file = file
+        self.problems = problems
+        self.ok = True
+
+    def fail(self, field_name: str | None, message: str) -> None:
+        self.ok = False
+        self.problems.append(
+            Problem(message, line=self.line, field=field_name, file=self.file)
+        )
+
+    def identifier(self, column: str, *, required: bool = True) -> str | None:
+        value = self.row.get(column)
+        if value is None or (isinstance(value, str) and not value.strip()):
+            if required:
+                self.fail(column, "is missing or empty")
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | str):
+            self.fail(column, f"must be a string or an integer, got {type_name(value)}")
+            return None
+        value = str(value).strip()
+        if "\x00" in value:
+            self.fail(
+                column, "contains a NUL character (\\u0000), which cannot be stored"
+            )
+            return None
+        if len(value) > MAX_IDENTIFIER_LENGTH:
+            self.fail(
+                column,
+                f"is {len(value)} characters long; the limit is {MAX_IDENTIFIER_LENGTH}",
+            )
+            return None
+        return value
+
+    def text(
+        self, column: str, *, required: bool, max_length: int | None = None
+    ) -> str:
+        value = self.row.get(column)
+        if value is None:
+            if required:
+                self.fail(column, "is missing")
+            return ""
+        if not isinstance(value, str):
+            self.fail(column, f"must be a string, got {type_name(value)}")
+            return ""
+        if required and not value.strip():
+            self.fail(column, "is empty")
+        if "\x00" in value:
+            # PostgreSQL text cannot hold NUL; without this the import dies on COPY.
+            self.fail(
+                column, "contains a NUL character (\\u0000), which cannot be stored"
+            )
+            return ""
+        if max_length is not None and len(value) > max_length:
+            self.fail(
+                column, f"is {len(value)} characters long; the limit is {max_length}"
+            )
+            return ""
+        return value
+
+    def metadata(self, extra: dict[str, Any]) -> dict[str, Any]:
+        """Extra fields kept as JSON metadata, refusing what a JSON column cannot store."""
+        if not extra:
+            return {}
+        try:
+            encoded = json.dumps(extra, allow_nan=False)
+        except ValueError:
+            self.fail(
+                None, "an extra field holds NaN or Infinity, which is not valid JSON"
+            )
+            return {}
+        if "\\u0000" in encoded:
+            self.fail(None, "an extra field contains a NUL character (\\u0000)")
+            return {}
+        return extra
+
+    def string_list(self, column: str) -> list[str] | None:
+        """A list of strings; a CSV/string cell may hold a JSON list or `a|b` / `a;b`."""
+        value = self.row.get(column)
+        if value is None:
+            return None
+        if isinstance(value, str):
+            stripped = value.strip()
+            if stripped.startswith("{"):
+                self.fail(
+                    column, "must be a list of strings, got a string holding an object"
+                )
+                return None
+            if stripped.startswith("["):
+                value = _list_literal(stripped)
+                if value is None:
+                    self.fail(column, "looks like a JSON list but does not parse")
+                    return None
+            else:
+                return [p.strip() for p in re.split(r"[|;]", stripped) if p.strip()]
+        if isinstance(value, int) and not isinstance(value, bool):
+            return [str(value)]
+        if not isinstance(value, list):
+            self.fail(column, f"must be a list of strings, got {type_name(value)}")
+            return None
+        out = []
+        for item in value:
+            if isinstance(item, int) and not isinstance(item, bool):
+                item = str(item)
+            if not isinstance(item, str):
+                self.fail(column, f"must be a list of strings, found {type_name(item)}")
+                return None
+            out.append(item)
+        return out
+
+    def domains(self, column: str) -> list[str]:
+        values = self.string_list(column)
+        if not values:
+            return []
+        out: list[str] = []
+        for raw in values:
+            if is_unknown(raw):
+                continue
+            name = normalise_name(raw)
+            key = DOMAIN_BY_NAME.get(name) or DOMAIN_ALIASES.get(name)
+            if key is None:
+                allowed = ", ".join(sorted(n.title() for n in DOMAIN_BY_NAME))
+                self.fail(column, f"unknown domain {raw!r}; expected one of: {allowed}")
+                continue
+            if key not in out:
+                out.append(key)
+        if len(out) > MAX_DOMAINS:
+            self.fail(
+                column,
+                f"has {len(out)} domains; an instruction has at most {MAX_DOMAINS}",
+            )
+            return out[:MAX_DOMAINS]
+        return out
+
+    def difficulty(self, column: str) -> int | None:
+        value = self.row.get(column)
+        if value is None:
+            return None
+        if isinstance(value, bool):
+            self.fail(
+                column, "must be a level 1-5 or a FLASK difficulty name, got boolean"
+            )
+            return None
+        if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+            value = int(value)
+        if isinstance(value, int):
+            if value == -1:
+                return None
+            if 1 <= value <= 5:
+                return value
+            self.fail(column, f"difficulty {value} is out of range 1-5")
+            return None
+        if isinstance(value, str):
+            if is_unknown(value):
+                return None
+            # Numbers first: normalise_name would turn "-2" into "2".
+            if SIGNED_INTEGER.fullmatch(value.strip()):
+                level = int(value.strip())
+                if 1 <= level <= 5:
+                    return level
+                self.fail(column, f"difficulty {level} is out of range 1-5")
+                return None
+            name = normalise_name(value)
+            if name in DIFFICULTY_BY_NAME:
+                return DIFFICULTY_BY_NAME[name]
+            allowed = "; ".join(f"{n} = {lv}" for n, lv in DIFFICULTY_BY_NAME.items())
+            self.fail(
+                column,
+                f"unknown difficulty {value!r}; expected 1-5 or one of: {allowed}",
+            )
+            return None
+        self.fail(
+            column, f"must be a level 1-5 or a difficulty name, got {type_name(value)}"
+        )
+        return None
+
+    def skills(self, column: str, lookup: dict[str, str]) -> list[str]:
+        values = self.string_list(column)
+        if not values:
+            return []
+        out: list[str] = []
+        for raw in values:
+            key = lookup.get(normalise_name(raw))
+            if key is None:
+                self.fail(
+                    column, f"unknown skill {raw!r}; it is not in the dataset's rubric"
+                )
+                continue
+            if key in out:
+                self.fail(column, f"skill {raw!r} is listed twice")
+                continue
+            out.append(key)
+        return out
+
+    def checklist(self, column: str, lookup: dict[str, str]) -> list[dict] | None:
+        """A checklist: a list of questions, or of ``{"skill": name, "question": text}``."""
+        value = self.row.get(column)
+        if value is None:
+            return None
+        if isinstance(value, str):
+            try:
+                value = json.loads(value) if value.strip().startswith("[") else [value]
+            except json.JSONDecodeError:
+                self.fail(column, "looks like a JSON list but does not parse")
+                return None
+        if not isinstance(value, list):
+            self.fail(column, f"must be a list of questions, got {type_name(value)}")
+            return None
+        items = []
+        for entry in value:
+            if isinstance(entry, str) and entry.strip():
+                items.append({"skill": None, "question": entry.strip()})
+            elif (
+                isinstance(entry, dict)
+                and isinstance(entry.get("question"), str)
+                and entry["question"].strip()
+            ):
+                skill = entry.get("skill")
+                key = None
+                if skill is not None:
+                    key = lookup.get(normalise_name(str(skill)))
+                    if key is None:
+                        self.fail(column, f"checklist names unknown skill {skill!r}")
+                        continue
+                items.append({"skill": key, "question": entry["question"].strip()})
+            else:
+                self.fail(
+                    column,
+                    "each checklist entry must be a question string or "
+                    '{"skill": ..., "question": ...}',
+                )
+                return None
+        if any("\x00" in item["question"] for item in items):
+            self.fail(column, "a question contains a NUL character (\\u0000)")
+            return None
+        return items or None
+
+
+def _list_literal(text: str) -> list | None:
+    """A JSON list, or a Python list literal (`['a', 'b']`, as pandas writes to CSV)."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return None
+    return value if isinstance(value, list) else None
