@@ -359,7 +359,7 @@ class PairwiseVerdict(models.Model):
 
     `verdict_raw` is what the judge said in presented terms ("A", "B", "tie"; "" when
     there was no usable verdict); `verdict` is the same mapped back to the ORIGINAL
-    numbering ("1", "2", "tie", "") by `judging.pairwise.map_verdict`. Imported runs
+    numbering ("1", "2", "tie", "") by `annotation.labels.map_verdict`. Imported runs
     have no `call`.
     """
 

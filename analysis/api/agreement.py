@@ -8,7 +8,7 @@
 
 Researchers and admins only (raters 403, anonymous 401). Bad parameters give 400 with
 the parameter named in `problems[].field`. Responses are the JSON documented in
-`judging.selectors_agreement`.
+`analysis.selectors.agreement`.
 """
 
 from __future__ import annotations

@@ -2,9 +2,9 @@
 
 - `GET /api/datasets/{id}/training-export/?kinds=&validation_fraction=&seed=&dedupe=`:
   human judgments as autorater training examples, JSON Lines
-  (`judging.training_export`); the same bytes as `manage.py export_training`.
+  (`analysis.exports.training`); the same bytes as `manage.py export_training`.
 - `GET /api/datasets/{id}/preferences/export/?format=csv|jsonl`: human preferences and
-  judge verdicts in one long format (`judging.exports_pairwise`).
+  judge verdicts in one long format (`analysis.exports.preferences`).
 
 Researchers and admins only (raters 403, anonymous 401); `dataset_get_for_user` checks
 the role again. Every parameter is checked before the first byte is sent: a bad one

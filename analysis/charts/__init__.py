@@ -15,7 +15,7 @@ inlined in a page and served as a download. The contract every chart keeps:
   exception: the dashboard shows whatever the data allows.
 
 The ``*_from_agreement`` adapters take the dict returned by
-``judging.selectors_agreement.agreement_compute`` (see its contract) and pick one
+``analysis.selectors.agreement.agreement_compute`` (see its contract) and pick one
 chart's numbers out of it.
 """
 

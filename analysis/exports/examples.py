@@ -4,7 +4,7 @@ Pure functions, no Django: `pointwise_input` / `pairwise_input` render what a hu
 rater judged as one INSTRUCTIONS / CONTEXT / EVALUATION text (through
 `judging.prompts.render_flame`), `pointwise_target` / `pairwise_target` the answer
 ("field: value" lines, in the order the EVALUATION block lists them), and `split_for`
-decides an instruction's split. `judging.training_export` reads the rows and calls
+decides an instruction's split. `analysis.exports.training` reads the rows and calls
 these.
 """
 

@@ -7,7 +7,7 @@ shown is kept too: `shown_order` ("12": response 1 shown first, "21": response 2
 first, "" when unknown, i.e. imported votes) and `presented_label` (the same choice in
 presented terms, "A"/"B"/"tie"). Judge rows also carry the run's `order` ("ab"/"ba").
 
-Raters appear only as `rater`, the pseudonym of `judging.training_export.rater_anon_id`
+Raters appear only as `rater`, the pseudonym of `analysis.exports.training.rater_anon_id`
 (the same one the training export uses); imported voter ids are pseudonymised the same
 way. Rows are read with two queries (humans, then judges), each in chunks, and encoded
 chunk by chunk: memory stays flat. Read-only; no permission check (callers do it).

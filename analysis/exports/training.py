@@ -39,7 +39,7 @@ De-duplication (`dedupe`):
   keep a 16-byte digest per distinct input in memory, not the examples. A judgment
   added between the two reads is left out of that export.
 
-The texts and the split rule are pure functions in `judging.training_format`. Read-only;
+The texts and the split rule are pure functions in `analysis.exports.examples`. Read-only;
 no permission check (the researcher-only API and the CLI do it). Lives in judging
 because it renders with `judging.prompts` (annotation never imports judging).
 """

@@ -1,12 +1,12 @@
 """The agreement dashboard: how far each judge is from the human ceiling, skill by skill.
 
-Function views, thin: read the query string (`agreement_display.parse_choice`, checked
+Function views, thin: read the query string (`analysis.display.parse_choice`, checked
 against the dataset's campaigns, runs and slices), call the agreement selectors
-(`judging.selectors_agreement`, which compute and cache), shape and render.
+(`analysis.selectors.agreement`, which compute and cache), shape and render.
 Researchers and admins only: every view calls `roles.require_researcher`, so raters
 get a 403 and anonymous users the login page.
 
-Every URL here reads the same query string (documented in `agreement_display`), so a
+Every URL here reads the same query string (documented in `analysis.display`), so a
 page, its htmx fragment, its CSV and each chart's SVG show the same numbers: they
 come from one `agreement_compute` call with the same arguments.
 """

@@ -7,7 +7,7 @@
     /metaeval/<dataset_id>/probes/   pointwise probes of one run vs a campaign
                                      (length, score inflation, halo)
 
-Thin: parse the query, call `judging.selectors_metaeval`, render. Bad parameters are
+Thin: parse the query, call `analysis.selectors.metaeval`, render. Bad parameters are
 shown on the page (status 400) with the parameter named.
 """
 

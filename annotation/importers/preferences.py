@@ -88,7 +88,7 @@ class Verdict:
 
     `original` False: `value` is in presented terms ("A", "B", "tie", "" = no usable
     verdict); True: already in the original numbering ("1", "2", "tie", ""). The
-    service maps it with `judging.pairwise` (this module does not import judging).
+    service maps it with `annotation.labels` (this module does not import judging).
     """
 
     order: str

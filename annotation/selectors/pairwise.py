@@ -2,7 +2,7 @@
 
 Permission-scoped reads raise `Http404` for anything a user may not see, so a foreign
 id looks exactly like a missing one. The membership rules are the pointwise ones
-(`selectors_rating.campaign_get_for_user` / `campaign_get_for_rater`); these add the
+(`selectors.rating.campaign_get_for_user` / `campaign_get_for_rater`); these add the
 campaign kind and the pair's rows.
 """
 

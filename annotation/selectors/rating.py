@@ -60,7 +60,7 @@ def campaign_get_for_rater(
 ) -> Campaign:
     """A campaign of `kind` (pointwise by default: the rating pages and API) that `user`
     rates in; any other id, or a campaign of the other kind, is a 404 (no existence
-    leak; pairwise campaigns have their own pages, `annotation.views_pairwise`).
+    leak; pairwise campaigns have their own pages, `annotation.views.pairwise`).
 
     `with_dataset=False` (the API's next, a hot path) skips loading the dataset and
     rubric rows, which serving and rendering the form do not read; on PostgreSQL it is

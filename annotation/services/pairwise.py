@@ -66,7 +66,7 @@ from annotation.services.serving import (
 CAMPAIGN_PAIR_MODES = (*PAIR_MODES, "existing")
 SHOWN_LABELS = ("A", "B", "tie")
 MAX_OVERLAP = 50
-# Shown order -> `judging.pairwise` order ("ab": response_1 presented as A).
+# Shown order -> `annotation.labels` order ("ab": response_1 presented as A).
 _ORDER = {ShownOrder.ORIGINAL: "ab", ShownOrder.SWAPPED: "ba"}
 
 

@@ -6,7 +6,7 @@ from django.contrib.auth import get_user_model
 
 from annotation import roles
 
-# An htmx form answer that carries validation errors: rating.js swaps it in anyway.
+# An htmx form answer that carries validation errors: rater.js swaps it in anyway.
 HTMX_INVALID = 422
 HISTORY_PER_PAGE = 50
 LOCKS_SHOWN = 50

@@ -461,7 +461,7 @@ def _after_answer(request: HttpRequest, campaign: Campaign, *, saved: bool):
 
 
 def _invalid_panel(request: HttpRequest, context: dict) -> HttpResponse:
-    # htmx swaps 422 answers in (pairwise.js), so the rater sees errors in place.
+    # htmx swaps 422 answers in (rater.js), so the rater sees errors in place.
     status = HTMX_INVALID if wants_fragment(request) else 400
     return render_page_or_fragment(
         request,

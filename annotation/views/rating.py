@@ -200,7 +200,7 @@ def _after_rating(
 
 
 def _invalid_panel(request: HttpRequest, context: dict) -> HttpResponse:
-    # htmx does not swap 4xx answers by default; rating.js swaps 422 in, so the rater
+    # htmx does not swap 4xx answers by default; rater.js swaps 422 in, so the rater
     # sees the errors in place. A plain form post gets the usual 400.
     status = HTMX_INVALID if wants_fragment(request) else 400
     return render_page_or_fragment(

@@ -6,7 +6,7 @@ Prints the agreement between judge runs and human raters per skill, ability and
 overall (the same numbers as the dashboard and `GET /api/datasets/{name}/agreement/`).
 Defaults: every pointwise campaign of the dataset and every run with scores on it.
 `--format json` prints the full result (shape documented in
-`judging.selectors_agreement.agreement_compute`); `table` a readable summary.
+`analysis.selectors.agreement.agreement_compute`); `table` a readable summary.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 [--run ID ...]`.
 
 Writes every human and judge score of a dataset in the long export shape
-(`judging.exports.FIELDS`), to stdout or to FILE, streamed in chunks (flat memory).
+(`analysis.exports.scores.FIELDS`), to stdout or to FILE, streamed in chunks (flat memory).
 With --campaign and/or --run, only those campaigns' human scores and those runs'
 judge scores are written. Prints a one-line summary to stderr when writing a file.
 """

@@ -1,7 +1,7 @@
 """`manage.py export_preferences --dataset NAME [--format csv|jsonl] [--out FILE]`.
 
 Writes every human preference and judge verdict of a dataset in one long format
-(`judging.exports_pairwise.FIELDS`), to stdout or FILE, streamed in chunks (flat
+(`analysis.exports.preferences.FIELDS`), to stdout or FILE, streamed in chunks (flat
 memory). Prints a one-line summary to stderr when writing a file.
 """
 

@@ -2,7 +2,7 @@
 [--validation-fraction 0.1] [--seed 0] [--dedupe none|exact|input] [--out FILE]`.
 
 Writes the dataset's human judgments as autorater training examples, one JSON line
-each (`judging.training_export`), to stdout or FILE, streamed (flat memory without
+each (`analysis.exports.training`), to stdout or FILE, streamed (flat memory without
 de-duplication). Always prints one summary line to stderr: examples per kind and
 split. The output is byte for byte what the training-export API returns for the same
 options.

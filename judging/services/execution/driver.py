@@ -10,8 +10,8 @@ mid-batch can never store a result twice. Claims whose lease ran out go back to 
 (`judge_runs_recover`). Transport retries happen in one layer: `judging.llm`.
 
 Run kinds: pointwise (FLASK or FLAMe layout, from the config's template), pairwise
-(`pairwise_execution`: verdicts unique per run, pair, order and sample), metadata and
-checklist (`annotation_execution`). Everything else is shared.
+(`execution.pairwise`: verdicts unique per run, pair, order and sample), metadata and
+checklist (`execution.metadata`). Everything else is shared.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ Contract of a pairwise call (kind "pairwise" runs, see `judge_run_create_pairwis
   that position in the original numbering (`cue_target_original`, "1"/"2");
 - a succeeded call stores `parsed = {"verdict_raw", "verdict", "format", "probe"?}`
   and exactly one `PairwiseVerdict` (run, pair, order, sample) with `verdict_raw` as
-  presented and `verdict` mapped back by `judging.pairwise.map_verdict`;
+  presented and `verdict` mapped back by `annotation.labels.map_verdict`;
 - a failed call (transport error, or an answer that still did not parse after the
   re-asks, e.g. a "tie" when ties are not allowed) stores NO verdict row: its reason is
   in `call.error` / `error_kind` and its raw output is kept, as for pointwise calls

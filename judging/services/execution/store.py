@@ -65,7 +65,7 @@ class CallContext:
     kind: str = JudgeRun.Kind.POINTWISE
     instruction_id: int | None = None
     response_format: dict | None = None
-    # Pairwise calls (see judging.services.pairwise_execution).
+    # Pairwise calls (see judging.services.execution.pairwise).
     pair_id: int | None = None
     order: str = ""
     allow_tie: bool = True
