@@ -59,6 +59,7 @@ from annotation.services.serving import (
     skip_locked,
     skip_reason_clean,
     submit_check,
+    submit_close,
     submit_take_slot,
 )
 
@@ -539,20 +540,7 @@ def pairwise_submit(
                 rater=rater,
                 shown_order=order,
             )
-            assignment.status = Assignment.Status.SUBMITTED
-            assignment.submitted_at = now
-            assignment.closed_at = now
-            if active_seconds is not None and active_seconds >= 0:
-                assignment.active_seconds = float(active_seconds)
-            assignment.save(
-                update_fields=[
-                    "status",
-                    "submitted_at",
-                    "closed_at",
-                    "active_seconds",
-                    "note",
-                ]
-            )
+            submit_close(assignment=assignment, now=now, active_seconds=active_seconds)
             if skills:
                 rubric_freeze(rubric_id=campaign.dataset.rubric_id)
     if refused:

@@ -40,6 +40,7 @@ from annotation.services.serving import (
     skip_locked,
     skip_reason_clean,
     submit_check,
+    submit_close,
     submit_take_slot,
 )
 from annotation.sqlrows import prepared_cursor
@@ -328,20 +329,7 @@ def _rating_submit_orm(
             # rendering the rating needs no further query.
             saved.sort(key=lambda row: (row.skill.position, row.skill_id))
             _hand_over_scores(assignment, saved)
-            assignment.status = Assignment.Status.SUBMITTED
-            assignment.submitted_at = now
-            assignment.closed_at = now
-            if active_seconds is not None and active_seconds >= 0:
-                assignment.active_seconds = float(active_seconds)
-            assignment.save(
-                update_fields=[
-                    "status",
-                    "submitted_at",
-                    "closed_at",
-                    "active_seconds",
-                    "note",
-                ]
-            )
+            submit_close(assignment=assignment, now=now, active_seconds=active_seconds)
             if assignment.rubric_frozen_at is None:
                 rubric_freeze(rubric_id=assignment.rubric_id)
     if refused:

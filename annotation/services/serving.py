@@ -382,6 +382,21 @@ def submit_take_slot(*, assignment: Assignment, kind: ItemKind, now: datetime) -
     )
 
 
+def submit_close(
+    *, assignment: Assignment, now: datetime, active_seconds: float | None
+) -> None:
+    """Mark the assignment submitted (after `submit_take_slot` counted it) with the
+    rater's active seconds when given, and save it with the slot's note."""
+    assignment.status = Assignment.Status.SUBMITTED
+    assignment.submitted_at = now
+    assignment.closed_at = now
+    if active_seconds is not None and active_seconds >= 0:
+        assignment.active_seconds = float(active_seconds)
+    assignment.save(
+        update_fields=["status", "submitted_at", "closed_at", "active_seconds", "note"]
+    )
+
+
 def skip_reason_clean(reason) -> str:
     """The stripped skip reason; `DomainError` naming `reason` when there is none."""
     reason = reason.strip() if isinstance(reason, str) else ""
