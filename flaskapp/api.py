@@ -1,15 +1,115 @@
-"""Project-wide API plumbing: the one exception handler that turns domain errors into 400s."""
+"""Project-wide API plumbing: the one exception handler, the JSON parser, the paginator.
+
+- `exception_handler` turns domain errors (`annotation.errors.DomainError`, and so
+  `flaskapp.params.BadParameter`) into 400s with every problem, and a database that is
+  down (`flaskapp.middleware.DATABASE_DOWN`) into a 503 with ``Retry-After``.
+- `JSONParser` refuses, with a 400 naming the field, a body nested too deeply for
+  Python's parser or holding text PostgreSQL cannot store (`flaskapp.untrusted`).
+- `Pagination` bounds ``offset`` (PostgreSQL takes a bigint) and ``limit``.
+"""
 
 from __future__ import annotations
 
-from rest_framework import status
+import codecs
+import json
+
+from django.conf import settings
+from rest_framework import parsers, status
+from rest_framework.exceptions import ValidationError
+from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from annotation.errors import DomainError
+from annotation.errors import DomainError, Problem
+from flaskapp.bounds import ID
+from flaskapp.middleware import DATABASE_DOWN, OUTAGE_MESSAGE, RETRY_AFTER_SECONDS
+from flaskapp.params import int_param
+from flaskapp.untrusted import JSONInputError, json_loads
 
 
 def exception_handler(exc, context):
+    """Every 400 has one shape, ``{"detail", "problems": [{field, message, ...}]}``
+    (`ProblemOutputSerializer`); a serializer's refusal also keeps DRF's
+    ``{field: [messages]}`` keys beside them, for older clients."""
     if isinstance(exc, DomainError):
         return Response(exc.as_dict(), status=status.HTTP_400_BAD_REQUEST)
-    return drf_exception_handler(exc, context)
+    if isinstance(exc, DATABASE_DOWN):
+        return Response(
+            {"detail": OUTAGE_MESSAGE, "problems": []},
+            status=status.HTTP_503_SERVICE_UNAVAILABLE,
+            headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+        )
+    response = drf_exception_handler(exc, context)
+    if response is not None and isinstance(exc, ValidationError):
+        problems = list(_problems(exc.detail))
+        body = DomainError("Bad input", problems).as_dict()
+        if isinstance(response.data, dict):
+            body = {**response.data, **body}
+        response.data = body
+    return response
+
+
+def _problems(detail, field: str | None = None):
+    """DRF's nested error detail as `Problem`s whose field is the dotted path."""
+    if isinstance(detail, dict):
+        for key, value in detail.items():
+            key = str(key)
+            if key in ("non_field_errors", api_settings.NON_FIELD_ERRORS_KEY):
+                yield from _problems(value, field)
+            else:
+                yield from _problems(value, f"{field}.{key}" if field else key)
+    elif isinstance(detail, list):
+        for index, value in enumerate(detail):
+            if isinstance(value, dict | list):
+                yield from _problems(value, f"{field}.{index}" if field else str(index))
+            else:
+                yield Problem(str(value), field=field)
+    else:
+        yield Problem(str(detail), field=field)
+
+
+class JSONParser(parsers.JSONParser):
+    """DRF's JSON parser with `flaskapp.untrusted.json_loads`: a too-deep body or one
+    with NUL / lone surrogates is a 400 naming its top-level field (`body` when the
+    body itself is the problem), never a `RecursionError` or a failed save."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        parser_context = parser_context or {}
+        encoding = parser_context.get("encoding", settings.DEFAULT_CHARSET)
+        try:
+            text = codecs.getreader(encoding)(stream).read()
+        except UnicodeDecodeError as exc:
+            raise _body_error(f"is not valid {encoding} text") from exc
+        try:
+            return json_loads(text)
+        except JSONInputError as exc:
+            raise _body_error(exc.message, exc.field) from exc
+        except json.JSONDecodeError as exc:
+            raise _body_error(
+                f"is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+            ) from exc
+
+
+def _body_error(message: str, field: str | None = None) -> DomainError:
+    return DomainError(
+        "the request body was refused", [Problem(message, field=field or "body")]
+    )
+
+
+class Pagination(LimitOffsetPagination):
+    """LimitOffset pages of at most 1000. ``limit`` is lenient as in DRF (garbage: the
+    default; too large: the maximum); a bad ``offset`` is a 400 naming it, not a
+    database error."""
+
+    default_limit = 50
+    max_limit = 1000
+
+    def get_offset(self, request):
+        return int_param(
+            request.query_params,
+            self.offset_query_param,
+            0,
+            min_value=0,
+            max_value=ID.high,
+        )

@@ -73,6 +73,9 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Bad input and database outages answer 400 / 503, never 500 (flaskapp.middleware).
+    "flaskapp.middleware.BadInputMiddleware",
+    "flaskapp.middleware.DatabaseOutageMiddleware",
 ]
 
 ROOT_URLCONF = "flaskapp.urls"
@@ -148,8 +151,13 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PARSER_CLASSES": [
+        "flaskapp.api.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "flaskapp.api.Pagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "flaskapp.api.exception_handler",
 }

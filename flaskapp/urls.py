@@ -24,3 +24,6 @@ urlpatterns = [
         name="api-docs",
     ),
 ]
+
+# A database outage raised outside a view is a 503 too (flaskapp.middleware).
+handler500 = "flaskapp.middleware.server_error"

@@ -72,3 +72,14 @@ class ResponseFactory(factory.django.DjangoModelFactory):
     instruction = factory.SubFactory(InstructionFactory)
     model_name = factory.Sequence(lambda n: f"model-{n}")
     text = factory.Sequence(lambda n: f"Response text {n}.")
+
+
+def api_token(user) -> str:
+    """An API token key for `user`, for ``Authorization: Token <key>`` headers.
+
+    Tests authenticate through this helper only, so the token library can change
+    without touching them.
+    """
+    from rest_framework.authtoken.models import Token
+
+    return Token.objects.get_or_create(user=user)[0].key

@@ -3,9 +3,13 @@ and render. Permissions: researchers (and admins) read; admins import."""
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+    extend_schema,
+)
 from rest_framework import status
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -29,11 +33,7 @@ from annotation.api.serializers.datasets import (
     RubricListOutputSerializer,
 )
 from annotation.models import ImportJob
-
-
-class ApiPagination(LimitOffsetPagination):
-    default_limit = 50
-    max_limit = 1000
+from flaskapp.api import Pagination
 
 
 class ListApi(APIView):
@@ -43,7 +43,7 @@ class ListApi(APIView):
     and the limit/offset parameters of a plain APIView.
     """
 
-    pagination_class = ApiPagination
+    pagination_class = Pagination
     output_serializer_class: type
 
     def paginated_response(self, queryset) -> Response:
@@ -178,9 +178,15 @@ class ResponseListApi(ListApi):
 # --- Imports -----------------------------------------------------------------------------
 
 IMPORT_REFUSED = OpenApiResponse(
-    ImportJobOutputSerializer,
+    PolymorphicProxySerializer(
+        component_name="ImportRefusedOutput",
+        serializers=[ImportJobOutputSerializer, ProblemOutputSerializer],
+        resource_type_field_name=None,
+    ),
     description="The files have problems: the job is recorded as `invalid` (or `failed`) "
-    "with every problem (file, line, field) in `errors`; nothing was imported.",
+    "with every problem (file, line, field) in `errors`; nothing was imported. A "
+    "request refused before any job exists (no file, a bad option) gets `detail` and "
+    "`problems`, each naming its field.",
 )
 # A job that ended in one of these imported nothing; the client gets a 400.
 NOTHING_IMPORTED = {ImportJob.Status.INVALID, ImportJob.Status.FAILED}

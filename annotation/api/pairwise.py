@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -35,6 +34,7 @@ from annotation.api.serializers.rating import (
 from annotation.models import Assignment, Dataset, HumanPreference
 from annotation.selectors import pairwise as pairwise_selectors
 from annotation.services import pairwise as pairwise_services
+from flaskapp.api import Pagination
 
 REFUSED = OpenApiResponse(
     RatingErrorOutputSerializer,
@@ -113,7 +113,7 @@ class PairwiseCampaignListApi(APIView):
     dataset or taken from its stored pairs). Researchers and admins only."""
 
     permission_classes = [IsResearcher]
-    pagination_class = LimitOffsetPagination
+    pagination_class = Pagination
 
     @extend_schema(
         tags=["pairwise"], responses=PairwiseCampaignListOutputSerializer(many=True)

@@ -20,7 +20,6 @@ from django.utils import timezone
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.authentication import SessionAuthentication, TokenAuthentication
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -49,6 +48,7 @@ from annotation.api.serializers.rating import (
     rating_data,
 )
 from annotation.models import Assignment, Campaign, HumanScore, Skill
+from flaskapp.api import Pagination
 
 REFUSED = OpenApiResponse(
     RatingErrorOutputSerializer,
@@ -57,11 +57,6 @@ REFUSED = OpenApiResponse(
 NOT_FOUND = OpenApiResponse(
     description="No such campaign or assignment, or not yours (the same answer)."
 )
-
-
-class RatingApiPagination(LimitOffsetPagination):
-    default_limit = 50
-    max_limit = 1000
 
 
 def _paginate(view: APIView, queryset) -> list:
@@ -97,7 +92,7 @@ class CampaignListApi(APIView):
     """List every campaign, or create one over a dataset's responses."""
 
     permission_classes = [IsResearcher]
-    pagination_class = RatingApiPagination
+    pagination_class = Pagination
 
     @extend_schema(
         tags=["campaigns"], responses=CampaignListOutputSerializer(many=True)
@@ -201,7 +196,7 @@ class CampaignLockListApi(APIView):
     """Who holds which response right now, and until when (soonest expiry first)."""
 
     permission_classes = [IsResearcher]
-    pagination_class = RatingApiPagination
+    pagination_class = Pagination
 
     @extend_schema(
         tags=["campaigns"], responses=CampaignLockOutputSerializer(many=True)
@@ -226,7 +221,7 @@ class RaterCampaignListApi(APIView):
     A user without the rater role is a member of none: the list is empty.
     """
 
-    pagination_class = RatingApiPagination
+    pagination_class = Pagination
 
     @extend_schema(tags=["rate"], responses=RaterCampaignOutputSerializer(many=True))
     def get(self, request):

@@ -1,0 +1,84 @@
+"""The bounds of every whole number a person can type: one table for models, forms,
+serializers and services.
+
+Without an upper bound, a lock time of 10**12 minutes reached PostgreSQL and failed
+there ("integer out of range", a 500). Each `Bound` below is used four ways, so the
+rule has one home:
+
+- model fields: ``validators=LOCK_TTL_MINUTES.validators()`` (admin, `full_clean`);
+- Django forms: ``forms.IntegerField(**LOCK_TTL_MINUTES.field_kwargs())``;
+- DRF serializers: ``serializers.IntegerField(**LOCK_TTL_MINUTES.field_kwargs())``;
+- services: ``LOCK_TTL_MINUTES.problem(value, "lock_ttl_minutes")`` -> `Problem` or
+  None, for callers that reach the service without a form (commands, demo, tests).
+
+The highs are generous product limits, all below PostgreSQL's integer maximum
+(2**31 - 1); a seed is what `random.Random` and numpy generators take (0 .. 2**32 - 1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.core.validators import MaxValueValidator, MinValueValidator
+
+from annotation.errors import Problem
+
+
+@dataclass(frozen=True)
+class Bound:
+    low: int | float
+    high: int | float
+
+    def validators(self) -> list:
+        return [MinValueValidator(self.low), MaxValueValidator(self.high)]
+
+    def field_kwargs(self) -> dict:
+        return {"min_value": self.low, "max_value": self.high}
+
+    def message(self) -> str:
+        return f"must be from {self.low} to {self.high}"
+
+    def contains(self, value) -> bool:
+        return (
+            isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and self.low <= value <= self.high
+        )
+
+    def problem(self, value, field: str, *, optional: bool = False) -> Problem | None:
+        """A `Problem` naming `field` when `value` is out of bounds (or not a number);
+        None when it is fine, or when it is None and `optional`."""
+        if value is None and optional:
+            return None
+        if self.contains(value):
+            return None
+        return Problem(self.message(), field=field)
+
+
+# Rating campaigns (annotation.models.Campaign)
+OVERLAP = Bound(1, 50)
+OVERLAP_PERCENT = Bound(0, 100)
+LOCK_TTL_MINUTES = Bound(1, 7 * 24 * 60)  # a week
+RATER_QUOTA = Bound(1, 1_000_000)
+PAIR_SAMPLE = Bound(1, 1_000_000)
+
+# Judge configs (judging.models.JudgeConfig)
+SAMPLES = Bound(1, 20)
+MAX_TOKENS = Bound(1, 200_000)
+MAX_CONCURRENCY = Bound(1, 4096)
+MAX_PARSE_RETRIES = Bound(0, 10)
+REQUESTS_PER_MINUTE = Bound(1, 1_000_000)
+TOKENS_PER_MINUTE = Bound(1, 1_000_000_000)
+TEMPERATURE = Bound(0, 2)
+TIMEOUT_SECONDS = Bound(1, 3600)
+
+# Judge runs (judging.models.JudgeRun) and their pairwise options
+INSTRUCTION_LIMIT = Bound(1, 1_000_000)
+SEED = Bound(0, 2**32 - 1)
+
+# Agreement and meta-evaluation requests
+N_BOOT = Bound(0, 10_000)
+DISAGREEMENT_LIMIT = Bound(1, 500)
+
+# Any id in a URL or parameter: PostgreSQL bigint
+ID = Bound(1, 2**63 - 1)

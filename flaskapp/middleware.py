@@ -1,0 +1,119 @@
+"""Bad input and outages answer as such, never as a 500.
+
+`BadInputMiddleware` (pages): a query parameter holding a NUL is a 400 before any view
+runs (no view can pass it to the database); a `DomainError` a view lets escape (e.g.
+`flaskapp.params.BadParameter` for ``?page=²``) is a 400 page listing its problems,
+each naming its parameter or field. The API answers the same errors itself, as JSON
+(`flaskapp.api.exception_handler`).
+
+`DatabaseOutageMiddleware`: while the database is unreachable (PostgreSQL restarting,
+the network gone) Django raises `OperationalError` / `InterfaceError`. For ``/api/``
+paths the answer is a 503 with a JSON body and ``Retry-After``; for pages a plain 503
+page with ``Retry-After``, rendered without templates or the database. `server_error`
+is the ``handler500`` fallback for the same errors raised outside a view (in another
+middleware), where ``process_exception`` does not see them.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from django.db import InterfaceError, OperationalError
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.views.defaults import server_error as django_server_error
+
+from annotation.errors import DomainError, Problem
+
+log = logging.getLogger(__name__)
+
+DATABASE_DOWN = (OperationalError, InterfaceError)
+RETRY_AFTER_SECONDS = 15
+OUTAGE_MESSAGE = "The database is unavailable for a moment; try again shortly."
+_OUTAGE_PAGE = (
+    "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+    "<title>Unavailable · FLASK Eval</title></head><body>"
+    "<h1>FLASK Eval is unavailable for a moment</h1>"
+    f"<p>{OUTAGE_MESSAGE} This page retries by itself when reloaded.</p>"
+    "</body></html>"
+)
+
+
+def is_api(request: HttpRequest) -> bool:
+    return request.path.startswith("/api/")
+
+
+def outage_response(request: HttpRequest) -> HttpResponse:
+    """The 503 for a database outage: JSON under /api/, a plain page elsewhere."""
+    if is_api(request):
+        response: HttpResponse = JsonResponse(
+            {"detail": OUTAGE_MESSAGE, "problems": []}, status=503
+        )
+    else:
+        response = HttpResponse(_OUTAGE_PAGE, status=503)
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+class DatabaseOutageMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if isinstance(exception, DATABASE_DOWN):
+            log.warning("database unavailable on %s: %s", request.path, exception)
+            return outage_response(request)
+        return None
+
+
+def bad_input_response(request: HttpRequest, error: DomainError) -> HttpResponse:
+    """A 400 naming every problem: JSON under /api/, the 400 page elsewhere."""
+    if is_api(request):
+        return JsonResponse(error.as_dict(), status=400)
+    problems = error.problems or [Problem(error.message)]
+    return render(
+        request,
+        "400.html",
+        {"message": error.message, "problems": problems},
+        status=400,
+    )
+
+
+class BadInputMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        for name, values in request.GET.lists():
+            if any("\x00" in v for v in [name, *values]):
+                return bad_input_response(
+                    request,
+                    DomainError(
+                        "bad query string",
+                        [
+                            Problem(
+                                "contains a NUL character (\\u0000)",
+                                field=name.replace("\x00", "\\u0000"),
+                            )
+                        ],
+                    ),
+                )
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if isinstance(exception, DomainError):
+            return bad_input_response(request, exception)
+        return None
+
+
+def server_error(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+    """``handler500``: a 503 for a database outage raised anywhere, else Django's 500."""
+    exception = sys.exc_info()[1]
+    if isinstance(exception, DATABASE_DOWN):
+        return outage_response(request)
+    return django_server_error(request, *args, **kwargs)

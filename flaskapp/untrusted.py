@@ -1,0 +1,131 @@
+"""Reading input nobody vouched for: JSON of bounded depth, text the database can store.
+
+Three traps turned bad input into 500s, and this module is the one home of their rules:
+
+- `json.loads` raises `RecursionError` (not `ValueError`) on deeply nested arrays such
+  as ``[[[[...]]]]``; a value nested a few hundred levels deep that does parse can still
+  overflow the stack later (validation, `json.dumps` into a JSON column). `json_loads`
+  refuses both with `JSONInputError`, naming the top-level field that holds the value.
+- PostgreSQL ``text`` and ``jsonb`` cannot hold NUL (``\\u0000``).
+- A lone UTF-16 surrogate (JSON ``"\\ud800"``) is a Python string that cannot be
+  encoded as UTF-8, so the database driver fails with `UnicodeEncodeError` on save.
+
+`text_problem` says what is wrong with one string (or None); `json_problem` finds the
+first such string, or a too-deep value, anywhere in a parsed JSON value. The API's JSON
+parser (`flaskapp.api`), every importer and the services' text checks call them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+# Deeper than any JSON this application reads; far below Python's recursion limit.
+MAX_JSON_DEPTH = 64
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class JSONInputError(ValueError):
+    """JSON that parses but cannot be used; `field` is the top-level key, if any."""
+
+    def __init__(self, message: str, field: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+
+def text_problem(value: str) -> str | None:
+    """Why `value` cannot be stored as text (a NUL or a lone surrogate), else None."""
+    if "\x00" in value:
+        return "contains a NUL character (\\u0000), which cannot be stored"
+    match = _SURROGATE.search(value)
+    if match:
+        return (
+            f"contains a lone surrogate (\\u{ord(match.group()):04x}), which is not "
+            "valid Unicode and cannot be stored"
+        )
+    return None
+
+
+def printable(value: str | None) -> str | None:
+    """`value` with NUL and lone surrogates escaped, safe to store in an error message."""
+    if value is None or text_problem(value) is None:
+        return value
+    escaped = value.encode("utf-8", "backslashreplace").decode("utf-8")
+    return escaped.replace("\x00", "\\u0000")
+
+
+def json_problem(
+    value: Any, *, max_depth: int = MAX_JSON_DEPTH
+) -> JSONInputError | None:
+    """The first reason a parsed JSON `value` cannot be used, else None.
+
+    Walks the value without recursion (it may be deep): nesting beyond `max_depth`, or
+    a string or key that `text_problem` refuses. The error's `field` is the top-level
+    key under which the problem sits (None for a top-level array or scalar).
+    """
+    stack: list[tuple[Any, int, str | None]] = [(value, 1, None)]
+    while stack:
+        item, depth, field = stack.pop()
+        if isinstance(item, str):
+            problem = text_problem(item)
+            if problem:
+                return JSONInputError(problem, field)
+            continue
+        if not isinstance(item, dict | list):
+            continue
+        if depth > max_depth:
+            return JSONInputError(f"is nested more than {max_depth} levels deep", field)
+        if isinstance(item, dict):
+            for key, child in item.items():
+                problem = text_problem(key)
+                child_field = key if depth == 1 else field
+                if problem:
+                    return JSONInputError(f"a key {problem}", printable(child_field))
+                stack.append((child, depth + 1, child_field))
+        else:
+            stack.extend((child, depth + 1, field) for child in item)
+    return None
+
+
+def json_loads(text: str | bytes, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """`json.loads` for untrusted text: `json.JSONDecodeError` for bad syntax as usual,
+    `JSONInputError` for a value `json_problem` refuses (or too deep to parse)."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise JSONInputError(
+            f"is nested more than {max_depth} levels deep", _deep_field(text, max_depth)
+        ) from None
+    problem = json_problem(value, max_depth=max_depth)
+    if problem is not None:
+        raise problem
+    return value
+
+
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}:]')
+
+
+def _deep_field(text: str | bytes, max_depth: int) -> str | None:
+    """The top-level key under which `text` first nests past `max_depth` (a scan of
+    the tokens, for text too deep for the parser)."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    depth, key, last = 0, None, None
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > max_depth:
+                return key
+        elif token in "]}":
+            depth -= 1
+        elif token == ":" and depth == 1 and last is not None:
+            try:
+                key = json.loads(last)
+            except ValueError:
+                key = None
+        last = token if token.startswith('"') else None
+    return key
