@@ -108,24 +108,47 @@ def json_loads(text: str | bytes, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}:]')
 
 
-def _deep_field(text: str | bytes, max_depth: int) -> str | None:
-    """The top-level key under which `text` first nests past `max_depth` (a scan of
-    the tokens, for text too deep for the parser)."""
+def _scan(text: str | bytes, max_depth: int) -> tuple[str | None, int | None]:
+    """(top-level key, line) of the first place in JSON `text` that nests past
+    `max_depth` or holds a string `text_problem` refuses: a scan of the tokens, for
+    text the parser cannot handle and to point at a line of a multi-line document."""
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
     depth, key, last = 0, None, None
     for match in _TOKEN.finditer(text):
         token = match.group()
+        bad = False
         if token in "[{":
             depth += 1
-            if depth > max_depth:
-                return key
+            bad = depth > max_depth
         elif token in "]}":
             depth -= 1
         elif token == ":" and depth == 1 and last is not None:
+            key = last
+        elif token.startswith('"'):
             try:
-                key = json.loads(last)
+                value = json.loads(token)
             except ValueError:
-                key = None
-        last = token if token.startswith('"') else None
-    return key
+                value = None
+            if isinstance(value, str):
+                bad = text_problem(value) is not None
+        if bad:
+            return printable(key), text.count("\n", 0, match.start()) + 1
+        last = None
+        if token.startswith('"'):
+            try:
+                last = json.loads(token)
+            except ValueError:
+                last = None
+    return None, None
+
+
+def _deep_field(text: str | bytes, max_depth: int) -> str | None:
+    return _scan(text, max_depth)[0]
+
+
+def json_problem_line(
+    text: str | bytes, *, max_depth: int = MAX_JSON_DEPTH
+) -> int | None:
+    """The line of JSON `text` where `json_loads` first finds a problem (see `_scan`)."""
+    return _scan(text, max_depth)[1]

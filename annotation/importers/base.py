@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from annotation.errors import Problem
+from flaskapp.untrusted import JSONInputError, json_loads
 
 DOMAIN_BY_NAME = {
     "humanities": "humanities",
@@ -314,7 +315,13 @@ def _jsonl_rows(
         if not text.strip():
             continue
         try:
-            obj = json.loads(text)
+            obj = json_loads(text)
+        except JSONInputError as exc:
+            # Too deep to parse, or text PostgreSQL cannot store (NUL, lone surrogate).
+            problems.append(
+                Problem(exc.message, line=number, field=exc.field, file=file)
+            )
+            continue
         except json.JSONDecodeError as exc:
             problems.append(
                 Problem(

@@ -21,6 +21,7 @@ from annotation.importers.base import (
     normalise_name,
     type_name,
 )
+from flaskapp.untrusted import JSONInputError, json_loads, text_problem
 
 
 class RowReader:
@@ -49,10 +50,8 @@ class RowReader:
             self.fail(column, f"must be a string or an integer, got {type_name(value)}")
             return None
         value = str(value).strip()
-        if "\x00" in value:
-            self.fail(
-                column, "contains a NUL character (\\u0000), which cannot be stored"
-            )
+        if problem := text_problem(value):
+            self.fail(column, problem)
             return None
         if len(value) > MAX_IDENTIFIER_LENGTH:
             self.fail(
@@ -75,11 +74,9 @@ class RowReader:
             return ""
         if required and not value.strip():
             self.fail(column, "is empty")
-        if "\x00" in value:
+        if problem := text_problem(value):
             # PostgreSQL text cannot hold NUL; without this the import dies on COPY.
-            self.fail(
-                column, "contains a NUL character (\\u0000), which cannot be stored"
-            )
+            self.fail(column, problem)
             return ""
         if max_length is not None and len(value) > max_length:
             self.fail(
@@ -134,6 +131,9 @@ class RowReader:
                 item = str(item)
             if not isinstance(item, str):
                 self.fail(column, f"must be a list of strings, found {type_name(item)}")
+                return None
+            if problem := text_problem(item):
+                self.fail(column, problem)
                 return None
             out.append(item)
         return out
@@ -229,7 +229,10 @@ class RowReader:
             return None
         if isinstance(value, str):
             try:
-                value = json.loads(value) if value.strip().startswith("[") else [value]
+                value = json_loads(value) if value.strip().startswith("[") else [value]
+            except JSONInputError as exc:
+                self.fail(column, exc.message)
+                return None
             except json.JSONDecodeError:
                 self.fail(column, "looks like a JSON list but does not parse")
                 return None
@@ -269,7 +272,9 @@ class RowReader:
 def _list_literal(text: str) -> list | None:
     """A JSON list, or a Python list literal (`['a', 'b']`, as pandas writes to CSV)."""
     try:
-        value = json.loads(text)
+        value = json_loads(text)
+    except JSONInputError:
+        return None
     except json.JSONDecodeError:
         try:
             value = ast.literal_eval(text)

@@ -24,6 +24,12 @@ from annotation.importers.base import (
     read_rows,
 )
 from annotation.importers.fields import RowReader
+from flaskapp.untrusted import (
+    MAX_JSON_DEPTH,
+    JSONInputError,
+    json_problem,
+    json_problem_line,
+)
 
 CURRENT = {
     "id": "idx",
@@ -198,6 +204,20 @@ ABILITY_BY_SKILL = {
 KEY_BY_SKILL = {normalise_name(name): key for key, name, _, _, _ in BUILTIN_SKILLS}
 
 
+def _rubric_problem(text: str, items, bad: JSONInputError, file: str) -> Problem:
+    """The problem of a rubric file holding unusable JSON, with its skill and line."""
+    where = ""
+    if isinstance(items, list):
+        for position, item in enumerate(items):
+            found = json_problem(item)
+            if found is not None:
+                where, bad = f"skill #{position + 1}: ", found
+                break
+    return Problem(
+        where + bad.message, line=json_problem_line(text), field=bad.field, file=file
+    )
+
+
 def parse_rubric(data: bytes, *, file: str) -> tuple[list[dict], list[Problem]]:
     """Parse FLASK's `skillset_description.json`: `[{"Skill", "Criteria", "Scoring"}]`.
 
@@ -206,11 +226,21 @@ def parse_rubric(data: bytes, *, file: str) -> tuple[list[dict], list[Problem]]:
     """
     problems: list[Problem] = []
     try:
-        items = json.loads(data.decode("utf-8"))
+        text = data.decode("utf-8")
+        items = json.loads(text)
     except UnicodeDecodeError:
         return [], [Problem("not valid UTF-8", file=file)]
     except json.JSONDecodeError as exc:
         return [], [Problem(f"invalid JSON ({exc.msg})", line=exc.lineno, file=file)]
+    except RecursionError:
+        items = None  # too deep: reported below, with the line
+    bad = (
+        json_problem(items)
+        if items is not None
+        else JSONInputError(f"is nested more than {MAX_JSON_DEPTH} levels deep")
+    )
+    if bad is not None:
+        return [], [_rubric_problem(text, items, bad, file)]
     if not isinstance(items, list) or not items:
         return [], [Problem("expected a non-empty JSON array of skills", file=file)]
     skills: list[dict] = []
