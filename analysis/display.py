@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from analysis import charts
 from analysis.selectors.agreement import MAX_BOOT
+from flaskapp.params import ascii_int
 
 N_BOOT_DEFAULT = 1000
 N_BOOT_MAX = MAX_BOOT
@@ -115,15 +116,16 @@ def _ids(params, name: str, known: dict, errors: list[str]) -> list[int]:
         raw = raw.strip()
         if not raw:
             continue
-        if not raw.isdigit():
-            errors.append(f"`{name}`: “{raw}” is not an id.")
-        elif int(raw) not in known:
+        value = ascii_int(raw)
+        if value is None:
+            errors.append(f"`{name}`: “{raw[:40]}” is not an id.")
+        elif value not in known:
             errors.append(
-                f"`{name}`: {raw} is not one of this dataset's "
+                f"`{name}`: {value} is not one of this dataset's "
                 f"{'human campaigns' if name == 'campaign' else 'judge runs'}."
             )
-        elif int(raw) not in ids:
-            ids.append(int(raw))
+        elif value not in ids:
+            ids.append(value)
     return ids
 
 
@@ -150,12 +152,13 @@ def parse_choice(params, sources: dict, slice_values: dict) -> Choice:
         errors.append("`retest`: choose a reference run or test-retest, not both.")
     raw = params.get("n_boot", "").strip()
     if raw:
-        if not raw.isdigit() or int(raw) > N_BOOT_MAX:
+        value = ascii_int(raw)
+        if value is None or not 0 <= value <= N_BOOT_MAX:
             errors.append(
-                f"`n_boot`: “{raw}” must be a whole number from 0 to {N_BOOT_MAX}."
+                f"`n_boot`: “{raw[:40]}” must be a whole number from 0 to {N_BOOT_MAX}."
             )
         else:
-            choice.n_boot = int(raw)
+            choice.n_boot = value
     raw = params.get("slice", "").strip()
     if raw:
         dim, _, value = raw.partition(":")

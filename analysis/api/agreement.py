@@ -30,6 +30,7 @@ from annotation import selectors as annotation_selectors
 from annotation.api.permissions import IsResearcher
 from annotation.api.serializers.datasets import ProblemOutputSerializer
 from annotation.errors import DomainError, Problem
+from flaskapp.bounds import DISAGREEMENT_LIMIT, ID, N_BOOT, SEED
 
 REFUSED = OpenApiResponse(
     ProblemOutputSerializer, description="Bad input: each problem names its parameter."
@@ -37,17 +38,27 @@ REFUSED = OpenApiResponse(
 
 
 class AgreementInputSerializer(serializers.Serializer):
-    campaign = serializers.ListField(child=serializers.IntegerField(), required=False)
-    run = serializers.ListField(child=serializers.IntegerField(), required=False)
-    reference_run = serializers.IntegerField(required=False, allow_null=True)
+    campaign = serializers.ListField(
+        child=serializers.IntegerField(**ID.field_kwargs()), required=False
+    )
+    run = serializers.ListField(
+        child=serializers.IntegerField(**ID.field_kwargs()), required=False
+    )
+    reference_run = serializers.IntegerField(
+        required=False, allow_null=True, **ID.field_kwargs()
+    )
     retest = serializers.BooleanField(required=False, default=False)
     slice = serializers.RegexField(
         r"^(|[a-z]+:.*)$", required=False, allow_blank=True, default=""
     )
-    n_boot = serializers.IntegerField(required=False, default=1000)
-    seed = serializers.IntegerField(required=False, default=0)
+    n_boot = serializers.IntegerField(
+        required=False, default=1000, **N_BOOT.field_kwargs()
+    )
+    seed = serializers.IntegerField(required=False, default=0, **SEED.field_kwargs())
     skill = serializers.CharField(required=False, allow_blank=True, default="")
-    limit = serializers.IntegerField(required=False, default=25)
+    limit = serializers.IntegerField(
+        required=False, default=25, **DISAGREEMENT_LIMIT.field_kwargs()
+    )
 
 
 def _params(request) -> dict:

@@ -42,6 +42,7 @@ from analysis.selectors.agreement.rows import result_dict
 from analysis.selectors.agreement.sources import (
     AgreementError,
     check_params,
+    check_resampling,
     run_label,
 )
 from analysis.stats.metaeval import metaeval_report
@@ -62,9 +63,10 @@ from annotation.models import (
     PreferencePair,
     Response,
 )
+from flaskapp.bounds import N_BOOT
 from judging.models import JudgeCall, JudgeRun, PairwiseVerdict
 
-MAX_BOOT = 10000
+MAX_BOOT = N_BOOT.high
 
 
 class MetaevalError(AgreementError):
@@ -205,9 +207,8 @@ def _verdict_rows(run_ids: list[int]) -> dict[int, tuple]:
     return out
 
 
-def _check(dataset, run_ids, n_boot):
-    if not 0 <= n_boot <= MAX_BOOT:
-        raise MetaevalError(f"n_boot: must be between 0 and {MAX_BOOT}, not {n_boot}")
+def _check(dataset, run_ids, n_boot, seed=0):
+    check_resampling(n_boot, seed, MetaevalError)
     runs = {r.pk: r for r in pairwise_runs(dataset)}
     if not run_ids:
         run_ids = [
@@ -239,7 +240,7 @@ def metaeval_compute(
     Queries: a fixed number, whatever the number of pairs and verdicts.
     """
     run_ids = list(dict.fromkeys(int(r) for r in run_ids or []))
-    run_ids, runs = _check(dataset, run_ids, n_boot)
+    run_ids, runs = _check(dataset, run_ids, n_boot, seed)
     if sections is not None and not (
         isinstance(sections, dict)
         and all(
@@ -435,7 +436,7 @@ def pointwise_probes(
     """
     if not campaign_ids:
         raise MetaevalError("campaign: choose a human campaign")
-    check_params(dataset, campaign_ids, [run_id], None, False, n_boot)
+    check_params(dataset, campaign_ids, [run_id], None, False, n_boot, seed)
     inp, _ = load_inputs(dataset, campaign_ids, [run_id], "", "")
     _, n_sk = item_keys(inp.skills)
     both, human, judge = scored_by_both(inp, run_id)

@@ -20,7 +20,6 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from analysis.selectors.agreement import (
-    AgreementError,
     agreement_sources_for_user,
     run_label,
 )
@@ -33,6 +32,8 @@ from analysis.selectors.metaeval import (
 from annotation import roles
 from annotation import selectors as annotation_selectors
 from annotation.models import Dataset, PreferencePair
+from flaskapp.bounds import ID, N_BOOT
+from flaskapp.params import BadParameter, int_list_param, int_param
 
 FIGURES = (
     ("accuracy_ab", "Accuracy, original order", "share of (verdict, vote) comparisons"),
@@ -66,11 +67,20 @@ def _require_researcher(request: HttpRequest) -> None:
         raise PermissionDenied("This page needs the researcher or admin role.")
 
 
-def _ints(values: list[str]) -> list[int] | None:
+def _ints(params, name: str) -> list[int] | None:
+    """The ids of repeatable parameter `name`; None when one is not an id."""
     try:
-        return [int(v) for part in values for v in part.split(",") if v.strip()]
-    except ValueError:
+        return int_list_param(params, name, max_value=ID.high)
+    except BadParameter:
         return None
+
+
+def _n_boot(params) -> tuple[int, str]:
+    """(n_boot, "") or (the default, the error naming `n_boot`)."""
+    try:
+        return int_param(params, "n_boot", 1000, **N_BOOT.field_kwargs()), ""
+    except BadParameter as exc:
+        return 1000, str(exc.problems[0])
 
 
 def _rows(group: dict) -> list[dict]:
@@ -97,13 +107,9 @@ def metaeval_report(request: HttpRequest, dataset_id: int) -> HttpResponse:
         user=request.user, dataset_id=dataset_id
     )
     runs = pairwise_runs(dataset)
-    chosen = _ints(request.GET.getlist("run"))
-    error = ""
+    chosen = _ints(request.GET, "run")
     result = None
-    try:
-        n_boot = int(request.GET.get("n_boot", "1000"))
-    except ValueError:
-        n_boot, error = 1000, "n_boot: must be a whole number"
+    n_boot, error = _n_boot(request.GET)
     if chosen is None:
         error = "run: must be run ids"
     if not error and runs:
@@ -155,15 +161,12 @@ def metaeval_pointwise_probes(request: HttpRequest, dataset_id: int) -> HttpResp
         user=request.user, dataset_id=dataset_id
     )
     sources = agreement_sources_for_user(user=request.user, dataset=dataset)
-    campaigns = _ints(request.GET.getlist("campaign")) or []
-    run = _ints(request.GET.getlist("run")) or []
-    error, result = "", None
-    if campaigns and run:
+    campaigns = _ints(request.GET, "campaign") or []
+    run = _ints(request.GET, "run") or []
+    result = None
+    n_boot, error = _n_boot(request.GET)
+    if campaigns and run and not error:
         try:
-            raw = request.GET.get("n_boot", "1000")
-            if not raw.strip().lstrip("-").isdigit():
-                raise AgreementError("n_boot: must be a whole number")
-            n_boot = int(raw)
             result = pointwise_probes(
                 dataset=dataset, campaign_ids=campaigns, run_id=run[0], n_boot=n_boot
             )

@@ -18,7 +18,9 @@ from annotation import selectors as selectors
 from annotation.errors import DomainError
 from annotation.models import Campaign, CampaignItem, Dataset, Skill
 from annotation.views.common import LOCKS_SHOWN, rater_users
+from flaskapp.bounds import ID
 from flaskapp.htmx import HTMX_STOP_POLLING, render_page_or_fragment, wants_fragment
+from flaskapp.params import ascii_int, int_list_param
 
 
 def _campaign_list_with_counts(*, user):
@@ -120,11 +122,11 @@ class CampaignForm(forms.Form):
 
 
 def _dataset_from_params(request: HttpRequest, params: QueryDict) -> Dataset | None:
-    raw = params.get("dataset", "")
-    if not raw.isdigit():
+    dataset_id = ascii_int(params.get("dataset"))
+    if dataset_id is None:
         return None
     try:
-        return selectors.dataset_get_for_user(user=request.user, dataset_id=int(raw))
+        return selectors.dataset_get_for_user(user=request.user, dataset_id=dataset_id)
     except Http404:  # a stale dataset id simply offers no models and skills
         return None
 
@@ -283,7 +285,7 @@ def campaign_raters(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = selectors.campaign_get_for_user(
         user=request.user, campaign_id=campaign_id
     )
-    ids = [int(v) for v in request.POST.getlist("raters") if v.isdigit()]
+    ids = int_list_param(request.POST, "raters", max_value=ID.high)
     users = list(get_user_model().objects.filter(pk__in=ids))
     try:
         services.campaign_set_raters(campaign=campaign, raters=users, user=request.user)

@@ -44,6 +44,7 @@ from annotation.views.common import (
 )
 from annotation.views.rows import parse_active_seconds
 from flaskapp.htmx import HTMX_STOP_POLLING, render_page_or_fragment, wants_fragment
+from flaskapp.params import ascii_int
 
 LABEL_CHOICES = [("A", "A"), ("tie", "Tie"), ("B", "B")]
 PAIR_MODE_LABELS = {
@@ -151,11 +152,11 @@ class PairwiseCampaignForm(forms.Form):
 
 
 def _dataset_from_params(request: HttpRequest, params: QueryDict) -> Dataset | None:
-    raw = params.get("dataset", "")
-    if not raw.isdigit():
+    dataset_id = ascii_int(params.get("dataset"))
+    if dataset_id is None:
         return None
     try:
-        return selectors.dataset_get_for_user(user=request.user, dataset_id=int(raw))
+        return selectors.dataset_get_for_user(user=request.user, dataset_id=dataset_id)
     except Http404:  # a stale id simply offers no models and skills
         return None
 

@@ -26,7 +26,9 @@ from annotation.views.rows import (
     score_value,
     skill_rows,
 )
+from flaskapp.bounds import ID
 from flaskapp.htmx import render_page_or_fragment, wants_fragment
+from flaskapp.params import int_param
 
 
 @dataclass
@@ -163,8 +165,7 @@ def _serve_next(request: HttpRequest, campaign: Campaign, **extra) -> dict:
 
 
 def _saved_assignment(request: HttpRequest) -> int | None:
-    raw = request.GET.get("saved", "")
-    return int(raw) if raw.isdigit() else None
+    return int_param(request.GET, "saved", None, min_value=1, max_value=ID.high)
 
 
 @login_required

@@ -11,6 +11,7 @@ from annotation.errors import Problem
 from annotation.importers.base import is_na
 from annotation.models import Ability, Skill
 from annotation.views.common import METACOGNITION
+from flaskapp.params import ascii_int
 
 
 @dataclass
@@ -107,10 +108,11 @@ def parse_scores(post: QueryDict) -> tuple[dict, dict, dict[str, str]]:
             if not value:
                 continue
             raw[key] = value.lower()
+            number = ascii_int(value)
             if is_na(value):
                 scores[key] = None
-            elif value.isdigit():
-                scores[key] = int(value)
+            elif number is not None:
+                scores[key] = number
             else:
                 scores[key] = value
         elif name.startswith("rationale-"):

@@ -10,6 +10,8 @@ from django.views.decorators.http import require_http_methods
 
 from annotation import roles
 from annotation.errors import DomainError
+from flaskapp.bounds import ID
+from flaskapp.params import int_param
 from judging.models import (
     PromptTemplate,
 )
@@ -33,8 +35,9 @@ def prompt_list(request: HttpRequest) -> HttpResponse:
     roles.require_researcher(request.user)
     templates = selectors.prompt_template_list()
     base = None
-    if request.GET.get("from", "").isdigit():
-        base = templates.filter(pk=int(request.GET["from"])).first()
+    base_id = int_param(request.GET, "from", None, min_value=1, max_value=ID.high)
+    if base_id is not None:
+        base = templates.filter(pk=base_id).first()
     if base is None and request.method == "GET":
         from judging.services.prompts import prompt_get_builtin
 

@@ -22,7 +22,9 @@ from annotation import selectors as annotation_selectors
 from annotation.errors import DomainError
 from annotation.models import Dataset
 from annotation.services import import_check_sizes
+from flaskapp.bounds import INSTRUCTION_LIMIT
 from flaskapp.htmx import HTMX_STOP_POLLING, render_page_or_fragment, wants_fragment
+from flaskapp.params import ascii_int
 from judging.forms import IMPORT_FORMAT_HELP, RunForm, RunImportForm
 from judging.models import (
     JudgeCall,
@@ -69,10 +71,8 @@ def run_list(request: HttpRequest) -> HttpResponse:
 
 
 def _chosen(form_data, name: str, queryset):
-    raw = form_data.get(name, "")
-    if not str(raw).isdigit():
-        return None
-    return queryset.filter(pk=int(raw)).first()
+    pk = ascii_int(form_data.get(name))
+    return None if pk is None else queryset.filter(pk=pk).first()
 
 
 def _estimate(config, dataset, params, available) -> dict | None:
@@ -92,8 +92,8 @@ def _estimate(config, dataset, params, available) -> dict | None:
 
 
 def _limit(raw) -> int | None:
-    raw = str(raw or "").strip()
-    return int(raw) if raw.isdigit() and int(raw) > 0 else None
+    value = ascii_int(raw)
+    return value if value is not None and INSTRUCTION_LIMIT.contains(value) else None
 
 
 @login_required

@@ -61,7 +61,7 @@ def agreement_compute(
     run_ids = list(dict.fromkeys(int(r) for r in run_ids or []))
     reference_run_id = int(reference_run_id) if reference_run_id else None
     runs = check_params(
-        dataset, campaign_ids, run_ids, reference_run_id, retest, n_boot
+        dataset, campaign_ids, run_ids, reference_run_id, retest, n_boot, seed
     )
     if reference_run_id or retest:
         campaign_ids_used: list[int] = []

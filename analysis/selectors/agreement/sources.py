@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from annotation.models import Campaign, Dataset
+from flaskapp.bounds import N_BOOT, SEED
 from judging.models import JudgeRun, JudgeScore
 
-MAX_BOOT = 10000  # the most bootstrap resamples a request may ask for
+MAX_BOOT = N_BOOT.high  # the most bootstrap resamples a request may ask for
 
 
 class AgreementError(ValueError):
@@ -46,14 +47,25 @@ def agreement_sources_for_user(*, user, dataset: Dataset) -> dict:
     }
 
 
-def check_params(dataset, campaign_ids, run_ids, reference_run_id, retest, n_boot):
+def check_resampling(n_boot: int, seed: int, error=None) -> None:
+    """`n_boot` and `seed` within `flaskapp.bounds` (a seed is what numpy's generator
+    takes); raises `error` (AgreementError) naming the parameter."""
+    error = error or AgreementError
+    if not N_BOOT.contains(n_boot):
+        raise error(f"n_boot: must be between 0 and {MAX_BOOT}, not {n_boot}")
+    if not SEED.contains(seed):
+        raise error(f"seed: {SEED.message()}, not {seed}")
+
+
+def check_params(
+    dataset, campaign_ids, run_ids, reference_run_id, retest, n_boot, seed=0
+):
     """The chosen runs by id, once every parameter is valid for `dataset`.
 
-    Raises AgreementError naming the first bad parameter (n_boot, campaign, run,
+    Raises AgreementError naming the first bad parameter (n_boot, seed, campaign, run,
     reference_run). Two queries.
     """
-    if n_boot < 0 or n_boot > MAX_BOOT:
-        raise AgreementError(f"n_boot: must be between 0 and {MAX_BOOT}, not {n_boot}")
+    check_resampling(n_boot, seed)
     found = set(
         Campaign.objects.filter(pk__in=campaign_ids, dataset=dataset).values_list(
             "pk", flat=True

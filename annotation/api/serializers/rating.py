@@ -20,6 +20,8 @@ from rest_framework import serializers
 
 from annotation.importers.base import NA_WORDS
 from annotation.models import Campaign, Dataset
+from flaskapp.bounds import ID
+from flaskapp.params import ascii_int
 
 SCORE_SCHEMA = {
     "oneOf": [
@@ -67,7 +69,7 @@ class RaterListField(serializers.ListField):
 
     def to_internal_value(self, data) -> list[User]:
         values = [str(v).strip() for v in super().to_internal_value(data)]
-        ids = {int(v) for v in values if v.isdigit()}
+        ids = {i for i in map(ascii_int, values) if i is not None and ID.contains(i)}
         users = list(User.objects.filter(Q(username__in=values) | Q(pk__in=ids)))
         by_name = {u.username: u for u in users}
         by_id = {str(u.pk): u for u in users}
