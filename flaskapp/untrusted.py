@@ -90,11 +90,18 @@ def json_problem(
     return None
 
 
-def json_loads(text: str | bytes, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
+def _no_constant(name: str):
+    raise JSONInputError(f"holds {name}, which is not valid JSON")
+
+
+def json_loads(
+    text: str | bytes, *, max_depth: int = MAX_JSON_DEPTH, allow_nan: bool = False
+) -> Any:
     """`json.loads` for untrusted text: `json.JSONDecodeError` for bad syntax as usual,
-    `JSONInputError` for a value `json_problem` refuses (or too deep to parse)."""
+    `JSONInputError` for a value `json_problem` refuses (or too deep to parse), and
+    for NaN / Infinity unless `allow_nan` (the importers report those per field)."""
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_constant=None if allow_nan else _no_constant)
     except RecursionError:
         raise JSONInputError(
             f"is nested more than {max_depth} levels deep", _deep_field(text, max_depth)

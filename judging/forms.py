@@ -7,6 +7,7 @@ from django import forms
 
 from annotation.errors import DomainError
 from annotation.forms import MultipleFileField
+from flaskapp import bounds
 from judging.models import JudgeConfig, JudgeRun, PromptTemplate
 
 RUN_KINDS = [
@@ -97,10 +98,16 @@ class JudgeConfigForm(ProblemsFormMixin, forms.Form):
             }
         ),
     )
-    temperature = forms.FloatField(initial=0.0)
-    max_tokens = forms.IntegerField(initial=1024, label="Max tokens")
+    # Bounds: flaskapp.bounds (the model fields and the service use the same).
+    temperature = forms.FloatField(initial=0.0, **bounds.TEMPERATURE.field_kwargs())
+    max_tokens = forms.IntegerField(
+        initial=1024, label="Max tokens", **bounds.MAX_TOKENS.field_kwargs()
+    )
     samples = forms.IntegerField(
-        initial=1, label="Samples per item", help_text="n >= 1 answers per response."
+        initial=1,
+        label="Samples per item",
+        help_text="n >= 1 answers per response.",
+        **bounds.SAMPLES.field_kwargs(),
     )
     prompt = forms.ModelChoiceField(
         queryset=PromptTemplate.objects.none(),
@@ -122,12 +129,27 @@ class JudgeConfigForm(ProblemsFormMixin, forms.Form):
     price_output_per_m = forms.DecimalField(
         initial=0, max_digits=10, decimal_places=4, label="Output price / 1M tokens"
     )
-    max_concurrency = forms.IntegerField(initial=16, label="Max concurrent requests")
-    requests_per_minute = forms.IntegerField(required=False, label="Requests / minute")
-    tokens_per_minute = forms.IntegerField(required=False, label="Tokens / minute")
-    timeout_seconds = forms.FloatField(initial=120.0, label="Timeout (s)")
+    max_concurrency = forms.IntegerField(
+        initial=16,
+        label="Max concurrent requests",
+        **bounds.MAX_CONCURRENCY.field_kwargs(),
+    )
+    requests_per_minute = forms.IntegerField(
+        required=False,
+        label="Requests / minute",
+        **bounds.REQUESTS_PER_MINUTE.field_kwargs(),
+    )
+    tokens_per_minute = forms.IntegerField(
+        required=False,
+        label="Tokens / minute",
+        **bounds.TOKENS_PER_MINUTE.field_kwargs(),
+    )
+    timeout_seconds = forms.FloatField(
+        initial=120.0, label="Timeout (s)", **bounds.TIMEOUT_SECONDS.field_kwargs()
+    )
     max_parse_retries = forms.IntegerField(
         initial=2,
+        **bounds.MAX_PARSE_RETRIES.field_kwargs(),
         label="Re-asks on unreadable output",
         help_text="How often the judge is asked again when its answer cannot be parsed.",
     )
@@ -167,13 +189,13 @@ class RunForm(ProblemsFormMixin, forms.Form):
     )
     instruction_limit = forms.IntegerField(
         required=False,
-        min_value=1,
+        **bounds.INSTRUCTION_LIMIT.field_kwargs(),
         label="Instruction limit",
         help_text="Only the first N instructions of the dataset (empty: all).",
     )
     pair_sample = forms.IntegerField(
         required=False,
-        min_value=1,
+        **bounds.PAIR_SAMPLE.field_kwargs(),
         label="Pairs",
         help_text="Pairwise: a seeded random sample of N pairs (empty: all pairs).",
     )

@@ -11,6 +11,7 @@ from django.db import models
 from django.db.models import Q
 
 from annotation.models import Dataset, Instruction, PreferencePair, Response, Skill
+from flaskapp import bounds
 
 
 class PromptTemplate(models.Model):
@@ -79,9 +80,16 @@ class JudgeConfig(models.Model):
         blank=True,
         help_text="Name of the environment variable holding the API key (never the key).",
     )
-    temperature = models.FloatField(default=0.0)
-    max_tokens = models.PositiveIntegerField(default=1024)
-    samples = models.PositiveSmallIntegerField(default=1)
+    # Bounds: flaskapp.bounds, shared with the forms, serializers and services.
+    temperature = models.FloatField(
+        default=0.0, validators=bounds.TEMPERATURE.validators()
+    )
+    max_tokens = models.PositiveIntegerField(
+        default=1024, validators=bounds.MAX_TOKENS.validators()
+    )
+    samples = models.PositiveSmallIntegerField(
+        default=1, validators=bounds.SAMPLES.validators()
+    )
     prompt = models.ForeignKey(
         PromptTemplate, null=True, blank=True, on_delete=models.PROTECT
     )
@@ -89,13 +97,23 @@ class JudgeConfig(models.Model):
     output_mode = models.CharField(
         max_length=20, choices=OutputMode.choices, default=OutputMode.JSON_SCHEMA
     )
-    max_parse_retries = models.PositiveSmallIntegerField(default=2)
+    max_parse_retries = models.PositiveSmallIntegerField(
+        default=2, validators=bounds.MAX_PARSE_RETRIES.validators()
+    )
     price_input_per_m = models.DecimalField(max_digits=10, decimal_places=4, default=0)
     price_output_per_m = models.DecimalField(max_digits=10, decimal_places=4, default=0)
-    max_concurrency = models.PositiveIntegerField(default=16)
-    requests_per_minute = models.PositiveIntegerField(null=True, blank=True)
-    tokens_per_minute = models.PositiveIntegerField(null=True, blank=True)
-    timeout_seconds = models.FloatField(default=120.0)
+    max_concurrency = models.PositiveIntegerField(
+        default=16, validators=bounds.MAX_CONCURRENCY.validators()
+    )
+    requests_per_minute = models.PositiveIntegerField(
+        null=True, blank=True, validators=bounds.REQUESTS_PER_MINUTE.validators()
+    )
+    tokens_per_minute = models.PositiveIntegerField(
+        null=True, blank=True, validators=bounds.TOKENS_PER_MINUTE.validators()
+    )
+    timeout_seconds = models.FloatField(
+        default=120.0, validators=bounds.TIMEOUT_SECONDS.validators()
+    )
     is_dev_server = models.BooleanField(
         default=False,
         help_text="Points at the built-in fake judge server (a dev tool).",
@@ -172,7 +190,9 @@ class JudgeRun(models.Model):
         max_length=20, choices=Probe.choices, default=Probe.NONE, blank=True
     )
     probe_settings = models.JSONField(default=dict, blank=True)
-    instruction_limit = models.PositiveIntegerField(null=True, blank=True)
+    instruction_limit = models.PositiveIntegerField(
+        null=True, blank=True, validators=bounds.INSTRUCTION_LIMIT.validators()
+    )
     status = models.CharField(
         max_length=20, choices=Status.choices, default=Status.PENDING
     )

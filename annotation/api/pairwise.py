@@ -34,6 +34,7 @@ from annotation.api.serializers.rating import (
 from annotation.models import Assignment, Dataset, HumanPreference
 from annotation.selectors import pairwise as pairwise_selectors
 from annotation.services import pairwise as pairwise_services
+from flaskapp import bounds
 from flaskapp.api import Pagination
 
 REFUSED = OpenApiResponse(
@@ -61,8 +62,13 @@ class PairwiseCampaignCreateInputSerializer(serializers.Serializer):
     models = serializers.ListField(
         child=serializers.CharField(), required=False, default=list
     )
-    sample = serializers.IntegerField(required=False, allow_null=True, default=None)
-    seed = serializers.IntegerField(default=0)
+    sample = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        default=None,
+        **bounds.PAIR_SAMPLE.field_kwargs(),
+    )
+    seed = serializers.IntegerField(default=0, **bounds.SEED.field_kwargs())
     categories = serializers.ListField(
         child=serializers.CharField(),
         required=False,
@@ -75,13 +81,22 @@ class PairwiseCampaignCreateInputSerializer(serializers.Serializer):
         default=list,
         help_text="Skill keys asked per pair besides the overall preference.",
     )
-    overlap = serializers.IntegerField(default=1, help_text="Raters per pair, 1-50.")
-    overlap_percent = serializers.IntegerField(default=100)
+    overlap = serializers.IntegerField(
+        default=1, help_text="Raters per pair.", **bounds.OVERLAP.field_kwargs()
+    )
+    overlap_percent = serializers.IntegerField(
+        default=100, **bounds.OVERLAP_PERCENT.field_kwargs()
+    )
     show_reference = serializers.BooleanField(default=True)
     show_model_names = serializers.BooleanField(default=False)
-    lock_ttl_minutes = serializers.IntegerField(default=30)
+    lock_ttl_minutes = serializers.IntegerField(
+        default=30, **bounds.LOCK_TTL_MINUTES.field_kwargs()
+    )
     rater_quota = serializers.IntegerField(
-        required=False, allow_null=True, default=None
+        required=False,
+        allow_null=True,
+        default=None,
+        **bounds.RATER_QUOTA.field_kwargs(),
     )
     guidelines = serializers.CharField(required=False, allow_blank=True, default="")
     raters = RaterListField(

@@ -315,7 +315,7 @@ def _jsonl_rows(
         if not text.strip():
             continue
         try:
-            obj = json_loads(text)
+            obj = json_loads(text, allow_nan=True)
         except JSONInputError as exc:
             # Too deep to parse, or text PostgreSQL cannot store (NUL, lone surrogate).
             problems.append(

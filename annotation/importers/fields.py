@@ -229,7 +229,11 @@ class RowReader:
             return None
         if isinstance(value, str):
             try:
-                value = json_loads(value) if value.strip().startswith("[") else [value]
+                value = (
+                    json_loads(value, allow_nan=True)
+                    if value.strip().startswith("[")
+                    else [value]
+                )
             except JSONInputError as exc:
                 self.fail(column, exc.message)
                 return None
@@ -272,7 +276,7 @@ class RowReader:
 def _list_literal(text: str) -> list | None:
     """A JSON list, or a Python list literal (`['a', 'b']`, as pandas writes to CSV)."""
     try:
-        value = json_loads(text)
+        value = json_loads(text, allow_nan=True)
     except JSONInputError:
         return None
     except json.JSONDecodeError:

@@ -7,6 +7,7 @@ from django.db import models
 from django.db.models import F, Q
 
 from annotation.models.datasets import Dataset, Response, Skill
+from flaskapp import bounds
 
 
 class ShownOrder(models.TextChoices):
@@ -56,17 +57,24 @@ class Campaign(models.Model):
         max_length=20, choices=SkillMode.choices, default=SkillMode.INSTRUCTION
     )
     chosen_skills = models.ManyToManyField(Skill, blank=True, related_name="+")
-    overlap = models.PositiveSmallIntegerField(default=1)
+    # Bounds: flaskapp.bounds, shared with the forms, serializers and services.
+    overlap = models.PositiveSmallIntegerField(
+        default=1, validators=bounds.OVERLAP.validators()
+    )
     overlap_percent = models.PositiveSmallIntegerField(
         default=100,
+        validators=bounds.OVERLAP_PERCENT.validators(),
         help_text="Share of responses that get `overlap` raters; the rest get one.",
     )
     show_reference = models.BooleanField(default=True)
     show_model_names = models.BooleanField(default=False)
-    lock_ttl_minutes = models.PositiveIntegerField(default=30)
+    lock_ttl_minutes = models.PositiveIntegerField(
+        default=30, validators=bounds.LOCK_TTL_MINUTES.validators()
+    )
     rater_quota = models.PositiveIntegerField(
         null=True,
         blank=True,
+        validators=bounds.RATER_QUOTA.validators(),
         help_text="At most this many responses per rater (optional).",
     )
     guidelines = models.TextField(blank=True, help_text="Markdown shown to raters.")

@@ -12,6 +12,7 @@ from django.utils import timezone
 from annotation import roles
 from annotation.errors import DomainError, Problem
 from annotation.models import Campaign, CampaignItem, Dataset, Response, Skill
+from flaskapp.bounds import LOCK_TTL_MINUTES, OVERLAP, OVERLAP_PERCENT, RATER_QUOTA
 
 
 def _in_overlap_sample(campaign_id: int, response_id: int, percent: int) -> bool:
@@ -22,6 +23,20 @@ def _in_overlap_sample(campaign_id: int, response_id: int, percent: int) -> bool
         return False
     digest = hashlib.sha256(f"{campaign_id}:{response_id}".encode()).digest()
     return int.from_bytes(digest[:4], "big") % 10000 < percent * 100
+
+
+def campaign_option_problems(
+    *, overlap, overlap_percent, lock_ttl_minutes, rater_quota
+) -> list[Problem]:
+    """The numeric options every kind of campaign shares, within `flaskapp.bounds`
+    (the same bounds as the model fields, forms and serializers)."""
+    checks = [
+        OVERLAP.problem(overlap, "overlap"),
+        OVERLAP_PERCENT.problem(overlap_percent, "overlap_percent"),
+        LOCK_TTL_MINUTES.problem(lock_ttl_minutes, "lock_ttl_minutes"),
+        RATER_QUOTA.problem(rater_quota, "rater_quota", optional=True),
+    ]
+    return [p for p in checks if p is not None]
 
 
 def campaign_create(
@@ -56,14 +71,12 @@ def campaign_create(
         problems.append(
             Problem(f"unknown skill mode {skill_mode!r}", field="skill_mode")
         )
-    if not isinstance(overlap, int) or overlap < 1 or overlap > 50:
-        problems.append(Problem("must be a whole number from 1 to 50", field="overlap"))
-    if not isinstance(overlap_percent, int) or not 0 <= overlap_percent <= 100:
-        problems.append(Problem("must be from 0 to 100", field="overlap_percent"))
-    if not isinstance(lock_ttl_minutes, int) or lock_ttl_minutes < 1:
-        problems.append(Problem("must be at least 1 minute", field="lock_ttl_minutes"))
-    if rater_quota is not None and rater_quota < 1:
-        problems.append(Problem("must be at least 1 when given", field="rater_quota"))
+    problems += campaign_option_problems(
+        overlap=overlap,
+        overlap_percent=overlap_percent,
+        lock_ttl_minutes=lock_ttl_minutes,
+        rater_quota=rater_quota,
+    )
     available = set(
         Response.objects.filter(instruction__dataset=dataset)
         .values_list("model_name", flat=True)

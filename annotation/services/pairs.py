@@ -20,12 +20,12 @@ from annotation.models import (
     Response,
     ShownOrder,
 )
+from flaskapp.bounds import PAIR_SAMPLE, SEED
 
 PAIR_MODES = ("all_pairs", "baseline", "sample")
 # "existing": the pairs already stored for the dataset (e.g. imported preference data).
 CAMPAIGN_PAIR_MODES = (*PAIR_MODES, "existing")
 SHOWN_LABELS = ("A", "B", "tie")
-MAX_OVERLAP = 50
 # Shown order -> `annotation.labels` order ("ab": response_1 presented as A).
 _ORDER = {ShownOrder.ORIGINAL: "ab", ShownOrder.SWAPPED: "ba"}
 
@@ -127,14 +127,12 @@ def pair_problems(
             Problem("is only used in baseline mode", field="baseline_model")
         )
     if mode == "sample":
-        if isinstance(sample, bool) or not isinstance(sample, int) or sample < 1:
-            problems.append(
-                Problem("must be a whole number of pairs, at least 1", field="sample")
-            )
+        if problem := PAIR_SAMPLE.problem(sample, "sample"):
+            problems.append(problem)
     elif sample is not None:
         problems.append(Problem("is only used in sample mode", field="sample"))
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        problems.append(Problem("must be a whole number", field="seed"))
+    if problem := SEED.problem(seed, "seed"):
+        problems.append(problem)
     return problems
 
 

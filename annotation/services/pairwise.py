@@ -43,7 +43,7 @@ from annotation.models import (
     ShownOrder,
     Skill,
 )
-from annotation.services.campaigns import _in_overlap_sample
+from annotation.services.campaigns import _in_overlap_sample, campaign_option_problems
 from annotation.services.pairs import (
     PAIR_MODES,
     dataset_models,
@@ -66,7 +66,6 @@ from annotation.services.serving import (
 # "existing": the pairs already stored for the dataset (e.g. imported preference data).
 CAMPAIGN_PAIR_MODES = (*PAIR_MODES, "existing")
 SHOWN_LABELS = ("A", "B", "tie")
-MAX_OVERLAP = 50
 # Shown order -> `annotation.labels` order ("ab": response_1 presented as A).
 _ORDER = {ShownOrder.ORIGINAL: "ab", ShownOrder.SWAPPED: "ba"}
 
@@ -87,32 +86,12 @@ def _option_problems(
     problems: list[Problem] = []
     if not name:
         problems.append(Problem("is empty", field="name"))
-    if isinstance(overlap, bool) or not isinstance(overlap, int):
-        problems.append(
-            Problem(f"must be a whole number from 1 to {MAX_OVERLAP}", field="overlap")
-        )
-    elif not 1 <= overlap <= MAX_OVERLAP:
-        problems.append(
-            Problem(f"must be a whole number from 1 to {MAX_OVERLAP}", field="overlap")
-        )
-    if (
-        isinstance(overlap_percent, bool)
-        or not isinstance(overlap_percent, int)
-        or not 0 <= overlap_percent <= 100
-    ):
-        problems.append(Problem("must be from 0 to 100", field="overlap_percent"))
-    if (
-        isinstance(lock_ttl_minutes, bool)
-        or not isinstance(lock_ttl_minutes, int)
-        or lock_ttl_minutes < 1
-    ):
-        problems.append(Problem("must be at least 1 minute", field="lock_ttl_minutes"))
-    if rater_quota is not None and (
-        isinstance(rater_quota, bool)
-        or not isinstance(rater_quota, int)
-        or rater_quota < 1
-    ):
-        problems.append(Problem("must be at least 1 when given", field="rater_quota"))
+    problems += campaign_option_problems(
+        overlap=overlap,
+        overlap_percent=overlap_percent,
+        lock_ttl_minutes=lock_ttl_minutes,
+        rater_quota=rater_quota,
+    )
     not_raters = [u.username for u in raters if not roles.is_rater(u)]
     if not_raters:
         problems.append(Problem(f"not raters: {', '.join(not_raters)}", field="raters"))

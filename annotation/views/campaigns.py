@@ -18,6 +18,7 @@ from annotation import selectors as selectors
 from annotation.errors import DomainError
 from annotation.models import Campaign, CampaignItem, Dataset, Skill
 from annotation.views.common import LOCKS_SHOWN, rater_users
+from flaskapp import bounds
 from flaskapp.bounds import ID
 from flaskapp.htmx import HTMX_STOP_POLLING, render_page_or_fragment, wants_fragment
 from flaskapp.params import ascii_int, int_list_param
@@ -78,12 +79,18 @@ class CampaignForm(forms.Form):
     chosen_skills = forms.MultipleChoiceField(
         required=False, widget=forms.CheckboxSelectMultiple
     )
-    overlap = forms.IntegerField(initial=1)
-    overlap_percent = forms.IntegerField(initial=100)
+    overlap = forms.IntegerField(initial=1, **bounds.OVERLAP.field_kwargs())
+    overlap_percent = forms.IntegerField(
+        initial=100, **bounds.OVERLAP_PERCENT.field_kwargs()
+    )
     show_reference = forms.BooleanField(required=False, initial=True)
     show_model_names = forms.BooleanField(required=False, initial=False)
-    lock_ttl_minutes = forms.IntegerField(initial=30)
-    rater_quota = forms.IntegerField(required=False)
+    lock_ttl_minutes = forms.IntegerField(
+        initial=30, **bounds.LOCK_TTL_MINUTES.field_kwargs()
+    )
+    rater_quota = forms.IntegerField(
+        required=False, **bounds.RATER_QUOTA.field_kwargs()
+    )
     guidelines = forms.CharField(
         required=False, widget=forms.Textarea(attrs={"rows": 6})
     )

@@ -43,6 +43,7 @@ from annotation.views.common import (
     rater_users,
 )
 from annotation.views.rows import parse_active_seconds
+from flaskapp import bounds
 from flaskapp.htmx import HTMX_STOP_POLLING, render_page_or_fragment, wants_fragment
 from flaskapp.params import ascii_int
 
@@ -94,20 +95,26 @@ class PairwiseCampaignForm(forms.Form):
     models = forms.MultipleChoiceField(
         required=False, widget=forms.CheckboxSelectMultiple
     )
-    sample = forms.IntegerField(required=False, min_value=1)
-    seed = forms.IntegerField(required=False, initial=0)
+    sample = forms.IntegerField(required=False, **bounds.PAIR_SAMPLE.field_kwargs())
+    seed = forms.IntegerField(required=False, initial=0, **bounds.SEED.field_kwargs())
     categories = forms.MultipleChoiceField(
         required=False, widget=forms.CheckboxSelectMultiple
     )
     skills = forms.MultipleChoiceField(
         required=False, widget=forms.CheckboxSelectMultiple
     )
-    overlap = forms.IntegerField(initial=1)
-    overlap_percent = forms.IntegerField(initial=100)
+    overlap = forms.IntegerField(initial=1, **bounds.OVERLAP.field_kwargs())
+    overlap_percent = forms.IntegerField(
+        initial=100, **bounds.OVERLAP_PERCENT.field_kwargs()
+    )
     show_reference = forms.BooleanField(required=False, initial=True)
     show_model_names = forms.BooleanField(required=False, initial=False)
-    lock_ttl_minutes = forms.IntegerField(initial=30)
-    rater_quota = forms.IntegerField(required=False)
+    lock_ttl_minutes = forms.IntegerField(
+        initial=30, **bounds.LOCK_TTL_MINUTES.field_kwargs()
+    )
+    rater_quota = forms.IntegerField(
+        required=False, **bounds.RATER_QUOTA.field_kwargs()
+    )
     guidelines = forms.CharField(
         required=False, widget=forms.Textarea(attrs={"rows": 5})
     )

@@ -10,6 +10,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from flaskapp import bounds
 from judging.models import JudgeCall, JudgeConfig, JudgeRun
 from judging.selectors import runs as selectors
 from judging.services.imports import FORMATS
@@ -84,25 +85,42 @@ class JudgeConfigCreateInputSerializer(serializers.Serializer):
         allow_blank=True,
         help_text="The NAME of an environment variable, e.g. OPENAI_API_KEY.",
     )
-    temperature = serializers.FloatField(required=False)
-    max_tokens = serializers.IntegerField(required=False)
-    samples = serializers.IntegerField(required=False)
-    prompt_id = serializers.IntegerField(required=False, allow_null=True)
+    # Bounds: flaskapp.bounds (the model fields and the service use the same).
+    temperature = serializers.FloatField(
+        required=False, **bounds.TEMPERATURE.field_kwargs()
+    )
+    max_tokens = serializers.IntegerField(
+        required=False, **bounds.MAX_TOKENS.field_kwargs()
+    )
+    samples = serializers.IntegerField(required=False, **bounds.SAMPLES.field_kwargs())
+    prompt_id = serializers.IntegerField(
+        required=False, allow_null=True, **bounds.ID.field_kwargs()
+    )
     include_reference = serializers.BooleanField(required=False)
     output_mode = serializers.ChoiceField(
         choices=JudgeConfig.OutputMode.choices, required=False
     )
-    max_parse_retries = serializers.IntegerField(required=False)
+    max_parse_retries = serializers.IntegerField(
+        required=False, **bounds.MAX_PARSE_RETRIES.field_kwargs()
+    )
     price_input_per_m = serializers.DecimalField(
         max_digits=10, decimal_places=4, required=False
     )
     price_output_per_m = serializers.DecimalField(
         max_digits=10, decimal_places=4, required=False
     )
-    max_concurrency = serializers.IntegerField(required=False)
-    requests_per_minute = serializers.IntegerField(required=False, allow_null=True)
-    tokens_per_minute = serializers.IntegerField(required=False, allow_null=True)
-    timeout_seconds = serializers.FloatField(required=False)
+    max_concurrency = serializers.IntegerField(
+        required=False, **bounds.MAX_CONCURRENCY.field_kwargs()
+    )
+    requests_per_minute = serializers.IntegerField(
+        required=False, allow_null=True, **bounds.REQUESTS_PER_MINUTE.field_kwargs()
+    )
+    tokens_per_minute = serializers.IntegerField(
+        required=False, allow_null=True, **bounds.TOKENS_PER_MINUTE.field_kwargs()
+    )
+    timeout_seconds = serializers.FloatField(
+        required=False, **bounds.TIMEOUT_SECONDS.field_kwargs()
+    )
     is_dev_server = serializers.BooleanField(required=False)
 
 
@@ -219,8 +237,12 @@ class JudgeRunOutputSerializer(serializers.Serializer):
 
 
 class JudgeRunCreateInputSerializer(serializers.Serializer):
-    config = serializers.IntegerField(help_text="Judge config id.")
-    dataset = serializers.IntegerField(help_text="Dataset id.")
+    config = serializers.IntegerField(
+        help_text="Judge config id.", **bounds.ID.field_kwargs()
+    )
+    dataset = serializers.IntegerField(
+        help_text="Dataset id.", **bounds.ID.field_kwargs()
+    )
     kind = serializers.ChoiceField(
         choices=RUN_CREATE_KINDS, default=JudgeRun.Kind.POINTWISE
     )
@@ -228,7 +250,10 @@ class JudgeRunCreateInputSerializer(serializers.Serializer):
         child=serializers.CharField(max_length=200), required=False, default=list
     )
     limit = serializers.IntegerField(
-        required=False, allow_null=True, help_text="Only the first N instructions."
+        required=False,
+        allow_null=True,
+        help_text="Only the first N instructions.",
+        **bounds.INSTRUCTION_LIMIT.field_kwargs(),
     )
     name = serializers.CharField(max_length=200, required=False, allow_blank=True)
     start = serializers.BooleanField(default=False)
@@ -240,10 +265,16 @@ class JudgeRunCreateInputSerializer(serializers.Serializer):
         help_text="Pairwise: only pairs of these categories.",
     )
     sample = serializers.IntegerField(
-        required=False, allow_null=True, help_text="Pairwise: a sample of N pairs."
+        required=False,
+        allow_null=True,
+        help_text="Pairwise: a sample of N pairs.",
+        **bounds.PAIR_SAMPLE.field_kwargs(),
     )
     seed = serializers.IntegerField(
-        required=False, default=0, help_text="Pairwise: seed of the sample and probe."
+        required=False,
+        default=0,
+        help_text="Pairwise: seed of the sample and probe.",
+        **bounds.SEED.field_kwargs(),
     )
     allow_tie = serializers.BooleanField(
         required=False, default=True, help_text='Pairwise: allow a "tie" verdict.'

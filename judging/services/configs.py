@@ -15,6 +15,7 @@ from django.contrib.auth.models import User
 
 from annotation import roles
 from annotation.errors import DomainError, Problem
+from flaskapp import bounds
 from judging.models import JudgeConfig, PromptTemplate
 from judging.services.prompts import prompt_get_builtin
 
@@ -69,24 +70,19 @@ def judge_config_problems(fields: dict) -> list[Problem]:
                 field="api_key_env",
             )
         )
-    checks = [
-        ("temperature", 0, 2),
-        ("samples", 1, 20),
-        ("max_tokens", 1, 200_000),
-        ("max_concurrency", 1, 4096),
-        ("max_parse_retries", 0, 10),
-        ("timeout_seconds", 1, 3600),
-    ]
-    for field_name, low, high in checks:
-        value = fields.get(field_name)
-        if value is not None and not (low <= value <= high):
-            problems.append(
-                Problem(f"must be between {low} and {high}", field=field_name)
-            )
-    for field_name in ("requests_per_minute", "tokens_per_minute"):
-        value = fields.get(field_name)
-        if value is not None and value < 1:
-            problems.append(Problem("must be at least 1 when given", field=field_name))
+    checks = {
+        "temperature": bounds.TEMPERATURE,
+        "samples": bounds.SAMPLES,
+        "max_tokens": bounds.MAX_TOKENS,
+        "max_concurrency": bounds.MAX_CONCURRENCY,
+        "max_parse_retries": bounds.MAX_PARSE_RETRIES,
+        "timeout_seconds": bounds.TIMEOUT_SECONDS,
+        "requests_per_minute": bounds.REQUESTS_PER_MINUTE,
+        "tokens_per_minute": bounds.TOKENS_PER_MINUTE,
+    }
+    for field_name, bound in checks.items():
+        if problem := bound.problem(fields.get(field_name), field_name, optional=True):
+            problems.append(problem)
     for field_name in ("price_input_per_m", "price_output_per_m"):
         value = fields.get(field_name)
         if value is not None and Decimal(str(value)) < 0:

@@ -20,6 +20,7 @@ from annotation import roles
 from annotation.errors import DomainError, Problem
 from annotation.labels import map_verdict
 from annotation.models import Dataset, PreferencePair, Response
+from flaskapp.bounds import INSTRUCTION_LIMIT, PAIR_SAMPLE, SEED
 from judging.models import JudgeCall, JudgeConfig, JudgeRun, PromptTemplate
 from judging.selectors.runs import run_instructions, run_pairs, run_responses
 from judging.services.configs import config_endpoint_problems, config_snapshot
@@ -138,8 +139,8 @@ def _judge_run_create_pointwise(
                 f"not in dataset {dataset.name!r}: {', '.join(unknown)}", field="models"
             )
         )
-    if instruction_limit is not None and instruction_limit < 1:
-        problems.append(Problem("must be at least 1", field="limit"))
+    if problem := INSTRUCTION_LIMIT.problem(instruction_limit, "limit", optional=True):
+        problems.append(problem)
     if problems:
         raise DomainError("the judge run was not created", problems)
     responses = run_responses(
@@ -210,8 +211,8 @@ def judge_run_create_annotation(
                 field="config",
             )
         )
-    if instruction_limit is not None and instruction_limit < 1:
-        problems.append(Problem("must be at least 1", field="limit"))
+    if problem := INSTRUCTION_LIMIT.problem(instruction_limit, "limit", optional=True):
+        problems.append(problem)
     if problems:
         raise DomainError("the annotation run was not created", problems)
     instructions = run_instructions(
@@ -440,8 +441,10 @@ def judge_run_create_pairwise(
         )
     if cue and not probe:
         problems.append(Problem("a cue needs a probe", field="cue"))
-    if sample is not None and sample < 1:
-        problems.append(Problem("must be at least 1", field="sample"))
+    if problem := PAIR_SAMPLE.problem(sample, "sample", optional=True):
+        problems.append(problem)
+    if problem := SEED.problem(seed, "seed"):
+        problems.append(problem)
     pairs = PreferencePair.objects.filter(dataset=dataset)
     if categories:
         known = set(

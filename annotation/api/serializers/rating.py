@@ -20,6 +20,7 @@ from rest_framework import serializers
 
 from annotation.importers.base import NA_WORDS
 from annotation.models import Campaign, Dataset
+from flaskapp import bounds
 from flaskapp.bounds import ID
 from flaskapp.params import ascii_int
 
@@ -109,16 +110,23 @@ class CampaignCreateInputSerializer(serializers.Serializer):
         help_text='Skill keys, with skill_mode "chosen".',
     )
     overlap = serializers.IntegerField(
-        default=1, help_text="Raters per response, 1-50."
+        default=1, help_text="Raters per response.", **bounds.OVERLAP.field_kwargs()
     )
     overlap_percent = serializers.IntegerField(
-        default=100, help_text="Share (0-100) of responses that get `overlap` raters."
+        default=100,
+        help_text="Share (0-100) of responses that get `overlap` raters.",
+        **bounds.OVERLAP_PERCENT.field_kwargs(),
     )
     show_reference = serializers.BooleanField(default=True)
     show_model_names = serializers.BooleanField(default=False)
-    lock_ttl_minutes = serializers.IntegerField(default=30)
+    lock_ttl_minutes = serializers.IntegerField(
+        default=30, **bounds.LOCK_TTL_MINUTES.field_kwargs()
+    )
     rater_quota = serializers.IntegerField(
-        required=False, allow_null=True, default=None
+        required=False,
+        allow_null=True,
+        default=None,
+        **bounds.RATER_QUOTA.field_kwargs(),
     )
     guidelines = serializers.CharField(required=False, allow_blank=True, default="")
     raters = RaterListField(
