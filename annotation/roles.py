@@ -43,6 +43,23 @@ def is_rater(user: User) -> bool:
     return RATER in user_roles(user)
 
 
+def can_create_dataset(user: User) -> bool:
+    """Only admins create datasets (DESIGN: admins upload datasets). The one rule for
+    every way a dataset can come into being: the dataset import (pages, API, job) and
+    the preference import, which researchers may use only for existing datasets."""
+    return is_admin(user)
+
+
+def require_dataset_creator(user: User, dataset_name: str = "") -> None:
+    """`PermissionDenied` unless `can_create_dataset(user)`."""
+    if not can_create_dataset(user):
+        what = f"dataset {dataset_name!r}" if dataset_name else "a dataset"
+        raise PermissionDenied(
+            f"{what} does not exist, and creating a dataset needs the admin role; "
+            "import into an existing dataset"
+        )
+
+
 def require_admin(user: User) -> None:
     if not is_admin(user):
         raise PermissionDenied("This needs the admin role.")

@@ -18,15 +18,28 @@ from django.utils import timezone
 from annotation.errors import DomainError, Problem
 from annotation.importers.base import skill_lookup_for
 from annotation.models import Dataset, ImportJob
-from annotation.services.imports import dataset_import_files, dataset_parse_files
+from annotation.services.imports import (
+    dataset_import_files,
+    dataset_named,
+    dataset_parse_files,
+)
 from annotation.services.rubrics import rubric_get_default
 from annotation.tasks import import_job_execute_task
+
+
+def _safe_file_name(name: str) -> str:
+    """The upload's base name as a file name any file system takes: no control
+    characters or lone surrogates, at most 200 bytes of UTF-8 (the limit is 255)."""
+    base = Path(name or "").name
+    base = "".join(c for c in base if c.isprintable() and not 0xD800 <= ord(c) < 0xE000)
+    base = base.encode("utf-8")[:200].decode("utf-8", "ignore").strip()
+    return base if base not in ("", ".", "..") else "upload"
 
 
 def _store(job_key: str, name: str, data: bytes) -> dict:
     folder = Path(settings.MEDIA_ROOT) / "imports" / job_key
     folder.mkdir(parents=True, exist_ok=True)
-    safe = Path(name).name or "upload"
+    safe = _safe_file_name(name)
     path = folder / safe
     path.write_bytes(data)
     return {"name": safe, "path": str(path), "size": len(data)}
@@ -48,9 +61,12 @@ def import_job_create(
 
     Returns an `ImportJob` in status ``validated`` (with preview and the counts that a
     confirm would create) or ``invalid`` (with every problem). Writes only the job row
-    and the stored files.
+    and the stored files. An empty or too long `dataset_name` raises `DomainError`
+    naming `dataset` and writes nothing.
     """
     options = options or {}
+    # A name the job row cannot hold is refused before anything is stored.
+    dataset_name, _ = dataset_named(dataset_name)
     files = [
         (name, data if isinstance(data, bytes) else data.read())
         for name, data in uploads

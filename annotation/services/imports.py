@@ -18,6 +18,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models.functions import MD5
 from django.utils import timezone
 
+from annotation import roles
 from annotation.errors import DomainError, Problem
 from annotation.importers.base import (
     MAX_IDENTIFIER_LENGTH,
@@ -444,12 +445,15 @@ def import_parsed(
     """Plan and write validated rows in one transaction (shared by the import services).
 
     `rubric_factory` creates the new dataset's rubric inside the transaction (so a
-    refused import leaves no rubric behind); `after_write` runs last, inside it.
+    refused import leaves no rubric behind); `after_write` runs last, inside it. A new
+    dataset needs `roles.can_create_dataset(user)` (`user` None: a trusted caller).
     """
     if parsed.problems:
         raise DomainError("the file was not imported", parsed.problems[:MAX_PROBLEMS])
     if not parsed.instructions and not parsed.responses:
         raise DomainError("the file has no rows to import")
+    if dataset is None and user is not None:
+        roles.require_dataset_creator(user, dataset_name)
     with transaction.atomic():
         if dataset is None and not dry_run:
             if rubric_factory is not None:

@@ -62,6 +62,7 @@ from annotation.services.serving import (
     submit_close,
     submit_take_slot,
 )
+from flaskapp.untrusted import text_problem
 
 # "existing": the pairs already stored for the dataset (e.g. imported preference data).
 CAMPAIGN_PAIR_MODES = (*PAIR_MODES, "existing")
@@ -446,6 +447,8 @@ def validate_pairwise_answer(
         problems.append(
             Problem(f"is longer than {MAX_RATIONALE} characters", field="rationale")
         )
+    elif problem := text_problem(rationale):
+        problems.append(Problem(problem, field="rationale"))
     if problems:
         raise DomainError("the preference was not saved", problems)
     return shown or "", answers, rationale.strip()

@@ -342,8 +342,9 @@ def preferences_import(
     `verdict_writer(judge=, dataset=, import_key=)`; `judge` without one is refused.
 
     `user` None means a trusted caller (the command line); otherwise researchers and
-    admins only. Raises `DomainError` listing every problem (line, field); then nothing
-    is written. Idempotent: rows imported before are counted as unchanged and a
+    admins only, and only admins may create the dataset (`roles.can_create_dataset`,
+    the dataset import's rule; else `PermissionDenied`, also for a dry run). Raises
+    `DomainError` listing every problem (line, field); then nothing is written. Idempotent: rows imported before are counted as unchanged and a
     repeated file adds no vote, pair or verdict. One transaction, holding a row lock
     on the dataset so that concurrent imports into it queue. `dry_run` checks
     everything and writes nothing.
@@ -390,6 +391,9 @@ def preferences_import(
     )
     with transaction.atomic():
         dataset = Dataset.objects.select_for_update().filter(name=dataset_name).first()
+        if dataset is None and user is not None:
+            # The dataset import's rule: only admins create datasets.
+            roles.require_dataset_creator(user, dataset_name)
         if dataset is None and not dry_run:
             try:
                 with transaction.atomic():

@@ -44,6 +44,7 @@ from annotation.services.serving import (
     submit_take_slot,
 )
 from annotation.sqlrows import prepared_cursor
+from flaskapp.untrusted import text_problem
 
 MAX_RATIONALE = 5000
 
@@ -172,6 +173,9 @@ def _validate_scores(
                     field=f"rationales.{key}",
                 )
             )
+            continue
+        if problem := text_problem(rationale):
+            problems.append(Problem(problem, field=f"rationales.{key}"))
             continue
         out.append((skill, score, rationale.strip()))
     if problems:

@@ -27,6 +27,7 @@ from django.utils import timezone
 
 from annotation.errors import DomainError, Problem
 from annotation.models import Assignment, Campaign, CampaignItem, Response, Skill
+from flaskapp.untrusted import text_problem
 
 # Why an item was served (Assignment.reason): the templates take the kind's noun and
 # verb and the item's counts; `serving_sql` renders the same templates in SQL.
@@ -402,6 +403,10 @@ def skip_reason_clean(reason) -> str:
     reason = reason.strip() if isinstance(reason, str) else ""
     if not reason:
         raise DomainError("say why you skip", [Problem("is empty", field="reason")])
+    if problem := text_problem(reason):
+        raise DomainError(
+            f"the skip reason {problem}", [Problem(problem, field="reason")]
+        )
     return reason[:MAX_SKIP_REASON]
 
 

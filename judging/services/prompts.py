@@ -12,8 +12,11 @@ from django.db.models import Max
 
 from annotation import roles
 from annotation.errors import DomainError, Problem
+from flaskapp.untrusted import text_problem
 from judging import prompts
 from judging.models import PromptTemplate
+
+NAME_MAX = PromptTemplate._meta.get_field("name").max_length
 
 
 def prompt_template_create(
@@ -29,6 +32,15 @@ def prompt_template_create(
     problems: list[Problem] = []
     if not name:
         problems.append(Problem("is empty", field="name"))
+    elif len(name) > NAME_MAX:
+        problems.append(Problem(f"is longer than {NAME_MAX} characters", field="name"))
+    for field_name, value in (
+        ("name", name),
+        ("system_text", system_text or ""),
+        ("user_text", user_text or ""),
+    ):
+        if problem := text_problem(value):
+            problems.append(Problem(problem, field=field_name))
     if kind not in PromptTemplate.Kind.values:
         problems.append(Problem(f"unknown kind {kind!r}", field="kind"))
     if not (user_text or "").strip():
