@@ -14,7 +14,8 @@ import codecs
 import json
 
 from django.conf import settings
-from rest_framework import parsers, status
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from rest_framework import exceptions, parsers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
@@ -40,6 +41,9 @@ def exception_handler(exc, context):
             status=status.HTTP_503_SERVICE_UNAVAILABLE,
             headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
         )
+    if isinstance(exc, DjangoPermissionDenied) and str(exc):
+        # Keep our message ("... needs the admin role"); DRF would drop it.
+        exc = exceptions.PermissionDenied(str(exc))
     response = drf_exception_handler(exc, context)
     if response is not None and isinstance(exc, ValidationError):
         problems = list(_problems(exc.detail))

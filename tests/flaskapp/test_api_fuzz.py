@@ -32,7 +32,9 @@ from tests.factories import (
     api_token,
 )
 
-EXAMPLES = int(__import__("os").environ.get("FUZZ_EXAMPLES", "5"))  # per operation, generation mode, role and id choice
+EXAMPLES = int(
+    __import__("os").environ.get("FUZZ_EXAMPLES", "5")
+)  # per operation, generation mode, role and id choice
 ROLES = ("admin", "researcher", "rater", "anonymous")
 CHECKS = [not_a_server_error, response_schema_conformance]
 
@@ -106,10 +108,36 @@ def seeded(transactional_db):
     return users, known
 
 
+def _fuzz_test(strategy, label, headers, tally, failures):
+    """A Hypothesis test sending `EXAMPLES` cases of `strategy`; failed checks are
+    collected in `failures`, not raised, so every operation gets its turn."""
+
+    @given(case=strategy)
+    @settings(
+        max_examples=EXAMPLES,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        phases=[Phase.explicit, Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    def run(case):
+        response = case.call(headers=headers)
+        tally["requests"] += 1
+        if 400 <= response.status_code < 500:
+            tally["refused"] += 1
+        if response.status_code >= 500:
+            tally["5xx"] += 1
+        try:
+            case.validate_response(response, checks=CHECKS, headers=headers)
+        except (Exception, BaseExceptionGroup) as exc:  # collect, go on
+            failures.append(f"{label} {response.status_code}: {exc}"[:900])
+
+    return run
+
+
 def _fuzz_operation(operation, headers, known, tally, failures):
-    path_names = [
-        p.name for p in operation.path_parameters
-    ]  # e.g. ["dataset_id"]
+    path_names = [p.name for p in operation.path_parameters]  # e.g. ["dataset_id"]
     fixed = {n: known[n] for n in path_names if n in known}
     if "pairwise" in operation.path and "campaign_id" in fixed:
         fixed["campaign_id"] = known["pairwise_campaign_id"]
@@ -120,39 +148,17 @@ def _fuzz_operation(operation, headers, known, tally, failures):
         choices = [None]
         if fixed and (mode == GenerationMode.POSITIVE or negatable):
             choices.append(fixed)
+        label = f"{operation.label} [{mode.value}]"
         for path_parameters in choices:
             strategy = operation.as_strategy(
                 generation_mode=mode, path_parameters=path_parameters
             )
 
-            @given(case=strategy)
-            @settings(
-                max_examples=EXAMPLES,
-                deadline=None,
-                derandomize=True,
-                database=None,
-                phases=[Phase.explicit, Phase.generate],
-                suppress_health_check=list(HealthCheck),
-            )
-            def run(case):
-                response = case.call(headers=headers)
-                tally["requests"] += 1
-                if 400 <= response.status_code < 500:
-                    tally["refused"] += 1
-                if response.status_code >= 500:
-                    tally["5xx"] += 1
-                try:
-                    case.validate_response(response, checks=CHECKS, headers=headers)
-                except (Exception, BaseExceptionGroup) as exc:  # collect, go on
-                    failures.append(
-                        f"{operation.label} [{mode.value}] "
-                        f"{response.status_code}: {str(exc)[:600]}"
-                    )
-
+            run = _fuzz_test(strategy, label, headers, tally, failures)
             try:
                 run()
             except Exception as exc:  # generation itself failed: report it
-                failures.append(f"{operation.label} [{mode.value}] not run: {exc!r}")
+                failures.append(f"{label} not run: {exc!r}")
 
 
 @pytest.mark.postgres
