@@ -80,7 +80,8 @@ def _n_boot(params) -> tuple[int, str]:
     try:
         return int_param(params, "n_boot", 1000, **N_BOOT.field_kwargs()), ""
     except BadParameter as exc:
-        return 1000, str(exc.problems[0])
+        problem = exc.problems[0]
+        return 1000, f"{problem.field}: {problem.message}"
 
 
 def _rows(group: dict) -> list[dict]:

@@ -57,11 +57,9 @@ def full_scores(value=4) -> dict:
 
 
 def error_fields(response) -> set[str]:
-    """The fields a 400 names: a DomainError's problems, or DRF's serializer errors."""
-    body = response.json()
-    if "problems" in body:
-        return {p["field"] for p in body["problems"]}
-    return set(body)
+    """The fields a 400 names (`problems[].field`: a DomainError's, or DRF's serializer
+    errors as dotted paths, e.g. "scores.factuality")."""
+    return {p["field"] for p in response.json()["problems"] if p["field"]}
 
 
 def token_client(user) -> APIClient:
@@ -235,13 +233,26 @@ def test_campaign_create_rejects_bad_input_naming_the_field(
 
 def test_campaign_create_reports_every_problem_at_once(api_client_for, researcher):
     dataset = make_dataset(n_instructions=1)
-    payload = {"dataset": dataset.pk, "name": "Bad", "overlap": 0, "models": ["nope"]}
+    payload = {
+        "dataset": dataset.pk,
+        "name": "Bad",
+        "skills": ["factuality"],
+        "models": ["nope"],
+    }
     response = api_client_for(researcher).post(
         "/api/campaigns/", payload, format="json"
     )
     assert response.status_code == 400
-    assert {"overlap", "models"} <= error_fields(response)
+    assert {"skills", "models"} <= error_fields(response)
     assert "nope" in response.json()["detail"]
+    # Numbers outside their bounds (flaskapp.bounds) are all named by the serializer.
+    bounds = api_client_for(researcher).post(
+        "/api/campaigns/",
+        {"dataset": dataset.pk, "name": "Bad", "overlap": 0, "lock_ttl_minutes": 0},
+        format="json",
+    )
+    assert bounds.status_code == 400
+    assert {"overlap", "lock_ttl_minutes"} <= error_fields(bounds)
 
 
 def test_campaign_detail_shows_settings_and_progress_per_rater(
@@ -949,7 +960,7 @@ def test_submit_saves_scores_na_rationales_and_time(api_client_for, rater, campa
         ({"scores": {**full_scores(), "factuality": True}}, "scores.factuality"),
         ({"scores": {"comprehension": 4, "factuality": 4}}, "scores.readability"),
         ({"scores": {**full_scores(), "harmlessness": 4}}, "scores.harmlessness"),
-        ({"scores": {**full_scores(), "factuality": [4]}}, "scores"),
+        ({"scores": {**full_scores(), "factuality": [4]}}, "scores.factuality"),
         ({"scores": [4, 4, 4]}, "scores"),
         ({}, "scores"),
         (

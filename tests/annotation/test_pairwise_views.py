@@ -160,7 +160,7 @@ def test_campaign_new_bad_input_shows_errors_and_creates_nothing(
             "name": "",
             "dataset": dataset.pk,
             "pair_mode": "baseline",
-            "overlap": 0,
+            "overlap": 1,
             "overlap_percent": 100,
             "lock_ttl_minutes": 30,
         },
@@ -169,7 +169,13 @@ def test_campaign_new_bad_input_shows_errors_and_creates_nothing(
     html = response.content.decode()
     assert "is empty" in html
     assert "is required in baseline mode" in html
-    assert "must be a whole number from 1 to 50" in html
+    # A number outside its bounds (flaskapp.bounds) is refused by the form itself.
+    out_of_bounds = client_for(researcher).post(
+        reverse("annotation:pairwise-campaign-new"),
+        {"name": "x", "dataset": dataset.pk, "pair_mode": "all_pairs", "overlap": 51},
+    )
+    assert out_of_bounds.status_code == 400
+    assert "less than or equal to 50" in out_of_bounds.content.decode()
     assert not Campaign.objects.exists() and not PreferencePair.objects.exists()
 
 

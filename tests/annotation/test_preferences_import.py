@@ -28,7 +28,7 @@ from annotation.selectors.preferences import (
 from annotation.services.preferences import preferences_import
 from judging.models import JudgeConfig, JudgeRun, PairwiseVerdict
 from judging.services.verdicts import imported_verdicts
-from tests.factories import InstructionFactory, ResponseFactory
+from tests.factories import DatasetFactory, InstructionFactory, ResponseFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -673,6 +673,8 @@ def upload(data: bytes, name: str = "votes.jsonl") -> SimpleUploadedFile:
 @pytest.mark.parametrize("role", ["researcher", "admin_user"])
 def test_api_import_by_researcher_and_admin(api_client_for, request, role):
     user = request.getfixturevalue(role)
+    if role == "researcher":  # only admins create datasets (roles.can_create_dataset)
+        DatasetFactory(name="api-prefs", created_by=user)
     response = api_client_for(user).post(
         URL.format("api-prefs"),
         {
@@ -690,6 +692,7 @@ def test_api_import_by_researcher_and_admin(api_client_for, request, role):
 
 
 def test_api_csv_with_map_and_zero_based_labels(api_client_for, researcher):
+    DatasetFactory(name="api-prefs")
     data = b"q,a,b,w\nQ?,yes,no,1\n"
     response = api_client_for(researcher).post(
         URL.format("api-prefs"),
@@ -704,8 +707,8 @@ def test_api_csv_with_map_and_zero_based_labels(api_client_for, researcher):
     assert HumanPreference.objects.get().label == "2"
 
 
-def test_api_dry_run_answers_200_and_writes_nothing(api_client_for, researcher):
-    response = api_client_for(researcher).post(
+def test_api_dry_run_answers_200_and_writes_nothing(api_client_for, admin_user):
+    response = api_client_for(admin_user).post(
         URL.format("api-prefs"),
         {"file": upload(jsonl(row(1))), "dry_run": "true"},
         format="multipart",

@@ -174,7 +174,7 @@ def test_campaign_new_bad_input_shows_errors_and_creates_nothing(
             "name": "",
             "dataset": dataset.pk,
             "skill_mode": "chosen",
-            "overlap": "0",
+            "overlap": "1",
             "overlap_percent": "100",
             "lock_ttl_minutes": "30",
         },
@@ -183,8 +183,14 @@ def test_campaign_new_bad_input_shows_errors_and_creates_nothing(
     assert response.status_code == 400
     # Every problem at once, each next to its field.
     assert "is empty" in html
-    assert "must be a whole number from 1 to 50" in html
     assert "choose at least one skill" in html
+    # A number outside its bounds (flaskapp.bounds) is refused by the form itself.
+    out_of_bounds = client_for(researcher).post(
+        reverse("annotation:campaign-new"),
+        {"name": "x", "dataset": dataset.pk, "skill_mode": "all", "overlap": "0"},
+    )
+    assert out_of_bounds.status_code == 400
+    assert "greater than or equal to 1" in out_of_bounds.content.decode()
     assert not Campaign.objects.exists()
 
 

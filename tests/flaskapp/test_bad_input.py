@@ -217,7 +217,7 @@ def test_superscript_digit_as_n_boot_on_the_probes_page(client_for, researcher):
         {"campaign": "1", "run": "1", "n_boot": "²"},
     )
     assert response.status_code == 400
-    assert "`n_boot`: &#x27;²&#x27; is not a whole number" in response.content.decode()
+    assert "n_boot: &#x27;²&#x27; is not a whole number" in response.content.decode()
 
 
 # --- 3. Upper bounds (PostgreSQL "integer out of range") ----------------------------
