@@ -7,6 +7,7 @@ from __future__ import annotations
 from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
+from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -83,9 +84,8 @@ class JudgeConfigListApi(ListApi):
         if prompt_id is not None:
             fields["prompt"] = PromptTemplate.objects.filter(pk=prompt_id).first()
             if fields["prompt"] is None:
-                return Response(
-                    {"prompt_id": [f"no prompt template with id {prompt_id}"]},
-                    status=status.HTTP_400_BAD_REQUEST,
+                raise ValidationError(
+                    {"prompt_id": [f"no prompt template with id {prompt_id}"]}
                 )
         config = judge_config_create(user=request.user, **fields)
         config = selectors.judge_config_get_for_user(
