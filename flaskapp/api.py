@@ -15,6 +15,7 @@ import json
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.db import DataError
 from rest_framework import exceptions, parsers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import LimitOffsetPagination
@@ -24,7 +25,12 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from annotation.errors import DomainError, Problem
 from flaskapp.bounds import ID
-from flaskapp.middleware import DATABASE_DOWN, OUTAGE_MESSAGE, RETRY_AFTER_SECONDS
+from flaskapp.middleware import (
+    DATABASE_DOWN,
+    OUTAGE_MESSAGE,
+    RETRY_AFTER_SECONDS,
+    database_refused,
+)
 from flaskapp.params import int_param
 from flaskapp.untrusted import JSONInputError, json_loads
 
@@ -34,6 +40,9 @@ def exception_handler(exc, context):
     (`ProblemOutputSerializer`); a serializer's refusal also keeps DRF's
     ``{field: [messages]}`` keys beside them, for older clients."""
     if isinstance(exc, DomainError):
+        return Response(exc.as_dict(), status=status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, DataError):
+        exc = database_refused(context["request"], exc)
         return Response(exc.as_dict(), status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, DATABASE_DOWN):
         return Response(

@@ -1,9 +1,10 @@
 """Bad input and outages answer as such, never as a 500.
 
-`BadInputMiddleware` (pages): a query parameter holding a NUL is a 400 before any view
-runs (no view can pass it to the database); a `DomainError` a view lets escape (e.g.
+`BadInputMiddleware` (pages and API): a path or query parameter holding a NUL is a 400
+before any view runs (no view can pass it to the database); a `DomainError` a view lets escape (e.g.
 `flaskapp.params.BadParameter` for ``?page=²``) is a 400 page listing its problems,
-each naming its parameter or field. The API answers the same errors itself, as JSON
+each naming its parameter or field. A `DataError` no check caught (a value out of
+range for its column) is a 400 too, and logged as the error it is. The API answers the same errors itself, as JSON
 (`flaskapp.api.exception_handler`).
 
 `DatabaseOutageMiddleware`: while the database is unreachable (PostgreSQL restarting,
@@ -19,7 +20,7 @@ from __future__ import annotations
 import logging
 import sys
 
-from django.db import InterfaceError, OperationalError
+from django.db import DataError, InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.defaults import server_error as django_server_error
@@ -29,6 +30,19 @@ from annotation.errors import DomainError, Problem
 log = logging.getLogger(__name__)
 
 DATABASE_DOWN = (OperationalError, InterfaceError)
+# The last line of defence: a value the database refused (out of range, too long)
+# that no check caught is still the request's fault. Logged as an error, since the
+# check that should name the field is missing.
+DATABASE_REFUSED_MESSAGE = "a value is out of range or too long for the database"
+
+
+def database_refused(request: HttpRequest, exception: Exception) -> DomainError:
+    log.error(
+        "unchecked input reached the database on %s", request.path, exc_info=exception
+    )
+    return DomainError("Bad input", [Problem(DATABASE_REFUSED_MESSAGE)])
+
+
 RETRY_AFTER_SECONDS = 15
 OUTAGE_MESSAGE = "The database is unavailable for a moment; try again shortly."
 _OUTAGE_PAGE = (
@@ -89,6 +103,14 @@ class BadInputMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
+        if "\x00" in request.path:
+            return bad_input_response(
+                request,
+                DomainError(
+                    "bad path",
+                    [Problem("contains a NUL character (\\u0000)", field="path")],
+                ),
+            )
         for name, values in request.GET.lists():
             if any("\x00" in v for v in [name, *values]):
                 return bad_input_response(
@@ -108,6 +130,8 @@ class BadInputMiddleware:
     def process_exception(self, request, exception):
         if isinstance(exception, DomainError):
             return bad_input_response(request, exception)
+        if isinstance(exception, DataError):
+            return bad_input_response(request, database_refused(request, exception))
         return None
 
 

@@ -64,6 +64,7 @@ from annotation.models import (
     Response,
 )
 from flaskapp.bounds import N_BOOT
+from flaskapp.untrusted import JSONInputError, json_loads
 from judging.models import JudgeCall, JudgeRun, PairwiseVerdict
 
 MAX_BOOT = N_BOOT.high
@@ -487,7 +488,9 @@ def parse_sections(text: str) -> dict[str, list[str]] | None:
         except OSError as exc:
             raise MetaevalError(f"sections: cannot read {text!r}: {exc}") from exc
     try:
-        value = json.loads(text)
+        value = json_loads(text)
+    except JSONInputError as exc:
+        raise MetaevalError(f"sections: {exc.message}") from exc
     except json.JSONDecodeError as exc:
         raise MetaevalError(f"sections: not valid JSON ({exc})") from exc
     return value

@@ -352,6 +352,37 @@ def test_nul_in_a_query_parameter_is_a_400_naming_it(client_for, researcher):
     assert "<code>status</code>" in response.content.decode()
 
 
+def test_nul_in_a_path_is_a_400_naming_it(researcher):
+    response = token_client(researcher).post(
+        "/api/datasets/a%00b/preferences/", {"file": upload("v.jsonl", b"{}")}
+    )
+    assert response.status_code == 400
+    assert fields(response) == {"path"}
+
+
+def test_deeply_nested_sections_on_the_metaeval_api_is_a_400(researcher):
+    dataset = make_dataset()
+    response = token_client(researcher).get(
+        f"/api/datasets/{dataset.pk}/metaeval/", {"sections": '{"a": ' + DEEP + "}"}
+    )
+    assert response.status_code == 400
+    assert fields(response) == {"sections"}
+
+
+def test_a_value_the_database_refuses_is_a_400_not_a_500(rf, researcher):
+    from django.db import DataError
+
+    from flaskapp.middleware import BadInputMiddleware
+
+    request = rf.get("/api/anything/")
+    request.user = researcher
+    response = BadInputMiddleware(lambda r: None).process_exception(
+        request, DataError("integer out of range")
+    )
+    assert response.status_code == 400
+    assert "out of range" in json.loads(response.content)["detail"]
+
+
 # --- 5. Lone surrogates in import files ---------------------------------------------
 
 
