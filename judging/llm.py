@@ -391,7 +391,7 @@ class JudgeClient:
 
         try:
             data = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise invalid(
                 f"the reply is not JSON: {self._scrub(body[:80])!r}"
             ) from None

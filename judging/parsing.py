@@ -113,7 +113,7 @@ def load_object(candidate: str) -> object | None:
     """JSON, else a Python literal (single quotes, None); None when neither parses."""
     try:
         return json.loads(candidate)
-    except ValueError:
+    except (ValueError, RecursionError):  # a reply nested too deep is unreadable too
         pass
     try:
         return ast.literal_eval(candidate)

@@ -41,18 +41,23 @@ CHECKS = [not_a_server_error, response_schema_conformance]
 
 @pytest.fixture
 def celery_in_memory():
-    """Tasks go to an in-memory broker nobody consumes (and never run eagerly)."""
+    """Tasks go to an in-memory broker nobody consumes (and never run eagerly).
+
+    The write URL, not `broker_url`: Celery prefers $CELERY_BROKER_URL over the latter.
+    """
     from flaskapp.celery import app
 
-    saved = (app.conf.broker_url, app.conf.task_always_eager, app._pool)
-    app.conf.broker_url = "memory://"
+    saved = (app.conf.broker_write_url, app.conf.task_always_eager, app._pool)
+    app.conf.broker_write_url = "memory://"
     app.conf.task_always_eager = False
     app._pool = None
     app.amqp._producer_pool = None
+    with app.connection_for_write() as connection:
+        assert connection.transport_cls == "memory"
     yield
     if app._pool is not None:
         app._pool.force_close_all()
-    app.conf.broker_url, app.conf.task_always_eager, app._pool = saved
+    app.conf.broker_write_url, app.conf.task_always_eager, app._pool = saved
     app.amqp._producer_pool = None
 
 

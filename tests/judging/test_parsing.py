@@ -403,3 +403,9 @@ def test_checklist_rejects_unknown_skills_and_empty_lists():
         )
     with pytest.raises(ParseError):
         parse_checklist('{"readability": []}', skill_keys=KEYS)
+
+
+def test_a_reply_nested_too_deep_is_unreadable_not_a_crash():
+    from judging.parsing import load_object
+
+    assert load_object("[" * 5000 + "]" * 5000) is None
