@@ -55,8 +55,7 @@ def celery_in_memory():
     with app.connection_for_write() as connection:
         assert connection.transport_cls == "memory"
     yield
-    if app._pool is not None:
-        app._pool.force_close_all()
+    # The memory pool is left open: kombu keeps one per URL for the whole process.
     app.conf.broker_write_url, app.conf.task_always_eager, app._pool = saved
     app.amqp._producer_pool = None
 
