@@ -24,6 +24,8 @@ from annotation import selectors as selectors
 from annotation.api.permissions import IsResearcher
 from annotation.api.serializers.datasets import ProblemOutputSerializer
 from annotation.errors import DomainError, Problem
+from flaskapp.bounds import ID
+from flaskapp.params import int_list_param
 
 CONTENT_TYPES = {
     "csv": "text/csv; charset=utf-8",
@@ -40,22 +42,9 @@ class _IgnoreFormatParameter(DefaultContentNegotiation):
 
 
 def _ids(request, name: str) -> list[int] | None:
-    """`?name=1&name=2` or `?name=1,2` -> [1, 2]; absent -> None."""
-    values = [
-        part.strip()
-        for value in request.query_params.getlist(name)
-        for part in value.split(",")
-        if part.strip()
-    ]
-    if not values:
-        return None
-    try:
-        return [int(v) for v in values]
-    except ValueError:
-        raise DomainError(
-            "Bad export filter",
-            [Problem(f"ids must be whole numbers, not {values!r}", field=name)],
-        ) from None
+    """`?name=1&name=2` or `?name=1,2` -> [1, 2]; absent -> None; a value that is not
+    an id is a 400 naming `name` (`flaskapp.params`)."""
+    return int_list_param(request.query_params, name, max_value=ID.high) or None
 
 
 class DatasetExportApi(APIView):
