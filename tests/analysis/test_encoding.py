@@ -61,12 +61,10 @@ def test_jsonl_is_unchanged():
 def evil_setup(researcher):
     """Two models whose names start with a formula character; every human and judge
     rationale starts with one too; one instruction id does."""
-    models = ("=HYPERLINK(\"http://x\")", "-2+3")
+    models = ('=HYPERLINK("http://x")', "-2+3")
     s = make_agreement_setup(
         researcher,
-        human={
-            (i, m, "factuality"): [3, 4, 2] for i in range(4) for m in models
-        },
+        human={(i, m, "factuality"): [3, 4, 2] for i in range(4) for m in models},
         judges=[{(i, m, "factuality"): 4 for i in range(4) for m in models}],
         n_instructions=4,
         models=models,
@@ -107,7 +105,7 @@ def test_scores_export_api_and_command(evil_setup, api_client_for, researcher):
     text = body(response)
     rows = rows_of(text)
     assert_neutralised(rows, ["model", "rationale", "instruction_external_id"])
-    assert {r["model"] for r in rows} == {"'=HYPERLINK(\"http://x\")", "'-2+3"}
+    assert {r["model"] for r in rows} == {'\'=HYPERLINK("http://x")', "'-2+3"}
     assert {r["score"] for r in rows} == {"2", "3", "4"}
 
     out = io.StringIO()
@@ -116,7 +114,7 @@ def test_scores_export_api_and_command(evil_setup, api_client_for, researcher):
 
     as_jsonl = api_client_for(researcher).get(url, {"format": "jsonl"})
     models = {json.loads(x)["model"] for x in body(as_jsonl).splitlines()}
-    assert models == {"=HYPERLINK(\"http://x\")", "-2+3"}
+    assert models == {'=HYPERLINK("http://x")', "-2+3"}
 
 
 def test_agreement_csvs(evil_setup, client_for, researcher):
