@@ -1,8 +1,9 @@
 """The one CSV encoder every export uses, and the JSON Lines encoder beside it.
 
-Spreadsheets run a cell that starts with `=`, `+`, `-` or `@` as a formula, and tab or
-carriage return at the start of a cell lets one through as well (CSV injection). Every
-text cell that starts with one of these characters is written with a leading
+Spreadsheets run a cell that starts with `=`, `+`, `-` or `@` as a formula, and tab,
+carriage return or NUL at the start of a cell lets one through as well (CSV injection);
+some trim leading whitespace first. Every text cell that starts with one of these
+characters, or with whitespace and then one of them, is written with a leading
 apostrophe, as OWASP recommends: spreadsheets show the text and run nothing, and the
 apostrophe tells a reader the cell was neutralised. Numbers (int, float, Decimal,
 negative ones too) are written as numbers, untouched; so are empty cells. JSON Lines
@@ -23,15 +24,20 @@ from collections.abc import Iterable, Iterator
 from decimal import Decimal
 
 # Characters that make a spreadsheet treat a cell as a formula (OWASP's list).
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-_DANGER = frozenset(FORMULA_STARTS)
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\0")
+_TRIGGERS = frozenset(FORMULA_STARTS)
+# First characters that send a text cell to the full check: the triggers, and
+# whitespace (some spreadsheets trim a cell before reading it, so " =1+1" is a formula).
+_CHECK = _TRIGGERS | {chr(c) for c in range(0x3001) if chr(c).isspace()}
 # Rows buffered before a chunk of text is yielded (streaming exports stay flat in memory).
 ROWS_PER_WRITE = 500
 
 
 def neutralise(text: str) -> str:
-    """`text` with a leading `'` when it starts with a formula character."""
-    if text and text[0] in FORMULA_STARTS:
+    """`text` with a leading `'` when it starts with a formula character, or with
+    whitespace followed by one."""
+    first = text[:1]
+    if first in _TRIGGERS or (first.isspace() and text.lstrip()[:1] in _TRIGGERS):
         return "'" + text
     return text
 
@@ -72,7 +78,7 @@ def csv_rows(header: list[str] | None, rows: Iterable[Iterable]) -> Iterator[str
                 v
                 if v is None
                 or (t := type(v)) is int
-                or (t is str and v[:1] not in _DANGER)
+                or (t is str and v[:1] not in _CHECK)
                 else cell(v)
                 for v in row
             ]

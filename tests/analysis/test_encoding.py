@@ -19,13 +19,19 @@ from tests.analysis.agreement_data import make_agreement_setup
 
 # One model name, id and rationale per dangerous first character.
 EVIL = [f"{c}cmd|' /C calc'!A0" for c in FORMULA_STARTS]
-SAFE = ["alpha", "'quoted", "1+1", "a=b"]
+SAFE = ["alpha", "'quoted", "1+1", "a=b", " plain", ""]
+HIDDEN = [" =1+1", "\u00a0@SUM(A1)", "\n-2+3"]
 
 
 @pytest.mark.parametrize("text", EVIL)
 def test_each_formula_character_gets_a_leading_apostrophe(text):
     assert csv_cell(text) == "'" + text
     assert csv_text([[text]]).startswith("\"'" if text[0] in "\r" else "'")
+
+
+@pytest.mark.parametrize("text", HIDDEN)
+def test_whitespace_before_a_formula_character_is_neutralised(text):
+    assert csv_cell(text) == "'" + text
 
 
 @pytest.mark.parametrize("text", SAFE)
