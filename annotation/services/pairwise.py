@@ -571,11 +571,7 @@ def _refuse_changed_resubmit(
         {k: map_shown_label(v, order) for k, v in shown_skills.items()},
         rationale,
     )
-    if stored is None or given != (
-        stored.label,
-        stored.skill_labels,
-        stored.rationale,
-    ):
+    if stored is None or given != (stored.label, stored.skill_labels, stored.rationale):
         raise ConflictError(
             "this pair is already submitted with another answer; nothing changed",
             [Problem("differs from the submitted answer", field="label")],
@@ -596,17 +592,3 @@ def pairwise_skip(
     with transaction.atomic():
         assignment = _own_pairwise_assignment_for_update(assignment_id, rater)
         return skip_locked(assignment=assignment, kind=PAIRWISE, reason=reason, now=now)
-
-
-__all__ = [
-    "CAMPAIGN_PAIR_MODES",
-    "map_shown_label",
-    "pairwise_campaign_create",
-    "pairwise_next",
-    "pairwise_skills",
-    "pairwise_skip",
-    "pairwise_submit",
-    "shown_order_for",
-    "unmap_shown_label",
-    "validate_pairwise_answer",
-]
