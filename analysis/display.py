@@ -18,8 +18,6 @@ tested through them. The query string every dashboard URL shares:
 
 from __future__ import annotations
 
-import csv
-import io
 from dataclasses import dataclass, field
 
 from analysis import charts
@@ -334,14 +332,6 @@ def chart_svg(kind: str, params, result: dict) -> tuple[str, list]:
         else charts.scatter_from_agreement
     )
     return render_chart(result, row, judge), [row, f"run{judge}"]
-
-
-def csv_text(rows: list[list]) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    for row in rows:
-        writer.writerow(["" if v is None else v for v in row])
-    return buffer.getvalue()
 
 
 def _stat_line(prefix: list, name: str, stat) -> list:

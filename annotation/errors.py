@@ -50,3 +50,9 @@ class DomainError(Exception):
 
     def as_dict(self) -> dict:
         return {"detail": str(self), "problems": [p.as_dict() for p in self.problems]}
+
+
+class ConflictError(DomainError):
+    """A request that contradicts what is already stored (the API answers 409): e.g.
+    a resubmit of a submitted assignment with other scores, which would otherwise be
+    silently ignored. Amend the stored answer instead."""

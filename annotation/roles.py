@@ -9,6 +9,8 @@ from __future__ import annotations
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import PermissionDenied
 
+from annotation.models import Campaign
+
 ADMIN = "admin"
 RESEARCHER = "researcher"
 RATER = "rater"
@@ -58,6 +60,27 @@ def require_dataset_creator(user: User, dataset_name: str = "") -> None:
             f"{what} does not exist, and creating a dataset needs the admin role; "
             "import into an existing dataset"
         )
+
+
+# Why a rater who holds an assignment may no longer work on it (403, pages and API).
+ROLE_REMOVED = "Your rater role was removed, so you can no longer rate; your submitted work is kept."
+REMOVED_FROM_CAMPAIGN = (
+    "You are no longer a rater of this campaign; your submitted work is kept."
+)
+
+
+def require_campaign_rater(user: User, campaign_id: int) -> None:
+    """The one check of every rating operation (serve, show, submit, amend, skip;
+    pointwise and pairwise; pages and API): `user` still has the rater role and is
+    still one of the campaign's raters. `PermissionDenied` naming which is missing.
+    Callers check ownership first, so another rater's id stays a plain 404."""
+    if not is_rater(user):
+        raise PermissionDenied(ROLE_REMOVED)
+    member = Campaign.raters.through.objects.filter(
+        campaign_id=campaign_id, user_id=user.pk
+    ).exists()
+    if not member:
+        raise PermissionDenied(REMOVED_FROM_CAMPAIGN)
 
 
 def require_admin(user: User) -> None:

@@ -1,8 +1,9 @@
 """Project-wide API plumbing: the one exception handler, the JSON parser, the paginator.
 
 - `exception_handler` turns domain errors (`annotation.errors.DomainError`, and so
-  `flaskapp.params.BadParameter`) into 400s with every problem, and a database that is
-  down (`flaskapp.middleware.DATABASE_DOWN`) into a 503 with ``Retry-After``.
+  `flaskapp.params.BadParameter`) into 400s with every problem (`ConflictError`: 409),
+  and a database that is down (`flaskapp.middleware.DATABASE_DOWN`) into a 503 with
+  ``Retry-After``.
 - `JSONParser` refuses, with a 400 naming the field, a body nested too deeply for
   Python's parser or holding text PostgreSQL cannot store (`flaskapp.untrusted`).
 - `Pagination` bounds ``offset`` (PostgreSQL takes a bigint) and ``limit``.
@@ -23,7 +24,7 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from annotation.errors import DomainError, Problem
+from annotation.errors import ConflictError, DomainError, Problem
 from flaskapp.bounds import ID
 from flaskapp.middleware import (
     DATABASE_DOWN,
@@ -38,7 +39,10 @@ from flaskapp.untrusted import JSONInputError, json_loads
 def exception_handler(exc, context):
     """Every 400 has one shape, ``{"detail", "problems": [{field, message, ...}]}``
     (`ProblemOutputSerializer`); a serializer's refusal also keeps DRF's
-    ``{field: [messages]}`` keys beside them, for older clients."""
+    ``{field: [messages]}`` keys beside them, for older clients. A `ConflictError`
+    (a request contradicting what is stored) is a 409 of the same shape."""
+    if isinstance(exc, ConflictError):
+        return Response(exc.as_dict(), status=status.HTTP_409_CONFLICT)
     if isinstance(exc, DomainError):
         return Response(exc.as_dict(), status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, DataError):

@@ -25,7 +25,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.defaults import server_error as django_server_error
 
-from annotation.errors import DomainError, Problem
+from annotation.errors import ConflictError, DomainError, Problem
 
 log = logging.getLogger(__name__)
 
@@ -86,15 +86,17 @@ class DatabaseOutageMiddleware:
 
 
 def bad_input_response(request: HttpRequest, error: DomainError) -> HttpResponse:
-    """A 400 naming every problem: JSON under /api/, the 400 page elsewhere."""
+    """A 400 (a `ConflictError`: 409) naming every problem: JSON under /api/, the 400
+    page elsewhere."""
+    status = 409 if isinstance(error, ConflictError) else 400
     if is_api(request):
-        return JsonResponse(error.as_dict(), status=400)
+        return JsonResponse(error.as_dict(), status=status)
     problems = error.problems or [Problem(error.message)]
     return render(
         request,
         "400.html",
         {"message": error.message, "problems": problems},
-        status=400,
+        status=status,
     )
 
 

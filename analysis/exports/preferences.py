@@ -15,12 +15,10 @@ chunk by chunk: memory stays flat. Read-only; no permission check (callers do it
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 
+from analysis.exports.encoding import csv_dicts
 from analysis.exports.scores import export_jsonl
 from analysis.exports.training import rater_anon_id
 from annotation.errors import DomainError, Problem
@@ -29,7 +27,6 @@ from annotation.models import Dataset, HumanPreference, ShownOrder
 from judging.models import JudgeRun, PairOrder, PairwiseVerdict
 
 CHUNK_SIZE = 5000
-ROWS_PER_WRITE = 500
 FORMATS = ("csv", "jsonl")
 
 FIELDS = (
@@ -229,30 +226,11 @@ def preference_rows(*, dataset: Dataset) -> Iterator[dict]:
         }
 
 
-def _csv_value(value):
-    if value is None:
-        return ""
-    if isinstance(value, dict):
-        return json.dumps(value, ensure_ascii=False, sort_keys=True) if value else ""
-    return value
-
-
 def preferences_csv(rows: Iterable[dict]) -> Iterator[str]:
     """Encode `rows` as CSV (header `FIELDS`; null -> empty; `skill_labels` as a JSON
-    object, empty when there are none), yielding chunks of text."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow(FIELDS)
-    pending = 0
-    for row in rows:
-        writer.writerow([_csv_value(row[f]) for f in FIELDS])
-        pending += 1
-        if pending >= ROWS_PER_WRITE:
-            yield buffer.getvalue()
-            buffer.seek(0)
-            buffer.truncate()
-            pending = 0
-    yield buffer.getvalue()
+    object, empty when there are none; formula-like text neutralised by the one CSV
+    encoder), yielding chunks of text."""
+    return csv_dicts(FIELDS, rows)
 
 
 def preferences_encode(rows: Iterable[dict], fmt: str) -> Iterator[str]:

@@ -10,12 +10,11 @@ command and the export API; lives in judging because it reads both apps' scores
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 
+from analysis.exports.encoding import csv_dicts
+from analysis.exports.encoding import jsonl as export_jsonl
 from annotation.errors import DomainError, Problem
 from annotation.models import Campaign, Dataset, HumanScore
 from judging.models import JudgeRun, JudgeScore
@@ -23,7 +22,6 @@ from judging.models import JudgeRun, JudgeScore
 CHUNK_SIZE = 5000
 # Rows per encoded chunk: large enough that a 200,000-row export is a few hundred
 # writes, small enough that a chunk stays well under a megabyte.
-ROWS_PER_WRITE = 500
 
 FORMATS = ("csv", "jsonl")
 
@@ -260,53 +258,11 @@ def _row(
     }
 
 
-def csv_value(value) -> str | int:
-    """How one value is written in CSV: null -> empty, booleans -> true/false,
-    lists (domains) -> `;`-joined."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list):
-        return ";".join(value)
-    return value
-
-
 def export_csv(rows: Iterable[dict]) -> Iterator[str]:
-    """Encode `rows` as CSV (header `FIELDS`), yielding chunks of text."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow(FIELDS)
-    pending = 0
-    # csv writes None as "" already; only booleans and lists need `csv_value`. Done
-    # by position, not per field: this loop runs once per score.
-    special = [i for i, f in enumerate(FIELDS) if f in ("is_na", "is_hard", "domains")]
-    for row in rows:
-        values = [row[f] for f in FIELDS]
-        for i in special:
-            values[i] = csv_value(values[i])
-        writer.writerow(values)
-        pending += 1
-        if pending >= ROWS_PER_WRITE:
-            yield buffer.getvalue()
-            buffer.seek(0)
-            buffer.truncate()
-            pending = 0
-    yield buffer.getvalue()
-
-
-def export_jsonl(rows: Iterable[dict]) -> Iterator[str]:
-    """Encode `rows` as JSON Lines (one object per line), yielding chunks of text."""
-    lines: list[str] = []
-    for row in rows:
-        lines.append(json.dumps(row, ensure_ascii=False))
-        if len(lines) >= ROWS_PER_WRITE:
-            lines.append("")
-            yield "\n".join(lines)
-            lines = []
-    if lines:
-        lines.append("")
-        yield "\n".join(lines)
+    """Encode `rows` as CSV (header `FIELDS`) through the one CSV encoder
+    (`analysis.exports.encoding`: null -> empty, booleans -> true/false, domains
+    `;`-joined, formula-like text neutralised), yielding chunks of text."""
+    return csv_dicts(FIELDS, rows)
 
 
 def export_encode(rows: Iterable[dict], fmt: str) -> Iterator[str]:

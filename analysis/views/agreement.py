@@ -32,13 +32,13 @@ from analysis.display import (
     Choice,
     chart_svg,
     charts_context,
-    csv_text,
     disagreement_csv_lines,
     model_csv_lines,
     parse_choice,
     table_context,
     table_csv_lines,
 )
+from analysis.exports.encoding import csv_text
 from analysis.selectors import agreement as agreement
 from annotation import roles
 from annotation import selectors as annotation_selectors

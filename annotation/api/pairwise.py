@@ -32,6 +32,7 @@ from annotation.api.serializers.rating import (
     RatingErrorOutputSerializer,
 )
 from annotation.models import Assignment, Dataset, HumanPreference
+from annotation.models.campaigns import MAX_ACTIVE_SECONDS
 from annotation.selectors import pairwise as pairwise_selectors
 from annotation.services import pairwise as pairwise_services
 from flaskapp import bounds
@@ -205,7 +206,9 @@ class PairwiseSubmitInputSerializer(serializers.Serializer):
     rationale = serializers.CharField(
         required=False, allow_blank=True, default="", trim_whitespace=False
     )
-    active_seconds = serializers.FloatField(required=False, min_value=0)
+    active_seconds = serializers.FloatField(
+        required=False, min_value=0, max_value=MAX_ACTIVE_SECONDS
+    )
 
 
 class PairwiseSkipInputSerializer(serializers.Serializer):
@@ -338,7 +341,12 @@ class PairwiseSubmitApi(APIView):
     @extend_schema(
         tags=["pairwise"],
         request=PairwiseSubmitInputSerializer,
-        responses={200: PairwiseSubmitOutputSerializer, 400: REFUSED, 404: NOT_FOUND},
+        responses={
+            200: PairwiseSubmitOutputSerializer,
+            400: REFUSED,
+            404: NOT_FOUND,
+            409: REFUSED,
+        },
     )
     def post(self, request, assignment_id: int):
         serializer = PairwiseSubmitInputSerializer(data=request.data)
@@ -351,6 +359,7 @@ class PairwiseSubmitApi(APIView):
             skill_labels=data["skill_labels"],
             rationale=data["rationale"],
             active_seconds=data.get("active_seconds"),
+            conflict_if_changed=True,
         )
         preference = HumanPreference.objects.get(assignment=assignment)
         order = preference.shown_order

@@ -347,7 +347,12 @@ class RatingSubmitApi(HotAuthenticationMixin, APIView):
     @extend_schema(
         tags=["rate"],
         request=RatingSubmitInputSerializer,
-        responses={200: RatingOutputSerializer, 400: REFUSED, 404: NOT_FOUND},
+        responses={
+            200: RatingOutputSerializer,
+            400: REFUSED,
+            404: NOT_FOUND,
+            409: REFUSED,
+        },
     )
     def post(self, request, assignment_id: int):
         serializer = RatingSubmitInputSerializer(data=request.data)
@@ -359,6 +364,7 @@ class RatingSubmitApi(HotAuthenticationMixin, APIView):
             scores=data["scores"],
             rationales=data["rationales"],
             active_seconds=data.get("active_seconds"),
+            conflict_if_changed=True,
         )
         if "scores" in getattr(assignment, "_prefetched_objects_cache", {}):
             # Just saved: the service handed over the rows it wrote, no re-read needed.

@@ -176,6 +176,11 @@ class CampaignItem(models.Model):
         return f"campaign {self.campaign_id} / response {self.response_id}"
 
 
+# Active seconds on one item above this are a broken counter, not a rater: the form
+# ignores such a value and the API refuses it (400 naming `active_seconds`).
+MAX_ACTIVE_SECONDS = 86400
+
+
 class Assignment(models.Model):
     """One response served to one rater in a campaign, and what became of it.
 

@@ -124,6 +124,7 @@ def pairwise_assignment_get_for_rater(*, user, assignment_id: int) -> Assignment
     )
     if assignment is None:
         raise Http404("No such assignment.")
+    roles.require_campaign_rater(user, assignment.campaign_id)
     return assignment
 
 

@@ -150,6 +150,7 @@ def assignment_get_for_rater(*, user, assignment_id: int) -> Assignment:
     )
     if assignment is None:
         raise Http404("No such assignment.")
+    roles.require_campaign_rater(user, assignment.campaign_id)
     return assignment
 
 
@@ -164,6 +165,7 @@ def assignment_scores_for_rater(*, user, assignment_id: int) -> Assignment:
     )
     if assignment is None:
         raise Http404("No such assignment.")
+    roles.require_campaign_rater(user, assignment.campaign_id)
     return assignment
 
 
@@ -299,6 +301,9 @@ class RaterRow:
     in_progress: int
     median_seconds: float | None
     median_active_seconds: float | None
+    # No longer one of the campaign's raters, or no longer has the rater role: their
+    # submitted work is kept (and counted), and the campaign page says so.
+    removed: bool = False
 
 
 @dataclass
@@ -309,6 +314,11 @@ class CampaignProgress:
     ratings_submitted: int
     locked: int
     raters: list[RaterRow] = field(default_factory=list)
+
+    @property
+    def removed_submitted(self) -> int:
+        """Submitted assignments from raters who were removed since."""
+        return sum(r.submitted for r in self.raters if r.removed)
 
     @property
     def percent(self) -> int:
@@ -351,8 +361,12 @@ def campaign_progress(*, campaign: Campaign) -> CampaignProgress:
             row["durations"].append((submitted - served).total_seconds())
             if active is not None:
                 row["active"].append(active)
+    current = set(
+        campaign.raters.filter(groups__name=roles.RATER).values_list("pk", flat=True)
+    )
     raters = [
         RaterRow(
+            removed=rid not in current,
             rater_id=rid,
             username=r["username"],
             submitted=r["counts"].get(Assignment.Status.SUBMITTED, 0),

@@ -28,7 +28,7 @@ from django.http import Http404
 from django.utils import timezone
 
 from annotation import roles
-from annotation.errors import DomainError, Problem
+from annotation.errors import ConflictError, DomainError, Problem
 
 # The one mapping rule between presented and original labels; a pure module
 # without Django, so the annotation app still loads on its own.
@@ -464,6 +464,7 @@ def _own_pairwise_assignment_for_update(assignment_id: int, rater: User) -> Assi
     # Another rater's assignment is reported exactly like a missing one.
     if assignment is None or assignment.rater_id != rater.pk:
         raise Http404("No such assignment.")
+    roles.require_campaign_rater(rater, assignment.campaign_id)
     return assignment
 
 
@@ -476,6 +477,7 @@ def pairwise_submit(
     rationale: str = "",
     active_seconds: float | None = None,
     now: datetime | None = None,
+    conflict_if_changed: bool = False,
 ) -> Assignment:
     """Save `rater`'s preference on one served pair and release its lock (one
     transaction).
@@ -485,7 +487,8 @@ def pairwise_submit(
     assignment's `shown_order`, as one `HumanPreference` (origin "campaign", with
     assignment, rater and shown order). Idempotent: submitting an already submitted
     assignment returns it unchanged and writes nothing (a double click, a retried
-    POST). A submit after the lock expired is accepted while the item still has a
+    POST); with `conflict_if_changed` (the API) a resubmit with another answer raises
+    `ConflictError` (409) instead. A submit after the lock expired is accepted while the item still has a
     free slot; otherwise it is refused and the refusal recorded in the assignment's
     note. Raises `Http404` for another rater's (or a pointwise) assignment,
     `DomainError` for bad input (fields named), a skipped assignment or a paused or
@@ -496,6 +499,8 @@ def pairwise_submit(
     with transaction.atomic():
         assignment = _own_pairwise_assignment_for_update(assignment_id, rater)
         if assignment.status == Assignment.Status.SUBMITTED:
+            if conflict_if_changed:
+                _refuse_changed_resubmit(assignment, label, skill_labels, rationale)
             return assignment
         campaign = assignment.campaign
         submit_check(assignment, PAIRWISE)
@@ -530,6 +535,31 @@ def pairwise_submit(
     return assignment
 
 
+def _refuse_changed_resubmit(
+    assignment: Assignment, label, skill_labels, rationale
+) -> None:
+    """`ConflictError` when the answer (validated as a submit would be, in presented
+    terms) differs from the stored preference of the submitted assignment."""
+    shown, shown_skills, rationale = validate_pairwise_answer(
+        skills=pairwise_skills(campaign=assignment.campaign),
+        label=label,
+        skill_labels=skill_labels,
+        rationale=rationale,
+    )
+    order = assignment.shown_order
+    stored = HumanPreference.objects.filter(assignment=assignment).first()
+    given = (
+        map_shown_label(shown, order),
+        {k: map_shown_label(v, order) for k, v in shown_skills.items()},
+        rationale,
+    )
+    if stored is None or given != (stored.label, stored.skill_labels, stored.rationale):
+        raise ConflictError(
+            "this pair is already submitted with another answer; nothing changed",
+            [Problem("differs from the submitted answer", field="label")],
+        )
+
+
 def pairwise_skip(
     *, assignment_id: int, rater: User, reason: str, now: datetime | None = None
 ) -> Assignment:
@@ -544,17 +574,3 @@ def pairwise_skip(
     with transaction.atomic():
         assignment = _own_pairwise_assignment_for_update(assignment_id, rater)
         return skip_locked(assignment=assignment, kind=PAIRWISE, reason=reason, now=now)
-
-
-__all__ = [
-    "CAMPAIGN_PAIR_MODES",
-    "map_shown_label",
-    "pairwise_campaign_create",
-    "pairwise_next",
-    "pairwise_skills",
-    "pairwise_skip",
-    "pairwise_submit",
-    "shown_order_for",
-    "unmap_shown_label",
-    "validate_pairwise_answer",
-]

@@ -20,7 +20,8 @@ from django.db.models import F
 from django.http import Http404
 from django.utils import timezone
 
-from annotation.errors import DomainError, Problem
+from annotation import roles
+from annotation.errors import ConflictError, DomainError, Problem
 from annotation.importers.base import is_na
 from annotation.models import (
     Assignment,
@@ -208,6 +209,7 @@ def _own_assignment_for_update(
     # reported exactly like a missing one.
     if assignment is None or assignment.rater_id != rater.pk or assignment.pair_id:
         raise Http404("No such assignment.")
+    roles.require_campaign_rater(rater, assignment.campaign_id)
     return assignment
 
 
@@ -219,12 +221,16 @@ def rating_submit(
     rationales: dict | None = None,
     active_seconds: float | None = None,
     now: datetime | None = None,
+    conflict_if_changed: bool = False,
 ) -> Assignment:
     """Save `rater`'s scores for one assignment and release its lock, in one transaction.
 
     `scores` maps every listed skill key to 1-5 or N/A (None / "na"); nothing else is
     accepted. Idempotent: submitting an already submitted assignment returns it
-    unchanged (a double click or a retried POST creates nothing). A submit after the
+    unchanged (a double click or a retried POST creates nothing); with
+    `conflict_if_changed` (the API) a resubmit whose scores or rationales differ from
+    the stored ones raises `ConflictError` (409) instead, so a client knows nothing
+    changed and amends instead. A submit after the
     lock expired is accepted while the response still has a free slot; otherwise it is
     refused with a message and recorded on the assignment's note.
     Raises `Http404` for another rater's assignment, `DomainError` for bad scores or a
@@ -251,6 +257,7 @@ def rating_submit(
         rationales=rationales,
         active_seconds=active_seconds,
         now=now,
+        conflict_if_changed=conflict_if_changed,
     )
 
 
@@ -272,6 +279,7 @@ def _rating_submit_sql(
     # Another rater's assignment is reported exactly like a missing one.
     if read is None or read[0].rater_id != rater.pk:
         raise Http404("No such assignment.")
+    roles.require_campaign_rater(rater, read[0].campaign_id)
     assignment, campaign_status, rubric_id, frozen_at, skills = read
     if (
         assignment.status != Assignment.Status.SERVED
@@ -309,11 +317,14 @@ def _rating_submit_orm(
     rationales: dict | None,
     active_seconds: float | None,
     now: datetime,
+    conflict_if_changed: bool = False,
 ) -> Assignment:
     refused = ""
     with transaction.atomic():
         assignment = _own_assignment_for_update(assignment_id, rater, lean=True)
         if assignment.status == Assignment.Status.SUBMITTED:
+            if conflict_if_changed:
+                _refuse_changed_resubmit(assignment, scores, rationales)
             return assignment
         submit_check(assignment, POINTWISE)
         valid = _validate_scores(
@@ -339,6 +350,34 @@ def _rating_submit_orm(
     if refused:
         raise DomainError(refused)
     return assignment
+
+
+def _refuse_changed_resubmit(
+    assignment: Assignment, scores: dict, rationales: dict | None
+) -> None:
+    """`ConflictError` when `scores`/`rationales` (validated as a submit would be)
+    differ from what the submitted assignment stores."""
+    valid = _validate_scores(
+        skills=assignment_skills(assignment=assignment),
+        scores=scores,
+        rationales=rationales,
+    )
+    given = {skill.pk: (score, rationale) for skill, score, rationale in valid}
+    stored = {
+        row.skill_id: (row.score, row.rationale)
+        for row in HumanScore.objects.filter(assignment=assignment)
+    }
+    if given != stored:
+        raise ConflictError(
+            "this assignment is already submitted with other scores; nothing changed",
+            [
+                Problem(
+                    "differ from the submitted ones; amend them with PUT "
+                    f"/api/rate/assignments/{assignment.pk}/scores/",
+                    field="scores",
+                )
+            ],
+        )
 
 
 def assignment_skip(

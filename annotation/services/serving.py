@@ -37,6 +37,8 @@ REASON_NEW = "new {noun}"
 REVIVED_REASON = "served again after your earlier lock expired"
 # Notes recorded on assignments (Assignment.note).
 EXPIRED_NOTE = "lock expired before submission; the response went back to the pool"
+REMOVED_NOTE = "rater removed from the campaign; the lock was released to the pool"
+ROLE_REMOVED_NOTE = "rater role removed; the lock was released to the pool"
 LATE_ACCEPTED_NOTE = "submitted after the lock expired; a slot was still free"
 MAX_SKIP_REASON = 500
 
@@ -120,12 +122,36 @@ def assignments_expire(
     )
     if campaign_id is not None:
         stale = stale.filter(campaign_id=campaign_id)
+    return _release(stale, note=EXPIRED_NOTE, now=now, skip_locked=True)
+
+
+def rater_locks_release(
+    *,
+    rater_id: int,
+    campaign_ids: list[int] | None = None,
+    note: str = REMOVED_NOTE,
+    now: datetime | None = None,
+) -> int:
+    """Release the live locks of a rater who was taken out of campaigns
+    (`campaign_ids`) or lost the rater role (every campaign, `campaign_ids=None`):
+    each served assignment becomes ``expired`` with `note` as its recorded reason and
+    its item goes back to the pool for the other raters. Submitted work is untouched.
+    Waits for item rows a rater's transaction holds (the release must not be
+    skipped). Returns how many locks were released."""
+    held = Assignment.objects.filter(rater_id=rater_id, status=Assignment.Status.SERVED)
+    if campaign_ids is not None:
+        held = held.filter(campaign_id__in=campaign_ids)
+    return _release(held, note=note, now=now or timezone.now(), skip_locked=False)
+
+
+def _release(stale, *, note: str, now: datetime, skip_locked: bool) -> int:
+    """Close the served assignments of `stale` as ``expired`` with `note` and give
+    their slots back to the items, in one transaction; returns how many closed."""
     if not stale.exists():
         return 0
-    expired = 0
     with transaction.atomic():
         item_ids = list(
-            CampaignItem.objects.select_for_update(skip_locked=True)
+            CampaignItem.objects.select_for_update(skip_locked=skip_locked)
             .filter(pk__in=stale.values("item_id"))
             .order_by("pk")
             .values_list("pk", flat=True)
@@ -137,16 +163,14 @@ def assignments_expire(
             "item_id", flat=True
         ):
             counts[item_id] = counts.get(item_id, 0) + 1
-        expired = stale.filter(item_id__in=item_ids).update(
-            status=Assignment.Status.EXPIRED,
-            closed_at=now,
-            note=EXPIRED_NOTE,
+        released = stale.filter(item_id__in=item_ids).update(
+            status=Assignment.Status.EXPIRED, closed_at=now, note=note
         )
         for item_id, n in counts.items():
             CampaignItem.objects.filter(pk=item_id).update(
                 reserved=F("reserved") - n, open_slots=F("open_slots") + n
             )
-    return expired
+    return released
 
 
 def quota_reached(campaign: Campaign, rater: User) -> bool:

@@ -10,6 +10,7 @@ from django.http import QueryDict
 from annotation.errors import Problem
 from annotation.importers.base import is_na
 from annotation.models import Ability, Skill
+from annotation.models.campaigns import MAX_ACTIVE_SECONDS
 from annotation.views.common import METACOGNITION
 from flaskapp.params import ascii_int
 
@@ -126,4 +127,4 @@ def parse_active_seconds(raw: str | None) -> float | None:
     except ValueError:
         return None
     # A day of active time on one response is a broken counter, not a rater.
-    return value if 0 <= value < 86400 else None
+    return value if 0 <= value <= MAX_ACTIVE_SECONDS else None

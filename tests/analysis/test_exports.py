@@ -11,10 +11,9 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
+from analysis.exports.encoding import ROWS_PER_WRITE, csv_cell
 from analysis.exports.scores import (
     FIELDS,
-    ROWS_PER_WRITE,
-    csv_value,
     export_csv,
     export_jsonl,
     score_rows,
@@ -228,7 +227,7 @@ def test_csv_parses_back_to_the_same_values(scored):
     rows = list(score_rows(dataset=dataset))
     parsed = list(csv.DictReader(io.StringIO("".join(export_csv(rows)))))
 
-    assert parsed == [{f: str(csv_value(r[f])) for f in FIELDS} for r in rows]
+    assert parsed == [{f: str(csv_cell(r[f])) for f in FIELDS} for r in rows]
     na = next(p for p in parsed if p["skill_key"] == "readability")
     assert na["score"] == "" and na["is_na"] == "true"
     assert any(p["rationale"] == TRICKY for p in parsed)

@@ -1239,11 +1239,12 @@ def test_raters_never_see_each_others_scores_or_model_names(
 NEXT_MAX_QUERIES = 16
 SUBMIT_MAX_QUERIES = 14
 # The raw-SQL path (PostgreSQL), exactly: next = token with roles, campaign membership,
-# the rater's row lock, one statement that serves; submit = token, the locked read, one
-# statement that saves; each + the savepoint and its release that stand for BEGIN and
+# the rater's row lock, one statement that serves; submit = token, the locked read, the
+# rater's membership (roles.require_campaign_rater), one statement that saves; each +
+# the savepoint and its release that stand for BEGIN and
 # COMMIT inside the test's transaction.
 SQL_NEXT_QUERIES = 4 + 2
-SQL_SUBMIT_QUERIES = 3 + 2
+SQL_SUBMIT_QUERIES = 4 + 2
 
 
 @pytest.mark.parametrize("n_responses", [5, 60])

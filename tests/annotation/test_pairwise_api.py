@@ -101,13 +101,20 @@ def test_submit_maps_the_shown_label_back(api_client_for, rater, campaign):
     assert data["label"] == "A" and data["skill_labels"] == {"factuality": "B"}
     pref = HumanPreference.objects.get(assignment=a)
     assert pref.label == "2" and pref.skill_labels == {"factuality": "1"}
-    # Idempotent: a retry returns the saved answer and writes nothing.
+    # Idempotent: the same answer again returns the saved answer and writes nothing;
+    # another answer is a 409 (nothing changed), not a silent 200.
     retry = api_client_for(rater).post(
+        submit_url(a.pk),
+        {"label": "A", "skill_labels": {"factuality": "B"}, "rationale": "clearer"},
+        format="json",
+    )
+    assert retry.status_code == 200 and retry.json()["label"] == "A"
+    other = api_client_for(rater).post(
         submit_url(a.pk),
         {"label": "B", "skill_labels": {"factuality": "B"}},
         format="json",
     )
-    assert retry.status_code == 200 and retry.json()["label"] == "A"
+    assert other.status_code == 409
     assert HumanPreference.objects.count() == 1
 
 

@@ -72,7 +72,12 @@ def campaign(db, researcher, raters):
 def test_campaign_create_makes_one_item_per_response(researcher, raters):
     dataset = make_dataset(n_instructions=4, models=("a", "b", "c"))
     campaign = services.campaign_create(
-        name="c", dataset=dataset, user=researcher, models=["a", "c"], overlap=2
+        name="c",
+        dataset=dataset,
+        user=researcher,
+        models=["a", "c"],
+        overlap=2,
+        raters=raters,
     )
     assert campaign.items.count() == 8
     assert set(campaign.items.values_list("target", flat=True)) == {2}
@@ -159,7 +164,9 @@ def test_next_never_serves_a_response_twice_to_one_rater(researcher, raters):
 
 def test_next_says_when_remaining_items_are_locked_by_others(researcher, raters):
     dataset = make_dataset(n_instructions=1, models=("a",))
-    campaign = services.campaign_create(name="c", dataset=dataset, user=researcher)
+    campaign = services.campaign_create(
+        name="c", dataset=dataset, user=researcher, raters=raters
+    )
     assert services.assignment_next(campaign=campaign, rater=raters[0]).assignment
     result = services.assignment_next(campaign=campaign, rater=raters[1])
     assert result.assignment is None
@@ -170,7 +177,7 @@ def test_next_says_when_remaining_items_are_locked_by_others(researcher, raters)
 def test_expired_lock_returns_the_response_to_the_pool(researcher, raters):
     dataset = make_dataset(n_instructions=1, models=("a",))
     campaign = services.campaign_create(
-        name="c", dataset=dataset, user=researcher, lock_ttl_minutes=5
+        name="c", dataset=dataset, user=researcher, lock_ttl_minutes=5, raters=raters
     )
     first = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
     later = timezone.now() + timedelta(minutes=6)
@@ -189,7 +196,7 @@ def test_late_submit_after_expiry_is_refused_when_the_slot_was_taken(
 ):
     dataset = make_dataset(n_instructions=1, models=("a",))
     campaign = services.campaign_create(
-        name="c", dataset=dataset, user=researcher, lock_ttl_minutes=5
+        name="c", dataset=dataset, user=researcher, lock_ttl_minutes=5, raters=raters
     )
     first = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
     later = timezone.now() + timedelta(minutes=6)
@@ -212,7 +219,7 @@ def test_late_submit_after_expiry_is_refused_when_the_slot_was_taken(
 def test_late_submit_after_expiry_is_accepted_while_a_slot_is_free(researcher, raters):
     dataset = make_dataset(n_instructions=1, models=("a",))
     campaign = services.campaign_create(
-        name="c", dataset=dataset, user=researcher, lock_ttl_minutes=5
+        name="c", dataset=dataset, user=researcher, lock_ttl_minutes=5, raters=raters
     )
     first = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
     services.assignments_expire(now=timezone.now() + timedelta(minutes=6))
@@ -349,7 +356,11 @@ def test_paused_campaign_serves_nothing_and_refuses_submit(
 
 def test_quota_limits_a_raters_work(researcher, raters):
     campaign = services.campaign_create(
-        name="c", dataset=make_dataset(n_instructions=5), user=researcher, rater_quota=2
+        name="c",
+        dataset=make_dataset(n_instructions=5),
+        user=researcher,
+        rater_quota=2,
+        raters=raters,
     )
     for _ in range(2):
         a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
@@ -373,11 +384,12 @@ def test_skill_modes(researcher, raters):
             user=researcher,
             skill_mode=mode,
             chosen_skill_keys=keys,
+            raters=raters,
         )
         a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
         assert [s.key for s in assignment_skills(assignment=a)] == expected
     campaign = services.campaign_create(
-        name="all", dataset=dataset, user=researcher, skill_mode="all"
+        name="all", dataset=dataset, user=researcher, skill_mode="all", raters=raters
     )
     a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
     assert len(assignment_skills(assignment=a)) == 12

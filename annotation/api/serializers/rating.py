@@ -20,6 +20,7 @@ from rest_framework import serializers
 
 from annotation.importers.base import NA_WORDS
 from annotation.models import Campaign, Dataset
+from annotation.models.campaigns import MAX_ACTIVE_SECONDS
 from flaskapp import bounds
 from flaskapp.bounds import ID
 from flaskapp.params import ascii_int
@@ -376,7 +377,9 @@ class RatingSubmitInputSerializer(serializers.Serializer):
         required=False,
         allow_null=True,
         min_value=0,
-        help_text="Seconds the rater actively spent (reported by the client).",
+        max_value=MAX_ACTIVE_SECONDS,
+        help_text="Seconds the rater actively spent (reported by the client), "
+        f"at most {MAX_ACTIVE_SECONDS}.",
     )
 
 
