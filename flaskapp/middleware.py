@@ -1,10 +1,11 @@
 """Bad input and outages answer as such, never as a 500.
 
 `BadInputMiddleware` (pages and API): a path or query parameter holding a NUL is a 400
-before any view runs (no view can pass it to the database); a `DomainError` a view lets escape (e.g.
-`flaskapp.params.BadParameter` for ``?page=²``) is a 400 page listing its problems,
-each naming its parameter or field. A `DataError` no check caught (a value out of
-range for its column) is a 400 too, and logged as the error it is. The API answers the same errors itself, as JSON
+before any view runs (no view can pass it to the database). A `DomainError` a view
+lets escape (e.g. `flaskapp.params.BadParameter` for ``?saved=²``) is a 400 page
+listing its problems, each naming its parameter or field (a `ConflictError`: 409). A
+`DataError` no check caught (a value out of range for its column) is a 400 too, and
+logged as the error it is. The API answers the same errors itself, as JSON
 (`flaskapp.api.exception_handler`).
 
 `DatabaseOutageMiddleware`: while the database is unreachable (PostgreSQL restarting,
@@ -30,6 +31,15 @@ from annotation.errors import ConflictError, DomainError, Problem
 log = logging.getLogger(__name__)
 
 DATABASE_DOWN = (OperationalError, InterfaceError)
+RETRY_AFTER_SECONDS = 15
+OUTAGE_MESSAGE = "The database is unavailable for a moment; try again shortly."
+_OUTAGE_PAGE = (
+    "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+    "<title>Unavailable · FLASK Eval</title></head><body>"
+    "<h1>FLASK Eval is unavailable for a moment</h1>"
+    f"<p>{OUTAGE_MESSAGE} Reload this page in a few seconds.</p>"
+    "</body></html>"
+)
 # The last line of defence: a value the database refused (out of range, too long)
 # that no check caught is still the request's fault. Logged as an error, since the
 # check that should name the field is missing.
@@ -37,21 +47,11 @@ DATABASE_REFUSED_MESSAGE = "a value is out of range or too long for the database
 
 
 def database_refused(request: HttpRequest, exception: Exception) -> DomainError:
+    """The 400's error for a `DataError` no check caught; logs it with its traceback."""
     log.error(
         "unchecked input reached the database on %s", request.path, exc_info=exception
     )
     return DomainError("Bad input", [Problem(DATABASE_REFUSED_MESSAGE)])
-
-
-RETRY_AFTER_SECONDS = 15
-OUTAGE_MESSAGE = "The database is unavailable for a moment; try again shortly."
-_OUTAGE_PAGE = (
-    "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
-    "<title>Unavailable · FLASK Eval</title></head><body>"
-    "<h1>FLASK Eval is unavailable for a moment</h1>"
-    f"<p>{OUTAGE_MESSAGE} This page retries by itself when reloaded.</p>"
-    "</body></html>"
-)
 
 
 def is_api(request: HttpRequest) -> bool:
