@@ -201,6 +201,7 @@ def test_campaign_from_existing_pairs_by_category(researcher, raters):
         user=researcher,
         pair_mode="existing",
         categories=["safety"],
+        raters=raters,
     )
     assert [i.pair.category for i in campaign.items.select_related("pair")] == [
         "safety"
@@ -290,7 +291,11 @@ def test_next_finishes_partly_compared_pairs_first(researcher, raters):
 
 def test_next_never_serves_a_pair_twice_to_one_rater(researcher, raters):
     campaign = pairwise_campaign_create(
-        name="c", dataset=make_dataset(n_instructions=2), user=researcher, overlap=3
+        name="c",
+        dataset=make_dataset(n_instructions=2),
+        user=researcher,
+        overlap=3,
+        raters=raters,
     )
     seen = []
     while (a := serve(campaign, raters[0])) is not None:
@@ -304,6 +309,7 @@ def test_next_says_when_the_rest_is_locked_by_others(researcher, raters):
         name="c",
         dataset=make_dataset(n_instructions=1, models=("m-a", "m-b")),
         user=researcher,
+        raters=raters,
     )
     assert serve(campaign, raters[0]) is not None
     result = pairwise_next(campaign=campaign, rater=raters[1])
@@ -317,6 +323,7 @@ def test_expired_lock_returns_the_pair_to_the_pool(researcher, raters):
         dataset=make_dataset(n_instructions=1, models=("m-a", "m-b")),
         user=researcher,
         lock_ttl_minutes=5,
+        raters=raters,
     )
     held = serve(campaign, raters[0])
     later = timezone.now() + timedelta(minutes=6)
@@ -353,7 +360,7 @@ def test_paused_campaign_serves_nothing_and_refuses_submit(
 
 def test_quota_limits_a_raters_work(researcher, raters):
     campaign = pairwise_campaign_create(
-        name="c", dataset=make_dataset(), user=researcher, rater_quota=2
+        name="c", dataset=make_dataset(), user=researcher, rater_quota=2, raters=raters
     )
     for _ in range(2):
         a = serve(campaign, raters[0])
@@ -384,6 +391,7 @@ def test_submit_maps_the_shown_label_back_to_the_original_numbering(
         dataset=make_dataset(n_instructions=1, models=("m-a", "m-b")),
         user=researcher,
         skill_keys=["factuality"],
+        raters=raters,
     )
     a = serve(campaign, raters[0])
     Assignment.objects.filter(pk=a.pk).update(shown_order=order)
@@ -463,6 +471,7 @@ def test_submit_rejects_bad_input_naming_the_field(researcher, raters, kwargs, f
         dataset=make_dataset(n_instructions=1),
         user=researcher,
         skill_keys=["factuality", "readability"],
+        raters=raters,
     )
     a = serve(campaign, raters[0])
     with pytest.raises(DomainError) as exc:
@@ -629,6 +638,7 @@ def test_a_revived_lock_shows_the_same_order(researcher, raters):
         dataset=make_dataset(n_instructions=1, models=("m-a", "m-b")),
         user=researcher,
         lock_ttl_minutes=1,
+        raters=raters,
     )
     held = serve(campaign, raters[0])
     later = timezone.now() + timedelta(minutes=2)
