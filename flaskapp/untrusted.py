@@ -124,6 +124,7 @@ def _scan(text: str | bytes, max_depth: int) -> tuple[str | None, int | None]:
     depth, key, last = 0, None, None
     for match in _TOKEN.finditer(text):
         token = match.group()
+        string = _json_string(token) if token.startswith('"') else None
         bad = False
         if token in "[{":
             depth += 1
@@ -132,22 +133,21 @@ def _scan(text: str | bytes, max_depth: int) -> tuple[str | None, int | None]:
             depth -= 1
         elif token == ":" and depth == 1 and last is not None:
             key = last
-        elif token.startswith('"'):
-            try:
-                value = json.loads(token)
-            except ValueError:
-                value = None
-            if isinstance(value, str):
-                bad = text_problem(value) is not None
+        elif string is not None:
+            bad = text_problem(string) is not None
         if bad:
             return printable(key), text.count("\n", 0, match.start()) + 1
-        last = None
-        if token.startswith('"'):
-            try:
-                last = json.loads(token)
-            except ValueError:
-                last = None
+        last = string
     return None, None
+
+
+def _json_string(token: str) -> str | None:
+    """A JSON string token decoded (None when it does not decode)."""
+    try:
+        value = json.loads(token)
+    except ValueError:
+        return None
+    return value if isinstance(value, str) else None
 
 
 def _deep_field(text: str | bytes, max_depth: int) -> str | None:
