@@ -54,10 +54,15 @@ def exception_handler(exc, context):
             status=status.HTTP_503_SERVICE_UNAVAILABLE,
             headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
         )
+    code = None
     if isinstance(exc, DjangoPermissionDenied) and str(exc):
-        # Keep our message ("... needs the admin role"); DRF would drop it.
+        # Keep our message ("... needs the admin role"); DRF would drop it. A removed
+        # rater's refusal (`annotation.roles.RatingRefused`) also names its code.
+        code = getattr(exc, "code", None)
         exc = exceptions.PermissionDenied(str(exc))
     response = drf_exception_handler(exc, context)
+    if response is not None and code:
+        response.data["code"] = code
     if response is not None and isinstance(exc, ValidationError):
         problems = list(_problems(exc.detail))
         body = DomainError("Bad input", problems).as_dict()

@@ -25,6 +25,7 @@ from rest_framework.views import APIView
 from annotation import selectors as selectors
 from annotation.api.permissions import IsResearcher
 from annotation.api.serializers.rating import (
+    RATER_REMOVED,
     CampaignDetailOutputSerializer,
     CampaignListOutputSerializer,
     RaterListField,
@@ -309,7 +310,11 @@ class PairwiseNextApi(APIView):
     @extend_schema(
         tags=["pairwise"],
         request=None,
-        responses={200: PairwiseNextOutputSerializer, 404: NOT_FOUND},
+        responses={
+            200: PairwiseNextOutputSerializer,
+            403: RATER_REMOVED,
+            404: NOT_FOUND,
+        },
     )
     def post(self, request, campaign_id: int):
         campaign = pairwise_selectors.pairwise_campaign_get_for_rater(
@@ -336,7 +341,8 @@ class PairwiseNextApi(APIView):
 
 class PairwiseSubmitApi(APIView):
     """Submit a preference in presented terms (A / B / tie, overall and per asked
-    skill). Idempotent: a repeat returns the saved answer unchanged."""
+    skill). Idempotent: a repeat with the same answer returns it unchanged; with
+    another answer it is a 409 and changes nothing (a pair's answer is not amended)."""
 
     @extend_schema(
         tags=["pairwise"],
@@ -344,6 +350,7 @@ class PairwiseSubmitApi(APIView):
         responses={
             200: PairwiseSubmitOutputSerializer,
             400: REFUSED,
+            403: RATER_REMOVED,
             404: NOT_FOUND,
             409: REFUSED,
         },
@@ -387,7 +394,12 @@ class PairwiseSkipApi(APIView):
     @extend_schema(
         tags=["pairwise"],
         request=PairwiseSkipInputSerializer,
-        responses={200: PairwiseSkipOutputSerializer, 400: REFUSED, 404: NOT_FOUND},
+        responses={
+            200: PairwiseSkipOutputSerializer,
+            400: REFUSED,
+            403: RATER_REMOVED,
+            404: NOT_FOUND,
+        },
     )
     def post(self, request, assignment_id: int):
         serializer = PairwiseSkipInputSerializer(data=request.data)
@@ -405,7 +417,11 @@ class PairwiseProgressApi(APIView):
 
     @extend_schema(
         tags=["pairwise"],
-        responses={200: RaterProgressOutputSerializer, 404: NOT_FOUND},
+        responses={
+            200: RaterProgressOutputSerializer,
+            403: RATER_REMOVED,
+            404: NOT_FOUND,
+        },
     )
     def get(self, request, campaign_id: int):
         campaign = pairwise_selectors.pairwise_campaign_get_for_rater(

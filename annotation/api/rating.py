@@ -28,6 +28,7 @@ from annotation import selectors as selectors
 from annotation.api.authentication import RaterTokenAuthentication
 from annotation.api.permissions import IsResearcher
 from annotation.api.serializers.rating import (
+    RATER_REMOVED,
     AssignmentSkipInputSerializer,
     AssignmentSkipOutputSerializer,
     CampaignCreateInputSerializer,
@@ -249,7 +250,12 @@ class RaterProgressApi(APIView):
     """The rater's own progress in one campaign."""
 
     @extend_schema(
-        tags=["rate"], responses={200: RaterProgressOutputSerializer, 404: NOT_FOUND}
+        tags=["rate"],
+        responses={
+            200: RaterProgressOutputSerializer,
+            403: RATER_REMOVED,
+            404: NOT_FOUND,
+        },
     )
     def get(self, request, campaign_id: int):
         campaign = selectors.campaign_get_for_rater(
@@ -283,7 +289,7 @@ class AssignmentNextApi(HotAuthenticationMixin, APIView):
     @extend_schema(
         tags=["rate"],
         request=None,
-        responses={200: RaterNextOutputSerializer, 404: NOT_FOUND},
+        responses={200: RaterNextOutputSerializer, 403: RATER_REMOVED, 404: NOT_FOUND},
     )
     def post(self, request, campaign_id: int):
         user = request.user
@@ -329,7 +335,12 @@ class AssignmentDetailApi(APIView):
     """One of the rater's own assignments, with their own scores once submitted."""
 
     @extend_schema(
-        tags=["rate"], responses={200: RaterAssignmentOutputSerializer, 404: NOT_FOUND}
+        tags=["rate"],
+        responses={
+            200: RaterAssignmentOutputSerializer,
+            403: RATER_REMOVED,
+            404: NOT_FOUND,
+        },
     )
     def get(self, request, assignment_id: int):
         assignment, skills = _assignment_for_form(
@@ -341,8 +352,10 @@ class AssignmentDetailApi(APIView):
 
 
 class RatingSubmitApi(HotAuthenticationMixin, APIView):
-    """Submit scores for every listed skill; idempotent (a repeat returns the saved
-    rating unchanged and writes nothing)."""
+    """Submit scores for every listed skill. Idempotent: a repeat with the same
+    answer returns the saved rating unchanged and writes nothing; a repeat with
+    another answer is a 409 naming the amend endpoint (``PUT .../scores/``), and
+    changes nothing."""
 
     @extend_schema(
         tags=["rate"],
@@ -350,6 +363,7 @@ class RatingSubmitApi(HotAuthenticationMixin, APIView):
         responses={
             200: RatingOutputSerializer,
             400: REFUSED,
+            403: RATER_REMOVED,
             404: NOT_FOUND,
             409: REFUSED,
         },
@@ -378,7 +392,12 @@ class AssignmentSkipApi(APIView):
     @extend_schema(
         tags=["rate"],
         request=AssignmentSkipInputSerializer,
-        responses={200: AssignmentSkipOutputSerializer, 400: REFUSED, 404: NOT_FOUND},
+        responses={
+            200: AssignmentSkipOutputSerializer,
+            400: REFUSED,
+            403: RATER_REMOVED,
+            404: NOT_FOUND,
+        },
     )
     def post(self, request, assignment_id: int):
         serializer = AssignmentSkipInputSerializer(data=request.data)
@@ -397,7 +416,12 @@ class RatingAmendApi(APIView):
     @extend_schema(
         tags=["rate"],
         request=RatingAmendInputSerializer,
-        responses={200: RatingOutputSerializer, 400: REFUSED, 404: NOT_FOUND},
+        responses={
+            200: RatingOutputSerializer,
+            400: REFUSED,
+            403: RATER_REMOVED,
+            404: NOT_FOUND,
+        },
     )
     def put(self, request, assignment_id: int):
         serializer = RatingAmendInputSerializer(data=request.data)

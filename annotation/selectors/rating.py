@@ -60,7 +60,9 @@ def campaign_get_for_rater(
 ) -> Campaign:
     """A campaign of `kind` (pointwise by default: the rating pages and API) that `user`
     rates in; any other id, or a campaign of the other kind, is a 404 (no existence
-    leak; pairwise campaigns have their own pages, `annotation.views.pairwise`).
+    leak; pairwise campaigns have their own pages, `annotation.views.pairwise`). A
+    rater removed from it (or whose rater role was removed) who worked in it gets a
+    403 naming the reason instead (`roles.explain_missing_campaign`).
 
     `with_dataset=False` (the API's next, a hot path) skips loading the dataset and
     rubric rows, which serving and rendering the form do not read; on PostgreSQL it is
@@ -74,6 +76,7 @@ def campaign_get_for_rater(
     ):
         campaign = _campaign_get_for_rater_sql(user=user, campaign_id=campaign_id)
         if campaign is None:
+            roles.explain_missing_campaign(user, campaign_id, kind)
             raise Http404("No such campaign.")
         return campaign
     qs = Campaign.objects.filter(kind=kind)
@@ -90,6 +93,7 @@ def campaign_get_for_rater(
         campaign = qs.filter(pk=campaign_id, raters=user).first()
         is_rater = roles.is_rater(user)
     if campaign is None or not is_rater:
+        roles.explain_missing_campaign(user, campaign_id, kind)
         raise Http404("No such campaign.")
     return campaign
 
@@ -314,6 +318,9 @@ class CampaignProgress:
     ratings_submitted: int
     locked: int
     raters: list[RaterRow] = field(default_factory=list)
+    # Score rows (one per skill) of the submitted assignments of removed raters
+    # (pointwise; a pairwise campaign has none).
+    removed_scores: int = 0
 
     @property
     def removed_submitted(self) -> int:
@@ -328,7 +335,10 @@ class CampaignProgress:
 
 
 def campaign_progress(*, campaign: Campaign) -> CampaignProgress:
-    """Campaign totals and per-rater counts with median seconds per response."""
+    """Campaign totals and per-rater counts with median seconds per response.
+
+    Raters removed from the campaign, or whose rater role was removed, keep their row
+    (marked `removed`) and their submitted work counts in every total as before."""
     totals = CampaignItem.objects.filter(campaign=campaign).aggregate(
         responses=Count("id"),
         done=Count("id", filter=Q(submitted__gte=1) & Q(open_slots=0) & Q(reserved=0)),
@@ -382,7 +392,18 @@ def campaign_progress(*, campaign: Campaign) -> CampaignProgress:
         )
         for rid, r in sorted(rows.items(), key=lambda kv: kv[1]["username"])
     ]
+    removed = [r.rater_id for r in raters if r.removed and r.submitted]
+    removed_scores = (
+        HumanScore.objects.filter(
+            assignment__campaign=campaign,
+            assignment__rater_id__in=removed,
+            assignment__status=Assignment.Status.SUBMITTED,
+        ).count()
+        if removed
+        else 0
+    )
     return CampaignProgress(
+        removed_scores=removed_scores,
         responses=totals["responses"] or 0,
         responses_done=totals["done"] or 0,
         ratings_needed=totals["needed"] or 0,

@@ -198,7 +198,15 @@ def campaign_set_status(*, campaign: Campaign, status: str, user: User) -> Campa
 def campaign_set_raters(
     *, campaign: Campaign, raters: list[User], user: User
 ) -> Campaign:
-    """Replace the campaign's raters. Existing assignments are kept."""
+    """Replace the campaign's raters (researchers and admins; only users with the
+    rater role). Existing assignments are kept: a removed rater's submitted work
+    stays and counts. Side effect: each removed rater's live locks in this campaign
+    are released in the same transaction (status ``expired``, note
+    `serving.REMOVED_NOTE`) and their items go back to the pool. That release is done
+    by the `m2m_changed` receiver in `annotation.signals`, not here, so that every
+    way of removing a rater (this service, the Django admin, a shell) does it; from
+    then on every rating operation refuses the rater (`roles.require_campaign_rater`).
+    """
     roles.require_researcher(user)
     not_raters = [u.username for u in raters if not roles.is_rater(u)]
     if not_raters:

@@ -111,9 +111,9 @@ def assignments_expire(
 ) -> int:
     """Return expired locks to the pool; returns how many assignments expired.
 
-    Locks only items no one else holds (SKIP LOCKED), so it never waits on a rater's
-    transaction and cannot deadlock with `assignment_next`; a skipped item expires on a
-    later call. Each expired assignment keeps its row with status ``expired`` and a note.
+    Locks only assignments and items no one else holds (SKIP LOCKED), so it never
+    waits on a rater's transaction and cannot deadlock with `assignment_next` or a
+    submit; a skipped one expires on a later call. Each expired assignment keeps its row with status ``expired`` and a note.
     Idempotent. Runs in its own transaction.
     """
     now = now or timezone.now()
@@ -136,8 +136,12 @@ def rater_locks_release(
     (`campaign_ids`) or lost the rater role (every campaign, `campaign_ids=None`):
     each served assignment becomes ``expired`` with `note` as its recorded reason and
     its item goes back to the pool for the other raters. Submitted work is untouched.
-    Waits for item rows a rater's transaction holds (the release must not be
-    skipped). Returns how many locks were released."""
+
+    Called by `annotation.signals` on every membership or role removal (inside the
+    transaction that removes the row, so both commit together). Waits for the rows a
+    rater's transaction holds (the release must not be skipped): a submit already
+    under way finishes first and counts, and its assignment is then not released.
+    Idempotent. Returns how many locks were released."""
     held = Assignment.objects.filter(rater_id=rater_id, status=Assignment.Status.SERVED)
     if campaign_ids is not None:
         held = held.filter(campaign_id__in=campaign_ids)
@@ -146,24 +150,37 @@ def rater_locks_release(
 
 def _release(stale, *, note: str, now: datetime, skip_locked: bool) -> int:
     """Close the served assignments of `stale` as ``expired`` with `note` and give
-    their slots back to the items, in one transaction; returns how many closed."""
+    their slots back to the items, in one transaction; returns how many closed.
+
+    Locks in the order submit and skip do, the assignment rows first and then their
+    items (by id), so that it cannot deadlock with a rater's submit; the counts come
+    from the locked rows, so a submit that committed meanwhile is not released twice.
+    `skip_locked`: leave rows someone else holds for a later call instead of waiting.
+    """
     if not stale.exists():
         return 0
     with transaction.atomic():
-        item_ids = list(
+        locked = list(
+            stale.select_for_update(skip_locked=skip_locked)
+            .order_by("pk")
+            .values_list("pk", "item_id")
+        )
+        if not locked:
+            return 0
+        item_ids = set(
             CampaignItem.objects.select_for_update(skip_locked=skip_locked)
-            .filter(pk__in=stale.values("item_id"))
+            .filter(pk__in={item_id for _, item_id in locked})
             .order_by("pk")
             .values_list("pk", flat=True)
         )
-        if not item_ids:
+        ids, counts = [], {}
+        for pk, item_id in locked:
+            if item_id in item_ids:
+                ids.append(pk)
+                counts[item_id] = counts.get(item_id, 0) + 1
+        if not ids:
             return 0
-        counts: dict[int, int] = {}
-        for item_id in stale.filter(item_id__in=item_ids).values_list(
-            "item_id", flat=True
-        ):
-            counts[item_id] = counts.get(item_id, 0) + 1
-        released = stale.filter(item_id__in=item_ids).update(
+        released = Assignment.objects.filter(pk__in=ids).update(
             status=Assignment.Status.EXPIRED, closed_at=now, note=note
         )
         for item_id, n in counts.items():

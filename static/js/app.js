@@ -2,12 +2,24 @@
 (function () {
   "use strict";
 
-  // A failed htmx request would otherwise look like nothing happened.
+  // A failed htmx request would otherwise look like nothing happened. A refusal (403)
+  // says why, in the words of the 403 page (e.g. a rater removed from the campaign).
   document.addEventListener("htmx:responseError", function (event) {
+    var xhr = event.detail.xhr;
+    var reason = xhr.status === 403 ? refusalText(xhr.responseText) : "";
     showNotice(
-      "The page could not be updated (HTTP " + event.detail.xhr.status + "). Reload to try again.",
+      reason
+        ? "Not allowed: " + reason
+        : "The page could not be updated (HTTP " + xhr.status + "). Reload to try again.",
     );
   });
+
+  function refusalText(html) {
+    // DOMParser runs no script; only the text of the marked paragraph is used.
+    var doc = new DOMParser().parseFromString(html || "", "text/html");
+    var node = doc.querySelector("[data-refusal]");
+    return node ? node.textContent.trim() : "";
+  }
   document.addEventListener("htmx:sendError", function () {
     showNotice("The server could not be reached. Check your connection and reload.");
   });

@@ -1027,6 +1027,71 @@ def test_submit_twice_saves_one_rating_and_answers_the_same(
     )
 
 
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"scores": full_scores(1), "rationales": {"factuality": "ok"}},
+        {"scores": full_scores(), "rationales": {"factuality": "changed my mind"}},
+        {"scores": {**full_scores(), "readability": "na"}},
+    ],
+    ids=["other scores", "other rationale", "a score made N/A"],
+)
+def test_resubmit_with_another_answer_is_a_409_naming_the_amend_endpoint(
+    api_client_for, rater, campaign, change
+):
+    client = api_client_for(rater)
+    assignment = serve(client, campaign)
+    url = assignment_url(assignment["id"], "submit")
+    payload = {"scores": full_scores(), "rationales": {"factuality": "ok"}}
+    assert client.post(url, payload, format="json").status_code == 200
+    response = client.post(url, change, format="json")
+    assert response.status_code == 409
+    body = response.json()
+    assert "already submitted" in body["detail"]
+    assert body["problems"][0]["field"] == "scores"
+    amend = assignment_url(assignment["id"], "scores")
+    assert amend in body["problems"][0]["message"]
+    # Nothing changed: the first answer stands, and amending it works.
+    stored = HumanScore.objects.filter(assignment_id=assignment["id"])
+    assert {s.skill.key: s.score for s in stored} == full_scores()
+    assert stored.get(skill__key="factuality").rationale == "ok"
+    assert client.put(amend, change, format="json").status_code == 200
+
+
+def test_resubmit_with_the_same_answer_in_another_spelling_is_a_200(
+    api_client_for, rater, campaign
+):
+    client = api_client_for(rater)
+    assignment = serve(client, campaign)
+    url = assignment_url(assignment["id"], "submit")
+    first = {"scores": {**full_scores(), "readability": None}}
+    assert client.post(url, first, format="json").status_code == 200
+    # "N/A" and null are the same answer; a retried request is not a conflict.
+    again = {"scores": {**full_scores(), "readability": "N/A"}}
+    assert client.post(url, again, format="json").status_code == 200
+
+
+@pytest.mark.parametrize("seconds, status", [(86401, 400), (10**9, 400), (86400, 200)])
+def test_submit_active_seconds_is_bounded_at_a_day(
+    api_client_for, rater, campaign, seconds, status
+):
+    client = api_client_for(rater)
+    assignment = serve(client, campaign)
+    response = client.post(
+        assignment_url(assignment["id"], "submit"),
+        {"scores": full_scores(), "active_seconds": seconds},
+        format="json",
+    )
+    assert response.status_code == status, response.content
+    saved = Assignment.objects.get(pk=assignment["id"])
+    if status == 400:
+        assert "active_seconds" in error_fields(response)
+        assert saved.status == Assignment.Status.SERVED
+        assert not HumanScore.objects.filter(assignment=saved).exists()
+    else:
+        assert saved.active_seconds == seconds
+
+
 def test_skip_with_a_reason_frees_the_response(api_client_for, rater, campaign):
     client = api_client_for(rater)
     assignment = serve(client, campaign)

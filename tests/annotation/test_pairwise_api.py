@@ -118,6 +118,47 @@ def test_submit_maps_the_shown_label_back(api_client_for, rater, campaign):
     assert HumanPreference.objects.count() == 1
 
 
+def test_resubmit_with_another_answer_is_a_409_and_changes_nothing(
+    api_client_for, rater, campaign
+):
+    client = api_client_for(rater)
+    a = client.post(next_url(campaign)).json()["assignment"]
+    answer = {"label": "A", "skill_labels": {"factuality": "tie"}, "rationale": "r"}
+    assert client.post(submit_url(a["id"]), answer, format="json").status_code == 200
+    for change in (
+        {**answer, "label": "B"},
+        {**answer, "skill_labels": {"factuality": "A"}},
+        {**answer, "rationale": "another"},
+    ):
+        response = client.post(submit_url(a["id"]), change, format="json")
+        assert response.status_code == 409, change
+        assert "already submitted" in response.json()["detail"]
+    pref = HumanPreference.objects.get(assignment_id=a["id"])
+    assert pref.rationale == "r" and pref.skill_labels == {"factuality": "tie"}
+    assert client.post(submit_url(a["id"]), answer, format="json").status_code == 200
+
+
+@pytest.mark.parametrize("seconds, status", [(86401, 400), (86400, 200)])
+def test_submit_active_seconds_is_bounded_at_a_day(
+    api_client_for, rater, campaign, seconds, status
+):
+    client = api_client_for(rater)
+    a = client.post(next_url(campaign)).json()["assignment"]
+    response = client.post(
+        submit_url(a["id"]),
+        {"label": "A", "skill_labels": {"factuality": "A"}, "active_seconds": seconds},
+        format="json",
+    )
+    assert response.status_code == status
+    saved = Assignment.objects.get(pk=a["id"])
+    if status == 400:
+        fields = {p["field"] for p in response.json()["problems"]}
+        assert "active_seconds" in fields
+        assert saved.status == Assignment.Status.SERVED
+    else:
+        assert saved.active_seconds == seconds
+
+
 @pytest.mark.parametrize(
     "body, field",
     [

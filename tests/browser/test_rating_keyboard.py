@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
+from annotation import roles, services
 from annotation.models import Assignment, HumanScore
 from tests.browser.conftest import SKILLS, login, sky_rating_campaign
 from tests.factories import UserFactory
@@ -226,3 +227,24 @@ def test_two_raters_with_overlap_one_never_get_the_same_response(
     finally:
         for page in pages:
             page.context.close()
+
+
+def test_a_rater_removed_meanwhile_is_told_why_the_submit_was_refused(
+    page, live_server, rater, second_rater, campaign
+):
+    open_campaign(page, live_server, rater, campaign)
+    held = current_assignment_id(page)
+    # A researcher takes the rater out of the campaign while the page is open.
+    services.campaign_set_raters(
+        campaign=campaign, raters=[second_rater], user=campaign.created_by
+    )
+    for _skill in SKILLS:
+        page.keyboard.press("3")
+    page.keyboard.press("Enter")
+    expect(page.locator("#htmx-error")).to_contain_text(
+        "Not allowed: " + roles.REMOVED_FROM_CAMPAIGN
+    )
+    assert not HumanScore.objects.filter(assignment_id=held).exists()
+    # A reload shows the refusal page with the same reason.
+    page.reload()
+    expect(page.locator("[data-refusal]")).to_have_text(roles.REMOVED_FROM_CAMPAIGN)

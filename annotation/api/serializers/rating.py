@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from django.contrib.auth.models import User
 from django.db.models import Q
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import OpenApiResponse, extend_schema_field
 from rest_framework import serializers
 
 from annotation.importers.base import NA_WORDS
@@ -183,6 +183,10 @@ class CampaignRaterProgressOutputSerializer(serializers.Serializer):
     median_active_seconds = serializers.FloatField(
         allow_null=True, help_text="Median active seconds the rater's browser reported."
     )
+    removed = serializers.BooleanField(
+        help_text="No longer one of the campaign's raters, or no longer has the rater "
+        "role; their submitted work is kept and counted."
+    )
 
 
 class CampaignProgressOutputSerializer(serializers.Serializer):
@@ -197,6 +201,12 @@ class CampaignProgressOutputSerializer(serializers.Serializer):
     )
     percent = serializers.IntegerField()
     raters = CampaignRaterProgressOutputSerializer(many=True)
+    removed_submitted = serializers.IntegerField(
+        help_text="Submitted assignments from removed raters (counted in the totals)."
+    )
+    removed_scores = serializers.IntegerField(
+        help_text="Score rows of those assignments (pointwise)."
+    )
 
 
 class CampaignDetailOutputSerializer(CampaignListOutputSerializer):
@@ -443,6 +453,23 @@ class RatingErrorOutputSerializer(serializers.Serializer):
 
     detail = serializers.CharField()
     problems = RatingProblemOutputSerializer(many=True)
+
+
+class RaterRemovedOutputSerializer(serializers.Serializer):
+    """A removed rater's refusal (`annotation.roles.RatingRefused`, a 403)."""
+
+    detail = serializers.CharField()
+    code = serializers.ChoiceField(
+        choices=["not_campaign_member", "rater_role_removed"]
+    )
+
+
+RATER_REMOVED = OpenApiResponse(
+    RaterRemovedOutputSerializer,
+    description="The rater was removed from this campaign (`not_campaign_member`) or "
+    "lost the rater role (`rater_role_removed`) after working in it; submitted work "
+    "is kept.",
+)
 
 
 # --- Hot-path renderers ------------------------------------------------------------------
