@@ -22,7 +22,6 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
-from rest_framework.views import exception_handler as drf_exception_handler
 
 from annotation.errors import ConflictError, DomainError, Problem
 from flaskapp.bounds import ID
@@ -60,6 +59,12 @@ def exception_handler(exc, context):
         # rater's refusal (`annotation.roles.RatingRefused`) also names its code.
         code = getattr(exc, "code", None)
         exc = exceptions.PermissionDenied(str(exc))
+    # Imported here, not at the top: `rest_framework.views` reads DEFAULT_PARSER_CLASSES
+    # (this module's `JSONParser`) when it is first imported, so importing it while this
+    # module loads is circular whenever this module is loaded first (DRF's pagination
+    # check does that in a Celery worker).
+    from rest_framework.views import exception_handler as drf_exception_handler
+
     response = drf_exception_handler(exc, context)
     if response is not None and code:
         response.data["code"] = code
