@@ -365,6 +365,17 @@ window.FlaskRater = (function () {
       }
     });
 
+    // A refused or failed submit (403, 5xx, no connection; app.js shows why at the top
+    // of the page) must not leave "Submitting…" under the button.
+    function notSubmitted(event) {
+      var elt = event.detail.elt;
+      if (elt && state.form && (elt === state.form || elt.contains(state.form))) {
+        hint("Not submitted: see the message at the top of the page.");
+      }
+    }
+    document.addEventListener("htmx:responseError", notSubmitted);
+    document.addEventListener("htmx:sendError", notSubmitted);
+
     // Guidelines open on the first visit fold away once the first answer was saved.
     function collapseGuidelines() {
       var guidelines = document.querySelector("details.guidelines[data-auto-open]");

@@ -244,6 +244,8 @@ def test_a_rater_removed_meanwhile_is_told_why_the_submit_was_refused(
     expect(page.locator("#htmx-error")).to_contain_text(
         "Not allowed: " + roles.REMOVED_FROM_CAMPAIGN
     )
+    # ... and the hint under the button no longer says it is submitting.
+    expect(page.locator("[data-submit-hint]")).to_contain_text("Not submitted")
     assert not HumanScore.objects.filter(assignment_id=held).exists()
     # A reload shows the refusal page with the same reason.
     page.reload()
