@@ -241,6 +241,13 @@ JUDGE_DRIVERS_PER_RUN = env_int("JUDGE_DRIVERS_PER_RUN", 2)
 # A running call whose lease is older than this (and than 3x its timeout) is presumed
 # lost with its worker and goes back to pending.
 JUDGE_MIN_LEASE_SECONDS = env_int("JUDGE_MIN_LEASE_SECONDS", 120)
+# Crash recovery without beat (judging.services.execution.store.judge_runs_recover):
+# every driver renews its heartbeat row every BEAT seconds; one older than STALE seconds
+# is a dead driver whose claims go back to pending at once; every worker process checks
+# for dead drivers every RECOVER seconds (and `judge --wait` does while it waits).
+JUDGE_DRIVER_BEAT_SECONDS = float(os.environ.get("JUDGE_DRIVER_BEAT_SECONDS", "2"))
+JUDGE_DRIVER_STALE_SECONDS = float(os.environ.get("JUDGE_DRIVER_STALE_SECONDS", "8"))
+JUDGE_RECOVER_SECONDS = float(os.environ.get("JUDGE_RECOVER_SECONDS", "2"))
 JUDGE_MAX_TRANSPORT_RETRIES = env_int("JUDGE_MAX_TRANSPORT_RETRIES", 6)
 JUDGE_BACKOFF_BASE_SECONDS = float(os.environ.get("JUDGE_BACKOFF_BASE_SECONDS", "0.5"))
 JUDGE_BACKOFF_MAX_SECONDS = float(os.environ.get("JUDGE_BACKOFF_MAX_SECONDS", "30"))

@@ -15,6 +15,7 @@ Both are acquired before every HTTP attempt (retries included) and released afte
 from __future__ import annotations
 
 import asyncio
+import math
 import random
 import time
 import uuid
@@ -132,6 +133,17 @@ class RedisLimiter:
         task = asyncio.get_running_loop().create_task(self._redis.zrem(key, holder))
         self._releases.add(task)
         task.add_done_callback(self._releases.discard)
+
+    async def renew(self) -> None:
+        """Extend this process's slots by a lease from now. A driver calls this with
+        every heartbeat, so its slots live for as long as it beats; when it dies they
+        come back after one lease, not after the call timeout."""
+        if not self._holders:
+            return
+        key = f"judge:{self._scope}:slots"
+        until = time.time() + self._lease
+        await self._redis.zadd(key, dict.fromkeys(self._holders, until), xx=True)
+        await self._redis.expire(key, math.ceil(self._lease * 2))
 
     async def in_use(self) -> int:
         key = f"judge:{self._scope}:slots"

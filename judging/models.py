@@ -283,6 +283,9 @@ class JudgeCall(models.Model):
     # died) goes back to pending, and a result is only written under the current claim.
     claim_token = models.CharField(max_length=32, blank=True)
     lease_until = models.DateTimeField(null=True, blank=True)
+    # The `JudgeDriver` that claimed it: when that driver's heartbeat goes stale (its
+    # worker died), its running calls go back to pending at once, lease or not.
+    driver_token = models.CharField(max_length=32, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
@@ -320,6 +323,26 @@ class JudgeCall(models.Model):
 
     def __str__(self) -> str:
         return f"call {self.pk} ({self.status})"
+
+
+class JudgeDriver(models.Model):
+    """A driver (`judging.services.execution.Driver`) alive in some worker process.
+
+    Registered when it starts, its `beat_at` renewed every `JUDGE_DRIVER_BEAT_SECONDS`,
+    deleted when it ends. A row whose beat is older than `JUDGE_DRIVER_STALE_SECONDS`
+    is a dead driver (its worker was killed): `judge_runs_recover` returns its claimed
+    calls to pending and starts a new driver for the run.
+    """
+
+    token = models.CharField(max_length=32, primary_key=True)
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="drivers")
+    host = models.CharField(max_length=255, blank=True)
+    pid = models.PositiveIntegerField(default=0)
+    started_at = models.DateTimeField()
+    beat_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return f"driver {self.token[:8]} of run {self.run_id} ({self.host}:{self.pid})"
 
 
 class JudgeCache(models.Model):

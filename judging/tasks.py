@@ -5,7 +5,7 @@ inside the function (HackSoft's convention), so there is no import cycle.
 """
 
 from celery import shared_task
-from celery.signals import worker_ready
+from celery.signals import worker_ready, worker_shutdown
 
 
 @shared_task(acks_late=True, soft_time_limit=None, time_limit=None)
@@ -13,7 +13,8 @@ def judge_run_drive_task(run_id: int) -> str:
     """Drive a judge run from this worker until nothing is pending (idempotent).
 
     No time limit: a run of many thousand calls legitimately takes hours; a dead
-    worker's claims are recovered by `judge_runs_recover_task` through their leases.
+    worker's claims are recovered through its driver's heartbeat
+    (`judging.services.execution.recovery`).
     """
     from judging.services.execution import judge_run_drive
 
@@ -30,5 +31,16 @@ def judge_runs_recover_task() -> dict:
 
 @worker_ready.connect
 def _recover_on_worker_start(sender=None, **kwargs) -> None:
-    # A restarted worker picks up runs whose driver died with the previous process.
+    # A (re)started worker takes back what dead drivers held, at once and then every
+    # JUDGE_RECOVER_SECONDS from its own thread: recovery does not wait for beat.
+    from judging.services.execution.recovery import start_watchdog
+
     judge_runs_recover_task.apply_async(countdown=1)
+    start_watchdog()
+
+
+@worker_shutdown.connect
+def _stop_recovery(sender=None, **kwargs) -> None:
+    from judging.services.execution.recovery import stop_watchdog
+
+    stop_watchdog()

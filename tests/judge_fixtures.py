@@ -54,7 +54,7 @@ class Worker:
         self.proc: subprocess.Popen | None = None
         self.log = ROOT / "var" / f"test-worker-{os.getpid()}.log"
 
-    def start(self, concurrency: int = 2) -> None:
+    def start(self, concurrency: int = 2, extra_args: tuple[str, ...] = ()) -> None:
         self.log.parent.mkdir(parents=True, exist_ok=True)
         out = self.log.open("ab")
         self.proc = subprocess.Popen(
@@ -75,6 +75,7 @@ class Worker:
                 "--loglevel=INFO",
                 "-n",
                 f"test-{os.getpid()}-{time.monotonic_ns()}@%h",
+                *extra_args,
             ],
             cwd=ROOT,
             env=self.env,
@@ -113,7 +114,9 @@ def celery_worker_process(transactional_db):
     app.control.purge()
     workers: list[Worker] = []
 
-    def start(concurrency: int = 2, **extra_env: str) -> Worker:
+    def start(
+        concurrency: int = 2, extra_args: tuple[str, ...] = (), **extra_env: str
+    ) -> Worker:
         db = connection.settings_dict
         url = (
             f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:"
@@ -129,7 +132,7 @@ def celery_worker_process(transactional_db):
             **extra_env,
         }
         worker = Worker(env)
-        worker.start(concurrency)
+        worker.start(concurrency, extra_args)
         workers.append(worker)
         return worker
 

@@ -324,6 +324,7 @@ def judge_run_retry_failed(*, run: JudgeRun, user: User) -> int:
         n = run.calls.filter(status=JudgeCall.Status.FAILED).update(
             status=JudgeCall.Status.PENDING,
             claim_token="",
+            driver_token="",
             lease_until=None,
             parse_failures=0,
         )

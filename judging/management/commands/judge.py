@@ -26,6 +26,7 @@ from judging.models import JudgeConfig, JudgeRun, PromptTemplate
 from judging.selectors import runs as selectors
 from judging.selectors.pairwise import pairwise_verdict_counts
 from judging.services.configs import judge_config_get_or_create
+from judging.services.execution import judge_runs_recover
 from judging.services.prompts import prompt_get_builtin
 from judging.services.runs import judge_run_create, judge_run_start
 from judging.templatetags.judging_ui import duration, money
@@ -278,6 +279,9 @@ class Command(BaseCommand):
                 self.stdout.write(self._line(run, progress, time.monotonic() - started))
                 if run.status != JudgeRun.Status.RUNNING:
                     break
+                # Waiting is also watching: a driver whose worker died is replaced
+                # without beat (the same routine every worker runs).
+                judge_runs_recover()
                 time.sleep(POLL_SECONDS)
         except KeyboardInterrupt:
             self.stdout.write(

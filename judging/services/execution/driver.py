@@ -6,8 +6,9 @@ token and a lease), serves them from the cache or the endpoint, parses the outpu
 (re-asking on a parse failure up to the config's limit) and writes results in batches.
 A result is written only under the claim that produced it, and scores have a unique key
 (run, response, skill, sample), so a task delivered twice or a worker that died
-mid-batch can never store a result twice. Claims whose lease ran out go back to pending
-(`judge_runs_recover`). Transport retries happen in one layer: `judging.llm`.
+mid-batch can never store a result twice. A driver keeps a heartbeat (`JudgeDriver`);
+when it stops beating (its worker died) its claims go back to pending and the run gets
+a new driver (`execution.recovery`). Transport retries happen in one layer: `judging.llm`.
 
 Run kinds: pointwise (FLASK or FLAMe layout, from the config's template), pairwise
 (`execution.pairwise`: verdicts unique per run, pair, order and sample), metadata and
@@ -20,6 +21,7 @@ import asyncio
 import logging
 import threading
 import time
+import uuid
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -35,6 +37,11 @@ from judging.models import (
 )
 from judging.services.execution import metadata as annotation_execution
 from judging.services.execution import pairwise as pairwise_execution
+from judging.services.execution.recovery import (
+    driver_beat,
+    driver_register,
+    driver_unregister,
+)
 from judging.services.execution.store import (
     CallContext,
     CallResult,
@@ -77,6 +84,7 @@ class Driver:
         self.length_scores: dict[int, tuple[int, int]] = {}
         self.stop = False
         self.exhausted = False
+        self.token = uuid.uuid4().hex  # this driver's `JudgeDriver` row
         self.db = lambda fn: sync_to_async(fn, thread_sensitive=True)
 
     def _client(self, limiter) -> llm.JudgeClient:
@@ -97,6 +105,7 @@ class Driver:
         )
 
     def _limiter(self):
+        from judging.limits import SLOT_LEASE_MARGIN_SECONDS as SLOT_LEASE_MARGIN
         from judging.limits import LocalLimiter, RedisLimiter
 
         if settings.REDIS_URL:
@@ -106,7 +115,13 @@ class Driver:
                 max_concurrency=self.concurrency,
                 requests_per_minute=self.snapshot.get("requests_per_minute"),
                 tokens_per_minute=self.snapshot.get("tokens_per_minute"),
-                slot_lease_seconds=float(self.snapshot["timeout_seconds"]),
+                # Renewed with every heartbeat (`RedisLimiter.renew`): a dead
+                # driver's slots come back as soon as it is presumed dead.
+                # (The limiter adds SLOT_LEASE_MARGIN_SECONDS: a lease <= stale.)
+                slot_lease_seconds=min(
+                    float(self.snapshot["timeout_seconds"]),
+                    max(1.0, settings.JUDGE_DRIVER_STALE_SECONDS - SLOT_LEASE_MARGIN),
+                ),
             )
         return LocalLimiter(
             max_concurrency=self.concurrency,
@@ -127,10 +142,17 @@ class Driver:
         client = self._client(limiter)
         if self.snapshot["backend"] == JudgeConfig.Backend.BASELINE_LENGTH:
             self.length_scores = await self.db(_length_scores)(self.run.pk)
-        last_flush = last_status = last_renew = time.monotonic()
+        await self.db(driver_register)(run_id=self.run.pk, token=self.token)
+        last_flush = last_status = last_renew = last_beat = time.monotonic()
+        beat_every = settings.JUDGE_DRIVER_BEAT_SECONDS
         try:
             while True:
                 now = time.monotonic()
+                if now - last_beat > beat_every:
+                    last_beat = now
+                    await self.db(driver_beat)(run_id=self.run.pk, token=self.token)
+                    if hasattr(limiter, "renew"):
+                        await limiter.renew()
                 if now - last_status > STATUS_CHECK_SECONDS:
                     last_status = now
                     state = await self.db(_run_state)(self.run.pk)
@@ -159,6 +181,10 @@ class Driver:
                     last_renew = time.monotonic()
             await self._flush()
         finally:
+            try:
+                await self.db(driver_unregister)(token=self.token)
+            except Exception:  # the row is then taken for dead: nothing is lost
+                log.exception("run %s: could not unregister driver", self.run.pk)
             # The DB thread's connection is this driver's: close it, or it outlives us.
             await self.db(_close_connection)()
             await client.aclose()
@@ -166,7 +192,7 @@ class Driver:
                 await limiter.aclose()
 
     async def _claim_and_launch(self, free: int, all_skills, template, client) -> None:
-        token, ids = await self.db(_claim)(self.run.pk, free, self.lease)
+        token, ids = await self.db(_claim)(self.run.pk, free, self.lease, self.token)
         if not ids:
             # Nothing pending now; keep looping only while our own calls are in flight.
             self.exhausted = True

@@ -16,7 +16,6 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import InstructionSkill, Skill
@@ -34,7 +33,6 @@ from judging.models import (
 from judging.services.execution import metadata as annotation_execution
 from judging.services.execution import pairwise as pairwise_execution
 from judging.services.runs import ANNOTATION_KINDS
-from judging.tasks import judge_run_drive_task
 
 log = logging.getLogger(__name__)
 
@@ -104,8 +102,11 @@ def lease_seconds(config: JudgeConfig) -> float:
     return max(settings.JUDGE_MIN_LEASE_SECONDS, config.timeout_seconds * 3)
 
 
-def _claim(run_id: int, n: int, lease: float) -> tuple[str, list[int]]:
-    """Atomically move up to `n` pending calls of the run to running under a new token."""
+def _claim(
+    run_id: int, n: int, lease: float, driver_token: str = ""
+) -> tuple[str, list[int]]:
+    """Atomically move up to `n` pending calls of the run to running under a new token,
+    recording the claiming driver (`JudgeDriver`)."""
     token = uuid.uuid4().hex
     now = timezone.now()
     with transaction.atomic():
@@ -119,6 +120,7 @@ def _claim(run_id: int, n: int, lease: float) -> tuple[str, list[int]]:
             JudgeCall.objects.filter(pk__in=ids).update(
                 status=JudgeCall.Status.RUNNING,
                 claim_token=token,
+                driver_token=driver_token,
                 lease_until=now + timedelta(seconds=lease),
                 started_at=now,
             )
@@ -295,6 +297,7 @@ def _flush(run: JudgeRun, results: list[CallResult]) -> None:
                     prompt_hash=r.prompt_hash,
                     finished_at=now,
                     claim_token="",
+                    driver_token="",
                     lease_until=None,
                 )
         JudgeScore.objects.bulk_create(
@@ -403,7 +406,7 @@ def _update_calls_pg(
         "parse_failures = v.pf, input_tokens = v.itok, output_tokens = v.otok, "
         "cost = v.cost, latency_ms = v.lat, cached = v.cached, prompt_hash = v.ph, "
         "finished_at = %s, "
-        "claim_token = '', lease_until = NULL "
+        "claim_token = '', driver_token = '', lease_until = NULL "
         "FROM (VALUES "
         + ", ".join(rows)
         + ") AS v(id, status, raw, parsed, error, kind, "
@@ -457,28 +460,3 @@ def judge_run_finish_if_done(*, run_id: int) -> str:
         run.finished_at = timezone.now()
         run.save(update_fields=["status", "finished_at"])
         return run.status
-
-
-def judge_runs_recover(*, now=None) -> dict:
-    """Return expired claims to pending and restart drivers for stalled running runs.
-
-    Called periodically (beat) and when a worker starts. Idempotent: a live driver keeps
-    its leases fresh, so only dead workers' claims are taken back; an extra driver for
-    a live run only competes for claims. Returns counts for logging.
-    """
-    now = now or timezone.now()
-    reclaimed = JudgeCall.objects.filter(
-        status=JudgeCall.Status.RUNNING, lease_until__lt=now
-    ).update(status=JudgeCall.Status.PENDING, claim_token="", lease_until=None)
-    stale = now - timedelta(seconds=settings.JUDGE_MIN_LEASE_SECONDS)
-    restarted = 0
-    for run in JudgeRun.objects.filter(status=JudgeRun.Status.RUNNING).filter(
-        Q(heartbeat_at__lt=stale) | Q(heartbeat_at__isnull=True)
-    ):
-        if run.calls.filter(status=JudgeCall.Status.PENDING).exists():
-            JudgeRun.objects.filter(pk=run.pk).update(heartbeat_at=now)
-            judge_run_drive_task.apply_async((run.pk,), queue="judge")
-            restarted += 1
-        else:
-            judge_run_finish_if_done(run_id=run.pk)
-    return {"reclaimed_calls": reclaimed, "restarted_runs": restarted}
