@@ -33,7 +33,7 @@ def judge_runs_recover_task() -> dict:
 def _recover_on_worker_start(sender=None, **kwargs) -> None:
     # A (re)started worker takes back what dead drivers held, at once and then every
     # JUDGE_RECOVER_SECONDS from its own thread: recovery does not wait for beat.
-    from judging.services.execution.recovery import start_watchdog
+    from judging.services.execution import start_watchdog
 
     judge_runs_recover_task.apply_async(countdown=1)
     start_watchdog()
@@ -41,6 +41,6 @@ def _recover_on_worker_start(sender=None, **kwargs) -> None:
 
 @worker_shutdown.connect
 def _stop_recovery(sender=None, **kwargs) -> None:
-    from judging.services.execution.recovery import stop_watchdog
+    from judging.services.execution import stop_watchdog
 
     stop_watchdog()

@@ -3,7 +3,17 @@ recovery (`recovery`) and the per-kind handlers (`pairwise`, `metadata`; pointwi
 scoring is the default)."""
 
 from judging.services.execution.driver import judge_run_drive
-from judging.services.execution.recovery import judge_runs_recover
+from judging.services.execution.recovery import (
+    judge_runs_recover,
+    start_watchdog,
+    stop_watchdog,
+)
 from judging.services.execution.store import judge_run_finish_if_done
 
-__all__ = ["judge_run_drive", "judge_run_finish_if_done", "judge_runs_recover"]
+__all__ = [
+    "judge_run_drive",
+    "judge_run_finish_if_done",
+    "judge_runs_recover",
+    "start_watchdog",
+    "stop_watchdog",
+]
