@@ -248,6 +248,13 @@ JUDGE_MIN_LEASE_SECONDS = env_int("JUDGE_MIN_LEASE_SECONDS", 120)
 JUDGE_DRIVER_BEAT_SECONDS = float(os.environ.get("JUDGE_DRIVER_BEAT_SECONDS", "2"))
 JUDGE_DRIVER_STALE_SECONDS = float(os.environ.get("JUDGE_DRIVER_STALE_SECONDS", "8"))
 JUDGE_RECOVER_SECONDS = float(os.environ.get("JUDGE_RECOVER_SECONDS", "2"))
+# Hung calls (judging.deadlines): an attempt waiting longer than FACTOR x the QUANTILE of
+# the run's recent latencies (at least FLOOR s, learnt after MIN_SAMPLES answers) is cut
+# and retried. JUDGE_HANG_FACTOR=0 turns this off (only the call timeout applies).
+JUDGE_HANG_QUANTILE = float(os.environ.get("JUDGE_HANG_QUANTILE", "0.99"))
+JUDGE_HANG_FACTOR = float(os.environ.get("JUDGE_HANG_FACTOR", "4"))
+JUDGE_HANG_FLOOR_SECONDS = float(os.environ.get("JUDGE_HANG_FLOOR_SECONDS", "2"))
+JUDGE_HANG_MIN_SAMPLES = env_int("JUDGE_HANG_MIN_SAMPLES", 20)
 JUDGE_MAX_TRANSPORT_RETRIES = env_int("JUDGE_MAX_TRANSPORT_RETRIES", 6)
 JUDGE_BACKOFF_BASE_SECONDS = float(os.environ.get("JUDGE_BACKOFF_BASE_SECONDS", "0.5"))
 JUDGE_BACKOFF_MAX_SECONDS = float(os.environ.get("JUDGE_BACKOFF_MAX_SECONDS", "30"))

@@ -10,6 +10,7 @@ failure                                       kind                        class
 429                                           rate_limited                transient
 5xx                                           server_error                transient
 408 / no answer within ``timeout``            timeout                     transient
+no answer within the hang deadline            timeout                     transient
 409                                           conflict                    transient
 connection refused / reset                    connection                  transient
 200 without choices or content, or not JSON   invalid_response            transient
@@ -18,6 +19,10 @@ connection refused / reset                    connection                  transi
 404                                           not_found                   permanent
 any other 4xx                                 client_error                permanent
 ============================================  ==========================  =========
+
+The hang deadline (`judging.deadlines.HangDeadline`, optional) cuts an attempt that
+waits far longer than this client's recent answers took, long before ``timeout``; the
+retry of a cut call gets twice the deadline.
 
 Transport: by default the SDK's aiohttp transport (``openai.DefaultAioHttpClient``),
 because httpx's connection pool spends CPU per request that grows with the number of
@@ -48,6 +53,8 @@ import httpx
 import httpx2
 import openai
 
+from judging.deadlines import HangDeadline
+
 logger = logging.getLogger(__name__)
 
 # A Retry-After longer than this is not slept in a worker; the error carries it so the
@@ -56,6 +63,8 @@ RETRY_AFTER_MAX = 120.0
 _DETAIL_CHARS = 300
 _SECRET_RE = re.compile(r"(sk-[A-Za-z0-9_\-*]{6,}|Bearer\s+\S+)")
 TRANSPORTS = ("aiohttp", "httpx")
+# How often a waiting attempt looks at its hang deadline again.
+HANG_RECHECK_SECONDS = 0.25
 
 
 @dataclass(frozen=True)
@@ -188,6 +197,7 @@ class JudgeClient:
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
         retry_after_max: float = RETRY_AFTER_MAX,
         transport: str = "aiohttp",
+        hang_deadline: HangDeadline | None = None,
     ):
         if transport not in TRANSPORTS:
             raise ValueError(
@@ -204,6 +214,8 @@ class JudgeClient:
         self.backoff_max = backoff_max
         self.retry_after_max = retry_after_max
         self._limiter = limiter
+        # Adaptive per-attempt deadlines (`judging.deadlines`); None: the timeout only.
+        self._hang = hang_deadline
         self._rng = rng or random.Random()
         self._sleep = sleep
         # Kept only to scrub it from server-provided error text.
@@ -252,6 +264,7 @@ class JudgeClient:
         kwargs = self._create_kwargs(request)
         reservation = estimate_request_tokens(request)
         attempt = 0
+        cut = 0  # attempts of this call cut by the hang deadline
         while True:
             attempt += 1
             if self._limiter is not None:
@@ -259,9 +272,12 @@ class JudgeClient:
             used: int | None = None
             started = time.monotonic()
             try:
-                result = await self._attempt(kwargs, request)
+                result = await self._attempt(kwargs, request, cut)
                 used = result.input_tokens + result.output_tokens
-                latency_ms = int((time.monotonic() - started) * 1000)
+                elapsed = time.monotonic() - started
+                if self._hang is not None:
+                    self._hang.observe(elapsed)
+                latency_ms = int(elapsed * 1000)
                 return ChatResult(
                     text=result.text,
                     input_tokens=result.input_tokens,
@@ -273,6 +289,7 @@ class JudgeClient:
                 )
             except JudgeError as exc:
                 exc.attempts = attempt
+                cut += isinstance(exc, _HungAttempt)
                 if isinstance(exc, PermanentJudgeError) or attempt > self.max_retries:
                     raise
                 retry_after = getattr(exc, "retry_after", None)
@@ -313,15 +330,38 @@ class JudgeClient:
             kwargs["response_format"] = request.response_format
         return kwargs
 
-    async def _attempt(self, kwargs: dict, request: ChatRequest) -> _Reply:
+    async def _attempt(self, kwargs: dict, request: ChatRequest, cut: int) -> _Reply:
+        """One HTTP attempt, bounded by the timeout and by the hang deadline (looked at
+        again every `HANG_RECHECK_SECONDS` while waiting: it shrinks as answers come)."""
+        post = asyncio.ensure_future(
+            self._client.chat.completions.with_raw_response.create(**kwargs)
+        )
+        started = time.monotonic()
         try:
-            # A whole-attempt deadline on top of httpx's per-read timeout, so that a
-            # server trickling bytes or a full pool cannot hold a worker forever.
-            async with asyncio.timeout(self.timeout + 1.0):
-                raw = await self._client.chat.completions.with_raw_response.create(
-                    **kwargs
+            # A whole-attempt deadline on top of the transport's per-read timeout, so
+            # that a server trickling bytes or a full pool cannot hold a worker forever.
+            while not post.done():
+                waited = time.monotonic() - started
+                limit = self.timeout + 1.0
+                hung = (
+                    self._hang is not None and self._hang.deadline(cut) < self.timeout
                 )
-                body = raw.text
+                if hung:
+                    limit = min(limit, self._hang.deadline(cut))
+                if waited >= limit:
+                    if hung:
+                        raise _HungAttempt(
+                            f"no answer within {self._hang.describe(cut)}: "
+                            "taken for hung and retried"
+                        )
+                    raise TransientJudgeError(
+                        "timeout", f"no complete answer within {self.timeout:g}s"
+                    )
+                await asyncio.wait(
+                    {post}, timeout=min(limit - waited, HANG_RECHECK_SECONDS)
+                )
+            raw = post.result()
+            body = raw.text
         except TimeoutError:
             raise TransientJudgeError(
                 "timeout", f"no complete answer within {self.timeout:g}s"
@@ -330,6 +370,10 @@ class JudgeClient:
             raise self._transport_error(exc) from None
         except openai.APIStatusError as exc:
             raise self._status_error(exc) from None
+        finally:
+            if not post.done():
+                post.cancel()
+                await asyncio.gather(post, return_exceptions=True)
         return self._read_body(body, request)
 
     def _transport_error(self, exc: openai.APIConnectionError) -> TransientJudgeError:
@@ -429,6 +473,13 @@ class JudgeClient:
         return _Reply(
             content, int(input_tokens), int(output_tokens), finish_reason, estimated
         )
+
+
+class _HungAttempt(TransientJudgeError):
+    """An attempt cut by the hang deadline (`judging.deadlines`): kind ``timeout``."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("timeout", message)
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from django.db import close_old_connections
 
 from annotation.models import Skill
 from judging import baselines, llm, parsing
+from judging.deadlines import HangDeadline
 from judging.models import (
     JudgeCache,
     JudgeCall,
@@ -102,6 +103,18 @@ class Driver:
             backoff_max=settings.JUDGE_BACKOFF_MAX_SECONDS,
             max_connections=max(self.concurrency, 8),
             limiter=limiter,
+            hang_deadline=self._hang_deadline(),
+        )
+
+    def _hang_deadline(self) -> HangDeadline | None:
+        if settings.JUDGE_HANG_FACTOR <= 0:
+            return None
+        return HangDeadline(
+            timeout=float(self.snapshot["timeout_seconds"]),
+            quantile=settings.JUDGE_HANG_QUANTILE,
+            factor=max(1.0, settings.JUDGE_HANG_FACTOR),
+            floor=settings.JUDGE_HANG_FLOOR_SECONDS,
+            min_samples=settings.JUDGE_HANG_MIN_SAMPLES,
         )
 
     def _limiter(self):
