@@ -216,6 +216,8 @@ class JudgeClient:
         self._limiter = limiter
         # Adaptive per-attempt deadlines (`judging.deadlines`); None: the timeout only.
         self._hang = hang_deadline
+        # HTTP attempts under way right now (between the limiter's acquire and release).
+        self.requests_in_flight = 0
         self._rng = rng or random.Random()
         self._sleep = sleep
         # Kept only to scrub it from server-provided error text.
@@ -271,6 +273,7 @@ class JudgeClient:
                 await self._limiter.acquire(reservation)
             used: int | None = None
             started = time.monotonic()
+            self.requests_in_flight += 1
             try:
                 result = await self._attempt(kwargs, request, cut)
                 used = result.input_tokens + result.output_tokens
@@ -305,6 +308,7 @@ class JudgeClient:
                     delay,
                 )
             finally:
+                self.requests_in_flight -= 1
                 if self._limiter is not None:
                     self._limiter.release(used)
             await self._sleep(delay)

@@ -340,6 +340,9 @@ class JudgeDriver(models.Model):
     pid = models.PositiveIntegerField(default=0)
     started_at = models.DateTimeField()
     beat_at = models.DateTimeField(db_index=True)
+    # HTTP requests this driver had open at its last beat (claimed calls waiting for a
+    # slot, a retry or the database are not requests): what the run page shows.
+    in_flight = models.PositiveIntegerField(default=0)
 
     def __str__(self) -> str:
         return f"driver {self.token[:8]} of run {self.run_id} ({self.host}:{self.pid})"

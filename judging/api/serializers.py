@@ -162,6 +162,11 @@ class RunTimingOutputSerializer(serializers.Serializer):
     elapsed_seconds = serializers.IntegerField(allow_null=True)
     calls_per_second = serializers.FloatField()
     eta_seconds = serializers.IntegerField(allow_null=True)
+    requests_in_flight = serializers.IntegerField(
+        allow_null=True,
+        help_text="HTTP requests open now (null unless running); counts.running is "
+        "the calls claimed, which includes calls waiting for a slot or a retry.",
+    )
 
 
 class JudgeRunOutputSerializer(serializers.Serializer):
@@ -233,6 +238,7 @@ class JudgeRunOutputSerializer(serializers.Serializer):
             "elapsed_seconds": progress.elapsed_seconds if progress else None,
             "calls_per_second": progress.calls_per_second if progress else 0.0,
             "eta_seconds": progress.eta_seconds if progress else None,
+            "requests_in_flight": progress.requests_in_flight if progress else None,
         }
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
 
+from django.conf import settings
 from django.db.models import Count, Prefetch, Q, QuerySet, Sum
 from django.http import Http404
 from django.utils import timezone
@@ -30,6 +31,7 @@ from annotation.models import (
 from judging.models import (
     JudgeCall,
     JudgeConfig,
+    JudgeDriver,
     JudgeRun,
     JudgeScore,
     MetadataSuggestion,
@@ -198,6 +200,10 @@ class RunProgress:
     mean_latency_ms: int | None = None
     recent_errors: list[JudgeCall] = field(default_factory=list)
     is_live: bool = False
+    # HTTP requests open right now, as the live drivers reported at their last beat
+    # (`counts.running` is the calls claimed: in flight, or waiting for a slot, a retry
+    # or the database). None when the run is not running.
+    requests_in_flight: int | None = None
 
     @property
     def total(self) -> int:
@@ -205,7 +211,8 @@ class RunProgress:
 
 
 def judge_run_progress(*, run: JudgeRun, now: datetime | None = None) -> RunProgress:
-    """Counts, tokens and cost so far, calls/s and ETA of `run` (two queries).
+    """Counts, tokens and cost so far, calls/s, ETA and requests in flight of `run`
+    (three queries while running, two otherwise).
 
     Calls per second count the calls finished in the last `RATE_WINDOW_SECONDS` (or
     since the run started, when that is shorter); the ETA divides the calls still open
@@ -239,8 +246,18 @@ def judge_run_progress(*, run: JudgeRun, now: datetime | None = None) -> RunProg
             .select_related("response", "response__instruction", "instruction")
             .order_by("-finished_at", "-id")[:RECENT_ERRORS_SHOWN]
         )
+    requests_in_flight = None
+    if is_live:
+        fresh = now - timedelta(seconds=settings.JUDGE_DRIVER_STALE_SECONDS)
+        requests_in_flight = (
+            JudgeDriver.objects.filter(run_id=run.pk, beat_at__gte=fresh).aggregate(
+                n=Sum("in_flight")
+            )["n"]
+            or 0
+        )
     return RunProgress(
         counts=counts,
+        requests_in_flight=requests_in_flight,
         calls_per_second=round(rate, 2),
         eta_seconds=eta,
         elapsed_seconds=elapsed,

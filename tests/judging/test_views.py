@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import json
 import re
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
@@ -13,7 +14,13 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from django.utils import timezone
 
-from judging.models import JudgeCall, JudgeConfig, JudgeRun, JudgeScore
+from judging.models import (
+    JudgeCall,
+    JudgeConfig,
+    JudgeDriver,
+    JudgeRun,
+    JudgeScore,
+)
 from judging.selectors import runs as selectors
 from judging.services.runs import judge_run_create
 from tests.judging.data import (
@@ -415,9 +422,21 @@ def test_run_new_bad_input_names_the_field(client_for, researcher, dataset, conf
 
 @pytest.fixture
 def busy_run(dataset, config):
-    """Running for 5 minutes: 3 done and 1 failed in the last 30 s, 2 in flight, 4 waiting."""
+    """Running for 5 minutes: 3 done and 1 failed in the last 30 s, 2 claimed, 4
+    waiting; its live driver has 1 HTTP request open (a dead one reported 5)."""
     run = make_run(dataset=dataset, config=config, name="busy run")
     add_calls(run, [S, S, S, F, R, R, P, P, P, P], finished_seconds_ago=10)
+    now = timezone.now()
+    JudgeDriver.objects.create(
+        token="a" * 32, run=run, started_at=now, beat_at=now, in_flight=1
+    )
+    JudgeDriver.objects.create(
+        token="b" * 32,
+        run=run,
+        started_at=now,
+        beat_at=now - timedelta(minutes=1),
+        in_flight=5,
+    )
     return run
 
 
@@ -433,6 +452,7 @@ def test_run_progress_numbers(busy_run):
     assert progress.eta_seconds == 45
     assert progress.elapsed_seconds >= 299
     assert [e.error_kind for e in progress.recent_errors] == ["server"]
+    assert progress.requests_in_flight == 1  # the live driver's, not the dead one's
 
 
 def test_calls_finished_long_ago_do_not_count_towards_the_rate(dataset, config):
@@ -455,7 +475,8 @@ def test_run_detail_shows_live_progress_errors_and_settings(
     text = page_text(response)
     assert "3 / 10 done" in text
     assert "1 failed" in text
-    assert "2 in flight" in text
+    assert "1 requests in flight" in text
+    assert "2 claimed · 4 waiting" in text
     assert "0.1 calls / s" in text
     assert "480 tokens" in text
     assert "$0.0020 cost so far" in text

@@ -315,7 +315,8 @@ class Command(BaseCommand):
         )
         return (
             f"[{duration(int(waited))}] {run.status}: done {c.succeeded:,}/{c.total:,} · "
-            f"failed {c.failed:,} · in flight {c.running:,} · "
+            f"failed {c.failed:,} · in flight {progress.requests_in_flight or 0:,} "
+            f"(claimed {c.running:,}) · "
             f"{progress.calls_per_second:.1f} calls/s · {c.tokens:,} tokens · "
             f"{money(c.cost)} · ETA {eta}"
         )

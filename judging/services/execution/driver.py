@@ -163,7 +163,11 @@ class Driver:
                 now = time.monotonic()
                 if now - last_beat > beat_every:
                     last_beat = now
-                    await self.db(driver_beat)(run_id=self.run.pk, token=self.token)
+                    await self.db(driver_beat)(
+                        run_id=self.run.pk,
+                        token=self.token,
+                        in_flight=client.requests_in_flight,
+                    )
                     if hasattr(limiter, "renew"):
                         await limiter.renew()
                 if now - last_status > STATUS_CHECK_SECONDS:

@@ -70,10 +70,13 @@ def driver_register(*, run_id: int, token: str) -> None:
     )
 
 
-def driver_beat(*, run_id: int, token: str) -> bool:
-    """Renew the driver's heartbeat. Returns False when its row was gone (it had been
-    presumed dead and its claims taken back); the row is then registered again."""
-    if JudgeDriver.objects.filter(token=token).update(beat_at=timezone.now()):
+def driver_beat(*, run_id: int, token: str, in_flight: int = 0) -> bool:
+    """Renew the driver's heartbeat and its count of HTTP requests in flight. Returns
+    False when its row was gone (it had been presumed dead and its claims taken back);
+    the row is then registered again."""
+    if JudgeDriver.objects.filter(token=token).update(
+        beat_at=timezone.now(), in_flight=in_flight
+    ):
         return True
     log.warning(
         "run %s: driver %s had been presumed dead; its claims were taken back",
