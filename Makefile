@@ -47,7 +47,7 @@ run: migrate
 	$(PY) -m flaskapp.launcher --port $(PORT)
 
 worker: venv | $(VAR_DIR)
-	$(PY) -m celery -A flaskapp worker --pool=threads --concurrency=8 -Q celery,judge --loglevel=INFO
+	$(PY) -m celery -A flaskapp worker --pool=prefork --concurrency=$(or $(WORKER_CONCURRENCY),4) --prefetch-multiplier=1 -Q celery,judge --loglevel=INFO
 
 test: venv
 	$(VENV)/bin/pytest $(PYTEST_ARGS)

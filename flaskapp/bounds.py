@@ -74,6 +74,7 @@ TIMEOUT_SECONDS = Bound(1, 3600)
 
 # Judge runs (judging.models.JudgeRun) and their pairwise options
 INSTRUCTION_LIMIT = Bound(1, 1_000_000)
+MAX_CALLS = Bound(1, 100_000_000)
 SEED = Bound(0, 2**32 - 1)
 
 # Agreement and meta-evaluation requests

@@ -20,7 +20,7 @@ from annotation import roles
 from annotation.errors import DomainError, Problem
 from annotation.labels import map_verdict
 from annotation.models import Dataset, PreferencePair, Response
-from flaskapp.bounds import INSTRUCTION_LIMIT, PAIR_SAMPLE, SEED
+from flaskapp.bounds import INSTRUCTION_LIMIT, MAX_CALLS, PAIR_SAMPLE, SEED
 from judging.models import JudgeCall, JudgeConfig, JudgeRun, PromptTemplate
 from judging.selectors.runs import run_instructions, run_pairs, run_responses
 from judging.services.configs import config_endpoint_problems, config_snapshot
@@ -42,6 +42,7 @@ def judge_run_create(
     kind: str = JudgeRun.Kind.POINTWISE,
     models: list[str] | None = None,
     instruction_limit: int | None = None,
+    max_calls: int | None = None,
     categories: list[str] | None = None,
     sample: int | None = None,
     seed: int = 0,
@@ -53,7 +54,8 @@ def judge_run_create(
     """Create a pending judge run of any `kind` and its calls; nothing is sent yet.
 
     The one entry for the run form, the API and the `judge` command. Pointwise runs
-    take `models` and `instruction_limit` (`_judge_run_create_pointwise`); pairwise
+    take `models`, `instruction_limit` (a number of instructions) and `max_calls`
+    (`_judge_run_create_pointwise`); pairwise
     runs `categories`, `sample`, `seed`, `allow_tie`, `probe` and `cue`
     (`judge_run_create_pairwise`); metadata and checklist runs `instruction_limit`
     (`judge_run_create_annotation`). An option of another kind is refused, naming
@@ -73,6 +75,16 @@ def judge_run_create(
                 "the judge run was not created",
                 [Problem("only for kind 'pairwise'", field=k) for k in wrong],
             )
+    if max_calls is not None and kind != JudgeRun.Kind.POINTWISE:
+        raise DomainError(
+            "the judge run was not created",
+            [
+                Problem(
+                    "only for kind 'pointwise' (pairwise runs take a sample of pairs)",
+                    field="max_calls",
+                )
+            ],
+        )
     if kind == JudgeRun.Kind.PAIRWISE:
         return judge_run_create_pairwise(
             config=config,
@@ -106,6 +118,7 @@ def judge_run_create(
         user=user,
         models=models,
         instruction_limit=instruction_limit,
+        max_calls=max_calls,
         name=name,
     )
 
@@ -117,12 +130,16 @@ def _judge_run_create_pointwise(
     user: User,
     models: list[str] | None = None,
     instruction_limit: int | None = None,
+    max_calls: int | None = None,
     name: str = "",
 ) -> JudgeRun:
     """A pending pointwise run and its calls (one per response and sample).
 
-    Nothing is sent yet: the run records an estimate (calls, tokens, cost) and a frozen
-    copy of the config. Raises `DomainError` naming the field for bad input.
+    `instruction_limit` keeps the first N instructions (every selected model's response
+    to each); `max_calls` then keeps the first responses, in instruction order, whose
+    calls (responses x samples) fit in N. Nothing is sent yet: the run records an
+    estimate (calls, tokens, cost) and a frozen copy of the config. Raises
+    `DomainError` naming the field for bad input.
     """
     roles.require_researcher(user)
     models = sorted(set(models or []))
@@ -141,6 +158,16 @@ def _judge_run_create_pointwise(
         )
     if problem := INSTRUCTION_LIMIT.problem(instruction_limit, "limit", optional=True):
         problems.append(problem)
+    if problem := MAX_CALLS.problem(max_calls, "max_calls", optional=True):
+        problems.append(problem)
+    elif max_calls is not None and max_calls < config.samples:
+        problems.append(
+            Problem(
+                f"{max_calls} is fewer than the config's {config.samples} samples "
+                "per response",
+                field="max_calls",
+            )
+        )
     if problems:
         raise DomainError("the judge run was not created", problems)
     responses = run_responses(
@@ -153,6 +180,9 @@ def _judge_run_create_pointwise(
         raise DomainError(
             "nothing to judge", [Problem("no responses match", field="models")]
         )
+    if max_calls is not None and len(response_ids) * config.samples > max_calls:
+        response_ids = response_ids[: max_calls // config.samples]
+        responses = responses.filter(pk__in=response_ids)
     with transaction.atomic():
         run = JudgeRun.objects.create(
             config=config,

@@ -305,3 +305,57 @@ def test_import_judge_run_unknown_dataset_or_file(dataset, tmp_path):
         run_command(
             "import_judge_run", str(tmp_path / "x.jsonl"), "--dataset", "cli-set"
         )
+
+
+# --- judge on a fresh database, --limit and --max-calls ------------------------------------
+
+
+def test_judge_without_any_admin_acts_as_the_documented_system_user():
+    from django.contrib.auth import get_user_model
+
+    from annotation import roles
+    from judging.management.commands._cli import SYSTEM_USERNAME
+
+    make_dataset(name="fresh", instructions=2, models=("alpha", "beta"))
+    assert not get_user_model().objects.filter(is_superuser=True).exists()
+    out, _ = run_command("judge", "--dataset", "fresh", "--baseline", "rouge")
+    run = JudgeRun.objects.get()
+    assert run.created_by.username == SYSTEM_USERNAME
+    assert roles.is_admin(run.created_by)
+    assert not run.created_by.has_usable_password()  # nobody logs in as it
+    # A second command reuses it.
+    run_command("judge", "--dataset", "fresh", "--baseline", "length")
+    assert get_user_model().objects.filter(username=SYSTEM_USERNAME).count() == 1
+
+
+def test_judge_max_calls_caps_the_calls_and_limit_counts_instructions(dataset):
+    base = ["judge", "--dataset", "cli-set", "--baseline", "rouge"]
+    run_command(*base, "--limit", "1")
+    by_limit = JudgeRun.objects.latest("pk")
+    assert by_limit.total_calls == 2  # 1 instruction x 2 models
+    run_command(*base, "--max-calls", "3")
+    capped = JudgeRun.objects.latest("pk")
+    assert capped.total_calls == 3 == capped.calls.count()
+    assert capped.estimate["calls"] == 3
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--max-calls", "0"], "max_calls"),
+        (["--max-calls", "5", "--kind", "metadata"], "only for kind 'pointwise'"),
+    ],
+)
+def test_judge_max_calls_bad_input(dataset, args, message):
+    with pytest.raises(CommandError, match=message):
+        run_command("judge", "--dataset", "cli-set", "--baseline", "rouge", *args)
+    assert not JudgeRun.objects.exists()
+
+
+def test_judge_help_says_what_limit_counts():
+    from judging.management.commands.judge import Command
+
+    parser = Command().create_parser("manage.py", "judge")
+    text = " ".join(parser.format_help().split())
+    assert "N counts instructions, not calls" in text
+    assert "--max-calls N" in text

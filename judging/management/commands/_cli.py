@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
 from django.core.management.base import CommandError
 
 from annotation import roles
 
 
+# The operator's stand-in when no admin account exists yet (a fresh database): an admin
+# that cannot log in (no usable password), the owner of what commands create then.
+SYSTEM_USERNAME = "flaskeval-cli"
+
+
 def command_user(username: str | None):
     """The user a command acts as: `--user` (a researcher or admin), else the first
-    active superuser or admin. The services check the role again."""
+    active superuser or admin, else the system user `SYSTEM_USERNAME` (created on
+    first use: the operator runs management commands, so none is refused for want of
+    an account). The services check the role again."""
     User = get_user_model()
     if username:
         user = User.objects.filter(username=username, is_active=True).first()
@@ -25,6 +33,11 @@ def command_user(username: str | None):
         .order_by("pk")
         .first()
     )
-    if user is None:
-        raise CommandError("no admin user exists; pass --user USERNAME")
+    if user is not None:
+        return user
+    user, created = User.objects.get_or_create(username=SYSTEM_USERNAME)
+    if created:
+        user.set_unusable_password()
+        user.save(update_fields=["password"])
+    user.groups.add(Group.objects.get(name=roles.ADMIN))
     return user

@@ -120,7 +120,20 @@ class Command(BaseCommand):
         run.add_argument(
             "--models", nargs="+", default=[], metavar="M", help="Only these models."
         )
-        run.add_argument("--limit", type=int, help="Only the first N instructions.")
+        run.add_argument(
+            "--limit",
+            type=int,
+            metavar="N",
+            help="Only the first N instructions (N counts instructions, not calls: "
+            "each brings one call per selected model's response and sample).",
+        )
+        run.add_argument(
+            "--max-calls",
+            type=int,
+            metavar="N",
+            help="At most N calls: the first responses, in instruction order, whose "
+            "calls (responses x samples) fit (pointwise runs).",
+        )
         run.add_argument(
             "--kind",
             choices=["pointwise", "pairwise", "metadata", "checklist"],
@@ -189,6 +202,7 @@ class Command(BaseCommand):
                 kind=options["kind"],
                 models=options["models"] if options["kind"] == "pointwise" else None,
                 instruction_limit=options["limit"],
+                max_calls=options["max_calls"],
                 categories=options["category"],
                 sample=options["sample"],
                 seed=options["seed"],
