@@ -8,7 +8,6 @@ from django.core.management.base import CommandError
 
 from annotation import roles
 
-
 # The operator's stand-in when no admin account exists yet (a fresh database): an admin
 # that cannot log in (no usable password), the owner of what commands create then.
 SYSTEM_USERNAME = "flaskeval-cli"
