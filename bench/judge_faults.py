@@ -177,6 +177,7 @@ def main() -> None:
                 server = start_server(port, args.latency_ms, faults)
                 config = services.judge_config_create(
                     user=user,
+                    operator=True,  # the bench runs as the operator does
                     name=f"faults-{name}-{time.monotonic_ns()}",
                     base_url=f"http://127.0.0.1:{port}/v1",
                     model=f"fake-judge-{time.monotonic_ns()}",

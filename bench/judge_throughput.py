@@ -253,6 +253,7 @@ def main() -> None:
             base = f"http://127.0.0.1:{port}/v1"
             config = services.judge_config_create(
                 user=user,
+                operator=True,
                 name=f"bench-{concurrency}-{errors}-{time.monotonic_ns()}",
                 base_url=base,
                 model="fake-judge",

@@ -198,6 +198,7 @@ def main() -> None:
         print(f"fake judge server on http://127.0.0.1:{port}/ (GET /stats)", flush=True)
         config = services.judge_config_create(
             user=user,
+            operator=True,
             name=f"bench-pairwise-{time.monotonic_ns()}",
             base_url=f"http://127.0.0.1:{port}/v1",
             model="fake-judge",

@@ -164,6 +164,7 @@ def main() -> None:
                 worker = start_worker(beat, schedule)
                 config = services.judge_config_create(
                     user=user,
+                    operator=True,  # the bench runs as the operator does
                     name=f"crash-{time.monotonic_ns()}",
                     base_url=base,
                     # A model name of its own: no answer comes from the cache.

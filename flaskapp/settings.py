@@ -258,6 +258,21 @@ JUDGE_HANG_MIN_SAMPLES = env_int("JUDGE_HANG_MIN_SAMPLES", 20)
 JUDGE_MAX_TRANSPORT_RETRIES = env_int("JUDGE_MAX_TRANSPORT_RETRIES", 6)
 JUDGE_BACKOFF_BASE_SECONDS = float(os.environ.get("JUDGE_BACKOFF_BASE_SECONDS", "0.5"))
 JUDGE_BACKOFF_MAX_SECONDS = float(os.environ.get("JUDGE_BACKOFF_MAX_SECONDS", "30"))
+# Judge endpoints (judging/endpoints.py): the only environment variables a judge config
+# may name as its API key, and the hosts a worker may send judge requests to. Names and
+# host names may be glob patterns; an empty host list allows any host (local use).
+JUDGE_KEY_ENV_ALLOWED = [
+    p.strip()
+    for p in os.environ.get(
+        "JUDGE_KEY_ENV_ALLOWED", "JUDGE_KEY_*,OPENAI_API_KEY"
+    ).split(",")
+    if p.strip()
+]
+JUDGE_ALLOWED_HOSTS = [
+    h.strip().lower()
+    for h in os.environ.get("JUDGE_ALLOWED_HOSTS", "").split(",")
+    if h.strip()
+]
 CELERY_TASK_ROUTES = {"judging.tasks.judge_run_drive_task": {"queue": "judge"}}
 CELERY_BEAT_SCHEDULE = {
     "recover-judge-runs": {

@@ -8,7 +8,9 @@ from django import forms
 from annotation.errors import DomainError
 from annotation.forms import MultipleFileField
 from flaskapp import bounds
+from judging import endpoints
 from judging.models import JudgeConfig, JudgeRun, PromptTemplate
+from judging.selectors.runs import Endpoint, judge_endpoint_list
 
 RUN_KINDS = [
     (JudgeRun.Kind.POINTWISE, "Score responses skill by skill (FLASK)"),
@@ -66,6 +68,16 @@ class ProblemsFormMixin:
 
 
 class JudgeConfigForm(ProblemsFormMixin, forms.Form):
+    """A judge config, new (`config` None) or changed. `user` decides the endpoint
+    fields: with endpoint rights (`endpoints.can_manage_endpoints`) the base URL and
+    key variable are typed or a configured endpoint is chosen; without, only a
+    configured endpoint can be chosen (the service enforces it either way)."""
+
+    endpoint = forms.ChoiceField(
+        required=False,
+        label="Configured endpoint",
+        help_text="An endpoint (base URL and key variable) an admin has configured.",
+    )
     name = forms.CharField(max_length=100)
     backend = forms.ChoiceField(
         choices=JudgeConfig.Backend.choices, initial=JudgeConfig.Backend.OPENAI
@@ -88,7 +100,8 @@ class JudgeConfigForm(ProblemsFormMixin, forms.Form):
         required=False,
         label="API key environment variable",
         help_text="The NAME of the server's environment variable that holds the key, "
-        "e.g. OPENAI_API_KEY. The key itself is never stored or shown.",
+        "e.g. OPENAI_API_KEY; only declared names can be used. The key itself is "
+        "never stored or shown.",
         widget=forms.TextInput(
             attrs={
                 "placeholder": "OPENAI_API_KEY",
@@ -158,14 +171,35 @@ class JudgeConfigForm(ProblemsFormMixin, forms.Form):
         label="This is the built-in fake judge server (a development tool)",
     )
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, user, config: JudgeConfig | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["prompt"].queryset = PromptTemplate.objects.filter(
             kind=PromptTemplate.Kind.POINTWISE
         ).order_by("name", "-version")
+        self.can_manage_endpoints = endpoints.can_manage_endpoints(user)
+        choices = [(e.value, e.label) for e in judge_endpoint_list()]
+        current = ""
+        if config is not None and (config.base_url or config.api_key_env):
+            current = Endpoint(config.base_url, config.api_key_env, None).value
+            if current not in dict(choices):
+                label = Endpoint(config.base_url, config.api_key_env, None).label
+                choices.insert(0, (current, f"{label} (this judge's)"))
+        if self.can_manage_endpoints:
+            empty = "None: type a new endpoint below"
+        else:
+            empty = "None (baselines only)"
+            self.fields["endpoint"].initial = current
+            # The typed fields are not shown; their problems belong to the choice.
+            self.FIELD_OF_PROBLEM = {"base_url": "endpoint", "api_key_env": "endpoint"}
+        self.fields["endpoint"].choices = [("", empty), *choices]
+        patterns = ", ".join(endpoints.key_env_patterns())
+        self.fields["api_key_env"].help_text += f" Declared: {patterns}."
 
     def service_fields(self) -> dict:
         data = dict(self.cleaned_data)
+        chosen = data.pop("endpoint", "")
+        if chosen:
+            data["base_url"], _, data["api_key_env"] = chosen.rpartition("|")
         data["name"] = data["name"].strip()
         data["api_key_env"] = data["api_key_env"].strip()
         return data

@@ -18,11 +18,18 @@ connection refused / reset                    connection                  transi
 401, 403                                      auth                        permanent
 404                                           not_found                   permanent
 any other 4xx                                 client_error                permanent
+3xx (redirects are never followed)            client_error                permanent
+host not allowed, undeclared key variable     refused (nothing is sent)   permanent
 ============================================  ==========================  =========
 
 The hang deadline (`judging.deadlines.HangDeadline`, optional) cuts an attempt that
 waits far longer than this client's recent answers took, long before ``timeout``; the
 retry of a cut call gets twice the deadline.
+
+What may be called is `judging.endpoints`' rule: the client refuses, before sending
+anything, a base URL whose host ``JUDGE_ALLOWED_HOSTS`` does not allow, and
+`api_key_from_env` reads declared key variables only. Redirects are not followed, so
+an allowed host cannot forward a request (and its key) to one that is not.
 
 Transport: by default the SDK's aiohttp transport (``openai.DefaultAioHttpClient``),
 because httpx's connection pool spends CPU per request that grows with the number of
@@ -53,6 +60,7 @@ import httpx
 import httpx2
 import openai
 
+from judging import endpoints
 from judging.deadlines import HangDeadline
 
 logger = logging.getLogger(__name__)
@@ -133,8 +141,11 @@ class Limiter(Protocol):
 
 
 def api_key_from_env(var_name: str) -> str | None:
-    """The key held in environment variable `var_name`, or None. Never logged."""
-    if not var_name:
+    """The key held in environment variable `var_name`, or None. Never logged.
+
+    Only a declared key variable (`endpoints.key_env_declared`) is read: for any other
+    name (``DJANGO_SECRET_KEY``, ``DATABASE_URL``) this is None, whatever it holds."""
+    if not endpoints.key_env_declared(var_name):
         return None
     value = os.environ.get(var_name, "").strip()
     return value or None
@@ -198,7 +209,11 @@ class JudgeClient:
         retry_after_max: float = RETRY_AFTER_MAX,
         transport: str = "aiohttp",
         hang_deadline: HangDeadline | None = None,
+        refusal: str = "",
     ):
+        """`refusal`: a reason the caller found to send nothing to this endpoint
+        (`endpoints.call_refusal`); every `complete` then raises it as a permanent
+        ``refused`` error, as it does for a host ``JUDGE_ALLOWED_HOSTS`` refuses."""
         if transport not in TRANSPORTS:
             raise ValueError(
                 f"unknown transport {transport!r}; use one of {TRANSPORTS}"
@@ -224,6 +239,7 @@ class JudgeClient:
         self._secret = api_key or None
         # What messages and logs show: a key pasted into the URL is scrubbed too.
         self._url = self._scrub(base_url)
+        self._refusal = refusal or endpoints.host_refusal(base_url)
         self._http = _http_client(transport, timeout, max_connections)
         self.transport = (
             "httpx" if isinstance(self._http, httpx.AsyncClient) else "aiohttp"
@@ -261,8 +277,11 @@ class JudgeClient:
 
         Raises `PermanentJudgeError` at once, or the last `TransientJudgeError` once
         `max_retries` retries are spent (or when the server asks for a wait longer
-        than `retry_after_max`). Both carry `attempts`.
+        than `retry_after_max`). Both carry `attempts`. A refused endpoint raises
+        ``refused`` with `attempts` 0: no connection is opened.
         """
+        if self._refusal:
+            raise PermanentJudgeError("refused", self._refusal, attempts=0)
         kwargs = self._create_kwargs(request)
         reservation = estimate_request_tokens(request)
         attempt = 0
@@ -503,6 +522,7 @@ def _http_client(transport: str, timeout: float, max_connections: int):
                 max_keepalive_connections=max_connections,
             ),
             timeout=timeout,
+            follow_redirects=False,
         )
     # httpx's pool costs CPU per request that grows with the number of open
     # connections (encode/httpx#3215): at 200 concurrent calls it spends seconds
@@ -514,6 +534,7 @@ def _http_client(transport: str, timeout: float, max_connections: int):
                 max_keepalive_connections=max_connections,
             ),
             timeout=timeout,
+            follow_redirects=False,  # the SDK's default follows them
         )
     except RuntimeError:  # the SDK found no usable aiohttp
         logger.warning("aiohttp transport unavailable; using httpx (slower when busy)")

@@ -125,10 +125,25 @@ class JudgeConfig(models.Model):
         on_delete=models.SET_NULL,
         related_name="+",
     )
+    # Who decided this endpoint (base URL and key variable) may be used: the admin or
+    # endpoint manager who set it, also when a researcher reuses it (judging.endpoints).
+    endpoint_approved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["name"]
+        permissions = [
+            (
+                "manage_endpoints",
+                "Can create and change judge endpoints (base URL and key variable)",
+            )
+        ]
         constraints = [
             models.CheckConstraint(
                 condition=Q(samples__gte=1), name="judge_samples_gte_1"

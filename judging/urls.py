@@ -13,6 +13,7 @@ app_name = "judging"
 urlpatterns = [
     path("judges/", configs.judge_list, name="judge-list"),
     path("judges/new/", configs.judge_new, name="judge-new"),
+    path("judges/<int:config_id>/edit/", configs.judge_edit, name="judge-edit"),
     path("prompts/", prompts.prompt_list, name="prompt-list"),
     path("runs/", views.run_list, name="run-list"),
     path("runs/new/", views.run_new, name="run-new"),

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import factory
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import Group, Permission, User
+from django.contrib.contenttypes.models import ContentType
 
 from annotation.models import Dataset, Instruction, InstructionSkill, Response, Skill
 from annotation.services import rubric_get_default
@@ -22,6 +23,22 @@ class UserFactory(factory.django.DjangoModelFactory):
     def role(self, create, extracted, **kwargs):
         if create and extracted:
             self.groups.add(Group.objects.get(name=extracted))
+
+
+def grant_endpoint_rights(user: User) -> User:
+    """Give `user` the `judging.manage_endpoints` permission (what an admin grants in
+    the Django admin), so they may create and change judge endpoints."""
+    from judging.models import JudgeConfig
+
+    permission, _ = Permission.objects.get_or_create(
+        codename="manage_endpoints",
+        content_type=ContentType.objects.get_for_model(JudgeConfig),
+        defaults={"name": "Can create and change judge endpoints"},
+    )
+    user.user_permissions.add(permission)
+    for cache in ("_perm_cache", "_user_perm_cache", "_group_perm_cache"):
+        user.__dict__.pop(cache, None)
+    return user
 
 
 class DatasetFactory(factory.django.DjangoModelFactory):

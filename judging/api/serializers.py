@@ -44,7 +44,8 @@ class JudgeConfigOutputSerializer(serializers.Serializer):
         help_text="Name of the environment variable holding the key (never the key)."
     )
     api_key_set = serializers.SerializerMethodField(
-        help_text="Whether the server's environment has that variable set."
+        help_text="Whether the server's environment has that variable set; null "
+        "unless it is a declared key variable (JUDGE_KEY_ENV_ALLOWED)."
     )
     temperature = serializers.FloatField()
     max_tokens = serializers.IntegerField()
@@ -62,8 +63,8 @@ class JudgeConfigOutputSerializer(serializers.Serializer):
     run_count = serializers.IntegerField(required=False)
     created_at = serializers.DateTimeField()
 
-    @extend_schema_field(OpenApiTypes.BOOL)
-    def get_api_key_set(self, config: JudgeConfig) -> bool:
+    @extend_schema_field(serializers.BooleanField(allow_null=True))
+    def get_api_key_set(self, config: JudgeConfig) -> bool | None:
         return selectors.api_key_is_set(config.api_key_env)
 
 
@@ -83,7 +84,8 @@ class JudgeConfigCreateInputSerializer(serializers.Serializer):
         max_length=100,
         required=False,
         allow_blank=True,
-        help_text="The NAME of an environment variable, e.g. OPENAI_API_KEY.",
+        help_text="The NAME of a declared key variable (JUDGE_KEY_ENV_ALLOWED), e.g. "
+        "OPENAI_API_KEY. A new endpoint (base_url, api_key_env) needs endpoint rights.",
     )
     # Bounds: flaskapp.bounds (the model fields and the service use the same).
     temperature = serializers.FloatField(
@@ -122,6 +124,12 @@ class JudgeConfigCreateInputSerializer(serializers.Serializer):
         required=False, **bounds.TIMEOUT_SECONDS.field_kwargs()
     )
     is_dev_server = serializers.BooleanField(required=False)
+
+
+class JudgeConfigUpdateInputSerializer(JudgeConfigCreateInputSerializer):
+    """The fields to change (use with ``partial=True``: none is required and none
+    defaults). Changing base_url or api_key_env to an endpoint that is not configured
+    needs endpoint rights; the judging parameters any researcher may change."""
 
 
 # --- Runs ---------------------------------------------------------------------------------

@@ -7,7 +7,6 @@ from __future__ import annotations
 from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -23,6 +22,7 @@ from judging.api.serializers import (
     JudgeCallOutputSerializer,
     JudgeConfigCreateInputSerializer,
     JudgeConfigOutputSerializer,
+    JudgeConfigUpdateInputSerializer,
     JudgeRunCreateInputSerializer,
     JudgeRunImportInputSerializer,
     JudgeRunListFilterInputSerializer,
@@ -34,7 +34,7 @@ from judging.api.serializers import (
 from judging.models import JudgeRun, PromptTemplate
 from judging.selectors import runs as selectors
 from judging.selectors.pairwise import pairwise_verdict_list
-from judging.services.configs import judge_config_create
+from judging.services.configs import judge_config_create, judge_config_update
 from judging.services.imports import judge_run_import
 from judging.services.runs import (
     judge_run_cancel,
@@ -79,14 +79,7 @@ class JudgeConfigListApi(ListApi):
     def post(self, request):
         serializer = JudgeConfigCreateInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        fields = dict(serializer.validated_data)
-        prompt_id = fields.pop("prompt_id", None)
-        if prompt_id is not None:
-            fields["prompt"] = PromptTemplate.objects.filter(pk=prompt_id).first()
-            if fields["prompt"] is None:
-                raise ValidationError(
-                    {"prompt_id": [f"no prompt template with id {prompt_id}"]}
-                )
+        fields = _config_fields(serializer.validated_data)
         config = judge_config_create(user=request.user, **fields)
         config = selectors.judge_config_get_for_user(
             user=request.user, config_id=config.pk
@@ -97,6 +90,9 @@ class JudgeConfigListApi(ListApi):
 
 
 class JudgeConfigDetailApi(APIView):
+    """GET: one judge config. PATCH: change some of its fields (a new endpoint needs
+    endpoint rights; see `judging.endpoints`)."""
+
     permission_classes = [IsResearcher]
 
     @extend_schema(tags=["judges"], responses=JudgeConfigOutputSerializer)
@@ -105,6 +101,44 @@ class JudgeConfigDetailApi(APIView):
             user=request.user, config_id=config_id
         )
         return Response(JudgeConfigOutputSerializer(config).data)
+
+    @extend_schema(
+        tags=["judges"],
+        request=JudgeConfigUpdateInputSerializer,
+        responses={200: JudgeConfigOutputSerializer, 400: REFUSED},
+    )
+    def patch(self, request, config_id: int):
+        config = selectors.judge_config_get_for_user(
+            user=request.user, config_id=config_id
+        )
+        serializer = JudgeConfigUpdateInputSerializer(data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        fields = _config_fields(serializer.validated_data)
+        judge_config_update(user=request.user, config=config, **fields)
+        config = selectors.judge_config_get_for_user(
+            user=request.user, config_id=config.pk
+        )
+        return Response(JudgeConfigOutputSerializer(config).data)
+
+
+def _config_fields(validated: dict) -> dict:
+    """The service's fields from a config input: `prompt_id` becomes `prompt`."""
+    fields = dict(validated)
+    if "prompt_id" in fields:
+        prompt_id = fields.pop("prompt_id")
+        fields["prompt"] = None
+        if prompt_id is not None:
+            fields["prompt"] = PromptTemplate.objects.filter(pk=prompt_id).first()
+            if fields["prompt"] is None:
+                raise DomainError(
+                    "the judge config was not saved",
+                    [
+                        Problem(
+                            f"no prompt template with id {prompt_id}", field="prompt_id"
+                        )
+                    ],
+                )
+    return fields
 
 
 # --- Runs ---------------------------------------------------------------------------------

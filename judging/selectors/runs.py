@@ -28,6 +28,7 @@ from annotation.models import (
     PreferencePair,
     Response,
 )
+from judging import endpoints
 from judging.models import (
     JudgeCall,
     JudgeConfig,
@@ -45,13 +46,63 @@ RECENT_ERRORS_SHOWN = 8
 # --- Judge configs ------------------------------------------------------------------------
 
 
-def api_key_is_set(env_name: str) -> bool:
-    """Whether the server's environment holds a non-empty value under `env_name`.
+def api_key_is_set(env_name: str) -> bool | None:
+    """Whether the server's environment holds a non-empty value under `env_name`, for
+    a declared key variable only (`endpoints.key_env_declared`); None for any other
+    name, so that no page or response tells which variables the server has.
 
     Only the boolean leaves this function: the value itself is never returned, shown
     or logged.
     """
-    return bool(env_name) and bool(os.environ.get(env_name))
+    if not endpoints.key_env_declared(env_name):
+        return None
+    return bool(os.environ.get(env_name))
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """A (base URL, key variable) pair some config uses, and who approved it."""
+
+    base_url: str
+    api_key_env: str
+    approved_by_id: int | None
+
+    @property
+    def value(self) -> str:
+        """The pair as one form value (env names never contain "|")."""
+        return f"{self.base_url}|{self.api_key_env}"
+
+    @property
+    def label(self) -> str:
+        key = f"key {self.api_key_env}" if self.api_key_env else "no key"
+        return f"{self.base_url} · {key}"
+
+
+def judge_endpoint_list() -> list[Endpoint]:
+    """The configured endpoints: distinct (base URL, key variable) pairs of configs,
+    approved by someone who may manage endpoints now and usable under today's rules
+    (`endpoints.endpoint_problems`), ordered by URL. These are the endpoints a
+    researcher without endpoint rights may choose (`services.configs`)."""
+    rows = (
+        JudgeConfig.objects.exclude(base_url="", api_key_env="")
+        .filter(
+            endpoint_approved_by__isnull=False, endpoint_approved_by__is_active=True
+        )
+        .select_related("endpoint_approved_by")
+        .order_by("base_url", "api_key_env", "pk")
+    )
+    found: dict[tuple[str, str], Endpoint] = {}
+    may_manage: dict[int, bool] = {}
+    for config in rows:
+        pair = (config.base_url, config.api_key_env)
+        approver = config.endpoint_approved_by
+        if pair in found:
+            continue
+        if approver.pk not in may_manage:
+            may_manage[approver.pk] = endpoints.can_manage_endpoints(approver)
+        if may_manage[approver.pk] and not endpoints.endpoint_problems(*pair):
+            found[pair] = Endpoint(*pair, approved_by_id=approver.pk)
+    return list(found.values())
 
 
 def judge_config_list_for_user(*, user) -> QuerySet[JudgeConfig]:

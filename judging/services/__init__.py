@@ -4,6 +4,7 @@ from judging.services.configs import (
     judge_config_create,
     judge_config_get_or_create,
     judge_config_problems,
+    judge_config_update,
 )
 from judging.services.estimates import judge_run_estimate
 from judging.services.execution import (
@@ -23,6 +24,7 @@ __all__ = [
     "judge_config_create",
     "judge_config_get_or_create",
     "judge_config_problems",
+    "judge_config_update",
     "judge_run_cancel",
     "judge_run_create",
     "judge_run_drive",

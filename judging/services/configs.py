@@ -1,75 +1,186 @@
-"""Judge configs: create and validate, reuse an identical one, freeze into runs.
+"""Judge configs: create, change and validate, reuse an identical one, freeze into runs.
 
 A config names its endpoint (base URL, model) and the NAME of the environment variable
 holding the API key, never the key itself. A config without an endpoint is a
 placeholder that only holds imported results and can never be run.
+
+Which key variables and hosts a config may name, and who may set them, is decided in
+`judging.endpoints`; `endpoint_rights_problems` below applies it to every create and
+change, whatever the interface (page, API, command).
 """
 
 from __future__ import annotations
 
-import re
 from decimal import Decimal
 from urllib.parse import urlparse
 
 from django.contrib.auth.models import User
+from django.db import transaction
 
 from annotation import roles
 from annotation.errors import DomainError, Problem
 from flaskapp import bounds
+from judging import endpoints
 from judging.models import JudgeConfig, PromptTemplate
+from judging.selectors.runs import judge_endpoint_list
 from judging.services.prompts import prompt_get_builtin
 
-ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]{0,99}$")
+ENV_NAME = endpoints.ENV_NAME
+
+# The fields a person may set on a config (create and change).
+EDITABLE_FIELDS = (
+    "name",
+    "backend",
+    "base_url",
+    "model",
+    "model_family",
+    "api_key_env",
+    "temperature",
+    "max_tokens",
+    "samples",
+    "prompt",
+    "include_reference",
+    "output_mode",
+    "max_parse_retries",
+    "price_input_per_m",
+    "price_output_per_m",
+    "max_concurrency",
+    "requests_per_minute",
+    "tokens_per_minute",
+    "timeout_seconds",
+    "is_dev_server",
+)
+NEW_ENDPOINT_PROBLEM = (
+    "is not one of the configured endpoints: a new endpoint (base URL and key "
+    "variable) is set by an admin or a researcher with the judging.manage_endpoints "
+    "permission; choose a configured endpoint"
+)
 
 
-def judge_config_create(*, user: User, **fields) -> JudgeConfig:
+def judge_config_create(*, user: User, operator: bool = False, **fields) -> JudgeConfig:
     """Create a judge config after validating every field (errors name the field).
 
-    `api_key_env` must be the NAME of an environment variable (e.g. OPENAI_API_KEY),
+    `api_key_env` must be the NAME of a declared key variable (`judging.endpoints`),
     never a key: values that look like secrets are refused so they cannot reach the
-    database.
+    database. A new endpoint needs endpoint rights (`endpoint_rights_problems`);
+    `operator=True` is the command line, whose operator has them. Writes one row or,
+    on any problem, nothing (`DomainError`).
     """
     roles.require_researcher(user)
+    _unknown_fields(fields)
     problems = judge_config_problems(fields)
+    rights, approver = endpoint_rights_problems(
+        user=user,
+        operator=operator,
+        base_url=fields.get("base_url") or "",
+        api_key_env=fields.get("api_key_env") or "",
+    )
+    problems += rights
     if problems:
         raise DomainError("the judge config was not saved", problems)
     if fields.get("prompt") is None and fields.get("backend", "openai") == "openai":
         fields["prompt"] = prompt_get_builtin(PromptTemplate.Kind.POINTWISE)
-    config = JudgeConfig(created_by=user, **fields)
+    config = JudgeConfig(created_by=user, endpoint_approved_by=approver, **fields)
     config.save()
     return config
 
 
-def judge_config_problems(fields: dict) -> list[Problem]:
+def judge_config_update(
+    *, user: User, config: JudgeConfig, operator: bool = False, **fields
+) -> JudgeConfig:
+    """Change the given `fields` of `config` (the others keep their values), validated
+    like `judge_config_create` on the result. Changing the endpoint (base URL or key
+    variable) to a pair that is not a configured endpoint needs endpoint rights; the
+    judging parameters (prompt, sampling, prices, limits) any researcher may change.
+
+    Locks the config row; writes it or, on any problem, nothing (`DomainError`). Runs
+    already made keep the settings they froze. Idempotent.
+    """
+    roles.require_researcher(user)
+    _unknown_fields(fields)
+    with transaction.atomic():
+        config = JudgeConfig.objects.select_for_update().get(pk=config.pk)
+        merged = {name: getattr(config, name) for name in EDITABLE_FIELDS}
+        merged.update(fields)
+        problems = judge_config_problems(merged, exclude_pk=config.pk)
+        rights, approver = endpoint_rights_problems(
+            user=user,
+            operator=operator,
+            base_url=merged["base_url"] or "",
+            api_key_env=merged["api_key_env"] or "",
+            current=config,
+        )
+        problems += rights
+        if problems:
+            raise DomainError("the judge config was not saved", problems)
+        if merged["prompt"] is None and merged["backend"] == "openai":
+            merged["prompt"] = prompt_get_builtin(PromptTemplate.Kind.POINTWISE)
+        for name, value in merged.items():
+            setattr(config, name, value)
+        config.endpoint_approved_by = approver
+        config.save()
+    return config
+
+
+def endpoint_rights_problems(
+    *,
+    user: User,
+    operator: bool,
+    base_url: str,
+    api_key_env: str,
+    current: JudgeConfig | None = None,
+) -> tuple[list[Problem], User | None]:
+    """Whether `user` may give a config the endpoint (`base_url`, `api_key_env`): the
+    one place the endpoint-rights rule is applied. Returns (problems, approver), the
+    approver being who the endpoint is then recorded as approved by.
+
+    Allowed: no endpoint at all; the endpoint `current` already has (unchanged); any
+    endpoint for the command-line operator and for `endpoints.can_manage_endpoints`
+    users; otherwise only a configured endpoint (`judge_endpoint_list`), keeping the
+    approver who configured it. A refusal names `base_url`, or `api_key_env` when the
+    URL is a configured one (or unchanged) and only the key variable is new.
+    """
+    pair = (base_url, api_key_env)
+    if pair == ("", ""):
+        return [], None
+    if current is not None and pair == (current.base_url, current.api_key_env):
+        return [], current.endpoint_approved_by
+    if operator or endpoints.can_manage_endpoints(user):
+        return [], user
+    configured = {(e.base_url, e.api_key_env): e for e in judge_endpoint_list()}
+    if pair in configured:
+        approver_id = configured[pair].approved_by_id
+        return [], User.objects.filter(pk=approver_id).first()
+    known_urls = {url for url, _ in configured}
+    if current is not None:
+        known_urls.add(current.base_url)
+    field = "api_key_env" if base_url in known_urls else "base_url"
+    return [Problem(NEW_ENDPOINT_PROBLEM, field=field)], None
+
+
+def judge_config_problems(
+    fields: dict, *, exclude_pk: int | None = None
+) -> list[Problem]:
+    """Every problem of a config with these `fields`, each naming its field."""
     problems: list[Problem] = []
     name = (fields.get("name") or "").strip()
+    taken = JudgeConfig.objects.filter(name=name).exclude(pk=exclude_pk)
     if not name:
         problems.append(Problem("is empty", field="name"))
-    elif JudgeConfig.objects.filter(name=name).exists():
+    elif taken.exists():
         problems.append(Problem(f"a judge config named {name!r} exists", field="name"))
     backend = fields.get("backend", JudgeConfig.Backend.OPENAI)
     if backend not in JudgeConfig.Backend.values:
         problems.append(Problem(f"unknown backend {backend!r}", field="backend"))
+    endpoint = endpoints.endpoint_problems(
+        fields.get("base_url") or "", fields.get("api_key_env") or ""
+    )
     if backend == JudgeConfig.Backend.OPENAI:
-        url = fields.get("base_url") or ""
-        if not url.startswith(("http://", "https://")):
-            problems.append(
-                Problem(
-                    "must be an http(s) URL, e.g. https://api.openai.com/v1",
-                    field="base_url",
-                )
-            )
+        if not fields.get("base_url"):
+            endpoint.setdefault("base_url", endpoints.URL_PROBLEM)
         if not (fields.get("model") or "").strip():
             problems.append(Problem("is empty", field="model"))
-    env = fields.get("api_key_env") or ""
-    if env and not ENV_NAME.match(env):
-        problems.append(
-            Problem(
-                "must be the NAME of an environment variable (like OPENAI_API_KEY), not "
-                "the key itself; keys are never stored",
-                field="api_key_env",
-            )
-        )
+    problems += [Problem(message, field=f) for f, message in endpoint.items()]
     checks = {
         "temperature": bounds.TEMPERATURE,
         "samples": bounds.SAMPLES,
@@ -88,6 +199,12 @@ def judge_config_problems(fields: dict) -> list[Problem]:
         if value is not None and Decimal(str(value)) < 0:
             problems.append(Problem("must not be negative", field=field_name))
     return problems
+
+
+def _unknown_fields(fields: dict) -> None:
+    unknown = sorted(set(fields) - set(EDITABLE_FIELDS))
+    if unknown:
+        raise TypeError(f"not judge config fields: {', '.join(unknown)}")
 
 
 def config_snapshot(config: JudgeConfig) -> dict:
@@ -117,15 +234,34 @@ def config_snapshot(config: JudgeConfig) -> dict:
 
 def config_endpoint_problems(config: JudgeConfig) -> list[Problem]:
     """A config that cannot be called: an LLM backend without a base URL or model
-    (e.g. the placeholder `import_preferences --judge` creates for imported verdicts)."""
-    if config.is_baseline or (config.base_url and config.model):
+    (e.g. the placeholder `import_preferences --judge` creates for imported verdicts),
+    or whose endpoint today's rules refuse (`endpoints.endpoint_problems`: an
+    undeclared key variable, a host judges may not call)."""
+    if config.is_baseline:
         return []
+    if not (config.base_url and config.model):
+        return [
+            Problem(
+                f"judge {config.name!r} has no endpoint (base URL and model): it only "
+                "holds imported results; configure a judge to run it",
+                field="config",
+            )
+        ]
+    return snapshot_endpoint_problems(
+        {"base_url": config.base_url, "api_key_env": config.api_key_env},
+        name=config.name,
+    )
+
+
+def snapshot_endpoint_problems(snapshot: dict, *, name: str) -> list[Problem]:
+    """The endpoint problems of a run's frozen settings (or a config's), naming the
+    run's `config`, so a run is never created or started against a refused endpoint."""
+    found = endpoints.endpoint_problems(
+        snapshot.get("base_url") or "", snapshot.get("api_key_env") or ""
+    )
     return [
-        Problem(
-            f"judge {config.name!r} has no endpoint (base URL and model): it only "
-            "holds imported results; configure a judge to run it",
-            field="config",
-        )
+        Problem(f"judge {name!r} is refused: its {field} {message}", field="config")
+        for field, message in found.items()
     ]
 
 
@@ -149,13 +285,14 @@ IDENTITY_FIELDS = (
 
 
 def judge_config_get_or_create(
-    *, user: User | None, name: str | None = None, **fields
+    *, user: User, name: str | None = None, operator: bool = False, **fields
 ) -> tuple[JudgeConfig, bool]:
     """The config with exactly these settings (`fields`, and the `IDENTITY_FIELDS` not
     given at their defaults), reused if one exists; otherwise created, validated like
-    `judge_config_create`, under `name` or one made from the model and host (with
-    " #2", " #3", ... when taken). Returns (config, created). `user` None is a trusted
-    caller (the command line)."""
+    `judge_config_create` (`operator=True`: the command line), under `name` or one
+    made from the model and host (with " #2", " #3", ... when taken). Returns
+    (config, created). A reused config is not re-validated here: starting a run
+    checks its endpoint (`config_endpoint_problems`)."""
     wanted = {
         f.name: f.get_default()
         for f in JudgeConfig._meta.concrete_fields
@@ -172,4 +309,5 @@ def judge_config_get_or_create(
     while JudgeConfig.objects.filter(name=name).exists():
         n += 1
         name = f"{base_name} #{n}"
-    return judge_config_create(user=user, name=name, **wanted), True
+    config = judge_config_create(user=user, operator=operator, name=name, **wanted)
+    return config, True

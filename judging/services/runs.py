@@ -23,7 +23,11 @@ from annotation.models import Dataset, PreferencePair, Response
 from flaskapp.bounds import INSTRUCTION_LIMIT, MAX_CALLS, PAIR_SAMPLE, SEED
 from judging.models import JudgeCall, JudgeConfig, JudgeRun, PromptTemplate
 from judging.selectors.runs import run_instructions, run_pairs, run_responses
-from judging.services.configs import config_endpoint_problems, config_snapshot
+from judging.services.configs import (
+    config_endpoint_problems,
+    config_snapshot,
+    snapshot_endpoint_problems,
+)
 from judging.services.estimates import (
     annotation_estimate,
     pairwise_estimate,
@@ -313,7 +317,9 @@ def judge_run_start(*, run: JudgeRun, user: User) -> JudgeRun:
     """Start (or resume) a run: status running, driver tasks enqueued after commit.
 
     Idempotent for a running run (enqueues nothing new). A completed run with nothing
-    pending stays completed.
+    pending stays completed. A run whose frozen endpoint today's rules refuse
+    (`judging.endpoints`: undeclared key variable, host not allowed) is not started:
+    `DomainError` naming `config`, nothing changed or queued.
     """
     roles.require_researcher(user)
     with transaction.atomic():
@@ -322,6 +328,14 @@ def judge_run_start(*, run: JudgeRun, user: User) -> JudgeRun:
             return run
         if run.kind == JudgeRun.Kind.IMPORTED:
             raise DomainError("an imported run has nothing to execute")
+        snapshot = run.settings_snapshot or {}
+        if not str(snapshot.get("backend", "")).startswith("baseline"):
+            # The settings the workers will use, checked against today's rules: a run
+            # frozen before an endpoint was refused must not send anything either.
+            name = run.config.name if run.config_id else run.name
+            problems = snapshot_endpoint_problems(snapshot, name=name)
+            if problems:
+                raise DomainError("the run was not started", problems)
         if not run.calls.filter(status=JudgeCall.Status.PENDING).exists():
             return run
         run.status = JudgeRun.Status.RUNNING

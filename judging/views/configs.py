@@ -1,4 +1,5 @@
-"""Judge config pages: the list and the form (researchers; endpoints are admin's)."""
+"""Judge config pages: the list and the form, new or changed (researchers; new
+endpoints need endpoint rights, see `judging.endpoints`)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,14 @@ from django.views.decorators.http import require_GET, require_http_methods
 from annotation import roles
 from annotation.errors import DomainError
 from flaskapp.htmx import render_page_or_fragment, wants_fragment
+from judging import endpoints
 from judging.forms import JudgeConfigForm
 from judging.selectors import runs as selectors
-from judging.services.configs import judge_config_create
+from judging.services.configs import (
+    EDITABLE_FIELDS,
+    judge_config_create,
+    judge_config_update,
+)
 
 RUNS_PER_PAGE = 50
 CALLS_PER_PAGE = 25
@@ -39,7 +45,8 @@ def judge_new(request: HttpRequest) -> HttpResponse:
     """Create a judge config.
 
     With htmx, typing the env var's name asks this URL (GET ?api_key_env=NAME) for
-    the `#api-key-status` fragment: whether the server's environment has it set.
+    the `#api-key-status` fragment: whether the server's environment has it set, for
+    a declared key variable only (any other name is reported as not declared).
     """
     roles.require_researcher(request.user)
     if request.method == "GET" and wants_fragment(request):
@@ -48,27 +55,53 @@ def judge_new(request: HttpRequest) -> HttpResponse:
         return render_page_or_fragment(
             request, "judging/judge_new.html", "api-key-status", context
         )
+    return _judge_form_page(request, config=None)
+
+
+@sensitive_post_parameters("api_key_env")
+@login_required
+@require_http_methods(["GET", "POST"])
+def judge_edit(request: HttpRequest, config_id: int) -> HttpResponse:
+    """Change a judge config: its judging parameters (any researcher) and its
+    endpoint (endpoint rights, or a configured endpoint; see `judging.endpoints`)."""
+    config = selectors.judge_config_get_for_user(user=request.user, config_id=config_id)
+    return _judge_form_page(request, config=config)
+
+
+def _judge_form_page(request: HttpRequest, *, config) -> HttpResponse:
     status = 200
     if request.method == "POST":
-        form = JudgeConfigForm(request.POST)
+        form = JudgeConfigForm(request.POST, user=request.user, config=config)
         if form.is_valid():
             try:
-                config = judge_config_create(user=request.user, **form.service_fields())
+                if config is None:
+                    config = judge_config_create(
+                        user=request.user, **form.service_fields()
+                    )
+                else:
+                    config = judge_config_update(
+                        user=request.user, config=config, **form.service_fields()
+                    )
             except DomainError as exc:
                 form.add_problems(exc)
             else:
                 messages.success(request, f"Judge “{config.name}” saved.")
                 return redirect("judging:judge-list")
-        if form.has_error("api_key_env"):
+        typed = (form.data.get("api_key_env") or "").strip()
+        if form.has_error("api_key_env") or not endpoints.key_env_declared(typed):
             # What was typed may be a pasted key: never send it back to the browser.
             form.data = form.data.copy()
             form.data["api_key_env"] = ""
         status = 400
     else:
-        form = JudgeConfigForm()
+        initial = None
+        if config is not None:
+            initial = {name: getattr(config, name) for name in EDITABLE_FIELDS}
+        form = JudgeConfigForm(initial=initial, user=request.user, config=config)
     env = (form["api_key_env"].value() or "").strip()
     context = {
         "form": form,
+        "config": config,
         "env_name": env,
         "env_set": selectors.api_key_is_set(env),
     }

@@ -14,9 +14,14 @@ from django.utils import timezone
 from annotation.models import Dataset, Response, Skill
 from judging.models import JudgeCall, JudgeConfig, JudgeRun, JudgeScore
 from judging.services.configs import judge_config_create
-from tests.factories import DatasetFactory, InstructionFactory, ResponseFactory
+from tests.factories import (
+    DatasetFactory,
+    InstructionFactory,
+    ResponseFactory,
+    grant_endpoint_rights,
+)
 
-KEY_ENV = "FLASK_TEST_JUDGE_KEY"
+KEY_ENV = "JUDGE_KEY_FLASK_TEST"  # a declared name (JUDGE_KEY_*)
 SECRET = (
     "sk-test-9f8e7d6c5b4a39281706f5e4d3c2b1a0"  # a fake key value, never to be shown
 )
@@ -46,6 +51,10 @@ def make_dataset(
 
 
 def make_config(user, **fields) -> JudgeConfig:
+    """A config made by `user` through the service; `user` is given endpoint rights
+    first (tests/factories.grant_endpoint_rights), as whoever configures an endpoint
+    needs them."""
+    grant_endpoint_rights(user)
     values = {
         "name": "gpt-judge",
         "base_url": "http://127.0.0.1:9/v1",

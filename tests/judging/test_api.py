@@ -14,6 +14,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from judging.models import JudgeCall, JudgeConfig, JudgeRun
 from judging.services.runs import judge_run_create
+from tests.factories import grant_endpoint_rights
 from tests.judging.data import (
     KEY_ENV,
     SECRET,
@@ -55,6 +56,7 @@ def _endpoints(run_id: int, config_id: int) -> list[tuple[str, str]]:
         ("get", "/api/judges/"),
         ("post", "/api/judges/"),
         ("get", f"/api/judges/{config_id}/"),
+        ("patch", f"/api/judges/{config_id}/"),
         ("get", "/api/runs/"),
         ("post", "/api/runs/"),
         ("get", f"/api/runs/{run_id}/"),
@@ -88,7 +90,7 @@ def test_every_endpoint_refuses_raters_403_and_anonymous_401(
 def test_list_and_detail_judges_show_env_name_and_boolean_never_the_key(
     api_client_for, researcher, config
 ):
-    make_config(researcher, name="no-key", api_key_env="FLASK_TEST_UNSET_VAR")
+    make_config(researcher, name="no-key", api_key_env="JUDGE_KEY_FLASK_UNSET")
     client = api_client_for(researcher)
     listed = client.get("/api/judges/")
     assert listed.status_code == 200
@@ -103,6 +105,7 @@ def test_list_and_detail_judges_show_env_name_and_boolean_never_the_key(
 
 
 def test_create_judge(api_client_for, researcher):
+    grant_endpoint_rights(researcher)  # a new endpoint
     response = api_client_for(researcher).post(
         "/api/judges/",
         {
@@ -130,6 +133,7 @@ def test_create_judge(api_client_for, researcher):
 def test_create_judge_refuses_a_key_as_env_name_and_bad_values(
     api_client_for, researcher
 ):
+    grant_endpoint_rights(researcher)  # refused for the values, not for the rights
     client = api_client_for(researcher)
     response = client.post(
         "/api/judges/",

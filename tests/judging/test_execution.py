@@ -22,6 +22,7 @@ from tests.factories import (
     InstructionFactory,
     ResponseFactory,
     UserFactory,
+    grant_endpoint_rights,
 )
 from tests.judge_fixtures import wait_for
 
@@ -57,6 +58,7 @@ def make_dataset(n_instructions=4, models=("m-a", "m-b")):
 
 def make_config(base_url, **kw):
     user = UserFactory(username=f"cfg-{time.monotonic_ns()}", role="researcher")
+    grant_endpoint_rights(user)  # each test's judge is a new endpoint
     fields = {
         "name": f"judge-{time.monotonic_ns()}",
         "base_url": base_url,
@@ -162,9 +164,9 @@ def test_faults_end_in_the_right_states_without_duplicates(eager_tasks, fake_ser
 def test_permanent_errors_fail_at_once_with_the_reason(
     eager_tasks, fake_server, monkeypatch
 ):
-    monkeypatch.setenv("FAKE_JUDGE_KEY", "wrong-key-123")
+    monkeypatch.setenv("JUDGE_KEY_FAKE", "wrong-key-123")
     base = fake_server(latency_ms=1, require_api_key="right-key-456")
-    config, user = make_config(base, api_key_env="FAKE_JUDGE_KEY")
+    config, user = make_config(base, api_key_env="JUDGE_KEY_FAKE")
     run = run_to_end(config, user, make_dataset(n_instructions=2))
     assert run.status == JudgeRun.Status.FAILED
     calls = JudgeCall.objects.filter(run=run)
@@ -263,10 +265,10 @@ def test_api_key_never_reaches_the_database_or_logs(
     eager_tasks, fake_server, monkeypatch, caplog
 ):
     secret = "sk-test-SECRET-7f3a9c"
-    monkeypatch.setenv("FAKE_JUDGE_KEY", secret)
+    monkeypatch.setenv("JUDGE_KEY_FAKE", secret)
     base = fake_server(latency_ms=1, require_api_key=secret)
     caplog.set_level(logging.DEBUG)
-    config, user = make_config(base, api_key_env="FAKE_JUDGE_KEY")
+    config, user = make_config(base, api_key_env="JUDGE_KEY_FAKE")
     run = run_to_end(config, user, make_dataset(n_instructions=2))
     assert run.status == JudgeRun.Status.COMPLETED  # the key was sent to the endpoint
     assert secret not in caplog.text

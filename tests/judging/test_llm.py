@@ -298,13 +298,16 @@ def test_limiter_is_released_after_a_permanent_error(fake_judge):
 
 
 def test_api_key_from_env(monkeypatch):
-    monkeypatch.setenv("FLASK_TEST_JUDGE_KEY", " sk-abc ")
-    monkeypatch.setenv("FLASK_TEST_EMPTY_KEY", "")
-    monkeypatch.delenv("FLASK_TEST_MISSING_KEY", raising=False)
-    assert api_key_from_env("FLASK_TEST_JUDGE_KEY") == "sk-abc"
-    assert api_key_from_env("FLASK_TEST_EMPTY_KEY") is None
-    assert api_key_from_env("FLASK_TEST_MISSING_KEY") is None
+    monkeypatch.setenv("JUDGE_KEY_FLASK_TEST", " sk-abc ")
+    monkeypatch.setenv("JUDGE_KEY_FLASK_EMPTY", "")
+    monkeypatch.delenv("JUDGE_KEY_FLASK_MISSING", raising=False)
+    monkeypatch.setenv("FLASK_TEST_UNDECLARED_KEY", "sk-abc")
+    assert api_key_from_env("JUDGE_KEY_FLASK_TEST") == "sk-abc"
+    assert api_key_from_env("JUDGE_KEY_FLASK_EMPTY") is None
+    assert api_key_from_env("JUDGE_KEY_FLASK_MISSING") is None
     assert api_key_from_env("") is None
+    # Set, but not a declared key variable (JUDGE_KEY_ENV_ALLOWED): never read.
+    assert api_key_from_env("FLASK_TEST_UNDECLARED_KEY") is None
 
 
 def test_estimate_tokens_is_about_a_quarter_of_the_characters():

@@ -23,6 +23,7 @@ from judging.models import (
 )
 from judging.selectors import runs as selectors
 from judging.services.runs import judge_run_create
+from tests.factories import grant_endpoint_rights
 from tests.judging.data import (
     KEY_ENV,
     SECRET,
@@ -126,21 +127,22 @@ def test_nav_links_for_researchers_not_raters(client_for, researcher, rater):
 def test_judge_list_shows_env_var_name_and_whether_it_is_set_never_the_key(
     client_for, researcher, config, monkeypatch
 ):
-    make_config(researcher, name="local", api_key_env="UNSET_FLASK_TEST_VAR")
+    make_config(researcher, name="local", api_key_env="JUDGE_KEY_FLASK_UNSET")
     make_config(
         researcher, name="rouge", backend="baseline_rouge", base_url="", api_key_env=""
     )
-    monkeypatch.delenv("UNSET_FLASK_TEST_VAR", raising=False)
+    monkeypatch.delenv("JUDGE_KEY_FLASK_UNSET", raising=False)
     response = client_for(researcher).get(reverse("judging:judge-list"))
     assert response.status_code == 200
     text = page_text(response)
     assert KEY_ENV in text and "set on the server" in text
-    assert "UNSET_FLASK_TEST_VAR not set" in text
+    assert "JUDGE_KEY_FLASK_UNSET not set" in text
     assert "baseline" in text
     assert SECRET not in response.content.decode()
 
 
 def test_judge_new_page_and_create(client_for, researcher):
+    grant_endpoint_rights(researcher)  # a new endpoint
     client = client_for(researcher)
     page = client.get(reverse("judging:judge-new"))
     assert page.status_code == 200
@@ -199,6 +201,7 @@ def _judge_post(**overrides):
 def test_judge_new_refuses_a_key_in_the_env_var_field_and_never_echoes_it(
     client_for, researcher
 ):
+    grant_endpoint_rights(researcher)
     response = client_for(researcher).post(
         reverse("judging:judge-new"), _judge_post(api_key_env=SECRET)
     )
@@ -210,6 +213,7 @@ def test_judge_new_refuses_a_key_in_the_env_var_field_and_never_echoes_it(
 
 
 def test_judge_new_bad_input_names_the_field(client_for, researcher):
+    grant_endpoint_rights(researcher)
     response = client_for(researcher).post(
         reverse("judging:judge-new"),
         _judge_post(temperature="5", samples="0"),
@@ -233,7 +237,7 @@ def test_judge_new_key_status_fragment(client_for, researcher):
     assert LAYOUT_NAV not in body
     assert 'id="api-key-status"' in body and "set on the server" in body
     assert SECRET not in body
-    missing = client.get(url, {"api_key_env": "NOPE_NOT_SET_123"}, **HX)
+    missing = client.get(url, {"api_key_env": "JUDGE_KEY_NOPE_NOT_SET"}, **HX)
     assert "not set on the server" in missing.content.decode()
 
 

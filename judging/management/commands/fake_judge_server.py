@@ -68,7 +68,8 @@ class Command(BaseCommand):
             api_key = api_key_from_env(options["api_key_env"])
             if api_key is None:
                 raise CommandError(
-                    f"environment variable {options['api_key_env']} is not set"
+                    f"environment variable {options['api_key_env']} is not set or is "
+                    "not a declared key variable (JUDGE_KEY_ENV_ALLOWED)"
                 )
         config = FakeServerConfig(
             latency_ms=options["latency_ms"],

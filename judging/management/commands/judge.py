@@ -277,7 +277,11 @@ class Command(BaseCommand):
                 if options[option] is not None:
                     fields[name] = options[option]
         try:
-            config, created = judge_config_get_or_create(user=user, **fields)
+            # The operator at the shell may set any endpoint the rules allow: the
+            # key variable must still be declared and the host allowed.
+            config, created = judge_config_get_or_create(
+                user=user, operator=True, **fields
+            )
         except DomainError as exc:
             raise refused(exc, self.stderr) from exc
         if created:

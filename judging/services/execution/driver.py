@@ -28,7 +28,7 @@ from django.conf import settings
 from django.db import close_old_connections
 
 from annotation.models import Skill
-from judging import baselines, llm, parsing
+from judging import baselines, endpoints, llm, parsing
 from judging.deadlines import HangDeadline
 from judging.models import (
     JudgeCache,
@@ -94,9 +94,15 @@ class Driver:
             if self.snapshot["api_key_env"]
             else None
         )
+        # Runs frozen before an endpoint was refused (or resumed by recovery) fail
+        # each call with the reason instead of sending it.
+        refusal = endpoints.call_refusal(
+            self.snapshot["base_url"], self.snapshot["api_key_env"]
+        )
         return llm.JudgeClient(
             base_url=self.snapshot["base_url"],
             api_key=key,
+            refusal=refusal,
             timeout=float(self.snapshot["timeout_seconds"]),
             max_retries=settings.JUDGE_MAX_TRANSPORT_RETRIES,
             backoff_base=settings.JUDGE_BACKOFF_BASE_SECONDS,
@@ -311,7 +317,7 @@ class Driver:
             try:
                 answer = await client.complete(request)
             except llm.JudgeError as exc:
-                result.attempts += getattr(exc, "attempts", 1) or 1
+                result.attempts += getattr(exc, "attempts", 1)
                 result.status = JudgeCall.Status.FAILED
                 result.error = str(exc)
                 result.error_kind = exc.kind
