@@ -11,6 +11,11 @@ PYTEST_ARGS ?=
 
 export PORT
 
+# The development targets run on a random local key (var/dev-secret-key) unless
+# DJANGO_SECRET_KEY is set; outside them the app refuses to start without a key
+# (flaskapp/secret_key.py). Tests get FLASK_DEV=1 from pyproject.toml (pytest-env).
+run migrate demo worker bench: export FLASK_DEV ?= 1
+
 .PHONY: help venv run test lint format migrate worker bench demo
 
 help:

@@ -35,6 +35,9 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
+# A benchmark is a development tool: it runs on the development key unless
+# DJANGO_SECRET_KEY is set (flaskapp/secret_key.py).
+os.environ.setdefault("FLASK_DEV", "1")
 sys.path.insert(0, str(ROOT))
 
 from bench.agreement_stats import library_point_stats  # noqa: E402

@@ -27,6 +27,9 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
+# A benchmark is a development tool: it runs on the development key unless
+# DJANGO_SECRET_KEY is set (flaskapp/secret_key.py).
+os.environ.setdefault("FLASK_DEV", "1")
 DEFAULT_DATA = Path(
     os.environ.get("FLASK_DATA_DIR") or ROOT.parent / "shared" / "flask-data"
 )

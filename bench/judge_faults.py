@@ -32,6 +32,9 @@ from pathlib import Path
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
+# A benchmark is a development tool: it runs on the development key unless
+# DJANGO_SECRET_KEY is set (flaskapp/secret_key.py).
+os.environ.setdefault("FLASK_DEV", "1")
 sys.path.insert(0, str(ROOT))
 
 from bench.judge_throughput import free_port, scratch_database, stop  # noqa: E402

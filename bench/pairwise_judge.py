@@ -31,6 +31,9 @@ from urllib.parse import urlparse
 import psycopg
 
 ROOT = Path(__file__).resolve().parent.parent
+# A benchmark is a development tool: it runs on the development key unless
+# DJANGO_SECRET_KEY is set (flaskapp/secret_key.py).
+os.environ.setdefault("FLASK_DEV", "1")
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 

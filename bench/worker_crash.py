@@ -30,6 +30,9 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# A benchmark is a development tool: it runs on the development key unless
+# DJANGO_SECRET_KEY is set (flaskapp/secret_key.py).
+os.environ.setdefault("FLASK_DEV", "1")
 sys.path.insert(0, str(ROOT))
 
 from bench.judge_throughput import (  # noqa: E402

@@ -14,7 +14,9 @@ other is stopped too and the launcher exits non-zero. On Linux the children are 
 asked to receive SIGTERM if the launcher itself dies, so nothing is left behind.
 
 Migrations, static files and demo data are the Makefile's job; this module only starts
-and stops processes.
+and stops processes. It needs DJANGO_SECRET_KEY or FLASK_DEV=1 (which `make run` sets),
+like the settings: without either it says so and starts nothing. With FLASK_DEV=1 it
+creates the development key before starting the children, so they share one.
 """
 
 from __future__ import annotations
@@ -160,6 +162,18 @@ class Launcher:
         return next((n for n, c in self.children.items() if c.poll() is not None), None)
 
     def run(self) -> int:
+        from django.core.exceptions import ImproperlyConfigured
+
+        from flaskapp.secret_key import secret_key_load
+
+        try:
+            secret_key_load(
+                environ=os.environ,
+                var_dir=Path(os.environ.get("FLASK_VAR_DIR", BASE_DIR / "var")),
+            )
+        except ImproperlyConfigured as exc:
+            print(f"[launcher] {exc}", file=sys.stderr)
+            return 2
         if port_is_open(self.port):
             print(
                 f"[launcher] port {self.port} is already in use; stop whatever serves "

@@ -1,36 +1,54 @@
-"""Settings, driven by the environment (see README "Configuration").
+"""Settings, driven by the environment (see README "Configuration" and "Security").
 
-With no environment at all the app runs offline on an embedded SQLite database and an
-embedded (filesystem) Celery broker, which is what `make run` relies on.
+With no environment but `FLASK_DEV=1` the app runs offline on an embedded SQLite
+database and an embedded (filesystem) Celery broker, which is what `make run` relies
+on. Without `DJANGO_SECRET_KEY` and without `FLASK_DEV=1` the settings refuse to load
+(`flaskapp.secret_key`). A variable with a value it cannot take (`DJANGO_HTTPS=maybe`)
+is an `ImproperlyConfigured` error naming it.
 """
 
 import os
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONE, SELF, UNSAFE_INLINE
+from django.core.exceptions import ImproperlyConfigured
+
+from flaskapp.secret_key import secret_key_load
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("FLASK_VAR_DIR", BASE_DIR / "var"))
 
 
 def env_bool(name: str, default: bool) -> bool:
-    value = os.environ.get(name)
-    if value is None:
+    """1/true/yes/on or 0/false/no/off (any case); unset or empty: `default`."""
+    value = os.environ.get(name, "").strip().lower()
+    if not value:
         return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
+    if value in {"1", "true", "yes", "on"}:
+        return True
+    if value in {"0", "false", "no", "off"}:
+        return False
+    raise ImproperlyConfigured(f"{name} must be 1 or 0 (true/false), not {value!r}")
 
 
-def env_int(name: str, default: int) -> int:
-    value = os.environ.get(name)
-    return default if value in (None, "") else int(value)
+def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise ImproperlyConfigured(
+            f"{name} must be a whole number, not {value!r}"
+        ) from None
+    if minimum is not None and number < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, not {number}")
+    return number
 
 
 DEBUG = env_bool("DJANGO_DEBUG", False)
-SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
-if not SECRET_KEY:
-    # An unset key is only acceptable for local development and tests; production
-    # deployments (docker-compose.yml) always set DJANGO_SECRET_KEY.
-    SECRET_KEY = "insecure-local-development-key-set-DJANGO_SECRET_KEY-in-production"
+SECRET_KEY, SECRET_KEY_SOURCE = secret_key_load(environ=os.environ, var_dir=VAR_DIR)
 ALLOWED_HOSTS = [
     h.strip()
     for h in os.environ.get(
@@ -58,6 +76,8 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_htmx",
     "template_partials",
+    "csp",
+    "flaskapp",
     "annotation",
     "judging",
     "analysis",
@@ -65,6 +85,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -178,6 +199,9 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # No validator badge: it would load an image from validator.swagger.io (refused
+    # by the Content Security Policy) and send it the schema's URL.
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
 }
 
 # --- Rating ----------------------------------------------------------------------------
@@ -299,9 +323,67 @@ LOGGING = {
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
 
+# --- Security (README "Security") ------------------------------------------------------
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
-if not DEBUG and env_bool("DJANGO_SECURE_COOKIES", False):
-    SESSION_COOKIE_SECURE = True
-    CSRF_COOKIE_SECURE = True
+# The debug page (DEBUG=1) and error reports show settings and the environment with
+# secrets and the passwords inside URLs redacted.
+DEFAULT_EXCEPTION_REPORTER_FILTER = "flaskapp.security.RedactingExceptionReporterFilter"
+
+
+def _proxy_ssl_header(name: str) -> tuple[str, str] | None:
+    """`X-Forwarded-Proto: https` (or `=`, or Django's `HTTP_X_FORWARDED_PROTO,https`)
+    -> ("HTTP_X_FORWARDED_PROTO", "https"); empty -> None."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    for separator in (":", "=", ","):
+        header, found, value = raw.partition(separator)
+        if found:
+            break
+    header, value = header.strip(), value.strip()
+    if not (found and header and value):
+        raise ImproperlyConfigured(
+            f"{name} must look like 'X-Forwarded-Proto: https', not {raw!r}"
+        )
+    header = header.upper().replace("-", "_")
+    return (header if header.startswith("HTTP_") else f"HTTP_{header}", value)
+
+
+# Served over HTTPS (directly or behind a proxy that terminates TLS): DJANGO_HTTPS=1
+# turns on the redirect, secure cookies and a year of HSTS; each can be set alone.
+HTTPS = env_bool("DJANGO_HTTPS", False)
+SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", HTTPS)
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", HTTPS)
+SECURE_HSTS_SECONDS = env_int(
+    "DJANGO_SECURE_HSTS_SECONDS", 365 * 24 * 3600 if HTTPS else 0, minimum=0
+)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool(
+    "DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", False
+)
+SECURE_HSTS_PRELOAD = env_bool("DJANGO_SECURE_HSTS_PRELOAD", False)
+# Only behind a proxy that sets this header on every request (and drops a client's).
+SECURE_PROXY_SSL_HEADER = _proxy_ssl_header("DJANGO_SECURE_PROXY_SSL_HEADER")
+
+# Content Security Policy (django-csp): scripts and styles from our own static files
+# only; no inline <script>, no inline event handlers, no eval (htmx is configured
+# without it in base.html), no inline <style> elements. Inline style="" attributes
+# stay allowed (style-src-attr), because templates set progress bar widths with them.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "style-src-attr": [UNSAFE_INLINE],
+        # data: for the icons inside Swagger UI's stylesheet (/api/docs/)
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+        "upgrade-insecure-requests": HTTPS,
+    },
+}

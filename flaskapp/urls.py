@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from annotation.views import datasets as annotation_views
 
@@ -18,9 +18,11 @@ urlpatterns = [
     path("api/", include("judging.api.urls")),
     path("api/", include("analysis.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    # The split view serves Swagger UI's start-up script from this same URL
+    # (`?script`), so the page needs no inline script under the CSP.
     path(
         "api/docs/",
-        SpectacularSwaggerView.as_view(url_name="api-schema"),
+        SpectacularSwaggerSplitView.as_view(url_name="api-schema"),
         name="api-docs",
     ),
 ]
