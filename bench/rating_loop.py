@@ -86,10 +86,10 @@ def prepare(data: Path, raters: int) -> dict:
     django.setup()
     from django.contrib.auth.models import Group, User
     from django.core.management import call_command
-    from rest_framework.authtoken.models import Token
 
     from annotation import services
     from annotation.models import Dataset
+    from flaskapp.tokens import token_create
 
     call_command("migrate", verbosity=0)
     t0 = time.perf_counter()
@@ -118,7 +118,7 @@ def prepare(data: Path, raters: int) -> dict:
         user = User.objects.create_user(f"bench-rater-{i}", password="x")
         user.groups.add(rater_group)
         users.append(user)
-        tokens.append(Token.objects.create(user=user).key)
+        tokens.append(token_create(user=user).token)
     t1 = time.perf_counter()
     campaign = services.campaign_create(
         name="bench",

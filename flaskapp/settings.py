@@ -8,6 +8,7 @@ is an `ImproperlyConfigured` error naming it.
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -71,7 +72,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "rest_framework",
-    "rest_framework.authtoken",
+    "knox",
+    "axes",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
@@ -97,6 +99,8 @@ MIDDLEWARE = [
     # Bad input and database outages answer 400 / 503, never 500 (flaskapp.middleware).
     "flaskapp.middleware.BadInputMiddleware",
     "flaskapp.middleware.DatabaseOutageMiddleware",
+    # Last: answers a locked-out login (flaskapp.accounts.lockout_response).
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "flaskapp.urls"
@@ -146,6 +150,40 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": f"{_VALIDATION}.NumericPasswordValidator"},
 ]
 LOGIN_URL = "login"
+
+# --- Logins (flaskapp/accounts.py, README "Logins and tokens") ---------------------------
+# django-axes counts failed logins on every way in (login page, admin, token POST);
+# after LOGIN_FAILURE_LIMIT failures the (username, address) pair is locked out for
+# LOGIN_LOCKOUT_MINUTES. LOGIN_LOCKOUT_BY=username locks the username from every
+# address instead (stronger against distributed guessing; lets anyone lock an account).
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 15, minimum=1))
+_LOCKOUT_BY = os.environ.get("LOGIN_LOCKOUT_BY", "username+address").strip()
+if _LOCKOUT_BY not in {"username+address", "username"}:
+    raise ImproperlyConfigured(
+        f"LOGIN_LOCKOUT_BY must be username+address or username, not {_LOCKOUT_BY!r}"
+    )
+AXES_LOCKOUT_PARAMETERS = (
+    [["username", "ip_address"]] if _LOCKOUT_BY == "username+address" else ["username"]
+)
+AXES_RESET_ON_SUCCESS = True
+# Behind N reverse proxies that append to X-Forwarded-For, the client's address is the
+# N-th entry from the right (flaskapp.accounts.client_address); 0: REMOTE_ADDR.
+LOGIN_PROXY_COUNT = env_int("LOGIN_PROXY_COUNT", 0, minimum=0)
+AXES_CLIENT_IP_CALLABLE = "flaskapp.accounts.client_address"
+AXES_LOCKOUT_CALLABLE = "flaskapp.accounts.lockout_response"
+AXES_HTTP_RESPONSE_CODE = 429
+# API tokens (flaskapp/tokens.py): hashed (SHA-512), valid for API_TOKEN_TTL_DAYS.
+API_TOKEN_TTL_DAYS = env_int("API_TOKEN_TTL_DAYS", 30, minimum=1)
+REST_KNOX = {
+    "TOKEN_TTL": timedelta(days=API_TOKEN_TTL_DAYS),
+    "AUTO_REFRESH": False,
+    "AUTH_HEADER_PREFIX": "Token",
+}
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
@@ -175,7 +213,7 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 # --- REST API -------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "knox.auth.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

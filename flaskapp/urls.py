@@ -4,6 +4,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from annotation.views import datasets as annotation_views
+from flaskapp import accounts
 
 urlpatterns = [
     path("", annotation_views.home, name="home"),
@@ -14,6 +15,8 @@ urlpatterns = [
     path("", include("annotation.urls")),
     path("", include("judging.urls")),
     path("", include("analysis.urls")),
+    path("api/auth/token/", accounts.TokenApi.as_view(), name="api-token"),
+    path("api/auth/tokens/", accounts.TokenListApi.as_view(), name="api-tokens"),
     path("api/", include("annotation.api.urls")),
     path("api/", include("judging.api.urls")),
     path("api/", include("analysis.api.urls")),

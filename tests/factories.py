@@ -97,6 +97,6 @@ def api_token(user) -> str:
     Tests authenticate through this helper only, so the token library can change
     without touching them.
     """
-    from rest_framework.authtoken.models import Token
+    from flaskapp.tokens import token_create
 
-    return Token.objects.get_or_create(user=user)[0].key
+    return token_create(user=user).token

@@ -1,18 +1,27 @@
 """Token authentication for the rater loop's hot endpoints (`next`, `submit`).
 
-Same contract as DRF's `TokenAuthentication` (same header, same errors, same
-``(user, token)`` result), in one hand-written query that also loads the user's role
-names, so that the role checks after it (`roles.user_roles`) need no query of their own.
+Same contract as knox's `TokenAuthentication` (same ``Authorization: Token ...`` header,
+same errors, same ``(user, AuthToken)`` result; tokens hashed, expired ones refused),
+in one hand-written query that also loads the user's role names, so that the role
+checks after it (`roles.user_roles`) need no query of their own. Knox's own class
+looks at every token of the user on each request to delete expired ones; here an
+expired token is only refused (`flaskapp.tokens.token_list` cleans up).
 """
 
 from __future__ import annotations
 
+import binascii
+from hmac import compare_digest
+
 from django.contrib.auth import get_user_model
 from django.db import connection
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
+from knox.auth import TokenAuthentication
+from knox.crypto import hash_token
+from knox.models import AuthToken
+from knox.settings import CONSTANTS
 from rest_framework import exceptions
-from rest_framework.authentication import TokenAuthentication
-from rest_framework.authtoken.models import Token
 
 from annotation import roles
 from annotation.sqlrows import from_row, prepared_cursor
@@ -25,43 +34,54 @@ def _sql() -> tuple[str, tuple[str, ...]]:
     groups = user_model.groups.through
     columns = ", ".join(f"u.{q(f.column)}" for f in user_model._meta.concrete_fields)
     sql = (
-        f"SELECT t.{q('created')}, g.{q('name')}, {columns} "
-        f"FROM {q(Token._meta.db_table)} t "
+        f"SELECT t.{q('digest')}, t.{q('created')}, t.{q('expiry')}, g.{q('name')}, "
+        f"{columns} "
+        f"FROM {q(AuthToken._meta.db_table)} t "
         f"JOIN {q(user_model._meta.db_table)} u ON u.{q('id')} = t.{q('user_id')} "
         f"LEFT JOIN {q(groups._meta.db_table)} ug ON ug.{q('user_id')} = u.{q('id')} "
         f"LEFT JOIN {q('auth_group')} g ON g.{q('id')} = ug.{q('group_id')} "
-        f"WHERE t.{q('key')} = %s"
+        f"WHERE t.{q('token_key')} = %s"
     )
     return sql, fields
 
 
 class RaterTokenAuthentication(TokenAuthentication):
-    """`TokenAuthentication` in one query, with the user's roles cached on the user."""
+    """Knox's `TokenAuthentication` in one query, with the user's roles cached."""
 
     _query: tuple[str, tuple[str, ...]] | None = None
 
-    def authenticate_credentials(self, key):
+    def authenticate_credentials(self, token: bytes):
         if connection.vendor != "postgresql":
             # Elsewhere raw rows would need the backend's converters (dates as text).
-            return super().authenticate_credentials(key)
+            return super().authenticate_credentials(token)
+        msg = _("Invalid token.")
+        text = token.decode("utf-8", errors="replace")
+        try:
+            digest = hash_token(text)
+        except (TypeError, binascii.Error):
+            raise exceptions.AuthenticationFailed(msg) from None
         if RaterTokenAuthentication._query is None:
             RaterTokenAuthentication._query = _sql()
         sql, fields = RaterTokenAuthentication._query
         with prepared_cursor() as cursor:
-            cursor.execute(sql, [key])
-            rows = cursor.fetchall()
+            cursor.execute(sql, [text[: CONSTANTS.TOKEN_KEY_LENGTH]])
+            rows = [r for r in cursor.fetchall() if compare_digest(r[0], digest)]
         if not rows:
-            raise exceptions.AuthenticationFailed(_("Invalid token."))
-        created, _group, *values = rows[0]
+            raise exceptions.AuthenticationFailed(msg)
+        _digest, created, expiry, _group, *values = rows[0]
+        if expiry is not None and expiry < timezone.now():
+            raise exceptions.AuthenticationFailed(msg)
         user = from_row(get_user_model(), fields, values)
         if not user.is_active:
             raise exceptions.AuthenticationFailed(_("User inactive or deleted."))
-        names = {group for _created, group, *_rest in rows if group is not None}
+        names = {row[3] for row in rows if row[3] is not None}
         if user.is_superuser:
             names.add(roles.ADMIN)
         user._flask_roles = names
-        token = Token.from_db(
-            connection.alias, ["key", "user_id", "created"], [key, user.pk, created]
+        auth_token = AuthToken.from_db(
+            connection.alias,
+            ["digest", "token_key", "user_id", "created", "expiry"],
+            [digest, text[: CONSTANTS.TOKEN_KEY_LENGTH], user.pk, created, expiry],
         )
-        token.user = user
-        return user, token
+        auth_token.user = user
+        return user, auth_token

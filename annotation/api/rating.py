@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiResponse, extend_schema
+from knox.auth import TokenAuthentication
 from rest_framework import status
-from rest_framework.authentication import SessionAuthentication, TokenAuthentication
+from rest_framework.authentication import SessionAuthentication
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -269,7 +270,7 @@ class RaterProgressApi(APIView):
 
 class HotAuthenticationMixin:
     """The rater loop's two endpoints check tokens in one query (`RaterTokenAuthentication`,
-    DRF's contract). The schema documents DRF's own token scheme: the same header and
+    knox's contract). The schema documents knox's own token scheme: the same header and
     the same answers, under one security component."""
 
     def get_authenticators(self):

@@ -7,12 +7,16 @@ import json
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotation import services
 from annotation.models import Dataset, ImportJob, Instruction, Response, Rubric
-from tests.factories import DatasetFactory, InstructionFactory, ResponseFactory
+from tests.factories import (
+    DatasetFactory,
+    InstructionFactory,
+    ResponseFactory,
+    api_token,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -145,9 +149,8 @@ def test_researcher_is_refused_on_admin_endpoints(
 
 
 def test_token_authenticates(researcher):
-    token = Token.objects.create(user=researcher)
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {api_token(researcher)}")
     response = client.get("/api/rubrics/")
     assert response.status_code == 200
     assert response.json()["count"] >= 1

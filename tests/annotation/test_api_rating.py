@@ -13,7 +13,6 @@ from datetime import timedelta
 import pytest
 from django.db import connection
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotation import services
@@ -23,6 +22,7 @@ from tests.factories import (
     InstructionFactory,
     ResponseFactory,
     UserFactory,
+    api_token,
 )
 
 pytestmark = pytest.mark.django_db
@@ -64,8 +64,7 @@ def error_fields(response) -> set[str]:
 
 def token_client(user) -> APIClient:
     client = APIClient()
-    token, _ = Token.objects.get_or_create(user=user)
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {api_token(user)}")
     return client
 
 
@@ -582,7 +581,7 @@ def test_hot_endpoints_refuse_bad_tokens_and_inactive_users(rater, campaign, end
 
 
 def test_hot_endpoints_check_tokens_in_one_query_and_document_drfs_scheme():
-    from rest_framework.authentication import TokenAuthentication
+    from knox.auth import TokenAuthentication
 
     from annotation.api.authentication import RaterTokenAuthentication
     from annotation.api.rating import AssignmentNextApi, RatingSubmitApi

@@ -15,7 +15,6 @@ from django.contrib.auth.models import Group, User
 from django.db import connection, transaction
 from django.db.models import F
 from django.urls import reverse
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from analysis.exports.scores import score_rows
@@ -34,6 +33,7 @@ from tests.factories import (
     InstructionFactory,
     ResponseFactory,
     UserFactory,
+    api_token,
 )
 
 
@@ -136,8 +136,7 @@ def remove(how, campaign, rater, researcher) -> tuple[str, str]:
 def token_client(user) -> APIClient:
     """A client that authenticates as a script does: every request reads the user."""
     client = APIClient()
-    token, _ = Token.objects.get_or_create(user=user)
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {api_token(user)}")
     return client
 
 

@@ -149,6 +149,8 @@ def _fuzz_operation(operation, headers, known, tally, failures):
     # the body; an operation with neither has none to generate.
     negatable = bool(operation.query or operation.body) or len(fixed) < len(path_names)
     for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
+        if mode == GenerationMode.NEGATIVE and not negatable:
+            continue  # nothing in the request can be made invalid
         choices = [None]
         if fixed and (mode == GenerationMode.POSITIVE or negatable):
             choices.append(fixed)
@@ -172,6 +174,8 @@ def test_api_fuzz_finds_no_server_error(seeded, celery_in_memory, capsys):
     users, known = seeded
     schema = schemathesis.openapi.from_wsgi("/api/schema/", application)
     operations = [result.ok() for result in schema.get_all_operations()]
+    # Revoking tokens (DELETE /api/auth/token(s)/) ends the role's token: last.
+    operations.sort(key=lambda op: op.path.startswith("/api/auth/"))
     figures: dict[str, collections.Counter] = {}
     failures: list[str] = []
     for role in ROLES:
