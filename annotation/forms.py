@@ -70,6 +70,12 @@ class ImportForm(forms.Form):
         help_text="Model outputs only: the model's name when uploading one file.",
     )
     hard = forms.BooleanField(required=False, label="Mark as FLASK-Hard")
+    strict = forms.BooleanField(
+        required=False,
+        label="Strict: refuse the file if it has warnings",
+        help_text="Without it, warnings (e.g. an empty response) are listed and the "
+        "rows imported.",
+    )
     rubric = forms.ModelChoiceField(
         queryset=Rubric.objects.none(),
         required=False,
@@ -99,6 +105,8 @@ class ImportForm(forms.Form):
             options["model"] = data["model"]
         if data["hard"]:
             options["hard"] = True
+        if data["strict"]:
+            options["strict"] = True
         if data["rubric"] is not None:
             options["rubric_id"] = data["rubric"].pk
         if data["description"]:

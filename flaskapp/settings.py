@@ -205,6 +205,13 @@ STORAGES = {
 
 # Uploads: files above this size are refused with a message naming the limit.
 IMPORT_MAX_BYTES = env_int("IMPORT_MAX_BYTES", 200 * 1024 * 1024)
+# A gzip file may decompress to at most this much (annotation/importers/formats.py).
+IMPORT_MAX_DECOMPRESSED_BYTES = env_int(
+    "IMPORT_MAX_DECOMPRESSED_BYTES", 2 * 1024 * 1024 * 1024, minimum=1
+)
+# The largest text field (instruction, response, reference, rationale, ...) an import
+# accepts, in bytes of UTF-8; a longer one is refused naming its line and field.
+IMPORT_MAX_FIELD_BYTES = env_int("IMPORT_MAX_FIELD_BYTES", 1_000_000, minimum=1)
 # Imports with more rows than this run as a background job; smaller ones finish inline.
 IMPORT_INLINE_MAX_ROWS = env_int("IMPORT_INLINE_MAX_ROWS", 5000)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024

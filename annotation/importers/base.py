@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from annotation.errors import Problem
+from annotation.importers import formats
 from flaskapp.untrusted import JSONInputError, json_loads
 
 DOMAIN_BY_NAME = {
@@ -106,6 +107,9 @@ class ParseResult:
     instructions: list[InstructionRecord] = field(default_factory=list)
     responses: list[ResponseRecord] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    # Accepted but worth a look (an empty model response): listed in the report, or
+    # refused as problems with `strict`.
+    warnings: list[Problem] = field(default_factory=list)
     rows: int = 0
     preview: list[dict] = field(default_factory=list)
 
@@ -113,6 +117,7 @@ class ParseResult:
         self.instructions.extend(other.instructions)
         self.responses.extend(other.responses)
         self.problems.extend(other.problems)
+        self.warnings.extend(other.warnings)
         self.rows += other.rows
         self.preview.extend(other.preview[: max(0, PREVIEW_ROWS - len(self.preview))])
 
@@ -247,7 +252,10 @@ def read_rows(
     problems: list[Problem],
     header_columns: Mapping[str, str] | None = None,
 ) -> Iterator[tuple[int, dict]]:
-    """Yield (line number, row) for each row of a CSV (`fmt="csv"`) or JSON Lines file.
+    """Yield (line number, row) for each row of a CSV (`fmt="csv"`) or JSON Lines file,
+    or, recognised by their content whatever `fmt` says, of a Parquet file or a JSON
+    array, any of them possibly gzip-compressed (`annotation.importers.formats`; there
+    the number counts rows).
 
     The one reader of every importer. Line numbers are the file's own, counting from 1
     (a UTF-8 byte-order mark is dropped; blank lines are skipped but counted; a CSV row
@@ -259,12 +267,21 @@ def read_rows(
     reported and skipped. CSV is all or nothing: a file that is not UTF-8 or not valid
     CSV yields no row, nor one whose header lacks a column of `header_columns` (field
     -> column); a row with more cells than the header is reported and skipped. An
-    empty file, or a JSON array given as JSONL, yields no row.
+    empty file yields no row.
     """
+    if formats.is_gzip(data):
+        data = formats.gunzip(data, file, problems)
+        if data is None:
+            return
     if not data.strip():
         problems.append(Problem("the file is empty", file=file))
         return
-    if fmt == "csv":
+    if formats.is_parquet(data):
+        required = dict(header_columns or {})
+        yield from formats.parquet_rows(data, file, problems, required)
+    elif formats.is_json_array(data[:64]):
+        yield from formats.json_array_rows(data, file, problems)
+    elif fmt == "csv":
         yield from _csv_rows(data, file, problems, header_columns or {})
     else:
         yield from _jsonl_rows(data, file, problems)
@@ -300,17 +317,6 @@ def _jsonl_rows(
     data: bytes, file: str, problems: list[Problem]
 ) -> Iterator[tuple[int, dict]]:
     lines = _decode_lines(data, file, problems)
-    first = next((t for _, t in lines if t.strip()), "")
-    if first.lstrip().startswith("["):
-        problems.append(
-            Problem(
-                "the file is a JSON array, not JSON Lines; put one JSON object on each "
-                "line (for example with `jq -c '.[]' file.json`)",
-                line=1,
-                file=file,
-            )
-        )
-        return
     for number, text in lines:
         if not text.strip():
             continue

@@ -9,6 +9,8 @@ import math
 import re
 from typing import Any
 
+from django.conf import settings
+
 from annotation.errors import Problem
 from annotation.importers.base import (
     DIFFICULTY_BY_NAME,
@@ -21,18 +23,34 @@ from annotation.importers.base import (
     normalise_name,
     type_name,
 )
-from flaskapp.untrusted import JSONInputError, json_loads, text_problem
+from flaskapp.untrusted import JSONInputError, json_loads, printable, text_problem
+
+_ASCII_DIGITS = re.compile(r"[0-9]+")
 
 
 class RowReader:
     """Typed access to one input row that records a `Problem` for each bad field."""
 
-    def __init__(self, row: dict, line: int, file: str, problems: list[Problem]):
+    def __init__(
+        self,
+        row: dict,
+        line: int,
+        file: str,
+        problems: list[Problem],
+        warnings: list[Problem] | None = None,
+    ):
         self.row = row
         self.line = line
         self.file = file
         self.problems = problems
+        self.warnings = warnings if warnings is not None else []
         self.ok = True
+
+    def warn(self, field_name: str | None, message: str) -> None:
+        """Record something accepted but worth a look (the import report lists it)."""
+        self.warnings.append(
+            Problem(message, line=self.line, field=field_name, file=self.file)
+        )
 
     def fail(self, field_name: str | None, message: str) -> None:
         self.ok = False
@@ -40,14 +58,28 @@ class RowReader:
             Problem(message, line=self.line, field=field_name, file=self.file)
         )
 
-    def identifier(self, column: str, *, required: bool = True) -> str | None:
+    def identifier(
+        self, column: str, *, required: bool = True, integer: bool = False
+    ) -> str | None:
+        """A string or integer id, as text. `integer`: it must be a whole number (a
+        JSON integer, or text of ASCII digits), as the FLASK formats number items."""
         value = self.row.get(column)
         if value is None or (isinstance(value, str) and not value.strip()):
             if required:
                 self.fail(column, "is missing or empty")
             return None
         if isinstance(value, bool) or not isinstance(value, int | str):
-            self.fail(column, f"must be a string or an integer, got {type_name(value)}")
+            kind = "an integer" if integer else "a string or an integer"
+            self.fail(column, f"must be {kind}, got {type_name(value)}")
+            return None
+        if (
+            integer
+            and isinstance(value, str)
+            and not _ASCII_DIGITS.fullmatch(value.strip())
+        ):
+            self.fail(
+                column, f"must be an integer, got {printable(value.strip()[:40])!r}"
+            )
             return None
         value = str(value).strip()
         if problem := text_problem(value):
@@ -62,18 +94,36 @@ class RowReader:
         return value
 
     def text(
-        self, column: str, *, required: bool, max_length: int | None = None
+        self,
+        column: str,
+        *,
+        required: bool,
+        max_length: int | None = None,
+        allow_empty: bool = False,
     ) -> str:
+        """A text field. `required`: it must be present; and, unless `allow_empty`,
+        not blank (a CSV's empty cell reads as absent: with `allow_empty` it is "")."""
         value = self.row.get(column)
         if value is None:
-            if required:
+            if required and not (allow_empty and column in self.row):
                 self.fail(column, "is missing")
             return ""
         if not isinstance(value, str):
             self.fail(column, f"must be a string, got {type_name(value)}")
             return ""
-        if required and not value.strip():
+        if required and not allow_empty and not value.strip():
             self.fail(column, "is empty")
+        if (
+            len(value) * 4 > settings.IMPORT_MAX_FIELD_BYTES
+            and (size := len(value.encode("utf-8", "surrogatepass")))
+            > settings.IMPORT_MAX_FIELD_BYTES
+        ):
+            self.fail(
+                column,
+                f"is {size:,} bytes long; the limit is "
+                f"{settings.IMPORT_MAX_FIELD_BYTES:,} (IMPORT_MAX_FIELD_BYTES)",
+            )
+            return ""
         if problem := text_problem(value):
             # PostgreSQL text cannot hold NUL; without this the import dies on COPY.
             self.fail(column, problem)

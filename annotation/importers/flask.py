@@ -65,7 +65,7 @@ def parse_eval_set(
         result.rows += 1
         schema = LEGACY if "question_id" in row and "idx" not in row else CURRENT
         reader = RowReader(row, line, file, result.problems)
-        external_id = reader.identifier(schema["id"])
+        external_id = reader.identifier(schema["id"], integer=True)
         text = reader.text(schema["instruction"], required=True)
         answer = reader.text(schema["answer"], required=False)
         task = reader.text(
@@ -152,17 +152,19 @@ def parse_outputs(
         return result
     for line, row in read_rows(data, file=file, fmt="jsonl", problems=result.problems):
         result.rows += 1
-        reader = RowReader(row, line, file, result.problems)
+        reader = RowReader(row, line, file, result.problems, result.warnings)
         id_field = "question_id" if "question_id" in row or "idx" not in row else "idx"
         text_field = next(
             (f for f in ("text", "output", "response") if f in row), "text"
         )
-        external_id = reader.identifier(id_field)
+        external_id = reader.identifier(id_field, integer=True)
         # An empty text is a real (if poor) output: davinci_003 has 22 of them. A null or
         # absent one is a broken line.
         text = reader.text(text_field, required=False)
         if row.get(text_field) is None:
             reader.fail(text_field, "is missing")
+        elif not text.strip():
+            reader.warn(text_field, "is empty: imported as an empty response")
         if len(result.preview) < PREVIEW_ROWS:
             result.preview.append(
                 {

@@ -79,20 +79,30 @@ def parse_generic(
     instructions: dict[str, InstructionRecord] = {}
     for line, row in rows:
         result.rows += 1
-        reader = RowReader(row, line, file, result.problems)
+        reader = RowReader(row, line, file, result.problems, result.warnings)
         text = reader.text(column["instruction"], required=True)
         given_id = reader.identifier(column["id"], required=False)
         reference = reader.text(column["reference"], required=False)
         response = row.get(column["response"])
         model = reader.identifier(column["model"], required=False)
+        if response is None and column["response"] in row and model is not None:
+            # The column is there but empty (a CSV cell, a JSON null or ""): an empty
+            # model response is a real one (it should get low scores), not a gap.
+            response = ""
         if model is None and response is not None:
             model = default_model
         if response is not None and not isinstance(response, str):
             reader.fail(
                 column["response"], f"must be a string, got {type_name(response)}"
             )
-        elif isinstance(response, str) and "\x00" in response:
-            reader.fail(column["response"], "contains a NUL character (\\u0000)")
+        elif isinstance(response, str):
+            response = (
+                reader.text(column["response"], required=False) if response else ""
+            )
+            if reader.ok and not response.strip() and model is not None:
+                reader.warn(
+                    column["response"], "is empty: imported as an empty response"
+                )
         if response is not None and model is None:
             reader.fail(
                 column["model"], "is missing; a row with a response must name its model"

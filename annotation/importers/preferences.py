@@ -7,8 +7,13 @@ against what is stored and writes them).
 Fields (an unmapped field is read from the column of the same name; ``--map
 FIELD=COLUMN`` reads it from another column):
 
-- ``prompt``, ``response_1``, ``response_2``: required, non-empty text; the two
-  responses must differ. ``response_1`` / ``response_2`` fix the ORIGINAL numbering.
+- ``prompt`` (required, non-empty text), ``response_1``, ``response_2`` (required
+  text). ``response_1`` / ``response_2`` fix the ORIGINAL numbering. Benchmarks are
+  published with quirks and their figures count every row, so an empty response, two
+  identical responses and a voter voting twice on a pair are accepted and listed as
+  warnings (`PreferenceParse.warnings`, with their lines; `strict` refuses them). Two
+  identical responses without model names are stored as two responses, the second
+  under the model name ``anon-<8 hex>-twin``.
 - ``label``: the human preference. Scheme ``one-based`` (default): ``1``, ``2`` or
   ``tie``; scheme ``zero-based``: ``0`` (response 1), ``1`` (response 2), ``2`` (tie).
   ``tie`` is accepted as a word in both schemes; numbers may be JSON numbers or strings
@@ -124,6 +129,8 @@ class PreferenceParse:
     problems: list[Problem] = field(default_factory=list)
     total: int = 0
     file_sha256: str = ""
+    # Accepted but worth a look, each with its line and field (see the module docs).
+    warnings: list[Problem] = field(default_factory=list)
     # Rows with a verdict value in a file imported without a judge: not imported, and
     # counted so that the caller can say so.
     ignored_verdicts: int = 0
@@ -295,6 +302,7 @@ def parse_preferences(
     texts: dict[tuple[str, str], tuple[int, str]] = {}  # (prompt, model) -> first
     pairs: dict[tuple, PreferenceRow] = {}
     ids: dict[str, tuple[int, str]] = {}
+    votes: dict[tuple, int] = {}  # (prompt, model_1, model_2, voter) -> first line
     for line, row in rows:
         result.total += 1
         if len(problems) >= MAX_PROBLEMS:
@@ -305,6 +313,7 @@ def parse_preferences(
             file,
             column,
             problems,
+            result.warnings,
             label_scheme=label_scheme,
             with_judge=with_judge,
             swapped_mapped_back=swapped_mapped_back,
@@ -346,6 +355,18 @@ def parse_preferences(
                     )
                 )
         key = (parsed.prompt, parsed.model_1, parsed.model_2)
+        if parsed.voter:
+            first_vote = votes.setdefault((*key, parsed.voter), line)
+            if first_vote != line:
+                result.warnings.append(
+                    Problem(
+                        f"voter {parsed.voter!r} already voted on this pair on line "
+                        f"{first_vote}; both votes are kept",
+                        line=line,
+                        field=column["voter"],
+                        file=file,
+                    )
+                )
         first_row = pairs.setdefault(key, parsed)
         if first_row is not parsed:
             for name in ("category", "source"):
@@ -395,16 +416,17 @@ def _parse_row(
     file: str,
     column: dict[str, str],
     problems: list[Problem],
+    warnings: list[Problem],
     *,
     label_scheme: str,
     with_judge: bool,
     swapped_mapped_back: bool,
 ) -> PreferenceRow | None:
     """One row, or None when it has a problem (recorded in `problems`)."""
-    reader = RowReader(row, line, file, problems)
+    reader = RowReader(row, line, file, problems, warnings)
     prompt = reader.text(column["prompt"], required=True)
-    response_1 = reader.text(column["response_1"], required=True)
-    response_2 = reader.text(column["response_2"], required=True)
+    response_1 = reader.text(column["response_1"], required=True, allow_empty=True)
+    response_2 = reader.text(column["response_2"], required=True, allow_empty=True)
     model_1 = reader.identifier(column["model_1"], required=False)
     model_2 = reader.identifier(column["model_2"], required=False)
     row_id = reader.identifier(column["id"], required=False) or ""
@@ -459,20 +481,29 @@ def _parse_row(
                 else:
                     verdicts.append(Verdict("ba", raw))
 
-    if response_1 and response_1 == response_2:
-        reader.fail(
-            column["response_2"],
-            "is the same text as response_1; a pair compares two different responses",
-        )
     if not reader.ok:
         return None
+    for name, text in (("response_1", response_1), ("response_2", response_2)):
+        if not text.strip():
+            reader.warn(column[name], "is empty: kept as an empty response")
+    twin = response_1 == response_2
+    if twin:
+        reader.warn(
+            column["response_2"],
+            "is the same text as response_1: kept (the pair compares a response with "
+            "its own copy)",
+        )
     model_1 = model_1 or anonymous_model_name(response_1)
-    model_2 = model_2 or anonymous_model_name(response_2)
+    model_2 = model_2 or anonymous_model_name(response_2) + ("-twin" if twin else "")
     if model_1 == model_2:
         reader.fail(
             column["model_2"],
-            f"names the same model as model_1 ({model_1!r}) with a different "
-            "response; a model has one response per prompt",
+            f"names the same model as model_1 ({model_1!r})"
+            + (
+                " for the same text; give the two sides different model names"
+                if twin
+                else " with a different response; a model has one response per prompt"
+            ),
         )
         return None
     return PreferenceRow(

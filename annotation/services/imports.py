@@ -63,6 +63,8 @@ class ImportReport:
     # hard-set lines whose instruction text is not in the dataset ("file, line N (id X)").
     hard_marked: int = 0
     hard_unmatched: list[str] = field(default_factory=list)
+    # Accepted but worth a look (e.g. empty responses), each with file, line, field.
+    warnings: list[Problem] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {
@@ -76,6 +78,8 @@ class ImportReport:
             "rubric": self.rubric,
             "hard_marked": self.hard_marked,
             "hard_unmatched": self.hard_unmatched,
+            "warnings": [w.as_dict() for w in self.warnings[:MAX_PROBLEMS]],
+            "warning_count": len(self.warnings),
         }
 
 
@@ -450,6 +454,11 @@ def import_parsed(
     """
     if parsed.problems:
         raise DomainError("the file was not imported", parsed.problems[:MAX_PROBLEMS])
+    if options.get("strict") and parsed.warnings:
+        raise DomainError(
+            "the file was not imported: with strict, warnings are errors",
+            parsed.warnings[:MAX_PROBLEMS],
+        )
     if not parsed.instructions and not parsed.responses:
         raise DomainError("the file has no rows to import")
     if dataset is None and user is not None:
@@ -477,6 +486,7 @@ def import_parsed(
         new_instructions, new_responses, ids, report, problems = _plan(dataset, parsed)
         report.dataset = dataset_name
         report.rubric = str(rubric) if rubric is not None else ""
+        report.warnings = list(parsed.warnings)
         if problems:
             raise DomainError("the file was not imported", problems[:MAX_PROBLEMS])
         report.dry_run = dry_run
@@ -504,7 +514,8 @@ def dataset_import_files(
     ``rubric_id`` (for a new dataset; default the built-in rubric; ignored for an
     existing one), ``model`` (one output file's model name; for generic rows, the
     model of rows that name none), ``hard`` (mark instructions FLASK-Hard),
-    ``description``.
+    ``description``, ``strict`` (refuse the file when it has warnings, e.g. an empty
+    response, instead of listing them in the report).
 
     Raises `DomainError` listing every problem (file, line, field); then nothing is
     written. Idempotent: rows already present with the same content are counted as

@@ -79,6 +79,9 @@ class PreferenceImportReport:
     unchanged_verdicts: int = 0
     unusable_verdicts: int = 0
     ignored_verdicts: int = 0
+    # Accepted but worth a look (empty or identical responses, repeated votes): each
+    # `Problem.as_dict()` with its line and field.
+    warnings: list[dict] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -325,6 +328,7 @@ def preferences_import(
     user=None,
     dry_run: bool = False,
     verdict_writer: VerdictWriterFactory | None = None,
+    strict: bool = False,
 ) -> PreferenceImportReport:
     """Import a JSONL/CSV preference file into dataset `dataset_name` (created if new).
 
@@ -340,6 +344,9 @@ def preferences_import(
     order ("ab" from `verdict`, "ba" from `verdict_swapped`); `swapped_mapped_back`
     says `verdict_swapped` already uses the original numbering. Verdicts are stored by
     `verdict_writer(judge=, dataset=, import_key=)`; `judge` without one is refused.
+
+    Warnings (empty or identical responses, a voter voting twice on a pair) are listed
+    in the report's `warnings`; with `strict` they refuse the file like problems.
 
     `user` None means a trusted caller (the command line); otherwise researchers and
     admins only, and only admins may create the dataset (`roles.can_create_dataset`,
@@ -379,6 +386,11 @@ def preferences_import(
     )
     if parsed.problems:
         raise _refuse(parsed.problems)
+    if strict and parsed.warnings:
+        raise DomainError(
+            "the preferences were not imported: with strict, warnings are errors",
+            parsed.warnings[:MAX_PROBLEMS],
+        )
     rows = parsed.rows
     report = PreferenceImportReport(
         dataset=dataset_name,
@@ -388,6 +400,7 @@ def preferences_import(
         rows=parsed.total,
         judge=judge,
         ignored_verdicts=parsed.ignored_verdicts,
+        warnings=[w.as_dict() for w in parsed.warnings[:MAX_PROBLEMS]],
     )
     with transaction.atomic():
         dataset = Dataset.objects.select_for_update().filter(name=dataset_name).first()

@@ -14,7 +14,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.api.permissions import IsResearcher
-from annotation.api.serializers.datasets import ProblemOutputSerializer
+from annotation.api.serializers.datasets import (
+    ImportProblemOutputSerializer,
+    ProblemOutputSerializer,
+)
 from annotation.importers.preferences import FIELDS, FORMATS, LABEL_SCHEMES
 from annotation.services import import_check_sizes
 from annotation.services.preferences import preferences_import
@@ -46,6 +49,11 @@ class PreferenceImportInputSerializer(serializers.Serializer):
         help_text="`verdict_swapped` already uses the original numbering.",
     )
     dry_run = serializers.BooleanField(default=False)
+    strict = serializers.BooleanField(
+        default=False,
+        help_text="Refuse the file when it has warnings (empty or identical responses, "
+        "a voter voting twice on a pair) instead of importing it and listing them.",
+    )
 
     def validate(self, attrs: dict) -> dict:
         if not attrs.get("format"):
@@ -83,6 +91,9 @@ class PreferenceImportOutputSerializer(serializers.Serializer):
     unusable_verdicts = serializers.IntegerField()
     ignored_verdicts = serializers.IntegerField(
         help_text="Rows with judge verdicts that were not imported (no `judge` given)."
+    )
+    warnings = ImportProblemOutputSerializer(
+        many=True, help_text="Accepted but worth a look, with line and field."
     )
 
 
@@ -132,6 +143,7 @@ class PreferenceImportApi(APIView):
             user=request.user,
             dry_run=data["dry_run"],
             verdict_writer=imported_verdicts,
+            strict=data["strict"],
         )
         return Response(
             PreferenceImportOutputSerializer(report).data,

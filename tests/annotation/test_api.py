@@ -789,7 +789,7 @@ def test_import_list_and_detail(api_client_for, admin_user):
     ]
     detail = client.get(f"/api/imports/{bad.json()['id']}/").json()
     assert detail["status"] == "invalid"
-    assert "JSON array" in detail["errors"][0]["message"]
+    assert "expected a JSON object, got int" in detail["errors"][0]["message"]
     assert detail["created_by"] == admin_user.username
 
 

@@ -258,9 +258,9 @@ BAD_EVAL_FILES = {
         lambda good: jsonl(*good) + b'{"idx": 3, "instruction": "na\xefve"}\n',
         "eval.jsonl, line 3: not valid UTF-8 (byte 0xef",
     ),
-    "JSON array instead of JSONL": (
-        lambda good: json.dumps(good).encode(),
-        "eval.jsonl, line 1: the file is a JSON array, not JSON Lines",
+    "JSON array with a non-object row": (
+        lambda good: json.dumps([*good, [1, 2]]).encode(),
+        "eval.jsonl, line 3: expected a JSON object, got list",
     ),
     "NUL character": (
         lambda good: jsonl(*good, {"idx": 3, "instruction": "a\u0000b"}),

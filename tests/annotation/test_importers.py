@@ -317,14 +317,14 @@ def test_every_bad_line_is_reported_and_good_lines_still_parsed():
         ({"instruction": "Hi"}, "line 1, field `idx`: is missing or empty"),
         (
             {"idx": [1], "instruction": "Hi"},
-            "field `idx`: must be a string or an integer, got array",
+            "field `idx`: must be an integer, got array",
         ),
         (
             {"idx": 1, "instruction": "a\u0000b"},
             "field `instruction`: contains a NUL character",
         ),
         (
-            {"idx": "x" * 201, "instruction": "Hi"},
+            {"idx": "1" * 201, "instruction": "Hi"},
             "field `idx`: is 201 characters long",
         ),
         (
@@ -358,8 +358,8 @@ def test_duplicate_id_in_one_file_names_both_lines():
         (b"", "eval.jsonl: the file is empty"),
         (b"\n  \n", "eval.jsonl: the file is empty"),
         (
-            b'[{"idx": 1}]\n',
-            "eval.jsonl, line 1: the file is a JSON array, not JSON Lines",
+            b'[{"idx": 1}]\n',  # a JSON array: its row 1 has no instruction
+            "eval.jsonl, line 1, field `instruction`: is missing",
         ),
         (b'"just a string"\n', "eval.jsonl, line 1: expected a JSON object, got str"),
     ],

@@ -279,7 +279,7 @@ def test_blank_category_of_a_stored_pair_is_filled_in():
     [
         (b"", "the file is empty"),
         (b"   \n\n", "the file is empty"),
-        (b'[{"prompt": "x"}]\n', "JSON array"),
+        (b'[{"prompt": "x"}]\n', "line 1, field `response_1`: is missing"),
         (jsonl(row(1), "{not json"), "line 2: invalid JSON"),
         (jsonl(row(1), "[1, 2]"), "line 2: expected a JSON object"),
         (jsonl(row(1, prompt=...)), "line 1, field `prompt`: is missing"),
@@ -292,10 +292,6 @@ def test_blank_category_of_a_stored_pair_is_filled_in():
         (jsonl(row(1, label=1.5)), "field `label`: label 1.5 is not one of"),
         (jsonl(row(1, label=True)), "field `label`"),
         (jsonl(row(1, label=[1])), "field `label`: must be 1, 2 or tie, got array"),
-        (
-            jsonl(row(1, response_2="Seven (1).")),
-            "line 1, field `response_2`: is the same text as response_1",
-        ),
         (
             jsonl(row(1, model_2="alpha")),
             "line 1, field `model_2`: names the same model as model_1",
@@ -326,15 +322,15 @@ def test_bad_jsonl_is_refused_and_nothing_is_written(data, expected):
 def test_every_problem_is_reported_not_only_the_first():
     error = refused(
         jsonl(
-            row(1, label=5, response_2="Seven (1)."),
+            row(1, label=5, response_2=7),
             row(2),
             "{bad",
             row(3, prompt=...),
         )
     )
     assert [(p.line, p.field) for p in error.problems] == [
-        (1, "label"),
         (1, "response_2"),
+        (1, "label"),
         (3, None),
         (4, "prompt"),
     ]

@@ -265,6 +265,11 @@ class DatasetImportInputSerializer(serializers.Serializer):
         help_text="flask_outputs: the model's name (default: file name).",
     )
     hard = serializers.BooleanField(default=False, help_text="Mark as FLASK-Hard.")
+    strict = serializers.BooleanField(
+        default=False,
+        help_text="Refuse the files when they have warnings (e.g. an empty response) "
+        "instead of importing them and listing the warnings in the report.",
+    )
     rubric_id = serializers.IntegerField(
         required=False, help_text="A new dataset's rubric (default: the built-in one)."
     )
@@ -298,6 +303,8 @@ class DatasetImportInputSerializer(serializers.Serializer):
                 options[key] = data[key]
         if data["hard"]:
             options["hard"] = True
+        if data["strict"]:
+            options["strict"] = True
         return options
 
 

@@ -16,13 +16,19 @@ from annotation.services import ImportReport, import_check_sizes
 def add_file_options(parser, *, fields, dataset_help: str = "Dataset name.") -> None:
     """The options every row-file import takes: FILE, --dataset, --format and the
     repeatable --map FIELD=COLUMN (parsed by `importers.base.parse_field_map`)."""
-    parser.add_argument("file", help="The JSONL or CSV file.")
+    parser.add_argument(
+        "file",
+        help="The file: JSON Lines, CSV, a JSON array or Parquet, any of them "
+        "gzip-compressed (.gz); recognised by content.",
+    )
     parser.add_argument("--dataset", required=True, help=dataset_help)
     parser.add_argument(
         "--format",
         choices=["jsonl", "csv"],
-        help="File format (default: from the extension, .csv or .jsonl).",
+        help="jsonl or csv (default: from the extension; JSON arrays, Parquet and gzip "
+        "are recognised by their content whatever this says).",
     )
+    add_strict_option(parser)
     parser.add_argument(
         "--map",
         action="append",
@@ -31,6 +37,47 @@ def add_file_options(parser, *, fields, dataset_help: str = "Dataset name.") -> 
         help=f"Read FIELD from COLUMN (repeatable). Fields: {', '.join(fields)}. "
         "An unmapped field is read from the column of the same name.",
     )
+
+
+def add_strict_option(parser) -> None:
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="Refuse the file when it has warnings (empty or identical responses, "
+        "repeated votes) instead of importing it and listing them.",
+    )
+
+
+# File name endings -> the --format to assume; compression and Parquet are recognised
+# by content, so `.jsonl.gz`, `.json` and `.parquet` read as JSON-like rows.
+SUFFIX_FORMATS = {
+    ".csv": "csv",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "jsonl",
+    ".parquet": "jsonl",
+}
+
+
+def format_from_name(path: Path, by_suffix: dict[str, str] | None = None) -> str | None:
+    """The format a file name implies (`.gz` looked through), or None."""
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes = suffixes[:-1]
+    if not suffixes:
+        return None
+    return (by_suffix or SUFFIX_FORMATS).get(suffixes[-1])
+
+
+def print_warnings(command: BaseCommand, warnings: list) -> None:
+    """Every warning of an import report, one per line, after a count."""
+    if not warnings:
+        return
+    command.stdout.write(
+        f"  warnings:      {len(warnings):,} (imported; --strict refuses them):"
+    )
+    for warning in warnings:
+        command.stdout.write(f"    {warning}")
 
 
 def read_files(paths: list[Path]) -> list[tuple[str, bytes]]:
@@ -94,5 +141,6 @@ def print_report(command: BaseCommand, report: ImportReport, seconds: float) -> 
             )
             for where in report.hard_unmatched:
                 out.write(f"    {where}")
+    print_warnings(command, report.warnings)
     rate = (report.rows / seconds) if seconds > 0 else 0.0
     out.write(f"  time:          {seconds:.2f} s ({rate:,.0f} rows/s)")

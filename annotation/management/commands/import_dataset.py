@@ -14,18 +14,12 @@ from annotation.errors import DomainError
 from annotation.importers.generic import FIELDS
 from annotation.management.commands._import_cli import (
     add_file_options,
+    format_from_name,
     print_report,
     read_files,
     refused,
 )
 from annotation.services import dataset_import_files
-
-FORMAT_BY_SUFFIX = {
-    ".csv": "csv",
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
-    ".json": "jsonl",
-}
 
 
 class Command(BaseCommand):
@@ -47,7 +41,7 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         started = time.perf_counter()
         path = Path(options["file"])
-        fmt = options["format"] or FORMAT_BY_SUFFIX.get(path.suffix.lower())
+        fmt = options["format"] or format_from_name(path)
         if fmt is None:
             raise CommandError(
                 f"{path}: cannot tell the format from the extension {path.suffix!r}; "
@@ -58,6 +52,8 @@ class Command(BaseCommand):
             service_options["mapping"] = options["map"]
         if options["model"]:
             service_options["model"] = options["model"]
+        if options["strict"]:
+            service_options["strict"] = True
         files = read_files([path])
         try:
             report = dataset_import_files(

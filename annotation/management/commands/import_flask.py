@@ -12,7 +12,12 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.errors import DomainError
-from annotation.management.commands._import_cli import print_report, read_files, refused
+from annotation.management.commands._import_cli import (
+    add_strict_option,
+    print_report,
+    read_files,
+    refused,
+)
 from annotation.services import dataset_import_flask
 
 
@@ -75,6 +80,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--dry-run", action="store_true", help="Validate and count; write nothing."
         )
+        add_strict_option(parser)
 
     def handle(self, *args, **options):
         started = time.perf_counter()
@@ -99,6 +105,8 @@ class Command(BaseCommand):
             service_options["model"] = options["model"]
         if options["hard"]:
             service_options["hard"] = True
+        if options["strict"]:
+            service_options["strict"] = True
         try:
             report = dataset_import_flask(
                 dataset_name=options["dataset"] or eval_path.stem,

@@ -13,12 +13,22 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.errors import DomainError
-from annotation.management.commands._import_cli import read_files, refused
+from annotation.management.commands._import_cli import (
+    format_from_name,
+    read_files,
+    refused,
+)
 from annotation.models import Dataset
 from judging.management.commands._cli import command_user
 from judging.services.imports import FORMATS, GENERIC_FIELDS, judge_run_import
 
-FORMAT_BY_SUFFIX = {".csv": "csv", ".jsonl": "flask_review", ".json": "flask_review"}
+# `.gz` is looked through; Parquet holds generic rows (id, model, skill, score, ...).
+FORMAT_BY_SUFFIX = {
+    ".csv": "csv",
+    ".jsonl": "flask_review",
+    ".json": "flask_review",
+    ".parquet": "jsonl",
+}
 
 
 class Command(BaseCommand):
@@ -55,7 +65,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         paths = [Path(p) for p in options["files"]]
-        fmt = options["format"] or FORMAT_BY_SUFFIX.get(paths[0].suffix.lower())
+        fmt = options["format"] or format_from_name(paths[0], FORMAT_BY_SUFFIX)
         if fmt is None:
             raise CommandError(
                 f"{paths[0]}: cannot tell the format from the extension; pass --format"

@@ -13,10 +13,12 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.errors import DomainError
+from annotation.errors import DomainError, Problem
 from annotation.importers.preferences import FIELDS, LABEL_SCHEMES
 from annotation.management.commands._import_cli import (
     add_file_options,
+    format_from_name,
+    print_warnings,
     read_files,
     refused,
 )
@@ -25,8 +27,6 @@ from annotation.services.preferences import (
     preferences_import,
 )
 from judging.services.verdicts import imported_verdicts
-
-FORMAT_BY_SUFFIX = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
 
 
 class Command(BaseCommand):
@@ -69,7 +69,7 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         started = time.perf_counter()
         path = Path(options["file"])
-        fmt = options["format"] or FORMAT_BY_SUFFIX.get(path.suffix.lower())
+        fmt = options["format"] or format_from_name(path)
         if fmt is None:
             raise CommandError(
                 f"{path}: cannot tell the format from the extension {path.suffix!r}; "
@@ -88,6 +88,7 @@ class Command(BaseCommand):
                 swapped_mapped_back=options["swapped_mapped_back"],
                 dry_run=options["dry_run"],
                 verdict_writer=imported_verdicts,
+                strict=options["strict"],
             )
         except DomainError as exc:
             raise refused(exc, self.stderr) from exc
@@ -133,4 +134,10 @@ class Command(BaseCommand):
                 f"  note:          {report.ignored_verdicts:,} rows have judge verdicts, "
                 "which were not imported; pass --judge NAME to import them"
             )
+        print_warnings(self, [Problem(**_fields(w)) for w in report.warnings])
         out.write(f"  time:          {seconds:.2f} s")
+
+
+def _fields(warning: dict) -> dict:
+    """A report's warning dict back to `Problem` fields (for printing)."""
+    return {k: warning.get(k) for k in ("message", "line", "field", "file")}

@@ -1,0 +1,195 @@
+"""The file formats `base.read_rows` reads besides JSON Lines and CSV: gzip, Parquet and
+JSON arrays, as public datasets ship them (dataset hubs publish Parquet; many releases
+are one JSON array, or JSON Lines compressed with gzip).
+
+Recognised by their content, whatever the name or the chosen format says: gzip by its
+magic bytes (``1f 8b``; the content inside is then recognised in turn), Parquet by
+``PAR1``, a JSON array by its first character ``[``. Rows come out as dicts, like a JSON
+Lines row, so every importer's `--map` and field checks apply unchanged; a row's number
+(``line`` in the problems) counts rows from 1.
+
+Streaming: a Parquet file is read one record batch at a time, a JSON array one element
+at a time (ijson), a gzip stream in chunks; none is turned into one Python object.
+Decompression stops at `IMPORT_MAX_DECOMPRESSED_BYTES` (a gzip bomb is a problem, not a
+full disk or memory).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import gzip
+import io
+import math
+import zlib
+from collections.abc import Iterator
+
+from django.conf import settings
+
+from annotation.errors import Problem
+from flaskapp.untrusted import json_problem
+
+GZIP_MAGIC = b"\x1f\x8b"
+PARQUET_MAGIC = b"PAR1"
+BATCH_ROWS = 2000
+
+
+def is_gzip(data: bytes) -> bool:
+    return data[:2] == GZIP_MAGIC
+
+
+def is_parquet(data: bytes) -> bool:
+    return data[:4] == PARQUET_MAGIC and data[-4:] == PARQUET_MAGIC
+
+
+def is_json_array(text_start: bytes) -> bool:
+    return text_start.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"["
+
+
+def gunzip(data: bytes, file: str, problems: list[Problem]) -> bytes | None:
+    """The decompressed content, or None (with a problem) when it is not valid gzip or
+    larger than `IMPORT_MAX_DECOMPRESSED_BYTES`."""
+    limit = settings.IMPORT_MAX_DECOMPRESSED_BYTES
+    out = io.BytesIO()
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
+            while chunk := stream.read(1 << 20):
+                out.write(chunk)
+                if out.tell() > limit:
+                    problems.append(
+                        Problem(
+                            f"decompresses to more than {limit:,} bytes "
+                            "(IMPORT_MAX_DECOMPRESSED_BYTES)",
+                            file=file,
+                        )
+                    )
+                    return None
+    except (OSError, EOFError, zlib.error) as exc:
+        problems.append(Problem(f"is not a valid gzip file ({exc})", file=file))
+        return None
+    return out.getvalue()
+
+
+def _plain(value, column: str):
+    """A Parquet cell as a JSON-like value (what a JSON Lines row would hold)."""
+    if isinstance(value, bytes):
+        raise ValueError(f"column `{column}` holds binary data, not text")
+    if isinstance(value, dt.datetime | dt.date | dt.time):
+        return value.isoformat()
+    if isinstance(value, dt.timedelta):
+        return value.total_seconds()
+    if isinstance(value, decimal.Decimal):
+        return float(value)
+    if isinstance(value, float) and math.isnan(value):
+        return value
+    if isinstance(value, list):
+        return [_plain(v, column) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v, column) for k, v in value.items()}
+    return value
+
+
+def parquet_rows(
+    data: bytes,
+    file: str,
+    problems: list[Problem],
+    required_columns: dict[str, str],
+) -> Iterator[tuple[int, dict]]:
+    """Rows of a Parquet file, one record batch at a time. A file whose schema lacks a
+    column of `required_columns` (field -> column) yields no row."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        parquet = pq.ParquetFile(pa.BufferReader(data))
+    except (pa.ArrowException, OSError) as exc:
+        problems.append(Problem(f"is not a readable Parquet file ({exc})", file=file))
+        return
+    names = parquet.schema_arrow.names
+    missing = [
+        f"`{column}` (for field `{name}`)"
+        for name, column in required_columns.items()
+        if column not in names
+    ]
+    if missing:
+        problems.append(
+            Problem(
+                "the Parquet file has no column "
+                + ", ".join(missing)
+                + "; its columns are: "
+                + ", ".join(names),
+                file=file,
+            )
+        )
+        return
+    number = 0
+    try:
+        for batch in parquet.iter_batches(batch_size=BATCH_ROWS):
+            for row in batch.to_pylist():
+                number += 1
+                try:
+                    plain = {k: _plain(v, k) for k, v in row.items()}
+                except ValueError as exc:
+                    problems.append(Problem(str(exc), line=number, file=file))
+                    continue
+                problem = json_problem(plain)
+                if problem is not None:
+                    problems.append(
+                        Problem(
+                            problem.message, line=number, field=problem.field, file=file
+                        )
+                    )
+                    continue
+                yield number, plain
+    except (pa.ArrowException, OSError) as exc:
+        problems.append(
+            Problem(
+                f"the Parquet file is damaged after row {number} ({exc})", file=file
+            )
+        )
+
+
+def json_array_rows(
+    data: bytes, file: str, problems: list[Problem]
+) -> Iterator[tuple[int, dict]]:
+    """The elements of a top-level JSON array, one at a time (ijson); each must be an
+    object. A syntax error ends the file (a problem naming the row reached)."""
+    import ijson
+
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    number = 0
+    try:
+        for item in ijson.items(io.BytesIO(data), "item", use_float=True):
+            number += 1
+            if not isinstance(item, dict):
+                kind = type(item).__name__
+                problems.append(
+                    Problem(
+                        f"expected a JSON object, got {kind}", line=number, file=file
+                    )
+                )
+                continue
+            problem = json_problem(item)
+            if problem is not None:
+                problems.append(
+                    Problem(
+                        problem.message, line=number, field=problem.field, file=file
+                    )
+                )
+                continue
+            yield number, item
+    except ijson.common.IncompleteJSONError as exc:
+        problems.append(
+            Problem(
+                f"invalid JSON after row {number} ({str(exc).strip()[:200]})",
+                line=number + 1,
+                file=file,
+            )
+        )
+    except UnicodeDecodeError:
+        problems.append(
+            Problem(
+                "not valid UTF-8; save the file as UTF-8", line=number + 1, file=file
+            )
+        )
