@@ -37,7 +37,13 @@ ROOT = Path(__file__).resolve().parent.parent
 os.environ.setdefault("FLASK_DEV", "1")
 sys.path.insert(0, str(ROOT))
 
-from bench.judge_throughput import free_port, scratch_database, stop  # noqa: E402
+from bench.judge_throughput import (  # noqa: E402
+    free_port,
+    import_flask_release,
+    scratch_database,
+    start_worker,
+    stop,
+)
 from bench.worker_crash import MODELS  # noqa: E402
 
 SCENARIOS = {
@@ -114,8 +120,6 @@ def main() -> None:
     from django.core.management import call_command
     from django.db import connection
 
-    from annotation import services as annotation_services
-    from annotation.models import Dataset
     from judging import services
     from judging.models import JudgeCall, JudgeRun, JudgeScore
 
@@ -123,51 +127,12 @@ def main() -> None:
     times: dict[str, list[float]] = {}
     try:
         call_command("migrate", verbosity=0)
-        data = Path(args.data)
-        annotation_services.dataset_import_files(
-            dataset_name="flask",
-            fmt="flask",
-            files=[
-                (
-                    "e.jsonl",
-                    (data / "evaluation_set/flask_evaluation.jsonl").read_bytes(),
-                )
-            ],
-        )
-        annotation_services.dataset_import_files(
-            dataset_name="flask",
-            fmt="flask_outputs",
-            files=[
-                (p.name, p.read_bytes())
-                for p in sorted((data / "model_output/outputs").glob("*.jsonl"))
-            ],
-        )
-        dataset = Dataset.objects.get(name="flask")
+        dataset = import_flask_release(Path(args.data))
         user = User.objects.create_user("bench", password="x")
         user.groups.add(Group.objects.get(name="researcher"))
         connection.close()
         redis.Redis.from_url(broker).flushdb()
-        workers = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "flaskapp",
-                "worker",
-                "-Q",
-                "celery,judge",
-                "--pool=prefork",
-                "--concurrency=2",
-                "--prefetch-multiplier=1",
-                "--without-gossip",
-                "--without-mingle",
-                "--loglevel=ERROR",
-            ],
-            cwd=ROOT,
-            env=os.environ.copy(),
-            start_new_session=True,
-        )
+        workers = start_worker(2)
         time.sleep(4)
         print(
             f"~{args.calls} calls per run, {args.latency_ms:.0f} ms per call, "

@@ -126,6 +126,58 @@ async def bare_loop(base_url: str, calls: int, concurrency: int, requests) -> fl
     return elapsed
 
 
+def import_flask_release(data: Path):
+    """Import the FLASK release (eval set and every model-output file) as dataset
+    "flask" through the real importer; returns the Dataset. Needs django.setup()."""
+    from annotation import services as annotation_services
+    from annotation.models import Dataset
+
+    eval_set = data / "evaluation_set/flask_evaluation.jsonl"
+    annotation_services.dataset_import_files(
+        dataset_name="flask", fmt="flask", files=[("e.jsonl", eval_set.read_bytes())]
+    )
+    annotation_services.dataset_import_files(
+        dataset_name="flask",
+        fmt="flask_outputs",
+        files=[
+            (p.name, p.read_bytes())
+            for p in sorted((data / "model_output/outputs").glob("*.jsonl"))
+        ],
+    )
+    return Dataset.objects.get(name="flask")
+
+
+def start_worker(
+    concurrency: int, extra_args: tuple[str, ...] = (), quiet: bool = False
+) -> subprocess.Popen:
+    """One Celery worker process (prefork, as docker-compose runs it) on this
+    process's environment, in a session of its own (so it can be killed as a group)."""
+    quiet_output = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "flaskapp",
+            "worker",
+            "-Q",
+            "celery,judge",
+            "--pool=prefork",
+            f"--concurrency={concurrency}",
+            "--prefetch-multiplier=1",
+            "--without-gossip",
+            "--without-mingle",
+            "--loglevel=WARNING",
+            *extra_args,
+        ],
+        cwd=ROOT,
+        env=os.environ.copy(),
+        start_new_session=True,
+        **(quiet_output if quiet else {}),
+    )
+
+
 def scratch_database(base_url: str) -> tuple[str, str]:
     name = f"flaskeval_bench_judge_{os.getpid()}"
     parts = urlparse(base_url)
@@ -170,8 +222,7 @@ def main() -> None:
     from django.core.management import call_command
     from django.db import connection
 
-    from annotation import services as annotation_services
-    from annotation.models import Dataset, Skill
+    from annotation.models import Skill
     from judging import services
     from judging.models import JudgeCall, JudgeRun, JudgeScore
     from judging.services.execution.store import _load_contexts
@@ -179,26 +230,7 @@ def main() -> None:
     server = workers = None
     try:
         call_command("migrate", verbosity=0)
-        data = Path(args.data)
-        annotation_services.dataset_import_files(
-            dataset_name="flask",
-            fmt="flask",
-            files=[
-                (
-                    "e.jsonl",
-                    (data / "evaluation_set/flask_evaluation.jsonl").read_bytes(),
-                )
-            ],
-        )
-        annotation_services.dataset_import_files(
-            dataset_name="flask",
-            fmt="flask_outputs",
-            files=[
-                (p.name, p.read_bytes())
-                for p in sorted((data / "model_output/outputs").glob("*.jsonl"))
-            ],
-        )
-        dataset = Dataset.objects.get(name="flask")
+        dataset = import_flask_release(Path(args.data))
         models = [
             "alpaca_13b",
             "bard",
@@ -219,27 +251,7 @@ def main() -> None:
         import redis
 
         redis.Redis.from_url(broker).flushdb()
-        workers = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "flaskapp",
-                "worker",
-                "-Q",
-                "celery,judge",
-                "--pool=prefork",
-                f"--concurrency={args.workers}",
-                "--prefetch-multiplier=1",
-                "--without-gossip",
-                "--without-mingle",
-                "--loglevel=WARNING",
-            ],
-            cwd=ROOT,
-            env=os.environ.copy(),
-            start_new_session=True,
-        )
+        workers = start_worker(args.workers)
         time.sleep(4)
 
         print(

@@ -37,8 +37,10 @@ sys.path.insert(0, str(ROOT))
 
 from bench.judge_throughput import (  # noqa: E402
     free_port,
+    import_flask_release,
     scratch_database,
     start_fake_server,
+    start_worker,
     stop,
 )
 
@@ -57,33 +59,9 @@ MODELS = [
 ]
 
 
-def start_worker(beat: bool, schedule: Path) -> subprocess.Popen:
-    args = [
-        sys.executable,
-        "-m",
-        "celery",
-        "-A",
-        "flaskapp",
-        "worker",
-        "-Q",
-        "celery,judge",
-        "--pool=prefork",
-        "--concurrency=2",
-        "--prefetch-multiplier=1",
-        "--without-gossip",
-        "--without-mingle",
-        "--loglevel=WARNING",
-    ]
-    if beat:
-        args += ["--beat", "--schedule", str(schedule)]
-    return subprocess.Popen(
-        args,
-        cwd=ROOT,
-        env=os.environ.copy(),
-        start_new_session=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+def start_crash_worker(beat: bool, schedule: Path) -> subprocess.Popen:
+    extra = ("--beat", "--schedule", str(schedule)) if beat else ()
+    return start_worker(2, extra, quiet=True)
 
 
 def main() -> None:
@@ -119,8 +97,6 @@ def main() -> None:
     from django.db import connection
     from django.utils import timezone
 
-    from annotation import services as annotation_services
-    from annotation.models import Dataset
     from judging import services
     from judging.models import JudgeCall, JudgeRun, JudgeScore
 
@@ -129,26 +105,7 @@ def main() -> None:
     results: dict[str, list[tuple[float, float]]] = {}
     try:
         call_command("migrate", verbosity=0)
-        data = Path(args.data)
-        annotation_services.dataset_import_files(
-            dataset_name="flask",
-            fmt="flask",
-            files=[
-                (
-                    "e.jsonl",
-                    (data / "evaluation_set/flask_evaluation.jsonl").read_bytes(),
-                )
-            ],
-        )
-        annotation_services.dataset_import_files(
-            dataset_name="flask",
-            fmt="flask_outputs",
-            files=[
-                (p.name, p.read_bytes())
-                for p in sorted((data / "model_output/outputs").glob("*.jsonl"))
-            ],
-        )
-        dataset = Dataset.objects.get(name="flask")
+        dataset = import_flask_release(Path(args.data))
         user = User.objects.create_user("bench", password="x")
         user.groups.add(Group.objects.get(name="researcher"))
         port = free_port()
@@ -164,7 +121,7 @@ def main() -> None:
             for _ in range(args.repeat):
                 redis.Redis.from_url(broker).flushdb()
                 connection.close()
-                worker = start_worker(beat, schedule)
+                worker = start_crash_worker(beat, schedule)
                 config = services.judge_config_create(
                     user=user,
                     operator=True,  # the bench runs as the operator does
@@ -194,7 +151,7 @@ def main() -> None:
                 killed_at = timezone.now()
                 at_kill = run.calls.filter(status="succeeded").count()
                 t_kill = time.perf_counter()
-                worker = start_worker(beat, schedule)
+                worker = start_crash_worker(beat, schedule)
                 resume = None
                 while True:
                     if resume is None and (

@@ -12,6 +12,7 @@ from django.utils import timezone
 from annotation import roles
 from annotation.errors import DomainError, Problem
 from annotation.models import Campaign, CampaignItem, Dataset, Response, Skill
+from annotation.services.imports import _copy_rows
 from flaskapp.bounds import LOCK_TTL_MINUTES, OVERLAP, OVERLAP_PERCENT, RATER_QUOTA
 
 
@@ -79,6 +80,7 @@ def campaign_create(
     )
     available = set(
         Response.objects.filter(instruction__dataset=dataset)
+        .order_by()  # the default ordering would make DISTINCT one row per response
         .values_list("model_name", flat=True)
         .distinct()
     )
@@ -152,23 +154,22 @@ def campaign_create(
                 ],
             )
         random.Random(campaign.pk).shuffle(response_ids)
-        items = []
+        # Plain rows (COPY on PostgreSQL), not model instances: building and
+        # preparing 255,000 CampaignItem objects for bulk_create took ~10 s alone.
+        rows = []
         for position, response_id in enumerate(response_ids):
             target = (
                 overlap
                 if _in_overlap_sample(campaign.pk, response_id, overlap_percent)
                 else 1
             )
-            items.append(
-                CampaignItem(
-                    campaign=campaign,
-                    response_id=response_id,
-                    target=target,
-                    open_slots=target,
-                    position=position,
-                )
-            )
-        CampaignItem.objects.bulk_create(items, batch_size=5000)
+            rows.append((campaign.pk, response_id, target, 0, 0, target, position))
+        _copy_rows(
+            CampaignItem,
+            ["campaign_id", "response_id", "target", "submitted", "reserved",
+             "open_slots", "position"],
+            rows,
+        )  # fmt: skip
     if connection.vendor == "postgresql":
         # Fresh statistics, so that the next-item query walks its partial index from
         # the first request on (stale ones can make the planner sort every item).
