@@ -315,7 +315,7 @@ JUDGE_MIN_LEASE_SECONDS = env_int("JUDGE_MIN_LEASE_SECONDS", 120)
 # is a dead driver whose claims go back to pending at once; every worker process checks
 # for dead drivers every RECOVER seconds (and `judge --wait` does while it waits).
 JUDGE_DRIVER_BEAT_SECONDS = float(os.environ.get("JUDGE_DRIVER_BEAT_SECONDS", "2"))
-JUDGE_DRIVER_STALE_SECONDS = float(os.environ.get("JUDGE_DRIVER_STALE_SECONDS", "8"))
+JUDGE_DRIVER_STALE_SECONDS = float(os.environ.get("JUDGE_DRIVER_STALE_SECONDS", "10"))
 JUDGE_RECOVER_SECONDS = float(os.environ.get("JUDGE_RECOVER_SECONDS", "2"))
 # Hung calls (judging.deadlines): an attempt waiting longer than FACTOR x the QUANTILE of
 # the run's recent latencies (at least FLOOR s, learnt after MIN_SAMPLES answers) is cut

@@ -21,7 +21,7 @@ several processes at once (the run row is locked while a driver is dispatched):
    lately), gets a new driver task; a run with nothing open is finished.
 
 From a SIGKILL of the only worker, the calls are back and a driver dispatched within
-about STALE + RECOVER seconds of the last beat (10 s by default) once any worker runs.
+about STALE + RECOVER seconds of the last beat (12 s by default) once any worker runs.
 A live driver wrongly presumed dead (its loop blocked past the stale limit) loses
 nothing: its late results no longer match their claims and are dropped, with a warning,
 and the calls are done by the new driver; it re-registers on its next beat.
