@@ -954,3 +954,31 @@ def test_import_detail_404s_unknown_ids(client_for, admin_user):
     url = reverse("annotation:import-detail", args=[424242])
 
     assert client_for(admin_user).get(url).status_code == 404
+
+
+def test_the_import_page_lists_warnings_with_their_count_and_strict_refuses(
+    client_for, admin_user
+):
+    client = client_for(admin_user)
+    rows = jsonl(
+        [
+            {"id": "w1", "instruction": "Say hi.", "response": "Hi!", "model": "m1"},
+            {"id": "w1", "instruction": "Say hi.", "response": "", "model": "m2"},
+        ]
+    )
+    response = post_import(
+        client, files=SimpleUploadedFile("w.jsonl", rows), fmt="jsonl"
+    )
+    text = page_text(client.get(response.url))
+    assert "1 warning : accepted and to be imported" in text
+    assert "w.jsonl, line 2, field `response`: is empty" in text
+    strict = post_import(
+        client,
+        files=SimpleUploadedFile("w.jsonl", rows),
+        fmt="jsonl",
+        dataset_name="strict-set",
+        strict="on",
+    )
+    text = page_text(client.get(strict.url))
+    assert "with strict, warnings are errors" in text
+    assert not Dataset.objects.exists()
