@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import time
 from collections import Counter
@@ -38,9 +37,10 @@ os.environ.setdefault("FLASK_DEV", "1")
 sys.path.insert(0, str(ROOT))
 
 from bench.judge_throughput import (  # noqa: E402
+    bench_environment,
     free_port,
     import_flask_release,
-    scratch_database,
+    start_fake_server,
     start_worker,
     stop,
 )
@@ -54,39 +54,6 @@ SCENARIOS = {
 TARGETS = {"hangs": 1.3, "errors": 1.2}
 
 
-def start_server(port: int, latency_ms: float, faults: dict) -> subprocess.Popen:
-    args = [
-        sys.executable,
-        "manage.py",
-        "fake_judge_server",
-        "--port",
-        str(port),
-        "--latency-ms",
-        str(latency_ms),
-        "--retry-after",
-        "1",
-        "--seed",
-        str(port),
-    ]
-    for flag, value in faults.items():
-        args += [flag, str(value)]
-    proc = subprocess.Popen(
-        args,
-        cwd=ROOT,
-        env={**os.environ, "LOG_LEVEL": "WARNING"},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    for _ in range(200):
-        try:
-            httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=1)
-            return proc
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    raise SystemExit("fake judge server did not start")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--data", default=str(ROOT.parent / "shared" / "flask-data"))
@@ -95,21 +62,8 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    base_db = os.environ.get("DATABASE_URL", "")
-    redis_url = os.environ.get("REDIS_URL", "")
-    if not base_db.startswith("postgres") or not redis_url.startswith("redis"):
-        sys.exit("set DATABASE_URL (postgres://...) and REDIS_URL (redis://...)")
-    db_url, admin = scratch_database(base_db)
-    broker = redis_url.rsplit("/", 1)[0] + "/12"
-    os.environ.update(
-        {
-            "DATABASE_URL": db_url,
-            "CELERY_BROKER_URL": broker,
-            "REDIS_URL": broker,
-            "DJANGO_SETTINGS_MODULE": "flaskapp.settings",
-            "JUDGE_DRIVERS_PER_RUN": "2",
-            "LOG_LEVEL": "ERROR",
-        }
+    db_url, admin, broker = bench_environment(
+        12, JUDGE_DRIVERS_PER_RUN="2", LOG_LEVEL="ERROR"
     )
     import django
 
@@ -142,7 +96,9 @@ def main() -> None:
         for _ in range(args.repeat):
             for name, faults in SCENARIOS.items():
                 port = free_port()
-                server = start_server(port, args.latency_ms, faults)
+                server = start_fake_server(
+                    port, args.latency_ms, faults=faults, retry_after=1, seed=port
+                )
                 config = services.judge_config_create(
                     user=user,
                     operator=True,  # the bench runs as the operator does

@@ -47,27 +47,34 @@ def free_port() -> int:
 
 
 def start_fake_server(
-    port: int, latency_ms: float, errors: float = 0.0
+    port: int,
+    latency_ms: float,
+    errors: float = 0.0,
+    *,
+    faults: dict[str, float] | None = None,
+    retry_after: float = 0,
+    seed: int = 1,
 ) -> subprocess.Popen:
-    half = errors / 2
+    """`manage.py fake_judge_server` on `port`; `errors` splits evenly into 429s and
+    500s, `faults` adds any other `--flag: share` (e.g. {"--timeout": 0.005})."""
+    flags = {"--rate-limit": errors / 2, "--server-error": errors / 2, **(faults or {})}
+    args = [
+        sys.executable,
+        "manage.py",
+        "fake_judge_server",
+        "--port",
+        str(port),
+        "--latency-ms",
+        str(latency_ms),
+        "--retry-after",
+        str(retry_after),
+        "--seed",
+        str(seed),
+    ]
+    for flag, value in flags.items():
+        args += [flag, str(value)]
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "manage.py",
-            "fake_judge_server",
-            "--port",
-            str(port),
-            "--latency-ms",
-            str(latency_ms),
-            "--rate-limit",
-            str(half),
-            "--server-error",
-            str(half),
-            "--retry-after",
-            "0",
-            "--seed",
-            "1",
-        ],
+        args,
         cwd=ROOT,
         env={**os.environ, "LOG_LEVEL": "WARNING"},
         stdout=subprocess.DEVNULL,
@@ -81,6 +88,29 @@ def start_fake_server(
         except httpx.HTTPError:
             time.sleep(0.1)
     raise SystemExit("fake judge server did not start")
+
+
+def bench_environment(broker_db: int, **extra: str) -> tuple[str, str, str]:
+    """Check DATABASE_URL / REDIS_URL, make a scratch database and point this process
+    (and the workers it starts) at it and at Redis db `broker_db`; returns (scratch
+    URL, admin URL, broker URL). Call before django.setup()."""
+    base_db = os.environ.get("DATABASE_URL", "")
+    redis_url = os.environ.get("REDIS_URL", "")
+    if not base_db.startswith("postgres") or not redis_url.startswith("redis"):
+        sys.exit("set DATABASE_URL (postgres://...) and REDIS_URL (redis://...)")
+    db_url, admin = scratch_database(base_db)
+    broker = redis_url.rsplit("/", 1)[0] + f"/{broker_db}"
+    os.environ.update(
+        {
+            "DATABASE_URL": db_url,
+            "CELERY_BROKER_URL": broker,
+            "REDIS_URL": broker,
+            "DJANGO_SETTINGS_MODULE": "flaskapp.settings",
+            "LOG_LEVEL": "WARNING",
+            **extra,
+        }
+    )
+    return db_url, admin, broker
 
 
 def stop(proc: subprocess.Popen | None) -> None:

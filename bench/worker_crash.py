@@ -36,9 +36,9 @@ os.environ.setdefault("FLASK_DEV", "1")
 sys.path.insert(0, str(ROOT))
 
 from bench.judge_throughput import (  # noqa: E402
+    bench_environment,
     free_port,
     import_flask_release,
-    scratch_database,
     start_fake_server,
     start_worker,
     stop,
@@ -72,21 +72,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    base_db = os.environ.get("DATABASE_URL", "")
-    redis_url = os.environ.get("REDIS_URL", "")
-    if not base_db.startswith("postgres") or not redis_url.startswith("redis"):
-        sys.exit("set DATABASE_URL (postgres://...) and REDIS_URL (redis://...)")
-    db_url, admin = scratch_database(base_db)
-    broker = redis_url.rsplit("/", 1)[0] + "/13"
-    os.environ.update(
-        {
-            "DATABASE_URL": db_url,
-            "CELERY_BROKER_URL": broker,
-            "REDIS_URL": broker,
-            "DJANGO_SETTINGS_MODULE": "flaskapp.settings",
-            "LOG_LEVEL": "WARNING",
-        }
-    )
+    db_url, admin, broker = bench_environment(13)
     import django
 
     django.setup()

@@ -25,6 +25,7 @@ import math
 
 from axes.helpers import get_cool_off
 from django.contrib.auth import authenticate
+from django.http import JsonResponse
 from django.shortcuts import render
 from drf_spectacular.utils import extend_schema, inline_serializer
 from knox.auth import TokenAuthentication
@@ -72,8 +73,6 @@ def lockout_response(request, original_response=None, credentials=None):
     seconds = _retry_after(request)
     message = LOCKED_OUT.format(minutes=math.ceil(seconds / 60))
     if request.path.startswith("/api/"):
-        from django.http import JsonResponse
-
         response = JsonResponse({"detail": message, "problems": []}, status=429)
     else:
         response = render(

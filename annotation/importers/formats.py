@@ -20,7 +20,6 @@ import datetime as dt
 import decimal
 import gzip
 import io
-import math
 import zlib
 from collections.abc import Iterator
 
@@ -80,8 +79,6 @@ def _plain(value, column: str):
         return value.total_seconds()
     if isinstance(value, decimal.Decimal):
         return float(value)
-    if isinstance(value, float) and math.isnan(value):
-        return value
     if isinstance(value, list):
         return [_plain(v, column) for v in value]
     if isinstance(value, dict):

@@ -194,3 +194,33 @@ def test_closing_a_limiter_returns_its_released_slots_at_once():
         await b.aclose()
 
     asyncio.run(scenario())
+
+
+def test_renew_extends_this_processs_slots_so_a_dead_ones_lapse_first():
+    """A driver calls `renew` with each heartbeat: its slots' expiry moves forward,
+    while the slots of a process that stopped renewing keep their old expiry."""
+    url = redis_url()
+    scope = f"test-{uuid.uuid4().hex}"
+    key = f"judge:{scope}:slots"
+
+    async def scenario():
+        live = RedisLimiter(
+            redis_url=url, scope=scope, max_concurrency=4, slot_lease_seconds=1
+        )
+        dead = RedisLimiter(
+            redis_url=url, scope=scope, max_concurrency=4, slot_lease_seconds=1
+        )
+        await live.acquire(1)
+        await dead.acquire(1)
+        before = dict(await live._redis.zrange(key, 0, -1, withscores=True))
+        await asyncio.sleep(0.3)
+        await live.renew()
+        after = dict(await live._redis.zrange(key, 0, -1, withscores=True))
+        (live_holder,) = live._holders
+        (dead_holder,) = dead._holders
+        assert after[live_holder.encode()] >= before[live_holder.encode()] + 0.25
+        assert after[dead_holder.encode()] == before[dead_holder.encode()]
+        await live.aclose()
+        await dead.aclose()
+
+    asyncio.run(scenario())

@@ -323,3 +323,36 @@ def test_client_rejects_a_nonsense_configuration():
         JudgeClient(
             base_url="http://x/v1", api_key=None, timeout=1, transport="carrier-pigeon"
         )
+
+
+@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+def test_a_redirect_is_not_followed_so_the_key_stays_with_the_allowed_host(
+    fake_judge_factory, transport
+):
+    """An endpoint answering 307 elsewhere gets a permanent client error: the client
+    never sends the request (and its Authorization header) to the new location."""
+    import http.server
+    import threading
+
+    elsewhere = fake_judge_factory()
+
+    class Redirect(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.send_response(307)
+            self.send_header("Location", elsewhere.base_url + "/chat/completions")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        error, _ = _complete(base, api_key="sk-test-secret", transport=transport)
+    finally:
+        server.shutdown()
+    assert isinstance(error, PermanentJudgeError), error
+    assert error.kind == "client_error"
+    assert elsewhere.stats()["requests"] == 0

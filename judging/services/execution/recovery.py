@@ -52,21 +52,9 @@ _HOST = socket.gethostname()[:255]
 def driver_register(*, run_id: int, token: str) -> None:
     """Record a driver of run `run_id` as alive now (idempotent)."""
     now = timezone.now()
+    alive = {"run_id": run_id, "host": _HOST, "pid": os.getpid(), "beat_at": now}
     JudgeDriver.objects.update_or_create(
-        token=token,
-        defaults={
-            "run_id": run_id,
-            "host": _HOST,
-            "pid": os.getpid(),
-            "beat_at": now,
-        },
-        create_defaults={
-            "run_id": run_id,
-            "host": _HOST,
-            "pid": os.getpid(),
-            "started_at": now,
-            "beat_at": now,
-        },
+        token=token, defaults=alive, create_defaults={**alive, "started_at": now}
     )
 
 
