@@ -294,6 +294,14 @@ def serve_next_locked(
         # Serving expires stale locks only when nothing is free; the periodic task
         # returns them otherwise, so the common path stays a single pick query.
         item = pick.first()
+    if item is None:
+        # SKIP LOCKED passes over items another transaction holds for a moment (a
+        # rater being served one, a submit or skip in flight). Before saying "done" or
+        # "locked by others", wait for those: their commit may leave a slot for this
+        # rater (PostgreSQL re-checks the filter on the committed row). Row locks on
+        # items are held only by short serving, submit and skip transactions, and this
+        # one holds no item lock, so the wait is brief and cannot deadlock.
+        item = pick.select_for_update(skip_locked=False).first()
     mine = mine.exclude(status=Assignment.Status.EXPIRED)
     if item is None:
         locked = (
