@@ -1,7 +1,7 @@
 """Scale: how the cost grows with the work, on PostgreSQL, at 1x and 10x the FLASK release.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres REDIS_URL=redis://127.0.0.1:6379/6 \\
-        .venv/bin/python bench/scale.py [--scale 1 10] [--skip-judge] [--judge-calls N] [--repeat N]
+        .venv/bin/python bench/scale.py [--scale 1 10] [--skip-judge] [--judge-calls N] [--repeat N] [--keep]
 
 For each scale (1 = the FLASK release, 10 = ten synthetic replicas of it) a scratch
 database is created, migrated, used and dropped. Redis: the db of REDIS_URL is the
@@ -11,7 +11,7 @@ cache and the Celery broker, and is flushed. Measured:
              process: wall time and peak RSS (os.wait4). At 1x the release files as
              they are (1,740 instructions, 25,500 responses); at 10x temporary files in
              the FLASK format, every instruction and its 15 outputs replicated 10 times
-             with the idx suffixed (`17-r3`), imported as dataset
+             with the idx offset (replica 3 of 17 is 300017), imported as dataset
              "flask-x10 (synthetic replicas)" (17,400 instructions, 255,000 responses).
              Target < 20 s at 10x, memory flat (10x peak about the 1x one).
   campaign   annotation.services.campaign_create over every response, overlap 1
@@ -113,31 +113,49 @@ def use_database(url: str) -> None:
     os.environ["DATABASE_URL"] = url
 
 
+RSS_WRAPPER = (
+    "import resource, subprocess, sys\n"
+    "code = subprocess.call(sys.argv[2:])\n"
+    "with open(sys.argv[1], 'w') as out:\n"
+    "    out.write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))\n"
+    "sys.exit(code)\n"
+)
+
+
 def timed_process(args: list[str]) -> tuple[float, float]:
     """Run `manage.py ARGS` as a child; return (wall seconds, its peak RSS in MB)."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env={**os.environ, "LOG_LEVEL": "WARNING"},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    # wait4 before reading stderr would deadlock on a full pipe; the commands here
-    # write little to it.
-    _, status, usage = os.wait4(proc.pid, 0)
-    elapsed = time.perf_counter() - t0
-    code = os.waitstatus_to_exitcode(status)
-    proc.returncode = code
-    if code:
-        raise SystemExit(
-            f"manage.py {args[0]} failed ({code}): {proc.stderr.read().decode()[-2000:]}"
-        )
-    return elapsed, usage.ru_maxrss / 1024
+    # stderr goes to a file: the import's warnings can fill a pipe, and wait4 before
+    # reading a pipe would then deadlock. The command runs under a small Python
+    # wrapper that reports its child's peak RSS: a child forked straight from this
+    # process inherits this process's high-water mark (Linux keeps it across exec).
+    with tempfile.TemporaryFile() as errors, tempfile.NamedTemporaryFile() as rss:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", RSS_WRAPPER, rss.name,
+             sys.executable, "manage.py", *args],
+            cwd=ROOT,
+            env={**os.environ, "LOG_LEVEL": "WARNING"},
+            stdout=subprocess.DEVNULL,
+            stderr=errors,
+        )  # fmt: skip
+        code = proc.wait()
+        elapsed = time.perf_counter() - t0
+        if code:
+            errors.seek(0)
+            raise SystemExit(
+                f"manage.py {args[0]} failed ({code}): "
+                f"{errors.read().decode(errors='replace')[-2000:]}"
+            )
+        peak_kb = int(Path(rss.name).read_text())
+    return elapsed, peak_kb / 1024
+
+
+REPLICA_ID = 100_000
+# Replica k of instruction idx is idx + k * REPLICA_ID (FLASK ids are integers).
 
 
 def replicate(data: Path, scale: int, out: Path) -> tuple[Path, Path]:
-    """The FLASK release `scale` times over, ids suffixed, in the FLASK format."""
+    """The FLASK release `scale` times over, ids offset by REPLICA_ID, in the FLASK format."""
     eval_src = data / "evaluation_set" / "flask_evaluation.jsonl"
     outputs_src = data / "model_output" / "outputs"
     if scale == 1:
@@ -149,13 +167,14 @@ def replicate(data: Path, scale: int, out: Path) -> tuple[Path, Path]:
     with eval_dst.open("w") as f:
         for k in range(scale):
             for row in rows:
-                f.write(json.dumps({**row, "idx": f"{row['idx']}-r{k}"}) + "\n")
+                f.write(json.dumps({**row, "idx": REPLICA_ID * k + row["idx"]}) + "\n")
     for src in sorted(outputs_src.glob("*.jsonl")):
         outs = [json.loads(line) for line in src.open() if line.strip()]
         with (outputs_dst / src.name).open("w") as f:
             for k in range(scale):
                 for row in outs:
-                    row = {**row, "question_id": f"{row['question_id']}-r{k}"}
+                    qid = REPLICA_ID * k + int(row["question_id"])
+                    row = {**row, "question_id": qid}
                     f.write(json.dumps(row) + "\n")
     return eval_dst, outputs_dst
 
@@ -468,7 +487,10 @@ def one_scale(scale: int, args, base_url: str) -> dict[str, float]:
         from django.db import connections
 
         connections.close_all()
-        drop_database(admin_url, url)
+        if args.keep:
+            print(f"kept database {url}")
+        else:
+            drop_database(admin_url, url)
         for path in sorted(tmp.rglob("*"), reverse=True):
             path.rmdir() if path.is_dir() else path.unlink()
         tmp.rmdir()
@@ -507,6 +529,9 @@ def main() -> None:
     )
     parser.add_argument("--workers", type=int, default=2, help="Celery processes")
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument(
+        "--keep", action="store_true", help="keep the scratch databases (prints them)"
+    )
     args = parser.parse_args()
     base = os.environ.get("DATABASE_URL", "")
     redis_url = os.environ.get("REDIS_URL", "")

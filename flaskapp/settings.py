@@ -255,6 +255,9 @@ SPECTACULAR_SETTINGS = {
 # prepared statements need session-level connections: turn this off behind a
 # transaction-mode pooler such as pgbouncer.
 RATING_FAST_SQL = env_bool("RATING_FAST_SQL", True)
+# The score export's CSV written by PostgreSQL (analysis.exports.scores_sql); False
+# runs the Python encoder, which gives the same bytes, slower.
+EXPORT_FAST_SQL = env_bool("EXPORT_FAST_SQL", True)
 
 # --- Cache (agreement results; keys carry a fingerprint of their inputs) -------------
 if REDIS_URL := os.environ.get("REDIS_URL", ""):

@@ -16,9 +16,8 @@ from rest_framework.views import APIView
 
 from analysis.exports.scores import (
     FORMATS,
-    export_encode,
+    export_chunks,
     export_filters_check,
-    score_rows,
 )
 from annotation import selectors as selectors
 from annotation.api.permissions import IsResearcher
@@ -86,10 +85,10 @@ class DatasetExportApi(APIView):
         export_filters_check(
             dataset=dataset, campaign_ids=campaign_ids, run_ids=run_ids
         )
-        rows = score_rows(dataset=dataset, campaign_ids=campaign_ids, run_ids=run_ids)
-        response = StreamingHttpResponse(
-            export_encode(rows, fmt), content_type=CONTENT_TYPES[fmt]
+        chunks = export_chunks(
+            dataset=dataset, fmt=fmt, campaign_ids=campaign_ids, run_ids=run_ids
         )
+        response = StreamingHttpResponse(chunks, content_type=CONTENT_TYPES[fmt])
         filename = f"{slugify(dataset.name) or 'dataset'}-scores.{fmt}"
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
         return response

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 
-from analysis.exports.encoding import csv_dicts
+from analysis.exports import scores_sql
+from analysis.exports.encoding import csv_dicts, csv_rows
 from analysis.exports.encoding import jsonl as export_jsonl
 from annotation.errors import DomainError, Problem
 from annotation.models import Campaign, Dataset, HumanScore
@@ -263,6 +264,38 @@ def export_csv(rows: Iterable[dict]) -> Iterator[str]:
     (`analysis.exports.encoding`: null -> empty, booleans -> true/false, domains
     `;`-joined, formula-like text neutralised), yielding chunks of text."""
     return csv_dicts(FIELDS, rows)
+
+
+def export_chunks(
+    *,
+    dataset: Dataset,
+    fmt: str,
+    campaign_ids: list[int] | None = None,
+    run_ids: list[int] | None = None,
+    counter: list[int] | None = None,
+) -> Iterator[str]:
+    """The export of `dataset`'s scores (selected as `score_rows` selects them) as
+    chunks of text in `fmt`; adds the number of rows written to `counter[0]` when
+    given. CSV on PostgreSQL is written by the database (`scores_sql`, the same bytes);
+    otherwise `score_rows` through `export_encode`. `DomainError` on another format."""
+    if fmt == "csv" and scores_sql.enabled():
+        return scores_sql.csv_chunks(
+            dataset=dataset,
+            header="".join(csv_rows(FIELDS, [])),
+            campaign_ids=campaign_ids,
+            run_ids=run_ids,
+            counter=counter if counter is not None else [0],
+        )
+    rows = score_rows(dataset=dataset, campaign_ids=campaign_ids, run_ids=run_ids)
+    if counter is not None:
+        rows = _counted(rows, counter)
+    return export_encode(rows, fmt)
+
+
+def _counted(rows: Iterable[dict], counter: list[int]) -> Iterator[dict]:
+    for row in rows:
+        counter[0] += 1
+        yield row
 
 
 def export_encode(rows: Iterable[dict], fmt: str) -> Iterator[str]:

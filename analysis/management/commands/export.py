@@ -14,9 +14,8 @@ from django.db import transaction
 
 from analysis.exports.scores import (
     FORMATS,
-    export_encode,
+    export_chunks,
     export_filters_check,
-    score_rows,
 )
 from annotation.errors import DomainError
 from annotation.management.commands._import_cli import refused
@@ -66,29 +65,21 @@ class Command(BaseCommand):
             self._write(dataset, campaign_ids, run_ids, options)
 
     def _write(self, dataset, campaign_ids, run_ids, options) -> None:
-        rows = score_rows(dataset=dataset, campaign_ids=campaign_ids, run_ids=run_ids)
-        counted = _Counter(rows)
-        chunks = export_encode(counted, options["format"])
+        counter = [0]
+        chunks = export_chunks(
+            dataset=dataset,
+            fmt=options["format"],
+            campaign_ids=campaign_ids,
+            run_ids=run_ids,
+            counter=counter,
+        )
         if options["out"]:
             with open(options["out"], "w", encoding="utf-8", newline="") as out:
                 for chunk in chunks:
                     out.write(chunk)
             self.stderr.write(
-                f"{counted.count} scores of {dataset.name} written to {options['out']}"
+                f"{counter[0]} scores of {dataset.name} written to {options['out']}"
             )
         else:
             for chunk in chunks:
                 self.stdout.write(chunk, ending="")
-
-
-class _Counter:
-    """Counts the rows passing through, for the summary line."""
-
-    def __init__(self, rows):
-        self.rows = rows
-        self.count = 0
-
-    def __iter__(self):
-        for row in self.rows:
-            self.count += 1
-            yield row

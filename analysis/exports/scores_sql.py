@@ -1,0 +1,217 @@
+"""The score export's CSV in SQL, for PostgreSQL (`exports.scores.export_chunks` dispatches).
+
+Encoding a million scores in Python costs seconds per hundred thousand rows (building
+dicts and cells, `csv.writer`, `isoformat`). Here PostgreSQL writes each CSV line and
+Python only joins them: the same columns, rows, order and bytes as
+`score_rows` + `export_csv` (the tests compare both paths on hostile values), so the
+Python path stays the definition and runs on other databases and for JSON Lines.
+
+How each cell is written, as `analysis.exports.encoding` does:
+
+- text: NULL -> empty; formula-like text (a first character in `FORMULA_STARTS`, or
+  whitespace and then one) gets a leading apostrophe; then quoted as `csv.writer`
+  quotes (QUOTE_MINIMAL: a cell holding `"`, `,`, CR or LF is wrapped in quotes, with
+  `"` doubled). The whitespace class is built from Python's `str.isspace`, so both
+  paths agree on every character;
+- numbers as they are, booleans `true`/`false`, timestamps as `datetime.isoformat()`
+  of the UTC value (microseconds only when not zero), domains `;`-joined;
+- lines end with CRLF, as `csv.writer` ends them.
+
+Per-instruction and per-skill cells are encoded once, in CTEs; the per-score work is
+the rationale, the numbers and the timestamps.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterator
+from functools import cache
+
+from django.contrib.auth.models import User
+from django.db import connection
+
+from analysis.exports.encoding import csv_cell
+from annotation.models import (
+    Assignment,
+    HumanScore,
+    Instruction,
+    Response,
+    Rubric,
+    Skill,
+)
+from judging.models import JudgeRun, JudgeScore
+
+FETCH_ROWS = 5000
+# Lines fetched from the server-side cursor and joined into one chunk of text.
+
+
+def _t(model) -> str:
+    return connection.ops.quote_name(model._meta.db_table)
+
+
+@cache
+def _whitespace_class() -> str:
+    """Python's whitespace characters (`str.isspace`) as a regex bracket body."""
+    return "".join(f"\\u{c:04x}" for c in range(0x10000) if chr(c).isspace())
+
+
+def _patterns() -> dict[str, str]:
+    return {
+        # neutralise(): first char tab/CR (both whitespace too), or any whitespace run
+        # then = + - @ (lstrip() removes tab and CR, so only these can follow).
+        "formula": f"^([\\u0009\\u000d]|[{_whitespace_class()}]*[=+@-])",
+        "quote": '[",\\u000a\\u000d]',
+    }
+
+
+def _text(expr: str) -> str:
+    """SQL for one text cell of `expr` (a text expression, NULL allowed)."""
+    x = f"COALESCE({expr}, '')"
+    n = f"(CASE WHEN {x} ~ %(formula)s THEN '''' || {x} ELSE {x} END)"
+    return (
+        f"(CASE WHEN {x} ~ %(quote)s THEN '\"' || replace({n}, '\"', '\"\"') || '\"' "
+        f"ELSE {n} END)"
+    )
+
+
+def _int(expr: str) -> str:
+    return f"COALESCE(({expr})::text, '')"
+
+
+def _bool(expr: str) -> str:
+    return f"(CASE WHEN {expr} THEN 'true' WHEN NOT {expr} THEN 'false' ELSE '' END)"
+
+
+def _iso(expr: str) -> str:
+    utc = f"({expr} AT TIME ZONE 'UTC')"
+    return (
+        f"(CASE WHEN {expr} IS NULL THEN '' ELSE "
+        f"to_char({utc}, 'YYYY-MM-DD\"T\"HH24:MI:SS') || "
+        f"CASE WHEN mod(date_part('microseconds', {utc})::int, 1000000) = 0 THEN '' "
+        f"ELSE to_char({utc}, '.US') END || '+00:00' END)"
+    )
+
+
+def _join(*cells: str) -> str:
+    return " || ',' || ".join(cells)
+
+
+@cache
+def _sql(source: str, filtered_by: bool) -> str:
+    """The SELECT of one source's lines (`human` or `judge`), ordered by score id."""
+    ins, resp, sk, rb = _t(Instruction), _t(Response), _t(Skill), _t(Rubric)
+    domains = "concat_ws(';', NULLIF(i.domain_1, ''), NULLIF(i.domain_2, ''))"
+    ctes = f"""
+WITH ins AS MATERIALIZED (
+    SELECT i.id, {_join(_text("i.external_id"), _int("i.id"))} AS head,
+        {_join(_text(domains), _int("i.difficulty"), _bool("i.is_hard"),
+               _text("i.source_task"))} AS tail
+    FROM {ins} i WHERE i.dataset_id = %(dataset)s
+), sk AS MATERIALIZED (
+    SELECT s.id, {_join(_text("s.key"), _text("s.name"), _text("s.ability"),
+                        _text("rb.name || ' v' || rb.version::text"))} AS cells
+    FROM {sk} s JOIN {rb} rb ON rb.id = s.rubric_id
+)"""  # fmt: skip
+    score = _join(
+        _int("x.score"),
+        "(CASE WHEN x.score IS NULL THEN 'true' ELSE 'false' END)",
+        _text("x.rationale"),
+    )
+    if source == "human":
+        a, u = _t(Assignment), _t(User)
+        line = _join(
+            "%(dataset_cell)s",
+            "ins.head",
+            _int("r.id"),
+            _text("r.model_name"),
+            "sk.cells",
+            "'human'",
+            _text("u.username"),
+            _int("a.rater_id"),
+            _int("a.campaign_id"),
+            "''",
+            "''",
+            score,
+            _iso("x.created_at"),
+            _iso("x.updated_at"),
+            "ins.tail",
+        )
+        body = f"""
+FROM {_t(HumanScore)} x
+JOIN {a} a ON a.id = x.assignment_id
+JOIN {resp} r ON r.id = a.response_id
+JOIN ins ON ins.id = r.instruction_id
+JOIN sk ON sk.id = x.skill_id
+JOIN {u} u ON u.id = a.rater_id
+{"WHERE a.campaign_id = ANY(%(ids)s)" if filtered_by else ""}"""
+    else:
+        created = _iso("x.created_at")
+        line = _join(
+            "%(dataset_cell)s",
+            "ins.head",
+            _int("r.id"),
+            _text("r.model_name"),
+            "sk.cells",
+            "'judge'",
+            "'run:' || x.run_id::text || '/sample:' || x.sample_index::text",
+            "''",
+            "''",
+            _int("x.run_id"),
+            _int("x.sample_index"),
+            score,
+            created,
+            created,  # judge scores are never edited: last change = creation
+            "ins.tail",
+        )
+        body = f"""
+FROM {_t(JudgeScore)} x
+JOIN {_t(JudgeRun)} run ON run.id = x.run_id AND run.dataset_id = %(dataset)s
+JOIN {resp} r ON r.id = x.response_id
+JOIN ins ON ins.id = r.instruction_id
+JOIN sk ON sk.id = x.skill_id
+{"WHERE x.run_id = ANY(%(ids)s)" if filtered_by else ""}"""
+    return f"{ctes}\nSELECT {line} || E'\\r\\n'{body}\nORDER BY x.id"
+
+
+def _python_cell(value) -> str:
+    """One cell exactly as `csv.writer` writes `csv_cell(value)`."""
+    buffer = io.StringIO()
+    csv.writer(buffer).writerow([csv_cell(value), ""])
+    return buffer.getvalue()[: -len(",\r\n")]
+
+
+def enabled() -> bool:
+    """On PostgreSQL unless the setting EXPORT_FAST_SQL is False."""
+    from django.conf import settings
+
+    return connection.vendor == "postgresql" and getattr(
+        settings, "EXPORT_FAST_SQL", True
+    )
+
+
+def csv_chunks(
+    *,
+    dataset,
+    header: str,
+    campaign_ids: list[int] | None,
+    run_ids: list[int] | None,
+    counter: list[int],
+) -> Iterator[str]:
+    """The score export as CSV text chunks (after `header`), rows as `score_rows`
+    selects them; adds the number of rows written to `counter[0]`. PostgreSQL only;
+    reads through a server-side cursor, `FETCH_ROWS` lines per chunk."""
+    filtered = campaign_ids is not None or run_ids is not None
+    yield header
+    base = {"dataset": dataset.pk, "dataset_cell": _python_cell(dataset.name)}
+    for source, ids in (("human", campaign_ids), ("judge", run_ids)):
+        if filtered and not ids:
+            continue
+        params = {**base, **_patterns()}
+        if ids:
+            params["ids"] = list(ids)
+        with connection.chunked_cursor() as cursor:
+            cursor.execute(_sql(source, bool(ids)), params)
+            while rows := cursor.fetchmany(FETCH_ROWS):
+                counter[0] += len(rows)
+                yield "".join(row[0] for row in rows)
