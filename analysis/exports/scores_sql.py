@@ -118,14 +118,18 @@ WITH ins AS MATERIALIZED (
         "(CASE WHEN x.score IS NULL THEN 'true' ELSE 'false' END)",
         _text("x.rationale"),
     )
+    # dataset, instruction id (external and ours), response, model, skill and rubric
+    head = (
+        "%(dataset_cell)s",
+        "ins.head",
+        _int("r.id"),
+        _text("r.model_name"),
+        "sk.cells",
+    )
     if source == "human":
         a, u = _t(Assignment), _t(User)
         line = _join(
-            "%(dataset_cell)s",
-            "ins.head",
-            _int("r.id"),
-            _text("r.model_name"),
-            "sk.cells",
+            *head,
             "'human'",
             _text("u.username"),
             _int("a.rater_id"),
@@ -148,11 +152,7 @@ JOIN {u} u ON u.id = a.rater_id
     else:
         created = _iso("x.created_at")
         line = _join(
-            "%(dataset_cell)s",
-            "ins.head",
-            _int("r.id"),
-            _text("r.model_name"),
-            "sk.cells",
+            *head,
             "'judge'",
             "'run:' || x.run_id::text || '/sample:' || x.sample_index::text",
             "''",
