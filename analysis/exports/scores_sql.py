@@ -23,15 +23,13 @@ the rationale, the numbers and the timestamps.
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Iterator
 from functools import cache
 
 from django.contrib.auth.models import User
 from django.db import connection
 
-from analysis.exports.encoding import csv_cell
+from analysis.exports.encoding import csv_text
 from annotation.models import (
     Assignment,
     HumanScore,
@@ -175,10 +173,9 @@ JOIN sk ON sk.id = x.skill_id
 
 
 def _python_cell(value) -> str:
-    """One cell exactly as `csv.writer` writes `csv_cell(value)`."""
-    buffer = io.StringIO()
-    csv.writer(buffer).writerow([csv_cell(value), ""])
-    return buffer.getvalue()[: -len(",\r\n")]
+    """One cell exactly as the Python encoder writes it (a row of it and an empty
+    cell, less the `,` and the line end)."""
+    return csv_text([[value, ""]])[: -len(",\r\n")]
 
 
 def enabled() -> bool:
