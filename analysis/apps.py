@@ -4,7 +4,8 @@ from django.apps import AppConfig
 class AnalysisConfig(AppConfig):
     """Agreement, meta-evaluation, probes, charts and exports.
 
-    No models: it reads the annotation and judging apps and writes only the cache.
+    It reads the annotation and judging apps and writes only the cache. Its one
+    table, `InputChange`, is written by PostgreSQL triggers, not by Python.
     """
 
     default_auto_field = "django.db.models.BigAutoField"

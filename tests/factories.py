@@ -91,6 +91,16 @@ class ResponseFactory(factory.django.DjangoModelFactory):
     text = factory.Sequence(lambda n: f"Response text {n}.")
 
 
+def dataset_with_responses(n_instructions=3, models=("m-a", "m-b")):
+    """A dataset of `n_instructions` instructions, one response per model each."""
+    dataset = DatasetFactory()
+    for _ in range(n_instructions):
+        instruction = InstructionFactory(dataset=dataset)
+        for model in models:
+            ResponseFactory(instruction=instruction, model_name=model)
+    return dataset
+
+
 def api_token(user) -> str:
     """An API token key for `user`, for ``Authorization: Token <key>`` headers.
 
