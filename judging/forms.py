@@ -279,6 +279,13 @@ class RunImportForm(ProblemsFormMixin, forms.Form):
             attrs={"rows": 3, "placeholder": "score=rating", "class": "mono"}
         ),
     )
+    strict = forms.BooleanField(
+        required=False,
+        label="Strict: refuse the files if they have warnings",
+        help_text="Without it, warnings (a score repeated with the same value, a skill "
+        "the instruction is not assigned, an empty review) are listed on the run and "
+        "the scores imported.",
+    )
 
     def __init__(self, *args, datasets, **kwargs):
         super().__init__(*args, **kwargs)

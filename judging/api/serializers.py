@@ -10,6 +10,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from annotation.api.serializers.datasets import ImportProblemOutputSerializer
 from flaskapp import bounds
 from judging.models import JudgeCall, JudgeConfig, JudgeRun
 from judging.selectors import runs as selectors
@@ -201,6 +202,8 @@ class JudgeRunOutputSerializer(serializers.Serializer):
     source_note = serializers.CharField()
     probe = serializers.CharField(help_text='"" (none), "bandwagon" or "attention".')
     probe_settings = serializers.JSONField()
+    warning_count = serializers.SerializerMethodField()
+    warnings = serializers.SerializerMethodField()
 
     def _counts(self, run: JudgeRun) -> selectors.RunCounts:
         progress = self.context.get("progress")
@@ -217,6 +220,16 @@ class JudgeRunOutputSerializer(serializers.Serializer):
         return str((run.settings_snapshot or {}).get("backend", "")).startswith(
             "baseline"
         )
+
+    @extend_schema_field(OpenApiTypes.INT)
+    def get_warning_count(self, run: JudgeRun) -> int:
+        """Imported runs: the warnings the import accepted (0 for other runs)."""
+        return int((run.settings_snapshot or {}).get("warning_count", 0))
+
+    @extend_schema_field(ImportProblemOutputSerializer(many=True))
+    def get_warnings(self, run: JudgeRun) -> list:
+        """Imported runs: the first of those warnings, with file, line and field."""
+        return list((run.settings_snapshot or {}).get("warnings", []))
 
     @extend_schema_field(RunCountsOutputSerializer)
     def get_counts(self, run: JudgeRun) -> dict:
@@ -403,6 +416,12 @@ class JudgeRunImportInputSerializer(serializers.Serializer):
         required=False,
         default=list,
         help_text="FIELD=COLUMN pairs (generic JSONL/CSV).",
+    )
+    strict = serializers.BooleanField(
+        default=False,
+        help_text="Refuse the files when they have warnings (a score repeated with the "
+        "same value, a skill the instruction is not assigned, an empty review) instead "
+        "of importing them and listing the warnings on the run.",
     )
 
 

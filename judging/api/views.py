@@ -310,7 +310,8 @@ class JudgeScoreListApi(ListApi):
 class JudgeRunImportApi(APIView):
     """Import judge results made elsewhere (multipart): FLASK review files or a
     generic JSONL/CSV. A file with any problem imports nothing: 400 with every
-    problem's file, line and field."""
+    problem's file, line and field. Warnings are listed in the run's `warnings` and
+    `warning_count`; with `strict` they are a 400 like problems."""
 
     permission_classes = [IsResearcher]
     parser_classes = [MultiPartParser, FormParser]
@@ -330,6 +331,7 @@ class JudgeRunImportApi(APIView):
             "mapping": request.data.getlist("mapping")
             if hasattr(request.data, "getlist")
             else request.data.get("mapping", []),
+            "strict": request.data.get("strict", False),
         }
         serializer = JudgeRunImportInputSerializer(data=payload)
         serializer.is_valid(raise_exception=True)
@@ -351,6 +353,7 @@ class JudgeRunImportApi(APIView):
             files=[(f.name, f.read()) for f in uploads],
             model=data.get("model") or None,
             mapping=data.get("mapping") or None,
+            strict=data["strict"],
         )
         run = selectors.judge_run_get_for_user(user=request.user, run_id=run.pk)
         return Response(_run_data(run, request), status=status.HTTP_201_CREATED)

@@ -16,6 +16,13 @@ Files are read and score values parsed with the importers' toolkit
 or an N/A word ("N/A", "none", ...: `NA_WORDS`). Every row is validated before
 anything is written; a bad file changes nothing and each problem names its file, line
 and field.
+
+Quirks of real published files are accepted and listed as warnings (file, line,
+field), stored on the run (`settings_snapshot["warnings"]`, `["warning_count"]`): a
+score repeated with the same value (kept once), a FLASK review line repeated with the
+same scores (kept once), a score for a skill the instruction is not assigned, an empty
+FLASK `review` text. With `strict` they refuse the import like problems. A repeated
+score with another value is a conflict, always an error.
 """
 
 from __future__ import annotations
@@ -128,16 +135,31 @@ def _parse_mapping(mapping) -> dict[str, str]:
         ) from exc
 
 
+def _where(file: str, line: int, other_file: str) -> str:
+    """ "line N", plus " of FILE" when that line is in another file than `other_file`."""
+    return f"line {line}" + ("" if file == other_file else f" of {file}")
+
+
 class _Collector:
     """Collects calls and scores, reporting unknown ids, models and skills and
-    duplicate (response, skill, sample) keys with the line of their first use."""
+    conflicting duplicate (response, skill, sample) keys with the line of their first
+    use; same-value duplicates and scores for unassigned skills go to `warnings`."""
 
-    def __init__(self, lookups: _Lookups, problems: list[Problem]):
+    def __init__(
+        self, lookups: _Lookups, problems: list[Problem], warnings: list[Problem]
+    ):
         self.lookups = lookups
         self.problems = problems
+        self.warnings = warnings
         self.calls: dict[tuple[int, int], CallRow] = {}
-        self.seen: dict[tuple[int, int, int], tuple[str, int]] = {}
+        # (response, skill, sample) -> (file, line, score) of its first score.
+        self.seen: dict[tuple[int, int, int], tuple[str, int, int | None]] = {}
+        # response id -> (instruction id, external id), for the assigned-skill check.
+        self.instruction_of: dict[int, tuple[int, str]] = {}
         self.rows = 0
+
+    def reader(self, row: dict, line: int, file: str) -> RowReader:
+        return RowReader(row, line, file, self.problems, self.warnings)
 
     def response(
         self,
@@ -162,6 +184,8 @@ class _Collector:
                 f"dataset {self.lookups.dataset.name!r} has no response of model "
                 f"{model!r} to instruction {external_id!r}",
             )
+        else:
+            self.instruction_of[response_id] = (instruction_id, external_id)
         return response_id
 
     def skill(self, reader: RowReader, name, field_name: str) -> Skill | None:
@@ -188,24 +212,59 @@ class _Collector:
         return self.calls[key]
 
     def add(self, call: CallRow, score: ScoreRow, field_name: str) -> None:
+        """Keep `score` in `call`, unless its (response, skill, sample) was given
+        before: the same value is a warning (kept once), another value a problem."""
         key = (score.response_id, score.skill_id, score.sample)
         first = self.seen.get(key)
         if first is not None:
-            where = f"line {first[1]}" + (
-                "" if first[0] == score.file else f" of {first[0]}"
-            )
-            self.problems.append(
-                Problem(
-                    f"duplicate score for the same response, skill and sample "
-                    f"(first given on {where})",
-                    line=score.line,
-                    field=field_name,
-                    file=score.file,
+            where = _where(first[0], first[1], score.file)
+            if first[2] == score.score:
+                self.warnings.append(
+                    Problem(
+                        f"duplicate of {where} (same score): kept once",
+                        line=score.line,
+                        field=field_name,
+                        file=score.file,
+                    )
                 )
-            )
+            else:
+                self.problems.append(
+                    Problem(
+                        f"conflicting duplicate score for the same response, skill "
+                        f"and sample: {_score_text(score.score)} here, "
+                        f"{_score_text(first[2])} on {where}",
+                        line=score.line,
+                        field=field_name,
+                        file=score.file,
+                    )
+                )
             return
-        self.seen[key] = (score.file, score.line)
+        self.seen[key] = (score.file, score.line, score.score)
+        self._check_assigned(score, field_name)
         call.scores.append(score)
+
+    def _check_assigned(self, score: ScoreRow, field_name: str) -> None:
+        """Warn when the instruction has assigned skills and this is not one of
+        them (the score is still imported: the judge did score it)."""
+        instruction_id, external_id = self.instruction_of[score.response_id]
+        assigned = self.lookups.instruction_skills.get(instruction_id)
+        if not assigned or score.skill_id in assigned:
+            return
+        by_id = {s.pk: s.name for s in self.lookups.skill_by_name.values()}
+        self.warnings.append(
+            Problem(
+                f"skill {by_id[score.skill_id]!r} is not among the skills of "
+                f"instruction {external_id!r} "
+                f"({', '.join(by_id[pk] for pk in assigned)}): imported anyway",
+                line=score.line,
+                field=field_name,
+                file=score.file,
+            )
+        )
+
+
+def _score_text(score: int | None) -> str:
+    return "N/A" if score is None else str(score)
 
 
 def _flask_review_file(
@@ -213,7 +272,7 @@ def _flask_review_file(
 ) -> None:
     for line, row in read_rows(data, file=file, fmt="jsonl", problems=problems):
         collector.rows += 1
-        reader = RowReader(row, line, file, problems)
+        reader = collector.reader(row, line, file)
         id_field = "question_id" if "question_id" in row or "idx" not in row else "idx"
         external_id = reader.identifier(id_field)
         review = row.get("review", "")
@@ -222,6 +281,8 @@ def _flask_review_file(
             review = ""
         elif "\x00" in review:
             reader.fail("review", "contains a NUL character (\\u0000)")
+        elif "review" in row and not review.strip():
+            reader.warn("review", "is empty: the scores are imported without it")
         scores = row.get("score")
         if scores is None:
             reader.fail("score", "is missing: expected the judge's parsed scores")
@@ -275,16 +336,19 @@ def _flask_review_file(
         if not reader.ok or response_id is None:
             continue
         call = collector.call(file, line, response_id, 0, model)
-        if call.line != line:
-            problems.append(
-                Problem(
+        if (call.file, call.line) != (file, line):
+            where = _where(call.file, call.line, file)
+            same = {(s.skill_id, s.score) for s in call.scores} == {
+                (skill.pk, score) for skill, score in parsed
+            }
+            if same:
+                reader.warn(id_field, f"duplicate of {where} (same scores): kept once")
+            else:
+                reader.fail(
+                    id_field,
                     f"duplicate review of instruction {external_id!r} by model "
-                    f"{model!r} (first on line {call.line})",
-                    line=line,
-                    field=id_field,
-                    file=file,
+                    f"{model!r} with other scores (first on {where})",
                 )
-            )
             continue
         call.review = review
         for skill, score in parsed:
@@ -316,7 +380,7 @@ def _generic_file(
         collector.rows += 1
         if len(problems) >= MAX_PROBLEMS:
             return
-        reader = RowReader(row, line, file, problems)
+        reader = collector.reader(row, line, file)
         external_id = reader.identifier(column["id"])
         model = reader.identifier(column["model"], required=default_model is None)
         model = model or default_model
@@ -383,16 +447,21 @@ def judge_run_import(
     files: list[tuple[str, bytes]],
     model: str | None = None,
     mapping=None,
+    strict: bool = False,
 ) -> JudgeRun:
     """Import judge results made elsewhere as a completed run of kind `imported`.
 
     Every row of every file is validated first (unknown instruction id, model response
-    or skill; a score that is not 1-5 or N/A; a duplicate (response, skill, sample)).
-    Any problem raises `DomainError` listing each with its file, line and field, and
-    nothing is written. Otherwise, in one transaction: the run (status completed,
-    `total_calls` = the calls written), one succeeded `JudgeCall` per (response,
-    sample) whose raw output is the judge's review text, and one `JudgeScore` per
-    score. Researchers and admins only. Not idempotent: importing twice makes two runs.
+    or skill; a score that is not 1-5 or N/A; a duplicate (response, skill, sample)
+    with another value). Any problem raises `DomainError` listing each with its file,
+    line and field, and nothing is written. Warnings (see the module docstring) are
+    accepted; with `strict` any warning raises `DomainError` listing them, and nothing
+    is written. Otherwise, in one transaction: the run (status completed,
+    `total_calls` = the calls written; `settings_snapshot["warning_count"]` and
+    `["warnings"]`, the first `MAX_PROBLEMS` as `Problem.as_dict()`), one succeeded
+    `JudgeCall` per (response, sample) whose raw output is the judge's review text, and
+    one `JudgeScore` per score (a same-value duplicate once). Researchers and admins
+    only. Not idempotent: importing twice makes two runs.
     """
     roles.require_researcher(user)
     if fmt not in FORMATS:
@@ -420,7 +489,8 @@ def judge_run_import(
     column = {n: n for n in GENERIC_FIELDS} | _parse_mapping(mapping)
     lookups = _Lookups.load(dataset)
     problems: list[Problem] = []
-    collector = _Collector(lookups, problems)
+    warnings: list[Problem] = []
+    collector = _Collector(lookups, problems, warnings)
     for file, data in files:
         if fmt == "flask_review":
             file_model = model or model_name_from_file(file)
@@ -443,6 +513,11 @@ def judge_run_import(
         raise DomainError(
             "the judge results were not imported", problems[:MAX_PROBLEMS]
         )
+    if strict and warnings:
+        raise DomainError(
+            "the judge results were not imported: with strict, warnings are errors",
+            warnings[:MAX_PROBLEMS],
+        )
 
     now = timezone.now()
     names = [PurePath(f).name for f, _ in files]
@@ -462,12 +537,19 @@ def judge_run_import(
                 "files": names,
                 "model": model or "",
                 "mapping": {k: v for k, v in column.items() if k != v},
+                "warning_count": len(warnings),
+                "warnings": [w.as_dict() for w in warnings[:MAX_PROBLEMS]],
             },
             total_calls=len(calls),
             created_by=user,
             started_at=now,
             finished_at=now,
-            source_note=f"{fmt} import of {', '.join(names)} ({collector.rows} rows)",
+            source_note=f"{fmt} import of {', '.join(names)} ({collector.rows} rows"
+            + (
+                f", {len(warnings)} warning{'s' if len(warnings) != 1 else ''})"
+                if warnings
+                else ")"
+            ),
         )
         created = JudgeCall.objects.bulk_create(
             [

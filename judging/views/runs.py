@@ -341,6 +341,7 @@ def run_import(request: HttpRequest) -> HttpResponse:
                     files=[(f.name, f.read()) for f in uploads],
                     model=data["model"] or None,
                     mapping=form.mapping_pairs(),
+                    strict=data["strict"],
                 )
             except DomainError as exc:
                 problems = exc.problems
@@ -349,10 +350,17 @@ def run_import(request: HttpRequest) -> HttpResponse:
                 else:
                     form.add_error(None, exc.message.capitalize() + ".")
             else:
+                warned = run.settings_snapshot.get("warning_count", 0)
                 messages.success(
                     request,
                     f"Imported “{run.name}”: {run.total_calls} call"
-                    f"{'s' if run.total_calls != 1 else ''} with their scores.",
+                    f"{'s' if run.total_calls != 1 else ''} with their scores"
+                    + (
+                        f", {warned} warning{'s' if warned != 1 else ''} (listed on "
+                        "this page)."
+                        if warned
+                        else "."
+                    ),
                 )
                 return redirect("judging:run-detail", run_id=run.pk)
         status = 400

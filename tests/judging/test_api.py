@@ -462,6 +462,50 @@ def test_import_bad_rows_are_400_with_line_and_field(
     assert not JudgeRun.objects.exists()
 
 
+def _warned_csv() -> SimpleUploadedFile:
+    return SimpleUploadedFile(
+        "s.csv",
+        b"id,model,skill,score\n1,alpha,Readability,3\n1,alpha,Readability,3\n",
+        "text/csv",
+    )
+
+
+def test_import_warnings_are_listed_on_the_run(api_client_for, researcher, dataset):
+    response = api_client_for(researcher).post(
+        "/api/runs/import/",
+        {"dataset": dataset.pk, "format": "csv", "files": [_warned_csv()]},
+        format="multipart",
+    )
+    assert response.status_code == 201, response.json()
+    data = response.json()
+    assert data["warning_count"] == 1
+    [warning] = data["warnings"]
+    assert (warning["file"], warning["line"], warning["field"]) == ("s.csv", 3, "skill")
+    assert warning["message"] == "duplicate of line 2 (same score): kept once"
+    assert JudgeRun.objects.get().scores.count() == 1
+    detail = api_client_for(researcher).get(f"/api/runs/{data['id']}/").json()
+    assert detail["warning_count"] == 1
+
+
+def test_import_strict_refuses_warnings_with_400(api_client_for, researcher, dataset):
+    response = api_client_for(researcher).post(
+        "/api/runs/import/",
+        {
+            "dataset": dataset.pk,
+            "format": "csv",
+            "files": [_warned_csv()],
+            "strict": "true",
+        },
+        format="multipart",
+    )
+    assert response.status_code == 400, response.json()
+    assert "with strict, warnings are errors" in response.json()["detail"]
+    assert [(p["line"], p["field"]) for p in response.json()["problems"]] == [
+        (3, "skill")
+    ]
+    assert not JudgeRun.objects.exists()
+
+
 def test_import_input_errors(api_client_for, researcher, dataset):
     client = api_client_for(researcher)
     no_files = client.post(

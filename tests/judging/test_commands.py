@@ -298,6 +298,57 @@ def test_import_judge_run_bad_file_names_line_and_field(dataset, tmp_path):
     assert not JudgeRun.objects.exists()
 
 
+WARNED_CSV = (
+    "id,model,skill,score\n"
+    "1,alpha,Comprehension,4\n"
+    "1,alpha,Comprehension,4\n"  # line 3: same-value duplicate
+    "2,alpha,Logical Correctness,3\n"  # line 4: skill not assigned
+)
+
+
+def test_import_judge_run_prints_warnings_with_file_and_line(dataset, tmp_path):
+    path = tmp_path / "scores.csv"
+    path.write_text(WARNED_CSV)
+    out, _ = run_command("import_judge_run", str(path), "--dataset", "cli-set")
+    run = JudgeRun.objects.get()
+    assert run.scores.count() == 2
+    assert "warnings:      2 (imported; --strict refuses them)" in out
+    assert (
+        f"{path}, line 3, field `skill`: duplicate of line 2 (same score): kept once"
+        in out
+    )
+    assert f"{path}, line 4, field `skill`: skill 'Logical Correctness'" in out
+
+
+def test_import_judge_run_strict_refuses_warnings_and_writes_nothing(dataset, tmp_path):
+    path = tmp_path / "scores.csv"
+    path.write_text(WARNED_CSV)
+    err = StringIO()
+    with pytest.raises(CommandError, match="with strict, warnings are errors"):
+        call_command(
+            "import_judge_run",
+            str(path),
+            "--dataset",
+            "cli-set",
+            "--strict",
+            stdout=StringIO(),
+            stderr=err,
+        )
+    assert f"{path}, line 3, field `skill`: duplicate of line 2" in err.getvalue()
+    assert f"{path}, line 4, field `skill`" in err.getvalue()
+    assert not JudgeRun.objects.exists() and not JudgeScore.objects.exists()
+
+
+def test_import_judge_run_clean_file_prints_no_warnings(dataset, tmp_path):
+    path = tmp_path / "scores.csv"
+    path.write_text("id,model,skill,score\n1,alpha,Comprehension,4\n")
+    out, _ = run_command(
+        "import_judge_run", str(path), "--dataset", "cli-set", "--strict"
+    )
+    assert JudgeRun.objects.get().scores.count() == 1
+    assert "warnings" not in out
+
+
 def test_import_judge_run_unknown_dataset_or_file(dataset, tmp_path):
     with pytest.raises(CommandError, match="no dataset named"):
         run_command("import_judge_run", str(tmp_path / "x.jsonl"), "--dataset", "nope")

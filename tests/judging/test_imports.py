@@ -370,3 +370,176 @@ def test_problems_of_every_csv_file_are_listed_not_only_the_first_file(
         ("a.csv", 2, "score"),
         ("b.csv", 2, "skill"),
     ]
+
+
+# --- Warnings and strict ------------------------------------------------------------------
+
+
+def warning_texts(run) -> list[str]:
+    return [w["text"] for w in run.settings_snapshot["warnings"]]
+
+
+def test_a_clean_file_has_no_warnings(dataset, researcher):
+    csv_text = "id,model,skill,score\n1,alpha,Comprehension,4\n1,alpha,Factuality,5\n"
+    run = judge_run_import(
+        dataset=dataset,
+        user=researcher,
+        fmt="csv",
+        files=[("s.csv", csv_text.encode())],
+        strict=True,
+    )
+    assert run.settings_snapshot["warning_count"] == 0
+    assert run.settings_snapshot["warnings"] == []
+    assert "warning" not in run.source_note
+
+
+def test_same_value_duplicate_score_is_imported_once_with_a_warning(
+    dataset, researcher
+):
+    csv_text = (
+        "id,model,skill,score\n"
+        "1,alpha,Comprehension,4\n"
+        "1,alpha,Factuality,N/A\n"
+        "1,alpha,Comprehension,4.0\n"  # line 4: same score as line 2
+        "1,alpha,factuality,n/a\n"  # line 5: same N/A as line 3
+    )
+    run = judge_run_import(
+        dataset=dataset,
+        user=researcher,
+        fmt="csv",
+        files=[
+            ("s.csv", csv_text.encode()),
+            ("t.csv", b"id,model,skill,score\n1,alpha,Comprehension,4\n"),
+        ],
+    )
+    assert scores_of(run) == {
+        ("1", "alpha", "comprehension"): 4,
+        ("1", "alpha", "factuality"): None,
+    }
+    assert JudgeScore.objects.filter(run=run).count() == 2
+    assert run.settings_snapshot["warning_count"] == 3
+    assert warning_texts(run) == [
+        "s.csv, line 4, field `skill`: duplicate of line 2 (same score): kept once",
+        "s.csv, line 5, field `skill`: duplicate of line 3 (same score): kept once",
+        "t.csv, line 2, field `skill`: duplicate of line 2 of s.csv (same score): "
+        "kept once",
+    ]
+    assert run.source_note.endswith("(5 rows, 3 warnings)")
+
+
+def test_conflicting_duplicate_score_is_an_error_and_nothing_is_written(
+    dataset, researcher
+):
+    csv_text = (
+        "id,model,skill,score\n"
+        "1,alpha,Comprehension,4\n"
+        "2,alpha,Comprehension,3\n"
+        "1,alpha,Comprehension,N/A\n"  # line 4: conflicts with line 2
+    )
+    with pytest.raises(DomainError) as caught:
+        judge_run_import(
+            dataset=dataset,
+            user=researcher,
+            fmt="csv",
+            files=[("s.csv", csv_text.encode())],
+        )
+    [problem] = caught.value.problems
+    assert (problem.file, problem.line, problem.field) == ("s.csv", 4, "skill")
+    assert problem.message == (
+        "conflicting duplicate score for the same response, skill and sample: "
+        "N/A here, 4 on line 2"
+    )
+    assert not JudgeRun.objects.exists() and not JudgeScore.objects.exists()
+
+
+def test_repeated_flask_review_line_with_the_same_scores_is_kept_once(
+    dataset, researcher
+):
+    data = jsonl(
+        [
+            review_row(1, [4, 4, "N/A"]),
+            review_row(2, [3, 3, 3]),
+            review_row(1, [4, "4", "n/a"]),
+        ]
+    )
+    run = judge_run_import(
+        dataset=dataset,
+        user=researcher,
+        fmt="flask_review",
+        files=[("alpha.jsonl", data)],
+    )
+    assert run.calls.count() == 2 and JudgeScore.objects.filter(run=run).count() == 6
+    assert warning_texts(run) == [
+        "alpha.jsonl, line 3, field `question_id`: duplicate of line 1 (same "
+        "scores): kept once"
+    ]
+
+
+def test_score_for_a_skill_the_instruction_is_not_assigned_is_a_warning(
+    dataset, researcher
+):
+    # make_dataset assigns comprehension, factuality and readability.
+    data = jsonl(
+        [
+            review_row(1, {"Comprehension": 4, "Logical Correctness": 2}),
+            review_row(2, [5, 5], metrics=["Readability", "Logical Efficiency"]),
+        ]
+    )
+    run = judge_run_import(
+        dataset=dataset,
+        user=researcher,
+        fmt="flask_review",
+        files=[("alpha.jsonl", data)],
+    )
+    assert scores_of(run)[("1", "alpha", "logical_correctness")] == 2
+    assert scores_of(run)[("2", "alpha", "logical_efficiency")] == 5
+    assert warning_texts(run) == [
+        "alpha.jsonl, line 1, field `score`: skill 'Logical Correctness' is not among "
+        "the skills of instruction '1' (Comprehension, Factuality, Readability): "
+        "imported anyway",
+        "alpha.jsonl, line 2, field `score`: skill 'Logical Efficiency' is not "
+        "among the skills of instruction '2' (Comprehension, Factuality, "
+        "Readability): imported anyway",
+    ]
+
+
+def test_empty_flask_review_text_is_a_warning(dataset, researcher):
+    data = jsonl(
+        [review_row(1, [4, 4, 4], review="  "), {"question_id": 2, "score": [3, 3, 3]}]
+    )
+    run = judge_run_import(
+        dataset=dataset,
+        user=researcher,
+        fmt="flask_review",
+        files=[("alpha.jsonl", data)],
+    )
+    # A missing `review` is a scores-only file, not a quirk; an empty one is.
+    assert warning_texts(run) == [
+        "alpha.jsonl, line 1, field `review`: is empty: the scores are imported "
+        "without it"
+    ]
+    assert JudgeScore.objects.filter(run=run).count() == 6
+
+
+def test_strict_refuses_a_file_with_warnings_and_writes_nothing(dataset, researcher):
+    csv_text = (
+        "id,model,skill,score\n"
+        "1,alpha,Comprehension,4\n"
+        "1,alpha,Comprehension,4\n"  # line 3: same-value duplicate
+        "2,alpha,Logical Correctness,3\n"  # line 4: skill not assigned
+    )
+    with pytest.raises(DomainError) as caught:
+        judge_run_import(
+            dataset=dataset,
+            user=researcher,
+            fmt="csv",
+            files=[("s.csv", csv_text.encode())],
+            strict=True,
+        )
+    assert "with strict, warnings are errors" in caught.value.message
+    assert [(p.file, p.line, p.field) for p in caught.value.problems] == [
+        ("s.csv", 3, "skill"),
+        ("s.csv", 4, "skill"),
+    ]
+    assert not JudgeRun.objects.exists()
+    assert not JudgeCall.objects.exists() and not JudgeScore.objects.exists()

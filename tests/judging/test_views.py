@@ -681,6 +681,40 @@ def test_import_page_lists_problems_by_line_and_field(client_for, researcher, da
     assert not JudgeRun.objects.exists()
 
 
+def test_import_page_warnings_are_shown_on_the_run_and_strict_refuses_them(
+    client_for, researcher, dataset
+):
+    rows = [
+        {"question_id": 1, "review": "", "score": {"Comprehension": 4}},
+        {"question_id": 2, "review": "ok", "score": {"Readability": 3}},
+    ]
+    client = client_for(researcher)
+    refused = client.post(
+        reverse("judging:run-import"),
+        {
+            "dataset": dataset.pk,
+            "format": "flask_review",
+            "files": [_review_file("alpha.jsonl", rows)],
+            "strict": "on",
+        },
+    )
+    assert refused.status_code == 400
+    assert "line 1 review" in page_text(refused)
+    assert not JudgeRun.objects.exists()
+    response = client.post(
+        reverse("judging:run-import"),
+        {
+            "dataset": dataset.pk,
+            "format": "flask_review",
+            "files": [_review_file("alpha.jsonl", rows)],
+        },
+        follow=True,
+    )
+    text = page_text(response)
+    assert "1 warning (listed on this page)" in text
+    assert "alpha.jsonl, line 1, field `review`: is empty" in text
+
+
 def test_import_page_form_errors(client_for, researcher, dataset):
     response = client_for(researcher).post(
         reverse("judging:run-import"), {"dataset": dataset.pk, "format": "xml"}

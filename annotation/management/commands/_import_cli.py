@@ -39,12 +39,15 @@ def add_file_options(parser, *, fields, dataset_help: str = "Dataset name.") -> 
     )
 
 
-def add_strict_option(parser) -> None:
+def add_strict_option(
+    parser, *, examples: str = "empty or identical responses, repeated votes"
+) -> None:
+    """--strict; `examples` names the importer's warnings in the help text."""
     parser.add_argument(
         "--strict",
         action="store_true",
-        help="Refuse the file when it has warnings (empty or identical responses, "
-        "repeated votes) instead of importing it and listing them.",
+        help=f"Refuse the file when it has warnings ({examples}) instead of importing "
+        "it and listing them.",
     )
 
 
@@ -69,15 +72,21 @@ def format_from_name(path: Path, by_suffix: dict[str, str] | None = None) -> str
     return (by_suffix or SUFFIX_FORMATS).get(suffixes[-1])
 
 
-def print_warnings(command: BaseCommand, warnings: list) -> None:
-    """Every warning of an import report, one per line, after a count."""
-    if not warnings:
+def print_warnings(
+    command: BaseCommand, warnings: list, total: int | None = None
+) -> None:
+    """Every warning of an import report, one per line, after a count. `total`: the
+    count when `warnings` holds only the first of them (a capped stored list)."""
+    total = len(warnings) if total is None else total
+    if not total:
         return
     command.stdout.write(
-        f"  warnings:      {len(warnings):,} (imported; --strict refuses them):"
+        f"  warnings:      {total:,} (imported; --strict refuses them):"
     )
     for warning in warnings:
         command.stdout.write(f"    {warning}")
+    if total > len(warnings):
+        command.stdout.write(f"    ... and {total - len(warnings):,} more")
 
 
 def read_files(paths: list[Path]) -> list[tuple[str, bytes]]:

@@ -1,9 +1,10 @@
 """`manage.py import_judge_run FILE... --dataset NAME [--format flask_review|jsonl|csv]
-[--model M] [--name N] [--map FIELD=COLUMN ...]`.
+[--model M] [--name N] [--map FIELD=COLUMN ...] [--strict]`.
 
 Imports judge results made elsewhere as a completed judge run of kind `imported`. A
 file with any problem imports nothing; every problem is printed with its line and
-field.
+field. Warnings (a repeated same-value score, a skill the instruction is not assigned,
+an empty review) are printed after the summary; `--strict` refuses them instead.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.errors import DomainError
 from annotation.management.commands._import_cli import (
+    add_strict_option,
     format_from_name,
+    print_warnings,
     read_files,
     refused,
 )
@@ -59,6 +62,11 @@ class Command(BaseCommand):
             help=f"Read FIELD from COLUMN (generic formats). Fields: "
             f"{', '.join(GENERIC_FIELDS)}.",
         )
+        add_strict_option(
+            parser,
+            examples="a score repeated with the same value, a score for a skill the "
+            "instruction is not assigned, an empty review",
+        )
         parser.add_argument(
             "--user", help="Import as this user (default: the first admin)."
         )
@@ -84,6 +92,7 @@ class Command(BaseCommand):
                 files=files,
                 model=options["model"],
                 mapping=options["map"] or None,
+                strict=options["strict"],
             )
         except DomainError as exc:
             raise refused(exc, self.stderr) from exc
@@ -91,4 +100,10 @@ class Command(BaseCommand):
         self.stdout.write(
             f"Run {run.pk}: {run.name} · {run.total_calls:,} calls, {scores:,} scores, "
             f"models: {', '.join(run.models_included)}"
+        )
+        snapshot = run.settings_snapshot
+        print_warnings(
+            self,
+            [w["text"] for w in snapshot.get("warnings", [])],
+            total=snapshot.get("warning_count", 0),
         )
