@@ -31,3 +31,6 @@ class InputChange(models.Model):
         indexes = [
             models.Index(fields=["scope", "key", "id"], name="inputchange_scope_key_id")
         ]
+
+    def __str__(self) -> str:
+        return f"{self.scope}{self.key} #{self.pk}"

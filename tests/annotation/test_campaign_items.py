@@ -18,7 +18,9 @@ def make_dataset(n_instructions=30, models=("a", "b", "c")):
     return dataset_with_responses(n_instructions, models)
 
 
-@pytest.mark.parametrize("models, overlap, percent", [([], 3, 37), (["a", "c"], 2, 100)])
+@pytest.mark.parametrize(
+    "models, overlap, percent", [([], 3, 37), (["a", "c"], 2, 100)]
+)
 def test_items_follow_the_order_key_and_the_overlap_sample(
     researcher, models, overlap, percent
 ):

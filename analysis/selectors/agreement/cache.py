@@ -15,8 +15,8 @@ import json
 
 from django.db import connection
 
-from analysis.selectors.agreement.inputs import fetch, placeholders, quoted_table
 from analysis.models import InputChange
+from analysis.selectors.agreement.inputs import fetch, placeholders, quoted_table
 from annotation.models import Assignment, Dataset, HumanScore, Instruction, Response
 from judging.models import JudgeScore, MetadataSuggestion
 
