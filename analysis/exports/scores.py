@@ -273,9 +273,9 @@ def export_chunks(
     campaign_ids: list[int] | None = None,
     run_ids: list[int] | None = None,
     counter: list[int] | None = None,
-) -> Iterator[str]:
+) -> Iterator[bytes]:
     """The export of `dataset`'s scores (selected as `score_rows` selects them) as
-    chunks of text in `fmt`; adds the number of rows written to `counter[0]` when
+    chunks of UTF-8 in `fmt`; adds the number of rows written to `counter[0]` when
     given. CSV on PostgreSQL is written by the database (`scores_sql`, the same bytes);
     otherwise `score_rows` through `export_encode`. `DomainError` on another format."""
     if fmt == "csv" and scores_sql.enabled():
@@ -289,7 +289,7 @@ def export_chunks(
     rows = score_rows(dataset=dataset, campaign_ids=campaign_ids, run_ids=run_ids)
     if counter is not None:
         rows = _counted(rows, counter)
-    return export_encode(rows, fmt)
+    return (chunk.encode() for chunk in export_encode(rows, fmt))
 
 
 def _counted(rows: Iterable[dict], counter: list[int]) -> Iterator[dict]:

@@ -195,13 +195,14 @@ def csv_chunks(
     campaign_ids: list[int] | None,
     run_ids: list[int] | None,
     counter: list[int],
-) -> Iterator[str]:
-    """The score export as CSV text chunks (after `header`), rows as `score_rows`
+) -> Iterator[bytes]:
+    """The score export as chunks of UTF-8 CSV (`header` first), rows as `score_rows`
     selects them; adds the number of rows written to `counter[0]`. PostgreSQL only;
-    reads with `COPY (SELECT ...) TO STDOUT` in binary (one text field per line;
-    about 20% faster than a server-side cursor at 10x), `FETCH_ROWS` lines per chunk."""
+    reads with `COPY (SELECT ...) TO STDOUT` in binary, one text field per line taken
+    as its raw UTF-8 bytes (never decoded; about 20% faster than a server-side cursor
+    at 10x), `FETCH_ROWS` lines per chunk."""
     filtered = campaign_ids is not None or run_ids is not None
-    yield header
+    yield header.encode()
     base = {"dataset": dataset.pk, "dataset_cell": _python_cell(dataset.name)}
     for source, ids in (("human", campaign_ids), ("judge", run_ids)):
         if filtered and not ids:
@@ -217,14 +218,15 @@ def csv_chunks(
                 _sql(source, bool(ids)), params
             )
             with raw.copy(f"COPY ({query}) TO STDOUT (FORMAT BINARY)") as copy:
-                copy.set_types(["text"])
-                lines: list[str] = []
+                # A text value's binary COPY form is its UTF-8 bytes, as bytea's is.
+                copy.set_types(["bytea"])
+                lines: list[bytes] = []
                 for (line,) in copy.rows():
                     lines.append(line)
                     if len(lines) >= FETCH_ROWS:
                         counter[0] += len(lines)
-                        yield "".join(lines)
+                        yield b"".join(lines)
                         lines = []
                 if lines:
                     counter[0] += len(lines)
-                    yield "".join(lines)
+                    yield b"".join(lines)

@@ -66,10 +66,10 @@ def random_texts(n: int, seed: int = 20261203) -> list[str]:
 def both(settings, **kwargs) -> tuple[str, str, int, int]:
     settings.EXPORT_FAST_SQL = True
     fast_count = [0]
-    fast = "".join(export_chunks(fmt="csv", counter=fast_count, **kwargs))
+    fast = b"".join(export_chunks(fmt="csv", counter=fast_count, **kwargs)).decode()
     settings.EXPORT_FAST_SQL = False
     slow_count = [0]
-    slow = "".join(export_chunks(fmt="csv", counter=slow_count, **kwargs))
+    slow = b"".join(export_chunks(fmt="csv", counter=slow_count, **kwargs)).decode()
     return fast, slow, fast_count[0], slow_count[0]
 
 

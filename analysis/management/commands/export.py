@@ -74,7 +74,7 @@ class Command(BaseCommand):
             counter=counter,
         )
         if options["out"]:
-            with open(options["out"], "w", encoding="utf-8", newline="") as out:
+            with open(options["out"], "wb") as out:
                 for chunk in chunks:
                     out.write(chunk)
             self.stderr.write(
@@ -82,4 +82,4 @@ class Command(BaseCommand):
             )
         else:
             for chunk in chunks:
-                self.stdout.write(chunk, ending="")
+                self.stdout.write(chunk.decode(), ending="")
