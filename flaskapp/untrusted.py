@@ -106,10 +106,38 @@ def json_loads(
         raise JSONInputError(
             f"is nested more than {max_depth} levels deep", _deep_field(text, max_depth)
         ) from None
-    problem = json_problem(value, max_depth=max_depth)
-    if problem is not None:
-        raise problem
+    if _may_hold_a_problem(text, max_depth):
+        problem = json_problem(value, max_depth=max_depth)
+        if problem is not None:
+            raise problem
     return value
+
+
+def _may_hold_a_problem(text: str | bytes, max_depth: int) -> bool:
+    """False when the JSON `text` that parsed cannot hold what `json_problem` refuses,
+    so the walk over every string of the value can be skipped (the common case).
+
+    A NUL or a lone surrogate in a parsed string comes either from the text itself
+    (a NUL outside a string, or raw inside one, is a syntax error; a surrogate is in
+    a `str` only if it was put there, not by strict UTF-8 decoding, and is looked
+    for) or from a ``\\u`` escape; and a value cannot nest deeper than the number of
+    ``[`` and ``{`` in its text.
+    """
+    if isinstance(text, bytes):
+        # `json.loads` may decode bytes as UTF-16 or with surrogatepass: only plain
+        # ASCII without NUL is known to be read as itself.
+        return (
+            not text.isascii()
+            or b"\\u" in text
+            or b"\x00" in text
+            or text.count(b"[") + text.count(b"{") > max_depth
+        )
+    return (
+        "\\u" in text
+        or "\x00" in text
+        or text.count("[") + text.count("{") > max_depth
+        or _SURROGATE.search(text) is not None
+    )
 
 
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}:]')

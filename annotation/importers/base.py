@@ -18,6 +18,7 @@ import math
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from annotation.errors import Problem
@@ -239,6 +240,21 @@ def parse_field_map(
                 + ", ".join(repr(c) for c in doubled)
             )
     return mapping
+
+
+# --- Files -----------------------------------------------------------------------------
+
+# An import file's content: its bytes, or the path to read them from when they are
+# needed (so a command holds one file in memory at a time, not all of them).
+FileData = bytes | Path
+
+
+def file_size(data: FileData) -> int:
+    return data.stat().st_size if isinstance(data, Path) else len(data)
+
+
+def read_file_data(data: FileData) -> bytes:
+    return data.read_bytes() if isinstance(data, Path) else data
 
 
 # --- Reading rows ---------------------------------------------------------------------

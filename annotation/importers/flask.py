@@ -9,6 +9,7 @@ and legacy (`question_id`, `text`, `answer`, `task`, `metrics`, `domain_labeled`
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import PurePath
 
 from annotation.builtin_rubric import BUILTIN_SKILLS
@@ -125,21 +126,48 @@ def model_name_from_file(file: str) -> str:
     return stem.removesuffix("_review")
 
 
+def outputs_model(file: str, model_name: str | None = None) -> str:
+    """The model an outputs file holds: `model_name` if given, else its file name's."""
+    return (model_name or "").strip() or model_name_from_file(file)
+
+
 def parse_outputs(
     data: bytes, *, file: str, model_name: str | None = None
 ) -> ParseResult:
     """Parse a FLASK model-output file: one `{"question_id": .., "text": ..}` per line.
 
     The model name is `model_name` if given, else taken from the file name. `idx` is
-    accepted for `question_id`, `output`/`response` for `text`.
+    accepted for `question_id`, `output`/`response` for `text`. Duplicate ids are
+    problems; `iter_outputs` is the same without the duplicate check, one record at
+    a time.
     """
-    model = (model_name or "").strip() or model_name_from_file(file)
     result = ParseResult()
+    result.responses = list(
+        iter_outputs(data, file=file, model_name=model_name, result=result)
+    )
+    duplicate_check(
+        result.responses,
+        lambda r: (r.instruction_external_id, r.model_name),
+        "response for question id",
+        result.problems,
+    )
+    return result
+
+
+def iter_outputs(
+    data: bytes, *, file: str, model_name: str | None, result: ParseResult
+) -> Iterator[ResponseRecord]:
+    """Yield the valid responses of a FLASK model-output file as they are read.
+
+    Rows, problems, warnings and the preview go to `result` (its `responses` are left
+    alone); a row with a problem is not yielded. Duplicate ids are not checked here.
+    """
+    model = outputs_model(file, model_name)
     if not model:
         result.problems.append(
             Problem("cannot tell the model's name; pass --model", file=file)
         )
-        return result
+        return
     if len(model) > MAX_IDENTIFIER_LENGTH:
         result.problems.append(
             Problem(
@@ -149,7 +177,7 @@ def parse_outputs(
                 file=file,
             )
         )
-        return result
+        return
     for line, row in read_rows(data, file=file, fmt="jsonl", problems=result.problems):
         result.rows += 1
         reader = RowReader(row, line, file, result.problems, result.warnings)
@@ -181,23 +209,14 @@ def parse_outputs(
         )
         if not reader.ok:
             continue
-        result.responses.append(
-            ResponseRecord(
-                instruction_external_id=external_id,
-                model_name=model,
-                text=text,
-                line=line,
-                file=file,
-                metadata=metadata,
-            )
+        yield ResponseRecord(
+            instruction_external_id=external_id,
+            model_name=model,
+            text=text,
+            line=line,
+            file=file,
+            metadata=metadata,
         )
-    duplicate_check(
-        result.responses,
-        lambda r: (r.instruction_external_id, r.model_name),
-        "response for question id",
-        result.problems,
-    )
-    return result
 
 
 ABILITY_BY_SKILL = {

@@ -11,7 +11,7 @@ from django.utils import timezone
 from annotation import roles
 from annotation.errors import DomainError, Problem
 from annotation.models import Campaign, CampaignItem, Dataset, Response, Skill
-from annotation.services.imports import _copy_rows
+from annotation.services.import_rows import copy_rows
 from flaskapp.bounds import LOCK_TTL_MINUTES, OVERLAP, OVERLAP_PERCENT, RATER_QUOTA
 
 
@@ -102,7 +102,7 @@ def _items_create(campaign: Campaign, models: list[str]) -> int:
             else 1
         )
         rows.append((campaign.pk, response_id, target, 0, 0, target, position))
-    _copy_rows(
+    copy_rows(
         CampaignItem,
         ["campaign_id", "response_id", "target", "submitted", "reserved",
          "open_slots", "position"],

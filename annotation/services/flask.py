@@ -9,6 +9,7 @@ from django.db import transaction
 
 from annotation.errors import DomainError, Problem
 from annotation.importers.base import (
+    FileData,
     InstructionRecord,
     skill_lookup_for,
 )
@@ -39,7 +40,7 @@ def dataset_import_flask(
     *,
     dataset_name: str,
     eval_files: list[tuple[str, bytes]],
-    output_files: list[tuple[str, bytes]] | None = None,
+    output_files: list[tuple[str, FileData]] | None = None,
     hard_files: list[tuple[str, bytes]] | None = None,
     rubric_file: tuple[str, bytes] | None = None,
     options: dict | None = None,
@@ -54,7 +55,8 @@ def dataset_import_flask(
     - `eval_files`: FLASK evaluation sets (current or legacy schema).
     - `output_files`: model outputs; responses may name instructions of `eval_files`
       or instructions already in the dataset. The model is the file's name, or
-      `options["model"]` for a single file.
+      `options["model"]` for a single file. Given as paths (`FileData`), they are
+      read one at a time while the import is written (`import_parsed`).
     - `hard_files`: FLASK-Hard sets. Their instructions are matched to the dataset by
       exact instruction text and marked ``is_hard``; a hard instruction with no match
       is reported in `ImportReport.hard_unmatched`, not refused.
@@ -129,14 +131,10 @@ def dataset_import_flask(
         skill_lookup=lookup,
         options=options,
     )
-    if output_files:
-        outputs = dataset_parse_files(
-            fmt=ImportJob.Format.FLASK_OUTPUTS,
-            files=output_files,
-            skill_lookup=lookup,
-            options=options,
+    if options.get("model") and len(output_files) > 1:
+        raise DomainError(
+            "--model names one model, but several output files were given"
         )
-        parsed.extend(outputs)
     hard_records: dict[str, InstructionRecord] = {}
     if hard_files:
         hard = dataset_parse_files(
@@ -186,6 +184,7 @@ def dataset_import_flask(
         dry_run=dry_run,
         rubric_factory=rubric_factory,
         after_write=after_write,
+        output_files=output_files,
     )
     if rubric_file is not None and dry_run:
         report.rubric = (

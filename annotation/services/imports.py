@@ -7,80 +7,47 @@ changed text under an existing id is an error, because scores may already refer 
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
-from django.db.models.functions import MD5
-from django.utils import timezone
+from django.db import IntegrityError, transaction
 
 from annotation import roles
 from annotation.errors import DomainError, Problem
 from annotation.importers.base import (
     MAX_IDENTIFIER_LENGTH,
     MAX_PROBLEMS,
+    FileData,
     InstructionRecord,
     ParseResult,
     ResponseRecord,
+    file_size,
     skill_lookup_for,
 )
-from annotation.importers.flask import parse_eval_set, parse_outputs
+from annotation.importers.flask import (
+    parse_eval_set,
+    parse_outputs,
+)
 from annotation.importers.generic import parse_generic, parse_mapping
 from annotation.models import (
     Dataset,
     ImportJob,
     Instruction,
     InstructionSkill,
-    Response,
     Rubric,
-    Skill,
+)
+from annotation.services.import_report import ImportReport
+from annotation.services.import_rows import (
+    ResponsePlanner,
+    stream_outputs,
+    write_planned,
 )
 from annotation.services.rubrics import rubric_get_default
 
 log = logging.getLogger(__name__)
 
 FORMATS = {choice for choice, _ in ImportJob.Format.choices}
-BATCH = 5000
-
-
-@dataclass
-class ImportReport:
-    """What an import did (or, for a dry run, would do)."""
-
-    dataset: str
-    rows: int = 0
-    created_instructions: int = 0
-    created_responses: int = 0
-    unchanged: int = 0
-    models: list[str] = field(default_factory=list)
-    dry_run: bool = False
-    rubric: str = ""
-    # FLASK-Hard marking (dataset_import_flask only): instructions now marked, and the
-    # hard-set lines whose instruction text is not in the dataset ("file, line N (id X)").
-    hard_marked: int = 0
-    hard_unmatched: list[str] = field(default_factory=list)
-    # Accepted but worth a look (e.g. empty responses), each with file, line, field.
-    warnings: list[Problem] = field(default_factory=list)
-
-    def as_dict(self) -> dict:
-        return {
-            "dataset": self.dataset,
-            "rows": self.rows,
-            "created_instructions": self.created_instructions,
-            "created_responses": self.created_responses,
-            "unchanged": self.unchanged,
-            "models": self.models,
-            "dry_run": self.dry_run,
-            "rubric": self.rubric,
-            "hard_marked": self.hard_marked,
-            "hard_unmatched": self.hard_unmatched,
-            "warnings": [w.as_dict() for w in self.warnings[:MAX_PROBLEMS]],
-            "warning_count": len(self.warnings),
-        }
 
 
 def import_check_sizes(*, sizes: list[tuple[str, int]]) -> None:
@@ -103,8 +70,8 @@ def import_check_sizes(*, sizes: list[tuple[str, int]]) -> None:
         raise DomainError("file too large", too_big)
 
 
-def check_size(files: list[tuple[str, bytes]]) -> None:
-    import_check_sizes(sizes=[(name, len(data)) for name, data in files])
+def check_size(files: list[tuple[str, FileData]]) -> None:
+    import_check_sizes(sizes=[(name, file_size(data)) for name, data in files])
 
 
 def dataset_parse_files(
@@ -258,141 +225,18 @@ def _plan(
             report.unchanged += 1
     report.created_instructions = len(new_instructions)
 
-    new_ids = {r.external_id for r in new_instructions}
-    unknown: dict[str, list] = {}
-    for response in parsed.responses:
-        if response.instruction_external_id not in ids and (
-            response.instruction_external_id not in new_ids
-        ):
-            unknown.setdefault(response.file, []).append(response)
-    for file, responses in unknown.items():
-        sample = ", ".join(
-            sorted(
-                {r.instruction_external_id for r in responses},
-                key=lambda x: (len(x), x),
-            )[:20]
-        )
-        problems.append(
-            Problem(
-                f"{len(responses)} responses name instruction ids that are not in the dataset "
-                f"(first on line {responses[0].line}): {sample}",
-                file=file,
-            )
-        )
-
     models = sorted({r.model_name for r in parsed.responses})
     report.models = models
-    existing_responses: dict[tuple[int, str], str] = {}
-    if dataset is not None and dataset.pk is not None and models:
-        # Compare by hash: moving 32 characters per row instead of every response text.
-        existing_responses = {
-            (iid, model): digest
-            for iid, model, digest in Response.objects.filter(
-                instruction__dataset=dataset, model_name__in=models
-            )
-            .annotate(digest=MD5("text"))
-            .values_list("instruction_id", "model_name", "digest")
-        }
-    new_responses = []
-    for response in parsed.responses:
-        iid = ids.get(response.instruction_external_id)
-        digest = existing_responses.get((iid, response.model_name)) if iid else None
-        if digest is None:
-            new_responses.append(response)
-        elif digest != hashlib.md5(response.text.encode("utf-8")).hexdigest():
-            problems.append(
-                Problem(
-                    f"the response of model {response.model_name!r} to instruction "
-                    f"{response.instruction_external_id!r} already exists with different "
-                    "text; imported responses are immutable",
-                    line=response.line,
-                    file=response.file,
-                )
-            )
-        else:
-            report.unchanged += 1
-    report.created_responses = len(new_responses)
+    planner = ResponsePlanner(
+        dataset,
+        ids=ids,
+        known=set(ids) | {r.external_id for r in new_instructions},
+        models=models,
+        report=report,
+    )
+    new_responses = [r for r in parsed.responses if planner.is_new(r)]
+    problems.extend(planner.problems())
     return new_instructions, new_responses, ids, report, problems
-
-
-def _copy_rows(model, columns: list[str], rows: list[tuple]) -> None:
-    """Insert rows fast: COPY on PostgreSQL, batched bulk INSERT elsewhere."""
-    if not rows:
-        return
-    table = model._meta.db_table
-    if connection.vendor == "postgresql":
-        cols = ", ".join(f'"{c}"' for c in columns)
-        with connection.cursor() as cursor:
-            with cursor.cursor.copy(f'COPY "{table}" ({cols}) FROM STDIN') as copy:
-                for row in rows:
-                    copy.write_row(row)
-        return
-    placeholders = ", ".join(["%s"] * len(columns))
-    cols = ", ".join(f'"{c}"' for c in columns)
-    with connection.cursor() as cursor:
-        for start in range(0, len(rows), 500):
-            cursor.executemany(
-                f'INSERT INTO "{table}" ({cols}) VALUES ({placeholders})',
-                rows[start : start + 500],
-            )
-
-
-def _write(
-    dataset: Dataset,
-    new_instructions: list[InstructionRecord],
-    new_responses: list,
-    ids: dict[str, int],
-) -> None:
-    """Write the planned rows. Caller holds the transaction."""
-    skill_ids = dict(
-        Skill.objects.filter(rubric_id=dataset.rubric_id).values_list("key", "pk")
-    )
-    start = Instruction.objects.filter(dataset=dataset).count()
-    objs = [
-        Instruction(
-            dataset=dataset,
-            external_id=r.external_id,
-            text=r.text,
-            reference_answer=r.reference_answer,
-            source_task=r.source_task,
-            domain_1=r.domains[0] if r.domains else "",
-            domain_2=r.domains[1] if len(r.domains) > 1 else "",
-            difficulty=r.difficulty,
-            is_hard=r.is_hard,
-            checklist=r.checklist,
-            metadata=r.metadata,
-            position=start + i,
-        )
-        for i, r in enumerate(new_instructions)
-    ]
-    Instruction.objects.bulk_create(objs, batch_size=BATCH)
-    for record, obj in zip(new_instructions, objs, strict=True):
-        ids[record.external_id] = obj.pk
-    links = [
-        (ids[r.external_id], skill_ids[key], rank)
-        for r in new_instructions
-        for rank, key in enumerate(r.skills)
-    ]
-    _copy_rows(InstructionSkill, ["instruction_id", "skill_id", "rank"], links)
-    now = timezone.now()
-    if connection.vendor != "postgresql":
-        # Raw INSERTs bypass the field's adapter; store what Django itself would.
-        now = connection.ops.adapt_datetimefield_value(now)
-    rows = [
-        (
-            ids[r.instruction_external_id],
-            r.model_name,
-            r.text,
-            json.dumps(r.metadata),
-            now,
-        )
-        for r in new_responses
-    ]
-    _copy_rows(
-        Response,
-        ["instruction_id", "model_name", "text", "metadata", "created_at"],
-        rows,
-    )
 
 
 def dataset_named(dataset_name: str | None) -> tuple[str, Dataset | None]:
@@ -445,53 +289,100 @@ def import_parsed(
     dry_run: bool,
     rubric_factory: Callable[[], Rubric] | None = None,
     after_write: Callable[[Dataset | None, ImportReport], None] | None = None,
+    output_files: list[tuple[str, FileData]] | None = None,
 ) -> ImportReport:
     """Plan and write validated rows in one transaction (shared by the import services).
 
     `rubric_factory` creates the new dataset's rubric inside the transaction (so a
     refused import leaves no rubric behind); `after_write` runs last, inside it. A new
     dataset needs `roles.can_create_dataset(user)` (`user` None: a trusted caller).
+
+    `output_files` are FLASK model-output files read one at a time after the parsed
+    instructions are written, each row checked and sent to the database as it is read
+    (`stream_outputs`): memory holds one file, not all of them. Their problems roll
+    the whole transaction back, so the import is still all or nothing, and every
+    problem of every file is still reported (a file is read even when an earlier one
+    failed; then nothing more is sent).
     """
-    if parsed.problems:
-        raise DomainError("the file was not imported", parsed.problems[:MAX_PROBLEMS])
-    if options.get("strict") and parsed.warnings:
+    output_files = list(output_files or [])
+    problems = list(parsed.problems)
+    if options.get("strict") and parsed.warnings and not problems:
         raise DomainError(
             "the file was not imported: with strict, warnings are errors",
             parsed.warnings[:MAX_PROBLEMS],
         )
-    if not parsed.instructions and not parsed.responses:
+    if (
+        not problems
+        and not output_files
+        and not parsed.instructions
+        and not (parsed.responses)
+    ):
         raise DomainError("the file has no rows to import")
     if dataset is None and user is not None:
         roles.require_dataset_creator(user, dataset_name)
     with transaction.atomic():
-        if dataset is None and not dry_run:
-            if rubric_factory is not None:
-                rubric = rubric_factory()
-            try:
-                with transaction.atomic():
-                    dataset = Dataset.objects.create(
-                        name=dataset_name,
-                        rubric=rubric,
-                        created_by=user,
-                        description=options.get("description", ""),
-                    )
-            except IntegrityError as exc:
-                raise DomainError(
-                    f"dataset {dataset_name!r} was created by another import meanwhile; "
-                    "run this import again"
-                ) from exc
-        elif dataset is not None:
-            # Serialise concurrent imports into the same dataset.
-            Dataset.objects.select_for_update().filter(pk=dataset.pk).first()
-        new_instructions, new_responses, ids, report, problems = _plan(dataset, parsed)
-        report.dataset = dataset_name
+        ids: dict[str, int] = {}
+        report = ImportReport(dataset=dataset_name, rows=parsed.rows)
+        known: set[str] = set()
+        if not problems:
+            if dataset is None and not dry_run:
+                if rubric_factory is not None:
+                    rubric = rubric_factory()
+                try:
+                    with transaction.atomic():
+                        dataset = Dataset.objects.create(
+                            name=dataset_name,
+                            rubric=rubric,
+                            created_by=user,
+                            description=options.get("description", ""),
+                        )
+                except IntegrityError as exc:
+                    raise DomainError(
+                        f"dataset {dataset_name!r} was created by another import "
+                        "meanwhile; run this import again"
+                    ) from exc
+            elif dataset is not None:
+                # Serialise concurrent imports into the same dataset.
+                Dataset.objects.select_for_update().filter(pk=dataset.pk).first()
+            new_instructions, new_responses, ids, report, problems = _plan(
+                dataset, parsed
+            )
+            report.dataset = dataset_name
+            known = set(ids) | {r.external_id for r in new_instructions}
+            if not problems and not dry_run:
+                write_planned(dataset, new_instructions, new_responses, ids)
         report.rubric = str(rubric) if rubric is not None else ""
         report.warnings = list(parsed.warnings)
+        if output_files:
+            if problems and not ids and dataset is not None:
+                ids = dict(
+                    Instruction.objects.filter(dataset=dataset).values_list(
+                        "external_id", "pk"
+                    )
+                )
+            known |= set(ids) | {r.external_id for r in parsed.instructions}
+            problems += stream_outputs(
+                dataset,
+                output_files,
+                ids=ids,
+                known=known,
+                model=options.get("model"),
+                report=report,
+                plan=not problems,
+                write=not problems and not dry_run,
+            )
         if problems:
             raise DomainError("the file was not imported", problems[:MAX_PROBLEMS])
+        if options.get("strict") and report.warnings:
+            raise DomainError(
+                "the file was not imported: with strict, warnings are errors",
+                report.warnings[:MAX_PROBLEMS],
+            )
+        if not (parsed.instructions or parsed.responses) and not (
+            report.created_responses or report.unchanged
+        ):
+            raise DomainError("the file has no rows to import")
         report.dry_run = dry_run
-        if not dry_run:
-            _write(dataset, new_instructions, new_responses, ids)
         if after_write is not None:
             after_write(dataset, report)
     log.info("import into %s: %s", dataset_name, report.as_dict())

@@ -10,6 +10,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.errors import DomainError
+from annotation.importers.base import FileData
 from annotation.services import ImportReport, import_check_sizes
 
 
@@ -89,11 +90,12 @@ def print_warnings(
         command.stdout.write(f"    ... and {total - len(warnings):,} more")
 
 
-def read_files(paths: list[Path]) -> list[tuple[str, bytes]]:
+def read_files(paths: list[Path], *, lazy: bool = False) -> list[tuple[str, FileData]]:
     """(name, bytes) per path; refuses a missing or oversized file before reading it.
 
     Files are named by their path as given, so problems point at the file the user
-    typed, and output files keep their stem (the model name).
+    typed, and output files keep their stem (the model name). `lazy`: (name, path),
+    for a service that reads the files one at a time.
     """
     for path in paths:
         if not path.is_file():
@@ -102,7 +104,7 @@ def read_files(paths: list[Path]) -> list[tuple[str, bytes]]:
         import_check_sizes(sizes=[(str(p), p.stat().st_size) for p in paths])
     except DomainError as exc:
         raise refused(exc) from exc
-    return [(str(p), p.read_bytes()) for p in paths]
+    return [(str(p), p if lazy else p.read_bytes()) for p in paths]
 
 
 def refused(exc: DomainError, stderr=None) -> CommandError:

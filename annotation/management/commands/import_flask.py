@@ -93,11 +93,10 @@ class Command(BaseCommand):
             )
         extra = [Path(options["rubric"])] if options["rubric"] else []
         hard_path = Path(options["hard_set"]) if options["hard_set"] else None
-        files = read_files(
-            [eval_path, *outputs, *extra, *([hard_path] if hard_path else [])]
-        )
+        files = read_files([eval_path, *extra, *([hard_path] if hard_path else [])])
+        # Output files are read one at a time by the import, as it writes them.
+        output_files = read_files(outputs, lazy=True)
         eval_files, files = files[:1], files[1:]
-        output_files, files = files[: len(outputs)], files[len(outputs) :]
         rubric_file = files.pop(0) if extra else None
         hard_files = files
         service_options = {}
