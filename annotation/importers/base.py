@@ -305,28 +305,25 @@ def read_rows(
 
 def _decode_lines(
     data: bytes, file: str, problems: list[Problem]
-) -> list[tuple[int, str]]:
-    """Split bytes into (line number, text) pairs, reporting lines that are not UTF-8."""
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    out: list[tuple[int, str]] = []
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        for number, raw in enumerate(data.split(b"\n"), start=1):
-            try:
-                out.append((number, raw.decode("utf-8")))
-            except UnicodeDecodeError as exc:
-                problems.append(
-                    Problem(
-                        f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column "
-                        f"{exc.start + 1}); save the file as UTF-8",
-                        line=number,
-                        file=file,
-                    )
+) -> Iterator[tuple[int, str]]:
+    """(line number, text) for each line of `data`, decoded one line at a time (the
+    file is never held twice); a line that is not UTF-8 is reported and skipped."""
+    for number, raw in enumerate(io.BytesIO(data), start=1):
+        if raw.endswith(b"\n"):
+            raw = raw[:-1]
+        if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
+        try:
+            yield number, raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            problems.append(
+                Problem(
+                    f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column "
+                    f"{exc.start + 1}); save the file as UTF-8",
+                    line=number,
+                    file=file,
                 )
-        return out
-    return list(enumerate(text.split("\n"), start=1))
+            )
 
 
 def _jsonl_rows(
@@ -369,7 +366,7 @@ def _csv_rows(
     data: bytes, file: str, problems: list[Problem], header_columns: Mapping[str, str]
 ) -> list[tuple[int, dict]]:
     before = len(problems)
-    lines = _decode_lines(data, file, problems)
+    lines = list(_decode_lines(data, file, problems))
     if len(problems) > before:
         return []
     reader = csv.DictReader(io.StringIO("\n".join(t for _, t in lines), newline=""))

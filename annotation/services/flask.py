@@ -39,9 +39,9 @@ IMPORTED_RUBRIC_NAME = "FLASK (imported)"
 def dataset_import_flask(
     *,
     dataset_name: str,
-    eval_files: list[tuple[str, bytes]],
+    eval_files: list[tuple[str, FileData]],
     output_files: list[tuple[str, FileData]] | None = None,
-    hard_files: list[tuple[str, bytes]] | None = None,
+    hard_files: list[tuple[str, FileData]] | None = None,
     rubric_file: tuple[str, bytes] | None = None,
     options: dict | None = None,
     user=None,
@@ -55,8 +55,9 @@ def dataset_import_flask(
     - `eval_files`: FLASK evaluation sets (current or legacy schema).
     - `output_files`: model outputs; responses may name instructions of `eval_files`
       or instructions already in the dataset. The model is the file's name, or
-      `options["model"]` for a single file. Given as paths (`FileData`), they are
-      read one at a time while the import is written (`import_parsed`).
+      `options["model"]` for a single file. Given as paths (`FileData`, as for
+      every file but the rubric), they are read one at a time while the import is
+      written (`import_parsed`).
     - `hard_files`: FLASK-Hard sets. Their instructions are matched to the dataset by
       exact instruction text and marked ``is_hard``; a hard instruction with no match
       is reported in `ImportReport.hard_unmatched`, not refused.

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import queue
 
 from django.db import connection
 from django.db.models.functions import MD5
@@ -112,6 +113,19 @@ class ResponsePlanner:
 RESPONSE_COLUMNS = ["instruction_id", "model_name", "text", "metadata", "created_at"]
 
 
+class _ShortQueueWriter(QueuedLibpqWriter):
+    """psycopg's queued COPY writer with a short queue: the server keeps storing rows
+    while Python makes the next ones, but when the server is the slower side (an
+    instruction's full-text index entry costs more than its parsing), at most
+    `QUEUE` buffers of about 32 KiB wait in memory, not psycopg's 1,024."""
+
+    QUEUE = 32
+
+    def __init__(self, cursor):
+        super().__init__(cursor)
+        self._queue = queue.Queue(maxsize=self.QUEUE)
+
+
 class RowWriter:
     """Rows into one table as they come: one COPY on PostgreSQL (sent by a background
     thread, so the server stores rows while Python reads the next ones), batched
@@ -130,7 +144,7 @@ class RowWriter:
             self._cursor = connection.connection.cursor()
             self._copy_cm = self._cursor.copy(
                 f'COPY "{self.table}" ({cols}) FROM STDIN',
-                writer=QueuedLibpqWriter(self._cursor),
+                writer=_ShortQueueWriter(self._cursor),
             )
             self._copy = self._copy_cm.__enter__()
         else:

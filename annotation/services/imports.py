@@ -23,6 +23,7 @@ from annotation.importers.base import (
     ParseResult,
     ResponseRecord,
     file_size,
+    read_file_data,
     skill_lookup_for,
 )
 from annotation.importers.flask import (
@@ -77,7 +78,7 @@ def check_size(files: list[tuple[str, FileData]]) -> None:
 def dataset_parse_files(
     *,
     fmt: str,
-    files: list[tuple[str, bytes]],
+    files: list[tuple[str, FileData]],
     skill_lookup: dict[str, str],
     options: dict,
 ) -> ParseResult:
@@ -102,7 +103,8 @@ def dataset_parse_files(
             "--model names one model, but several output files were given"
         )
     result = ParseResult()
-    for name, data in files:
+    for name, file_data in files:
+        data = read_file_data(file_data)  # a path is read now, and let go after
         if fmt == ImportJob.Format.FLASK:
             part = parse_eval_set(
                 data,

@@ -93,12 +93,12 @@ class Command(BaseCommand):
             )
         extra = [Path(options["rubric"])] if options["rubric"] else []
         hard_path = Path(options["hard_set"]) if options["hard_set"] else None
-        files = read_files([eval_path, *extra, *([hard_path] if hard_path else [])])
-        # Output files are read one at a time by the import, as it writes them.
+        # Files are read one at a time by the import, when it needs them (output files
+        # as it writes them); the rubric is small and read here.
+        rubric_file = read_files(extra)[0] if extra else None
+        eval_files = read_files([eval_path], lazy=True)
         output_files = read_files(outputs, lazy=True)
-        eval_files, files = files[:1], files[1:]
-        rubric_file = files.pop(0) if extra else None
-        hard_files = files
+        hard_files = read_files([hard_path], lazy=True) if hard_path else []
         service_options = {}
         if options["model"]:
             service_options["model"] = options["model"]
