@@ -319,9 +319,12 @@ def response_filter_parse(*, dataset: Dataset, params: Mapping) -> ResponseFilte
     queries (models, run, skill), only for the parameters given.
     """
     model = (params.get("model") or "").strip()
-    if model and not Response.objects.filter(
-        instruction__dataset=dataset, model_name=model
-    ).exists():
+    if (
+        model
+        and not Response.objects.filter(
+            instruction__dataset=dataset, model_name=model
+        ).exists()
+    ):
         raise BadParameter("model", f"no model {model[:80]!r} in this dataset")
     run = None
     raw_run = (params.get("run") or "").strip()
@@ -422,8 +425,9 @@ def response_matches(*, dataset: Dataset, flt: ResponseFilter) -> list[ResponseM
     if flt.model:
         responses = responses.filter(model_name=flt.model)
     rows = list(
-        responses.order_by("instruction__position", "instruction_id", "model_name")
-        .values_list("id", "instruction_id", "model_name")
+        responses.order_by(
+            "instruction__position", "instruction_id", "model_name"
+        ).values_list("id", "instruction_id", "model_name")
     )
     if not flt.on_scores:
         return [ResponseMatch(rid, iid, model, []) for rid, iid, model in rows]
