@@ -32,8 +32,8 @@ from django.db.models import Count, F, Sum
 from analysis.selectors.agreement.sources import run_label
 from analysis.stats.scale import round_half_up
 from annotation import roles
-from annotation.selectors import instruction_id_list
 from annotation.models import Assignment, Dataset, HumanScore, Instruction, Response
+from annotation.selectors import instruction_id_list
 from flaskapp.params import BadParameter, parse_int
 from judging.models import JudgeRun, JudgeScore
 
