@@ -328,3 +328,28 @@ def test_previous_and_next_follow_dataset_order_and_keep_the_filters(
     # the browser's own filters are kept too (q3 and q1 differ by search words)
     searched = client.get(page_url(ids[3]) + "?q=Question").content.decode()
     assert nav_links(searched)["prev"] == page_url(ids[2]) + "?q=Question"
+
+
+def test_generated_ratings_are_labelled_on_the_instruction_page(
+    client_for, researcher, small
+):
+    from django.contrib.auth.models import Group
+
+    from annotation import roles
+
+    bot = max(small.raters, key=lambda u: u.pk)  # "Rater C"
+    bot.groups.add(Group.objects.get_or_create(name=roles.SYNTHETIC)[0])
+    alpha = small.responses[(0, "alpha")]
+    block = section(
+        client_for(researcher).get(page_url(alpha.instruction_id)).content.decode(),
+        alpha.pk,
+        "factuality",
+    )
+    rows = re.findall(
+        r'<tr class="human-score"><th scope="row">(.*?)</th>', block, re.S
+    )
+    assert [("generated" in r, r.split(" <")[0].split("<")[0]) for r in rows] == [
+        (False, "Rater A"),
+        (False, "Rater B"),
+        (True, "Rater C"),
+    ]
