@@ -424,13 +424,11 @@ def response_matches(*, dataset: Dataset, flt: ResponseFilter) -> list[ResponseM
     responses = Response.objects.filter(instruction__dataset=dataset)
     if flt.model:
         responses = responses.filter(model_name=flt.model)
-    rows = list(
-        responses.order_by(
-            "instruction__position", "instruction_id", "model_name"
-        ).values_list("id", "instruction_id", "model_name")
-    )
+    ordered = responses.order_by(
+        "instruction__position", "instruction_id", "model_name"
+    ).values_list("id", "instruction_id", "model_name")
     if not flt.on_scores:
-        return [ResponseMatch(rid, iid, model, []) for rid, iid, model in rows]
+        return [ResponseMatch(rid, iid, model, []) for rid, iid, model in ordered]
     humans = HumanScore.objects.filter(
         assignment__response__instruction__dataset=dataset,
         assignment__status=Assignment.Status.SUBMITTED,
@@ -462,6 +460,8 @@ def response_matches(*, dataset: Dataset, flt: ResponseFilter) -> list[ResponseM
     by_response: dict[int, list[str]] = {}
     for rid, key in set(means) | set(judged):
         by_response.setdefault(rid, []).append(key)
+    # Only scored responses can pass: read the order of those alone.
+    rows = list(ordered.filter(pk__in=list(by_response))) if by_response else []
     out = []
     for rid, iid, model in rows:
         hits = []
