@@ -353,3 +353,20 @@ def test_generated_ratings_are_labelled_on_the_instruction_page(
         (False, "Rater B"),
         (True, "Rater C"),
     ]
+
+
+def test_responses_page_with_htmx_answers_only_the_results_fragment(
+    client_for, researcher, small
+):
+    run_a = small.runs[0].pk
+    response = client_for(researcher).get(
+        responses_url(small.dataset),
+        {"run": run_a, "disagree": "2"},
+        HTTP_HX_REQUEST="true",
+    )
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert body.lstrip().startswith('<div id="response-results"')
+    assert listed(response) == [small.responses[(0, "alpha")].pk]
+    # each row links to its instruction page with the filter kept
+    assert f"?run={run_a}&amp;disagree=2#response-" in body
