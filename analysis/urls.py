@@ -1,15 +1,26 @@
-"""Pages of the analysis app: agreement dashboards and meta-evaluation (researchers).
+"""Pages of the analysis app: agreement dashboards, meta-evaluation and the scores
+browser (instruction pages with every score, a dataset's filtered responses); researchers.
 
 Names: ``analysis:<entity>-<page>``.
 """
 
 from django.urls import path
 
-from analysis.views import agreement, metaeval
+from analysis.views import agreement, browse, metaeval
 
 app_name = "analysis"
 
 urlpatterns = [
+    path(
+        "instructions/<int:instruction_id>/",
+        browse.instruction_detail,
+        name="instruction-detail",
+    ),
+    path(
+        "datasets/<int:dataset_id>/responses/",
+        browse.dataset_responses,
+        name="dataset-responses",
+    ),
     path("agreement/", agreement.agreement_home, name="agreement-home"),
     path(
         "agreement/<int:dataset_id>/",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import PermissionDenied
+from django.db.models import Exists, OuterRef
 
 from annotation.models import Assignment, Campaign
 
@@ -15,6 +16,10 @@ ADMIN = "admin"
 RESEARCHER = "researcher"
 RATER = "rater"
 ROLES = (ADMIN, RESEARCHER, RATER)
+# Not a role: the group that marks an account as synthetic, one whose "ratings" a
+# program generated (the demo's example ratings). Its scores are never a person's
+# judgment: pages label them and every export carries `synthetic: true` for them.
+SYNTHETIC = "synthetic"
 
 User = AbstractBaseUser | AnonymousUser
 
@@ -43,6 +48,24 @@ def is_researcher(user: User) -> bool:
 
 def is_rater(user: User) -> bool:
     return RATER in user_roles(user)
+
+
+def is_synthetic(user: User) -> bool:
+    """Whether `user` is a synthetic account (member of the `SYNTHETIC` group)."""
+    return user.is_authenticated and user.groups.filter(name=SYNTHETIC).exists()  # type: ignore[attr-defined]
+
+
+def synthetic_rater(user_id_ref: str) -> Exists:
+    """An `Exists` expression, true when the user whose id is at `user_id_ref` (an
+    `OuterRef` path such as ``"assignment__rater_id"``) is a synthetic account: the
+    one rule by which reads and exports mark generated scores."""
+    from django.contrib.auth.models import User as UserModel
+
+    return Exists(
+        UserModel.groups.through.objects.filter(
+            user_id=OuterRef(user_id_ref), group__name=SYNTHETIC
+        )
+    )
 
 
 def can_create_dataset(user: User) -> bool:

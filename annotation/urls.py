@@ -13,11 +13,6 @@ urlpatterns = [
     # datasets, rubrics, imports
     path("datasets/", datasets.dataset_list, name="dataset-list"),
     path("datasets/<int:dataset_id>/", datasets.dataset_detail, name="dataset-detail"),
-    path(
-        "instructions/<int:instruction_id>/",
-        datasets.instruction_detail,
-        name="instruction-detail",
-    ),
     path("rubrics/", datasets.rubric_list, name="rubric-list"),
     path("rubrics/import/", datasets.rubric_import, name="rubric-import"),
     path("rubrics/<int:rubric_id>/", datasets.rubric_detail, name="rubric-detail"),

@@ -15,6 +15,8 @@ How each cell is written, as `analysis.exports.encoding` does:
   paths agree on every character;
 - numbers as they are, booleans `true`/`false`, timestamps as `datetime.isoformat()`
   of the UTC value (microseconds only when not zero), domains `;`-joined;
+- `synthetic` (the last column): true when the human score's rater is in the
+  `roles.SYNTHETIC` group, false otherwise and on every judge line;
 - lines end with CRLF, as `csv.writer` ends them.
 
 Per-instruction and per-skill cells are encoded once, in CTEs; the per-score work is
@@ -26,11 +28,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import cache
 
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, User
 from django.db import connection
 from psycopg import ClientCursor
 
 from analysis.exports.encoding import csv_text
+from annotation import roles
 from annotation.models import (
     Assignment,
     HumanScore,
@@ -111,6 +114,9 @@ WITH ins AS MATERIALIZED (
     SELECT s.id, {_join(_text("s.key"), _text("s.name"), _text("s.ability"),
                         _text("rb.name || ' v' || rb.version::text"))} AS cells
     FROM {sk} s JOIN {rb} rb ON rb.id = s.rubric_id
+), syn AS MATERIALIZED (
+    SELECT ug.user_id FROM {_t(User.groups.through)} ug
+    JOIN {_t(Group)} g ON g.id = ug.group_id WHERE g.name = %(synthetic)s
 )"""  # fmt: skip
     score = _join(
         _int("x.score"),
@@ -139,6 +145,8 @@ WITH ins AS MATERIALIZED (
             _iso("x.created_at"),
             _iso("x.updated_at"),
             "ins.tail",
+            "(CASE WHEN a.rater_id IN (SELECT user_id FROM syn) THEN 'true' "
+            "ELSE 'false' END)",
         )
         body = f"""
 FROM {_t(HumanScore)} x
@@ -162,6 +170,7 @@ JOIN {u} u ON u.id = a.rater_id
             created,
             created,  # judge scores are never edited: last change = creation
             "ins.tail",
+            "'false'",  # synthetic: only a human-side score can be
         )
         body = f"""
 FROM {_t(JudgeScore)} x
@@ -203,7 +212,11 @@ def csv_chunks(
     at 10x), `FETCH_ROWS` lines per chunk."""
     filtered = campaign_ids is not None or run_ids is not None
     yield header.encode()
-    base = {"dataset": dataset.pk, "dataset_cell": _python_cell(dataset.name)}
+    base = {
+        "dataset": dataset.pk,
+        "dataset_cell": _python_cell(dataset.name),
+        "synthetic": roles.SYNTHETIC,
+    }
     for source, ids in (("human", campaign_ids), ("judge", run_ids)):
         if filtered and not ids:
             continue

@@ -3,9 +3,10 @@ issue a constant number of queries; `*_for_user` reads check permissions themsel
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-from django.db import connection
+from django.db import connections
 from django.db.models import Count, F, Prefetch, Q, QuerySet
 from django.http import Http404
 
@@ -129,7 +130,108 @@ def dataset_stats(*, dataset: Dataset) -> DatasetStats:
     )
 
 
-def instruction_list(
+def instruction_filters_parse(params) -> dict:
+    """The instruction browser's filters from a query string (`domain`, `difficulty`,
+    `skill`, `task`, `hard`, `q`), as keyword arguments of `instruction_list`.
+
+    Values that cannot match anything are dropped (the browser's menus only offer
+    valid ones), so a stale link still shows a page.
+    """
+    filters: dict = {}
+    domain = params.get("domain", "")
+    if domain in Domain.values:
+        filters["domain"] = domain
+    difficulty = params.get("difficulty", "")
+    if difficulty == "unknown" or difficulty in {str(v) for v in Difficulty.values}:
+        filters["difficulty"] = difficulty
+    for name in ("skill", "task"):
+        value = params.get(name, "").strip()
+        if value:
+            filters[name] = value
+    hard = params.get("hard", "")
+    if hard in {"yes", "no"}:
+        filters["hard"] = hard == "yes"
+    q = params.get("q", "").strip()
+    if q:
+        filters["q"] = q
+    return filters
+
+
+# The SQLite full-text index of instruction texts (migration 0008): an FTS5 table
+# whose rowid is the instruction id, kept in step by triggers.
+SQLITE_FTS_TABLE = "annotation_instruction_fts"
+_FTS_TOKEN = re.compile(r'(-?)"([^"]*)"?|(\S+)')
+_FTS_WORD = re.compile(r"\w+")
+
+
+def sqlite_match_expression(q: str) -> str | None:
+    """`q` (a search box's words) as an FTS5 MATCH expression, or None if it holds no
+    word to look for.
+
+    The same reading as PostgreSQL's `websearch_to_tsquery`: every word must occur
+    (in any order, anywhere), a "quoted phrase" must occur as a phrase, `-word`
+    excludes, `or` between two terms accepts either. Every word is quoted, so no
+    user input is read as FTS5 syntax. Unlike PostgreSQL's English configuration,
+    FTS5 has no stop-word list: "the" must occur too.
+    """
+    parts: list[str] = []  # FTS5 terms and operators, in order
+    pending_or = False
+    for minus, phrase, bare in _FTS_TOKEN.findall(q):
+        if bare and bare.lower() == "or":
+            pending_or = bool(parts)
+            continue
+        negate = bool(minus)
+        text = phrase
+        if bare:
+            negate = bare.startswith("-")
+            text = bare[1:] if negate else bare
+        words = _FTS_WORD.findall(text)
+        if not words:
+            continue
+        term = '"' + " ".join(words) + '"'
+        if negate:
+            if parts:  # FTS5's NOT needs a left side; a lone -word is dropped
+                parts.append(f"NOT {term}")
+        elif pending_or and parts:
+            parts.append(f"OR {term}")
+        else:
+            parts.append(term)
+        pending_or = False
+    return " ".join(parts) if parts else None
+
+
+def instruction_text_search(qs: QuerySet[Instruction], q: str) -> QuerySet[Instruction]:
+    """`qs` narrowed to instructions whose text matches the words of `q`.
+
+    One rule, two backends: PostgreSQL's English full-text search (the GIN index of
+    migration 0002, `websearch_to_tsquery`) and SQLite's FTS5 index (migration 0008,
+    `sqlite_match_expression`, Porter stemming as PostgreSQL's English stemmer does).
+    A query with no word matches nothing.
+    """
+    vendor = connections[qs.db].vendor
+    if vendor == "postgresql":
+        return qs.extra(
+            where=[
+                "to_tsvector('english', annotation_instruction.text) @@ "
+                "websearch_to_tsquery('english', %s)"
+            ],
+            params=[q],
+        )
+    if vendor == "sqlite":
+        expression = sqlite_match_expression(q)
+        if expression is None:
+            return qs.none()
+        return qs.extra(
+            where=[
+                f"annotation_instruction.id IN (SELECT rowid FROM {SQLITE_FTS_TABLE} "
+                f"WHERE {SQLITE_FTS_TABLE} MATCH %s)"
+            ],
+            params=[expression],
+        )
+    return qs.filter(text__icontains=q)
+
+
+def _instruction_filtered(
     *,
     dataset: Dataset,
     domain: str | None = None,
@@ -139,11 +241,6 @@ def instruction_list(
     q: str | None = None,
     hard: bool | None = None,
 ) -> QuerySet[Instruction]:
-    """Instructions of `dataset` filtered as in the browse page; skills prefetched.
-
-    `difficulty` may be "unknown" for instructions without a level. `q` is a full-text
-    search on the instruction text (PostgreSQL text search; substring on SQLite).
-    """
     qs = Instruction.objects.filter(dataset=dataset)
     if domain:
         qs = qs.filter(Q(domain_1=domain) | Q(domain_2=domain))
@@ -159,22 +256,35 @@ def instruction_list(
     if hard is not None:
         qs = qs.filter(is_hard=hard)
     if q:
-        if connection.vendor == "postgresql":
-            qs = qs.extra(
-                where=[
-                    "to_tsvector('english', annotation_instruction.text) @@ "
-                    "websearch_to_tsquery('english', %s)"
-                ],
-                params=[q],
-            )
-        else:
-            qs = qs.filter(text__icontains=q)
+        qs = instruction_text_search(qs, q)
+    return qs
+
+
+def instruction_list(*, dataset: Dataset, **filters) -> QuerySet[Instruction]:
+    """Instructions of `dataset` filtered as in the browse page; skills prefetched.
+
+    Filters (all optional): `domain`, `difficulty` ("unknown" for instructions
+    without a level), `skill`, `task`, `hard`, and `q`, a word search on the
+    instruction text (`instruction_text_search`). Dataset order: position, then id.
+    """
     return (
-        qs.annotate(response_count=Count("responses", distinct=True))
+        _instruction_filtered(dataset=dataset, **filters)
+        .annotate(response_count=Count("responses", distinct=True))
         .prefetch_related(
             Prefetch("skill_links", InstructionSkill.objects.select_related("skill"))
         )
         .order_by("position", "id")
+    )
+
+
+def instruction_id_list(*, dataset: Dataset, **filters) -> list[int]:
+    """The ids of `instruction_list(dataset, **filters)`, in dataset order (one query;
+    for previous / next links)."""
+    return list(
+        _instruction_filtered(dataset=dataset, **filters)
+        .order_by("position", "id")
+        .values_list("id", flat=True)
+        .distinct()
     )
 
 

@@ -45,6 +45,8 @@ NAV_PREFIXES = (
     ("judging", "judge-", "judges"),
     ("judging", "", "runs"),
     ("analysis", "agreement", "agreement"),
+    ("analysis", "instruction-", "datasets"),
+    ("analysis", "dataset-", "datasets"),
     ("analysis", "metaeval", "metaeval"),
 )
 

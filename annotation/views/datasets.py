@@ -18,7 +18,7 @@ from annotation import roles, services
 from annotation import selectors as selectors
 from annotation.errors import DomainError
 from annotation.forms import FORMAT_HELP, ImportForm, RubricImportForm
-from annotation.models import Ability, Difficulty, Domain, ImportJob
+from annotation.models import Ability, ImportJob
 from flaskapp.htmx import HTMX_STOP_POLLING, render_page_or_fragment, wants_fragment
 
 INSTRUCTIONS_PER_PAGE = 50
@@ -49,38 +49,19 @@ def dataset_list(request: HttpRequest) -> HttpResponse:
     return render(request, "annotation/dataset_list.html", {"datasets": datasets})
 
 
-def _instruction_filters(params) -> dict:
-    """The browse filters from the query string; values that cannot match are dropped."""
-    filters: dict = {}
-    domain = params.get("domain", "")
-    if domain in Domain.values:
-        filters["domain"] = domain
-    difficulty = params.get("difficulty", "")
-    if difficulty == "unknown" or difficulty in {str(v) for v in Difficulty.values}:
-        filters["difficulty"] = difficulty
-    for name in ("skill", "task"):
-        value = params.get(name, "").strip()
-        if value:
-            filters[name] = value
-    hard = params.get("hard", "")
-    if hard in {"yes", "no"}:
-        filters["hard"] = hard == "yes"
-    q = params.get("q", "").strip()
-    if q:
-        filters["q"] = q
-    return filters
-
-
 @login_required
 @require_GET
 def dataset_detail(request: HttpRequest, dataset_id: int) -> HttpResponse:
     """A dataset's counts and its instruction browser (filtered, paginated).
 
+    The instruction page (`analysis:instruction-detail`, which shows scores of both
+    apps) is linked with the same query string, for its previous / next links.
+
     With htmx, only the `#instruction-results` fragment: the filter form and the page
     links ask for it, and the counts around it do not change.
     """
     dataset = selectors.dataset_get_for_user(user=request.user, dataset_id=dataset_id)
-    filters = _instruction_filters(request.GET)
+    filters = selectors.instruction_filters_parse(request.GET)
     instructions = selectors.instruction_list(dataset=dataset, **filters)
     page = Paginator(instructions, INSTRUCTIONS_PER_PAGE).get_page(
         request.GET.get("page")
@@ -97,31 +78,6 @@ def dataset_detail(request: HttpRequest, dataset_id: int) -> HttpResponse:
     return render_page_or_fragment(
         request, "annotation/dataset_detail.html", "instruction-results", context
     )
-
-
-@login_required
-@require_GET
-def instruction_detail(request: HttpRequest, instruction_id: int) -> HttpResponse:
-    instruction = selectors.instruction_get_for_user(
-        user=request.user, instruction_id=instruction_id
-    )
-    skill_links = list(instruction.skill_links.all())
-    skill_names = {link.skill.key: link.skill.name for link in skill_links}
-    checklist = [
-        {
-            "skill": skill_names.get(item.get("skill"), item.get("skill") or ""),
-            "question": item.get("question", ""),
-        }
-        for item in instruction.checklist or []
-    ]
-    context = {
-        "instruction": instruction,
-        "dataset": instruction.dataset,
-        "skill_links": skill_links,
-        "checklist": checklist,
-        "responses": list(instruction.responses.all()),
-    }
-    return render(request, "annotation/instruction_detail.html", context)
 
 
 # --- Rubrics -----------------------------------------------------------------------------

@@ -470,3 +470,50 @@ def test_human_model_means_cover_every_human_scored_item(setup):
             ]
             assert models[m]["n"] == len(means)
             assert models[m]["mean"]["value"] == pytest.approx(np.mean(means))
+
+
+def test_disagreements_never_list_one_label_twice_for_an_item(researcher):
+    """Bug 9: a rater who scored an item in two chosen campaigns was listed as
+    "rater 1" twice. Each entry now reads differently (the campaign is named), and a
+    synthetic account's entry says it is generated."""
+    from django.contrib.auth.models import Group
+
+    from annotation import roles
+    from annotation.models import Campaign
+    from annotation.services.campaigns import campaign_create
+    from tests.analysis.agreement_data import add_human_scores
+
+    human = {(0, "alpha", "factuality"): [2, 3]}
+    s = make_agreement_setup(
+        researcher,
+        human=human,
+        judges=[{(0, "alpha", "factuality"): 5}],
+        n_instructions=1,
+        models=("alpha",),
+        n_raters=2,
+        name="twice",
+    )
+    again = campaign_create(
+        name="second look",
+        dataset=s.dataset,
+        user=researcher,
+        skill_mode=Campaign.SkillMode.ALL,
+        overlap=1,
+        raters=[s.raters[0]],
+    )
+    add_human_scores(again, s.responses, {(0, "alpha", "factuality"): [4]}, s.raters)
+    s.raters[1].groups.add(Group.objects.get_or_create(name=roles.SYNTHETIC)[0])
+
+    (item,) = agreement_disagreements(
+        dataset=s.dataset,
+        campaign_ids=[s.campaign.pk, again.pk],
+        run_id=s.runs[0].pk,
+        skill_key="factuality",
+    )
+    labels = [h["rater"] for h in item["human"]]
+    assert len(labels) == 3 and len(set(labels)) == 3
+    assert labels == [
+        "rater 1 (twice campaign)",
+        "rater 1 (second look)",
+        "rater 2 (generated)",
+    ]

@@ -5,14 +5,18 @@ without microseconds, missing metadata, and every filter."""
 
 from __future__ import annotations
 
+import csv
+import io
 import random
 from datetime import UTC, datetime
 
 import pytest
+from django.contrib.auth.models import Group
 from django.db import connection
 
 from analysis.exports import scores_sql
 from analysis.exports.scores import export_chunks
+from annotation import roles
 from annotation.models import HumanScore, Instruction, Response
 from judging.models import JudgeScore
 from tests.analysis.test_exports import judge_all, make_dataset, rate_all
@@ -94,6 +98,8 @@ def hostile(researcher, rater):
         response.model_name = ["+model", 'm"q', "m,c", " @m"][k]
         response.save()
     odd = UserFactory(username="@rater-2", role="rater")
+    # a synthetic account: its lines end in `true`, every other line in `false`
+    odd.groups.add(Group.objects.get_or_create(name=roles.SYNTHETIC)[0])
     campaign = rate_all(dataset, researcher, rater, name="first")
     second = rate_all(dataset, researcher, odd, name="second")
     run = judge_all(dataset, samples=2)
@@ -128,6 +134,15 @@ def test_sql_csv_is_the_python_csv_byte_for_byte(settings, hostile):
     assert "'=cmd|" in fast and "'\u3000=ext" in fast and "'@rater-2" in fast
     assert "2026-12-03T20:00:00+00:00" in fast
     assert "2026-12-03T20:00:00.000001+00:00" in fast
+    synthetic = [
+        row for row in csv.DictReader(io.StringIO(fast)) if row["synthetic"] == "true"
+    ]
+    assert (
+        len(synthetic)
+        == HumanScore.objects.filter(assignment__rater__username="@rater-2").count()
+        > 0
+    )
+    assert {row["source"] for row in synthetic} == {"'@rater-2"}
 
 
 @pytest.mark.parametrize("which", ["campaign", "run", "both", "none"])

@@ -14,6 +14,7 @@ from django.urls import reverse
 from analysis.exports.encoding import ROWS_PER_WRITE, csv_cell
 from analysis.exports.scores import (
     FIELDS,
+    export_chunks,
     export_csv,
     export_jsonl,
     score_rows,
@@ -146,6 +147,7 @@ def test_human_and_judge_scores_share_one_shape(scored, rater):
         "difficulty": 4,
         "is_hard": True,
         "source_task": "gsm8k",
+        "synthetic": False,
     }
     assert human["created_at"] and "T" in human["created_at"]
     judge = [r for r in rows if r["source_type"] == "judge"]
@@ -204,6 +206,43 @@ def test_other_datasets_scores_are_not_exported(scored, researcher, rater):
     rows = list(score_rows(dataset=dataset))
     assert {r["dataset"] for r in rows} == {"export-set"}
     assert not list(score_rows(dataset=dataset, campaign_ids=[other_campaign.pk]))
+
+
+def test_scores_of_synthetic_accounts_are_exported_as_synthetic(
+    settings, researcher, rater
+):
+    """Generated ratings (a synthetic account's) say so in every export format; a
+    person's and a judge's rows do not."""
+    from django.contrib.auth.models import Group
+
+    from annotation import roles
+
+    dataset = make_dataset(2)
+    rate_all(dataset, researcher, rater, name="people")
+    bot = UserFactory(username="synthetic-rater-1", role="rater")
+    bot.groups.add(Group.objects.get_or_create(name=roles.SYNTHETIC)[0])
+    rate_all(dataset, researcher, bot, name="generated")
+    judge_all(dataset)
+
+    rows = list(score_rows(dataset=dataset))
+    assert {(r["source"], r["synthetic"]) for r in rows} == {
+        ("rater-user", False),
+        ("synthetic-rater-1", True),
+        *{(r["source"], False) for r in rows if r["source_type"] == "judge"},
+    }
+    for fast in (True, False):  # the SQL CSV (PostgreSQL) and the Python one
+        settings.EXPORT_FAST_SQL = fast
+        text = b"".join(export_chunks(dataset=dataset, fmt="csv")).decode()
+        parsed = list(csv.DictReader(io.StringIO(text)))
+        assert {
+            (p["source"], p["synthetic"]) for p in parsed if p["source_type"] == "human"
+        } == {
+            ("rater-user", "false"),
+            ("synthetic-rater-1", "true"),
+        }
+    lines = b"".join(export_chunks(dataset=dataset, fmt="jsonl")).decode().splitlines()
+    flagged = [json.loads(line) for line in lines if json.loads(line)["synthetic"]]
+    assert flagged and {f["source"] for f in flagged} == {"synthetic-rater-1"}
 
 
 @pytest.mark.parametrize("n_responses", [5, 50])

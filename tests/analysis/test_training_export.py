@@ -130,6 +130,7 @@ def test_pointwise_examples_come_one_per_submitted_assignment_and_skill(scored):
         "campaign_id": scored.campaign.pk,
         "assignment_id": assignment.pk,
         "rater": rater_anon_id(dataset_id=scored.dataset.pk, user_id=first_rater.pk),
+        "synthetic": False,
     }
     assert row["split"] in ("train", "validation")
 
@@ -235,6 +236,7 @@ def test_imported_preference_becomes_a_pairwise_example(scored):
         "assignment_id": None,
         "preference_id": pref.pk,
         "rater": rater_anon_id(dataset_id=scored.dataset.pk, voter="arena-voter-17"),
+        "synthetic": False,
     }
     text = row["input"]
     assert "Task type: pairwise" in text

@@ -121,7 +121,7 @@ def result_ids(response) -> list[str]:
     if len(table) < 2:
         return []
     return re.findall(
-        r'<td class="nowrap"><a href="/instructions/\d+/">([^<]+)</a>', table[1]
+        r'<td class="nowrap"><a href="/instructions/\d+/[^"]*">([^<]+)</a>', table[1]
     )
 
 
@@ -437,7 +437,7 @@ def test_instruction_detail_shows_text_reference_metadata_and_every_response(
 
     for user in (researcher, admin_user):
         response = client_for(user).get(
-            reverse("annotation:instruction-detail", args=[instruction.pk])
+            reverse("analysis:instruction-detail", args=[instruction.pk])
         )
 
         text = page_text(response)
@@ -463,7 +463,7 @@ def test_instruction_detail_without_reference_answer_says_so(client_for, researc
     instruction = InstructionFactory(reference_answer="", skill_keys=[])
 
     response = client_for(researcher).get(
-        reverse("annotation:instruction-detail", args=[instruction.pk])
+        reverse("analysis:instruction-detail", args=[instruction.pk])
     )
 
     assert "This instruction has no reference answer." in page_text(response)
@@ -483,7 +483,7 @@ def test_instruction_detail_renders_markdown_safely(client_for, researcher):
     )
 
     response = client_for(researcher).get(
-        reverse("annotation:instruction-detail", args=[instruction.pk])
+        reverse("analysis:instruction-detail", args=[instruction.pk])
     )
 
     body = response.content.decode()
@@ -499,14 +499,14 @@ def test_instruction_detail_renders_markdown_safely(client_for, researcher):
 
 def test_instruction_detail_refuses_raters_and_anonymous(client_for, client, rater):
     instruction = InstructionFactory(skill_keys=[])
-    url = reverse("annotation:instruction-detail", args=[instruction.pk])
+    url = reverse("analysis:instruction-detail", args=[instruction.pk])
 
     assert client_for(rater).get(url).status_code == 403
     assert client.get(url).status_code == 302
 
 
 def test_instruction_detail_404s_unknown_ids(client_for, researcher):
-    url = reverse("annotation:instruction-detail", args=[999999])
+    url = reverse("analysis:instruction-detail", args=[999999])
 
     assert client_for(researcher).get(url).status_code == 404
 

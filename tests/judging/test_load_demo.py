@@ -61,6 +61,32 @@ def test_load_demo_creates_everything_once(eager_tasks, capsys):
         "rater1",
         "rater2",
     }
+    # Generated ratings belong to synthetic accounts, never to the real demo raters
+    # (bug 9), and every export says they are generated.
+    from annotation import roles
+
+    assert set(submitted.values_list("rater__username", flat=True)) == {
+        "synthetic-rater-1",
+        "synthetic-rater-2",
+    }
+    for username in ("synthetic-rater-1", "synthetic-rater-2"):
+        bot = User.objects.get(username=username)
+        assert roles.is_synthetic(bot) and not bot.has_usable_password()
+    assert not roles.is_synthetic(User.objects.get(username="rater1"))
+    assert not HumanScore.objects.filter(
+        assignment__rater__username__in=["rater1", "rater2"]
+    ).exists()
+    from analysis.exports.scores import score_rows
+    from analysis.exports.training import TrainingOptions, training_examples
+
+    humans = [r for r in score_rows(dataset=dataset) if r["source_type"] == "human"]
+    assert humans and all(r["synthetic"] for r in humans)
+    examples = list(
+        training_examples(
+            dataset=dataset, options=TrainingOptions(kinds=("pointwise",))
+        )
+    )
+    assert examples and all(e["source"]["synthetic"] for e in examples)
     # the generated preference set and the heuristic judge, imported once
     from analysis.selectors.metaeval import metaeval_compute
     from annotation.models import HumanPreference, PreferencePair
@@ -83,3 +109,29 @@ def test_load_demo_creates_everything_once(eager_tasks, capsys):
     )
     overall = result["rows"][-1]["judges"][str(run.pk)]
     assert overall["counts"]["scored_by_both"] > 100
+
+
+def test_load_demo_moves_example_ratings_of_an_older_version_to_synthetic_accounts(
+    eager_tasks,
+):
+    """A database made before the synthetic accounts had the generated ratings under
+    rater1 and rater2: the next `make run` credits them to the synthetic accounts."""
+    from annotation.models import Assignment
+
+    call_command("load_demo")
+    example = Campaign.objects.get(name__startswith="Demo: example ratings")
+    for old, new in (("rater1", "synthetic-rater-1"), ("rater2", "synthetic-rater-2")):
+        Assignment.objects.filter(campaign=example, rater__username=new).update(
+            rater=User.objects.get(username=old)
+        )
+    assert example.assignments.filter(rater__username="rater1").exists()
+
+    call_command("load_demo")
+    assert not example.assignments.filter(
+        rater__username__in=["rater1", "rater2"]
+    ).exists()
+    assert example.assignments.filter(rater__username="synthetic-rater-1").count() == 72
+    assert set(example.raters.values_list("username", flat=True)) == {
+        "synthetic-rater-1",
+        "synthetic-rater-2",
+    }

@@ -6,8 +6,27 @@ import numpy as np
 
 from analysis.selectors.agreement.inputs import item_keys, load_inputs, scored_by_both
 from analysis.selectors.agreement.sources import AgreementError, check_params
+from annotation import roles
 from annotation.models import Assignment, Dataset, HumanScore, Response
 from judging.models import JudgeScore
+
+
+def _human_entries(scores: list[dict], raters: list[int]) -> list[dict]:
+    """One item's human scores labelled for people (see `agreement_disagreements`)."""
+    per_rater: dict[int, int] = {}
+    for h in scores:
+        rater = h["assignment__rater_id"]
+        per_rater[rater] = per_rater.get(rater, 0) + 1
+    out = []
+    for h in scores:
+        rater = h["assignment__rater_id"]
+        label = f"rater {raters.index(rater) + 1}"
+        if per_rater[rater] > 1:
+            label += f" ({h['assignment__campaign__name']})"
+        if h["synthetic"]:
+            label += " (generated)"
+        out.append({"rater": label, "score": h["score"], "rationale": h["rationale"]})
+    return out
 
 
 def agreement_disagreements(
@@ -24,7 +43,10 @@ def agreement_disagreements(
 
     Ordered by |judge score - human mean| (largest first), then by response id.
     Raters are shown as "rater 1", "rater 2", ... (numbered by account, stable
-    within the answer). Raises AgreementError naming a bad parameter.
+    within the answer); a rater who scored the item in several of the campaigns is
+    listed once per campaign, the campaign's name added so no two entries read
+    alike, and a synthetic account's entry says "(generated)". Raises
+    AgreementError naming a bad parameter.
     """
     campaign_ids = sorted({int(c) for c in campaign_ids or []})
     check_params(dataset, campaign_ids, [int(run_id)], None, False, 0)
@@ -69,8 +91,16 @@ def agreement_disagreements(
             assignment__response_id__in=response_ids,
             skill_id__in=skill_ids,
         )
-        .order_by("assignment__rater_id", "pk")
-        .values("assignment__response_id", "assignment__rater_id", "score", "rationale")
+        .annotate(synthetic=roles.synthetic_rater("assignment__rater_id"))
+        .order_by("assignment__rater_id", "assignment__campaign_id", "pk")
+        .values(
+            "assignment__response_id",
+            "assignment__rater_id",
+            "assignment__campaign__name",
+            "synthetic",
+            "score",
+            "rationale",
+        )
     ):
         humans.setdefault(s["assignment__response_id"], []).append(s)
     out = []
@@ -89,14 +119,7 @@ def agreement_disagreements(
                 "judge_rationale": rationales.get(rid, ""),
                 "human_mean": float(mean[i]),
                 "difference": float(diff[i]),
-                "human": [
-                    {
-                        "rater": f"rater {raters.index(h['assignment__rater_id']) + 1}",
-                        "score": h["score"],
-                        "rationale": h["rationale"],
-                    }
-                    for h in humans.get(rid, [])
-                ],
+                "human": _human_entries(humans.get(rid, []), raters),
             }
         )
     return out

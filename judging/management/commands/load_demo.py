@@ -41,6 +41,15 @@ DEMO_USERS = [
 ]
 
 
+# The accounts that "gave" the generated example ratings: synthetic (the
+# `roles.SYNTHETIC` group), raters so that the rating services accept them, and with
+# no usable password (nobody logs in as them). Never the real demo raters above: a
+# generated score credited to rater1 would be exported, and trained on, as human.
+SYNTHETIC_RATERS = ["synthetic-rater-1", "synthetic-rater-2"]
+# Who the example ratings were credited to before they had synthetic accounts.
+_FORMER_EXAMPLE_RATERS = {"rater1": "synthetic-rater-1", "rater2": "synthetic-rater-2"}
+
+
 def _demo_quality(model_name: str) -> float:
     """The generated demo judgments' latent quality of a demo model (1..5 scale)."""
     return 2.2 + 0.6 * (sum(map(ord, model_name)) % 4)
@@ -91,10 +100,11 @@ class Command(BaseCommand):
         self.stdout.write(f"Campaign '{DEMO_CAMPAIGN}' created for rater1 and rater2.")
 
     def create_example_ratings(self):
-        """A closed campaign that rater1 and rater2 "rated" through the real rating
-        services with generated scores (seeded; a model effect plus rater noise), so
-        the agreement dashboard compares the ROUGE baseline with something offline.
-        Created once; its name says the ratings are generated."""
+        """A closed campaign that the synthetic accounts (SYNTHETIC_RATERS) "rated"
+        through the real rating services with generated scores (seeded; a model effect
+        plus rater noise), so the agreement dashboard compares the ROUGE baseline with
+        something offline. Created once; its name, its raters' accounts and the
+        exports' `synthetic` field say the ratings are generated."""
         import random
 
         from annotation.models import Campaign, Dataset
@@ -102,11 +112,13 @@ class Command(BaseCommand):
         from annotation.services import campaign_create, campaign_set_status
         from annotation.services.rating import assignment_next, rating_submit
 
-        if Campaign.objects.filter(name=DEMO_EXAMPLE_CAMPAIGN).exists():
+        raters = self.synthetic_raters()
+        existing = Campaign.objects.filter(name=DEMO_EXAMPLE_CAMPAIGN).first()
+        if existing is not None:
+            self.credit_example_ratings(existing, raters)
             return
         User = get_user_model()
         researcher = User.objects.get(username="researcher")
-        raters = list(User.objects.filter(username__in=["rater1", "rater2"]))
         campaign = campaign_create(
             name=DEMO_EXAMPLE_CAMPAIGN,
             dataset=Dataset.objects.get(name=DEMO_DATASET),
@@ -143,6 +155,48 @@ class Command(BaseCommand):
         self.stdout.write(
             f"Campaign '{DEMO_EXAMPLE_CAMPAIGN}': {n} generated ratings (closed)."
         )
+
+    def synthetic_raters(self) -> list:
+        """The synthetic rater accounts (created when missing), in SYNTHETIC_RATERS
+        order."""
+        User = get_user_model()
+        groups = [
+            Group.objects.get(name=roles.RATER),
+            Group.objects.get_or_create(name=roles.SYNTHETIC)[0],
+        ]
+        out = []
+        for username in SYNTHETIC_RATERS:
+            user = User.objects.filter(username=username).first()
+            if user is None:
+                user = User(username=username, first_name="Synthetic (generated)")
+                user.set_unusable_password()
+                user.save()
+            user.groups.add(*groups)
+            out.append(user)
+        return out
+
+    def credit_example_ratings(self, campaign, raters) -> None:
+        """An example campaign made by an older version credited its generated ratings
+        to rater1 and rater2: move them (assignments and membership) to the synthetic
+        accounts, so they stop counting as those people's work. Idempotent."""
+        from annotation.models import Assignment
+
+        by_name = {u.username: u for u in raters}
+        User = get_user_model()
+        moved = 0
+        with transaction.atomic():
+            for old in User.objects.filter(username__in=_FORMER_EXAMPLE_RATERS):
+                new = by_name[_FORMER_EXAMPLE_RATERS[old.username]]
+                moved += Assignment.objects.filter(campaign=campaign, rater=old).update(
+                    rater=new
+                )
+                campaign.raters.remove(old)
+                campaign.raters.add(new)
+        if moved:
+            self.stdout.write(
+                f"Campaign '{DEMO_EXAMPLE_CAMPAIGN}': {moved} generated ratings moved "
+                "to the synthetic accounts."
+            )
 
     def create_example_preferences(self):
         """Every model pair of each demo instruction with two generated votes (the
