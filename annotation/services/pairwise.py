@@ -92,6 +92,7 @@ def _option_problems(
         overlap_percent=overlap_percent,
         lock_ttl_minutes=lock_ttl_minutes,
         rater_quota=rater_quota,
+        rater_count=len(raters),
     )
     not_raters = [u.username for u in raters if not roles.is_rater(u)]
     if not_raters:

@@ -648,3 +648,17 @@ def test_a_revived_lock_shows_the_same_order(researcher, raters):
     assert again.reason == "served again after your earlier lock expired"
     item = CampaignItem.objects.get(pk=held.item_id)
     assert (item.reserved, item.open_slots) == (1, 0)
+
+
+def test_campaign_create_refuses_an_overlap_above_the_chosen_raters(researcher, raters):
+    with pytest.raises(DomainError) as exc:
+        pairwise_campaign_create(
+            name="c",
+            dataset=make_dataset(),
+            user=researcher,
+            overlap=len(raters) + 1,
+            raters=raters,
+        )
+    assert [p.field for p in exc.value.problems] == ["overlap"]
+    assert "choose at least" in exc.value.problems[0].message
+    assert not Campaign.objects.exists()

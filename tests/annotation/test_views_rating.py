@@ -950,3 +950,28 @@ def test_campaign_list_and_rate_home_query_counts_are_constant(
     with django_assert_max_num_queries(LIST_MAX_QUERIES):
         response = rater_client.get(reverse("annotation:rate-home"))
     assert response.content.decode().count("1 rating still open") == n_campaigns
+
+
+def test_campaign_new_refuses_an_overlap_above_the_chosen_raters(
+    client_for, researcher, rater
+):
+    dataset = make_dataset()
+    response = client_for(researcher).post(
+        reverse("annotation:campaign-new"),
+        {
+            "name": "Too many",
+            "dataset": dataset.pk,
+            "skill_mode": "instruction",
+            "overlap": "2",
+            "overlap_percent": "100",
+            "lock_ttl_minutes": "30",
+            "raters": [rater.pk],
+        },
+    )
+    assert response.status_code == 400
+    form = response.context["form"]
+    assert form.errors["overlap"] == [
+        "2 raters per item, but only 1 rater chosen: choose at least 2 raters or "
+        "lower the overlap"
+    ]
+    assert not Campaign.objects.exists()
