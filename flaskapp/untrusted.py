@@ -56,7 +56,9 @@ def json_syntax_error(exc: json.JSONDecodeError, *, with_line: bool = False) -> 
     at", "Invalid control character at"); the position follows them directly, so
     no message reads "at at". `with_line` adds the line ("at line 1 column 7").
     """
-    where = f"line {exc.lineno} column {exc.colno}" if with_line else f"column {exc.colno}"
+    where = (
+        f"line {exc.lineno} column {exc.colno}" if with_line else f"column {exc.colno}"
+    )
     if exc.msg.endswith(" at"):
         return f"{exc.msg} {where}"
     return f"{exc.msg} at {where}"

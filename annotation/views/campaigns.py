@@ -247,6 +247,9 @@ def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = selectors.campaign_get_for_user(
         user=request.user, campaign_id=campaign_id
     )
+    if campaign.kind == Campaign.Kind.PAIRWISE:
+        # Its progress is in votes and pairs, on its own page.
+        return redirect("annotation:pairwise-campaign-detail", campaign_id=campaign.pk)
     context = {
         "campaign": campaign,
         "progress": selectors.campaign_progress(campaign=campaign),

@@ -28,7 +28,9 @@ def datasets(transactional_db):
     made = []
     for name, model in (("alpha-set", "model-alpha"), ("beta-set", "model-beta")):
         dataset = DatasetFactory(name=name)
-        ResponseFactory(instruction=InstructionFactory(dataset=dataset), model_name=model)
+        ResponseFactory(
+            instruction=InstructionFactory(dataset=dataset), model_name=model
+        )
         made.append(dataset)
     return made
 
@@ -40,9 +42,9 @@ def test_changing_the_dataset_loads_its_options_without_a_javascript_error(
     page.on("pageerror", lambda exc: errors.append(f"pageerror: {exc}"))
     page.on(
         "console",
-        lambda msg: errors.append(f"console: {msg.text}")
-        if msg.type == "error"
-        else None,
+        lambda msg: (
+            errors.append(f"console: {msg.text}") if msg.type == "error" else None
+        ),
     )
     login(page, live_server, researcher)
     page.goto(f"{live_server.url}/campaigns/new/")
