@@ -298,11 +298,21 @@ def assignment_skills(*, assignment: Assignment) -> list[Skill]:
 
 
 def rater_assignments(*, user, campaign: Campaign) -> QuerySet[Assignment]:
-    """`user`'s submitted and skipped work in `campaign`, newest first (review list)."""
+    """`user`'s submitted and skipped work in `campaign`, newest first (review list),
+    with their own scores (`scores`, skill joined, in rubric order) prefetched: one
+    query for the page's assignments and one for their scores."""
     return (
         Assignment.objects.filter(campaign=campaign, rater=user)
         .exclude(status=Assignment.Status.SERVED)
         .select_related("response", "response__instruction")
+        .prefetch_related(
+            Prefetch(
+                "scores",
+                HumanScore.objects.select_related("skill").order_by(
+                    "skill__position", "skill_id"
+                ),
+            )
+        )
         .order_by("-closed_at", "-id")
     )
 

@@ -7,6 +7,8 @@ query count that does not grow with the dataset.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -807,6 +809,36 @@ def test_rate_history_lists_only_the_raters_own_work(
     assert "MY-SKIP-REASON" in html
     assert "THEIR-SKIP-REASON" not in html
     assert "1 rated" in html
+
+
+def test_rate_history_shows_the_scores_the_rater_gave_per_skill(
+    client_for, rater, other_rater, campaign, django_assert_max_num_queries
+):
+    for value in ("na", 2):
+        mine = serve(campaign, rater)
+        services.rating_submit(
+            assignment_id=mine.pk,
+            rater=rater,
+            scores={"comprehension": 5, "factuality": value, "readability": 3},
+        )
+    theirs = serve(campaign, other_rater)
+    services.rating_submit(
+        assignment_id=theirs.pk, rater=other_rater, scores={k: 1 for k in SKILLS}
+    )
+    client = client_for(rater)
+    url = reverse("annotation:rate-history", args=[campaign.pk])
+    with django_assert_max_num_queries(12):
+        response = client.get(url)
+    table = response.content.decode().split('id="rating-history"', 1)[1]
+    rows = [
+        re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", cell)).strip()
+        for cell in re.findall(r'<td class="given-scores">(.*?)</td>', table, re.S)
+    ]
+    # Newest first, skills in rubric order, N/A spelled out; never another's 1s.
+    assert rows == [
+        "Factuality 2 · Comprehension 5 · Readability 3",
+        "Factuality N/A · Comprehension 5 · Readability 3",
+    ]
 
 
 def test_rate_history_is_404_outside_the_campaign(
