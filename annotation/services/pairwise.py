@@ -600,7 +600,9 @@ def pairwise_amend(
         order = assignment.shown_order
         HumanPreference.objects.filter(assignment=assignment).update(
             label=map_shown_label(shown, order),
-            skill_labels={k: map_shown_label(v, order) for k, v in shown_skills.items()},
+            skill_labels={
+                k: map_shown_label(v, order) for k, v in shown_skills.items()
+            },
             rationale=rationale,
         )
         assignment.updated_at = now

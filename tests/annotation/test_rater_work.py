@@ -71,9 +71,12 @@ def test_home_shows_the_raters_work_as_rate_does(client_for, rater, campaigns):
             assert f'href="{reverse(name, args=[pairwise.pk])}"' not in body
         assert "6 comparisons still open" in page_text(response)
         assert "Pairwise comparison" in page_text(response)
-    assert client.get(
-        reverse("annotation:pairwise-history", args=[pairwise.pk])
-    ).status_code == 200
+    assert (
+        client.get(
+            reverse("annotation:pairwise-history", args=[pairwise.pk])
+        ).status_code
+        == 200
+    )
 
 
 def test_home_of_a_rater_without_campaigns_says_so(client_for, other_rater, db):
@@ -124,9 +127,11 @@ def test_a_paused_campaign_offers_no_start_and_its_page_says_paused(
     )
     for page in (reverse("home"), reverse("annotation:rate-home")):
         response = client.get(page)
-        card = response.content.decode().split(
-            f'data-campaign-id="{campaign.pk}"', 1
-        )[1].split("</li>", 1)[0]
+        card = (
+            response.content.decode()
+            .split(f'data-campaign-id="{campaign.pk}"', 1)[1]
+            .split("</li>", 1)[0]
+        )
         assert "Paused" in card
         assert f'href="{work}"' not in card  # no Start / Continue, no link to rate
         assert "Start" not in card
