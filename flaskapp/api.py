@@ -32,7 +32,7 @@ from flaskapp.middleware import (
     database_refused,
 )
 from flaskapp.params import int_param
-from flaskapp.untrusted import JSONInputError, json_loads
+from flaskapp.untrusted import JSONInputError, json_loads, json_syntax_error
 
 
 def exception_handler(exc, context):
@@ -114,7 +114,7 @@ class JSONParser(parsers.JSONParser):
             raise _body_error(exc.message, exc.field) from exc
         except json.JSONDecodeError as exc:
             raise _body_error(
-                f"is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+                f"is not valid JSON ({json_syntax_error(exc, with_line=True)})"
             ) from exc
 
 

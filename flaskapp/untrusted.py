@@ -49,6 +49,21 @@ def text_problem(value: str) -> str | None:
     return None
 
 
+def json_syntax_error(exc: json.JSONDecodeError, *, with_line: bool = False) -> str:
+    """`exc`'s message with where it happened: "Expecting value at column 7".
+
+    Some of `json`'s messages already end with "at" ("Unterminated string starting
+    at", "Invalid control character at"); the position follows them directly, so
+    no message reads "at at". `with_line` adds the line ("at line 1 column 7").
+    """
+    where = (
+        f"line {exc.lineno} column {exc.colno}" if with_line else f"column {exc.colno}"
+    )
+    if exc.msg.endswith(" at"):
+        return f"{exc.msg} {where}"
+    return f"{exc.msg} at {where}"
+
+
 def printable(value: str | None) -> str | None:
     """`value` with NUL and lone surrogates escaped, safe to store in an error message."""
     if value is None or text_problem(value) is None:

@@ -23,7 +23,7 @@ from typing import Any
 
 from annotation.errors import Problem
 from annotation.importers import formats
-from flaskapp.untrusted import JSONInputError, json_loads
+from flaskapp.untrusted import JSONInputError, json_loads, json_syntax_error
 
 DOMAIN_BY_NAME = {
     "humanities": "humanities",
@@ -344,7 +344,7 @@ def _jsonl_rows(
         except json.JSONDecodeError as exc:
             problems.append(
                 Problem(
-                    f"invalid JSON ({exc.msg} at column {exc.colno})",
+                    f"invalid JSON ({json_syntax_error(exc)})",
                     line=number,
                     file=file,
                 )

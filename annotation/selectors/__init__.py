@@ -34,6 +34,7 @@ from annotation.selectors.rating import (
     campaign_locked_assignments,
     campaign_progress,
     rater_assignments,
+    rater_campaign_rows,
     rater_progress,
 )
 
@@ -61,6 +62,7 @@ __all__ = [
     "instruction_list",
     "instruction_list_for_user",
     "rater_assignments",
+    "rater_campaign_rows",
     "rater_progress",
     "response_list_for_user",
     "rubric_get",

@@ -62,51 +62,6 @@ def pairwise_campaign_list_for_user(*, user) -> QuerySet[Campaign]:
     )
 
 
-def pairwise_campaigns_of_rater(*, user) -> list[Campaign]:
-    """The active or paused pairwise campaigns `user` rates in, each with
-    `submitted`, `skipped`, `in_progress` (their own) and `open_slots` (2 queries)."""
-    if not roles.is_rater(user):
-        return []
-    campaigns = list(
-        Campaign.objects.filter(
-            kind=Campaign.Kind.PAIRWISE,
-            raters=user,
-            status__in=[Campaign.Status.ACTIVE, Campaign.Status.PAUSED],
-        )
-        .annotate(
-            open_slots=Coalesce(
-                Subquery(
-                    CampaignItem.objects.filter(
-                        campaign=OuterRef("pk"), open_slots__gt=0
-                    )
-                    .values("campaign")
-                    .annotate(n=Sum("open_slots"))
-                    .values("n")[:1]
-                ),
-                0,
-                output_field=IntegerField(),
-            )
-        )
-        .order_by("-created_at", "-id")
-    )
-    by_id = {c.pk: c for c in campaigns}
-    for c in campaigns:
-        c.submitted = c.skipped = c.in_progress = 0
-    for campaign_id, status, n in (
-        Assignment.objects.filter(rater=user, campaign_id__in=by_id)
-        .values_list("campaign_id", "status")
-        .annotate(n=Count("id"))
-    ):
-        c = by_id[campaign_id]
-        if status == Assignment.Status.SUBMITTED:
-            c.submitted = n
-        elif status == Assignment.Status.SKIPPED:
-            c.skipped = n
-        elif status == Assignment.Status.SERVED:
-            c.in_progress = n
-    return campaigns
-
-
 def pairwise_assignment_get_for_rater(*, user, assignment_id: int) -> Assignment:
     """One of `user`'s own pairwise assignments with the campaign, the pair, its
     instruction and both responses loaded (what the comparison page shows)."""

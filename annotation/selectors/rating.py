@@ -42,6 +42,73 @@ def campaign_list_for_user(*, user) -> QuerySet[Campaign]:
     return qs.none()
 
 
+@dataclass
+class RaterCampaignRow:
+    """One campaign a rater works in, with their own counts (`rater_campaign_rows`)."""
+
+    campaign: Campaign
+    submitted: int = 0
+    skipped: int = 0
+    in_progress: int = 0
+    open_slots: int = 0
+
+    @property
+    def is_pairwise(self) -> bool:
+        return self.campaign.kind == Campaign.Kind.PAIRWISE
+
+    @property
+    def is_paused(self) -> bool:
+        return self.campaign.status == Campaign.Status.PAUSED
+
+    @property
+    def label(self) -> str:
+        """The rater's own progress, in the campaign's unit (ratings or comparisons)."""
+        if self.campaign.rater_quota:
+            return f"{self.submitted} of {self.campaign.rater_quota}"
+        return f"{self.submitted} {'compared' if self.is_pairwise else 'rated'}"
+
+
+def rater_campaign_rows(*, user, kind: str | None = None) -> list[RaterCampaignRow]:
+    """The campaigns `user` has rating work in, with their own counts: the one rule
+    for every page that lists a rater's work (the home page, /rate/, /pairwise/).
+
+    Active or paused campaigns that list `user` as a rater, newest first, of both
+    kinds (pointwise and pairwise) unless `kind` narrows them; none for a user
+    without the rater role. 3 queries at most.
+    """
+    if not roles.is_rater(user):
+        return []
+    qs = Campaign.objects.filter(
+        raters=user, status__in=[Campaign.Status.ACTIVE, Campaign.Status.PAUSED]
+    ).order_by("-created_at", "-id")
+    if kind is not None:
+        qs = qs.filter(kind=kind)
+    rows = {c.pk: RaterCampaignRow(campaign=c) for c in qs}
+    if not rows:
+        return []
+    for campaign_id, status, n in (
+        Assignment.objects.filter(rater=user, campaign_id__in=rows)
+        .values_list("campaign_id", "status")
+        .annotate(n=Count("id"))
+        .order_by()
+    ):
+        row = rows[campaign_id]
+        if status == Assignment.Status.SUBMITTED:
+            row.submitted = n
+        elif status == Assignment.Status.SKIPPED:
+            row.skipped = n
+        elif status == Assignment.Status.SERVED:
+            row.in_progress = n
+    for campaign_id, n in (
+        CampaignItem.objects.filter(campaign_id__in=rows, open_slots__gt=0)
+        .values_list("campaign_id")
+        .annotate(n=Sum("open_slots"))
+        .order_by()
+    ):
+        rows[campaign_id].open_slots = n
+    return list(rows.values())
+
+
 def campaign_get_for_user(*, user, campaign_id: int) -> Campaign:
     """A campaign for its researchers' pages (researcher or admin only)."""
     roles.require_researcher(user)
@@ -231,11 +298,21 @@ def assignment_skills(*, assignment: Assignment) -> list[Skill]:
 
 
 def rater_assignments(*, user, campaign: Campaign) -> QuerySet[Assignment]:
-    """`user`'s submitted and skipped work in `campaign`, newest first (review list)."""
+    """`user`'s submitted and skipped work in `campaign`, newest first (review list),
+    with their own scores (`scores`, skill joined, in rubric order) prefetched: one
+    query for the page's assignments and one for their scores."""
     return (
         Assignment.objects.filter(campaign=campaign, rater=user)
         .exclude(status=Assignment.Status.SERVED)
         .select_related("response", "response__instruction")
+        .prefetch_related(
+            Prefetch(
+                "scores",
+                HumanScore.objects.select_related("skill").order_by(
+                    "skill__position", "skill_id"
+                ),
+            )
+        )
         .order_by("-closed_at", "-id")
     )
 

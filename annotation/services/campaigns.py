@@ -112,17 +112,37 @@ def _items_create(campaign: Campaign, models: list[str]) -> int:
 
 
 def campaign_option_problems(
-    *, overlap, overlap_percent, lock_ttl_minutes, rater_quota
+    *, overlap, overlap_percent, lock_ttl_minutes, rater_quota, rater_count: int = 0
 ) -> list[Problem]:
     """The numeric options every kind of campaign shares, within `flaskapp.bounds`
-    (the same bounds as the model fields, forms and serializers)."""
+    (the same bounds as the model fields, forms and serializers), and the overlap
+    against the raters chosen at creation.
+
+    With `rater_count` raters chosen (0: none yet, they are added later), an overlap
+    above it is refused: a rater never gets the same item twice, so `overlap` raters
+    per item could never be reached.
+    """
     checks = [
         OVERLAP.problem(overlap, "overlap"),
         OVERLAP_PERCENT.problem(overlap_percent, "overlap_percent"),
         LOCK_TTL_MINUTES.problem(lock_ttl_minutes, "lock_ttl_minutes"),
         RATER_QUOTA.problem(rater_quota, "rater_quota", optional=True),
     ]
-    return [p for p in checks if p is not None]
+    problems = [p for p in checks if p is not None]
+    if (
+        rater_count
+        and not any(p.field == "overlap" for p in problems)
+        and overlap > rater_count
+    ):
+        problems.append(
+            Problem(
+                f"{overlap} raters per item, but only {rater_count} "
+                f"rater{'s' if rater_count != 1 else ''} chosen: choose at least "
+                f"{overlap} raters or lower the overlap",
+                field="overlap",
+            )
+        )
+    return problems
 
 
 def campaign_create(
@@ -157,11 +177,13 @@ def campaign_create(
         problems.append(
             Problem(f"unknown skill mode {skill_mode!r}", field="skill_mode")
         )
+    rater_list = list(raters or [])
     problems += campaign_option_problems(
         overlap=overlap,
         overlap_percent=overlap_percent,
         lock_ttl_minutes=lock_ttl_minutes,
         rater_quota=rater_quota,
+        rater_count=len(rater_list),
     )
     available = set(
         Response.objects.filter(instruction__dataset=dataset)
@@ -199,7 +221,6 @@ def campaign_create(
                 )
             )
         chosen = [by_key[k] for k in keys if k in by_key]
-    rater_list = list(raters or [])
     not_raters = [u.username for u in rater_list if not roles.is_rater(u)]
     if not_raters:
         problems.append(Problem(f"not raters: {', '.join(not_raters)}", field="raters"))

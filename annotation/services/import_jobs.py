@@ -45,6 +45,18 @@ def _store(job_key: str, name: str, data: bytes) -> dict:
     return {"name": safe, "path": str(path), "size": len(data)}
 
 
+def _refusal_summary(exc: DomainError) -> dict:
+    """What the job page says of a refused import: the refusal's own sentence
+    (`message`, e.g. "the file was not imported") and whether the listed problems
+    point into the files (`fix_in_file`: a line or a file named), in which case the
+    page asks for a corrected upload; a refusal such as a missing dataset carries
+    its own advice instead."""
+    return {
+        "message": exc.message,
+        "fix_in_file": any(p.line is not None or p.file for p in exc.problems),
+    }
+
+
 def _load(job: ImportJob) -> list[tuple[str, bytes]]:
     return [(f["name"], Path(f["path"]).read_bytes()) for f in job.files]
 
@@ -97,7 +109,7 @@ def import_job_create(
         job.errors = [p.as_dict() for p in exc.problems] or [
             Problem(exc.message).as_dict()
         ]
-        job.summary = {"message": exc.message}
+        job.summary = _refusal_summary(exc)
         job.finished_at = timezone.now()
     job.preview = _preview(fmt, files, options)
     job.save()
@@ -176,7 +188,7 @@ def import_job_execute(
         job.errors = [p.as_dict() for p in exc.problems] or [
             Problem(exc.message).as_dict()
         ]
-        job.summary = {**job.summary, "message": exc.message}
+        job.summary = {**job.summary, **_refusal_summary(exc)}
     except Exception as exc:  # recorded, then re-raised for the worker's log
         ImportJob.objects.filter(pk=job_id).update(
             status=ImportJob.Status.FAILED,

@@ -92,6 +92,7 @@ def _option_problems(
         overlap_percent=overlap_percent,
         lock_ttl_minutes=lock_ttl_minutes,
         rater_quota=rater_quota,
+        rater_count=len(raters),
     )
     not_raters = [u.username for u in raters if not roles.is_rater(u)]
     if not_raters:
@@ -558,6 +559,55 @@ def _refuse_changed_resubmit(
             "this pair is already submitted with another answer; nothing changed",
             [Problem("differs from the submitted answer", field="label")],
         )
+
+
+def pairwise_amend(
+    *,
+    assignment_id: int,
+    rater: User,
+    label: str,
+    skill_labels: dict | None = None,
+    rationale: str = "",
+    now: datetime | None = None,
+) -> Assignment:
+    """Change `rater`'s own submitted preference while the campaign is not closed
+    (the pairwise `rating_amend`).
+
+    Answers are in PRESENTED terms, as at submit, and validated the same way; the
+    stored `HumanPreference` is updated in place in the original numbering (through
+    the assignment's `shown_order`) and the assignment's `updated_at` records when.
+    One transaction under the assignment's row lock. Raises `Http404` for another
+    rater's (or a pointwise) assignment, `DomainError` for bad input (fields named),
+    an assignment that is not submitted, or a closed campaign (its preferences are
+    final). Slot counters do not change: the vote was already counted.
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        assignment = _own_pairwise_assignment_for_update(assignment_id, rater)
+        if assignment.status != Assignment.Status.SUBMITTED:
+            raise DomainError("only submitted preferences can be amended")
+        if assignment.campaign.status == Campaign.Status.CLOSED:
+            raise DomainError(
+                "this campaign is closed; its preferences are final and cannot be "
+                "amended"
+            )
+        shown, shown_skills, rationale = validate_pairwise_answer(
+            skills=pairwise_skills(campaign=assignment.campaign),
+            label=label,
+            skill_labels=skill_labels,
+            rationale=rationale,
+        )
+        order = assignment.shown_order
+        HumanPreference.objects.filter(assignment=assignment).update(
+            label=map_shown_label(shown, order),
+            skill_labels={
+                k: map_shown_label(v, order) for k, v in shown_skills.items()
+            },
+            rationale=rationale,
+        )
+        assignment.updated_at = now
+        assignment.save(update_fields=["updated_at"])
+    return assignment
 
 
 def pairwise_skip(

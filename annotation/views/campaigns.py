@@ -183,8 +183,14 @@ def campaign_new(request: HttpRequest) -> HttpResponse:
         status = 400
     else:
         dataset = _dataset_from_params(request, request.GET)
+        # A dataset change sends the options shown so far (`#campaign-options`):
+        # the chosen skill mode, models and skills carry over where they still apply.
         initial = {
-            k: v for k, v in request.GET.items() if k in CampaignForm.base_fields
+            k: request.GET.getlist(k)
+            if isinstance(f, forms.MultipleChoiceField)
+            else request.GET[k]
+            for k, f in CampaignForm.base_fields.items()
+            if k in request.GET
         }
         datasets = selectors.dataset_list_for_user(user=request.user)
         if dataset is None and "dataset" not in request.GET and len(datasets) == 1:
@@ -241,6 +247,9 @@ def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = selectors.campaign_get_for_user(
         user=request.user, campaign_id=campaign_id
     )
+    if campaign.kind == Campaign.Kind.PAIRWISE:
+        # Its progress is in votes and pairs, on its own page.
+        return redirect("annotation:pairwise-campaign-detail", campaign_id=campaign.pk)
     context = {
         "campaign": campaign,
         "progress": selectors.campaign_progress(campaign=campaign),

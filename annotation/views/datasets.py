@@ -36,6 +36,8 @@ def home(request: HttpRequest) -> HttpResponse:
         )[:10]
     if roles.is_admin(request.user):
         context["imports"] = selectors.import_job_list_for_user(user=request.user)[:5]
+    # The rater's work: the same rows as /rate/ (one selector, one rule).
+    context["rater_rows"] = selectors.rater_campaign_rows(user=request.user)
     return render(request, "home.html", context)
 
 

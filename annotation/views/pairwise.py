@@ -71,7 +71,9 @@ def pairwise_home(request: HttpRequest) -> HttpResponse:
         "campaigns": list(pairwise_selectors.pairwise_campaign_list_for_user(user=user))
         if roles.is_researcher(user)
         else None,
-        "rater_campaigns": pairwise_selectors.pairwise_campaigns_of_rater(user=user),
+        "rater_campaigns": selectors.rater_campaign_rows(
+            user=user, kind=Campaign.Kind.PAIRWISE
+        ),
     }
     return render(request, "annotation/pairwise_home.html", context)
 

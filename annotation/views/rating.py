@@ -3,22 +3,19 @@ history and the review (amend) of a submitted rating."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.db.models import Count, Sum
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation import roles, services
 from annotation import selectors as selectors
+from annotation import services
 from annotation.errors import DomainError, Problem
-from annotation.models import Assignment, Campaign, CampaignItem
+from annotation.models import Assignment, Campaign
 from annotation.views.common import HISTORY_PER_PAGE, HTMX_INVALID, SCORE_CHOICES
 from annotation.views.rows import (
     parse_active_seconds,
@@ -31,59 +28,11 @@ from flaskapp.htmx import render_page_or_fragment, wants_fragment
 from flaskapp.params import int_param
 
 
-@dataclass
-class RaterCampaignRow:
-    campaign: Campaign
-    submitted: int = 0
-    skipped: int = 0
-    in_progress: int = 0
-    open_slots: int = 0
-
-    @property
-    def label(self) -> str:
-        if self.campaign.rater_quota:
-            return f"{self.submitted} of {self.campaign.rater_quota}"
-        return f"{self.submitted} rated"
-
-
-def _rater_campaign_rows(*, user) -> list[RaterCampaignRow]:
-    """The rater's open campaigns with their own counts (3 queries in all)."""
-    campaigns = list(
-        selectors.campaign_list_for_user(user=user).filter(
-            raters=user, status__in=[Campaign.Status.ACTIVE, Campaign.Status.PAUSED]
-        )
-    )
-    rows = {c.pk: RaterCampaignRow(campaign=c) for c in campaigns}
-    if not rows:
-        return []
-    for campaign_id, status, n in (
-        Assignment.objects.filter(rater=user, campaign_id__in=rows)
-        .values_list("campaign_id", "status")
-        .annotate(n=Count("id"))
-    ):
-        row = rows[campaign_id]
-        if status == Assignment.Status.SUBMITTED:
-            row.submitted = n
-        elif status == Assignment.Status.SKIPPED:
-            row.skipped = n
-        elif status == Assignment.Status.SERVED:
-            row.in_progress = n
-    for campaign_id, n in (
-        CampaignItem.objects.filter(campaign_id__in=rows, open_slots__gt=0)
-        .values_list("campaign_id")
-        .annotate(n=Sum("open_slots"))
-    ):
-        rows[campaign_id].open_slots = n
-    return list(rows.values())
-
-
 @login_required
 @require_GET
 def rate_home(request: HttpRequest) -> HttpResponse:
-    """The rater's campaigns with their own progress."""
-    rows = (
-        _rater_campaign_rows(user=request.user) if roles.is_rater(request.user) else []
-    )
+    """The rater's campaigns (pointwise and pairwise) with their own progress."""
+    rows = selectors.rater_campaign_rows(user=request.user)
     return render(request, "annotation/rate_home.html", {"rows": rows})
 
 

@@ -36,6 +36,7 @@ from judging.models import (
     JudgeRun,
     JudgeScore,
     MetadataSuggestion,
+    PairwiseVerdict,
 )
 
 # Calls per second are measured over the calls finished in this window.
@@ -206,7 +207,27 @@ def judge_run_counts(*, run_ids: list[int]) -> dict[int, RunCounts]:
         .order_by()
     )
     counts = {row["run_id"]: _counts_from(row) for row in rows}
+    without_calls = [run_id for run_id in run_ids if run_id not in counts]
+    counts.update(_imported_counts(without_calls))
     return {run_id: counts.get(run_id, RunCounts()) for run_id in run_ids}
+
+
+def _imported_counts(run_ids: list[int]) -> dict[int, RunCounts]:
+    """Runs that hold results without calls: the pairwise verdicts imported from a
+    file (`judging.services.verdicts`) count as done (one query; none for no ids).
+
+    The one rule for the progress of such runs, on the run list and the run page:
+    what they hold is done, nothing is pending.
+    """
+    if not run_ids:
+        return {}
+    rows = (
+        PairwiseVerdict.objects.filter(run_id__in=run_ids, call__isnull=True)
+        .values("run_id")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    return {row["run_id"]: RunCounts(succeeded=row["n"]) for row in rows}
 
 
 def judge_run_list_for_user(
@@ -277,6 +298,8 @@ def judge_run_progress(*, run: JudgeRun, now: datetime | None = None) -> RunProg
     aggregates["timed"] = Count("latency_ms")
     row = JudgeCall.objects.filter(run_id=run.pk).aggregate(**aggregates)
     counts = _counts_from(row)
+    if not counts.total and run.kind == JudgeRun.Kind.IMPORTED:
+        counts = _imported_counts([run.pk]).get(run.pk, counts)
     is_live = run.status == JudgeRun.Status.RUNNING
     window = float(RATE_WINDOW_SECONDS)
     if run.started_at is not None:

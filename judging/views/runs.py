@@ -220,6 +220,9 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         **_run_actions(run, progress),
     }
     fragment = wants_fragment(request)
+    # A poll also brings the timing table (out of band): its finished time changes
+    # when the run ends, with the status in the fragment.
+    context["oob_timing"] = fragment
     if not fragment and run.kind in ANNOTATION_KINDS:
         context["suggestion_counts"] = selectors.suggestion_counts(run=run)
     if not fragment and run.kind == JudgeRun.Kind.PAIRWISE:
@@ -248,8 +251,10 @@ def run_start(request: HttpRequest, run_id: int) -> HttpResponse:
 
     def start(run):
         run = judge_run_start(run=run, user=request.user)
+        # An event, not the status: the status sentence in the live progress block
+        # says what the run is doing now (this message would go stale).
         if run.status == JudgeRun.Status.RUNNING:
-            return "The run is running."
+            return "The run was started."
         return "Nothing was pending: the run was not started."
 
     return _run_action(request, run_id, start)

@@ -1,6 +1,7 @@
 // FLASK Eval pairwise comparison page: what rater.js leaves to it.
 //
-// - keys: a / 1 = A better, b / 2 = B better, t / 3 = tie, for the focused question
+// - keys: a / 1 = A better, t / 2 = tie, b / 3 = B better (digits in the buttons'
+//   left-to-right order: A | Tie | B), for the focused question
 //   (overall first, then each skill), then focus moves on; r = the one rationale of
 //   the pair.
 FlaskRater.start(function () {
@@ -10,7 +11,7 @@ FlaskRater.start(function () {
     panelId: "pairwise-panel",
     form: "form[data-pairwise-form]",
     row: "[data-label-row]",
-    keys: { a: "A", 1: "A", b: "B", 2: "B", t: "tie", 3: "tie" },
+    keys: { a: "A", 1: "A", t: "tie", 2: "tie", b: "B", 3: "B" },
     rowName: function (row) {
       return row.getAttribute("data-title");
     },

@@ -1386,3 +1386,17 @@ def test_schema_documents_the_rating_endpoints(api_client_for, researcher):
         "locked_by_others",
         "progress",
     }
+
+
+def test_campaign_create_refuses_an_overlap_above_the_chosen_raters(
+    api_client_for, researcher, rater
+):
+    dataset = make_dataset(n_instructions=1)
+    response = api_client_for(researcher).post(
+        "/api/campaigns/",
+        {"dataset": dataset.pk, "name": "x", "overlap": 3, "raters": [rater.username]},
+        format="json",
+    )
+    assert response.status_code == 400, response.content
+    assert error_fields(response) == {"overlap"}
+    assert not Campaign.objects.exists()

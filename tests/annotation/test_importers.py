@@ -309,6 +309,16 @@ def test_every_bad_line_is_reported_and_good_lines_still_parsed():
     ]
 
 
+def test_an_unterminated_string_says_where_it_starts_without_a_doubled_word():
+    data = jsonl(current(idx=1)) + b'{"idx": 2, "instruction": "no end\n'
+
+    result = parse_eval_set(data, file="eval.jsonl", skill_lookup=LOOKUP)
+
+    assert problem_texts(result) == [
+        "eval.jsonl, line 2: invalid JSON (Unterminated string starting at column 27)"
+    ]
+
+
 @pytest.mark.parametrize(
     ("row", "expected"),
     [

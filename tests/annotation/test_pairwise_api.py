@@ -251,7 +251,7 @@ def test_a_pointwise_campaign_is_404_here(api_client_for, researcher, rater):
 
 
 def test_researcher_creates_lists_and_reads_a_campaign(
-    api_client_for, researcher, rater
+    api_client_for, researcher, rater, other_rater
 ):
     dataset = make_dataset(n_instructions=3)
     client = api_client_for(researcher)
@@ -265,7 +265,7 @@ def test_researcher_creates_lists_and_reads_a_campaign(
             "seed": 5,
             "skills": ["readability"],
             "overlap": 2,
-            "raters": [rater.username],
+            "raters": [rater.username, other_rater.username],
         },
         format="json",
     )
@@ -274,7 +274,9 @@ def test_researcher_creates_lists_and_reads_a_campaign(
     assert data["kind"] == "pairwise" and data["skills"] == ["readability"]
     assert data["progress"]["responses"] == 2
     assert data["progress"]["ratings_needed"] == 4
-    assert [r["username"] for r in data["raters"]] == [rater.username]
+    assert sorted(r["username"] for r in data["raters"]) == sorted(
+        [rater.username, other_rater.username]
+    )
     listed = client.get(reverse("annotation_api:pairwise-campaign-list")).json()
     assert [c["name"] for c in listed["results"]] == ["api study"]
     assert listed["results"][0]["pair_count"] == 2

@@ -27,6 +27,7 @@ from annotation.models import (
 from annotation.services.pairs import pairs_create_from_dataset
 from annotation.services.pairwise import (
     map_shown_label,
+    pairwise_amend,
     pairwise_campaign_create,
     pairwise_next,
     pairwise_skip,
@@ -648,3 +649,54 @@ def test_a_revived_lock_shows_the_same_order(researcher, raters):
     assert again.reason == "served again after your earlier lock expired"
     item = CampaignItem.objects.get(pk=held.item_id)
     assert (item.reserved, item.open_slots) == (1, 0)
+
+
+def test_campaign_create_refuses_an_overlap_above_the_chosen_raters(researcher, raters):
+    with pytest.raises(DomainError) as exc:
+        pairwise_campaign_create(
+            name="c",
+            dataset=make_dataset(),
+            user=researcher,
+            overlap=len(raters) + 1,
+            raters=raters,
+        )
+    assert [p.field for p in exc.value.problems] == ["overlap"]
+    assert "choose at least" in exc.value.problems[0].message
+    assert not Campaign.objects.exists()
+
+
+def test_amend_changes_own_preference_until_the_campaign_is_closed(
+    campaign, raters, researcher
+):
+    rater, other = raters[0], raters[1]
+    assignment = serve(campaign, rater)
+    pairwise_submit(assignment_id=assignment.pk, rater=rater, label="A")
+    order = assignment.shown_order
+
+    pairwise_amend(
+        assignment_id=assignment.pk, rater=rater, label="tie", rationale="On reflection"
+    )
+    pref = HumanPreference.objects.get(assignment=assignment)
+    assert (pref.label, pref.rationale) == ("tie", "On reflection")
+    pairwise_amend(assignment_id=assignment.pk, rater=rater, label="B")
+    pref.refresh_from_db()
+    # Stored in the original numbering, whatever order the rater saw.
+    assert pref.label == map_shown_label("B", order)
+    assignment.refresh_from_db()
+    assert assignment.updated_at is not None
+    assert HumanPreference.objects.filter(assignment=assignment).count() == 1
+    item = CampaignItem.objects.get(pk=assignment.item_id)
+    assert item.submitted == 1  # the vote is counted once
+
+    with pytest.raises(DomainError) as exc:
+        pairwise_amend(assignment_id=assignment.pk, rater=rater, label="maybe")
+    assert [p.field for p in exc.value.problems] == ["label"]
+    with pytest.raises(Http404):
+        pairwise_amend(assignment_id=assignment.pk, rater=other, label="A")
+
+    services.campaign_set_status(campaign=campaign, status="closed", user=researcher)
+    with pytest.raises(DomainError) as exc:
+        pairwise_amend(assignment_id=assignment.pk, rater=rater, label="A")
+    assert str(exc.value).startswith("this campaign is closed")
+    pref.refresh_from_db()
+    assert pref.label == map_shown_label("B", order)

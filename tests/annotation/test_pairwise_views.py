@@ -118,7 +118,7 @@ def test_campaign_new_offers_the_datasets_models_and_skills(client_for, research
     assert "<nav" not in body
 
 
-def test_campaign_new_creates_the_campaign(client_for, researcher, rater):
+def test_campaign_new_creates_the_campaign(client_for, researcher, rater, other_rater):
     dataset = make_dataset()
     response = client_for(researcher).post(
         reverse("annotation:pairwise-campaign-new"),
@@ -131,7 +131,7 @@ def test_campaign_new_creates_the_campaign(client_for, researcher, rater):
             "overlap": 2,
             "overlap_percent": 100,
             "lock_ttl_minutes": 20,
-            "raters": [rater.pk],
+            "raters": [rater.pk, other_rater.pk],
             "guidelines": "Prefer *correct* answers.",
         },
     )
@@ -146,7 +146,7 @@ def test_campaign_new_creates_the_campaign(client_for, researcher, rater):
         "factuality",
         "readability",
     }
-    assert list(campaign.raters.all()) == [rater]
+    assert set(campaign.raters.all()) == {rater, other_rater}
     assert not campaign.show_model_names
 
 

@@ -883,3 +883,26 @@ def test_sql_campaign_read_equals_the_orm_read(researcher, raters, rating_path):
             campaign_get_for_rater(
                 user=user, campaign_id=campaign.pk, with_dataset=False
             )
+
+
+def test_campaign_create_refuses_an_overlap_above_the_chosen_raters(researcher, raters):
+    """Overlap 4 with 3 raters could never be reached (a rater never gets the same
+    response twice): refused, naming `overlap`, nothing written. With no raters chosen
+    yet (they are added later) the overlap is not checked against them."""
+    dataset = make_dataset()
+    with pytest.raises(DomainError) as exc:
+        services.campaign_create(
+            name="c", dataset=dataset, user=researcher, overlap=4, raters=raters
+        )
+    [problem] = exc.value.problems
+    assert problem.field == "overlap"
+    assert problem.message == (
+        "4 raters per item, but only 3 raters chosen: choose at least 4 raters or "
+        "lower the overlap"
+    )
+    assert Campaign.objects.count() == 0
+    services.campaign_create(
+        name="c", dataset=dataset, user=researcher, overlap=3, raters=raters
+    )
+    services.campaign_create(name="later", dataset=dataset, user=researcher, overlap=4)
+    assert Campaign.objects.count() == 2

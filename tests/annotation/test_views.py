@@ -625,6 +625,24 @@ def post_import(client, *, files, dataset_name="sky-set", fmt="flask", **extra):
     return client.post(reverse("annotation:import-new"), data)
 
 
+def test_outputs_for_a_missing_dataset_say_so_in_one_sentence(client_for, admin_user):
+    client = client_for(admin_user)
+    response = post_import(
+        client,
+        files=SimpleUploadedFile("out.jsonl", b'{"idx": 1, "output": "x"}\n'),
+        dataset_name="no-such-set",
+        fmt="flask_outputs",
+        model="model-x",
+    )
+    text = page_text(client.get(response.url))
+    # Its own advice, no "fix the problems below" glued to it.
+    assert (
+        "Dataset 'no-such-set' does not exist; import its instructions first. "
+        "Problems" in text
+    )
+    assert "problem below" not in text
+
+
 def test_import_form_lists_formats_with_help_and_existing_dataset_names(
     client_for, admin_user, browse_dataset
 ):
@@ -760,7 +778,13 @@ def test_upload_with_a_bad_line_shows_line_and_field_and_creates_nothing(
     assert job.status == ImportJob.Status.INVALID
     detail = client.get(response.url)
     text = page_text(detail)
-    assert "Invalid" in text and "Nothing was imported." in text
+    assert "Invalid" in text
+    # One sentence says it was not imported (not twice), one says what to do.
+    assert (
+        "The file was not imported. Fix the 2 problems below, then upload the file "
+        "again." in text
+    )
+    assert "Nothing was imported" not in text
     problems = detail.content.decode().split('id="import-problems"', 1)[1]
     problem_text = re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", problems)))
     assert re.search(r"bad\.jsonl line 2 — invalid JSON", problem_text)

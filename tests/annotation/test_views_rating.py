@@ -7,6 +7,8 @@ query count that does not grow with the dataset.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -809,6 +811,36 @@ def test_rate_history_lists_only_the_raters_own_work(
     assert "1 rated" in html
 
 
+def test_rate_history_shows_the_scores_the_rater_gave_per_skill(
+    client_for, rater, other_rater, campaign, django_assert_max_num_queries
+):
+    for value in ("na", 2):
+        mine = serve(campaign, rater)
+        services.rating_submit(
+            assignment_id=mine.pk,
+            rater=rater,
+            scores={"comprehension": 5, "factuality": value, "readability": 3},
+        )
+    theirs = serve(campaign, other_rater)
+    services.rating_submit(
+        assignment_id=theirs.pk, rater=other_rater, scores={k: 1 for k in SKILLS}
+    )
+    client = client_for(rater)
+    url = reverse("annotation:rate-history", args=[campaign.pk])
+    with django_assert_max_num_queries(12):
+        response = client.get(url)
+    table = response.content.decode().split('id="rating-history"', 1)[1]
+    rows = [
+        re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", cell)).strip()
+        for cell in re.findall(r'<td class="given-scores">(.*?)</td>', table, re.S)
+    ]
+    # Newest first, skills in rubric order, N/A spelled out; never another's 1s.
+    assert rows == [
+        "Factuality 2 · Comprehension 5 · Readability 3",
+        "Factuality N/A · Comprehension 5 · Readability 3",
+    ]
+
+
 def test_rate_history_is_404_outside_the_campaign(
     client_for, researcher, outsider, campaign
 ):
@@ -950,3 +982,28 @@ def test_campaign_list_and_rate_home_query_counts_are_constant(
     with django_assert_max_num_queries(LIST_MAX_QUERIES):
         response = rater_client.get(reverse("annotation:rate-home"))
     assert response.content.decode().count("1 rating still open") == n_campaigns
+
+
+def test_campaign_new_refuses_an_overlap_above_the_chosen_raters(
+    client_for, researcher, rater
+):
+    dataset = make_dataset()
+    response = client_for(researcher).post(
+        reverse("annotation:campaign-new"),
+        {
+            "name": "Too many",
+            "dataset": dataset.pk,
+            "skill_mode": "instruction",
+            "overlap": "2",
+            "overlap_percent": "100",
+            "lock_ttl_minutes": "30",
+            "raters": [rater.pk],
+        },
+    )
+    assert response.status_code == 400
+    form = response.context["form"]
+    assert form.errors["overlap"] == [
+        "2 raters per item, but only 1 rater chosen: choose at least 2 raters or "
+        "lower the overlap"
+    ]
+    assert not Campaign.objects.exists()

@@ -1,4 +1,5 @@
-"""A rater compares pairs in Chromium with the keyboard only: a/b/t and 1/2/3 choose,
+"""A rater compares pairs in Chromium with the keyboard only: a/t/b and 1/2/3 choose
+(digits in the buttons' order: A | Tie | B),
 Enter submits, the next pair arrives without a full reload, s skips, ? shows help; the
 stored preference is in the original numbering whatever order was shown."""
 
@@ -96,15 +97,21 @@ def test_keys_choose_enter_submits_and_the_label_maps_back(
     assert first.status == Assignment.Status.SUBMITTED
     assert first.active_seconds is not None
 
-    # The next pair: digits work too (2 = B), and focus starts at the top again.
+    # The next pair: digits work too, in the buttons' left-to-right order
+    # (A | Tie | B: 1 = A, 2 = tie, 3 = B), and the hints on the buttons say so.
     second = current_assignment_id(page)
     page.wait_for_function(
         "() => document.activeElement.closest('[data-label-row]')?.dataset.key"
         " === 'overall'"
     )
+    overall = page.locator("#row-overall .seg-btn")
+    expect(overall).to_have_count(3)
+    assert [t.split()[0] for t in overall.all_inner_texts()] == ["A", "Tie", "B"]
+    hints = page.locator("#row-overall .seg-btn .hint-key").all_inner_texts()
+    assert [h.split("·")[1].strip() for h in hints] == ["1", "2", "3"]
     order = Assignment.objects.get(pk=second).shown_order
-    page.keyboard.press("2")
-    page.keyboard.press("3")
+    page.keyboard.press("3")  # overall: B
+    page.keyboard.press("2")  # factuality: tie
     page.keyboard.press("Enter")
     wait_for_next_panel(page, second)
     pref = HumanPreference.objects.get(assignment_id=second)

@@ -93,6 +93,18 @@ def test_deeply_nested_json_body_is_a_400_naming_the_field(researcher):
     assert not Campaign.objects.exists()
 
 
+def test_unterminated_json_body_says_where_without_a_doubled_word(researcher):
+    response = token_client(researcher).post(
+        "/api/campaigns/", '{"name": "x', content_type="application/json"
+    )
+    assert response.status_code == 400
+    [problem] = response.json()["problems"]
+    assert problem["field"] == "body"
+    assert problem["message"] == (
+        "is not valid JSON (Unterminated string starting at line 1 column 10)"
+    )
+
+
 def test_deeply_nested_json_body_without_a_key_names_the_body(researcher):
     response = token_client(researcher).post(
         "/api/judges/", DEEP, content_type="application/json"
