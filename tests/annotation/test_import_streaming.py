@@ -32,7 +32,7 @@ EVAL = [
     },
     {
         "idx": 3,
-        "instruction": "Add 2 and 2, with a tab\tand a backslash \\ and \"quotes\".",
+        "instruction": 'Add 2 and 2, with a tab\tand a backslash \\ and "quotes".',
         "answer": "",
         "task": "",
         "skill": ["Logical Correctness"],
@@ -53,7 +53,11 @@ def write(path, *rows):
 
 
 def counts():
-    return (Dataset.objects.count(), Instruction.objects.count(), Response.objects.count())
+    return (
+        Dataset.objects.count(),
+        Instruction.objects.count(),
+        Response.objects.count(),
+    )
 
 
 def problems_of(exc: pytest.ExceptionInfo) -> list[str]:
@@ -140,7 +144,9 @@ def test_a_problem_in_a_later_output_file_rolls_back_the_rows_already_sent(tmp_p
 
 def test_two_output_files_naming_one_model_are_refused(tmp_path):
     one = write(tmp_path / "out" / "gpt4.jsonl", {"question_id": 7, "text": "a"})
-    two = write(tmp_path / "review" / "gpt4_review.jsonl", {"question_id": 7, "text": "b"})
+    two = write(
+        tmp_path / "review" / "gpt4_review.jsonl", {"question_id": 7, "text": "b"}
+    )
 
     with pytest.raises(DomainError) as exc:
         dataset_import_flask(
@@ -162,7 +168,9 @@ def test_reimport_counts_the_same_rows_unchanged_and_refuses_a_changed_text(tmp_
     dataset_import_flask(**args, output_files=[(str(out), out)])
     more = write(tmp_path / "n.jsonl", {"question_id": 3, "text": "new model"})
 
-    again = dataset_import_flask(**args, output_files=[(str(out), out), (str(more), more)])
+    again = dataset_import_flask(
+        **args, output_files=[(str(out), out), (str(more), more)]
+    )
 
     assert (again.created_instructions, again.created_responses) == (0, 1)
     assert again.unchanged == 3  # two instructions and one response
@@ -178,7 +186,9 @@ def test_reimport_counts_the_same_rows_unchanged_and_refuses_a_changed_text(tmp_
 
 
 def test_outputs_are_checked_even_when_the_eval_set_has_problems(tmp_path):
-    out = write(tmp_path / "m.jsonl", {"question_id": 7}, {"question_id": 3, "text": "x"})
+    out = write(
+        tmp_path / "m.jsonl", {"question_id": 7}, {"question_id": 3, "text": "x"}
+    )
 
     with pytest.raises(DomainError) as exc:
         dataset_import_flask(

@@ -72,9 +72,13 @@ json_values = st.recursive(
     st.none()
     | st.booleans()
     | st.integers()
-    | st.text(alphabet=st.characters(codec=None, min_codepoint=0, max_codepoint=0xFFFF)),
-    lambda children: st.lists(children, max_size=3)
-    | st.dictionaries(st.text(max_size=3), children, max_size=3),
+    | st.text(
+        alphabet=st.characters(codec=None, min_codepoint=0, max_codepoint=0xFFFF)
+    ),
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.dictionaries(st.text(max_size=3), children, max_size=3)
+    ),
     max_leaves=80,
 )
 
