@@ -36,6 +36,7 @@ from annotation.models import Assignment, Dataset, HumanPreference
 from annotation.models.campaigns import MAX_ACTIVE_SECONDS
 from annotation.selectors import pairwise as pairwise_selectors
 from annotation.services import pairwise as pairwise_services
+from annotation.services.pairwise_campaigns import pairwise_campaign_create
 from flaskapp import bounds
 from flaskapp.api import Pagination
 
@@ -155,7 +156,7 @@ class PairwiseCampaignListApi(APIView):
         serializer = PairwiseCampaignCreateInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        campaign = pairwise_services.pairwise_campaign_create(
+        campaign = pairwise_campaign_create(
             name=data["name"],
             dataset=data["dataset"],
             user=request.user,

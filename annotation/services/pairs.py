@@ -11,24 +11,8 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from annotation.errors import DomainError, Problem
-
-# The one mapping rule between presented and original labels; a pure module
-# without Django, so the annotation app still loads on its own.
-from annotation.models import (
-    Dataset,
-    PreferencePair,
-    Response,
-    ShownOrder,
-)
+from annotation.models import Dataset, PreferencePair, Response
 from flaskapp.bounds import PAIR_SAMPLE, SEED
-
-PAIR_MODES = ("all_pairs", "baseline", "sample")
-# "existing": the pairs already stored for the dataset (e.g. imported preference data).
-CAMPAIGN_PAIR_MODES = (*PAIR_MODES, "existing")
-SHOWN_LABELS = ("A", "B", "tie")
-# Shown order -> `annotation.labels` order ("ab": response_1 presented as A).
-_ORDER = {ShownOrder.ORIGINAL: "ab", ShownOrder.SWAPPED: "ba"}
-
 
 PAIR_MODES = ("all_pairs", "baseline", "sample")
 

@@ -36,6 +36,7 @@ from annotation.models import Assignment, Campaign, Dataset, PreferencePair, Ski
 from annotation.selectors import pairwise as pairwise_selectors
 from annotation.services import campaign_set_status
 from annotation.services import pairwise as pairwise_services
+from annotation.services.pairwise_campaigns import pairwise_campaign_create
 from annotation.views.common import (
     HISTORY_PER_PAGE,
     HTMX_INVALID,
@@ -184,7 +185,7 @@ def pairwise_campaign_new(request: HttpRequest) -> HttpResponse:
         if form.is_valid():
             data = form.cleaned_data
             try:
-                campaign = pairwise_services.pairwise_campaign_create(
+                campaign = pairwise_campaign_create(
                     name=data["name"],
                     dataset=data["dataset"],
                     user=request.user,

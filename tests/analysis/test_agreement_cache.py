@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from analysis.selectors.agreement import cache as agreement_cache
 from annotation.models import Assignment, HumanScore, Instruction, Response
-from annotation.services.imports import _copy_rows
+from annotation.services.import_rows import copy_rows
 from judging.models import JudgeScore, MetadataSuggestion
 from tests.analysis.agreement_data import add_judge_run, make_agreement_setup
 
@@ -60,7 +60,7 @@ def judge_copy(s):
     now = timezone.now()
     if connection.vendor != "postgresql":
         now = connection.ops.adapt_datetimefield_value(now)
-    _copy_rows(
+    copy_rows(
         JudgeScore,
         ["run_id", "call_id", "response_id", "skill_id", "sample_index", "score",
          "rationale", "created_at"],

@@ -34,11 +34,8 @@ from annotation.models import (
     Skill,
 )
 from annotation.services.campaigns import campaign_create
-from annotation.services.pairwise import (
-    pairwise_campaign_create,
-    pairwise_next,
-    pairwise_submit,
-)
+from annotation.services.pairwise import pairwise_next, pairwise_submit
+from annotation.services.pairwise_campaigns import pairwise_campaign_create
 from judging.models import JudgeRun, PairwiseVerdict
 from judging.prompts import SkillSpec
 from tests.analysis.agreement_data import (

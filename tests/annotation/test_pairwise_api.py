@@ -8,7 +8,8 @@ from django.urls import reverse
 
 from annotation import services
 from annotation.models import Assignment, HumanPreference
-from annotation.services.pairwise import pairwise_campaign_create, pairwise_next
+from annotation.services.pairwise import pairwise_next
+from annotation.services.pairwise_campaigns import pairwise_campaign_create
 from tests.factories import (
     DatasetFactory,
     InstructionFactory,

@@ -28,12 +28,12 @@ from annotation.services.pairs import pairs_create_from_dataset
 from annotation.services.pairwise import (
     map_shown_label,
     pairwise_amend,
-    pairwise_campaign_create,
     pairwise_next,
     pairwise_skip,
     pairwise_submit,
     shown_order_for,
 )
+from annotation.services.pairwise_campaigns import pairwise_campaign_create
 from tests.factories import (
     DatasetFactory,
     InstructionFactory,

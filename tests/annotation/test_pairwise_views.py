@@ -18,7 +18,8 @@ from annotation.models import (
     HumanPreference,
     PreferencePair,
 )
-from annotation.services.pairwise import pairwise_campaign_create, pairwise_next
+from annotation.services.pairwise import pairwise_next
+from annotation.services.pairwise_campaigns import pairwise_campaign_create
 from tests.factories import (
     DatasetFactory,
     InstructionFactory,

@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from annotation import services
 from annotation.models import Campaign
-from annotation.services.pairwise import pairwise_campaign_create
+from annotation.services.pairwise_campaigns import pairwise_campaign_create
 from tests.factories import DatasetFactory, InstructionFactory, ResponseFactory
 
 

@@ -9,7 +9,8 @@ from django.urls import reverse
 
 from annotation.models import Assignment, CampaignItem
 from annotation.selectors import rating as selectors_rating
-from annotation.services.pairwise import pairwise_campaign_create, pairwise_next
+from annotation.services.pairwise import pairwise_next
+from annotation.services.pairwise_campaigns import pairwise_campaign_create
 from annotation.services.rating import assignment_next, rating_submit
 from tests.analysis.agreement_data import make_dataset
 from tests.factories import UserFactory

@@ -21,12 +21,8 @@ from analysis.exports.scores import score_rows
 from annotation import roles, selectors, services
 from annotation.models import Assignment, CampaignItem, HumanPreference, HumanScore
 from annotation.selectors import assignment_skills
-from annotation.services.pairwise import (
-    map_shown_label,
-    pairwise_campaign_create,
-    pairwise_next,
-    pairwise_submit,
-)
+from annotation.services.pairwise import map_shown_label, pairwise_next, pairwise_submit
+from annotation.services.pairwise_campaigns import pairwise_campaign_create
 from annotation.services.serving import REMOVED_NOTE, ROLE_REMOVED_NOTE
 from tests.factories import (
     DatasetFactory,

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from annotation import services
-from annotation.services.pairwise import pairwise_campaign_create
+from annotation.services.pairwise_campaigns import pairwise_campaign_create
 from tests.factories import (
     DatasetFactory,
     InstructionFactory,

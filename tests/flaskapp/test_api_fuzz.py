@@ -65,7 +65,7 @@ def seeded(transactional_db):
     """Users per role and a small dataset with a campaign, a pairwise campaign, a
     baseline judge and its run; returns (users by role, known path ids)."""
     from annotation import services
-    from annotation.services.pairwise import pairwise_campaign_create
+    from annotation.services.pairwise_campaigns import pairwise_campaign_create
     from judging.services.configs import judge_config_create
     from judging.services.runs import judge_run_create
 

@@ -336,7 +336,8 @@ def test_nul_in_a_skip_reason_re_renders_the_form(client_for, rater, campaign):
 
 
 def test_nul_in_a_pairwise_rationale_and_skip_reason(client_for, researcher, rater):
-    from annotation.services.pairwise import pairwise_campaign_create, pairwise_next
+    from annotation.services.pairwise import pairwise_next
+    from annotation.services.pairwise_campaigns import pairwise_campaign_create
 
     dataset = make_dataset(models=("model-a", "model-b"))
     pairwise = pairwise_campaign_create(

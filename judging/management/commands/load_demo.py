@@ -265,7 +265,7 @@ class Command(BaseCommand):
     def create_pairwise_campaign(self):
         """A pairwise campaign over the demo pairs for rater1 and rater2 (overlap 2)."""
         from annotation.models import Campaign, Dataset
-        from annotation.services.pairwise import pairwise_campaign_create
+        from annotation.services.pairwise_campaigns import pairwise_campaign_create
 
         if Campaign.objects.filter(name=DEMO_PAIRWISE_CAMPAIGN).exists():
             return
