@@ -11,7 +11,9 @@ caller passes what the parser must know about the database (the rubric's skills)
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import hashlib
 import io
 import json
 import math
@@ -19,7 +21,7 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from annotation.errors import Problem
 from annotation.importers import formats
@@ -113,6 +115,7 @@ class ParseResult:
     warnings: list[Problem] = field(default_factory=list)
     rows: int = 0
     preview: list[dict] = field(default_factory=list)
+    had_rows: bool = False  # set by `release_rows`
 
     def extend(self, other: ParseResult) -> None:
         self.instructions.extend(other.instructions)
@@ -121,6 +124,18 @@ class ParseResult:
         self.warnings.extend(other.warnings)
         self.rows += other.rows
         self.preview.extend(other.preview[: max(0, PREVIEW_ROWS - len(self.preview))])
+
+    def release_rows(self) -> None:
+        """Let go of the parsed instructions and responses (their texts are most of an
+        import's memory) once they are written; counts, problems, warnings and the
+        preview stay, and `had_rows` still tells whether there were any."""
+        self.had_rows = self.had_rows or bool(self.instructions or self.responses)
+        self.instructions = []
+        self.responses = []
+
+    @property
+    def has_rows(self) -> bool:
+        return self.had_rows or bool(self.instructions or self.responses)
 
 
 PREVIEW_ROWS = 10
@@ -253,15 +268,32 @@ def file_size(data: FileData) -> int:
     return data.stat().st_size if isinstance(data, Path) else len(data)
 
 
-def read_file_data(data: FileData) -> bytes:
-    return data.read_bytes() if isinstance(data, Path) else data
+@contextlib.contextmanager
+def open_file_data(data: FileData) -> Iterator[io.BufferedReader]:
+    """A buffered, seekable binary reader of `data` (the file at a path, or the bytes),
+    closed on exit."""
+    if isinstance(data, Path):
+        with data.open("rb") as stream:
+            yield stream
+    else:
+        with io.BufferedReader(io.BytesIO(data)) as stream:
+            yield stream
+
+
+def file_sha256(data: FileData) -> str:
+    """The hex SHA-256 of a file's content, read in chunks."""
+    digest = hashlib.sha256()
+    with open_file_data(data) as stream:
+        while chunk := stream.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 # --- Reading rows ---------------------------------------------------------------------
 
 
 def read_rows(
-    data: bytes,
+    data: FileData,
     *,
     file: str,
     fmt: str,
@@ -273,42 +305,48 @@ def read_rows(
     array, any of them possibly gzip-compressed (`annotation.importers.formats`; there
     the number counts rows).
 
-    The one reader of every importer. Line numbers are the file's own, counting from 1
-    (a UTF-8 byte-order mark is dropped; blank lines are skipped but counted; a CSV row
-    is numbered by the line it ends on). A JSONL row is the line's JSON object; a CSV
-    row maps each header column to its cell, an empty cell to None.
+    The one reader of every importer. `data` is the file's bytes or its path; a path
+    is read as the rows are consumed (JSON Lines line by line, JSON arrays element by
+    element, Parquet batch by batch, gzip decompressed on the way), so a large file is
+    never in memory whole; CSV is read whole. Line numbers are the file's own,
+    counting from 1 (a UTF-8 byte-order mark is dropped; blank lines are skipped but
+    counted; a CSV row is numbered by the line it ends on). A JSONL row is the line's
+    JSON object; a CSV row maps each header column to its cell, an empty cell to None.
 
     Problems are appended to `problems`, never raised, each with its file and line.
     JSONL goes line by line: a bad line (not UTF-8, not JSON, not an object) is
     reported and skipped. CSV is all or nothing: a file that is not UTF-8 or not valid
     CSV yields no row, nor one whose header lacks a column of `header_columns` (field
     -> column); a row with more cells than the header is reported and skipped. An
-    empty file yields no row.
+    empty file yields no row. A damaged or oversized gzip stream ends the file with a
+    problem (rows read before it have been yielded: the caller rejects the import on
+    any problem).
     """
-    if formats.is_gzip(data):
-        data = formats.gunzip(data, file, problems)
-        if data is None:
-            return
-    if not data.strip():
-        problems.append(Problem("the file is empty", file=file))
-        return
-    if formats.is_parquet(data):
-        required = dict(header_columns or {})
-        yield from formats.parquet_rows(data, file, problems, required)
-    elif formats.is_json_array(data[:64]):
-        yield from formats.json_array_rows(data, file, problems)
-    elif fmt == "csv":
-        yield from _csv_rows(data, file, problems, header_columns or {})
-    else:
-        yield from _jsonl_rows(data, file, problems)
+    with contextlib.ExitStack() as stack:
+        stream = stack.enter_context(open_file_data(data))
+        try:
+            if formats.is_gzip(stream.peek(2)[:2]):
+                stream = stack.enter_context(formats.gunzip_stream(stream, file))
+            head = stream.peek(64)[:64]
+            if formats.is_parquet(head):
+                required = dict(header_columns or {})
+                yield from formats.parquet_rows(stream, file, problems, required)
+            elif formats.is_json_array(head):
+                yield from formats.json_array_rows(stream, file, problems)
+            elif fmt == "csv":
+                yield from _csv_rows(stream, file, problems, header_columns or {})
+            else:
+                yield from _jsonl_rows(stream, file, problems)
+        except formats.FileProblem as exc:
+            problems.append(exc.problem)
 
 
 def _decode_lines(
-    data: bytes, file: str, problems: list[Problem]
+    stream: BinaryIO, file: str, problems: list[Problem]
 ) -> Iterator[tuple[int, str]]:
-    """(line number, text) for each line of `data`, decoded one line at a time (the
-    file is never held twice); a line that is not UTF-8 is reported and skipped."""
-    for number, raw in enumerate(io.BytesIO(data), start=1):
+    """(line number, text) for each line of `stream`, read and decoded one line at a
+    time; a line that is not UTF-8 is reported and skipped."""
+    for number, raw in enumerate(stream, start=1):
         if raw.endswith(b"\n"):
             raw = raw[:-1]
         if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
@@ -326,13 +364,19 @@ def _decode_lines(
             )
 
 
+def _empty_file(file: str) -> Problem:
+    return Problem("the file is empty", file=file)
+
+
 def _jsonl_rows(
-    data: bytes, file: str, problems: list[Problem]
+    stream: BinaryIO, file: str, problems: list[Problem]
 ) -> Iterator[tuple[int, dict]]:
-    lines = _decode_lines(data, file, problems)
-    for number, text in lines:
+    before = len(problems)
+    blank = True
+    for number, text in _decode_lines(stream, file, problems):
         if not text.strip():
             continue
+        blank = False
         try:
             obj = json_loads(text, allow_nan=True)
         except JSONInputError as exc:
@@ -360,14 +404,22 @@ def _jsonl_rows(
             )
             continue
         yield number, obj
+    if blank and len(problems) == before:
+        problems.append(_empty_file(file))
 
 
 def _csv_rows(
-    data: bytes, file: str, problems: list[Problem], header_columns: Mapping[str, str]
+    stream: BinaryIO,
+    file: str,
+    problems: list[Problem],
+    header_columns: Mapping[str, str],
 ) -> list[tuple[int, dict]]:
     before = len(problems)
-    lines = list(_decode_lines(data, file, problems))
+    lines = list(_decode_lines(stream, file, problems))
     if len(problems) > before:
+        return []
+    if not any(text.strip() for _, text in lines):
+        problems.append(_empty_file(file))
         return []
     reader = csv.DictReader(io.StringIO("\n".join(t for _, t in lines), newline=""))
     rows = []

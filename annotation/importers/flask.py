@@ -17,6 +17,7 @@ from annotation.errors import Problem
 from annotation.importers.base import (
     MAX_IDENTIFIER_LENGTH,
     PREVIEW_ROWS,
+    FileData,
     InstructionRecord,
     ParseResult,
     ResponseRecord,
@@ -54,7 +55,7 @@ CHECKLIST_FIELDS = ("checklist", "rubric_checklist", "instance_rubric")
 
 
 def parse_eval_set(
-    data: bytes, *, file: str, skill_lookup: dict[str, str], hard: bool = False
+    data: FileData, *, file: str, skill_lookup: dict[str, str], hard: bool = False
 ) -> ParseResult:
     """Parse a FLASK evaluation set (current or legacy schema, FLASK-Hard included).
 
@@ -132,7 +133,7 @@ def outputs_model(file: str, model_name: str | None = None) -> str:
 
 
 def parse_outputs(
-    data: bytes, *, file: str, model_name: str | None = None
+    data: FileData, *, file: str, model_name: str | None = None
 ) -> ParseResult:
     """Parse a FLASK model-output file: one `{"question_id": .., "text": ..}` per line.
 
@@ -155,7 +156,7 @@ def parse_outputs(
 
 
 def iter_outputs(
-    data: bytes, *, file: str, model_name: str | None, result: ParseResult
+    data: FileData, *, file: str, model_name: str | None, result: ParseResult
 ) -> Iterator[ResponseRecord]:
     """Yield the valid responses of a FLASK model-output file as they are read.
 

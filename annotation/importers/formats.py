@@ -8,10 +8,12 @@ magic bytes (``1f 8b``; the content inside is then recognised in turn), Parquet 
 Lines row, so every importer's `--map` and field checks apply unchanged; a row's number
 (``line`` in the problems) counts rows from 1.
 
-Streaming: a Parquet file is read one record batch at a time, a JSON array one element
-at a time (ijson), a gzip stream in chunks; none is turned into one Python object.
-Decompression stops at `IMPORT_MAX_DECOMPRESSED_BYTES` (a gzip bomb is a problem, not a
-full disk or memory).
+Streaming: every format is read from an open file, never from the whole file in memory:
+a Parquet file one record batch at a time, a JSON array one element at a time (ijson), a
+gzip stream decompressed as it is read. Decompression stops at
+`IMPORT_MAX_DECOMPRESSED_BYTES` (a gzip bomb is a problem, not a full disk or memory);
+only Parquet inside gzip (it needs to seek) and CSV (read whole, see `base`) are held
+in memory, within that limit.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import gzip
 import io
 import zlib
 from collections.abc import Iterator
+from typing import BinaryIO
 
 from django.conf import settings
 
@@ -33,40 +36,68 @@ PARQUET_MAGIC = b"PAR1"
 BATCH_ROWS = 2000
 
 
-def is_gzip(data: bytes) -> bool:
-    return data[:2] == GZIP_MAGIC
+class FileProblem(Exception):
+    """A problem that ends the reading of a whole file (bad or oversized gzip), raised
+    from inside a stream so that `base.read_rows` can record it and stop."""
+
+    def __init__(self, problem: Problem):
+        super().__init__(problem.message)
+        self.problem = problem
 
 
-def is_parquet(data: bytes) -> bool:
-    return data[:4] == PARQUET_MAGIC and data[-4:] == PARQUET_MAGIC
+def is_gzip(head: bytes) -> bool:
+    return head[:2] == GZIP_MAGIC
+
+
+def is_parquet(head: bytes) -> bool:
+    return head[:4] == PARQUET_MAGIC
 
 
 def is_json_array(text_start: bytes) -> bool:
     return text_start.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"["
 
 
-def gunzip(data: bytes, file: str, problems: list[Problem]) -> bytes | None:
-    """The decompressed content, or None (with a problem) when it is not valid gzip or
-    larger than `IMPORT_MAX_DECOMPRESSED_BYTES`."""
-    limit = settings.IMPORT_MAX_DECOMPRESSED_BYTES
-    out = io.BytesIO()
-    try:
-        with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
-            while chunk := stream.read(1 << 20):
-                out.write(chunk)
-                if out.tell() > limit:
-                    problems.append(
-                        Problem(
-                            f"decompresses to more than {limit:,} bytes "
-                            "(IMPORT_MAX_DECOMPRESSED_BYTES)",
-                            file=file,
-                        )
-                    )
-                    return None
-    except (OSError, EOFError, zlib.error) as exc:
-        problems.append(Problem(f"is not a valid gzip file ({exc})", file=file))
-        return None
-    return out.getvalue()
+class _GunzipRaw(io.RawIOBase):
+    """The decompressed bytes of a gzip stream, counted against
+    `IMPORT_MAX_DECOMPRESSED_BYTES`; a damaged stream or one past the limit raises
+    `FileProblem` from the read that finds it."""
+
+    def __init__(self, fileobj: BinaryIO, file: str):
+        self._gzip = gzip.GzipFile(fileobj=fileobj)
+        self._file = file
+        self._limit = settings.IMPORT_MAX_DECOMPRESSED_BYTES
+        self._count = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        try:
+            count = self._gzip.readinto(buffer)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise FileProblem(
+                Problem(f"is not a valid gzip file ({exc})", file=self._file)
+            ) from exc
+        self._count += count
+        if self._count > self._limit:
+            raise FileProblem(
+                Problem(
+                    f"decompresses to more than {self._limit:,} bytes "
+                    "(IMPORT_MAX_DECOMPRESSED_BYTES)",
+                    file=self._file,
+                )
+            )
+        return count
+
+    def close(self) -> None:
+        self._gzip.close()
+        super().close()
+
+
+def gunzip_stream(fileobj: BinaryIO, file: str) -> io.BufferedReader:
+    """A buffered reader of the content of the gzip stream `fileobj` (decompressed as
+    it is read, never whole)."""
+    return io.BufferedReader(_GunzipRaw(fileobj, file), buffer_size=1 << 16)
 
 
 def _plain(value, column: str):
@@ -87,18 +118,21 @@ def _plain(value, column: str):
 
 
 def parquet_rows(
-    data: bytes,
+    stream: BinaryIO,
     file: str,
     problems: list[Problem],
     required_columns: dict[str, str],
 ) -> Iterator[tuple[int, dict]]:
     """Rows of a Parquet file, one record batch at a time. A file whose schema lacks a
-    column of `required_columns` (field -> column) yields no row."""
+    column of `required_columns` (field -> column) yields no row. Parquet is read by
+    seeking (its index is at the end): a stream that cannot seek (the content of a
+    gzip file) is read into memory first, within the decompression limit."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    source = stream if stream.seekable() else pa.BufferReader(stream.read())
     try:
-        parquet = pq.ParquetFile(pa.BufferReader(data))
+        parquet = pq.ParquetFile(source)
     except (pa.ArrowException, OSError) as exc:
         problems.append(Problem(f"is not a readable Parquet file ({exc})", file=file))
         return
@@ -147,17 +181,18 @@ def parquet_rows(
 
 
 def json_array_rows(
-    data: bytes, file: str, problems: list[Problem]
+    stream: io.BufferedReader, file: str, problems: list[Problem]
 ) -> Iterator[tuple[int, dict]]:
-    """The elements of a top-level JSON array, one at a time (ijson); each must be an
-    object. A syntax error ends the file (a problem naming the row reached)."""
+    """The elements of a top-level JSON array, one at a time (ijson, reading `stream`
+    as it goes); each must be an object. A syntax error ends the file (a problem naming
+    the row reached)."""
     import ijson
 
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
+    if stream.peek(3)[:3] == b"\xef\xbb\xbf":
+        stream.read(3)
     number = 0
     try:
-        for item in ijson.items(io.BytesIO(data), "item", use_float=True):
+        for item in ijson.items(stream, "item", use_float=True):
             number += 1
             if not isinstance(item, dict):
                 kind = type(item).__name__

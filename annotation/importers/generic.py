@@ -15,6 +15,7 @@ from annotation.errors import Problem
 from annotation.importers.base import (
     MAX_IDENTIFIER_LENGTH,
     PREVIEW_ROWS,
+    FileData,
     InstructionRecord,
     ParseResult,
     ResponseRecord,
@@ -51,7 +52,7 @@ def derived_id(text: str) -> str:
 
 
 def parse_generic(
-    data: bytes,
+    data: FileData,
     *,
     file: str,
     fmt: str,

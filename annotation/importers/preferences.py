@@ -50,6 +50,8 @@ from annotation.errors import Problem
 from annotation.importers.base import (
     MAX_IDENTIFIER_LENGTH,
     MAX_PROBLEMS,
+    FileData,
+    file_sha256,
     is_na,
     parse_field_map,
     read_rows,
@@ -256,7 +258,7 @@ def parse_original_verdict(value, scheme: str) -> tuple[str | None, str]:
 
 
 def parse_preferences(
-    data: bytes,
+    data: FileData,
     *,
     file: str,
     fmt: str,
@@ -275,7 +277,7 @@ def parse_preferences(
     judge verdicts wherever a pair is repeated, and one prompt per given `id`.
     A file whose rows are all valid but carry nothing to store is a problem too.
     """
-    result = PreferenceParse(file_sha256=hashlib.sha256(data).hexdigest())
+    result = PreferenceParse(file_sha256=file_sha256(data))
     problems = result.problems
     if fmt not in FORMATS:
         problems.append(Problem(f"must be one of {', '.join(FORMATS)}", field="format"))

@@ -148,6 +148,8 @@ def dataset_import_flask(
         for record in hard.instructions:
             hard_records.setdefault(record.text, record)
     eval_ids = [r.external_id for r in parsed.instructions]
+    # The import frees the parsed texts once written: keep the few the match needs.
+    eval_hard_texts = {r.text for r in parsed.instructions if r.text in hard_records}
 
     def after_write(target: Dataset | None, report: ImportReport) -> None:
         if options.get("hard"):
@@ -163,7 +165,7 @@ def dataset_import_flask(
         if not hard_records:
             return
         texts = list(hard_records)
-        present = {r.text for r in parsed.instructions} & set(texts)
+        present = set(eval_hard_texts)
         if target is not None and target.pk is not None:
             present |= instruction_texts_matching(dataset=target, texts=texts)
         if not dry_run:

@@ -21,7 +21,6 @@ from annotation.importers.base import (
     InstructionRecord,
     ParseResult,
     ResponseRecord,
-    read_file_data,
 )
 from annotation.importers.flask import iter_outputs, outputs_model
 from annotation.models import (
@@ -364,9 +363,7 @@ def stream_outputs(
         for name, data in files:
             part = ParseResult()
             file_seen: dict[str, int] = {}
-            for record in iter_outputs(
-                read_file_data(data), file=name, model_name=model, result=part
-            ):
+            for record in iter_outputs(data, file=name, model_name=model, result=part):
                 ext = record.instruction_external_id
                 first = file_seen.setdefault(ext, record.line)
                 if first != record.line:

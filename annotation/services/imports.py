@@ -23,7 +23,6 @@ from annotation.importers.base import (
     ParseResult,
     ResponseRecord,
     file_size,
-    read_file_data,
     skill_lookup_for,
 )
 from annotation.importers.flask import (
@@ -104,19 +103,18 @@ def dataset_parse_files(
         )
     result = ParseResult()
     for name, file_data in files:
-        data = read_file_data(file_data)  # a path is read now, and let go after
         if fmt == ImportJob.Format.FLASK:
             part = parse_eval_set(
-                data,
+                file_data,
                 file=name,
                 skill_lookup=skill_lookup,
                 hard=bool(options.get("hard")),
             )
         elif fmt == ImportJob.Format.FLASK_OUTPUTS:
-            part = parse_outputs(data, file=name, model_name=options.get("model"))
+            part = parse_outputs(file_data, file=name, model_name=options.get("model"))
         else:
             part = parse_generic(
-                data,
+                file_data,
                 file=name,
                 fmt=fmt,
                 skill_lookup=skill_lookup,
@@ -313,12 +311,7 @@ def import_parsed(
             "the file was not imported: with strict, warnings are errors",
             parsed.warnings[:MAX_PROBLEMS],
         )
-    if (
-        not problems
-        and not output_files
-        and not parsed.instructions
-        and not (parsed.responses)
-    ):
+    if not problems and not output_files and not parsed.has_rows:
         raise DomainError("the file has no rows to import")
     if dataset is None and user is not None:
         roles.require_dataset_creator(user, dataset_name)
@@ -353,6 +346,12 @@ def import_parsed(
             known = set(ids) | {r.external_id for r in new_instructions}
             if not problems and not dry_run:
                 write_planned(dataset, new_instructions, new_responses, ids)
+            del new_instructions, new_responses
+        known |= {r.external_id for r in parsed.instructions}
+        if not problems:
+            # Written (or, in a dry run, counted): the streamed output files need
+            # only the ids, so the texts are freed before they are read.
+            parsed.release_rows()
         report.rubric = str(rubric) if rubric is not None else ""
         report.warnings = list(parsed.warnings)
         if output_files:
@@ -362,7 +361,7 @@ def import_parsed(
                         "external_id", "pk"
                     )
                 )
-            known |= set(ids) | {r.external_id for r in parsed.instructions}
+            known |= set(ids)
             problems += stream_outputs(
                 dataset,
                 output_files,
@@ -380,9 +379,7 @@ def import_parsed(
                 "the file was not imported: with strict, warnings are errors",
                 report.warnings[:MAX_PROBLEMS],
             )
-        if not (parsed.instructions or parsed.responses) and not (
-            report.created_responses or report.unchanged
-        ):
+        if not parsed.has_rows and not (report.created_responses or report.unchanged):
             raise DomainError("the file has no rows to import")
         report.dry_run = dry_run
         if after_write is not None:

@@ -26,7 +26,12 @@ from django.db.models import Max
 
 from annotation import roles
 from annotation.errors import DomainError, Problem
-from annotation.importers.base import MAX_IDENTIFIER_LENGTH, MAX_PROBLEMS
+from annotation.importers.base import (
+    MAX_IDENTIFIER_LENGTH,
+    MAX_PROBLEMS,
+    FileData,
+    file_size,
+)
 from annotation.importers.preferences import (
     FORMATS,
     LABEL_SCHEMES,
@@ -319,7 +324,7 @@ def preferences_import(
     *,
     dataset_name: str,
     file: str,
-    data: bytes,
+    data: FileData,
     fmt: str,
     mapping: list[str] | dict[str, str] | None = None,
     label_scheme: str = "one-based",
@@ -358,7 +363,7 @@ def preferences_import(
     """
     if user is not None:
         roles.require_researcher(user)
-    import_check_sizes(sizes=[(file, len(data))])
+    import_check_sizes(sizes=[(file, file_size(data))])
     dataset_name = (dataset_name or "").strip()
     judge = (judge or "").strip()
     problems, column_map = _check_options(

@@ -38,6 +38,7 @@ from annotation import roles
 from annotation.errors import DomainError, Problem
 from annotation.importers.base import (
     MAX_PROBLEMS,
+    FileData,
     normalise_name,
     parse_field_map,
     parse_score,
@@ -268,7 +269,11 @@ def _score_text(score: int | None) -> str:
 
 
 def _flask_review_file(
-    data: bytes, file: str, model: str, collector: _Collector, problems: list[Problem]
+    data: FileData,
+    file: str,
+    model: str,
+    collector: _Collector,
+    problems: list[Problem],
 ) -> None:
     for line, row in read_rows(data, file=file, fmt="jsonl", problems=problems):
         collector.rows += 1
@@ -360,7 +365,7 @@ def _flask_review_file(
 
 
 def _generic_file(
-    data: bytes,
+    data: FileData,
     file: str,
     fmt: str,
     column: dict[str, str],

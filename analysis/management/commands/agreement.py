@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from analysis.selectors.agreement import (
     AgreementError,
@@ -21,6 +21,7 @@ from analysis.selectors.agreement import (
     agreement_sources_for_user,
 )
 from annotation.models import Dataset
+from flaskapp.commands import DataCommand
 
 TABLE_STATS = (
     ("spearman", "Spearman"),
@@ -80,7 +81,7 @@ def render_table(result: dict) -> str:
     return "\n".join(lines)
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = "Agreement between judge runs and human raters, per skill (json or table)."
 
     def add_arguments(self, parser):

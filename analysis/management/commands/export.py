@@ -9,7 +9,7 @@ judge scores are written. Prints a one-line summary to stderr when writing a fil
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.db import transaction
 
 from analysis.exports.scores import (
@@ -20,9 +20,10 @@ from analysis.exports.scores import (
 from annotation.errors import DomainError
 from annotation.management.commands._import_cli import refused
 from annotation.models import Dataset
+from flaskapp.commands import DataCommand
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = (
         "Export a dataset's human and judge scores, one row per (response, skill, "
         "source), as CSV or JSON Lines."

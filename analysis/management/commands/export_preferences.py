@@ -9,14 +9,15 @@ from __future__ import annotations
 
 from collections import Counter
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.db import transaction
 
 from analysis.exports.preferences import FORMATS, preference_rows, preferences_encode
 from annotation.models import Dataset
+from flaskapp.commands import DataCommand
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = (
         "Export a dataset's human preferences and judge verdicts, one row each, as "
         "CSV or JSON Lines."

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.db import transaction
 
 from analysis.exports.scores import export_jsonl
@@ -27,9 +27,10 @@ from analysis.exports.training import (
 from annotation.errors import DomainError
 from annotation.management.commands._import_cli import refused
 from annotation.models import Dataset
+from flaskapp.commands import DataCommand
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = (
         "Export a dataset's human judgments (pointwise scores, pairwise preferences) "
         "as autorater training examples in the FLAMe text-to-text layout (JSON Lines)."

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import json
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from analysis.management.commands.agreement import fmt
 from analysis.selectors.metaeval import MetaevalError, metaeval_compute, parse_sections
 from annotation.models import Dataset
+from flaskapp.commands import DataCommand
 
 FIGURES = (
     ("accuracy_ab", "acc A/B"),
@@ -83,7 +84,7 @@ def render_table(result: dict) -> str:
     return "\n".join(lines)
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = (
         "Meta-evaluate pairwise judge runs against human preferences (json or table)."
     )

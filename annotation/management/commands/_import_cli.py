@@ -90,12 +90,13 @@ def print_warnings(
         command.stdout.write(f"    ... and {total - len(warnings):,} more")
 
 
-def read_files(paths: list[Path], *, lazy: bool = False) -> list[tuple[str, FileData]]:
-    """(name, bytes) per path; refuses a missing or oversized file before reading it.
+def read_files(paths: list[Path]) -> list[tuple[str, FileData]]:
+    """(name, path) per path; refuses a missing or oversized file before reading it.
 
     Files are named by their path as given, so problems point at the file the user
-    typed, and output files keep their stem (the model name). `lazy`: (name, path),
-    for a service that reads the files one at a time.
+    typed, and output files keep their stem (the model name). Each comes as (name,
+    path): the services read a file as they parse it, so a command holds no whole
+    file in memory.
     """
     for path in paths:
         if not path.is_file():
@@ -104,7 +105,7 @@ def read_files(paths: list[Path], *, lazy: bool = False) -> list[tuple[str, File
         import_check_sizes(sizes=[(str(p), p.stat().st_size) for p in paths])
     except DomainError as exc:
         raise refused(exc) from exc
-    return [(str(p), p if lazy else p.read_bytes()) for p in paths]
+    return [(str(p), p) for p in paths]
 
 
 def refused(exc: DomainError, stderr=None) -> CommandError:

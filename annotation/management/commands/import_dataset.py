@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotation.errors import DomainError
 from annotation.importers.generic import FIELDS
@@ -20,9 +20,10 @@ from annotation.management.commands._import_cli import (
     refused,
 )
 from annotation.services import dataset_import_files
+from flaskapp.commands import DataCommand
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = (
         "Import a generic JSONL or CSV file (one instruction per row, optionally with a "
         "model and its response) into a dataset. A bad file changes nothing; every "

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotation.errors import DomainError
 from annotation.management.commands._import_cli import (
@@ -19,6 +19,7 @@ from annotation.management.commands._import_cli import (
     refused,
 )
 from annotation.services import dataset_import_flask
+from flaskapp.commands import DataCommand
 
 
 def output_paths(values: list[str]) -> list[Path]:
@@ -36,7 +37,7 @@ def output_paths(values: list[str]) -> list[Path]:
     return paths
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = (
         "Import a FLASK evaluation set (current or legacy schema) and, optionally, model "
         "outputs, into one dataset, in one transaction. A bad file changes nothing; every "
@@ -95,10 +96,13 @@ class Command(BaseCommand):
         hard_path = Path(options["hard_set"]) if options["hard_set"] else None
         # Files are read one at a time by the import, when it needs them (output files
         # as it writes them); the rubric is small and read here.
-        rubric_file = read_files(extra)[0] if extra else None
-        eval_files = read_files([eval_path], lazy=True)
-        output_files = read_files(outputs, lazy=True)
-        hard_files = read_files([hard_path], lazy=True) if hard_path else []
+        rubric_file = None
+        if extra:
+            ((rubric_name, rubric_path),) = read_files(extra)
+            rubric_file = (rubric_name, rubric_path.read_bytes())  # a small JSON file
+        eval_files = read_files([eval_path])
+        output_files = read_files(outputs)
+        hard_files = read_files([hard_path]) if hard_path else []
         service_options = {}
         if options["model"]:
             service_options["model"] = options["model"]

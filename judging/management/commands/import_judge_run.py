@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotation.errors import DomainError
 from annotation.management.commands._import_cli import (
@@ -22,6 +22,7 @@ from annotation.management.commands._import_cli import (
     refused,
 )
 from annotation.models import Dataset
+from flaskapp.commands import DataCommand
 from judging.management.commands._cli import command_user
 from judging.services.imports import FORMATS, GENERIC_FIELDS, judge_run_import
 
@@ -34,7 +35,7 @@ FORMAT_BY_SUFFIX = {
 }
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = (
         "Import judge results made elsewhere (FLASK review files, one per model, or a "
         "generic JSONL/CSV of scores) as a judge run. A bad file changes nothing."

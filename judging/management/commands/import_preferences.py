@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotation.errors import DomainError, Problem
 from annotation.importers.preferences import FIELDS, LABEL_SCHEMES
@@ -26,10 +26,11 @@ from annotation.services.preferences import (
     PreferenceImportReport,
     preferences_import,
 )
+from flaskapp.commands import DataCommand
 from judging.services.verdicts import imported_verdicts
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = (
         "Import pairwise preferences (prompt, response_1, response_2, label 1/2/tie) "
         "from JSONL or CSV into a dataset, optionally with a judge's verdicts in both "

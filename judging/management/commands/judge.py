@@ -16,11 +16,12 @@ from __future__ import annotations
 import time
 from decimal import Decimal, InvalidOperation
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotation.errors import DomainError
 from annotation.management.commands._import_cli import refused
 from annotation.models import Dataset
+from flaskapp.commands import DataCommand
 from judging.management.commands._cli import command_user
 from judging.models import JudgeConfig, JudgeRun, PromptTemplate
 from judging.selectors import runs as selectors
@@ -61,7 +62,7 @@ def _decimal(value: str) -> Decimal:
         raise ValueError(value) from None
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = (
         "Start a judge run over a dataset and print its id. With --wait, show progress "
         "every 2 s and exit 0 when the run completes, 1 when it fails or is cancelled."

@@ -1,0 +1,74 @@
+"""`read_rows` reads a file given by its path as the rows are consumed: the memory it
+holds stays far below the file's size, whatever the format (JSON Lines, gzip, a JSON
+array), and a damaged gzip stream still ends in a problem naming the file."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import tracemalloc
+
+import pytest
+
+from annotation.importers.base import read_rows
+
+ROWS = 3000
+TEXT = "word " * 800  # 4 kB a row: 12 MB in all
+
+
+def _rows():
+    return [{"id": str(i), "text": f"{i} {TEXT}"} for i in range(ROWS)]
+
+
+def _jsonl(rows) -> bytes:
+    return "".join(json.dumps(r) + "\n" for r in rows).encode()
+
+
+ENCODINGS = {
+    "rows.jsonl": _jsonl,
+    "rows.jsonl.gz": lambda rows: gzip.compress(_jsonl(rows), compresslevel=1),
+    "rows.json": lambda rows: json.dumps(rows).encode(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ENCODINGS))
+def test_a_file_on_disk_is_read_as_it_is_consumed(tmp_path, name):
+    path = tmp_path / name
+    path.write_bytes(ENCODINGS[name](_rows()))
+    problems = []
+    seen = 0
+    tracemalloc.start()
+    try:
+        for number, row in read_rows(path, file=name, fmt="jsonl", problems=problems):
+            assert row["id"] == str(number - 1)
+            seen += 1
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert problems == []
+    assert seen == ROWS
+    content = ROWS * len(TEXT)
+    # Reading everything at once would hold the whole content (12 MB) at least once.
+    assert peak < content / 10, f"peak {peak:,} bytes for {content:,} bytes of text"
+
+
+def test_a_gzip_file_damaged_midway_yields_its_first_rows_then_a_problem(tmp_path):
+    whole = gzip.compress(_jsonl(_rows()[:200]))
+    path = tmp_path / "cut.jsonl.gz"
+    path.write_bytes(whole[: len(whole) // 2])
+    problems = []
+    rows = list(read_rows(path, file="cut.jsonl.gz", fmt="jsonl", problems=problems))
+    assert 0 < len(rows) < 200
+    assert len(problems) == 1
+    assert problems[0].file == "cut.jsonl.gz"
+    assert "not a valid gzip file" in problems[0].message
+
+
+@pytest.mark.parametrize("content", [b"", b"\n  \n\n", gzip.compress(b"\n\n")])
+def test_an_empty_file_on_disk_is_one_problem(tmp_path, content):
+    path = tmp_path / "empty.jsonl"
+    path.write_bytes(content)
+    for fmt in ("jsonl", "csv"):
+        problems = []
+        assert list(read_rows(path, file="e", fmt=fmt, problems=problems)) == []
+        assert [p.message for p in problems] == ["the file is empty"]
