@@ -18,7 +18,8 @@ import io
 import json
 import math
 import re
-from collections.abc import Iterator, Mapping
+import sys
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -64,9 +65,31 @@ MAX_IDENTIFIER_LENGTH = 200
 SIGNED_INTEGER = re.compile(r"[+-]?\d+")
 
 
-@dataclass
+def content_key(
+    text: str,
+    reference_answer: str,
+    source_task: str,
+    domains,
+    difficulty: int | None,
+    skills,
+) -> bytes:
+    """A digest of what must be equal for a re-import of an instruction to be a no-op:
+    compared instead of the texts themselves, so that a parsed instruction can let its
+    texts go (`InstructionRecord.slimmed`) and the database's need not be read."""
+    payload = json.dumps(
+        [text, reference_answer, source_task, list(domains), difficulty, list(skills)]
+    )
+    return hashlib.blake2b(payload.encode("utf-8"), digest_size=16).digest()
+
+
+def text_key(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
+
+
+@dataclass(slots=True)  # many thousands of them are held during an import
 class InstructionRecord:
-    """One parsed instruction, ready to be written."""
+    """One parsed instruction, ready to be written; or, `slim`, its ids, skills and
+    digests only (the texts are read again from the file when it is written)."""
 
     external_id: str
     text: str
@@ -80,20 +103,45 @@ class InstructionRecord:
     checklist: list[dict] | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     is_hard: bool = False
+    slim: bool = False
+    keys: tuple[bytes, bytes] | None = field(default=None, repr=False)
 
-    def content(self) -> tuple:
-        """What must be equal for a re-import of this instruction to be a no-op."""
-        return (
+    def content(self) -> bytes:
+        """The `content_key` of this instruction (equal content, equal key)."""
+        if self.keys is not None:
+            return self.keys[0]
+        return content_key(
             self.text,
             self.reference_answer,
             self.source_task,
-            tuple(self.domains),
+            self.domains,
             self.difficulty,
-            tuple(self.skills),
+            self.skills,
+        )
+
+    def text_digest(self) -> bytes:
+        return self.keys[1] if self.keys is not None else text_key(self.text)
+
+    def slimmed(self) -> InstructionRecord:
+        """This record without its texts (instruction, answer, checklist, metadata):
+        what validation and planning need, a small fraction of the memory."""
+        return InstructionRecord(
+            external_id=self.external_id,
+            text="",
+            line=self.line,
+            file=self.file,
+            # Interned: the same few tasks, domains and skill keys recur on every row.
+            source_task=sys.intern(self.source_task),
+            domains=[sys.intern(d) for d in self.domains],
+            difficulty=self.difficulty,
+            skills=[sys.intern(k) for k in self.skills],
+            is_hard=self.is_hard,
+            slim=True,
+            keys=(self.content(), self.text_digest()),
         )
 
 
-@dataclass
+@dataclass(slots=True)
 class ResponseRecord:
     """One parsed model response to an instruction (by the instruction's external id)."""
 
@@ -116,8 +164,11 @@ class ParseResult:
     rows: int = 0
     preview: list[dict] = field(default_factory=list)
     had_rows: bool = False  # set by `release_rows`
+    # With slim instructions: the full records again, read from the files, in order.
+    reread: Callable[[], Iterator[InstructionRecord]] | None = None
 
     def extend(self, other: ParseResult) -> None:
+        """Add `other`'s rows and findings (not its `reread`)."""
         self.instructions.extend(other.instructions)
         self.responses.extend(other.responses)
         self.problems.extend(other.problems)

@@ -55,14 +55,40 @@ CHECKLIST_FIELDS = ("checklist", "rubric_checklist", "instance_rubric")
 
 
 def parse_eval_set(
-    data: FileData, *, file: str, skill_lookup: dict[str, str], hard: bool = False
+    data: FileData,
+    *,
+    file: str,
+    skill_lookup: dict[str, str],
+    hard: bool = False,
+    slim: bool = False,
 ) -> ParseResult:
     """Parse a FLASK evaluation set (current or legacy schema, FLASK-Hard included).
 
     `hard` marks every instruction as FLASK-Hard. Every problem is collected with its
-    line and field; instructions with problems are not returned.
+    line and field; instructions with problems are not returned. `slim` keeps each
+    instruction `slimmed` (without its texts; `iter_eval_set` reads them again).
     """
     result = ParseResult()
+    for record in iter_eval_set(
+        data, file=file, skill_lookup=skill_lookup, hard=hard, result=result
+    ):
+        result.instructions.append(record.slimmed() if slim else record)
+    duplicate_check(
+        result.instructions, lambda r: r.external_id, "instruction id", result.problems
+    )
+    return result
+
+
+def iter_eval_set(
+    data: FileData,
+    *,
+    file: str,
+    skill_lookup: dict[str, str],
+    hard: bool,
+    result: ParseResult,
+) -> Iterator[InstructionRecord]:
+    """Yield the valid instructions of a FLASK evaluation set as they are read; rows,
+    problems and the preview go to `result` (no duplicate check)."""
     for line, row in read_rows(data, file=file, fmt="jsonl", problems=result.problems):
         result.rows += 1
         schema = LEGACY if "question_id" in row and "idx" not in row else CURRENT
@@ -96,26 +122,20 @@ def parse_eval_set(
             )
         if not reader.ok or external_id is None:
             continue
-        result.instructions.append(
-            InstructionRecord(
-                external_id=external_id,
-                text=text,
-                line=line,
-                file=file,
-                reference_answer=answer,
-                source_task=task,
-                domains=domains,
-                difficulty=difficulty,
-                skills=skills,
-                checklist=checklist,
-                metadata=metadata,
-                is_hard=hard,
-            )
+        yield InstructionRecord(
+            external_id=external_id,
+            text=text,
+            line=line,
+            file=file,
+            reference_answer=answer,
+            source_task=task,
+            domains=domains,
+            difficulty=difficulty,
+            skills=skills,
+            checklist=checklist,
+            metadata=metadata,
+            is_hard=hard,
         )
-    duplicate_check(
-        result.instructions, lambda r: r.external_id, "instruction id", result.problems
-    )
-    return result
 
 
 def model_name_from_file(file: str) -> str:

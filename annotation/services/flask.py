@@ -126,11 +126,13 @@ def dataset_import_flask(
         rubric = rubric_for(dataset, options)
         lookup = skill_lookup(rubric)
 
+    # Slim: the instruction texts are read again when written, not kept meanwhile.
     parsed = dataset_parse_files(
         fmt=ImportJob.Format.FLASK,
         files=eval_files,
         skill_lookup=lookup,
         options=options,
+        slim=True,
     )
     if options.get("model") and len(output_files) > 1:
         raise DomainError(
@@ -148,8 +150,12 @@ def dataset_import_flask(
         for record in hard.instructions:
             hard_records.setdefault(record.text, record)
     eval_ids = [r.external_id for r in parsed.instructions]
-    # The import frees the parsed texts once written: keep the few the match needs.
-    eval_hard_texts = {r.text for r in parsed.instructions if r.text in hard_records}
+    hard_by_digest = {r.text_digest(): text for text, r in hard_records.items()}
+    eval_hard_texts = {
+        hard_by_digest[key]
+        for key in (r.text_digest() for r in parsed.instructions)
+        if key in hard_by_digest
+    }
 
     def after_write(target: Dataset | None, report: ImportReport) -> None:
         if options.get("hard"):

@@ -9,13 +9,14 @@ import contextlib
 import hashlib
 import json
 import queue
+from collections.abc import Callable, Iterable, Iterator
 
 from django.db import connection
 from django.db.models.functions import MD5
 from django.utils import timezone
 from psycopg.copy import QueuedLibpqWriter
 
-from annotation.errors import Problem
+from annotation.errors import DomainError, Problem
 from annotation.importers.base import (
     FileData,
     InstructionRecord,
@@ -224,26 +225,30 @@ INSTRUCTION_COLUMNS = [
 
 
 def copy_instructions(
-    dataset: Dataset, records: list[InstructionRecord], ids: dict[str, int], start: int
+    dataset: Dataset,
+    records: Iterable[InstructionRecord],
+    count: int,
+    ids: dict[str, int],
+    start: int,
 ) -> None:
     """COPY new instructions with keys taken from the table's sequence beforehand, so
     their ids are known without reading the rows back (PostgreSQL only; elsewhere
     `bulk_create`). Fills `ids`. The values are those `bulk_create` would store: the
     JSON columns as `json.dumps` text (tests/annotation/test_import_streaming.py reads
-    every column back on both databases)."""
-    if not records:
+    every column back on both databases). `records` (`count` of them) is read once,
+    as it is written."""
+    if not count:
         return
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT nextval(pg_get_serial_sequence(%s, 'id')) "
             "FROM generate_series(1, %s)",
-            [Instruction._meta.db_table, len(records)],
+            [Instruction._meta.db_table, count],
         )
         keys = [pk for (pk,) in cursor.fetchall()]
-    for record, pk in zip(records, keys, strict=True):
-        ids[record.external_id] = pk
     with RowWriter(Instruction, INSTRUCTION_COLUMNS) as writer:
         for i, (r, pk) in enumerate(zip(records, keys, strict=True)):
+            ids[r.external_id] = pk
             writer.write(
                 (
                     pk,
@@ -268,15 +273,25 @@ def write_planned(
     new_instructions: list[InstructionRecord],
     new_responses: list,
     ids: dict[str, int],
+    reread: Callable[[], Iterator[InstructionRecord]] | None = None,
 ) -> None:
-    """Write the planned rows. Caller holds the transaction."""
+    """Write the planned rows. Caller holds the transaction. Slim instructions (see
+    `dataset_parse_files`) are written from `reread`, which yields the full records
+    in the order they were parsed; each must match its slim record's digest (a file
+    changed since it was checked raises `DomainError`, and the caller rolls back)."""
     skill_ids = dict(
         Skill.objects.filter(rubric_id=dataset.rubric_id).values_list("key", "pk")
     )
     start = Instruction.objects.filter(dataset=dataset).count()
+    records: Iterable[InstructionRecord] = new_instructions
+    if any(r.slim for r in new_instructions):
+        if reread is None:
+            raise ValueError("slim instructions need `reread` to be written")
+        records = _full_records(new_instructions, reread())
     if connection.vendor == "postgresql":
-        copy_instructions(dataset, new_instructions, ids, start)
+        copy_instructions(dataset, records, len(new_instructions), ids, start)
     else:
+        records = list(records)  # SQLite, the embedded development database
         objs = [
             Instruction(
                 dataset=dataset,
@@ -292,10 +307,10 @@ def write_planned(
                 metadata=r.metadata,
                 position=start + i,
             )
-            for i, r in enumerate(new_instructions)
+            for i, r in enumerate(records)
         ]
         Instruction.objects.bulk_create(objs, batch_size=BATCH)
-        for record, obj in zip(new_instructions, objs, strict=True):
+        for record, obj in zip(records, objs, strict=True):
             ids[record.external_id] = obj.pk
     links = [
         (ids[r.external_id], skill_ids[key], rank)
@@ -322,6 +337,37 @@ def write_planned(
         ["instruction_id", "model_name", "text", "metadata", "created_at"],
         rows,
     )
+
+
+def _full_records(
+    slim: list[InstructionRecord], full: Iterator[InstructionRecord]
+) -> Iterator[InstructionRecord]:
+    """The full record of each slim one, in order, from `full` (every valid record of
+    the same files, in parse order: a superset, holding duplicates the plan left
+    out)."""
+    wanted = iter(slim)
+    target = next(wanted, None)
+    for record in full:
+        if target is None:
+            return
+        if (record.file, record.line) != (target.file, target.line):
+            continue
+        if record.content() != target.content():
+            raise DomainError(
+                "the file changed while it was being imported; import it again",
+                [
+                    Problem(
+                        "changed during the import", line=record.line, file=record.file
+                    )
+                ],
+            )
+        yield record
+        target = next(wanted, None)
+    if target is not None:
+        raise DomainError(
+            "the file changed while it was being imported; import it again",
+            [Problem("changed during the import", line=target.line, file=target.file)],
+        )
 
 
 def stream_outputs(

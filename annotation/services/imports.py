@@ -8,7 +8,7 @@ changed text under an existing id is an error, because scores may already refer 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -22,10 +22,12 @@ from annotation.importers.base import (
     InstructionRecord,
     ParseResult,
     ResponseRecord,
+    content_key,
     file_size,
     skill_lookup_for,
 )
 from annotation.importers.flask import (
+    iter_eval_set,
     parse_eval_set,
     parse_outputs,
 )
@@ -80,8 +82,14 @@ def dataset_parse_files(
     files: list[tuple[str, FileData]],
     skill_lookup: dict[str, str],
     options: dict,
+    slim: bool = False,
 ) -> ParseResult:
-    """Parse every file in format `fmt` (pure: no database). Problems are collected."""
+    """Parse every file in format `fmt` (pure: no database). Problems are collected.
+
+    `slim` (FLASK evaluation sets only): the instructions are kept without their
+    texts, and `reread` of the result reads them again, file by file, when they are
+    written; so the memory an import holds does not grow with the texts' size. The
+    files must then stay readable (and unchanged) until the import is written."""
     if fmt not in FORMATS:
         raise DomainError(
             f"unknown format {fmt!r}; use one of: {', '.join(sorted(FORMATS))}"
@@ -109,6 +117,7 @@ def dataset_parse_files(
                 file=name,
                 skill_lookup=skill_lookup,
                 hard=bool(options.get("hard")),
+                slim=slim,
             )
         elif fmt == ImportJob.Format.FLASK_OUTPUTS:
             part = parse_outputs(file_data, file=name, model_name=options.get("model"))
@@ -124,6 +133,20 @@ def dataset_parse_files(
         result.extend(part)
     if len(files) > 1:
         _merge_across_files(result)
+    if slim and fmt == ImportJob.Format.FLASK:
+        hard = bool(options.get("hard"))
+
+        def reread() -> Iterator[InstructionRecord]:
+            for name, file_data in files:
+                yield from iter_eval_set(
+                    file_data,
+                    file=name,
+                    skill_lookup=skill_lookup,
+                    hard=hard,
+                    result=ParseResult(),
+                )
+
+        result.reread = reread
     return result
 
 
@@ -168,22 +191,11 @@ def _merge_across_files(result: ParseResult) -> None:
             )
 
 
-def _existing_instructions(dataset: Dataset | None) -> dict[str, tuple[int, tuple]]:
-    """external id -> (pk, content tuple) for every instruction of `dataset` (2 queries)."""
+def _existing_instructions(dataset: Dataset | None) -> dict[str, tuple[int, bytes]]:
+    """external id -> (pk, `content_key`) for every instruction of `dataset` (2
+    queries)."""
     if dataset is None or dataset.pk is None:
         return {}
-    rows = list(
-        Instruction.objects.filter(dataset=dataset).values_list(
-            "pk",
-            "external_id",
-            "text",
-            "reference_answer",
-            "source_task",
-            "domain_1",
-            "domain_2",
-            "difficulty",
-        )
-    )
     skills: dict[int, list[str]] = {}
     for instruction_id, key in (
         InstructionSkill.objects.filter(instruction__dataset=dataset)
@@ -191,10 +203,21 @@ def _existing_instructions(dataset: Dataset | None) -> dict[str, tuple[int, tupl
         .values_list("instruction_id", "skill__key")
     ):
         skills.setdefault(instruction_id, []).append(key)
+    rows = Instruction.objects.filter(dataset=dataset).values_list(
+        "pk",
+        "external_id",
+        "text",
+        "reference_answer",
+        "source_task",
+        "domain_1",
+        "domain_2",
+        "difficulty",
+    )
     out = {}
-    for pk, ext, text, ref, task, d1, d2, diff in rows:
+    # Streamed: only the keys are kept, not the dataset's texts.
+    for pk, ext, text, ref, task, d1, d2, diff in rows.iterator(chunk_size=2000):
         domains = tuple(d for d in (d1, d2) if d)
-        out[ext] = (pk, (text, ref, task, domains, diff, tuple(skills.get(pk, []))))
+        out[ext] = (pk, content_key(text, ref, task, domains, diff, skills.get(pk, [])))
     return out
 
 
@@ -345,7 +368,9 @@ def import_parsed(
             report.dataset = dataset_name
             known = set(ids) | {r.external_id for r in new_instructions}
             if not problems and not dry_run:
-                write_planned(dataset, new_instructions, new_responses, ids)
+                write_planned(
+                    dataset, new_instructions, new_responses, ids, parsed.reread
+                )
             del new_instructions, new_responses
         known |= {r.external_id for r in parsed.instructions}
         if not problems:

@@ -72,3 +72,42 @@ def test_an_empty_file_on_disk_is_one_problem(tmp_path, content):
         problems = []
         assert list(read_rows(path, file="e", fmt=fmt, problems=problems)) == []
         assert [p.message for p in problems] == ["the file is empty"]
+
+
+@pytest.mark.django_db
+def test_slim_instructions_are_written_from_the_file_read_again(tmp_path):
+    """The FLASK import keeps instructions without their texts while it checks them
+    and reads the texts again to write them: what lands is what the file says."""
+    from annotation.models import Instruction
+    from annotation.services import dataset_import_flask
+
+    rows = [
+        {"idx": i, "instruction": f"Question {i}: " + "why? " * 50, "answer": f"A{i}"}
+        for i in range(1, 40)
+    ]
+    path = tmp_path / "eval.jsonl"
+    path.write_bytes(_jsonl(rows))
+    dataset_import_flask(dataset_name="slim", eval_files=[(str(path), path)])
+    stored = dict(
+        Instruction.objects.filter(dataset__name="slim").values_list(
+            "external_id", "text"
+        )
+    )
+    assert stored == {str(r["idx"]): r["instruction"] for r in rows}
+
+
+def test_a_file_changed_between_check_and_write_is_refused():
+    from annotation.errors import DomainError
+    from annotation.importers.base import InstructionRecord
+    from annotation.services.import_rows import _full_records
+
+    checked = [InstructionRecord(external_id="1", text="old", line=1, file="f")]
+    slim = [r.slimmed() for r in checked]
+    changed = iter([InstructionRecord(external_id="1", text="new", line=1, file="f")])
+    with pytest.raises(DomainError) as caught:
+        list(_full_records(slim, changed))
+    assert caught.value.problems[0].line == 1
+    same = iter([InstructionRecord(external_id="1", text="old", line=1, file="f")])
+    assert [r.text for r in _full_records(slim, same)] == ["old"]
+    with pytest.raises(DomainError):
+        list(_full_records(slim, iter([])))  # rows gone
