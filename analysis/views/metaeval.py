@@ -35,19 +35,36 @@ from annotation.models import Dataset, PreferencePair
 from flaskapp.bounds import ID, N_BOOT
 from flaskapp.params import BadParameter, int_list_param, int_param
 
+# (figure, label, meaning, display kind for the `stat` filter): only proportions are
+# shown as percentages; kappa is a coefficient (-1..1) and keeps its two decimals.
 FIGURES = (
-    ("accuracy_ab", "Accuracy, original order", "share of (verdict, vote) comparisons"),
-    ("accuracy_ba", "Accuracy, swapped order", "verdict mapped back to 1/2"),
-    ("accuracy_mean", "Accuracy, mean of orders", ""),
-    ("accuracy_both", "Correct in both orders", ""),
-    ("accuracy_mean_no_ties", "Accuracy without ties", "ties on either side dropped"),
-    ("kappa", "Cohen's kappa", "both orders pooled, on the label values"),
-    ("kappa_no_ties", "Cohen's kappa without ties", ""),
-    ("consistency", "Positional consistency", "same verdict in both orders"),
-    ("first_position_share", "Inconsistent: first position", "order bias"),
-    ("second_position_share", "Inconsistent: second position", ""),
-    ("rm_accuracy", "Reward-model accuracy", "tie or error verdict = 0.5"),
-    ("human_loo", "Human ceiling (leave one out)", "vote vs majority of the others"),
+    (
+        "accuracy_ab",
+        "Accuracy, original order",
+        "share of (verdict, vote) comparisons",
+        "share",
+    ),
+    ("accuracy_ba", "Accuracy, swapped order", "verdict mapped back to 1/2", "share"),
+    ("accuracy_mean", "Accuracy, mean of orders", "", "share"),
+    ("accuracy_both", "Correct in both orders", "", "share"),
+    (
+        "accuracy_mean_no_ties",
+        "Accuracy without ties",
+        "ties on either side dropped",
+        "share",
+    ),
+    ("kappa", "Cohen's kappa", "both orders pooled, on the label values", "corr"),
+    ("kappa_no_ties", "Cohen's kappa without ties", "", "corr"),
+    ("consistency", "Positional consistency", "same verdict in both orders", "share"),
+    ("first_position_share", "Inconsistent: first position", "order bias", "share"),
+    ("second_position_share", "Inconsistent: second position", "", "share"),
+    ("rm_accuracy", "Reward-model accuracy", "tie or error verdict = 0.5", "share"),
+    (
+        "human_loo",
+        "Human ceiling (leave one out)",
+        "vote vs majority of the others",
+        "share",
+    ),
 )
 
 
@@ -86,8 +103,8 @@ def _n_boot(params) -> tuple[int, str]:
 
 def _rows(group: dict) -> list[dict]:
     return [
-        {"key": k, "label": label, "help": help_text, "r": group.get(k)}
-        for k, label, help_text in FIGURES
+        {"key": k, "label": label, "help": help_text, "r": group.get(k), "kind": kind}
+        for k, label, help_text, kind in FIGURES
         if group.get(k) is not None
     ]
 

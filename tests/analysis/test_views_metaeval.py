@@ -98,3 +98,37 @@ def test_category_columns_line_up_with_their_headers(
     # chat: p0 (1 vote) and p1 (2 votes): original order 1/3 right, swapped 3/3,
     # both orders 1/3, consistent pairs 1 of 2, RM accuracy (no human ties) 2/3...
     assert values[:4] == ["33%", "100%", "33%", "50%"]
+
+
+def _overall_row(html: str, run_id: int, label: str) -> str:
+    table = html[html.index(f'id="metaeval-overall-{run_id}"') :]
+    table = table[: table.index("</table>")]
+    start = table.index(f">{label}</th>")
+    return table[start : table.index("</tr>", start)]
+
+
+def test_kappa_is_a_coefficient_and_accuracy_a_percentage(
+    pref_setup, researcher, client_for
+):
+    """Kappa (-1..1) shows two decimals and its interval, never a percentage; the
+    proportions beside it (accuracy, consistency) stay percentages."""
+    import re
+
+    from analysis.selectors.metaeval import metaeval_compute
+
+    dataset, _, run_a, _ = pref_setup
+    page = client_for(researcher).get(
+        reverse("analysis:metaeval", args=[dataset.pk]), {"run": run_a.pk, "n_boot": 50}
+    )
+    html = page.content.decode()
+    report = metaeval_compute(dataset=dataset, run_ids=[run_a.pk], n_boot=50)
+    kappa = report["runs"][0]["report"]["overall"]["kappa"]
+    assert kappa["value"] is not None and kappa["ci"]
+    row = _overall_row(html, run_a.pk, "Cohen&#x27;s kappa")
+    value = re.search(r'stat-value">([^<]+)<', row).group(1)
+    ci = re.search(r'stat-ci"[^>]*>\[([^<]+)\]<', row).group(1)
+    assert value == f"{kappa['value']:.2f}"
+    assert ci == f"{kappa['ci'][0]:.2f}, {kappa['ci'][1]:.2f}"
+    assert "%" not in value + ci
+    accuracy = _overall_row(html, run_a.pk, "Accuracy, original order")
+    assert re.search(r'stat-value">40%<', accuracy)
