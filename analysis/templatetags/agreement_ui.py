@@ -24,6 +24,13 @@ def _defined(value) -> bool:
     return isinstance(value, int | float) and math.isfinite(value)
 
 
+def format_number(value, kind: str = "corr") -> str:
+    """A bare number as the `stat` filter shows values of `kind` ("" if undefined)."""
+    if kind == "count":
+        return str(value) if value is not None else ""
+    return _number(float(value), kind) if _defined(value) else ""
+
+
 @register.filter
 def stat(result, kind: str = "corr") -> SafeString:
     """`{{ r|stat:"corr" }}` for a statistic dict {"value", "n", "ci", "reason"}:

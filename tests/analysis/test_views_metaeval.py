@@ -22,17 +22,19 @@ def test_report_page_shows_figures_and_probes(pref_setup, researcher, client_for
     assert f'id="metaeval-overall-{run_a.pk}"' in html
     assert "Accuracy, original order" in html
     assert "40%" in html  # accuracy in the original order, 2 of 5 comparisons
-    assert "bandwagon" in html and f'id="metaeval-probes-{cued.pk}"' in html
+    assert "Bandwagon cue" in html and f'id="metaeval-probes-{cued.pk}"' in html
     # the order probe's row shows the same value and count as the selector
     from analysis.selectors.metaeval import metaeval_compute
 
     report = metaeval_compute(dataset=dataset, run_ids=[run_a.pk], n_boot=50)
     order = report["runs"][0]["report"]["probes"]["order"]["value"]
     probes = html[html.index(f'id="metaeval-probes-{run_a.pk}"') :]
-    start = probes.index(">order<")
+    start = probes.index(">Position bias<")
     row = probes[start : probes.index("</tr>", start)]
     assert order["value"] is not None
-    assert f"{order['value']:.2f}" in row and f"n={order['n']}" in row
+    # a share of flipped pairs: shown as a percentage, beside its 50% baseline
+    assert f"{100 * order['value']:.0f}%" in row and f"n={order['n']}" in row
+    assert "<td>50%</td>" in row
 
 
 def test_bad_parameters_are_reported_and_named(pref_setup, researcher, client_for):
@@ -61,7 +63,8 @@ def test_pointwise_probe_page(researcher, client_for):
     )
     assert page.status_code == 200
     html = page.content.decode()
-    assert 'id="pointwise-probes"' in html and "halo" in html and "length" in html
+    assert 'id="pointwise-probes"' in html
+    assert "Halo effect" in html and "Length bias of scores" in html
 
 
 @pytest.mark.parametrize("name", ["metaeval-home", "metaeval", "metaeval-probes"])
@@ -86,7 +89,7 @@ def test_category_columns_line_up_with_their_headers(
     html = page.content.decode()
     table = html[html.index(f'id="metaeval-categories-{run_a.pk}"') :]
     heads = re.findall(
-        r'<th scope="col">([^<]+)</th>', table[: table.index("</thead>")]
+        r'<th scope="col"[^>]*>([^<]+)</th>', table[: table.index("</thead>")]
     )
     assert heads[1:] == [
         "Acc. original", "Acc. swapped", "Both orders", "Consistency", "RM accuracy",
