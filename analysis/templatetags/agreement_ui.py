@@ -63,6 +63,22 @@ def stat(result, kind: str = "corr") -> SafeString:
 
 
 @register.filter
+def stat_reason(result, kind: str = "corr") -> SafeString:
+    """`stat`, except that an undefined figure shows its reason in words (the reader
+    needs it to act, e.g. "no response ... comes from the judge's own model family"),
+    then its n."""
+    value = result.get("value") if isinstance(result, dict) else None
+    reason = result.get("reason") if isinstance(result, dict) else ""
+    if _defined(value) or not reason:
+        return stat(result, kind)
+    return format_html(
+        '<span class="stat-undefined">{}</span><span class="stat-n">n={}</span>',
+        reason,
+        result.get("n") or 0,
+    )
+
+
+@register.filter
 def stat_value(result, kind: str = "corr") -> str:
     """Only the number (for tooltips), or "not enough data"."""
     value = result.get("value") if isinstance(result, dict) else None

@@ -135,3 +135,33 @@ def test_kappa_is_a_coefficient_and_accuracy_a_percentage(
     assert "%" not in value + ci
     accuracy = _overall_row(html, run_a.pk, "Accuracy, original order")
     assert re.search(r'stat-value">40%<', accuracy)
+
+
+def test_probe_page_says_when_no_response_is_of_the_judges_family(
+    researcher, client_for
+):
+    from annotation.models import EvaluatedModel
+    from judging.models import JudgeConfig, JudgeRun
+
+    human = {(i, "alpha", "readability"): [1 + i % 5, "-", "-"] for i in range(6)}
+    judge = {k: v[0] for k, v in human.items()}
+    s = make_agreement_setup(
+        researcher, human=human, judges=[judge], n_instructions=6, models=("alpha",),
+        name="no-own-page",
+    )  # fmt: skip
+    EvaluatedModel.objects.create(name="alpha", family="other")
+    config = JudgeConfig.objects.create(name="fam judge", model_family="acme")
+    JudgeRun.objects.filter(pk=s.runs[0].pk).update(config=config)
+    page = client_for(researcher).get(
+        reverse("analysis:metaeval-probes", args=[s.dataset.pk]),
+        {"campaign": s.campaign.pk, "run": s.runs[0].pk, "n_boot": 20},
+    )
+    html = page.content.decode()
+    row = html[html.index(">Self-preference in scores<") :]
+    row = row[: row.index("</tr>")]
+    # visible, not only in a tooltip
+    assert (
+        '<span class="stat-undefined">no response in this data comes from the '
+        "judge&#x27;s own model family (acme)</span>"
+    ) in row
+    assert "not enough data" not in row.split("<dl")[0]
