@@ -164,6 +164,34 @@ def bar_rect(x, y, w, h, s: Series, uid: str, tip: str = "") -> str:
     )
 
 
+def hatch_defs(uid: str, series: list[Series]) -> str:
+    """`<defs>` with one hatch pattern per judge series (`bar_rect` fills with it):
+    bars differ by hatching as well as by colour."""
+    defs = ["<defs>"]
+    for s in series:
+        if s.index:
+            spacing = 4 + (s.index % 3)
+            defs.append(
+                f'<pattern id="{uid}-hatch-{s.index}" patternUnits="userSpaceOnUse" '
+                f'width="{spacing}" height="{spacing}" '
+                f'patternTransform="rotate({45 if s.index % 2 else -45})">'
+                f'<rect width="{spacing}" height="{spacing}" fill="#ffffff"/>'
+                f'<rect width="{spacing / 2}" height="{spacing}" fill="{s.colour}"/>'
+                f"</pattern>"
+            )
+    defs.append("</defs>")
+    return "".join(defs)
+
+
+def fmt_value(x: float, kind: str = "share") -> str:
+    """A figure as the pages show it: share 0.62 -> 62%, signed +0.12, corr 0.12."""
+    if kind == "share":
+        return f"{100 * x:.0f}%"
+    if kind == "signed":
+        return f"{x:+.2f}"
+    return f"{x:.2f}"
+
+
 def shorten(name: str, limit: int = 22) -> str:
     name = str(name)
     return name if len(name) <= limit else name[: limit - 1] + "…"

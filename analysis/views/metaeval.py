@@ -19,6 +19,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from analysis import charts
 from analysis.glossary import figure, figure_rows, glossary
 from analysis.selectors.agreement import (
     agreement_sources_for_user,
@@ -164,6 +165,8 @@ def metaeval_report(request: HttpRequest, dataset_id: int) -> HttpResponse:
                     for name, g in sorted(rep["categories"].items())
                 ],
                 "probes": probe_rows(probes),
+                "chart_categories": charts.category_accuracy_from_metaeval(run),
+                "chart_probes": charts.probe_effects_from_metaeval(run),
             }
         )
     context = {

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -165,3 +167,24 @@ def test_probe_page_says_when_no_response_is_of_the_judges_family(
         "judge&#x27;s own model family (acme)</span>"
     ) in row
     assert "not enough data" not in row.split("<dl")[0]
+
+
+def test_report_page_shows_accuracy_and_probe_charts(
+    pref_setup, researcher, client_for
+):
+    import xml.etree.ElementTree as ET
+
+    dataset, _, run_a, _ = pref_setup
+    page = client_for(researcher).get(
+        reverse("analysis:metaeval", args=[dataset.pk]), {"run": run_a.pk, "n_boot": 20}
+    )
+    html = page.content.decode()
+    block = html[html.index(f'id="metaeval-charts-{run_a.pk}"') :]
+    svgs = re.findall(r"<svg\b.*?</svg>", block[: block.index("</div>")], flags=re.S)
+    assert len(svgs) == 2
+    labels = [ET.fromstring(svg).get("aria-label") for svg in svgs]
+    assert labels == [
+        f"#{run_a.pk} judge A: accuracy per category",
+        f"#{run_a.pk} judge A: bias probes against their baseline",
+    ]
+    assert "chat" in svgs[0] and "code" in svgs[0] and "Position bias" in svgs[1]
