@@ -14,6 +14,10 @@ inlined in a page and served as a download. The contract every chart keeps:
   hatching for bars. Humans (the reference) are always solid and dark.
 * Empty, malformed or undefined input gives a "not enough data" chart, never an
   exception: the dashboard shows whatever the data allows.
+* Text stays inside the viewBox in any common font: widths are estimated generously
+  per character (``svg.HEADING_CHAR``, ``svg.TEXT_CHAR_EM``), titles wrap (content
+  starts ``heading_extra`` lower), radar labels lie beyond the outer ring and the
+  scale numbers inside it.
 
 The ``*_from_agreement`` adapters take the dict returned by
 ``analysis.selectors.agreement.agreement_compute`` (see its contract) and pick one

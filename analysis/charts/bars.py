@@ -11,6 +11,7 @@ from analysis.charts.svg import (
     esc,
     fmt_num,
     hatch_defs,
+    heading_extra,
     shorten,
     svg_document,
     svg_heading,
@@ -46,6 +47,7 @@ def rank_bars_chart(*, title: str, models: list[str], series: list[Series]) -> s
     bar_h, gap, left, top, plot_w = 14, 14, 150, 48, 330
     group_h = bar_h * len(series) + gap
     width = left + plot_w + 70
+    top += heading_extra(title, width)
     height = top + n_models * group_h + 40 + 18 * len(series)
     body = [hatch_defs(uid, series), svg_heading(title, width)]
     body.append(

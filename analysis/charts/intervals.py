@@ -20,6 +20,7 @@ from analysis.charts.svg import (
     fmt_num,
     fmt_value,
     hatch_defs,
+    heading_extra,
     shorten,
     svg_document,
     svg_heading,
@@ -126,6 +127,7 @@ def interval_bars_chart(*, title: str, groups: list[str], series: list[Series]) 
     bar_h, gap, left, top, plot_w, right = 16, 16, 150, 62, 300, 170
     group_h = bar_h * len(series) + gap
     width = left + plot_w + right
+    top += heading_extra(title, width)
     height = top + len(groups) * group_h + 30 + 18 * len(series)
     body = [hatch_defs(uid, series), svg_heading(title, width)]
     axis = ['<g class="axis">']
@@ -223,6 +225,7 @@ def effects_chart(*, title: str, effects: list[Effect]) -> str:
     extent = next((x for x in _EXTENTS if reach <= x), _EXTENTS[-1])
     row_h, left, top, plot_w, right = 36, 170, 74, 300, 170
     width = left + plot_w + right
+    top += heading_extra(title, width)
     height = top + len(effects) * row_h + 44
     colour = JUDGE_COLOURS[1]
     mid = left + plot_w / 2
