@@ -28,6 +28,8 @@ def format_number(value, kind: str = "corr") -> str:
     """A bare number as the `stat` filter shows values of `kind` ("" if undefined)."""
     if kind == "count":
         return str(value) if value is not None else ""
+    if kind == "signed" and value == 0:
+        return "0"  # a baseline of no difference, not a measured +0.00
     return _number(float(value), kind) if _defined(value) else ""
 
 

@@ -167,6 +167,7 @@ def test_probe_page_says_when_no_response_is_of_the_judges_family(
         "judge&#x27;s own model family (acme)</span>"
     ) in row
     assert "not enough data" not in row.split("<dl")[0]
+    assert "<td>0</td>" in row  # its baseline: no difference
 
 
 def test_report_page_shows_accuracy_and_probe_charts(
