@@ -1,4 +1,5 @@
-"""Server-side SVG charts of the agreement dashboard: pure functions, no Django.
+"""Server-side SVG charts of the agreement dashboard and the meta-evaluation page:
+pure functions, no Django.
 
 Every function returns one standalone SVG document as a string, so the same text is
 inlined in a page and served as a download. The contract every chart keeps:
@@ -13,10 +14,15 @@ inlined in a page and served as a download. The contract every chart keeps:
   hatching for bars. Humans (the reference) are always solid and dark.
 * Empty, malformed or undefined input gives a "not enough data" chart, never an
   exception: the dashboard shows whatever the data allows.
+* Text stays inside the viewBox in any common font: widths are estimated generously
+  per character (``svg.HEADING_CHAR``, ``svg.TEXT_CHAR_EM``), titles wrap (content
+  starts ``heading_extra`` lower), radar labels lie beyond the outer ring and the
+  scale numbers inside it.
 
 The ``*_from_agreement`` adapters take the dict returned by
 ``analysis.selectors.agreement.agreement_compute`` (see its contract) and pick one
-chart's numbers out of it.
+chart's numbers out of it; the ``*_from_metaeval`` adapters take one run of
+``analysis.selectors.metaeval.metaeval_compute``'s result.
 """
 
 from analysis.charts.agreement import (
@@ -30,12 +36,28 @@ from analysis.charts.agreement import (
 )
 from analysis.charts.bars import rank_bars_chart, ranks_from_means
 from analysis.charts.heatmap import heatmap_chart
+from analysis.charts.intervals import (
+    Effect,
+    Interval,
+    effects_chart,
+    interval_bars_chart,
+)
+from analysis.charts.metaeval import (
+    category_accuracy_from_metaeval,
+    probe_effects_from_metaeval,
+)
 from analysis.charts.radar import radar_chart
 from analysis.charts.scatter import scatter_chart
 from analysis.charts.svg import Series, empty_chart
 
 __all__ = [
+    "Effect",
+    "Interval",
     "Series",
+    "category_accuracy_from_metaeval",
+    "effects_chart",
+    "interval_bars_chart",
+    "probe_effects_from_metaeval",
     "empty_chart",
     "find_row",
     "heatmap_chart",

@@ -10,6 +10,8 @@ from analysis.charts.svg import (
     empty_chart,
     esc,
     fmt_num,
+    hatch_defs,
+    heading_extra,
     shorten,
     svg_document,
     svg_heading,
@@ -45,21 +47,9 @@ def rank_bars_chart(*, title: str, models: list[str], series: list[Series]) -> s
     bar_h, gap, left, top, plot_w = 14, 14, 150, 48, 330
     group_h = bar_h * len(series) + gap
     width = left + plot_w + 70
+    top += heading_extra(title, width)
     height = top + n_models * group_h + 40 + 18 * len(series)
-    defs = ["<defs>"]
-    for s in series:
-        if s.index:
-            spacing = 4 + (s.index % 3)
-            defs.append(
-                f'<pattern id="{uid}-hatch-{s.index}" patternUnits="userSpaceOnUse" '
-                f'width="{spacing}" height="{spacing}" '
-                f'patternTransform="rotate({45 if s.index % 2 else -45})">'
-                f'<rect width="{spacing}" height="{spacing}" fill="#ffffff"/>'
-                f'<rect width="{spacing / 2}" height="{spacing}" fill="{s.colour}"/>'
-                f"</pattern>"
-            )
-    defs.append("</defs>")
-    body = defs + [svg_heading(title, width)]
+    body = [hatch_defs(uid, series), svg_heading(title, width)]
     body.append(
         svg_text(
             left,

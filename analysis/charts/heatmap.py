@@ -8,6 +8,7 @@ from analysis.charts.svg import (
     empty_chart,
     esc,
     fmt_num,
+    heading_extra,
     svg_document,
     svg_heading,
     svg_text,
@@ -52,7 +53,9 @@ def heatmap_chart(
         return empty_chart(title, "no item scored by both sides (n=0)")
     peak = max(max(r) for r in matrix)
     cell, left, top = 58, 96, 58
-    width, height = left + 5 * cell + 70, top + 5 * cell + 110
+    width = left + 5 * cell + 70
+    top += heading_extra(title, width)
+    height = top + 5 * cell + 110
     body = [svg_heading(title, width)]
     body.append(svg_text(left + 2.5 * cell, top - 10, col_label, size=12, fill=MUTED))
     for j in range(5):

@@ -8,10 +8,12 @@ from analysis.charts.svg import (
     GRID,
     MUTED,
     SCALE,
+    TEXT_CHAR_EM,
     Series,
     empty_chart,
     esc,
     fmt_num,
+    heading_extra,
     svg_document,
     svg_heading,
     svg_legend,
@@ -30,6 +32,46 @@ def _wrap(label: str, width: int = 13) -> list[str]:
     return lines[:3]
 
 
+LABEL_SIZE = 13
+LABEL_LINE = 14
+LABEL_GAP = 12  # at least this far beyond the outer ring, whatever the angle
+SCALE_INSET = 8  # scale numbers this far inside their ring
+
+
+def _angle(i: int, n: int) -> float:
+    return -math.pi / 2 + 2 * math.pi * i / n
+
+
+def _label_layout(lines: list[str], angle: float, radius: float):
+    """((anchor, x, first baseline), lines, box) of an axis label around a centre at
+    (0, 0): the box (x0, y0, x1, y1, estimated from the characters) is pushed out
+    along its axis until its nearest point is `LABEL_GAP` beyond the outer ring."""
+    w = max(len(line) for line in lines) * TEXT_CHAR_EM * LABEL_SIZE
+    h = LABEL_LINE * len(lines)
+    c, s = math.cos(angle), math.sin(angle)
+    dist = radius + LABEL_GAP
+    while True:
+        ax, ay = dist * c, dist * s
+        if abs(c) < 0.2:
+            anchor, x0 = "middle", ax - w / 2
+        elif c > 0:
+            anchor, x0 = "start", ax
+        else:
+            anchor, x0 = "end", ax - w
+        y0 = ay - h if s < -0.2 else (ay if s > 0.2 else ay - h / 2)
+        box = (x0, y0, x0 + w, y0 + h)
+        near = math.hypot(min(max(0.0, x0), x0 + w), min(max(0.0, y0), y0 + h))
+        if near >= radius + LABEL_GAP:
+            break
+        dist += 2
+    # the first baseline: a line's ascent is about 0.8 of the font size
+    return (
+        (anchor, ax, y0 + 0.8 * LABEL_SIZE + (LABEL_LINE - LABEL_SIZE) / 2),
+        lines,
+        box,
+    )
+
+
 def radar_chart(*, title: str, axes: list[str], series: list[Series]) -> str:
     """Skills on the axes (1..5 from the centre out), one closed line per series.
 
@@ -42,52 +84,64 @@ def radar_chart(*, title: str, axes: list[str], series: list[Series]) -> str:
         return empty_chart(title, f"a radar chart needs at least 3 skills (got {n})")
     if not defined:
         return empty_chart(title, "no mean score for any skill")
-    width, cx, cy, radius = 520, 260, 222, 150
-    height = cy + radius + 62 + 18 * len(series)
+    radius = 150
+    # Labels first (around a centre at 0, 0): their boxes decide the chart's size.
+    labels = [
+        _label_layout(_wrap(label), _angle(i, n), radius)
+        for i, label in enumerate(axes)
+    ]
+    reach_x = max([radius] + [max(-b[0], b[2]) for _, _, b in labels]) + 16
+    width = max(520.0, 2 * reach_x)
+    cx = width / 2
+    cy = (
+        40 + heading_extra(title, width) + max([radius] + [-b[1] for _, _, b in labels])
+    )
+    bottom = max([radius] + [b[3] for _, _, b in labels])
+    legend_y = cy + bottom + 30
+    height = legend_y + 18 * len(series)
     lo, hi = SCALE
 
     def point(i: int, v: float) -> tuple[float, float]:
-        angle = -math.pi / 2 + 2 * math.pi * i / n
+        angle = _angle(i, n)
         r = radius * max(0.0, min(v, hi)) / hi
         return cx + r * math.cos(angle), cy + r * math.sin(angle)
 
     body = [svg_heading(title, width)]
     grid = ['<g class="grid">']
+    # Scale numbers sit halfway between the first two axes, inside their ring: the
+    # axis labels all lie beyond the outer ring, so the two never meet.
+    tick = -math.pi / 2 + math.pi / max(n, 2)
     for level in range(lo, hi + 1):
         ring = " ".join(
             f"{fmt_num(x)},{fmt_num(y)}" for x, y in (point(i, level) for i in range(n))
         )
         grid.append(f'<polygon points="{ring}" fill="none" stroke="{GRID}"/>')
-        # Scale numbers sit halfway between the first two axes, clear of the labels.
-        tick = -math.pi / 2 + math.pi / max(n, 2)
+        r = radius * level / hi - SCALE_INSET
         grid.append(
             svg_text(
-                cx + radius * level / hi * math.cos(tick) + 2,
-                cy + radius * level / hi * math.sin(tick) - 2,
+                cx + r * math.cos(tick),
+                cy + r * math.sin(tick) + 3.5,
                 level,
-                anchor="start",
                 size=10,
                 fill=MUTED,
+                extra=' class="scale" stroke="#ffffff" stroke-width="3" '
+                'paint-order="stroke"',
             )
         )
     for i, label in enumerate(axes):
         x, y = point(i, hi)
         grid.append(
-            f'<line x1="{cx}" y1="{cy}" x2="{fmt_num(x)}" y2="{fmt_num(y)}" stroke="{GRID}"/>'
+            f'<line class="axis" x1="{fmt_num(cx)}" y1="{fmt_num(cy)}" '
+            f'x2="{fmt_num(x)}" y2="{fmt_num(y)}" stroke="{GRID}"/>'
         )
-        lx, ly = point(i, hi + 0.62)
-        dx = lx - cx
-        anchor = "middle" if abs(dx) < 8 else ("start" if dx > 0 else "end")
-        lines = _wrap(label)
-        top = ly - 6 * (len(lines) - 1) + (4 if ly >= cy else 0)
-        if ly < cy - radius * 0.9:
-            top -= 6 * (len(lines) - 1)
+        (anchor, lx, first), lines, _ = labels[i]
         spans = "".join(
-            f'<tspan x="{fmt_num(lx)}" y="{fmt_num(top + 12 * k)}">{esc(line)}</tspan>'
+            f'<tspan x="{fmt_num(cx + lx)}" y="{fmt_num(cy + first + LABEL_LINE * k)}">'
+            f"{esc(line)}</tspan>"
             for k, line in enumerate(lines)
         )
         grid.append(
-            f'<text class="axis-label" text-anchor="{anchor}" font-size="13">'
+            f'<text class="axis-label" text-anchor="{anchor}" font-size="{LABEL_SIZE}">'
             f"<title>{esc(label)}</title>{spans}</text>"
         )
     grid.append("</g>")
@@ -126,7 +180,7 @@ def radar_chart(*, title: str, axes: list[str], series: list[Series]) -> str:
             )
             body.append(f'<path class="series" d="{d}" fill="none" {stroke}/>')
         body.append(f'<g class="marks">{"".join(marks)}</g>')
-    body.append(svg_legend(24, cy + radius + 58, series))
+    body.append(svg_legend(24, legend_y, series))
     desc = f"Radar chart of {n} skills on a 1 to 5 scale: " + "; ".join(
         s.label for s in series
     )

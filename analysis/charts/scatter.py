@@ -12,6 +12,7 @@ from analysis.charts.svg import (
     empty_chart,
     esc,
     fmt_num,
+    heading_extra,
     svg_document,
     svg_heading,
     svg_text,
@@ -40,7 +41,9 @@ def scatter_chart(
         return empty_chart(title, "no item scored by both sides (n=0)")
     total, peak = sum(p[2] for p in clean), max(p[2] for p in clean)
     left, top, size = 64, 50, 320
-    width, height = left + size + 40, top + size + 110
+    width = left + size + 40
+    top += heading_extra(title, width)
+    height = top + size + 110
     lo, hi = SCALE
 
     def sx(v):

@@ -58,14 +58,64 @@ def svg_text(x, y, text, *, anchor="middle", size=12, weight="", fill="", extra=
     )
 
 
+# The visible title: bold, wrapped over at most HEADING_MAX_LINES lines. Widths are
+# estimated generously per character (wide bold fonts such as DejaVu Sans Bold reach
+# ~0.74 em), so the title stays inside the viewBox in any common font.
+HEADING_SIZE = 15
+HEADING_CHAR = 0.76 * HEADING_SIZE
+HEADING_LINE = 19
+HEADING_Y = 26
+HEADING_X = 16
+HEADING_MAX_LINES = 3
+# Regular text (axis labels) per character, in em.
+TEXT_CHAR_EM = 0.64
+
+
+def wrap_words(text: str, limit: int, max_lines: int) -> list[str]:
+    """Words of `text` in lines of at most `limit` characters, at most `max_lines`
+    lines; a word longer than a line, or text past the last line, ends in "…"."""
+    limit = max(limit, 2)
+    lines = [""]
+    for word in str(text).split():
+        if len(word) > limit:
+            word = shorten(word, limit)
+        if lines[-1] and len(lines[-1]) + 1 + len(word) > limit:
+            lines.append(word)
+        else:
+            lines[-1] = f"{lines[-1]} {word}".strip()
+    if len(lines) > max_lines:
+        last = lines[max_lines - 1]
+        lines = lines[: max_lines - 1] + [last[: limit - 1].rstrip() + "…"]
+    return lines
+
+
+def heading_lines(title: str, width: float) -> list[str]:
+    limit = int((width - 2 * HEADING_X) / HEADING_CHAR)
+    return wrap_words(title, limit, HEADING_MAX_LINES)
+
+
+def heading_extra(title: str, width: float) -> float:
+    """How much lower than a one-line title a chart's content must start."""
+    return HEADING_LINE * (len(heading_lines(title, width)) - 1)
+
+
 def svg_heading(title: str, width: float) -> str:
-    """The visible title, cut to the chart's width (the full text is its tooltip)."""
-    limit = int((width - 24) / 8.5)
-    short = shorten(title, limit)
-    tip = f"<title>{esc(title)}</title>" if short != title else ""
+    """The visible title, wrapped to the chart's width (charts move their content
+    down by `heading_extra`); a title cut short has the full text as its tooltip."""
+    lines = heading_lines(title, width)
+    tip = (
+        f"<title>{esc(title)}</title>"
+        if " ".join(lines) != " ".join(str(title).split())
+        else ""
+    )
+    spans = "".join(
+        f'<tspan x="{HEADING_X}" y="{HEADING_Y + HEADING_LINE * k}">{esc(line)}</tspan>'
+        for k, line in enumerate(lines)
+    )
     return (
-        f'<text x="16" y="26" text-anchor="start" font-size="15" font-weight="600" '
-        f'class="chart-title">{tip}{esc(short)}</text>'
+        f'<text x="{HEADING_X}" y="{HEADING_Y}" text-anchor="start" '
+        f'font-size="{HEADING_SIZE}" font-weight="600" class="chart-title">'
+        f"{tip}{spans}</text>"
     )
 
 
@@ -74,13 +124,14 @@ def empty_chart(title: str, reason: str = "") -> str:
     message = reason or NOT_ENOUGH
     if not message.startswith(NOT_ENOUGH):
         message = f"{NOT_ENOUGH}: {message}"
+    dy = heading_extra(title, 480)
     body = [
-        svg_text(16, 30, shorten(title, 52), anchor="start", size=14, weight="600"),
-        f'<rect x="16" y="46" width="448" height="56" rx="6" fill="#f1f3f6" '
-        f'stroke="{GRID}"/>',
-        svg_text(240, 79, message, fill=MUTED, extra=' class="chart-empty"'),
+        svg_heading(title, 480),
+        f'<rect x="16" y="{fmt_num(46 + dy)}" width="448" height="56" rx="6" '
+        f'fill="#f1f3f6" stroke="{GRID}"/>',
+        svg_text(240, 79 + dy, message, fill=MUTED, extra=' class="chart-empty"'),
     ]
-    return svg_document(480, 118, title, message, body)
+    return svg_document(480, 118 + dy, title, message, body)
 
 
 @dataclass(frozen=True)
@@ -162,6 +213,34 @@ def bar_rect(x, y, w, h, s: Series, uid: str, tip: str = "") -> str:
         f'height="{fmt_num(h)}" fill="{fill}" stroke="{s.colour}" stroke-width="1.2">'
         f"{title}</rect>"
     )
+
+
+def hatch_defs(uid: str, series: list[Series]) -> str:
+    """`<defs>` with one hatch pattern per judge series (`bar_rect` fills with it):
+    bars differ by hatching as well as by colour."""
+    defs = ["<defs>"]
+    for s in series:
+        if s.index:
+            spacing = 4 + (s.index % 3)
+            defs.append(
+                f'<pattern id="{uid}-hatch-{s.index}" patternUnits="userSpaceOnUse" '
+                f'width="{spacing}" height="{spacing}" '
+                f'patternTransform="rotate({45 if s.index % 2 else -45})">'
+                f'<rect width="{spacing}" height="{spacing}" fill="#ffffff"/>'
+                f'<rect width="{spacing / 2}" height="{spacing}" fill="{s.colour}"/>'
+                f"</pattern>"
+            )
+    defs.append("</defs>")
+    return "".join(defs)
+
+
+def fmt_value(x: float, kind: str = "share") -> str:
+    """A figure as the pages show it: share 0.62 -> 62%, signed +0.12, corr 0.12."""
+    if kind == "share":
+        return f"{100 * x:.0f}%"
+    if kind == "signed":
+        return f"{x:+.2f}"
+    return f"{x:.2f}"
 
 
 def shorten(name: str, limit: int = 22) -> str:

@@ -13,6 +13,8 @@ Conventions
 * Human votes: every HumanPreference of the pair (imported votes and campaign votes).
 * Self-preference: a response is the judge's "own" when the EvaluatedModel of its model
   name has the same (non-empty) family as the run's judge config ``model_family``.
+  When no response of the data is the judge's own, the probe's undefined figures say
+  so (:func:`no_own_family_reason`) instead of a generic reason.
 * Lengths are characters of the response text.
 * Cue probes (bandwagon, attention): a run with ``probe`` set is compared with the
   plain pairwise run of the same judge config on the same dataset (the newest one,
@@ -180,6 +182,24 @@ def _families(names: set[str]) -> dict[str, str]:
     )
 
 
+def no_own_family_reason(family: str) -> str:
+    """Why a self-preference figure is undefined when nothing is the judge's own."""
+    return (
+        f"no response in this data comes from the judge's own model family ({family})"
+    )
+
+
+def _explain_no_own_family(probe: dict, family: str) -> dict:
+    """A self-preference probe (as JSON) on data without one response of the judge's
+    family: its undefined figures give that as their reason instead of a generic
+    "not enough data" (their counts stay)."""
+    reason = no_own_family_reason(family)
+    for r in [probe.get("value"), *(probe.get("details") or {}).values()]:
+        if isinstance(r, dict) and r.get("value") is None and "reason" in r:
+            r["reason"] = reason
+    return probe
+
+
 def _verdict_rows(run_ids: list[int]) -> dict[int, tuple]:
     """Per run: (pair ids, orders, verdicts) of sample 0 (1 query, integers only)."""
     empty = (
@@ -266,10 +286,12 @@ def metaeval_compute(
             "length_1": pairs.get("length_1"),
             "length_2": pairs.get("length_2"),
         }
+        any_own = False
         if family and len(pairs["id"]):
             own = np.array([families.get(m) == family for m in pairs["model_names"]])
             per_pair["own_1"] = own[pairs["model_1"]]
             per_pair["own_2"] = own[pairs["model_2"]]
+            any_own = bool(per_pair["own_1"].any() or per_pair["own_2"].any())
         vp, vo, vv = verdicts[rid]
         data = PairwiseData.from_verdict_rows(
             pairs["id"],
@@ -280,7 +302,11 @@ def metaeval_compute(
             vote_label,
             **{k: v for k, v in per_pair.items() if v is not None},
         )
-        report = metaeval_report(data, sections=sections, n_boot=n_boot, seed=seed)
+        report = _json(
+            metaeval_report(data, sections=sections, n_boot=n_boot, seed=seed)
+        )
+        if "self_preference" in report["probes"] and not any_own:
+            _explain_no_own_family(report["probes"]["self_preference"], family)
         cue = None
         if base_ids[rid]:
             cue = _cue_probe(
@@ -293,7 +319,7 @@ def metaeval_compute(
                 "probe": getattr(run, "probe", "") or "",
                 "base_run": base_ids[rid],
                 "model_family": family,
-                "report": _json(report),
+                "report": report,
                 "cue": _json(cue) if cue is not None else None,
             }
         )
@@ -462,8 +488,11 @@ def pointwise_probes(
     jm[row.ravel(), col] = judge
     hm[row.ravel(), col] = human
     out["halo"] = halo_probe(jm, hm, n_boot, seed)
+    probes = _json(out)
+    if family and not own.any():
+        _explain_no_own_family(probes["score_inflation"], family)
     return {"run": {"id": run.pk, "label": run_label(run)}, "family": family,
-            "probes": _json(out)}  # fmt: skip
+            "probes": probes}  # fmt: skip
 
 
 def _fetch_lengths(response_ids: list[int]):

@@ -24,6 +24,15 @@ def _defined(value) -> bool:
     return isinstance(value, int | float) and math.isfinite(value)
 
 
+def format_number(value, kind: str = "corr") -> str:
+    """A bare number as the `stat` filter shows values of `kind` ("" if undefined)."""
+    if kind == "count":
+        return str(value) if value is not None else ""
+    if kind == "signed" and value == 0:
+        return "0"  # a baseline of no difference, not a measured +0.00
+    return _number(float(value), kind) if _defined(value) else ""
+
+
 @register.filter
 def stat(result, kind: str = "corr") -> SafeString:
     """`{{ r|stat:"corr" }}` for a statistic dict {"value", "n", "ci", "reason"}:
@@ -52,6 +61,22 @@ def stat(result, kind: str = "corr") -> SafeString:
         _number(value, kind),
         ci_html,
         n,
+    )
+
+
+@register.filter
+def stat_reason(result, kind: str = "corr") -> SafeString:
+    """`stat`, except that an undefined figure shows its reason in words (the reader
+    needs it to act, e.g. "no response ... comes from the judge's own model family"),
+    then its n."""
+    value = result.get("value") if isinstance(result, dict) else None
+    reason = result.get("reason") if isinstance(result, dict) else ""
+    if _defined(value) or not reason:
+        return stat(result, kind)
+    return format_html(
+        '<span class="stat-undefined">{}</span><span class="stat-n">n={}</span>',
+        reason,
+        result.get("n") or 0,
     )
 
 

@@ -19,6 +19,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from analysis import charts
+from analysis.glossary import figure, figure_rows, glossary
 from analysis.selectors.agreement import (
     agreement_sources_for_user,
     run_label,
@@ -35,30 +37,29 @@ from annotation.models import Dataset, PreferencePair
 from flaskapp.bounds import ID, N_BOOT
 from flaskapp.params import BadParameter, int_list_param, int_param
 
-FIGURES = (
-    ("accuracy_ab", "Accuracy, original order", "share of (verdict, vote) comparisons"),
-    ("accuracy_ba", "Accuracy, swapped order", "verdict mapped back to 1/2"),
-    ("accuracy_mean", "Accuracy, mean of orders", ""),
-    ("accuracy_both", "Correct in both orders", ""),
-    ("accuracy_mean_no_ties", "Accuracy without ties", "ties on either side dropped"),
-    ("kappa", "Cohen's kappa", "both orders pooled, on the label values"),
-    ("kappa_no_ties", "Cohen's kappa without ties", ""),
-    ("consistency", "Positional consistency", "same verdict in both orders"),
-    ("first_position_share", "Inconsistent: first position", "order bias"),
-    ("second_position_share", "Inconsistent: second position", ""),
-    ("rm_accuracy", "Reward-model accuracy", "tie or error verdict = 0.5"),
-    ("human_loo", "Human ceiling (leave one out)", "vote vs majority of the others"),
+# The figures of the overview table and the per-category columns, in order. Their
+# labels, explanations and display kinds live in `analysis.glossary`.
+OVERALL = (
+    "accuracy_ab",
+    "accuracy_ba",
+    "accuracy_mean",
+    "accuracy_both",
+    "accuracy_mean_no_ties",
+    "kappa",
+    "kappa_no_ties",
+    "consistency",
+    "first_position_share",
+    "second_position_share",
+    "rm_accuracy",
+    "human_loo",
 )
-
-
-# Per-category table: (figure, header, display kind for the `stat` filter)
 CATEGORY_COLUMNS = (
-    ("accuracy_ab", "Acc. original", "share"),
-    ("accuracy_ba", "Acc. swapped", "share"),
-    ("accuracy_both", "Both orders", "share"),
-    ("consistency", "Consistency", "share"),
-    ("rm_accuracy", "RM accuracy", "share"),
-    ("kappa", "Kappa", "corr"),
+    "accuracy_ab",
+    "accuracy_ba",
+    "accuracy_both",
+    "consistency",
+    "rm_accuracy",
+    "kappa",
 )
 
 
@@ -86,10 +87,36 @@ def _n_boot(params) -> tuple[int, str]:
 
 def _rows(group: dict) -> list[dict]:
     return [
-        {"key": k, "label": label, "help": help_text, "r": group.get(k)}
-        for k, label, help_text in FIGURES
+        {"key": k, "label": f.label, "help": f.help, "r": group[k], "kind": f.kind}
+        for k, f in ((k, figure(k)) for k in OVERALL)
         if group.get(k) is not None
     ]
+
+
+def probe_rows(probes: list[dict]) -> list[dict]:
+    """Probes (as `analysis.selectors.metaeval` returns them) with their labels,
+    explanations and display kinds, details included."""
+    out = []
+    for probe in probes:
+        f = figure(probe.get("name", ""))
+        out.append(
+            {
+                "name": probe.get("name", ""),
+                "label": f.label,
+                "help": f.help,
+                "kind": f.kind,
+                "value": probe.get("value"),
+                "baseline": probe.get("baseline"),
+                "details": figure_rows(probe.get("details") or {}, probe_detail=True),
+            }
+        )
+    return out
+
+
+def page_glossary(keys, probes: list[dict]) -> list:
+    """What every figure shown on the page means (each label once)."""
+    details = [d["key"] for p in probes for d in p["details"]]
+    return glossary(list(keys) + [p["name"] for p in probes], probe_detail_keys=details)
 
 
 @login_required
@@ -128,16 +155,18 @@ def metaeval_report(request: HttpRequest, dataset_id: int) -> HttpResponse:
             {
                 "run": run,
                 "overall": _rows(rep["overall"]),
-                "overall_counts": rep["overall"].get("counts", {}),
+                "overall_counts": figure_rows(rep["overall"].get("counts", {})),
                 "categories": [
                     {
                         "name": name or "(none)",
-                        "cells": [(g.get(k), kind) for k, _, kind in CATEGORY_COLUMNS],
+                        "cells": [(g.get(k), figure(k).kind) for k in CATEGORY_COLUMNS],
                         "counts": g.get("counts", {}),
                     }
                     for name, g in sorted(rep["categories"].items())
                 ],
-                "probes": probes,
+                "probes": probe_rows(probes),
+                "chart_categories": charts.category_accuracy_from_metaeval(run),
+                "chart_probes": charts.probe_effects_from_metaeval(run),
             }
         )
     context = {
@@ -147,7 +176,13 @@ def metaeval_report(request: HttpRequest, dataset_id: int) -> HttpResponse:
         "n_boot": n_boot,
         "result": result,
         "reports": reports,
-        "category_headers": [h for _, h, _ in CATEGORY_COLUMNS],
+        "category_headers": [figure(k) for k in CATEGORY_COLUMNS],
+        "glossary": page_glossary(
+            OVERALL,
+            [p for rep in reports for p in rep["probes"]],
+        )
+        if reports
+        else [],
         "error": error,
     }
     return render(
@@ -173,13 +208,15 @@ def metaeval_pointwise_probes(request: HttpRequest, dataset_id: int) -> HttpResp
             )
         except ValueError as exc:
             error = str(exc)
+    probes = probe_rows(list(result["probes"].values())) if result else []
     context = {
         "dataset": dataset,
         "sources": sources,
         "campaigns": campaigns,
         "run": run[0] if run else None,
         "result": result,
-        "probes": list(result["probes"].items()) if result else [],
+        "probes": probes,
+        "glossary": page_glossary([], probes),
         "error": error,
     }
     return render(

@@ -213,8 +213,9 @@ def judge_run_counts(*, run_ids: list[int]) -> dict[int, RunCounts]:
 
 
 def _imported_counts(run_ids: list[int]) -> dict[int, RunCounts]:
-    """Runs that hold results without calls: the pairwise verdicts imported from a
-    file (`judging.services.verdicts`) count as done (one query; none for no ids).
+    """Runs that hold results without calls, whatever their kind: the pairwise
+    verdicts imported from a file (`judging.services.verdicts`), or written straight
+    into a pairwise run (bench data), count as done (one query; none for no ids).
 
     The one rule for the progress of such runs, on the run list and the run page:
     what they hold is done, nothing is pending.
@@ -298,7 +299,7 @@ def judge_run_progress(*, run: JudgeRun, now: datetime | None = None) -> RunProg
     aggregates["timed"] = Count("latency_ms")
     row = JudgeCall.objects.filter(run_id=run.pk).aggregate(**aggregates)
     counts = _counts_from(row)
-    if not counts.total and run.kind == JudgeRun.Kind.IMPORTED:
+    if not counts.total:  # the same rule as judge_run_counts (the run list)
         counts = _imported_counts([run.pk]).get(run.pk, counts)
     is_live = run.status == JudgeRun.Status.RUNNING
     window = float(RATE_WINDOW_SECONDS)

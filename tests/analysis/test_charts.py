@@ -428,3 +428,138 @@ def test_charts_in_one_page_never_share_ids():
     root = ET.fromstring(f"<div>{page}</div>")
     ids = [e.get("id") for e in root.iter() if e.get("id")]
     assert ids and len(ids) == len(set(ids))
+
+
+# --- Layout: the title inside the viewBox, radar labels clear of the scale -------------
+
+# Generous glyph widths (em per character): wide fonts (DejaVu Sans, Verdana) reach
+# ~0.74 em in bold and ~0.62 em in regular text.
+BOLD_EM, REGULAR_EM = 0.76, 0.64
+LONG_TITLE = "Commonsense Understanding: Baseline: ROUGE-L vs reference on demo dataset vs humans"
+
+
+def view_box(root) -> tuple[float, float]:
+    _, _, w, h = (float(v) for v in root.get("viewBox").split())
+    return w, h
+
+
+def title_lines(root) -> list[ET.Element]:
+    title = next(t for t in root.iter(f"{NS}text") if t.get("class") == "chart-title")
+    return title.findall(f"{NS}tspan")
+
+
+def assert_title_inside(root, title: str) -> float:
+    """Every line of the visible title lies inside the viewBox and, together, they
+    are the whole title; returns the last line's baseline."""
+    width, height = view_box(root)
+    lines = title_lines(root)
+    size = 15
+    for line in lines:
+        x, y = float(line.get("x")), float(line.get("y"))
+        assert x >= 0 and y - size >= 0
+        assert x + len(line.text) * BOLD_EM * size <= width, line.text
+        assert y <= height
+    assert " ".join(t.text for t in lines) == title
+    return float(lines[-1].get("y"))
+
+
+def test_heatmap_title_is_wrapped_inside_the_view_box_above_the_matrix():
+    root = parse(charts.heatmap_chart(title=LONG_TITLE, confusion=CONFUSION))
+    last = assert_title_inside(root, LONG_TITLE)
+    assert len(title_lines(root)) > 1
+    # the matrix and its column heading start below the title
+    cells = [float(r.get("y")) for r in root.iter(f"{NS}rect") if r.get("fill") and r.get("width") == "58"]  # fmt: skip
+    col_label = next(t for t in texts(root) if t.startswith("Human median"))
+    col_y = next(
+        float(t.get("y")) for t in root.iter(f"{NS}text") if t.text == col_label
+    )
+    assert last + 8 <= col_y - 12 and last < min(cells)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda t: charts.radar_chart(title=t, axes=AXES, series=[Series("H", [3] * 5)]),
+        lambda t: charts.scatter_chart(title=t, points=[[1, 1, 1]]),
+        lambda t: charts.rank_bars_chart(
+            title=t, models=["a", "b"], series=[Series("H", [1, 2])]
+        ),
+        lambda t: charts.empty_chart(t, "nothing"),
+    ],
+)
+def test_every_chart_keeps_a_long_title_inside_its_view_box(make):
+    assert_title_inside(parse(make(LONG_TITLE)), LONG_TITLE)
+
+
+FLASK_SKILLS = [
+    "Logical Robustness", "Logical Correctness", "Logical Efficiency", "Factuality",
+    "Commonsense Understanding", "Comprehension", "Insightfulness", "Completeness",
+    "Metacognition", "Conciseness", "Readability", "Harmlessness",
+]  # fmt: skip
+
+
+def _box(text: ET.Element, size: float) -> tuple[float, float, float, float]:
+    """Estimated box of a text (its tspans, or itself) with generous glyph widths."""
+    spans = text.findall(f"{NS}tspan") or [text]
+    anchor = text.get("text-anchor", "start")
+    boxes = []
+    for span in spans:
+        label = "".join(span.itertext()) if span is text else span.text
+        w = len(label) * REGULAR_EM * size
+        x, y = float(span.get("x")), float(span.get("y"))
+        x0 = {"start": x, "middle": x - w / 2, "end": x - w}[anchor]
+        boxes.append((x0, y - 0.8 * size, x0 + w, y + 0.25 * size))
+    return (
+        min(b[0] for b in boxes),
+        min(b[1] for b in boxes),
+        max(b[2] for b in boxes),
+        max(b[3] for b in boxes),
+    )
+
+
+def _nearest(box, cx, cy) -> float:
+    x = min(max(cx, box[0]), box[2])
+    y = min(max(cy, box[1]), box[3])
+    return ((x - cx) ** 2 + (y - cy) ** 2) ** 0.5
+
+
+def _farthest(box, cx, cy) -> float:
+    return max(
+        ((x - cx) ** 2 + (y - cy) ** 2) ** 0.5
+        for x in (box[0], box[2])
+        for y in (box[1], box[3])
+    )
+
+
+@pytest.mark.parametrize(
+    "axes", [FLASK_SKILLS, AXES, FLASK_SKILLS[:3], FLASK_SKILLS[:4]]
+)
+def test_radar_labels_lie_beyond_the_outer_ring_and_the_scale_inside_it(axes):
+    root = parse(
+        charts.radar_chart(
+            title="model: mean score per skill",
+            axes=axes,
+            series=[Series("Humans", [4] * len(axes))],
+        )
+    )
+    width, height = view_box(root)
+    grid = next(g for g in root.iter(f"{NS}g") if g.get("class") == "grid")
+    axis = grid.find(f"{NS}line")  # centre to the outer ring's vertex
+    cx, cy = float(axis.get("x1")), float(axis.get("y1"))
+    radius = (
+        (float(axis.get("x2")) - cx) ** 2 + (float(axis.get("y2")) - cy) ** 2
+    ) ** 0.5
+    labels = [t for t in root.iter(f"{NS}text") if t.get("class") == "axis-label"]
+    scale = [t for t in grid.findall(f"{NS}text") if (t.text or "").isdigit()]
+    assert len(labels) == len(axes) and [t.text for t in scale] == list("12345")
+    for label in labels:
+        box = _box(label, 13)
+        # beyond the outer ring, with room to spare, and inside the viewBox
+        assert _nearest(box, cx, cy) > radius + 6, "".join(label.itertext())
+        assert box[0] >= 0 and box[2] <= width and box[1] >= 0 and box[3] <= height
+    for number in scale:
+        assert _farthest(_box(number, 10), cx, cy) <= radius
+    # the radar sits below its title
+    assert float(title_lines(root)[-1].get("y")) + 6 < min(
+        _box(t, 13)[1] for t in labels
+    )

@@ -67,6 +67,27 @@ def test_self_preference_uses_the_model_family(pref_setup):
     assert "self_preference" in res["runs"][0]["report"]["probes"]
 
 
+def test_self_preference_without_an_own_family_response_says_so(pref_setup):
+    """The judge's family is known, but no evaluated model belongs to it: the probe
+    says exactly that instead of "not enough data"."""
+    dataset, _, run_a, _ = pref_setup
+    EvaluatedModel.objects.create(name="alpha", family="other")
+    from judging.models import JudgeConfig
+
+    config = JudgeConfig.objects.create(name="acme judge", model_family="acme")
+    JudgeRun.objects.filter(pk=run_a.pk).update(config=config)
+    res = metaeval_compute(dataset=dataset, run_ids=[run_a.pk], n_boot=20)
+    probe = res["runs"][0]["report"]["probes"]["self_preference"]
+    reason = "no response in this data comes from the judge's own model family (acme)"
+    assert probe["value"]["value"] is None and probe["value"]["reason"] == reason
+    assert probe["details"]["judge_rate"]["reason"] == reason
+    # with an own-family response the usual figures come back
+    EvaluatedModel.objects.filter(name="alpha").update(family="acme")
+    res = metaeval_compute(dataset=dataset, run_ids=[run_a.pk], n_boot=20)
+    value = res["runs"][0]["report"]["probes"]["self_preference"]["value"]
+    assert value["value"] is not None and value["reason"] != reason
+
+
 def test_errors_name_the_parameter(pref_setup):
     dataset, *_ = pref_setup
     from analysis.selectors.metaeval import MetaevalError
@@ -176,3 +197,34 @@ def test_attention_probe_reports_how_often_verdicts_change(pref_setup):
     assert cue["value"]["n"] == 8
     assert cue["details"] == {"pairs": 4, "changed_slots": 2}
     assert cue["baseline"] == 0.0
+
+
+def test_score_inflation_without_an_own_family_response_says_so(researcher):
+    human = {
+        (i, m, "readability"): [1 + i % 5, "-", "-"]
+        for i in range(6)
+        for m in ("alpha", "beta")
+    }
+    judge = {k: v[0] for k, v in human.items()}
+    s = make_agreement_setup(
+        researcher, human=human, judges=[judge], n_instructions=6, name="no-own-set"
+    )
+    EvaluatedModel.objects.create(name="alpha", family="other")
+    from judging.models import JudgeConfig
+
+    config = JudgeConfig.objects.create(name="acme judge 3", model_family="acme")
+    JudgeRun.objects.filter(pk=s.runs[0].pk).update(config=config)
+    res = pointwise_probes(
+        dataset=s.dataset, campaign_ids=[s.campaign.pk], run_id=s.runs[0].pk, n_boot=20
+    )
+    probe = res["probes"]["score_inflation"]
+    reason = "no response in this data comes from the judge's own model family (acme)"
+    assert probe["value"] == {
+        **probe["value"],
+        "value": None,
+        "n": 12,
+        "reason": reason,
+    }
+    assert probe["details"]["inflation_own"]["reason"] == reason
+    # the other models' inflation is defined and keeps its figures
+    assert probe["details"]["inflation_other"]["value"] == 0

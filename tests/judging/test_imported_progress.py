@@ -69,3 +69,19 @@ def test_run_list_and_run_page_show_what_the_imported_run_holds(
         client.get(reverse("judging:run-detail", args=[imported_run.pk]))
     )
     assert "6 / 6 done" in detail
+
+
+def test_a_pairwise_run_holding_verdicts_without_calls_counts_them_everywhere(
+    client_for, researcher, imported_run
+):
+    """The run list and the run page apply one rule: a pairwise run (not only an
+    imported one) whose verdicts came without calls shows them as done on both."""
+    JudgeRun.objects.filter(pk=imported_run.pk).update(kind=JudgeRun.Kind.PAIRWISE)
+    run = JudgeRun.objects.get(pk=imported_run.pk)
+    listed = judge_run_counts(run_ids=[run.pk])[run.pk]
+    shown = judge_run_progress(run=run).counts
+    assert (listed.finished, listed.total) == (shown.finished, shown.total) == (6, 6)
+    client = client_for(researcher)
+    assert "6 / 6" in page_text(client.get(reverse("judging:run-list")))
+    detail = page_text(client.get(reverse("judging:run-detail", args=[run.pk])))
+    assert "6 / 6 done" in detail and "0 / 0" not in detail
