@@ -53,7 +53,8 @@ class RaterOverview:
 
 def rater_overview_list_for_user(*, user) -> list[RaterOverview]:
     """Every account with the rater role (active or not), by username, with the
-    campaigns it is a member of and its progress in each. Researchers and admins only
+    campaigns it is a member of and its progress in each; `user.synthetic` marks a
+    synthetic account (generated ratings, `roles.SYNTHETIC`). Researchers and admins only
     (`PermissionDenied`). Four queries, whatever the number of raters and campaigns.
     """
     roles.require_researcher(user)
@@ -63,7 +64,8 @@ def rater_overview_list_for_user(*, user) -> list[RaterOverview]:
         .annotate(
             power=Exists(
                 memberships.filter(group__name__in=[roles.ADMIN, roles.RESEARCHER])
-            )
+            ),
+            synthetic=roles.synthetic_rater("pk"),
         )
         .order_by("username")
     )

@@ -26,6 +26,7 @@ from judging.selectors.runs import judge_endpoint_list
 from judging.services.prompts import prompt_get_builtin
 
 ENV_NAME = endpoints.ENV_NAME
+PRICE_PLACES = Decimal("0.0001")  # JudgeConfig.price_*_per_m: decimal_places=4
 
 # The fields a person may set on a config (create and change).
 EDITABLE_FIELDS = (
@@ -141,6 +142,9 @@ def config_version_snapshot(config: JudgeConfig) -> dict:
     the key variable's name, never a key."""
     snapshot = config_snapshot(config)
     snapshot.pop("config_version")
+    # Prices as stored (4 places), so "2.5" typed and "2.5000" read back are one value.
+    for field_name in ("price_input_per_m", "price_output_per_m"):
+        snapshot[field_name] = str(Decimal(snapshot[field_name]).quantize(PRICE_PLACES))
     return {"name": config.name, "model_family": config.model_family, **snapshot}
 
 

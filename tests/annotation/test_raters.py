@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, User
 from django.core.exceptions import PermissionDenied
 from django.urls import reverse
 from knox.models import AuthToken
@@ -74,9 +74,13 @@ def test_list_shows_each_raters_campaigns_and_progress(
 def test_list_marks_accounts_with_more_power_as_not_managed_here(researcher, rater):
     both = UserFactory(username="rater-and-researcher", role="rater")
     both.groups.add(*both.groups.model.objects.filter(name=roles.RESEARCHER))
+    bot = UserFactory(username="generated-rater", role="rater")
+    bot.groups.add(Group.objects.get_or_create(name=roles.SYNTHETIC)[0])
     rows = {r.user.username: r for r in rater_overview_list_for_user(user=researcher)}
     assert rows[rater.username].managed is True
     assert rows["rater-and-researcher"].managed is False
+    assert rows["generated-rater"].user.synthetic is True
+    assert rows[rater.username].user.synthetic is False
     assert researcher.username not in rows
 
 

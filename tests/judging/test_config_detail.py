@@ -141,8 +141,14 @@ def test_an_edit_makes_a_new_version_and_runs_keep_theirs(
     assert "v1" in text and "v2" in text
 
 
-def test_saving_unchanged_settings_makes_no_new_version(researcher, config):
+def test_saving_unchanged_settings_makes_no_new_version(client_for, researcher, config):
     judge_config_update(user=researcher, config=config, name=config.name)
+    # The form's unchanged values (prices typed "2.5", stored 2.5000) are no change.
+    response = client_for(researcher).post(
+        reverse("judging:judge-edit", args=[config.pk]),
+        _edit_post(config, price_input_per_m="2.5"),
+    )
+    assert response.status_code == 302, response.context["form"].errors
     config.refresh_from_db()
     assert config.version == 1
     assert JudgeConfigVersion.objects.filter(config=config).count() == 1
