@@ -281,3 +281,16 @@ def test_annotation_runs_name_their_kind(researcher, config):
         config=config, dataset=dataset, user=researcher, kind="metadata"
     )
     assert run.name.startswith(f"{config.name} · {dataset.name} · metadata · ")
+
+
+def test_an_api_change_makes_a_new_version_too(api_client_for, researcher, config):
+    client = api_client_for(researcher)
+    assert client.get(f"/api/judges/{config.pk}/").json()["version"] == 1
+    changed = client.patch(f"/api/judges/{config.pk}/", {"samples": 3}, format="json")
+    assert changed.status_code == 200, changed.json()
+    assert changed.json()["version"] == 2
+    assert config.versions.get(version=2).snapshot["samples"] == 3
+    refused = client.patch(f"/api/judges/{config.pk}/", {"samples": 0}, format="json")
+    assert refused.status_code == 400
+    assert "samples" in str(refused.json()["problems"])
+    assert JudgeConfig.objects.get(pk=config.pk).version == 2
