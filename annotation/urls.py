@@ -5,7 +5,7 @@ Names: ``annotation:<entity>-<page>``.
 
 from django.urls import path
 
-from annotation.views import campaigns, datasets, pairwise, rating
+from annotation.views import campaigns, datasets, pairwise, raters, rating
 
 app_name = "annotation"
 
@@ -39,6 +39,19 @@ urlpatterns = [
         "campaigns/<int:campaign_id>/raters/",
         campaigns.campaign_raters,
         name="campaign-raters",
+    ),
+    # rater accounts (researchers and admins)
+    path("raters/", raters.rater_list, name="rater-list"),
+    path("raters/new/", raters.rater_new, name="rater-new"),
+    path(
+        "raters/<int:rater_id>/password/",
+        raters.rater_password,
+        name="rater-password",
+    ),
+    path(
+        "raters/<int:rater_id>/campaigns/",
+        raters.rater_campaign_add,
+        name="rater-campaign-add",
     ),
     path("rate/", rating.rate_home, name="rate-home"),
     path("rate/<int:campaign_id>/", rating.rate_next, name="rate-next"),

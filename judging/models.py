@@ -134,6 +134,9 @@ class JudgeConfig(models.Model):
         on_delete=models.SET_NULL,
         related_name="+",
     )
+    # Every saved change makes a new version (`JudgeConfigVersion` keeps each one's
+    # settings); a run records the version it froze (`settings_snapshot`).
+    version = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -163,6 +166,38 @@ class JudgeConfig(models.Model):
     @property
     def is_baseline(self) -> bool:
         return self.backend != self.Backend.OPENAI
+
+
+class JudgeConfigVersion(models.Model):
+    """The settings of one version of a judge config, as saved (never changed after).
+
+    Version 1 is the config as created; each change that alters a setting adds the
+    next. Holds the key variable's name only, never a key."""
+
+    config = models.ForeignKey(
+        JudgeConfig, on_delete=models.CASCADE, related_name="versions"
+    )
+    version = models.PositiveIntegerField()
+    snapshot = models.JSONField(default=dict)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["config_id", "-version"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["config", "version"], name="judge_config_version_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.config_id} v{self.version}"
 
 
 class JudgeRun(models.Model):

@@ -13,7 +13,13 @@ app_name = "judging"
 urlpatterns = [
     path("judges/", configs.judge_list, name="judge-list"),
     path("judges/new/", configs.judge_new, name="judge-new"),
+    path("judges/<int:config_id>/", configs.judge_detail, name="judge-detail"),
     path("judges/<int:config_id>/edit/", configs.judge_edit, name="judge-edit"),
+    path(
+        "judges/<int:config_id>/test/",
+        configs.judge_test_connection,
+        name="judge-test",
+    ),
     path("prompts/", prompts.prompt_list, name="prompt-list"),
     path("runs/", views.run_list, name="run-list"),
     path("runs/new/", views.run_new, name="run-new"),

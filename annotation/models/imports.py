@@ -30,6 +30,10 @@ class ImportJob(models.Model):
         JSONL = "jsonl", "Generic JSONL"
         CSV = "csv", "Generic CSV"
 
+    class Source(models.TextChoices):
+        UPLOAD = "upload", "upload"
+        COMMAND = "command", "command line"
+
     dataset_name = models.CharField(max_length=200)
     dataset = models.ForeignKey(
         Dataset,
@@ -39,6 +43,11 @@ class ImportJob(models.Model):
         related_name="imports",
     )
     format = models.CharField(max_length=20, choices=Format.choices)
+    # How the files came in: uploaded (page or API, stored under MEDIA_ROOT) or read
+    # by a management command from the paths in `files` (recorded after it ran).
+    source = models.CharField(
+        max_length=10, choices=Source.choices, default=Source.UPLOAD
+    )
     options = models.JSONField(default=dict, blank=True)
     files = models.JSONField(
         default=list, help_text="[{name, path, size}] of stored uploads"

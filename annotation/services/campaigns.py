@@ -302,3 +302,22 @@ def campaign_set_raters(
         )
     campaign.raters.set(raters)
     return campaign
+
+
+def campaign_add_rater(*, campaign: Campaign, rater: User, user: User) -> bool:
+    """Add one rater to the campaign's raters, keeping the others (researchers and
+    admins; only users with the rater role, naming ``rater``). A closed campaign is
+    refused, naming ``campaign``: it serves no more work. Returns False, writing
+    nothing, when `rater` already is one (idempotent)."""
+    roles.require_researcher(user)
+    problems = []
+    if not roles.is_rater(rater):
+        problems.append(Problem(f"not a rater: {rater.username}", field="rater"))
+    if campaign.status == Campaign.Status.CLOSED:
+        problems.append(Problem(f"{campaign.name!r} is closed", field="campaign"))
+    if problems:
+        raise DomainError("the rater was not added", problems)
+    if campaign.raters.filter(pk=rater.pk).exists():
+        return False
+    campaign.raters.add(rater)
+    return True

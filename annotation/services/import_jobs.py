@@ -203,3 +203,52 @@ def import_job_execute(
         job.dataset = Dataset.objects.get(name=job.dataset_name)
     job.finished_at = timezone.now()
     job.save()
+
+
+def import_job_record_command(
+    *,
+    dataset_name: str,
+    fmt: str,
+    paths: list[Path],
+    options: dict | None = None,
+    report=None,
+    error: DomainError | None = None,
+    started_at=None,
+) -> ImportJob:
+    """Record, in the import history, an import a management command has just run
+    (`source` "command line", no user): ``succeeded`` with its `report`
+    (`ImportReport`), or ``invalid`` with every problem of `error` (the command wrote
+    nothing). Exactly one of `report` and `error` is given. `files` records each
+    path as given and its size; nothing is copied. A dry run is not an import and is
+    not recorded: callers record real runs only. Writes one row.
+    """
+    if (report is None) == (error is None):
+        raise ValueError("give either the report or the error")
+    files = [
+        {"name": str(p), "path": str(p), "size": p.stat().st_size if p.is_file() else 0}
+        for p in paths
+    ]
+    job = ImportJob(
+        dataset_name=(dataset_name or "")[
+            : ImportJob._meta.get_field("dataset_name").max_length
+        ],
+        format=fmt,
+        source=ImportJob.Source.COMMAND,
+        options=options or {},
+        files=files,
+        started_at=started_at or timezone.now(),
+        finished_at=timezone.now(),
+    )
+    if report is not None:
+        job.status = ImportJob.Status.SUCCEEDED
+        job.summary = report.as_dict()
+        job.total_rows = job.processed_rows = report.rows
+        job.dataset = Dataset.objects.filter(name=report.dataset).first()
+    else:
+        job.status = ImportJob.Status.INVALID
+        job.errors = [p.as_dict() for p in error.problems] or [
+            Problem(error.message).as_dict()
+        ]
+        job.summary = _refusal_summary(error)
+    job.save()
+    return job

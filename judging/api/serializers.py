@@ -62,6 +62,10 @@ class JudgeConfigOutputSerializer(serializers.Serializer):
     tokens_per_minute = serializers.IntegerField(allow_null=True)
     timeout_seconds = serializers.FloatField()
     run_count = serializers.IntegerField(required=False)
+    version = serializers.IntegerField(
+        help_text="Goes up by one with every saved change of a setting; each run "
+        "records the version it used (settings_snapshot.config_version)."
+    )
     created_at = serializers.DateTimeField()
 
     @extend_schema_field(serializers.BooleanField(allow_null=True))

@@ -232,7 +232,11 @@ def _imported_counts(run_ids: list[int]) -> dict[int, RunCounts]:
 
 
 def judge_run_list_for_user(
-    *, user, status: str | None = None, dataset_id: int | None = None
+    *,
+    user,
+    status: str | None = None,
+    dataset_id: int | None = None,
+    config_id: int | None = None,
 ) -> QuerySet[JudgeRun]:
     """Runs, newest first, with their config, dataset and creator joined.
 
@@ -245,6 +249,8 @@ def judge_run_list_for_user(
         qs = qs.filter(status=status)
     if dataset_id:
         qs = qs.filter(dataset_id=dataset_id)
+    if config_id:
+        qs = qs.filter(config_id=config_id)
     return qs.order_by("-created_at", "-id")
 
 

@@ -21,11 +21,12 @@ from annotation import roles
 from annotation.errors import DomainError, Problem
 from flaskapp import bounds
 from judging import endpoints
-from judging.models import JudgeConfig, PromptTemplate
+from judging.models import JudgeConfig, JudgeConfigVersion, PromptTemplate
 from judging.selectors.runs import judge_endpoint_list
 from judging.services.prompts import prompt_get_builtin
 
 ENV_NAME = endpoints.ENV_NAME
+PRICE_PLACES = Decimal("0.0001")  # JudgeConfig.price_*_per_m: decimal_places=4
 
 # The fields a person may set on a config (create and change).
 EDITABLE_FIELDS = (
@@ -63,8 +64,9 @@ def judge_config_create(*, user: User, operator: bool = False, **fields) -> Judg
     `api_key_env` must be the NAME of a declared key variable (`judging.endpoints`),
     never a key: values that look like secrets are refused so they cannot reach the
     database. A new endpoint needs endpoint rights (`endpoint_rights_problems`);
-    `operator=True` is the command line, whose operator has them. Writes one row or,
-    on any problem, nothing (`DomainError`).
+    `operator=True` is the command line, whose operator has them. Writes the config
+    and its version 1 (`JudgeConfigVersion`) or, on any problem, nothing
+    (`DomainError`).
     """
     roles.require_researcher(user)
     _unknown_fields(fields)
@@ -80,8 +82,10 @@ def judge_config_create(*, user: User, operator: bool = False, **fields) -> Judg
         raise DomainError("the judge config was not saved", problems)
     if fields.get("prompt") is None and fields.get("backend", "openai") == "openai":
         fields["prompt"] = prompt_get_builtin(PromptTemplate.Kind.POINTWISE)
-    config = JudgeConfig(created_by=user, endpoint_approved_by=approver, **fields)
-    config.save()
+    with transaction.atomic():
+        config = JudgeConfig(created_by=user, endpoint_approved_by=approver, **fields)
+        config.save()
+        _version_record(config, user)
     return config
 
 
@@ -93,8 +97,12 @@ def judge_config_update(
     variable) to a pair that is not a configured endpoint needs endpoint rights; the
     judging parameters (prompt, sampling, prices, limits) any researcher may change.
 
+    A change that alters a setting makes a new version: `config.version` goes up by
+    one and a `JudgeConfigVersion` row keeps the new settings (the earlier versions'
+    rows stay as they were). Saving unchanged settings writes nothing new.
+
     Locks the config row; writes it or, on any problem, nothing (`DomainError`). Runs
-    already made keep the settings they froze. Idempotent.
+    already made keep the settings (and version number) they froze. Idempotent.
     """
     roles.require_researcher(user)
     _unknown_fields(fields)
@@ -115,11 +123,38 @@ def judge_config_update(
             raise DomainError("the judge config was not saved", problems)
         if merged["prompt"] is None and merged["backend"] == "openai":
             merged["prompt"] = prompt_get_builtin(PromptTemplate.Kind.POINTWISE)
+        before = config_version_snapshot(config)
         for name, value in merged.items():
             setattr(config, name, value)
         config.endpoint_approved_by = approver
+        changed = config_version_snapshot(config) != before
+        if changed:
+            config.version += 1
         config.save()
+        if changed:
+            _version_record(config, user)
     return config
+
+
+def config_version_snapshot(config: JudgeConfig) -> dict:
+    """What one version of `config` records: its name, model family and every setting
+    a run freezes (`config_snapshot`, without the version number). JSON-ready; holds
+    the key variable's name, never a key."""
+    snapshot = config_snapshot(config)
+    snapshot.pop("config_version")
+    # Prices as stored (4 places), so "2.5" typed and "2.5000" read back are one value.
+    for field_name in ("price_input_per_m", "price_output_per_m"):
+        snapshot[field_name] = str(Decimal(snapshot[field_name]).quantize(PRICE_PLACES))
+    return {"name": config.name, "model_family": config.model_family, **snapshot}
+
+
+def _version_record(config: JudgeConfig, user: User | None) -> JudgeConfigVersion:
+    return JudgeConfigVersion.objects.create(
+        config=config,
+        version=config.version,
+        snapshot=config_version_snapshot(config),
+        created_by=user,
+    )
 
 
 def endpoint_rights_problems(
@@ -208,8 +243,10 @@ def _unknown_fields(fields: dict) -> None:
 
 
 def config_snapshot(config: JudgeConfig) -> dict:
-    """The settings a run freezes from its config (its `settings_snapshot`)."""
+    """The settings a run freezes from its config (its `settings_snapshot`), with the
+    config's version number (`config_version`)."""
     return {
+        "config_version": config.version,
         "backend": config.backend,
         "base_url": config.base_url,
         "model": config.model,

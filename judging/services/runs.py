@@ -33,6 +33,7 @@ from judging.services.estimates import (
     pairwise_estimate,
     pointwise_estimate,
 )
+from judging.services.run_names import run_default_name
 from judging.tasks import judge_run_drive_task
 
 PAIRWISE_ONLY = ("categories", "sample", "probe", "cue")
@@ -194,7 +195,7 @@ def _judge_run_create_pointwise(
             kind=JudgeRun.Kind.POINTWISE,
             models_included=models,
             instruction_limit=instruction_limit,
-            name=name or f"{config.name} on {dataset.name}",
+            name=name or run_default_name(config=config, dataset=dataset),
             settings_snapshot=config_snapshot(config),
             estimate=pointwise_estimate(config=config, responses=responses),
             total_calls=len(response_ids) * config.samples,
@@ -275,7 +276,7 @@ def judge_run_create_annotation(
             dataset=dataset,
             kind=kind,
             instruction_limit=instruction_limit,
-            name=name or f"{config.name}: {label} for {dataset.name}",
+            name=name or run_default_name(config=config, dataset=dataset, what=label),
             settings_snapshot={**config_snapshot(config), "kind": kind},
             estimate=annotation_estimate(config=config, instructions=instructions),
             total_calls=len(ids),
@@ -537,7 +538,11 @@ def judge_run_create_pairwise(
             probe=probe,
             probe_settings=probe_settings,
             name=name
-            or f"{config.name} on {dataset.name} (pairwise{', ' + probe if probe else ''})",
+            or run_default_name(
+                config=config,
+                dataset=dataset,
+                what="pairwise" + (f", {probe}" if probe else ""),
+            ),
             settings_snapshot=snapshot,
             estimate=pairwise_estimate(
                 config=config, pairs=PreferencePair.objects.filter(pk__in=pair_ids)

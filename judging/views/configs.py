@@ -1,26 +1,30 @@
-"""Judge config pages: the list and the form, new or changed (researchers; new
-endpoints need endpoint rights, see `judging.endpoints`)."""
+"""Judge config pages: the list, the detail page (settings, versions, runs, a
+connection test) and the form, new or changed (researchers; new endpoints need
+endpoint rights, see `judging.endpoints`)."""
 
 from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.debug import sensitive_post_parameters
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation import roles
 from annotation.errors import DomainError
 from flaskapp.htmx import render_page_or_fragment, wants_fragment
 from judging import endpoints
 from judging.forms import JudgeConfigForm
+from judging.selectors import configs as config_selectors
 from judging.selectors import runs as selectors
 from judging.services.configs import (
     EDITABLE_FIELDS,
     judge_config_create,
     judge_config_update,
 )
+from judging.services.connection import judge_config_test_connection
 
 RUNS_PER_PAGE = 50
 CALLS_PER_PAGE = 25
@@ -35,6 +39,50 @@ def judge_list(request: HttpRequest) -> HttpResponse:
     for config in configs:
         config.api_key_set = selectors.api_key_is_set(config.api_key_env)
     return render(request, "judging/judge_list.html", {"configs": configs})
+
+
+@login_required
+@require_GET
+def judge_detail(request: HttpRequest, config_id: int) -> HttpResponse:
+    """One judge config: its settings (the key variable's name and whether the server
+    has it, never the key), its versions, the runs made with it, a connection test."""
+    config = selectors.judge_config_get_for_user(user=request.user, config_id=config_id)
+    return render(
+        request, "judging/judge_detail.html", _detail_context(request, config)
+    )
+
+
+@login_required
+@require_POST
+def judge_test_connection(request: HttpRequest, config_id: int) -> HttpResponse:
+    """Send one small request to the judge's endpoint (`judge_config_test_connection`)
+    and show the outcome: the `#connection-result` fragment for htmx, else the page."""
+    config = selectors.judge_config_get_for_user(user=request.user, config_id=config_id)
+    check = judge_config_test_connection(user=request.user, config=config)
+    context = _detail_context(request, config)
+    context["check"] = check
+    return render_page_or_fragment(
+        request, "judging/judge_detail.html", "connection-result", context
+    )
+
+
+def _detail_context(request: HttpRequest, config) -> dict:
+    runs = selectors.judge_run_list_for_user(user=request.user, config_id=config.pk)
+    page = Paginator(runs, RUNS_PER_PAGE).get_page(request.GET.get("page"))
+    counts = selectors.judge_run_counts(run_ids=[r.pk for r in page])
+    rows = [
+        (run, counts[run.pk], config_selectors.run_config_version(run)) for run in page
+    ]
+    versions = config_selectors.judge_config_version_list_for_user(
+        user=request.user, config=config
+    )
+    return {
+        "config": config,
+        "api_key_set": selectors.api_key_is_set(config.api_key_env),
+        "versions": config_selectors.version_changes(list(versions)),
+        "page": page,
+        "rows": rows,
+    }
 
 
 # A key pasted by mistake into the env var field must not reach an error report.
@@ -85,8 +133,10 @@ def _judge_form_page(request: HttpRequest, *, config) -> HttpResponse:
             except DomainError as exc:
                 form.add_problems(exc)
             else:
-                messages.success(request, f"Judge “{config.name}” saved.")
-                return redirect("judging:judge-list")
+                messages.success(
+                    request, f"Judge “{config.name}” saved (version {config.version})."
+                )
+                return redirect("judging:judge-detail", config_id=config.pk)
         typed = (form.data.get("api_key_env") or "").strip()
         if form.has_error("api_key_env") or not endpoints.key_env_declared(typed):
             # What was typed may be a pasted key: never send it back to the browser.

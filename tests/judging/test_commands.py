@@ -59,7 +59,7 @@ def test_judge_baseline_rouge_wait_runs_to_completion(eager_tasks, admin_user):
         "--wait",
     )
     run = JudgeRun.objects.get()
-    assert f"\nRun {run.pk}: baseline-rouge on cli-set" in out
+    assert f"\nRun {run.pk}: baseline-rouge · cli-set · " in out
     assert run.status == JudgeRun.Status.COMPLETED
     assert run.config.backend == JudgeConfig.Backend.BASELINE_ROUGE
     assert run.config.name == "baseline-rouge"

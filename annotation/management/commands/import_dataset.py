@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from django.core.management.base import CommandError
+from django.utils import timezone
 
 from annotation.errors import DomainError
 from annotation.importers.generic import FIELDS
@@ -19,7 +20,7 @@ from annotation.management.commands._import_cli import (
     read_files,
     refused,
 )
-from annotation.services import dataset_import_files
+from annotation.services import dataset_import_files, import_job_record_command
 from flaskapp.commands import DataCommand
 
 
@@ -56,6 +57,13 @@ class Command(DataCommand):
         if options["strict"]:
             service_options["strict"] = True
         files = read_files([path])
+        record = {
+            "dataset_name": options["dataset"],
+            "fmt": fmt,
+            "paths": [path],
+            "options": service_options,
+            "started_at": timezone.now(),
+        }
         try:
             report = dataset_import_files(
                 dataset_name=options["dataset"],
@@ -65,5 +73,10 @@ class Command(DataCommand):
                 dry_run=options["dry_run"],
             )
         except DomainError as exc:
+            if not options["dry_run"]:
+                import_job_record_command(**record, error=exc)
             raise refused(exc, self.stderr) from exc
         print_report(self, report, time.perf_counter() - started)
+        if not options["dry_run"]:
+            job = import_job_record_command(**record, report=report)
+            self.stdout.write(f"  recorded:      import {job.pk} in the import history")

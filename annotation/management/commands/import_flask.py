@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from django.core.management.base import CommandError
+from django.utils import timezone
 
 from annotation.errors import DomainError
 from annotation.management.commands._import_cli import (
@@ -18,7 +19,8 @@ from annotation.management.commands._import_cli import (
     read_files,
     refused,
 )
-from annotation.services import dataset_import_flask
+from annotation.models import ImportJob
+from annotation.services import dataset_import_flask, import_job_record_command
 from flaskapp.commands import DataCommand
 
 
@@ -110,6 +112,13 @@ class Command(DataCommand):
             service_options["hard"] = True
         if options["strict"]:
             service_options["strict"] = True
+        record = {
+            "dataset_name": options["dataset"] or eval_path.stem,
+            "fmt": ImportJob.Format.FLASK,
+            "paths": [eval_path, *outputs, *([hard_path] if hard_path else []), *extra],
+            "options": service_options,
+            "started_at": timezone.now(),
+        }
         try:
             report = dataset_import_flask(
                 dataset_name=options["dataset"] or eval_path.stem,
@@ -121,5 +130,10 @@ class Command(DataCommand):
                 dry_run=options["dry_run"],
             )
         except DomainError as exc:
+            if not options["dry_run"]:
+                import_job_record_command(**record, error=exc)
             raise refused(exc, self.stderr) from exc
         print_report(self, report, time.perf_counter() - started)
+        if not options["dry_run"]:
+            job = import_job_record_command(**record, report=report)
+            self.stdout.write(f"  recorded:      import {job.pk} in the import history")

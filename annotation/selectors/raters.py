@@ -1,0 +1,135 @@
+"""Reads for the rater management page: every rater, their campaigns and progress."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.contrib.auth.models import User
+from django.db.models import Count, Exists, OuterRef
+from django.http import Http404
+
+from annotation import roles
+from annotation.models import Assignment, Campaign
+
+
+@dataclass
+class RaterCampaignProgress:
+    """One rater's work in one campaign they are a member of.
+
+    `done`: submitted items. `assigned`: the campaign's quota per rater when it has
+    one, otherwise every item given to the rater so far (submitted, in progress or
+    skipped; expired locks are not counted: the item went back to the pool)."""
+
+    campaign: Campaign
+    submitted: int = 0
+    in_progress: int = 0
+    skipped: int = 0
+
+    @property
+    def done(self) -> int:
+        return self.submitted
+
+    @property
+    def assigned(self) -> int:
+        if self.campaign.rater_quota:
+            return self.campaign.rater_quota
+        return self.submitted + self.in_progress + self.skipped
+
+
+@dataclass
+class RaterOverview:
+    """A rater account and its campaigns, newest campaign first. `managed`: a plain
+    rater account (no researcher or admin role), whose password this page may reset
+    (`services.raters`)."""
+
+    user: User
+    campaigns: list[RaterCampaignProgress] = field(default_factory=list)
+    managed: bool = True
+
+    @property
+    def campaign_ids(self) -> set[int]:
+        return {row.campaign.pk for row in self.campaigns}
+
+
+def rater_overview_list_for_user(*, user) -> list[RaterOverview]:
+    """Every account with the rater role (active or not), by username, with the
+    campaigns it is a member of and its progress in each; `user.synthetic` marks a
+    synthetic account (generated ratings, `roles.SYNTHETIC`). Researchers and admins only
+    (`PermissionDenied`). Four queries, whatever the number of raters and campaigns.
+    """
+    roles.require_researcher(user)
+    memberships = User.groups.through.objects.filter(user_id=OuterRef("pk"))
+    raters = list(
+        User.objects.filter(Exists(memberships.filter(group__name=roles.RATER)))
+        .annotate(
+            power=Exists(
+                memberships.filter(group__name__in=[roles.ADMIN, roles.RESEARCHER])
+            ),
+            synthetic=roles.synthetic_rater("pk"),
+        )
+        .order_by("username")
+    )
+    rows = {
+        r.pk: RaterOverview(user=r, managed=not (r.power or r.is_superuser))
+        for r in raters
+    }
+    if not rows:
+        return []
+    links = (
+        Campaign.raters.through.objects.filter(user_id__in=rows)
+        .select_related("campaign")
+        .order_by("-campaign__created_at", "-campaign_id")
+    )
+    progress: dict[tuple[int, int], RaterCampaignProgress] = {}
+    for link in links:
+        row = RaterCampaignProgress(campaign=link.campaign)
+        progress[(link.user_id, link.campaign_id)] = row
+        rows[link.user_id].campaigns.append(row)
+    counts = (
+        Assignment.objects.filter(rater_id__in=rows)
+        .values_list("rater_id", "campaign_id", "status")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    for rater_id, campaign_id, status, n in counts:
+        row = progress.get((rater_id, campaign_id))
+        if row is None:  # work in a campaign they were removed from: not listed
+            continue
+        if status == Assignment.Status.SUBMITTED:
+            row.submitted = n
+        elif status == Assignment.Status.SERVED:
+            row.in_progress = n
+        elif status == Assignment.Status.SKIPPED:
+            row.skipped = n
+    return list(rows.values())
+
+
+def rater_get_for_user(*, user, rater_id: int) -> User:
+    """The account `rater_id` if it has the rater role, else `Http404`. Researchers
+    and admins only (`PermissionDenied`)."""
+    roles.require_researcher(user)
+    rater = (
+        User.objects.filter(pk=rater_id, groups__name=roles.RATER).distinct().first()
+    )
+    if rater is None:
+        raise Http404("No such rater.")
+    return rater
+
+
+def campaign_choice_list_for_user(*, user) -> list[Campaign]:
+    """The campaigns a rater can be added to (active or paused), newest first."""
+    roles.require_researcher(user)
+    return list(
+        Campaign.objects.exclude(status=Campaign.Status.CLOSED).order_by(
+            "-created_at", "-id"
+        )
+    )
+
+
+def campaign_choice_get(*, user, campaign_id: int | None) -> Campaign | None:
+    """The campaign `campaign_id` (any status; the service refuses closed ones), or
+    None for no id or an unknown one. Researchers and admins only."""
+    roles.require_researcher(user)
+    if campaign_id is None:
+        return None
+    return Campaign.objects.filter(pk=campaign_id).first()

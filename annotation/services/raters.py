@@ -1,0 +1,139 @@
+"""Rater accounts, managed in the app by admins and researchers: create one, reset
+its password. (Adding one to a campaign is the campaign's rule:
+`services.campaigns.campaign_add_rater`.)
+
+Passwords follow the project's one rule, Django's `AUTH_PASSWORD_VALIDATORS` (minimum
+length, common passwords, all digits, similarity to the username), whether typed or
+generated. A generated password is returned once, to be shown once and handed to the
+rater; only its hash is stored.
+
+Only plain rater accounts are managed here: an account that also holds the
+researcher or admin role (or is a superuser) is refused, so that a researcher can
+never take over a more powerful account by resetting its password. Those accounts
+are managed in the Django admin.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from django.contrib.auth.models import Group, User
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from annotation import roles
+from annotation.errors import DomainError, Problem
+from flaskapp import tokens
+
+# 16 URL-safe characters (96 bits): far beyond any validator, easy to copy.
+GENERATED_PASSWORD_BYTES = 12
+USERNAME_MAX = User._meta.get_field("username").max_length
+
+
+def password_generate() -> str:
+    """A random password that passes the validators (96 bits from `secrets`)."""
+    while True:
+        password = secrets.token_urlsafe(GENERATED_PASSWORD_BYTES)
+        # All-digit or validator-refused draws are astronomically rare; draw again.
+        try:
+            validate_password(password)
+        except ValidationError:
+            continue
+        return password
+
+
+def _password_problems(password: str, user: User) -> list[Problem]:
+    try:
+        validate_password(password, user=user)
+    except ValidationError as exc:
+        return [Problem(message, field="password") for message in exc.messages]
+    return []
+
+
+def rater_create(*, user: User, username: str, password: str = "") -> tuple[User, str]:
+    """Create an active account with the rater role (and no other).
+
+    `password` empty: one is generated. Returns (rater, password_to_show), the second
+    being the generated password, or "" when `password` was given (a typed password
+    is never shown back). Needs the researcher role (`PermissionDenied`). Refuses,
+    naming the field, an empty, malformed or taken `username` (case-insensitively)
+    and a `password` the validators refuse (`DomainError`; nothing is written).
+    """
+    roles.require_researcher(user)
+    username = (username or "").strip()
+    problems: list[Problem] = []
+    if not username:
+        problems.append(Problem("is empty", field="username"))
+    elif len(username) > USERNAME_MAX:
+        problems.append(
+            Problem(f"is longer than {USERNAME_MAX} characters", field="username")
+        )
+    else:
+        try:
+            User.username_validator(username)
+        except ValidationError:
+            problems.append(
+                Problem(
+                    "may contain only letters, digits and @ . + - _",
+                    field="username",
+                )
+            )
+        if User.objects.filter(username__iexact=username).exists():
+            problems.append(Problem(f"{username!r} is taken", field="username"))
+    generated = not password
+    if generated:
+        password = password_generate()
+    else:
+        problems += _password_problems(password, User(username=username))
+    if problems:
+        raise DomainError("the rater was not created", problems)
+    with transaction.atomic():
+        rater = User(username=username, is_active=True)
+        rater.set_password(password)
+        rater.save()
+        rater.groups.add(Group.objects.get(name=roles.RATER))
+    return rater, password if generated else ""
+
+
+def _require_plain_rater(rater: User) -> None:
+    rater_roles = roles.user_roles(rater)
+    if roles.RATER not in rater_roles:
+        raise DomainError(
+            "not a rater", [Problem("this account has no rater role", field="rater")]
+        )
+    if rater_roles & {roles.ADMIN, roles.RESEARCHER} or rater.is_superuser:
+        raise DomainError(
+            "not managed here",
+            [
+                Problem(
+                    "this account also has the researcher or admin role: manage it "
+                    "in the Django admin",
+                    field="rater",
+                )
+            ],
+        )
+
+
+def rater_password_reset(*, user: User, rater: User, password: str = "") -> str:
+    """Give the plain rater account `rater` a new password, generated when `password`
+    is empty. Returns the password to show ("" when it was typed).
+
+    Side effects: the rater's API tokens are revoked (whoever held the old password
+    may have made some); their sessions end at the next request, as Django ends a
+    session whose password hash changed. Needs the researcher role
+    (`PermissionDenied`); `DomainError` naming ``rater`` for an account that is not a
+    plain rater, ``password`` for a refused password (nothing changes).
+    """
+    roles.require_researcher(user)
+    _require_plain_rater(rater)
+    generated = not password
+    if generated:
+        password = password_generate()
+    elif problems := _password_problems(password, rater):
+        raise DomainError("the password was not changed", problems)
+    with transaction.atomic():
+        rater.set_password(password)
+        rater.save(update_fields=["password"])
+        tokens.token_revoke_all(user=rater)
+    return password if generated else ""

@@ -1,0 +1,109 @@
+"""Test a judge config's connection: one small chat request through `judging.llm`.
+
+What a researcher presses on the judge's page before paying for a run: does the
+endpoint answer, with this model and this key variable, and how fast. The request is
+as cheap as a request can be (a one-line prompt, a few output tokens, no retry) and is
+sent through the same client, key rules and host rules as a run's calls.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from asgiref.sync import async_to_sync
+from django.contrib.auth.models import User
+
+from annotation import roles
+from judging import endpoints, llm
+from judging.models import JudgeConfig
+from judging.services.configs import config_endpoint_problems
+
+# The test call: a prompt of a few tokens and an answer capped at a few more.
+TEST_PROMPT = "This is a connection test. Reply with the single word: ready"
+TEST_MAX_TOKENS = 8
+# A test should tell quickly; a run's own timeout may be minutes.
+TEST_TIMEOUT_SECONDS = 20.0
+REPLY_CHARS = 200
+
+
+@dataclass(frozen=True)
+class ConnectionCheck:
+    """The outcome of a connection test. `ok`: the endpoint answered. `message`: what
+    to show a person (the reply's start, or the error with any key redacted)."""
+
+    ok: bool
+    message: str
+    kind: str = ""  # the error kind of `judging.llm` ("auth", "connection", ...)
+    latency_ms: int | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+def judge_config_test_connection(*, user: User, config: JudgeConfig) -> ConnectionCheck:
+    """Send one small chat request to `config`'s endpoint and model and report what
+    happened. Needs the researcher role (`PermissionDenied`).
+
+    Nothing is written to the database and nothing is retried: a failure is reported
+    as it came (`llm.JudgeError` kind and message, key redacted). A baseline judge, a
+    config without an endpoint, or an endpoint today's rules refuse sends nothing and
+    reports why. The key is read from the server's environment (declared variables
+    only) and never appears in the result.
+    """
+    roles.require_researcher(user)
+    if config.is_baseline:
+        return ConnectionCheck(
+            ok=False,
+            kind="baseline",
+            message="A baseline judge calls no endpoint: there is nothing to test.",
+        )
+    problems = config_endpoint_problems(config)
+    if problems:
+        return ConnectionCheck(ok=False, kind="refused", message=problems[0].message)
+    key = llm.api_key_from_env(config.api_key_env) if config.api_key_env else None
+    if config.api_key_env and key is None:
+        return ConnectionCheck(
+            ok=False,
+            kind="no_key",
+            message=(
+                f"The environment variable {config.api_key_env} is not set on the "
+                "server: nothing was sent."
+            ),
+        )
+    request = llm.ChatRequest(
+        messages=[{"role": "user", "content": TEST_PROMPT}],
+        model=config.model,
+        temperature=0.0,
+        max_tokens=TEST_MAX_TOKENS,
+    )
+    timeout = min(float(config.timeout_seconds), TEST_TIMEOUT_SECONDS)
+    refusal = endpoints.call_refusal(config.base_url, config.api_key_env)
+    try:
+        result = async_to_sync(_send)(config.base_url, key, timeout, refusal, request)
+    except llm.JudgeError as exc:
+        return ConnectionCheck(ok=False, kind=exc.kind, message=exc.message)
+    reply = " ".join(result.text.split())[:REPLY_CHARS]
+    return ConnectionCheck(
+        ok=True,
+        message=f"{config.model} answered: {reply}",
+        latency_ms=result.latency_ms,
+        input_tokens=result.input_tokens,
+        output_tokens=result.output_tokens,
+    )
+
+
+async def _send(
+    base_url: str,
+    key: str | None,
+    timeout: float,
+    refusal: str,
+    request: llm.ChatRequest,
+) -> llm.ChatResult:
+    async with llm.JudgeClient(
+        base_url=base_url,
+        api_key=key,
+        timeout=timeout,
+        max_retries=0,
+        max_connections=1,
+        refusal=refusal,
+    ) as client:
+        return await client.complete(request)
