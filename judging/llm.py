@@ -233,6 +233,9 @@ class JudgeClient:
         self._hang = hang_deadline
         # HTTP attempts under way right now (between the limiter's acquire and release).
         self.requests_in_flight = 0
+        # Calls sleeping before a retry (backoff or Retry-After): they hold no request
+        # slot, so a caller may start other calls meanwhile (see the run driver).
+        self.calls_backing_off = 0
         self._rng = rng or random.Random()
         self._sleep = sleep
         # Kept only to scrub it from server-provided error text.
@@ -330,7 +333,11 @@ class JudgeClient:
                 self.requests_in_flight -= 1
                 if self._limiter is not None:
                     self._limiter.release(used)
-            await self._sleep(delay)
+            self.calls_backing_off += 1
+            try:
+                await self._sleep(delay)
+            finally:
+                self.calls_backing_off -= 1
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:

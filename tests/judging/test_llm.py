@@ -356,3 +356,32 @@ def test_a_redirect_is_not_followed_so_the_key_stays_with_the_allowed_host(
     assert isinstance(error, PermanentJudgeError), error
     assert error.kind == "client_error"
     assert elsewhere.stats()["requests"] == 0
+
+
+def test_a_call_sleeping_before_its_retry_is_counted_as_backing_off(
+    fake_judge_factory,
+):
+    """While a call waits out a 429's Retry-After it holds no request: the client says
+    so (`calls_backing_off`), so the run driver can start another call meanwhile."""
+    judge = fake_judge_factory(retry_after=1)
+    judge.script("rate_limit")
+    seen = []
+
+    async def main():
+        async with JudgeClient(
+            base_url=judge.base_url, api_key=None, timeout=5.0, sleep=record
+        ) as client:
+            holder.append(client)
+            result = await client.complete(_request())
+            return result, client.calls_backing_off
+
+    holder: list[JudgeClient] = []
+
+    async def record(delay: float) -> None:
+        client = holder[0]
+        seen.append((client.calls_backing_off, client.requests_in_flight))
+
+    result, after = asyncio.run(main())
+    assert result.attempts == 2
+    assert seen == [(1, 0)]  # sleeping: backing off, no request in flight
+    assert after == 0

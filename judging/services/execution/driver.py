@@ -67,6 +67,21 @@ STATUS_CHECK_SECONDS = 1.0
 RENEW_SECONDS = 10.0
 
 
+def calls_to_start(*, concurrency: int, calls_open: int, calls_backing_off: int) -> int:
+    """How many more calls a driver may start now.
+
+    `concurrency` bounds the requests in flight (the limiter enforces it on every
+    attempt), not the calls: a call sleeping before a retry (a 429's Retry-After, a
+    backoff) holds no request, so it does not count against the calls that may be
+    open, up to `concurrency` of them (a second full set at most: an endpoint that
+    throttles everything is not answered with an unbounded number of claims).
+    Without this, 5% of calls told to wait a second kept a slot idle for that
+    second, and a run with 5% 429s took 1.3x its clean time.
+    """
+    sleeping = min(max(0, calls_backing_off), concurrency)
+    return max(0, concurrency + sleeping - calls_open)
+
+
 # --- the event loop side ----------------------------------------------------------------
 
 
@@ -180,7 +195,11 @@ class Driver:
                     last_status = now
                     state = await self.db(_run_state)(self.run.pk)
                     self.stop = state != JudgeRun.Status.RUNNING
-                free = self.concurrency - len(self.in_flight)
+                free = calls_to_start(
+                    concurrency=self.concurrency,
+                    calls_open=len(self.in_flight),
+                    calls_backing_off=client.calls_backing_off,
+                )
                 if (
                     not self.stop
                     and not self.exhausted
