@@ -5,8 +5,10 @@ Pure functions of plain data (a QueryDict-like `params`, the result dict), no
 database access: the views in `views_agreement` stay thin and these rules are
 tested through them. The query string every dashboard URL shares:
 
-    campaign=<id> (repeatable)   human campaigns (the reference, by default)
-    run=<id> (repeatable)        judge runs to compare (baselines and imports included)
+    campaign=<id> (repeatable)   human campaigns (the reference, by default); none:
+                                 the defaults (`agreement_defaults`)
+    run=<id> (repeatable)        judge runs to compare (baselines and imports included);
+                                 none: per judge, its latest finished run
     reference=<id>               compare the runs with this judge run instead (judge vs judge)
     retest=1                     compare each run's sample 0 with its sample 1
     n_boot=<0..MAX_BOOT>         bootstrap resamples for the 95% intervals
@@ -87,14 +89,31 @@ class Choice:
     descending: bool = True
     chart: str = ""
     errors: list[str] = field(default_factory=list)
+    # Why the defaults give nothing to compute (no error of the researcher's).
+    no_defaults: str = ""
 
     @property
     def ready(self) -> bool:
-        """Enough was chosen to compute: runs and something to compare them with."""
-        has_reference = bool(
-            self.campaign_ids or self.reference_run_id is not None or self.retest
+        """Every parameter is valid; what was not chosen comes from the defaults."""
+        return not self.errors
+
+    @property
+    def explicit(self) -> bool:
+        """Some source was chosen (otherwise everything is a default)."""
+        return bool(
+            self.campaign_ids
+            or self.run_ids
+            or self.reference_run_id is not None
+            or self.retest
         )
-        return not self.errors and bool(self.run_ids) and has_reference
+
+    def adopt_sources(self, result: dict) -> None:
+        """Take the campaigns and runs the result used (the defaults, where none
+        were chosen), so the form shows them ticked and the drill-down uses them."""
+        if not self.campaign_ids:
+            self.campaign_ids = [c["id"] for c in result.get("campaigns") or []]
+        if not self.run_ids:
+            self.run_ids = [r["id"] for r in result.get("runs") or []]
 
     def compute_kwargs(self) -> dict:
         return {

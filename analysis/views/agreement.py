@@ -49,9 +49,10 @@ COMPUTE_ERRORS = (DomainError, agreement.AgreementError)
 
 
 def _load(request: HttpRequest, dataset_id: int):
-    """The dataset, its slices, the parsed choice and (when the choice is complete and
-    valid) the computed result. A refusal of the computation becomes one more
-    problem of the choice."""
+    """The dataset, its slices, the parsed choice and (when the choice is valid) the
+    computed result; sources not chosen are the defaults (`agreement_defaults`). A
+    refusal of the computation becomes one more problem of the choice, or, when
+    nothing was chosen, the reason the defaults give nothing (`choice.no_defaults`)."""
     roles.require_researcher(request.user)
     dataset = annotation_selectors.dataset_get_for_user(
         user=request.user, dataset_id=dataset_id
@@ -66,7 +67,12 @@ def _load(request: HttpRequest, dataset_id: int):
                 dataset=dataset, **choice.compute_kwargs()
             )
         except COMPUTE_ERRORS as exc:
-            choice.errors.append(str(exc))
+            if choice.explicit:
+                choice.errors.append(str(exc))
+            else:
+                choice.no_defaults = str(exc)
+    if result is not None:
+        choice.adopt_sources(result)
     return dataset, sources, slice_values, choice, result
 
 
@@ -74,6 +80,7 @@ def _require_result(choice: Choice, result) -> None:
     if result is None:
         raise BadChoice(
             "; ".join(choice.errors)
+            or choice.no_defaults
             or "Choose at least one run (`run`) and a campaign (`campaign`), a "
             "reference run (`reference`) or test-retest (`retest=1`)."
         )

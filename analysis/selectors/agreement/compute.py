@@ -25,7 +25,12 @@ from analysis.selectors.agreement.rows import (
     judge_dict,
     rows_skeleton,
 )
-from analysis.selectors.agreement.sources import check_params, run_label
+from analysis.selectors.agreement.sources import (
+    DEFAULTS_RULE,
+    agreement_defaults,
+    check_params,
+    run_label,
+)
 from analysis.stats.report import GroupItems, agreement_table
 from annotation.models import Campaign, Dataset
 
@@ -54,12 +59,25 @@ def agreement_compute(
 
     Shape: /work/notes contract, repeated in README "Agreement". Raises
     AgreementError (message names the parameter) for unknown campaigns/runs/slices.
-    Queries: a fixed number (fingerprint 4, then responses, human scores, judge
-    scores, skills), whatever the data size; nothing when the cache has the result.
+    No `campaign_ids` (with humans as the reference) or no `run_ids`: the defaults
+    of :func:`agreement_defaults`; ``result["defaults"]`` says which were used.
+    Queries: a fixed number (defaults 2, fingerprint 4, then responses, human
+    scores, judge scores, skills), whatever the data size; the defaults and the
+    fingerprint only when the cache has the result.
     """
     campaign_ids = sorted({int(c) for c in campaign_ids or []})
     run_ids = list(dict.fromkeys(int(r) for r in run_ids or []))
     reference_run_id = int(reference_run_id) if reference_run_id else None
+    defaulted = {
+        "campaigns": not campaign_ids and not (reference_run_id or retest),
+        "runs": not run_ids,
+    }
+    if defaulted["campaigns"] or defaulted["runs"]:
+        defaults = agreement_defaults(dataset=dataset, exclude_run_id=reference_run_id)
+        if defaulted["campaigns"]:
+            campaign_ids = defaults.campaign_ids
+        if defaulted["runs"]:
+            run_ids = defaults.run_ids
     runs = check_params(
         dataset, campaign_ids, run_ids, reference_run_id, retest, n_boot, seed
     )
@@ -77,6 +95,7 @@ def agreement_compute(
         "slice": [slice_dim, slice_value],
         "n_boot": n_boot,
         "seed": seed,
+        "defaulted": defaulted,
     }
     key = None
     if use_cache:
@@ -155,6 +174,7 @@ def agreement_compute(
             for c in Campaign.objects.filter(pk__in=campaign_ids_used).order_by("pk")
         ],
         "runs": [{"id": rid, "label": run_label(runs[rid])} for rid in run_ids],
+        "defaults": {**defaulted, "rule": DEFAULTS_RULE},
         "models": inp.resp.model_names,
         "rows": rows,
     }
