@@ -390,6 +390,37 @@ def agreement_table(
     return out
 
 
+def human_ceiling_table(
+    skills: dict[str, np.ndarray],
+    abilities: dict[str, list[str]] | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+    workers: int = 1,
+) -> dict[str, dict]:
+    """Inter-rater statistics alone (``Report.human``) per skill, ability and overall.
+
+    `skills` maps a skill key to the human score counts (n, 5) of the items the
+    ceiling stands on (the caller chooses and documents the item set; items with
+    fewer than 2 scores add nothing to alpha or to the rater pairs). Resampling as
+    in :func:`agreement_table` (within each skill, pooled groups stratified by skill),
+    so the ceiling has CIs of the same kind; it depends on nothing but `skills`.
+    """
+    groups = {
+        key: GroupItems(
+            np.asarray(c, np.int64).reshape(-1, 5),
+            # A placeholder judge "scores" every item, so every item is kept; only
+            # the human statistics are read from the reports.
+            np.ones(len(c), np.int64),
+        )
+        for key, c in skills.items()
+    }
+    kept = {a: [k for k in ks if k in groups] for a, ks in (abilities or {}).items()}
+    table = agreement_table(
+        groups, {a: ks for a, ks in kept.items() if ks}, n_boot, seed, workers
+    )
+    return {label: rep.human for label, rep in table.items()}
+
+
 def pool_projections(parts: list[Projected], n_boot: int) -> Projected:
     """The union of several groups' items (and of their resamples)."""
     if not parts:

@@ -18,6 +18,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from analysis.selectors.agreement import AgreementError, agreement_compute
+from analysis.selectors.agreement.rows import CEILING_ITEMS
 from annotation.models import Dataset
 
 TABLE_STATS = (
@@ -46,13 +47,15 @@ def render_table(result: dict) -> str:
         f"{result['n_boot']} bootstrap resamples, seed {result['seed']}",
         "n/a = not enough data (fewer than 2 items or no variance); "
         "! = the judge lowers inter-rater alpha, !! = significantly",
+        "n = items the judge and the reference both scored; ceiling alpha = "
+        f"Krippendorff's alpha (ordinal) among the raters on {CEILING_ITEMS}",
     ]
     used = result.get("defaults") or {}
     if used.get("campaigns") or used.get("runs"):
         lines.append(f"defaults: {used['rule']}")
     for run in result["runs"]:
         rid = str(run["id"])
-        head = ["skill", "n", "human alpha"] + [h for _, h in TABLE_STATS] + ["flag"]
+        head = ["skill", "n", "ceiling alpha"] + [h for _, h in TABLE_STATS] + ["flag"]
         body = []
         for row in result["rows"]:
             j = row["judges"].get(rid)
@@ -65,7 +68,7 @@ def render_table(result: dict) -> str:
                 [
                     label,
                     str(j["counts"]["scored_by_both"]),
-                    fmt(j["human"].get("alpha_ordinal")),
+                    fmt(row["human"].get("alpha_ordinal")),
                     *(fmt(j.get(k)) for k, _ in TABLE_STATS),
                     mark,
                 ]

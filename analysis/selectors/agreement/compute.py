@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
 from django.core.cache import cache
 
 from analysis.selectors.agreement.cache import (
@@ -22,6 +23,8 @@ from analysis.selectors.agreement.inputs import (
 from analysis.selectors.agreement.rows import (
     abilities_present,
     add_human_model_means,
+    ceiling_rows,
+    empty_ceiling,
     judge_dict,
     rows_skeleton,
 )
@@ -57,7 +60,10 @@ def agreement_compute(
 ) -> dict:
     """Every agreement statistic, per skill, ability and overall, for each run.
 
-    Shape: /work/notes contract, repeated in README "Agreement". Raises
+    Shape: /work/notes contract, repeated in README "Agreement". ``row["human"]`` is
+    the reference raters' ceiling, computed once on ``rows.CEILING_ITEMS`` (whatever
+    runs are shown, in whatever order); ``row["judges"][id]["human"]`` the raters'
+    statistics on the items that run shares with them (its own n). Raises
     AgreementError (message names the parameter) for unknown campaigns/runs/slices.
     No `campaign_ids` (with humans as the reference) or no `run_ids`: the defaults
     of :func:`agreement_defaults`; ``result["defaults"]`` says which were used.
@@ -116,6 +122,15 @@ def agreement_compute(
     elif retest:
         reference_label = "the same run's second sample (test-retest)"
 
+    # The reference raters' side: the humans, or a reference run as one rater; the
+    # same for every compared run (test-retest has a reference per run, no ceiling).
+    if reference_run_id:
+        ref_side = one_rater(*judge_by_item(inp.judge, reference_run_id, key_fn))
+    elif retest:
+        ref_side = one_rater(np.zeros(0, np.int64), np.zeros(0, np.int64))
+    else:
+        ref_side = human_side(inp)
+
     per_run: dict[int, dict[str, GroupItems]] = {}
     for rid in run_ids:
         if retest:
@@ -123,20 +138,19 @@ def agreement_compute(
             r_keys, r_scores = judge_by_item(inp.judge, rid, key_fn, sample=1)
         else:
             j_keys, j_scores = judge_by_item(inp.judge, rid, key_fn)
-        if reference_run_id:
-            r_keys, r_scores = judge_by_item(inp.judge, reference_run_id, key_fn)
-        if reference_run_id or retest:
+        if retest:
             h_keys, h_counts, h_na = one_rater(r_keys, r_scores)
         else:
-            h_keys, h_counts, h_na = human_side(inp)
+            h_keys, h_counts, h_na = ref_side
         per_run[rid] = group_items(inp, h_keys, h_counts, h_na, j_keys, j_scores)
 
     present = set().union(*(set(g) for g in per_run.values())) if per_run else set()
     abilities = abilities_present(inp.skills, present)
     rows = rows_skeleton(inp.skills, present)
     by_key = {r["key"]: r for r in rows}
+    ceiling = ceiling_rows(inp, ref_side, abilities, n_boot, seed, _workers())
     for r in rows:
-        r["human"] = None
+        r["human"] = ceiling.get(r["key"]) or empty_ceiling()
         r["judges"] = {}
     for rid, groups in per_run.items():
         table = agreement_table(
@@ -153,10 +167,6 @@ def agreement_compute(
                 continue
             items = groups.get(row["skill"]) if row["skill"] else pooled.get(label)
             row["judges"][str(rid)] = judge_dict(rep, items, inp.resp.model_names)
-            # The human ceiling shown on the row: the first run's items (usually all
-            # runs judge the same items; each run keeps its own under "human").
-            if row["human"] is None:
-                row["human"] = dict(row["judges"][str(rid)]["human"])
     if not (reference_run_id or retest):
         add_human_model_means(inp, rows)
 

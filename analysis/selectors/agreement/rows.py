@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from analysis.selectors.agreement.inputs import Inputs, Skills, human_side, item_keys
-from analysis.stats.report import GroupItems, Report
+from analysis.stats.report import GroupItems, Report, human_ceiling_table
 from analysis.stats.results import Result, make_result
 from analysis.stats.scale import VALUES
 from annotation.models import Ability
@@ -176,6 +176,76 @@ def rows_skeleton(skills: Skills, present: set[str]) -> list[dict]:
         }
     )
     return rows
+
+
+# The items the human ceiling stands on (one figure per campaign selection and slice).
+CEILING_ITEMS = (
+    "every item (response, skill) of the slice with 2 or more numeric scores from the "
+    "reference raters, whatever the judges scored"
+)
+
+
+def ceiling_rows(
+    inp: Inputs,
+    side: tuple[np.ndarray, np.ndarray, np.ndarray],
+    abilities: dict[str, list[str]],
+    n_boot: int,
+    seed: int,
+    workers: int = 1,
+) -> dict[str, dict]:
+    """Row key -> the reference raters' ceiling (``row["human"]``) on CEILING_ITEMS.
+
+    `side` is (item keys, score counts (n, 5), N/A counts) of the reference raters
+    (:func:`human_side`, or a reference run as one rater). The figures depend on the
+    campaigns, the slice, `n_boot` and `seed` only, never on which runs are shown
+    or their order. Also counts, per row: items with a numeric score (n_items),
+    numeric scores and N/A scores on every item of the slice.
+    """
+    keys, counts, na = side
+    _, n_sk = item_keys(inp.skills)
+    skill_idx = keys % n_sk
+    m = counts.sum(axis=1)
+    groups: dict[str, np.ndarray] = {}
+    tallies: dict[str, np.ndarray] = {}
+    for i, key in enumerate(inp.skills.keys):
+        sel = skill_idx == i
+        if not sel.any():
+            continue
+        groups[key] = counts[sel & (m >= 2)]
+        tallies[key] = np.array(
+            [(m[sel] > 0).sum(), counts[sel].sum(), na[sel].sum()], np.int64
+        )
+    table = human_ceiling_table(groups, abilities, n_boot, seed, workers)
+    members = {f"skill:{k}": [k] for k in groups}
+    members.update({f"ability:{a}": ks for a, ks in abilities.items()})
+    members["overall"] = list(groups)
+    out = {}
+    for label, ks in members.items():
+        tally = sum((tallies[k] for k in ks if k in tallies), np.zeros(3, np.int64))
+        h = table.get(label, {})
+        out[label] = {
+            "item_set": CEILING_ITEMS,
+            "n_items": int(tally[0]),
+            "n_items_multi_rated": int(h.get("n_items_multi_rated", 0)),
+            "scores": int(tally[1]),
+            "na": int(tally[2]),
+            **{k: result_dict(h[k]) for k in HUMAN_STATS if k in h},
+        }
+    return out
+
+
+def empty_ceiling() -> dict:
+    """The ceiling of a row without reference scores: every figure undefined."""
+    why = "no item has 2 or more reference scores"
+    undefined = result_dict(make_result(np.nan, None, 0, why))
+    return {
+        "item_set": CEILING_ITEMS,
+        "n_items": 0,
+        "n_items_multi_rated": 0,
+        "scores": 0,
+        "na": 0,
+        **{k: dict(undefined) for k in HUMAN_STATS},
+    }
 
 
 def add_human_model_means(inp: Inputs, rows: list[dict]) -> None:
