@@ -41,7 +41,8 @@ class GroupItems:
 
     human_counts: (n, 5) ints, numeric human scores only; judge: (n,) 1..5 or 0 when
     the judge gave no numeric score; model: (n,) int codes; human_na: (n,) N/A counts
-    from humans; judge_na: (n,) bool, the judge answered N/A.
+    from humans; judge_na: (n,) bool, the judge answered N/A; judge_na_samples: (n,)
+    N/A samples of an item whose score is the median of its other, numeric samples.
     """
 
     human_counts: np.ndarray
@@ -49,6 +50,7 @@ class GroupItems:
     model: np.ndarray | None = None
     human_na: np.ndarray | None = None
     judge_na: np.ndarray | None = None
+    judge_na_samples: np.ndarray | None = None
 
     @staticmethod
     def concat(groups: list[GroupItems]) -> GroupItems:
@@ -65,6 +67,7 @@ class GroupItems:
             cat("model", lambda n: np.zeros(n, int)),
             cat("human_na", lambda n: np.zeros(n, int)),
             cat("judge_na", lambda n: np.zeros(n, bool)),
+            cat("judge_na_samples", lambda n: np.zeros(n, int)),
         )
 
 
@@ -73,7 +76,9 @@ class Report:
     """One group's statistics (values are :class:`Result` unless noted).
 
     counts: items, scored_by_both, human_only, judge_only, human_scores, human_na,
-        judge_na (ints; only items scored numerically by both sides are used).
+        judge_na (items), judge_na_samples (N/A samples inside items the judge also
+        scored numerically; left out of the item's median) (ints; only items scored
+        numerically by both sides are used).
     human: n_items, n_items_multi_rated (ints); alpha_ordinal, alpha_interval
         (Krippendorff, all human raters, missing allowed); exact, within1 (pooled
         over all human rater pairs within an item; n = number of pairs).
@@ -129,6 +134,9 @@ def group_cells(items: GroupItems) -> Cells:
         "human_scores": int(hc_all[both].sum()),
         "human_na": int(0 if items.human_na is None else np.sum(items.human_na)),
         "judge_na": int(0 if items.judge_na is None else np.sum(items.judge_na)),
+        "judge_na_samples": int(
+            0 if items.judge_na_samples is None else np.sum(items.judge_na_samples)
+        ),
     }
     key = np.column_stack([model_all, hc_all, judge_all])[both]
     _, first, inv, cell_n = np.unique(

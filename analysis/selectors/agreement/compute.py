@@ -17,6 +17,7 @@ from analysis.selectors.agreement.inputs import (
     human_side,
     item_keys,
     judge_by_item,
+    judge_by_item_counted,
     load_inputs,
     one_rater,
 )
@@ -133,16 +134,15 @@ def agreement_compute(
 
     per_run: dict[int, dict[str, GroupItems]] = {}
     for rid in run_ids:
+        sample = 0 if retest else None
+        j_keys, j_scores, j_na = judge_by_item_counted(inp.judge, rid, key_fn, sample)
         if retest:
-            j_keys, j_scores = judge_by_item(inp.judge, rid, key_fn, sample=0)
             r_keys, r_scores = judge_by_item(inp.judge, rid, key_fn, sample=1)
-        else:
-            j_keys, j_scores = judge_by_item(inp.judge, rid, key_fn)
         if retest:
             h_keys, h_counts, h_na = one_rater(r_keys, r_scores)
         else:
             h_keys, h_counts, h_na = ref_side
-        per_run[rid] = group_items(inp, h_keys, h_counts, h_na, j_keys, j_scores)
+        per_run[rid] = group_items(inp, h_keys, h_counts, h_na, j_keys, j_scores, j_na)
 
     present = set().union(*(set(g) for g in per_run.values())) if per_run else set()
     abilities = abilities_present(inp.skills, present)
