@@ -274,6 +274,8 @@ def table_context(result: dict, choice: Choice) -> dict:
             for rid, label in runs
         ],
         "columns": JUDGE_COLUMNS,
+        # cells right of the row label (a row without items spans them with one)
+        "span": 1 + len(runs) * (len(JUDGE_COLUMNS) + 1),
         "sort": sort,
         "descending": choice.descending,
         "grouped": not sort,

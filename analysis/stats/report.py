@@ -71,6 +71,19 @@ class GroupItems:
         )
 
 
+# The keys of Report.counts (group_cells), zero for a group without items.
+COUNT_KEYS = (
+    "items",
+    "scored_by_both",
+    "human_only",
+    "judge_only",
+    "human_scores",
+    "human_na",
+    "judge_na",
+    "judge_na_samples",
+)
+
+
 @dataclass
 class Report:
     """One group's statistics (values are :class:`Result` unless noted).
@@ -434,7 +447,13 @@ def pool_projections(parts: list[Projected], n_boot: int) -> Projected:
     if not parts:
         z = np.zeros((n_boot + 1, 0))
         return Projected(
-            np.zeros((0, 6), np.int64), z, np.zeros(0, np.int64), z, z, z, {}
+            np.zeros((0, 6), np.int64),
+            z,
+            np.zeros(0, np.int64),
+            z,
+            z,
+            z,
+            dict.fromkeys(COUNT_KEYS, 0),
         )
     profs = np.concatenate([p.prof for p in parts])
     _, first, pinv = np.unique(
@@ -444,7 +463,7 @@ def pool_projections(parts: list[Projected], n_boot: int) -> Projected:
     models = np.unique(np.concatenate([p.models for p in parts]))
     w = np.zeros((parts[0].w.shape[0], len(first)))
     mn, mh, mj = (np.zeros((w.shape[0], len(models))) for _ in range(3))
-    counts: dict = {}
+    counts: dict = dict.fromkeys(COUNT_KEYS, 0)
     start = 0
     for p in parts:
         code = pinv[start : start + len(p.prof)]  # distinct within one part

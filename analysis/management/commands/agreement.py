@@ -64,6 +64,9 @@ def render_table(result: dict) -> str:
             flag = j["flag"]
             mark = "!!" if flag["significant"] else "!" if flag["below_ceiling"] else ""
             label = row["label"] if row["level"] == "skill" else row["label"].upper()
+            if row.get("note"):
+                body.append([label, "0", row["note"], *([""] * len(TABLE_STATS)), ""])
+                continue
             body.append(
                 [
                     label,

@@ -22,6 +22,7 @@ from analysis.selectors.agreement.inputs import (
     one_rater,
 )
 from analysis.selectors.agreement.rows import (
+    NO_ITEMS,
     abilities_present,
     add_human_model_means,
     ceiling_rows,
@@ -169,6 +170,12 @@ def agreement_compute(
             row["judges"][str(rid)] = judge_dict(rep, items, inp.resp.model_names)
     if not (reference_run_id or retest):
         add_human_model_means(inp, rows)
+    for r in rows:
+        # A row no source scored (an empty slice): say so once, on the row.
+        empty = not r["human"]["n_items"] and not any(
+            j["counts"].get("items") for j in r["judges"].values()
+        )
+        r["note"] = NO_ITEMS if empty else ""
 
     result = {
         "dataset": {"id": dataset.pk, "name": dataset.name},

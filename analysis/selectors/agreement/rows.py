@@ -99,8 +99,29 @@ def _scatter(items: GroupItems) -> list[list[float]]:
     return [[mean, score, n] for (mean, score), n in merged.items()]
 
 
+NO_ITEMS = "no items"
+NO_SHARED_ITEMS = "no items: the judge and the reference share no scored item here"
+
+
+def _say_no_items(stats: dict, reason: str) -> None:
+    """Every statistic of `stats` (result dicts, nested too) gets `reason`: with no
+    items, "not enough data" and the statistic's own condition would mislead."""
+    for value in stats.values():
+        if isinstance(value, dict) and "reason" in value and "value" in value:
+            if value["value"] is None:
+                value["reason"] = reason
+        elif isinstance(value, dict):
+            _say_no_items(value, reason)
+        elif isinstance(value, list):
+            for entry in value:
+                if isinstance(entry, dict):
+                    _say_no_items(entry, reason)
+
+
 def judge_dict(rep: Report, items: GroupItems | None, names: list[str]):
-    """One run's statistics on one row (model codes named from `names`)."""
+    """One run's statistics on one row (model codes named from `names`). A row
+    without items says "no items" as every statistic's reason (and the flag's);
+    one whose items are not shared says why no statistic is defined."""
     j = rep.judge
     out = {
         "counts": {k: int(v) for k, v in rep.counts.items()},
@@ -128,6 +149,10 @@ def judge_dict(rep: Report, items: GroupItems | None, names: list[str]):
         },
         "scatter": _scatter(items) if items is not None else [],
     }
+    if not out["counts"].get("scored_by_both"):
+        reason = NO_ITEMS if not out["counts"].get("items") else NO_SHARED_ITEMS
+        _say_no_items(out, reason)
+        out["flag"]["reason"] = reason
     return out
 
 
@@ -223,6 +248,8 @@ def ceiling_rows(
     for label, ks in members.items():
         tally = sum((tallies[k] for k in ks if k in tallies), np.zeros(3, np.int64))
         h = table.get(label, {})
+        if not tally.any():
+            continue  # no reference score in this row: empty_ceiling()
         out[label] = {
             "item_set": CEILING_ITEMS,
             "n_items": int(tally[0]),
@@ -235,9 +262,8 @@ def ceiling_rows(
 
 
 def empty_ceiling() -> dict:
-    """The ceiling of a row without reference scores: every figure undefined."""
-    why = "no item has 2 or more reference scores"
-    undefined = result_dict(make_result(np.nan, None, 0, why))
+    """The ceiling of a row without reference scores: every figure "no items"."""
+    undefined = {**result_dict(make_result(np.nan, None, 0)), "reason": NO_ITEMS}
     return {
         "item_set": CEILING_ITEMS,
         "n_items": 0,
