@@ -13,6 +13,8 @@ tested through them. The query string every dashboard URL shares:
     retest=1                     compare each run's sample 0 with its sample 1
     n_boot=<0..MAX_BOOT>         bootstrap resamples for the 95% intervals
     slice=<dim>:<value>          domain, difficulty, task, hard or model
+    full=1                       the full table (every statistic); without it the
+                                 compact one (`analysis.headline`); a sort implies it
     sort=<column>&dir=asc|desc   table order (server side; htmx swaps the fragment)
     chart=<row key>              the skill (or ability, "overall") the charts show
     judge=<run id>, model=<name> the run of a drill-down or chart, the model of a radar
@@ -88,6 +90,7 @@ class Choice:
     sort: str = ""
     descending: bool = True
     chart: str = ""
+    full: bool = False
     errors: list[str] = field(default_factory=list)
     # Why the defaults give nothing to compute (no error of the researcher's).
     no_defaults: str = ""
@@ -194,6 +197,7 @@ def parse_choice(params, sources: dict, slice_values: dict) -> Choice:
     choice.sort = params.get("sort", "").strip()
     choice.descending = params.get("dir", "desc") != "asc"
     choice.chart = params.get("chart", "").strip()
+    choice.full = params.get("full", "") in ("1", "on", "true") or bool(choice.sort)
     return choice
 
 

@@ -22,7 +22,7 @@ from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 
-from analysis import charts
+from analysis import charts, headline
 from analysis.display import (
     CHART_KINDS,
     DRILL_LIMIT,
@@ -137,6 +137,8 @@ def agreement_dashboard(request: HttpRequest, dataset_id: int) -> HttpResponse:
         else "",
     }
     if result is not None:
+        context["headlines"] = headline.headlines(result)
+        context["compact"] = headline.compact_table(result)
         context["table"] = table_context(result, choice)
         context.update(charts_context(result, choice))
     fragment = (

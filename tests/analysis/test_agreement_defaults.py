@@ -127,7 +127,7 @@ def test_page_without_parameters_shows_the_defaults_ticked(
     resp = client_for(researcher).get(url, {"n_boot": 20})
     html = resp.content.decode()
     assert resp.status_code == 200
-    assert 'id="agreement-table"' in html and "Showing the defaults" in html
+    assert 'id="agreement-compact"' in html and "Showing the defaults" in html
     for run in (setup.runs[0], setup.new):
         assert f'name="run" value="{run.pk}" checked' in html
     for run in (setup.old, setup.import_old):

@@ -73,6 +73,7 @@ def query(s, **extra) -> dict:
         "campaign": [s.campaign.pk],
         "run": [r.pk for r in s.runs],
         "n_boot": N_BOOT,
+        "full": 1,  # the full table (the compact one: test_agreement_headline.py)
     }
     params.update(extra)
     return params

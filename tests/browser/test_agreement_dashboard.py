@@ -56,6 +56,7 @@ def test_researcher_compares_a_judge_with_the_raters(
     page.get_by_role("link", name=setup.dataset.name).click()
     # It opens with the defaults: every campaign and each judge's latest run.
     expect(page.locator("#agreement-defaults")).to_be_visible()
+    page.locator("#agreement-choice > summary").click()  # open the choice form
     judge_a = page.get_by_role("checkbox", name=f"#{setup.runs[0].pk} judge A")
     expect(judge_a).to_be_checked()
 
@@ -65,6 +66,10 @@ def test_researcher_compares_a_judge_with_the_raters(
     page.get_by_label("Bootstrap resamples").fill("200")
     page.get_by_role("button", name="Show agreement").click()
 
+    # The compact table first (one number per cell), the full one a click away.
+    expect(page.locator("#agreement-compact")).to_be_visible()
+    expect(page.locator(".headline")).to_have_count(1)
+    page.locator("#table-toggle").click()
     table = page.locator("#agreement-table")
     expect(table).to_be_visible()
     factuality = table.locator('tr[data-row="skill:factuality"]')
