@@ -17,6 +17,8 @@ tested through them. The query string every dashboard URL shares:
                                  compact one (`analysis.headline`); a sort implies it
     sort=<column>&dir=asc|desc   table order (server side; htmx swaps the fragment)
     chart=<row key>              the skill (or ability, "overall") the charts show
+    radar=shared|all             the radars' item set (`charts.RADAR_VIEWS`): items
+                                 every source scored (default) or all each scored
     judge=<run id>, model=<name> the run of a drill-down or chart, the model of a radar
 """
 
@@ -91,6 +93,7 @@ class Choice:
     descending: bool = True
     chart: str = ""
     full: bool = False
+    radar: str = "shared"
     errors: list[str] = field(default_factory=list)
     # Why the defaults give nothing to compute (no error of the researcher's).
     no_defaults: str = ""
@@ -198,6 +201,13 @@ def parse_choice(params, sources: dict, slice_values: dict) -> Choice:
     choice.descending = params.get("dir", "desc") != "asc"
     choice.chart = params.get("chart", "").strip()
     choice.full = params.get("full", "") in ("1", "on", "true") or bool(choice.sort)
+    radar = params.get("radar", "").strip()
+    if radar and radar not in charts.RADAR_VIEWS:
+        errors.append(
+            f"`radar`: “{radar[:40]}” is not a view; use {' or '.join(charts.RADAR_VIEWS)}."
+        )
+    elif radar:
+        choice.radar = radar
     return choice
 
 
@@ -317,7 +327,11 @@ def charts_context(result: dict, choice: Choice) -> dict:
         "chart_rows": rows,
         "chart": chart,
         "chart_label": (charts.find_row(result, chart) or {}).get("label", chart),
-        "radars": [(m, charts.radar_from_agreement(result, m)) for m in models],
+        "radars": [
+            (m, charts.radar_from_agreement(result, m, choice.radar)) for m in models
+        ],
+        "radar_view": choice.radar,
+        "radar_views": list(charts.RADAR_VIEWS.items()),
         "models_without_scores": len(result.get("models") or []) - len(models),
         "per_run": [
             {
@@ -342,7 +356,10 @@ def chart_svg(kind: str, params, result: dict) -> tuple[str, list]:
         model = params.get("model", "")
         if model not in (result.get("models") or []):
             raise BadChoice(f"`model`: “{model}” is not a model of this result.")
-        return charts.radar_from_agreement(result, model), [model]
+        view = params.get("radar", "") or "shared"
+        if view not in charts.RADAR_VIEWS:
+            raise BadChoice(f"`radar`: “{view[:40]}” is not a view.")
+        return charts.radar_from_agreement(result, model, view), [model, view]
     row = params.get("chart", "")
     if charts.find_row(result, row) is None:
         raise BadChoice(f"`chart`: “{row}” is not a row of the table.")

@@ -229,3 +229,29 @@ def resample_cells(key_cols, n_boot: int, seed: int, strata=None) -> ResampledCe
         cols = np.flatnonzero(stratum == s)
         w[1:, cols] = draw_cell_counts(cnt[cols], n_boot, rng)
     return ResampledCells(first, stratum, w)
+
+
+def group_means(
+    values, groups, n_groups: int, n_boot: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean of `values` per group, with bootstrap replicates.
+
+    Items are resampled with replacement within each group (as a multinomial draw
+    over each group's distinct values, one numpy call for all groups). Returns
+    (n (G,) items, point (G,) means, NaN for an empty group; boot (n_boot, G)).
+    """
+    vals, codes = value_codes(values)
+    groups = np.asarray(groups, dtype=np.int64)
+    counts = np.zeros((n_groups, len(vals)), np.int64)
+    np.add.at(counts, (groups, codes), 1)
+    n = counts.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        point = np.where(n > 0, (counts @ vals) / np.maximum(n, 1), np.nan)
+    boot = np.full((n_boot, n_groups), np.nan)
+    ok = n > 0
+    if n_boot > 0 and ok.any():
+        draws = rng.multinomial(
+            n[ok], counts[ok] / n[ok, None], size=(n_boot, int(ok.sum()))
+        )
+        boot[:, ok] = (draws @ vals) / n[ok]
+    return n, point, boot

@@ -117,7 +117,8 @@ def agreement_dashboard(request: HttpRequest, dataset_id: int) -> HttpResponse:
     """The dashboard of one dataset: the choice form, the per-skill table, the charts.
 
     With htmx, the form, the slice links and the sortable headings ask for the
-    `#agreement-results` fragment; the chart row links for `#agreement-charts`.
+    `#agreement-results` fragment; the chart row links for `#agreement-charts`, the
+    radar view links (`radar=shared|all`) for `#agreement-radars`.
     A choice with a problem lists each problem by parameter (400 for the page).
     """
     dataset, sources, slice_values, choice, result = _load(request, dataset_id)
@@ -141,11 +142,9 @@ def agreement_dashboard(request: HttpRequest, dataset_id: int) -> HttpResponse:
         context["compact"] = headline.compact_table(result)
         context["table"] = table_context(result, choice)
         context.update(charts_context(result, choice))
-    fragment = (
-        "agreement-charts"
-        if request.htmx.target == "agreement-charts"
-        else "agreement-results"
-    )
+    fragments = ("agreement-charts", "agreement-radars")
+    target = request.htmx.target
+    fragment = target if target in fragments else "agreement-results"
     # A bad choice is a 400 for the page; an htmx fragment answers 200 because htmx
     # swaps only 2xx answers, and the fragment itself lists the problems.
     status = 400 if choice.errors and not wants_fragment(request) else 200

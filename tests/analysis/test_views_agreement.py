@@ -620,7 +620,7 @@ def test_model_slice_draws_only_that_models_radar(client_for, researcher, setup)
         .get(dashboard_url(setup), query(setup, slice="model:beta"))
         .content.decode()
     )
-    radars = re.findall(r'aria-label="([^"]*): mean score per skill"', html)
+    radars = re.findall(r'aria-label="([^"]*): mean per skill, [^"]*"', html)
     assert radars == ["beta"]
     assert "2 other models of the dataset have no score in this selection." in html
 

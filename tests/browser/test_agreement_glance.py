@@ -72,6 +72,21 @@ def test_dashboard_without_parameters_fits_1280_and_shows_headlines(
             r"\[-?\d\.\d\d, -?\d\.\d\d\], n=\d+", cell.get_attribute("title")
         )
 
+        # The radars: on shared items by default, all items one click away.
+        radars = page.locator("#agreement-radars")
+        expect(radars.locator("svg").first).to_have_attribute(
+            "aria-label", re.compile(r"shared items$")
+        )
+        radars.locator('a[data-radar="all"]').click()
+        expect(page.locator("#agreement-radars svg").first).to_have_attribute(
+            "aria-label", re.compile(r"all scored items$")
+        )
+        expect(page).to_have_url(re.compile(r"[?&]radar=all(&|$)"))
+        if SCREENSHOTS:
+            page.locator("#agreement-radars figure").first.screenshot(
+                path=os.path.join(SCREENSHOTS, "radar-all.png")
+            )
+
         page.locator("#table-toggle").click()
         expect(page.locator("#agreement-table")).to_be_visible()
         expect(page).to_have_url(re.compile(r"[?&]full=1(&|$)"))

@@ -21,10 +21,10 @@ from analysis.selectors.agreement.inputs import (
     load_inputs,
     one_rater,
 )
+from analysis.selectors.agreement.profiles import model_profiles
 from analysis.selectors.agreement.rows import (
     NO_ITEMS,
     abilities_present,
-    add_human_model_means,
     ceiling_rows,
     empty_ceiling,
     judge_dict,
@@ -134,9 +134,11 @@ def agreement_compute(
         ref_side = human_side(inp)
 
     per_run: dict[int, dict[str, GroupItems]] = {}
+    run_scores: dict[int, tuple] = {}
     for rid in run_ids:
         sample = 0 if retest else None
         j_keys, j_scores, j_na = judge_by_item_counted(inp.judge, rid, key_fn, sample)
+        run_scores[rid] = (j_keys, j_scores)
         if retest:
             r_keys, r_scores = judge_by_item(inp.judge, rid, key_fn, sample=1)
         if retest:
@@ -168,8 +170,13 @@ def agreement_compute(
                 continue
             items = groups.get(row["skill"]) if row["skill"] else pooled.get(label)
             row["judges"][str(rid)] = judge_dict(rep, items, inp.resp.model_names)
+    model_profiles(inp, ref_side[:2], run_scores, rows, n_boot, seed)
     if not (reference_run_id or retest):
-        add_human_model_means(inp, rows)
+        for r in rows:  # the humans' model means: every item they scored, with CIs
+            r["human"]["models"] = [
+                {"model": e["model"], "n": e["reference"]["n"], "mean": e["reference"]}
+                for e in r["profiles"]["all"]
+            ]
     for r in rows:
         # A row no source scored (an empty slice): say so once, on the row.
         empty = not r["human"]["n_items"] and not any(

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from analysis.selectors.agreement.inputs import Inputs, Skills, human_side, item_keys
+from analysis.selectors.agreement.inputs import Inputs, Skills, item_keys
 from analysis.stats.report import GroupItems, Report, human_ceiling_table
 from analysis.stats.results import Result, make_result
-from analysis.stats.scale import VALUES
 from annotation.models import Ability
 
 
@@ -272,50 +271,3 @@ def empty_ceiling() -> dict:
         "na": 0,
         **{k: dict(undefined) for k in HUMAN_STATS},
     }
-
-
-def add_human_model_means(inp: Inputs, rows: list[dict]) -> None:
-    """row["human"]["models"]: per model, the mean over items of the humans' mean
-    score, on every item humans scored (whatever the runs scored); no CI."""
-    h_keys, h_counts, _ = human_side(inp)
-    _, n_sk = item_keys(inp.skills)
-    m = h_counts.sum(axis=1)
-    ok = m > 0
-    keys, mean = h_keys[ok], (h_counts[ok] @ VALUES) / m[ok]
-    skill_idx = keys % n_sk
-    model = inp.resp.model[inp.resp.index(keys // n_sk)] if len(keys) else keys
-    n_models = len(inp.resp.model_names)
-    for row in rows:
-        if row["human"] is None:
-            continue
-        if row["level"] == "skill":
-            wanted = [inp.skills.keys.index(row["skill"])]
-        elif row["level"] == "ability":
-            wanted = [
-                i for i, k in enumerate(inp.skills.keys)
-                if row["key"] == f"ability:{_ability_label(inp.skills.ability[k])}"
-            ]  # fmt: skip
-        else:
-            wanted = list(range(n_sk))
-        sel = np.isin(skill_idx, wanted)
-        n = np.bincount(model[sel], minlength=n_models)
-        total = np.bincount(model[sel], weights=mean[sel], minlength=n_models)
-        row["human"]["models"] = [
-            {
-                "model": name,
-                "n": int(n[i]),
-                "mean": result_dict(
-                    make_result(
-                        total[i] / n[i] if n[i] else np.nan,
-                        None,
-                        int(n[i]),
-                        "no human score for this model",
-                    )
-                ),
-            }  # fmt: skip
-            for i, name in enumerate(inp.resp.model_names)
-        ]
-
-
-def _ability_label(ability: str) -> str:
-    return dict(Ability.choices).get(ability, ability)
