@@ -9,8 +9,9 @@ under the reference raters and under each run, in two explicitly named item sets
 
 The reference's value of an item is the mean of its raters' numeric scores; a run's is
 its score (median of its samples). Means are over items, with a 95% bootstrap CI
-(items resampled within the row and model; the random stream of a source depends on
-the seed, the row and the run id, never on the order of the runs).
+(items resampled within each skill and model, an ability's or overall resample the
+union of its skills'; the random stream of a source depends on the seed, the view
+and the run id, never on the order of the runs).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import numpy as np
 
 from analysis.selectors.agreement.inputs import Inputs, item_keys
 from analysis.selectors.agreement.rows import result_dict
-from analysis.stats.bootstrap import group_means
+from analysis.stats.bootstrap import group_sums
 from analysis.stats.results import make_result
 from analysis.stats.scale import VALUES
 
@@ -49,6 +50,22 @@ def _row_skills(rows: list[dict], skills: list[str]) -> list[list[int]]:
             )
         else:
             out.append(list(range(len(skills))))
+    return out
+
+
+def _stats(point: np.ndarray, boot: np.ndarray, n: np.ndarray, why: str) -> list:
+    """Per group, the result dict of `make_result` (point, its replicates, n), with
+    the percentile intervals of all groups computed at once."""
+    ci = None
+    if boot.shape[0]:
+        with np.errstate(invalid="ignore"):
+            ci = np.quantile(boot, [0.025, 0.975], axis=0)
+    out = []
+    for g in range(len(point)):
+        stat = result_dict(make_result(point[g], None, int(n[g]), why))
+        if ci is not None and stat["value"] is not None:
+            stat["ci"] = [float(ci[0, g]), float(ci[1, g])]
+        out.append(stat)
     return out
 
 
@@ -85,6 +102,7 @@ def model_profiles(
         },
     }
     members = _row_skills(rows, inp.skills.keys)
+    n_m = len(names)
     view_code = {"shared": 1, "all": 2}
     for row in rows:
         row["profiles"] = {}
@@ -92,22 +110,20 @@ def model_profiles(
         stats: dict[int, list[list[dict]]] = {}
         for sid, (keys, vals) in by_source.items():
             model = inp.resp.model[inp.resp.index(keys // n_sk)] if len(keys) else keys
-            skill = keys % n_sk
+            cell = (keys % n_sk) * n_m + model  # (skill, model): resampled within
+            rng = np.random.default_rng([seed, sid, view_code[view]])
+            n, sums, boot = group_sums(vals, cell, n_sk * n_m, n_boot, rng)
+            n, sums = n.reshape(n_sk, n_m), sums.reshape(n_sk, n_m)
+            boot = boot.reshape(n_boot, n_sk, n_m)
             per_row = []
-            for r_i, wanted in enumerate(members):
-                sel = np.isin(skill, wanted)
-                rng = np.random.default_rng([seed, r_i, sid, view_code[view]])
-                n, point, boot = group_means(
-                    vals[sel], model[sel], len(names), n_boot, rng
-                )
-                per_row.append(
-                    [
-                        result_dict(
-                            make_result(point[g], boot[:, g], int(n[g]), WHY[view])
-                        )
-                        for g in range(len(names))
-                    ]
-                )
+            for wanted in members:
+                # An ability or overall: its skills' resamples added up (stratified
+                # by skill, as in analysis.stats.report.agreement_table).
+                rn = n[wanted].sum(axis=0)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    point = np.where(rn > 0, sums[wanted].sum(axis=0) / rn, np.nan)
+                    rboot = boot[:, wanted].sum(axis=1) / rn
+                per_row.append(_stats(point, rboot, rn, WHY[view]))
             stats[sid] = per_row
         for r_i, row in enumerate(rows):
             entries = []
