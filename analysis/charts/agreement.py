@@ -166,6 +166,8 @@ def rank_bars_from_agreement(result: dict, row_key: str) -> str:
     and under every judge run."""
     row = find_row(result, row_key) or {}
     runs = run_labels(result)
+    if "profiles" in row:
+        return _rank_bars_shared(result, row, row_key, runs)
     per_run = {rid: _model_stats(row, rid) for rid, _ in runs}
     models = list(result.get("models") or [])
     seen = {m for stats in per_run.values() for m in stats}
@@ -198,4 +200,29 @@ def rank_bars_from_agreement(result: dict, row_key: str) -> str:
     for i, (rid, label) in enumerate(runs):
         means = [_value((per_run[rid].get(m) or {}).get("judge_mean")) for m in models]
         series.append(Series(label, ranks_from_means(means), i + 1, notes(means)))
+    return rank_bars_chart(title=title, models=models, series=series)
+
+
+def _rank_bars_shared(result: dict, row: dict, row_key: str, runs) -> str:
+    """Rank bars on the row's shared items (every source scored them): the same
+    items under the reference and every run, whatever the order of the runs."""
+    entries = [e for e in row["profiles"].get("shared") or [] if e.get("n")]
+    models = [e["model"] for e in entries]
+
+    def notes(stats):
+        return [
+            f"mean {fmt_num(_value(x))}, n={_n(x)}" if _value(x) is not None else ""
+            for x in stats
+        ]
+
+    sources = [(reference_label(result), [e.get("reference") for e in entries])]
+    sources += [
+        (label, [(e.get("judges") or {}).get(rid) for e in entries])
+        for rid, label in runs
+    ]
+    series = [
+        Series(label, ranks_from_means([_value(x) for x in stats]), i, notes(stats))
+        for i, (label, stats) in enumerate(sources)
+    ]
+    title = f"{row.get('label', row_key)}: model ranks, shared items"
     return rank_bars_chart(title=title, models=models, series=series)

@@ -149,3 +149,22 @@ def test_bad_radar_view_is_named(setup, researcher, client_for):
     url = reverse("analysis:agreement-chart", args=[setup.dataset.pk, "radar"])
     svg = c.get(url, {"model": "alpha", "radar": "sideways"})
     assert svg.status_code == 400 and "`radar`" in svg.content.decode()
+
+
+def test_rank_bars_stand_on_shared_items_whatever_the_run_order(setup):
+    from analysis import charts
+
+    a, b = setup.runs
+    ab = agreement_compute(dataset=setup.dataset, run_ids=[a.pk, b.pk], n_boot=0)
+    ba = agreement_compute(dataset=setup.dataset, run_ids=[b.pk, a.pk], n_boot=0)
+
+    def human_tips(result):
+        root = ET.fromstring(charts.rank_bars_from_agreement(result, "overall"))
+        tips = [t.text for t in root.iter(f"{NS}title")]
+        return sorted(t for t in tips if t and "human raters" in t)
+
+    tips = human_tips(ab)
+    assert tips and tips == human_tips(ba)
+    overall = next(r for r in ab["rows"] if r["key"] == "overall")
+    alpha = next(e for e in overall["profiles"]["shared"] if e["model"] == "alpha")
+    assert any(f"n={alpha['n']})" in t for t in tips if t.startswith("alpha"))
