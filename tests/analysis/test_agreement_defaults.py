@@ -193,3 +193,12 @@ def test_command_without_a_default_run_names_the_option(researcher):
     with pytest.raises(CommandError) as exc:
         run_cmd("--dataset", "no-runs-cmd")
     assert str(exc.value).startswith("--run")
+
+
+def test_drilldown_without_parameters_uses_the_defaults(setup, researcher, client_for):
+    url = reverse("analysis:agreement-skill", args=[setup.dataset.pk, "factuality"])
+    resp = client_for(researcher).get(url, {"n_boot": 0})
+    html = resp.content.decode()
+    assert resp.status_code == 200, html[:300]
+    assert min(defaults_of(setup)) == setup.runs[0].pk  # the first compared run
+    assert "judge A says" in html and "old says" not in html
