@@ -5,14 +5,20 @@ Pure functions of plain data (a QueryDict-like `params`, the result dict), no
 database access: the views in `views_agreement` stay thin and these rules are
 tested through them. The query string every dashboard URL shares:
 
-    campaign=<id> (repeatable)   human campaigns (the reference, by default)
-    run=<id> (repeatable)        judge runs to compare (baselines and imports included)
+    campaign=<id> (repeatable)   human campaigns (the reference, by default); none:
+                                 the defaults (`agreement_defaults`)
+    run=<id> (repeatable)        judge runs to compare (baselines and imports included);
+                                 none: per judge, its latest finished run
     reference=<id>               compare the runs with this judge run instead (judge vs judge)
     retest=1                     compare each run's sample 0 with its sample 1
     n_boot=<0..MAX_BOOT>         bootstrap resamples for the 95% intervals
     slice=<dim>:<value>          domain, difficulty, task, hard or model
+    full=1                       the full table (every statistic); without it the
+                                 compact one (`analysis.headline`); a sort implies it
     sort=<column>&dir=asc|desc   table order (server side; htmx swaps the fragment)
     chart=<row key>              the skill (or ability, "overall") the charts show
+    radar=shared|all             the radars' item set (`charts.RADAR_VIEWS`): items
+                                 every source scored (default) or all each scored
     judge=<run id>, model=<name> the run of a drill-down or chart, the model of a radar
 """
 
@@ -86,15 +92,34 @@ class Choice:
     sort: str = ""
     descending: bool = True
     chart: str = ""
+    full: bool = False
+    radar: str = "shared"
     errors: list[str] = field(default_factory=list)
+    # Why the defaults give nothing to compute (no error of the researcher's).
+    no_defaults: str = ""
 
     @property
     def ready(self) -> bool:
-        """Enough was chosen to compute: runs and something to compare them with."""
-        has_reference = bool(
-            self.campaign_ids or self.reference_run_id is not None or self.retest
+        """Every parameter is valid; what was not chosen comes from the defaults."""
+        return not self.errors
+
+    @property
+    def explicit(self) -> bool:
+        """Some source was chosen (otherwise everything is a default)."""
+        return bool(
+            self.campaign_ids
+            or self.run_ids
+            or self.reference_run_id is not None
+            or self.retest
         )
-        return not self.errors and bool(self.run_ids) and has_reference
+
+    def adopt_sources(self, result: dict) -> None:
+        """Take the campaigns and runs the result used (the defaults, where none
+        were chosen), so the form shows them ticked and the drill-down uses them."""
+        if not self.campaign_ids:
+            self.campaign_ids = [c["id"] for c in result.get("campaigns") or []]
+        if not self.run_ids:
+            self.run_ids = [r["id"] for r in result.get("runs") or []]
 
     def compute_kwargs(self) -> dict:
         return {
@@ -175,6 +200,14 @@ def parse_choice(params, sources: dict, slice_values: dict) -> Choice:
     choice.sort = params.get("sort", "").strip()
     choice.descending = params.get("dir", "desc") != "asc"
     choice.chart = params.get("chart", "").strip()
+    choice.full = params.get("full", "") in ("1", "on", "true") or bool(choice.sort)
+    radar = params.get("radar", "").strip()
+    if radar and radar not in charts.RADAR_VIEWS:
+        errors.append(
+            f"`radar`: “{radar[:40]}” is not a view; use {' or '.join(charts.RADAR_VIEWS)}."
+        )
+    elif radar:
+        choice.radar = radar
     return choice
 
 
@@ -255,6 +288,8 @@ def table_context(result: dict, choice: Choice) -> dict:
             for rid, label in runs
         ],
         "columns": JUDGE_COLUMNS,
+        # cells right of the row label (a row without items spans them with one)
+        "span": 1 + len(runs) * (len(JUDGE_COLUMNS) + 1),
         "sort": sort,
         "descending": choice.descending,
         "grouped": not sort,
@@ -292,7 +327,11 @@ def charts_context(result: dict, choice: Choice) -> dict:
         "chart_rows": rows,
         "chart": chart,
         "chart_label": (charts.find_row(result, chart) or {}).get("label", chart),
-        "radars": [(m, charts.radar_from_agreement(result, m)) for m in models],
+        "radars": [
+            (m, charts.radar_from_agreement(result, m, choice.radar)) for m in models
+        ],
+        "radar_view": choice.radar,
+        "radar_views": list(charts.RADAR_VIEWS.items()),
         "models_without_scores": len(result.get("models") or []) - len(models),
         "per_run": [
             {
@@ -317,7 +356,10 @@ def chart_svg(kind: str, params, result: dict) -> tuple[str, list]:
         model = params.get("model", "")
         if model not in (result.get("models") or []):
             raise BadChoice(f"`model`: “{model}” is not a model of this result.")
-        return charts.radar_from_agreement(result, model), [model]
+        view = params.get("radar", "") or "shared"
+        if view not in charts.RADAR_VIEWS:
+            raise BadChoice(f"`radar`: “{view[:40]}” is not a view.")
+        return charts.radar_from_agreement(result, model, view), [model, view]
     row = params.get("chart", "")
     if charts.find_row(result, row) is None:
         raise BadChoice(f"`chart`: “{row}” is not a row of the table.")

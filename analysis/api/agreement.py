@@ -6,8 +6,10 @@
     GET /api/datasets/{id}/agreement/slices/
     GET /api/datasets/{id}/agreement/disagreements/?campaign=1&run=4&skill=KEY[&slice=..][&limit=25]
 
-Researchers and admins only (raters 403, anonymous 401). Bad parameters give 400 with
-the parameter named in `problems[].field`. Responses are the JSON documented in
+Without `campaign` or `run`, the defaults of `agreement_defaults` (the dashboard's and
+the command's too); the result's `defaults` says which were used. Researchers and
+admins only (raters 403, anonymous 401). Bad parameters give 400 with the parameter
+named in `problems[].field`. Responses are the JSON documented in
 `analysis.selectors.agreement`.
 """
 
@@ -90,9 +92,18 @@ def _refuse(exc: AgreementError) -> DomainError:
 
 QUERY = [
     OpenApiParameter(
-        "campaign", OpenApiTypes.INT, many=True, description="Campaign ids"
+        "campaign",
+        OpenApiTypes.INT,
+        many=True,
+        description="Campaign ids (default: every pointwise campaign)",
     ),
-    OpenApiParameter("run", OpenApiTypes.INT, many=True, description="Judge run ids"),
+    OpenApiParameter(
+        "run",
+        OpenApiTypes.INT,
+        many=True,
+        description="Judge run ids (default: per judge, its latest finished run "
+        "with scores)",
+    ),
     OpenApiParameter("reference_run", OpenApiTypes.INT, description="Judge vs judge"),
     OpenApiParameter("retest", OpenApiTypes.BOOL, description="Sample 0 vs sample 1"),
     OpenApiParameter(

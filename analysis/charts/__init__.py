@@ -26,6 +26,7 @@ chart's numbers out of it; the ``*_from_metaeval`` adapters take one run of
 """
 
 from analysis.charts.agreement import (
+    RADAR_VIEWS,
     find_row,
     heatmap_from_agreement,
     radar_from_agreement,
@@ -63,6 +64,7 @@ __all__ = [
     "heatmap_chart",
     "heatmap_from_agreement",
     "radar_chart",
+    "RADAR_VIEWS",
     "radar_from_agreement",
     "rank_bars_chart",
     "rank_bars_from_agreement",

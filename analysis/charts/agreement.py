@@ -39,14 +39,38 @@ def _model_stats(row: dict, run_id: str) -> dict[str, dict]:
     return {m.get("model"): m for m in models if isinstance(m, dict)}
 
 
-def radar_from_agreement(result: dict, model: str) -> str:
-    """One model's mean per skill: the reference (humans) and every judge run.
+# The radar's two item sets (analysis.selectors.agreement.profiles.VIEWS).
+RADAR_VIEWS = {
+    "shared": "on shared items",
+    "all": "all items each source scored",
+}
+RADAR_TITLES = {"shared": "shared items", "all": "all scored items"}  # fit 520 px
 
-    The human mean of a skill is the row's run-independent human mean of the model
-    (every item the humans scored) when the result has it; otherwise (a judge run as
-    the reference) the first run's reference mean over the items that run scored.
+
+def _ci_note(stat: dict | None) -> str:
+    """`n=12, 95% CI [2.9, 3.6]` for a tooltip."""
+    if not isinstance(stat, dict):
+        return ""
+    note = f"n={_n(stat)}"
+    if stat.get("ci"):
+        note += f", 95% CI [{fmt_num(stat['ci'][0])}, {fmt_num(stat['ci'][1])}]"
+    return note
+
+
+def radar_from_agreement(result: dict, model: str, view: str = "shared") -> str:
+    """One model's mean per skill under the reference and every judge run, on one
+    item set (`view`, RADAR_VIEWS): "shared" - items every source scored (one n per
+    skill for all lines); "all" - each source on every item it scored (its own n).
+    Each legend entry carries its n (items over all skills), each point its n and CI.
+
+    A result without profiles (an older shape) is drawn as before: the human mean
+    over every item humans scored, the judges on the items they share with them.
     """
     rows = [r for r in result.get("rows") or [] if r.get("level") == "skill"]
+    if rows and all("profiles" in r for r in rows):
+        return _radar_view(
+            result, rows, model, view if view in RADAR_VIEWS else "shared"
+        )
     title = f"{model}: mean score per skill"
     runs = run_labels(result)
     human, human_notes = [], []
@@ -75,6 +99,37 @@ def radar_from_agreement(result: dict, model: str) -> str:
     ]
     return radar_chart(
         title=title, axes=[r.get("label", "") for r in rows], series=series
+    )
+
+
+def _radar_view(result: dict, rows: list[dict], model: str, view: str) -> str:
+    runs = run_labels(result)
+    per_skill = [
+        next((e for e in r["profiles"][view] if e.get("model") == model), {})
+        for r in rows
+    ]
+    sources = [("reference", reference_label(result))] + runs
+    series = []
+    for i, (sid, label) in enumerate(sources):
+        stats = [
+            e.get("reference")
+            if sid == "reference"
+            else (e.get("judges") or {}).get(sid)
+            for e in per_skill
+        ]
+        n = sum(_n(x) for x in stats)
+        series.append(
+            Series(
+                f"{label} (n={n})",
+                [_value(x) for x in stats],
+                i,
+                [_ci_note(x) for x in stats],
+            )
+        )
+    return radar_chart(
+        title=f"{model}: mean per skill, {RADAR_TITLES[view]}",
+        axes=[r.get("label", "") for r in rows],
+        series=series,
     )
 
 
@@ -111,6 +166,8 @@ def rank_bars_from_agreement(result: dict, row_key: str) -> str:
     and under every judge run."""
     row = find_row(result, row_key) or {}
     runs = run_labels(result)
+    if "profiles" in row:
+        return _rank_bars_shared(result, row, row_key, runs)
     per_run = {rid: _model_stats(row, rid) for rid, _ in runs}
     models = list(result.get("models") or [])
     seen = {m for stats in per_run.values() for m in stats}
@@ -143,4 +200,29 @@ def rank_bars_from_agreement(result: dict, row_key: str) -> str:
     for i, (rid, label) in enumerate(runs):
         means = [_value((per_run[rid].get(m) or {}).get("judge_mean")) for m in models]
         series.append(Series(label, ranks_from_means(means), i + 1, notes(means)))
+    return rank_bars_chart(title=title, models=models, series=series)
+
+
+def _rank_bars_shared(result: dict, row: dict, row_key: str, runs) -> str:
+    """Rank bars on the row's shared items (every source scored them): the same
+    items under the reference and every run, whatever the order of the runs."""
+    entries = [e for e in row["profiles"].get("shared") or [] if e.get("n")]
+    models = [e["model"] for e in entries]
+
+    def notes(stats):
+        return [
+            f"mean {fmt_num(_value(x))}, n={_n(x)}" if _value(x) is not None else ""
+            for x in stats
+        ]
+
+    sources = [(reference_label(result), [e.get("reference") for e in entries])]
+    sources += [
+        (label, [(e.get("judges") or {}).get(rid) for e in entries])
+        for rid, label in runs
+    ]
+    series = [
+        Series(label, ranks_from_means([_value(x) for x in stats]), i, notes(stats))
+        for i, (label, stats) in enumerate(sources)
+    ]
+    title = f"{row.get('label', row_key)}: model ranks, shared items"
     return rank_bars_chart(title=title, models=models, series=series)

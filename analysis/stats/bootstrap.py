@@ -229,3 +229,53 @@ def resample_cells(key_cols, n_boot: int, seed: int, strata=None) -> ResampledCe
         cols = np.flatnonzero(stratum == s)
         w[1:, cols] = draw_cell_counts(cnt[cols], n_boot, rng)
     return ResampledCells(first, stratum, w)
+
+
+def group_sums(
+    values, groups, n_groups: int, n_boot: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sum of `values` per group, with bootstrap replicates.
+
+    Items are resampled with replacement within each group: a multinomial draw of
+    each group's n items over its distinct values, made as one binomial per value
+    for all resamples and groups at once (the chain rule of the multinomial), so
+    the cost is (distinct values) x n_boot x groups, whatever the number of items.
+    Returns (n (G,) items, sums (G,), boot (n_boot, G) resampled sums).
+    """
+    vals, codes = value_codes(values)
+    groups = np.asarray(groups, dtype=np.int64)
+    counts = np.zeros((n_groups, len(vals)), np.int64)
+    np.add.at(counts, (groups, codes), 1)
+    n = counts.sum(axis=1)
+    sums = counts @ vals if len(vals) else np.zeros(n_groups)
+    boot = np.zeros((n_boot, n_groups))
+    if n_boot == 0 or not len(vals):
+        return n, sums, boot
+    live = np.flatnonzero(n > 0)  # empty groups stay 0 and cost nothing
+    c = counts[live]
+    remaining = np.broadcast_to(n[live], (n_boot, len(live))).copy()
+    left = n[live].astype(float)  # items of the group not yet given a value
+    part = np.zeros((n_boot, len(live)))
+    for k in range(len(vals) - 1):
+        if not c[:, k].any():
+            continue
+        q = np.where(left > 0, c[:, k] / np.maximum(left, 1), 0.0)
+        x = rng.binomial(remaining, np.clip(q, 0.0, 1.0))
+        part += x * vals[k]
+        remaining -= x
+        left -= c[:, k]
+    part += remaining * vals[-1]
+    boot[:, live] = part
+    return n, sums, boot
+
+
+def group_means(
+    values, groups, n_groups: int, n_boot: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean of `values` per group with bootstrap replicates (:func:`group_sums`):
+    (n (G,), means (G,) NaN for an empty group, boot (n_boot, G))."""
+    n, sums, boot = group_sums(values, groups, n_groups, n_boot, rng)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        point = np.where(n > 0, sums / np.maximum(n, 1), np.nan)
+        boot = np.where(n > 0, boot / np.maximum(n, 1), np.nan)
+    return n, point, boot

@@ -41,7 +41,8 @@ class GroupItems:
 
     human_counts: (n, 5) ints, numeric human scores only; judge: (n,) 1..5 or 0 when
     the judge gave no numeric score; model: (n,) int codes; human_na: (n,) N/A counts
-    from humans; judge_na: (n,) bool, the judge answered N/A.
+    from humans; judge_na: (n,) bool, the judge answered N/A; judge_na_samples: (n,)
+    N/A samples of an item whose score is the median of its other, numeric samples.
     """
 
     human_counts: np.ndarray
@@ -49,6 +50,7 @@ class GroupItems:
     model: np.ndarray | None = None
     human_na: np.ndarray | None = None
     judge_na: np.ndarray | None = None
+    judge_na_samples: np.ndarray | None = None
 
     @staticmethod
     def concat(groups: list[GroupItems]) -> GroupItems:
@@ -65,7 +67,21 @@ class GroupItems:
             cat("model", lambda n: np.zeros(n, int)),
             cat("human_na", lambda n: np.zeros(n, int)),
             cat("judge_na", lambda n: np.zeros(n, bool)),
+            cat("judge_na_samples", lambda n: np.zeros(n, int)),
         )
+
+
+# The keys of Report.counts (group_cells), zero for a group without items.
+COUNT_KEYS = (
+    "items",
+    "scored_by_both",
+    "human_only",
+    "judge_only",
+    "human_scores",
+    "human_na",
+    "judge_na",
+    "judge_na_samples",
+)
 
 
 @dataclass
@@ -73,7 +89,9 @@ class Report:
     """One group's statistics (values are :class:`Result` unless noted).
 
     counts: items, scored_by_both, human_only, judge_only, human_scores, human_na,
-        judge_na (ints; only items scored numerically by both sides are used).
+        judge_na (items), judge_na_samples (N/A samples inside items the judge also
+        scored numerically; left out of the item's median) (ints; only items scored
+        numerically by both sides are used).
     human: n_items, n_items_multi_rated (ints); alpha_ordinal, alpha_interval
         (Krippendorff, all human raters, missing allowed); exact, within1 (pooled
         over all human rater pairs within an item; n = number of pairs).
@@ -129,6 +147,9 @@ def group_cells(items: GroupItems) -> Cells:
         "human_scores": int(hc_all[both].sum()),
         "human_na": int(0 if items.human_na is None else np.sum(items.human_na)),
         "judge_na": int(0 if items.judge_na is None else np.sum(items.judge_na)),
+        "judge_na_samples": int(
+            0 if items.judge_na_samples is None else np.sum(items.judge_na_samples)
+        ),
     }
     key = np.column_stack([model_all, hc_all, judge_all])[both]
     _, first, inv, cell_n = np.unique(
@@ -390,12 +411,49 @@ def agreement_table(
     return out
 
 
+def human_ceiling_table(
+    skills: dict[str, np.ndarray],
+    abilities: dict[str, list[str]] | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+    workers: int = 1,
+) -> dict[str, dict]:
+    """Inter-rater statistics alone (``Report.human``) per skill, ability and overall.
+
+    `skills` maps a skill key to the human score counts (n, 5) of the items the
+    ceiling stands on (the caller chooses and documents the item set; items with
+    fewer than 2 scores add nothing to alpha or to the rater pairs). Resampling as
+    in :func:`agreement_table` (within each skill, pooled groups stratified by skill),
+    so the ceiling has CIs of the same kind; it depends on nothing but `skills`.
+    """
+    groups = {
+        key: GroupItems(
+            np.asarray(c, np.int64).reshape(-1, 5),
+            # A placeholder judge "scores" every item, so every item is kept; only
+            # the human statistics are read from the reports.
+            np.ones(len(c), np.int64),
+        )
+        for key, c in skills.items()
+    }
+    kept = {a: [k for k in ks if k in groups] for a, ks in (abilities or {}).items()}
+    table = agreement_table(
+        groups, {a: ks for a, ks in kept.items() if ks}, n_boot, seed, workers
+    )
+    return {label: rep.human for label, rep in table.items()}
+
+
 def pool_projections(parts: list[Projected], n_boot: int) -> Projected:
     """The union of several groups' items (and of their resamples)."""
     if not parts:
         z = np.zeros((n_boot + 1, 0))
         return Projected(
-            np.zeros((0, 6), np.int64), z, np.zeros(0, np.int64), z, z, z, {}
+            np.zeros((0, 6), np.int64),
+            z,
+            np.zeros(0, np.int64),
+            z,
+            z,
+            z,
+            dict.fromkeys(COUNT_KEYS, 0),
         )
     profs = np.concatenate([p.prof for p in parts])
     _, first, pinv = np.unique(
@@ -405,7 +463,7 @@ def pool_projections(parts: list[Projected], n_boot: int) -> Projected:
     models = np.unique(np.concatenate([p.models for p in parts]))
     w = np.zeros((parts[0].w.shape[0], len(first)))
     mn, mh, mj = (np.zeros((w.shape[0], len(models))) for _ in range(3))
-    counts: dict = {}
+    counts: dict = dict.fromkeys(COUNT_KEYS, 0)
     start = 0
     for p in parts:
         code = pinv[start : start + len(p.prof)]  # distinct within one part

@@ -22,7 +22,7 @@ from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 
-from analysis import charts
+from analysis import charts, headline
 from analysis.display import (
     CHART_KINDS,
     DRILL_LIMIT,
@@ -49,9 +49,10 @@ COMPUTE_ERRORS = (DomainError, agreement.AgreementError)
 
 
 def _load(request: HttpRequest, dataset_id: int):
-    """The dataset, its slices, the parsed choice and (when the choice is complete and
-    valid) the computed result. A refusal of the computation becomes one more
-    problem of the choice."""
+    """The dataset, its slices, the parsed choice and (when the choice is valid) the
+    computed result; sources not chosen are the defaults (`agreement_defaults`). A
+    refusal of the computation becomes one more problem of the choice, or, when
+    nothing was chosen, the reason the defaults give nothing (`choice.no_defaults`)."""
     roles.require_researcher(request.user)
     dataset = annotation_selectors.dataset_get_for_user(
         user=request.user, dataset_id=dataset_id
@@ -66,7 +67,12 @@ def _load(request: HttpRequest, dataset_id: int):
                 dataset=dataset, **choice.compute_kwargs()
             )
         except COMPUTE_ERRORS as exc:
-            choice.errors.append(str(exc))
+            if choice.explicit:
+                choice.errors.append(str(exc))
+            else:
+                choice.no_defaults = str(exc)
+    if result is not None:
+        choice.adopt_sources(result)
     return dataset, sources, slice_values, choice, result
 
 
@@ -74,6 +80,7 @@ def _require_result(choice: Choice, result) -> None:
     if result is None:
         raise BadChoice(
             "; ".join(choice.errors)
+            or choice.no_defaults
             or "Choose at least one run (`run`) and a campaign (`campaign`), a "
             "reference run (`reference`) or test-retest (`retest=1`)."
         )
@@ -110,7 +117,8 @@ def agreement_dashboard(request: HttpRequest, dataset_id: int) -> HttpResponse:
     """The dashboard of one dataset: the choice form, the per-skill table, the charts.
 
     With htmx, the form, the slice links and the sortable headings ask for the
-    `#agreement-results` fragment; the chart row links for `#agreement-charts`.
+    `#agreement-results` fragment; the chart row links for `#agreement-charts`, the
+    radar view links (`radar=shared|all`) for `#agreement-radars`.
     A choice with a problem lists each problem by parameter (400 for the page).
     """
     dataset, sources, slice_values, choice, result = _load(request, dataset_id)
@@ -130,13 +138,13 @@ def agreement_dashboard(request: HttpRequest, dataset_id: int) -> HttpResponse:
         else "",
     }
     if result is not None:
+        context["headlines"] = headline.headlines(result)
+        context["compact"] = headline.compact_table(result)
         context["table"] = table_context(result, choice)
         context.update(charts_context(result, choice))
-    fragment = (
-        "agreement-charts"
-        if request.htmx.target == "agreement-charts"
-        else "agreement-results"
-    )
+    fragments = ("agreement-charts", "agreement-radars")
+    target = request.htmx.target
+    fragment = target if target in fragments else "agreement-results"
     # A bad choice is a 400 for the page; an htmx fragment answers 200 because htmx
     # swaps only 2xx answers, and the fragment itself lists the problems.
     status = 400 if choice.errors and not wants_fragment(request) else 200

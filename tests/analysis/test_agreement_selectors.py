@@ -120,14 +120,15 @@ def test_per_skill_numbers_match_the_reference_libraries(setup):
         assert j["leniency"]["value"] == pytest.approx(np.mean(jv - mean))
         assert j["mae"]["value"] == pytest.approx(np.mean(np.abs(jv - mean)))
         assert j["exact"]["value"] == pytest.approx(np.mean(jv == med))
-        assert r["human"]["alpha_ordinal"]["value"] == pytest.approx(
+        # the raters' figures on the items this run shares with them
+        assert j["human"]["alpha_ordinal"]["value"] == pytest.approx(
             krippendorff.alpha(
                 reliability_data=mat,
                 level_of_measurement="ordinal",
                 value_domain=[1, 2, 3, 4, 5],
             )
         )
-        assert r["human"]["alpha_interval"]["value"] == pytest.approx(
+        assert j["human"]["alpha_interval"]["value"] == pytest.approx(
             krippendorff.alpha(reliability_data=mat, level_of_measurement="interval")
         )
         with_judge = np.vstack([mat, jv[None, :]])
@@ -311,10 +312,8 @@ def test_bad_parameters_are_named_and_nothing_is_computed(setup, researcher):
         ({"slice_dim": "difficulty", "slice_value": "9"}, "slice value"),
         ({"slice_dim": "model", "slice_value": "nobody"}, "slice value"),
         ({"run_ids": [999999]}, "run"),
-        ({"run_ids": []}, "run"),
         ({"campaign_ids": [999999]}, "campaign"),
         ({"n_boot": -1}, "n_boot"),
-        ({"campaign_ids": []}, "campaign"),
         ({"reference_run_id": setup.runs[0].pk}, "reference_run"),
     ]
     for change, field in cases:

@@ -526,3 +526,25 @@ def test_empty_group_is_not_enough_data_everywhere():
             if isinstance(res, st.Result):
                 assert res.value is None and res.n == 0
                 assert res.reason.startswith("not enough data")
+
+
+def test_group_means_match_numpy_and_scipy_bootstrap():
+    from scipy import stats as sps
+
+    from analysis.stats.bootstrap import group_means
+
+    rng = np.random.default_rng(4)
+    values = rng.integers(1, 6, 300).astype(float)
+    groups = rng.integers(0, 3, 300)
+    n, point, boot = group_means(values, groups, 4, 4000, np.random.default_rng(1))
+    for g in range(3):
+        x = values[groups == g]
+        assert n[g] == len(x) and point[g] == pytest.approx(x.mean())
+        assert np.std(boot[:, g]) == pytest.approx(x.std() / np.sqrt(len(x)), rel=0.1)
+        ref = sps.bootstrap(
+            (x,), np.mean, n_resamples=4000, method="percentile", random_state=2
+        ).confidence_interval
+        lo, hi = np.quantile(boot[:, g], [0.025, 0.975])
+        assert lo == pytest.approx(ref.low, abs=0.06)
+        assert hi == pytest.approx(ref.high, abs=0.06)
+    assert n[3] == 0 and np.isnan(point[3]) and np.isnan(boot[:, 3]).all()

@@ -73,6 +73,7 @@ def query(s, **extra) -> dict:
         "campaign": [s.campaign.pk],
         "run": [r.pk for r in s.runs],
         "n_boot": N_BOOT,
+        "full": 1,  # the full table (the compact one: test_agreement_headline.py)
     }
     params.update(extra)
     return params
@@ -164,12 +165,12 @@ def test_undefined_statistics_say_not_enough_data(client_for, researcher):
     assert "at least 3 skills" in html
 
 
-def test_form_page_without_a_choice_asks_for_one(client_for, researcher, setup):
-    response = client_for(researcher).get(dashboard_url(setup))
+def test_page_without_a_choice_opens_with_the_defaults(client_for, researcher, setup):
+    response = client_for(researcher).get(dashboard_url(setup), {"n_boot": N_BOOT})
     html = response.content.decode()
     assert response.status_code == 200
-    assert "Choose what to compare" in html
-    assert setup.campaign.name in html and "judge A" in html
+    assert "Choose what to compare" not in html and "Showing the defaults" in html
+    assert list(table_rows(html)) == [r["key"] for r in compute(setup)["rows"]]
 
 
 def test_htmx_gets_the_results_fragment_only(client_for, researcher, setup):
@@ -401,9 +402,9 @@ def test_chart_bad_parameters_are_400s(
     assert field in response.content.decode()
 
 
-def test_downloads_without_a_choice_are_400s(client_for, researcher, setup):
+def test_downloads_with_a_bad_choice_are_400s(client_for, researcher, setup):
     url = reverse("analysis:agreement-csv", args=[setup.dataset.pk, "table"])
-    response = client_for(researcher).get(url)
+    response = client_for(researcher).get(url, {"run": "x"})
     assert response.status_code == 400
     assert "`run`" in response.content.decode()
 
@@ -619,7 +620,7 @@ def test_model_slice_draws_only_that_models_radar(client_for, researcher, setup)
         .get(dashboard_url(setup), query(setup, slice="model:beta"))
         .content.decode()
     )
-    radars = re.findall(r'aria-label="([^"]*): mean score per skill"', html)
+    radars = re.findall(r'aria-label="([^"]*): mean per skill, [^"]*"', html)
     assert radars == ["beta"]
     assert "2 other models of the dataset have no score in this selection." in html
 

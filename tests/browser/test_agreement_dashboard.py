@@ -1,5 +1,5 @@
-"""A researcher uses the agreement dashboard in Chromium: chooses a campaign and a judge
-run, reads the flagged table, switches slices without a page reload, opens the
+"""A researcher uses the agreement dashboard in Chromium: it opens with the defaults,
+then chooses a campaign and a judge run, reads the flagged table, switches slices without a page reload, opens the
 drill-down and downloads the table as CSV."""
 
 from __future__ import annotations
@@ -54,13 +54,22 @@ def test_researcher_compares_a_judge_with_the_raters(
     login(page, live_server, researcher)
     page.get_by_role("link", name="Agreement").click()
     page.get_by_role("link", name=setup.dataset.name).click()
-    expect(page.get_by_role("heading", name="Choose what to compare")).to_be_visible()
+    # It opens with the defaults: every campaign and each judge's latest run.
+    expect(page.locator("#agreement-defaults")).to_be_visible()
+    page.locator("#agreement-choice > summary").click()  # open the choice form
+    judge_a = page.get_by_role("checkbox", name=f"#{setup.runs[0].pk} judge A")
+    expect(judge_a).to_be_checked()
 
-    page.get_by_label(setup.campaign.name).check()
-    page.get_by_label(f"#{judge_b.pk} judge B").check()
+    page.get_by_role("checkbox", name=setup.campaign.name).check()
+    judge_a.uncheck()
+    page.get_by_role("checkbox", name=f"#{judge_b.pk} judge B").check()
     page.get_by_label("Bootstrap resamples").fill("200")
     page.get_by_role("button", name="Show agreement").click()
 
+    # The compact table first (one number per cell), the full one a click away.
+    expect(page.locator("#agreement-compact")).to_be_visible()
+    expect(page.locator(".headline")).to_have_count(1)
+    page.locator("#table-toggle").click()
     table = page.locator("#agreement-table")
     expect(table).to_be_visible()
     factuality = table.locator('tr[data-row="skill:factuality"]')

@@ -4,7 +4,9 @@
 
 Prints the agreement between judge runs and human raters per skill, ability and
 overall (the same numbers as the dashboard and `GET /api/datasets/{name}/agreement/`).
-Defaults: every pointwise campaign of the dataset and every run with scores on it.
+Defaults (the dashboard's and the API's, `analysis.selectors.agreement.agreement_defaults`):
+every pointwise campaign of the dataset and, per judge, its latest finished run with
+scores.
 `--format json` prints the full result (shape documented in
 `analysis.selectors.agreement.agreement_compute`); `table` a readable summary.
 """
@@ -15,11 +17,8 @@ import json
 
 from django.core.management.base import CommandError
 
-from analysis.selectors.agreement import (
-    AgreementError,
-    agreement_compute,
-    agreement_sources_for_user,
-)
+from analysis.selectors.agreement import AgreementError, agreement_compute
+from analysis.selectors.agreement.rows import CEILING_ITEMS
 from annotation.models import Dataset
 from flaskapp.commands import DataCommand
 
@@ -49,10 +48,15 @@ def render_table(result: dict) -> str:
         f"{result['n_boot']} bootstrap resamples, seed {result['seed']}",
         "n/a = not enough data (fewer than 2 items or no variance); "
         "! = the judge lowers inter-rater alpha, !! = significantly",
+        "n = items the judge and the reference both scored; ceiling alpha = "
+        f"Krippendorff's alpha (ordinal) among the raters on {CEILING_ITEMS}",
     ]
+    used = result.get("defaults") or {}
+    if used.get("campaigns") or used.get("runs"):
+        lines.append(f"defaults: {used['rule']}")
     for run in result["runs"]:
         rid = str(run["id"])
-        head = ["skill", "n", "human alpha"] + [h for _, h in TABLE_STATS] + ["flag"]
+        head = ["skill", "n", "ceiling alpha"] + [h for _, h in TABLE_STATS] + ["flag"]
         body = []
         for row in result["rows"]:
             j = row["judges"].get(rid)
@@ -61,11 +65,14 @@ def render_table(result: dict) -> str:
             flag = j["flag"]
             mark = "!!" if flag["significant"] else "!" if flag["below_ceiling"] else ""
             label = row["label"] if row["level"] == "skill" else row["label"].upper()
+            if row.get("note"):
+                body.append([label, "0", row["note"], *([""] * len(TABLE_STATS)), ""])
+                continue
             body.append(
                 [
                     label,
                     str(j["counts"]["scored_by_both"]),
-                    fmt(j["human"].get("alpha_ordinal")),
+                    fmt(row["human"].get("alpha_ordinal")),
                     *(fmt(j.get(k)) for k, _ in TABLE_STATS),
                     mark,
                 ]
@@ -87,7 +94,11 @@ class Command(DataCommand):
     def add_arguments(self, parser):
         parser.add_argument("--dataset", required=True, help="Dataset name.")
         parser.add_argument(
-            "--run", type=int, nargs="+", action="extend", help="Judge run ids."
+            "--run",
+            type=int,
+            nargs="+",
+            action="extend",
+            help="Judge run ids (default: per judge, its latest finished run).",
         )
         parser.add_argument(
             "--campaign",
@@ -121,21 +132,14 @@ class Command(DataCommand):
         dataset = Dataset.objects.filter(name=options["dataset"]).first()
         if dataset is None:
             raise CommandError(f"--dataset: no dataset named {options['dataset']!r}")
-        sources = agreement_sources_for_user(user=None, dataset=dataset)
-        run_ids = options["run"] or [
-            r["id"] for r in sources["runs"] if r["id"] != options["reference_run"]
-        ]
-        campaign_ids = options["campaign"]
-        if campaign_ids is None:
-            campaign_ids = [c["id"] for c in sources["campaigns"]]
         dim, _, value = options["slice"].partition("=")
         if options["slice"] and not value:
             raise CommandError("--slice: use DIM=VALUE, e.g. difficulty=3")
         try:
             result = agreement_compute(
                 dataset=dataset,
-                campaign_ids=campaign_ids,
-                run_ids=run_ids,
+                campaign_ids=options["campaign"],  # None: the defaults
+                run_ids=options["run"],
                 reference_run_id=options["reference_run"],
                 retest=options["retest"],
                 slice_dim=dim.strip(),

@@ -16,6 +16,9 @@ Conventions (the contract the dashboard, the API and ``manage.py agreement`` sha
 * References: humans (default); another judge run (``reference_run_id``: judge vs
   judge, the reference run plays the humans' part, one "rater"); or test-retest
   (``retest``: each run's sample 0 is the judge and its sample 1 the reference).
+* Defaults (one rule, :func:`agreement_defaults`, used by every caller): no campaign
+  means every pointwise campaign; no run means, per judge, its latest finished run
+  with scores.
 * Results are cached; the cache key contains a fingerprint of the inputs (counts and
   latest change times of the scores and of the dataset's metadata decisions), so a
   new or amended score gives a new key: stale numbers are never served.
@@ -30,16 +33,22 @@ from analysis.selectors.agreement.disagreements import agreement_disagreements
 from analysis.selectors.agreement.inputs import agreement_slice_values
 from analysis.selectors.agreement.rows import result_dict
 from analysis.selectors.agreement.sources import (
+    DEFAULTS_RULE,
     MAX_BOOT,
+    AgreementDefaults,
     AgreementError,
+    agreement_defaults,
     agreement_sources_for_user,
     run_label,
 )
 
 __all__ = [
+    "DEFAULTS_RULE",
     "MAX_BOOT",
+    "AgreementDefaults",
     "AgreementError",
     "agreement_compute",
+    "agreement_defaults",
     "agreement_disagreements",
     "agreement_slice_values",
     "agreement_sources_for_user",

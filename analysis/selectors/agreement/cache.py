@@ -21,7 +21,7 @@ from annotation.models import Assignment, Dataset, HumanScore, Instruction, Resp
 from judging.models import JudgeScore, MetadataSuggestion
 
 CACHE_SECONDS = 24 * 3600
-CACHE_VERSION = "agreement-v1"
+CACHE_VERSION = "agreement-v2"  # v2: defaults, ceiling, N/A samples, profiles
 
 
 def inputs_fingerprint(dataset: Dataset, campaign_ids: list[int], run_ids: list[int]):

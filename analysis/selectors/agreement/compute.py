@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
 from django.core.cache import cache
 
 from analysis.selectors.agreement.cache import (
@@ -16,16 +17,25 @@ from analysis.selectors.agreement.inputs import (
     human_side,
     item_keys,
     judge_by_item,
+    judge_by_item_counted,
     load_inputs,
     one_rater,
 )
+from analysis.selectors.agreement.profiles import model_profiles
 from analysis.selectors.agreement.rows import (
+    NO_ITEMS,
     abilities_present,
-    add_human_model_means,
+    ceiling_rows,
+    empty_ceiling,
     judge_dict,
     rows_skeleton,
 )
-from analysis.selectors.agreement.sources import check_params, run_label
+from analysis.selectors.agreement.sources import (
+    DEFAULTS_RULE,
+    agreement_defaults,
+    check_params,
+    run_label,
+)
 from analysis.stats.report import GroupItems, agreement_table
 from annotation.models import Campaign, Dataset
 
@@ -52,14 +62,30 @@ def agreement_compute(
 ) -> dict:
     """Every agreement statistic, per skill, ability and overall, for each run.
 
-    Shape: /work/notes contract, repeated in README "Agreement". Raises
+    Shape: /work/notes contract, repeated in README "Agreement". ``row["human"]`` is
+    the reference raters' ceiling, computed once on ``rows.CEILING_ITEMS`` (whatever
+    runs are shown, in whatever order); ``row["judges"][id]["human"]`` the raters'
+    statistics on the items that run shares with them (its own n). Raises
     AgreementError (message names the parameter) for unknown campaigns/runs/slices.
-    Queries: a fixed number (fingerprint 4, then responses, human scores, judge
-    scores, skills), whatever the data size; nothing when the cache has the result.
+    No `campaign_ids` (with humans as the reference) or no `run_ids`: the defaults
+    of :func:`agreement_defaults`; ``result["defaults"]`` says which were used.
+    Queries: a fixed number (defaults 2, fingerprint 4, then responses, human
+    scores, judge scores, skills), whatever the data size; the defaults and the
+    fingerprint only when the cache has the result.
     """
     campaign_ids = sorted({int(c) for c in campaign_ids or []})
     run_ids = list(dict.fromkeys(int(r) for r in run_ids or []))
     reference_run_id = int(reference_run_id) if reference_run_id else None
+    defaulted = {
+        "campaigns": not campaign_ids and not (reference_run_id or retest),
+        "runs": not run_ids,
+    }
+    if defaulted["campaigns"] or defaulted["runs"]:
+        defaults = agreement_defaults(dataset=dataset, exclude_run_id=reference_run_id)
+        if defaulted["campaigns"]:
+            campaign_ids = defaults.campaign_ids
+        if defaulted["runs"]:
+            run_ids = defaults.run_ids
     runs = check_params(
         dataset, campaign_ids, run_ids, reference_run_id, retest, n_boot, seed
     )
@@ -77,6 +103,7 @@ def agreement_compute(
         "slice": [slice_dim, slice_value],
         "n_boot": n_boot,
         "seed": seed,
+        "defaulted": defaulted,
     }
     key = None
     if use_cache:
@@ -97,27 +124,36 @@ def agreement_compute(
     elif retest:
         reference_label = "the same run's second sample (test-retest)"
 
+    # The reference raters' side: the humans, or a reference run as one rater; the
+    # same for every compared run (test-retest has a reference per run, no ceiling).
+    if reference_run_id:
+        ref_side = one_rater(*judge_by_item(inp.judge, reference_run_id, key_fn))
+    elif retest:
+        ref_side = one_rater(np.zeros(0, np.int64), np.zeros(0, np.int64))
+    else:
+        ref_side = human_side(inp)
+
     per_run: dict[int, dict[str, GroupItems]] = {}
+    run_scores: dict[int, tuple] = {}
     for rid in run_ids:
+        sample = 0 if retest else None
+        j_keys, j_scores, j_na = judge_by_item_counted(inp.judge, rid, key_fn, sample)
+        run_scores[rid] = (j_keys, j_scores)
         if retest:
-            j_keys, j_scores = judge_by_item(inp.judge, rid, key_fn, sample=0)
             r_keys, r_scores = judge_by_item(inp.judge, rid, key_fn, sample=1)
-        else:
-            j_keys, j_scores = judge_by_item(inp.judge, rid, key_fn)
-        if reference_run_id:
-            r_keys, r_scores = judge_by_item(inp.judge, reference_run_id, key_fn)
-        if reference_run_id or retest:
+        if retest:
             h_keys, h_counts, h_na = one_rater(r_keys, r_scores)
         else:
-            h_keys, h_counts, h_na = human_side(inp)
-        per_run[rid] = group_items(inp, h_keys, h_counts, h_na, j_keys, j_scores)
+            h_keys, h_counts, h_na = ref_side
+        per_run[rid] = group_items(inp, h_keys, h_counts, h_na, j_keys, j_scores, j_na)
 
     present = set().union(*(set(g) for g in per_run.values())) if per_run else set()
     abilities = abilities_present(inp.skills, present)
     rows = rows_skeleton(inp.skills, present)
     by_key = {r["key"]: r for r in rows}
+    ceiling = ceiling_rows(inp, ref_side, abilities, n_boot, seed, _workers())
     for r in rows:
-        r["human"] = None
+        r["human"] = ceiling.get(r["key"]) or empty_ceiling()
         r["judges"] = {}
     for rid, groups in per_run.items():
         table = agreement_table(
@@ -134,12 +170,19 @@ def agreement_compute(
                 continue
             items = groups.get(row["skill"]) if row["skill"] else pooled.get(label)
             row["judges"][str(rid)] = judge_dict(rep, items, inp.resp.model_names)
-            # The human ceiling shown on the row: the first run's items (usually all
-            # runs judge the same items; each run keeps its own under "human").
-            if row["human"] is None:
-                row["human"] = dict(row["judges"][str(rid)]["human"])
+    model_profiles(inp, ref_side[:2], run_scores, rows, n_boot, seed)
     if not (reference_run_id or retest):
-        add_human_model_means(inp, rows)
+        for r in rows:  # the humans' model means: every item they scored, with CIs
+            r["human"]["models"] = [
+                {"model": e["model"], "n": e["reference"]["n"], "mean": e["reference"]}
+                for e in r["profiles"]["all"]
+            ]
+    for r in rows:
+        # A row no source scored (an empty slice): say so once, on the row.
+        empty = not r["human"]["n_items"] and not any(
+            j["counts"].get("items") for j in r["judges"].values()
+        )
+        r["note"] = NO_ITEMS if empty else ""
 
     result = {
         "dataset": {"id": dataset.pk, "name": dataset.name},
@@ -155,6 +198,7 @@ def agreement_compute(
             for c in Campaign.objects.filter(pk__in=campaign_ids_used).order_by("pk")
         ],
         "runs": [{"id": rid, "label": run_label(runs[rid])} for rid in run_ids],
+        "defaults": {**defaulted, "rule": DEFAULTS_RULE},
         "models": inp.resp.model_names,
         "rows": rows,
     }

@@ -242,7 +242,9 @@ def _judge_rows(run_ids: list[int]) -> np.ndarray:
 
 
 def _median_scores(keys: np.ndarray, scores: np.ndarray):
-    """Per distinct key: the median of its numeric scores rounded half up (0 if none)."""
+    """Per distinct key: the median of its numeric scores rounded half up (0 if none),
+    and the number of N/A scores left out of that median (0 when all are N/A: the
+    item then counts as one judge N/A)."""
     uniq, inv = np.unique(keys, return_inverse=True)
     inv = inv.ravel()
     counts = np.zeros((len(uniq), 5), np.int64)
@@ -252,18 +254,29 @@ def _median_scores(keys: np.ndarray, scores: np.ndarray):
     med = np.zeros(len(uniq), np.int64)
     if has.any():
         med[has] = round_half_up(median_from_counts(counts[has])).astype(np.int64)
-    return uniq, med
+    na = np.bincount(inv[~numeric], minlength=len(uniq)).astype(np.int64)
+    return uniq, med, np.where(has, na, 0)
+
+
+def judge_by_item_counted(
+    rows: np.ndarray, run_id: int, item_key, sample: int | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(item keys, judge score 0..5, N/A samples left out) of one run: one sample,
+    or the median of the numeric samples; the third array counts, per item, the N/A
+    samples of an item that also has a numeric sample (the median skips them)."""
+    sel = rows[:, 0] == run_id
+    if sample is not None:
+        sel &= rows[:, 3] == sample
+    r = rows[sel]
+    return _median_scores(item_key(r[:, 1], r[:, 2]), r[:, 4])
 
 
 def judge_by_item(
     rows: np.ndarray, run_id: int, item_key, sample: int | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """(item keys, judge score 0..5) of one run; one sample or the samples' median."""
-    sel = rows[:, 0] == run_id
-    if sample is not None:
-        sel &= rows[:, 3] == sample
-    r = rows[sel]
-    return _median_scores(item_key(r[:, 1], r[:, 2]), r[:, 4])
+    keys, scores, _ = judge_by_item_counted(rows, run_id, item_key, sample)
+    return keys, scores
 
 
 @dataclass
@@ -314,9 +327,11 @@ def item_keys(skills: Skills):
 
 
 def group_items(
-    inp: Inputs, h_keys, h_counts, h_na, j_keys, j_scores
+    inp: Inputs, h_keys, h_counts, h_na, j_keys, j_scores, j_na_samples=None
 ) -> dict[str, GroupItems]:
-    """Per skill key: the union of items with a human or judge entry."""
+    """Per skill key: the union of items with a human or judge entry (`j_na_samples`:
+    the judge's N/A samples left out of each item's median, see
+    :func:`judge_by_item_counted`)."""
     _, n_sk = item_keys(inp.skills)
     all_keys = np.union1d(h_keys, j_keys)
     counts = np.zeros((len(all_keys), 5), np.int64)
@@ -329,6 +344,9 @@ def group_items(
     ji = np.searchsorted(all_keys, j_keys)
     judge[ji] = j_scores
     judge_na[ji] = j_scores == 0
+    na_samples = np.zeros(len(all_keys), np.int64)
+    if j_na_samples is not None:
+        na_samples[ji] = j_na_samples
     skill_idx = all_keys % n_sk
     model = inp.resp.model[inp.resp.index(all_keys // n_sk)] if len(all_keys) else []
     model = np.asarray(model, np.int64)
@@ -338,7 +356,7 @@ def group_items(
         if not sel.any():
             continue
         out[key] = GroupItems(
-            counts[sel], judge[sel], model[sel], na[sel], judge_na[sel]
+            counts[sel], judge[sel], model[sel], na[sel], judge_na[sel], na_samples[sel]
         )
     return out
 

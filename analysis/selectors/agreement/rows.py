@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from analysis.selectors.agreement.inputs import Inputs, Skills, human_side, item_keys
-from analysis.stats.report import GroupItems, Report
+from analysis.selectors.agreement.inputs import Inputs, Skills, item_keys
+from analysis.stats.report import GroupItems, Report, human_ceiling_table
 from analysis.stats.results import Result, make_result
-from analysis.stats.scale import VALUES
 from annotation.models import Ability
 
 
@@ -99,8 +98,29 @@ def _scatter(items: GroupItems) -> list[list[float]]:
     return [[mean, score, n] for (mean, score), n in merged.items()]
 
 
+NO_ITEMS = "no items"
+NO_SHARED_ITEMS = "no items: the judge and the reference share no scored item here"
+
+
+def _say_no_items(stats: dict, reason: str) -> None:
+    """Every statistic of `stats` (result dicts, nested too) gets `reason`: with no
+    items, "not enough data" and the statistic's own condition would mislead."""
+    for value in stats.values():
+        if isinstance(value, dict) and "reason" in value and "value" in value:
+            if value["value"] is None:
+                value["reason"] = reason
+        elif isinstance(value, dict):
+            _say_no_items(value, reason)
+        elif isinstance(value, list):
+            for entry in value:
+                if isinstance(entry, dict):
+                    _say_no_items(entry, reason)
+
+
 def judge_dict(rep: Report, items: GroupItems | None, names: list[str]):
-    """One run's statistics on one row (model codes named from `names`)."""
+    """One run's statistics on one row (model codes named from `names`). A row
+    without items says "no items" as every statistic's reason (and the flag's);
+    one whose items are not shared says why no statistic is defined."""
     j = rep.judge
     out = {
         "counts": {k: int(v) for k, v in rep.counts.items()},
@@ -128,6 +148,10 @@ def judge_dict(rep: Report, items: GroupItems | None, names: list[str]):
         },
         "scatter": _scatter(items) if items is not None else [],
     }
+    if not out["counts"].get("scored_by_both"):
+        reason = NO_ITEMS if not out["counts"].get("items") else NO_SHARED_ITEMS
+        _say_no_items(out, reason)
+        out["flag"]["reason"] = reason
     return out
 
 
@@ -178,48 +202,72 @@ def rows_skeleton(skills: Skills, present: set[str]) -> list[dict]:
     return rows
 
 
-def add_human_model_means(inp: Inputs, rows: list[dict]) -> None:
-    """row["human"]["models"]: per model, the mean over items of the humans' mean
-    score, on every item humans scored (whatever the runs scored); no CI."""
-    h_keys, h_counts, _ = human_side(inp)
+# The items the human ceiling stands on (one figure per campaign selection and slice).
+CEILING_ITEMS = (
+    "every item (response, skill) of the slice with 2 or more numeric scores from the "
+    "reference raters, whatever the judges scored"
+)
+
+
+def ceiling_rows(
+    inp: Inputs,
+    side: tuple[np.ndarray, np.ndarray, np.ndarray],
+    abilities: dict[str, list[str]],
+    n_boot: int,
+    seed: int,
+    workers: int = 1,
+) -> dict[str, dict]:
+    """Row key -> the reference raters' ceiling (``row["human"]``) on CEILING_ITEMS.
+
+    `side` is (item keys, score counts (n, 5), N/A counts) of the reference raters
+    (:func:`human_side`, or a reference run as one rater). The figures depend on the
+    campaigns, the slice, `n_boot` and `seed` only, never on which runs are shown
+    or their order. Also counts, per row: items with a numeric score (n_items),
+    numeric scores and N/A scores on every item of the slice.
+    """
+    keys, counts, na = side
     _, n_sk = item_keys(inp.skills)
-    m = h_counts.sum(axis=1)
-    ok = m > 0
-    keys, mean = h_keys[ok], (h_counts[ok] @ VALUES) / m[ok]
     skill_idx = keys % n_sk
-    model = inp.resp.model[inp.resp.index(keys // n_sk)] if len(keys) else keys
-    n_models = len(inp.resp.model_names)
-    for row in rows:
-        if row["human"] is None:
+    m = counts.sum(axis=1)
+    groups: dict[str, np.ndarray] = {}
+    tallies: dict[str, np.ndarray] = {}
+    for i, key in enumerate(inp.skills.keys):
+        sel = skill_idx == i
+        if not sel.any():
             continue
-        if row["level"] == "skill":
-            wanted = [inp.skills.keys.index(row["skill"])]
-        elif row["level"] == "ability":
-            wanted = [
-                i for i, k in enumerate(inp.skills.keys)
-                if row["key"] == f"ability:{_ability_label(inp.skills.ability[k])}"
-            ]  # fmt: skip
-        else:
-            wanted = list(range(n_sk))
-        sel = np.isin(skill_idx, wanted)
-        n = np.bincount(model[sel], minlength=n_models)
-        total = np.bincount(model[sel], weights=mean[sel], minlength=n_models)
-        row["human"]["models"] = [
-            {
-                "model": name,
-                "n": int(n[i]),
-                "mean": result_dict(
-                    make_result(
-                        total[i] / n[i] if n[i] else np.nan,
-                        None,
-                        int(n[i]),
-                        "no human score for this model",
-                    )
-                ),
-            }  # fmt: skip
-            for i, name in enumerate(inp.resp.model_names)
-        ]
+        groups[key] = counts[sel & (m >= 2)]
+        tallies[key] = np.array(
+            [(m[sel] > 0).sum(), counts[sel].sum(), na[sel].sum()], np.int64
+        )
+    table = human_ceiling_table(groups, abilities, n_boot, seed, workers)
+    members = {f"skill:{k}": [k] for k in groups}
+    members.update({f"ability:{a}": ks for a, ks in abilities.items()})
+    members["overall"] = list(groups)
+    out = {}
+    for label, ks in members.items():
+        tally = sum((tallies[k] for k in ks if k in tallies), np.zeros(3, np.int64))
+        h = table.get(label, {})
+        if not tally.any():
+            continue  # no reference score in this row: empty_ceiling()
+        out[label] = {
+            "item_set": CEILING_ITEMS,
+            "n_items": int(tally[0]),
+            "n_items_multi_rated": int(h.get("n_items_multi_rated", 0)),
+            "scores": int(tally[1]),
+            "na": int(tally[2]),
+            **{k: result_dict(h[k]) for k in HUMAN_STATS if k in h},
+        }
+    return out
 
 
-def _ability_label(ability: str) -> str:
-    return dict(Ability.choices).get(ability, ability)
+def empty_ceiling() -> dict:
+    """The ceiling of a row without reference scores: every figure "no items"."""
+    undefined = {**result_dict(make_result(np.nan, None, 0)), "reason": NO_ITEMS}
+    return {
+        "item_set": CEILING_ITEMS,
+        "n_items": 0,
+        "n_items_multi_rated": 0,
+        "scores": 0,
+        "na": 0,
+        **{k: dict(undefined) for k in HUMAN_STATS},
+    }

@@ -1,6 +1,9 @@
-"""The chosen score sources (campaigns, judge runs) and the check of the parameters."""
+"""The chosen score sources (campaigns, judge runs), their defaults and the check of
+the parameters."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from annotation.models import Campaign, Dataset
 from flaskapp.bounds import N_BOOT, SEED
@@ -47,6 +50,63 @@ def agreement_sources_for_user(*, user, dataset: Dataset) -> dict:
     }
 
 
+# The default sources, in words (shown by the dashboard, the API result and the command).
+DEFAULTS_RULE = (
+    "every pointwise campaign of the dataset and, per judge, its latest completed "
+    "run with scores (a judge is a judge config; a run without one, an import, is "
+    "known by its name)"
+)
+FINISHED = (JudgeRun.Status.COMPLETED, JudgeRun.Status.FAILED)
+
+
+@dataclass(frozen=True)
+class AgreementDefaults:
+    """What an agreement without a chosen campaign or run compares (DEFAULTS_RULE)."""
+
+    campaign_ids: list[int]
+    run_ids: list[int]
+
+
+def _judge_key(run: JudgeRun) -> tuple:
+    """Which judge a run belongs to: its config; an import by its name (unnamed: alone)."""
+    if run.config_id:
+        return ("config", run.config_id)
+    if run.name:
+        return ("name", run.name)
+    return ("run", run.pk)
+
+
+def agreement_defaults(
+    *, dataset: Dataset, exclude_run_id: int | None = None
+) -> AgreementDefaults:
+    """The one default rule of the dashboard, the API and ``manage.py agreement``.
+
+    Campaigns: every pointwise campaign of `dataset` (oldest first). Runs: per judge
+    (see :func:`_judge_key`), the latest (by creation, then id) run that finished
+    (completed, with or without failed calls), has at least one score on the
+    dataset and is no bias probe; `exclude_run_id` (the reference run) is never a
+    default. Runs ordered by id. Two queries; read only.
+    """
+    campaigns = Campaign.objects.filter(
+        dataset=dataset, kind=Campaign.Kind.POINTWISE
+    ).order_by("pk")
+    scored = JudgeScore.objects.filter(run__dataset=dataset).values("run_id")
+    runs = (
+        JudgeRun.objects.filter(
+            dataset=dataset, status__in=FINISHED, probe="", pk__in=scored
+        )
+        .exclude(pk=exclude_run_id or 0)
+        .order_by("created_at", "pk")
+    )
+    latest: dict[tuple, int] = {}
+    for run in runs.only("pk", "config_id", "name", "created_at"):
+        latest[_judge_key(run)] = run.pk  # ascending order: the last one wins
+    return AgreementDefaults(
+        campaign_ids=list(campaigns.values_list("pk", flat=True)),
+        run_ids=sorted(latest.values()),
+    )
+
+
 def check_resampling(n_boot: int, seed: int, error=None) -> None:
     """`n_boot` and `seed` within `flaskapp.bounds` (a seed is what numpy's generator
     takes); raises `error` (AgreementError) naming the parameter."""
@@ -87,7 +147,10 @@ def check_params(
             f"run: {', '.join(map(str, missing))} not found in dataset {dataset.name!r}"
         )
     if not run_ids:
-        raise AgreementError("run: choose at least one judge run")
+        raise AgreementError(
+            "run: no judge run was chosen and none is a default (no finished run "
+            "with scores on this dataset)"
+        )
     if reference_run_id and retest:
         raise AgreementError(
             "reference_run: choose a reference run or test-retest, not both"
@@ -96,6 +159,7 @@ def check_params(
         raise AgreementError("reference_run: must differ from the compared runs")
     if not (campaign_ids or reference_run_id or retest):
         raise AgreementError(
-            "campaign: choose a human campaign (or a reference run, or test-retest)"
+            "campaign: no human campaign was chosen and the dataset has no pointwise "
+            "campaign (choose a reference run or test-retest instead)"
         )
     return runs

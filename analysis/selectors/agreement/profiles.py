@@ -1,0 +1,139 @@
+"""Model profiles: each evaluated model's mean score per row (skill, ability, overall),
+under the reference raters and under each run, in two explicitly named item sets.
+
+* ``shared`` ("on shared items"): only items that the reference and every compared run
+  scored numerically, so the lines of a radar compare like with like; one n per model
+  and row, the same for every source.
+* ``all`` ("all items each source scored", FLASK's own aggregation): each source on
+  every item it scored numerically; each source has its own n.
+
+The reference's value of an item is the mean of its raters' numeric scores; a run's is
+its score (median of its samples). Means are over items, with a 95% bootstrap CI
+(items resampled within each skill and model, an ability's or overall resample the
+union of its skills'; the random stream of a source depends on the seed, the view
+and the run id, never on the order of the runs).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from analysis.selectors.agreement.inputs import Inputs, item_keys
+from analysis.selectors.agreement.rows import result_dict
+from analysis.stats.bootstrap import group_sums
+from analysis.stats.results import make_result
+from analysis.stats.scale import VALUES
+
+VIEWS = {
+    "shared": "on shared items",
+    "all": "all items each source scored",
+}
+WHY = {
+    "shared": "no item that the reference and every run scored",
+    "all": "no score from this source for this model",
+}
+
+
+def _row_skills(rows: list[dict], skills: list[str]) -> list[list[int]]:
+    """Per row, the indices (into `skills`) of the skills it covers."""
+    out = []
+    for row in rows:
+        if row["level"] == "skill":
+            out.append([skills.index(row["skill"])])
+        elif row["level"] == "ability":
+            out.append(
+                [
+                    skills.index(r["skill"])
+                    for r in rows
+                    if r["level"] == "skill" and r["ability"] == row["ability"]
+                ]
+            )
+        else:
+            out.append(list(range(len(skills))))
+    return out
+
+
+def _stats(point: np.ndarray, boot: np.ndarray, n: np.ndarray, why: str) -> list:
+    """Per group, the result dict of `make_result` (point, its replicates, n), with
+    the percentile intervals of all groups computed at once."""
+    ci = None
+    if boot.shape[0]:
+        with np.errstate(invalid="ignore"):
+            ci = np.quantile(boot, [0.025, 0.975], axis=0)
+    out = []
+    for g in range(len(point)):
+        stat = result_dict(make_result(point[g], None, int(n[g]), why))
+        if ci is not None and stat["value"] is not None:
+            stat["ci"] = [float(ci[0, g]), float(ci[1, g])]
+        out.append(stat)
+    return out
+
+
+def model_profiles(
+    inp: Inputs,
+    reference: tuple[np.ndarray, np.ndarray],
+    runs: dict[int, tuple[np.ndarray, np.ndarray]],
+    rows: list[dict],
+    n_boot: int,
+    seed: int,
+) -> None:
+    """Sets ``row["profiles"]`` on every row (shape: VIEWS -> list per model of
+    {"model", "reference": stat, "judges": {run id: stat}} (+ "n" for shared).
+
+    `reference`: (item keys, score counts (n, 5)); `runs`: run id -> (item keys,
+    score 0..5). Pure computation on arrays already loaded; no query.
+    """
+    _, n_sk = item_keys(inp.skills)
+    names = inp.resp.model_names
+    ref_keys, ref_counts = reference
+    m = ref_counts.sum(axis=1)
+    ok = m > 0
+    ref = (ref_keys[ok], (ref_counts[ok] @ VALUES) / np.maximum(m[ok], 1))
+    judged = {rid: (k[s > 0], s[s > 0].astype(float)) for rid, (k, s) in runs.items()}
+    shared = ref[0]
+    for keys, _ in judged.values():
+        shared = np.intersect1d(shared, keys)
+    sources = {0: ref, **judged}  # 0: the reference (run ids start at 1)
+    views = {
+        "all": sources,
+        "shared": {
+            sid: (shared, vals[np.searchsorted(keys, shared)])
+            for sid, (keys, vals) in sources.items()
+        },
+    }
+    members = _row_skills(rows, inp.skills.keys)
+    n_m = len(names)
+    view_code = {"shared": 1, "all": 2}
+    for row in rows:
+        row["profiles"] = {}
+    for view, by_source in views.items():
+        stats: dict[int, list[list[dict]]] = {}
+        for sid, (keys, vals) in by_source.items():
+            model = inp.resp.model[inp.resp.index(keys // n_sk)] if len(keys) else keys
+            cell = (keys % n_sk) * n_m + model  # (skill, model): resampled within
+            rng = np.random.default_rng([seed, sid, view_code[view]])
+            n, sums, boot = group_sums(vals, cell, n_sk * n_m, n_boot, rng)
+            n, sums = n.reshape(n_sk, n_m), sums.reshape(n_sk, n_m)
+            boot = boot.reshape(n_boot, n_sk, n_m)
+            per_row = []
+            for wanted in members:
+                # An ability or overall: its skills' resamples added up (stratified
+                # by skill, as in analysis.stats.report.agreement_table).
+                rn = n[wanted].sum(axis=0)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    point = np.where(rn > 0, sums[wanted].sum(axis=0) / rn, np.nan)
+                    rboot = boot[:, wanted].sum(axis=1) / rn
+                per_row.append(_stats(point, rboot, rn, WHY[view]))
+            stats[sid] = per_row
+        for r_i, row in enumerate(rows):
+            entries = []
+            for g, name in enumerate(names):
+                entry = {
+                    "model": name,
+                    "reference": stats[0][r_i][g],
+                    "judges": {str(rid): stats[rid][r_i][g] for rid in runs},
+                }
+                if view == "shared":
+                    entry["n"] = entry["reference"]["n"]
+                entries.append(entry)
+            row["profiles"][view] = entries
