@@ -128,9 +128,12 @@ def test_researcher_pages_pass_the_policy_and_htmx_swaps(
     dashboard = reverse("analysis:agreement", args=[setup.dataset.pk])
     query = f"?campaign={setup.campaign.pk}&run={setup.runs[0].pk}&n_boot=50"
     visit(page, f"{live_server.url}{dashboard}{query}")
-    expect(page.locator("#agreement-table")).to_be_visible()
-    # The charts are inline SVG; a slice switch is an htmx swap, not a reload.
+    expect(page.locator("#agreement-compact")).to_be_visible()
+    # The charts are inline SVG; the full table and a slice switch are htmx swaps,
+    # not reloads.
     page.evaluate("window.__agreementMarker = 'still here'")
+    page.locator("#table-toggle").click()
+    expect(page.locator("#agreement-table")).to_be_visible()
     page.locator('a[data-slice="difficulty:2"]').click()
     expect(page).to_have_url(re.compile(r"[?&]slice=difficulty%3A2(&|$)"))
     expect(page.locator('a[data-slice="difficulty:2"]')).to_have_attribute(
