@@ -70,7 +70,9 @@ def rater_overview_list_for_user(*, user) -> list[RaterOverview]:
         .order_by("username")
     )
     rows = {
-        r.pk: RaterOverview(user=r, managed=not (r.power or r.is_superuser))
+        r.pk: RaterOverview(
+            user=r, managed=not (r.power or r.is_superuser or r.synthetic)
+        )
         for r in raters
     }
     if not rows:

@@ -313,6 +313,13 @@ def campaign_add_rater(*, campaign: Campaign, rater: User, user: User) -> bool:
     problems = []
     if not roles.is_rater(rater):
         problems.append(Problem(f"not a rater: {rater.username}", field="rater"))
+    elif roles.is_synthetic(rater):
+        problems.append(
+            Problem(
+                f"{rater.username} is a synthetic account (generated ratings)",
+                field="rater",
+            )
+        )
     if campaign.status == Campaign.Status.CLOSED:
         problems.append(Problem(f"{campaign.name!r} is closed", field="campaign"))
     if problems:

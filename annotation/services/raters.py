@@ -102,6 +102,16 @@ def _require_plain_rater(rater: User) -> None:
         raise DomainError(
             "not a rater", [Problem("this account has no rater role", field="rater")]
         )
+    if roles.is_synthetic(rater):
+        raise DomainError(
+            "not managed here",
+            [
+                Problem(
+                    "a synthetic account holds generated ratings and never logs in",
+                    field="rater",
+                )
+            ],
+        )
     if rater_roles & {roles.ADMIN, roles.RESEARCHER} or rater.is_superuser:
         raise DomainError(
             "not managed here",

@@ -22,10 +22,12 @@ METACOGNITION = "metacognition"
 
 
 def rater_users():
-    """Every user with the rater role, for the campaign forms' rater lists."""
+    """Every user with the rater role, for the campaign forms' rater lists; not the
+    synthetic accounts (their ratings are generated, never asked of a person)."""
     return (
         get_user_model()
         .objects.filter(groups__name=roles.RATER, is_active=True)
+        .exclude(groups__name=roles.SYNTHETIC)
         .order_by("username")
         .distinct()
     )

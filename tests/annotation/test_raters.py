@@ -80,8 +80,49 @@ def test_list_marks_accounts_with_more_power_as_not_managed_here(researcher, rat
     assert rows[rater.username].managed is True
     assert rows["rater-and-researcher"].managed is False
     assert rows["generated-rater"].user.synthetic is True
+    assert rows["generated-rater"].managed is False
     assert rows[rater.username].user.synthetic is False
     assert researcher.username not in rows
+
+
+def _synthetic_rater():
+    bot = UserFactory(username="generated-rater", role="rater")
+    bot.groups.add(Group.objects.get_or_create(name=roles.SYNTHETIC)[0])
+    return bot
+
+
+def test_a_synthetic_account_gets_no_password_and_joins_no_campaign(
+    client_for, researcher
+):
+    """Synthetic accounts hold generated ratings: nobody logs in as one, so the page
+    offers neither a password reset nor a campaign for them, and the services refuse
+    both, naming the field."""
+    bot = _synthetic_rater()
+    campaign = make_campaign(researcher, [])
+    page = client_for(researcher).get(LIST).content.decode()
+    assert reverse("annotation:rater-password", args=[bot.pk]) not in page
+    assert reverse("annotation:rater-campaign-add", args=[bot.pk]) not in page
+    response = client_for(researcher).post(
+        reverse("annotation:rater-password", args=[bot.pk])
+    )
+    assert response.status_code == 400
+    assert "synthetic account" in response.content.decode()
+    bot.refresh_from_db()
+    assert bot.check_password("pw-123456")
+    with pytest.raises(DomainError) as caught:
+        campaign_add_rater(campaign=campaign, rater=bot, user=researcher)
+    assert caught.value.problems[0].field == "rater"
+    assert not campaign.raters.filter(pk=bot.pk).exists()
+
+
+def test_the_campaign_form_does_not_offer_synthetic_accounts(client_for, researcher):
+    bot = _synthetic_rater()
+    person = UserFactory(username="a-person", role="rater")
+    page = (
+        client_for(researcher).get(reverse("annotation:campaign-new")).content.decode()
+    )
+    assert person.username in page
+    assert bot.username not in page
 
 
 def test_list_and_actions_refuse_raters_and_anonymous(
