@@ -67,6 +67,28 @@ def test_pointwise_probe_page(researcher, client_for):
     html = page.content.decode()
     assert 'id="pointwise-probes"' in html
     assert "Halo effect" in html and "Length bias of scores" in html
+    # Without families the page says where to set them, in words, not model names.
+    changelist = reverse("admin:annotation_evaluatedmodel_changelist")
+    assert f'href="{changelist}"' in html
+    assert "(EvaluatedModel)" not in html
+
+
+def test_an_admin_sets_an_evaluated_models_family_in_the_admin(client_for):
+    from annotation.models import EvaluatedModel
+    from tests.factories import UserFactory
+
+    staff = UserFactory(username="staff-admin", role="admin", is_staff=True)
+    staff.is_superuser = True
+    staff.save()
+    model = EvaluatedModel.objects.create(name="alpha")
+    client = client_for(staff)
+    changelist = reverse("admin:annotation_evaluatedmodel_changelist")
+    assert "alpha" in client.get(changelist).content.decode()
+    change = reverse("admin:annotation_evaluatedmodel_change", args=[model.pk])
+    response = client.post(change, {"name": "alpha", "family": "acme"})
+    assert response.status_code == 302
+    model.refresh_from_db()
+    assert model.family == "acme"
 
 
 @pytest.mark.parametrize("name", ["metaeval-home", "metaeval", "metaeval-probes"])
