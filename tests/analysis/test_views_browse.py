@@ -29,7 +29,7 @@ def responses_url(dataset) -> str:
 def section(html: str, response_id: int, skill: str) -> str:
     """The HTML of one response's one skill block."""
     card = html.split(f'data-response="{response_id}"', 1)[1].split("</article>", 1)[0]
-    return card.split(f'data-skill="{skill}"', 1)[1].split("</section>", 1)[0]
+    return card.split(f'data-skill="{skill}"', 1)[1].split('class="skill-score', 1)[0]
 
 
 @pytest.fixture
