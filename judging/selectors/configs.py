@@ -31,9 +31,12 @@ def run_config_version(run) -> int | None:
 def version_changes(versions: list[JudgeConfigVersion]) -> list[tuple]:
     """(version, [(setting, before, after), ...]) for `versions` (newest first, as
     `judge_config_version_list_for_user` gives them): what each version changed from
-    the one before it; version 1 (or the oldest recorded) lists nothing."""
+    the one before it; version 1 (or the oldest recorded) lists nothing. A config
+    made before versions were recorded has none: an empty list."""
     rows = []
-    for newer, older in zip(versions, [*versions[1:], None], strict=True):
+    for newer, older in zip(
+        versions, [*versions[1:], None][: len(versions)], strict=True
+    ):
         changes = []
         if older is not None:
             keys = [k for k in newer.snapshot if k != "prompt_id"]

@@ -29,7 +29,7 @@ def responses_url(dataset) -> str:
 def section(html: str, response_id: int, skill: str) -> str:
     """The HTML of one response's one skill block."""
     card = html.split(f'data-response="{response_id}"', 1)[1].split("</article>", 1)[0]
-    return card.split(f'data-skill="{skill}"', 1)[1].split("</section>", 1)[0]
+    return card.split(f'data-skill="{skill}"', 1)[1].split('class="skill-score', 1)[0]
 
 
 @pytest.fixture
@@ -176,6 +176,12 @@ def test_instruction_page_runs_the_same_number_of_queries_whatever_its_size(
     )
     assert html.count('class="human-score"') == 30 * 3 * 6
     assert n_bigger == n_target, (n_bigger, n_target)
+    smaller = build(researcher, n_models=2, n_raters=1, n_runs=1, name="size-2")
+    n_smaller, html = queries_of(
+        client, page_url(smaller.responses[(0, "model-00")].instruction_id)
+    )
+    assert html.count('class="human-score"') == 2 * 3 * 1
+    assert n_smaller == n_target, (n_smaller, n_target)
     # and with a response filter for previous / next: still the same at both sizes
     run = target.runs[0].pk
     n_filtered, _ = queries_of(client, f"{url}?run={run}&disagree=2&skill=factuality")

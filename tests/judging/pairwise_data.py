@@ -44,7 +44,12 @@ def add_run(dataset, pairs, verdicts, name, **fields):
 
 @pytest.fixture
 def pref_setup():
-    dataset, responses = make_dataset("pref-set", 4, ("alpha", "beta"))
+    return make_pref_setup()
+
+
+def make_pref_setup(name: str = "pref-set"):
+    """The preference set above, as (dataset, pairs, judge A run, bandwagon run)."""
+    dataset, responses = make_dataset(name, 4, ("alpha", "beta"))
     # make response 1 longer than response 2 in pairs 0, 2
     for i in (0, 2):
         r = responses[(i, "alpha")]

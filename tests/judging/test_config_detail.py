@@ -294,3 +294,14 @@ def test_an_api_change_makes_a_new_version_too(api_client_for, researcher, confi
     assert refused.status_code == 400
     assert "samples" in str(refused.json()["problems"])
     assert JudgeConfig.objects.get(pk=config.pk).version == 2
+
+
+def test_detail_of_a_config_without_recorded_versions(client_for, researcher):
+    # Configs made before versions were recorded (or straight in the database) have
+    # none; their page shows the settings instead of failing.
+    legacy = JudgeConfig.objects.create(
+        name="legacy judge", base_url="http://127.0.0.1:9/v1", model="old-model"
+    )
+    page = client_for(researcher).get(reverse("judging:judge-detail", args=[legacy.pk]))
+    assert page.status_code == 200
+    assert "old-model" in page.content.decode()

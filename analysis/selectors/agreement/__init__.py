@@ -25,13 +25,14 @@ Conventions (the contract the dashboard, the API and ``manage.py agreement`` sha
 
 Modules: ``sources`` (campaigns and runs, parameter checks), ``inputs`` (scores into
 arrays), ``cache`` (fingerprint and key), ``rows`` (result dicts), ``compute``
-(:func:`agreement_compute`), ``disagreements`` (the drill-down).
+(:func:`agreement_compute`), ``disagreements`` (the drill-down), ``slices`` (the
+slice values).
 """
 
 from analysis.selectors.agreement.compute import agreement_compute
 from analysis.selectors.agreement.disagreements import agreement_disagreements
-from analysis.selectors.agreement.inputs import agreement_slice_values
 from analysis.selectors.agreement.rows import result_dict
+from analysis.selectors.agreement.slices import agreement_slice_values
 from analysis.selectors.agreement.sources import (
     DEFAULTS_RULE,
     MAX_BOOT,

@@ -94,45 +94,6 @@ def dataset_responses(dataset: Dataset) -> Responses:
     )
 
 
-def agreement_slice_values(*, dataset: Dataset) -> dict[str, list[dict]]:
-    """Every slice dimension's values present in `dataset`, with response counts."""
-    resp = dataset_responses(dataset)
-    out: dict[str, list[dict]] = {}
-    labels = dict(Domain.choices)
-    out["domain"] = [
-        {"value": key, "label": labels[key], "n_responses": n}
-        for key in labels
-        if (n := int(((resp.domain_1 == key) | (resp.domain_2 == key)).sum()))
-    ]
-    out["difficulty"] = [
-        {"value": str(level), "label": f"level {level}", "n_responses": n}
-        for level in range(1, 6)
-        if (n := int((resp.difficulty == level).sum()))
-    ]
-    if (n := int((resp.difficulty == 0).sum())) > 0:
-        out["difficulty"].append(
-            {"value": "unknown", "label": "unknown", "n_responses": n}
-        )
-    tasks, counts = np.unique(resp.task.astype(str), return_counts=True)
-    out["task"] = [
-        {"value": t, "label": t or "(no task)", "n_responses": int(c)}
-        for t, c in zip(tasks, counts, strict=True)
-    ]
-    out["hard"] = [
-        {"value": v, "label": label, "n_responses": n}
-        for v, label, mask in (
-            ("hard", "FLASK-Hard", resp.hard),
-            ("rest", "the rest", ~resp.hard),
-        )
-        if (n := int(mask.sum()))
-    ]
-    out["model"] = [
-        {"value": name, "label": name, "n_responses": int((resp.model == i).sum())}
-        for i, name in enumerate(resp.model_names)
-    ]
-    return out
-
-
 def slice_mask(resp: Responses, dim: str, value: str) -> tuple[np.ndarray, str]:
     """Which responses belong to the slice, and its label. Raises AgreementError."""
     if not dim:
