@@ -99,7 +99,14 @@ def rank_bars_chart(*, title: str, models: list[str], series: list[Series]) -> s
     bars.append("</g>")
     body += bars
     body.append(
-        svg_legend(left, top + n_models * group_h + 20, series, bars=True, uid=uid)
+        svg_legend(
+            left,
+            top + n_models * group_h + 20,
+            series,
+            bars=True,
+            uid=uid,
+            width=width - left,
+        )
     )
     desc = f"Ranks of {n_models} models under " + ", ".join(s.label for s in series)
     return svg_document(width, height, title, desc, body)

@@ -183,7 +183,14 @@ def interval_bars_chart(*, title: str, groups: list[str], series: list[Series]) 
     bars.append("</g>")
     body += bars
     body.append(
-        svg_legend(left, top + len(groups) * group_h + 14, series, bars=True, uid=uid)
+        svg_legend(
+            left,
+            top + len(groups) * group_h + 14,
+            series,
+            bars=True,
+            uid=uid,
+            width=width - left,
+        )
     )
     desc = (
         f"Bars with 95% intervals for {len(groups)} groups: "

@@ -180,7 +180,7 @@ def radar_chart(*, title: str, axes: list[str], series: list[Series]) -> str:
             )
             body.append(f'<path class="series" d="{d}" fill="none" {stroke}/>')
         body.append(f'<g class="marks">{"".join(marks)}</g>')
-    body.append(svg_legend(24, legend_y, series))
+    body.append(svg_legend(24, legend_y, series, width=width - 24))
     desc = f"Radar chart of {n} skills on a 1 to 5 scale: " + "; ".join(
         s.label for s in series
     )

@@ -182,8 +182,24 @@ def svg_marker(shape: str, x: float, y: float, colour: str, tip: str, s: float =
     return f'<polygon points="{pts}" {common}>{title}</polygon>'
 
 
-def svg_legend(x: float, y: float, series: list[Series], *, bars: bool = False, uid=""):
-    """One row per series: a line sample with its dash and marker (or a bar swatch)."""
+# Average width of a 12 px character of the charts' sans-serif, generous, in px.
+LEGEND_CHAR_PX = 7.0
+
+
+def svg_legend(
+    x: float,
+    y: float,
+    series: list[Series],
+    *,
+    bars: bool = False,
+    uid="",
+    width: float | None = None,
+):
+    """One row per series: a line sample with its dash and marker (or a bar swatch).
+
+    `width`: the room from `x` to the chart's right edge; a label that would not fit
+    is shortened with an ellipsis and keeps its whole text in a <title>."""
+    limit = None if width is None else max(8, int((width - 38) / LEGEND_CHAR_PX))
     out = [f'<g class="legend" transform="translate({fmt_num(x)},{fmt_num(y)})">']
     for i, s in enumerate(series):
         yy = i * 18
@@ -196,7 +212,15 @@ def svg_legend(x: float, y: float, series: list[Series], *, bars: bool = False, 
                 f'stroke-width="2.5"{dash}/>'
             )
             out.append(svg_marker(s.marker, 15, yy, s.colour, ""))
-        out.append(svg_text(38, yy + 4, s.label, anchor="start"))
+        label = str(s.label)
+        if limit is not None and len(label) > limit:
+            out.append(
+                f'<text x="38" y="{fmt_num(yy + 4)}" text-anchor="start" '
+                f'font-size="12"><title>{esc(label)}</title>'
+                f"{esc(shorten(label, limit))}</text>"
+            )
+        else:
+            out.append(svg_text(38, yy + 4, label, anchor="start"))
     out.append("</g>")
     return "".join(out)
 

@@ -244,7 +244,7 @@ def _campaign_settings(
 ) -> list[tuple[str, str]]:
     sources = sorted(
         {
-            source or "unnamed source"
+            source or "no source recorded"
             for source in PreferencePair.objects.filter(
                 pk__in=campaign.items.values("pair_id")
             )

@@ -563,3 +563,27 @@ def test_radar_labels_lie_beyond_the_outer_ring_and_the_scale_inside_it(axes):
     assert float(title_lines(root)[-1].get("y")) + 6 < min(
         _box(t, 13)[1] for t in labels
     )
+
+
+def test_a_long_legend_label_is_shortened_to_fit_and_keeps_its_text_in_a_title():
+    long = "Baseline: ROUGE-L vs reference · demo · 2026-12-04 18:22 #2 of a long name"
+    svg = charts.rank_bars_chart(
+        title="Factuality",
+        models=["a", "b"],
+        series=[Series("Humans", [1, 2], 0), Series(long, [2, 1], 1)],
+    )
+    root = ET.fromstring(svg)
+    width = float(root.get("viewBox").split()[2])
+    ns = "{http://www.w3.org/2000/svg}"
+    legend = next(g for g in root.iter(f"{ns}g") if g.get("class") == "legend")
+    x0 = float(legend.get("transform").split("(")[1].split(",")[0])
+    texts = list(legend.iter(f"{ns}text"))
+    shown = [
+        "".join(t.itertext()).replace(t.findtext(f"{ns}title") or "", "") for t in texts
+    ]
+    assert "Humans" in shown
+    cut = next(s for s in shown if s.startswith("Baseline"))
+    assert cut.endswith("…") and len(cut) < len(long)
+    # Within the chart at a generous 7 px per character.
+    assert x0 + 38 + 7 * len(cut) <= width
+    assert any(t.findtext(f"{ns}title") == long for t in texts)
