@@ -1,12 +1,14 @@
 """Narrow screens (800 px, a laptop's half screen or a tablet) in Chromium: the header
-stays one row with its links behind a menu button, and wide screens still show every
-link of the navigation."""
+stays one row with its links behind a menu button (wide screens still show every link
+of the navigation), and the agreement dashboard's controls stack as full-width rows."""
 
 from __future__ import annotations
 
 import pytest
 from playwright.sync_api import expect
 
+from tests.analysis.agreement_data import make_agreement_setup
+from tests.analysis.test_views_agreement import MODELS, N_INSTR, score_tables
 from tests.browser.conftest import login
 from tests.factories import UserFactory
 
@@ -74,3 +76,61 @@ def test_wide_screen_shows_the_whole_navigation_in_one_row(page, live_server, ad
     for i in range(links.count()):
         expect(links.nth(i)).to_be_visible()
     assert header_height(page) < 80
+
+
+# Every visible control of the agreement form and the slice navigation (its pills are
+# links, small by design, and not counted), with its width.
+AGREEMENT_CONTROLS = """() => {
+  const sel = '#agreement-form fieldset, #agreement-form select,'
+    + ' #agreement-form input:not([type=checkbox]):not([type=radio]),'
+    + ' #agreement-form button, .slice-nav select';
+  return [...document.querySelectorAll(sel)]
+    .filter(e => e.offsetParent !== null)
+    .map(e => {
+      const r = e.getBoundingClientRect();
+      return {what: e.tagName + (e.name ? '[' + e.name + ']' : '') + ' '
+        + (e.textContent || '').trim().slice(0, 30), width: r.width};
+    });
+}"""
+
+
+def test_agreement_controls_stack_as_full_width_rows_at_800_px(
+    page, live_server, transactional_db
+):
+    researcher = UserFactory(username="narrow-researcher", role="researcher")
+    human, judge_a, judge_b = score_tables()
+    setup = make_agreement_setup(
+        researcher,
+        human=human,
+        judges=[judge_a, judge_b],
+        n_instructions=N_INSTR,
+        models=MODELS,
+        name="narrow-agree",
+    )
+    page.set_viewport_size(NARROW)
+    login(page, live_server, researcher)
+    runs = "".join(f"&run={run.pk}" for run in setup.runs)
+    page.goto(
+        f"{live_server.url}/agreement/{setup.dataset.pk}/"
+        f"?campaign={setup.campaign.pk}{runs}&n_boot=20"
+    )
+    expect(page.locator("#agreement-table")).to_be_visible()
+
+    assert page.evaluate("document.documentElement.scrollWidth") <= NARROW["width"]
+    controls = page.evaluate(AGREEMENT_CONTROLS)
+    assert len(controls) >= 6  # 3 fieldsets, the select, the number, the button
+    narrow = [c for c in controls if c["width"] < 120]
+    assert narrow == [], narrow
+    # The three groups are rows as wide as the form, not three columns.
+    cols = page.locator("#agreement-form .form-cols").bounding_box()
+    fieldsets = page.locator("#agreement-form fieldset")
+    assert fieldsets.count() == 3
+    for i in range(3):
+        box = fieldsets.nth(i).bounding_box()
+        assert box["width"] >= 0.95 * cols["width"], (i, box, cols)
+    # A run's label (name, kind, samples) stays on one line inside its group.
+    label = page.locator("#agreement-form label.check", has_text="judge B")
+    assert label.bounding_box()["height"] < 32
+    # The reference select shows its whole first option.
+    reference = page.get_by_label("Reference")
+    assert reference.bounding_box()["width"] >= 300
