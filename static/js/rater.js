@@ -26,6 +26,8 @@
 //   openRationale(row, form)   where `r` puts the focus
 //   onLoad(), onInit(), onChange(event), onInput(event), onActiveSecond(seconds),
 //   onHidden()     optional hooks (the pointwise page keeps its drafts with them)
+//   onKey(key)     optional: a key none of the above uses (not while typing, not with
+//                  the help open); returns true when it handled the key
 // `rater`: form() (the current panel's form, or null), rows(), activeSeconds(),
 // setActiveSeconds(n) (to resume a draft's count), hint(text).
 window.FlaskRater = (function () {
@@ -318,6 +320,8 @@ window.FlaskRater = (function () {
           event.preventDefault();
           trySubmit();
           return;
+        default:
+          if (page.onKey && page.onKey(key)) event.preventDefault();
       }
     });
 

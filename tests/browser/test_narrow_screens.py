@@ -1,6 +1,8 @@
 """Narrow screens (800 px, a laptop's half screen or a tablet) in Chromium: the header
 stays one row with its links behind a menu button (wide screens still show every link
-of the navigation), and the agreement dashboard's controls stack as full-width rows."""
+of the navigation), the rating page keeps the response beside the rubric, the pairwise
+page shows A and B one at a time with x to switch, and the agreement dashboard's
+controls stack as full-width rows."""
 
 from __future__ import annotations
 
@@ -9,7 +11,12 @@ from playwright.sync_api import expect
 
 from tests.analysis.agreement_data import make_agreement_setup
 from tests.analysis.test_views_agreement import MODELS, N_INSTR, score_tables
-from tests.browser.conftest import login
+from tests.browser.conftest import (
+    SKILLS,
+    login,
+    sky_pairwise_campaign,
+    sky_rating_campaign,
+)
 from tests.factories import UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -134,3 +141,76 @@ def test_agreement_controls_stack_as_full_width_rows_at_800_px(
     # The reference select shows its whole first option.
     reference = page.get_by_label("Reference")
     assert reference.bounding_box()["width"] >= 300
+
+
+def in_viewport(page, selector: str) -> bool:
+    return page.evaluate(
+        """s => { const r = document.querySelector(s).getBoundingClientRect();
+          return r.top < innerHeight && r.bottom > 0 && r.height > 0; }""",
+        selector,
+    )
+
+
+def test_rating_page_keeps_the_response_beside_the_rubric_at_800_px(
+    page, live_server, transactional_db
+):
+    rater = UserFactory(username="narrow-rater", role="rater")
+    campaign = sky_rating_campaign(raters=[rater])
+    page.set_viewport_size({"width": 800, "height": 600})
+    login(page, live_server, rater)
+    page.goto(f"{live_server.url}/rate/{campaign.pk}/")
+    page.wait_for_function("() => !!document.activeElement.closest('[data-skill-row]')")
+    response = page.locator(".response-block").bounding_box()
+    first_row = page.locator(f"#row-{SKILLS[0]}").bounding_box()
+    # Side by side: the response column ends where the rubric column starts.
+    assert response["x"] + response["width"] <= first_row["x"]
+    # Scoring down to the last skill scrolls the rubric; the response stays in view.
+    page.keyboard.press("4")
+    page.keyboard.press("4")
+    last = f"#row-{SKILLS[-1]}"
+    expect(page.locator(last)).to_be_focused()
+    page.locator(last).scroll_into_view_if_needed()
+    assert page.evaluate("window.scrollY") > 100
+    assert in_viewport(page, last)
+    assert in_viewport(page, ".response-block")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 800
+
+
+def test_pairwise_switches_between_a_and_b_by_key_when_stacked(
+    page, live_server, transactional_db
+):
+    rater = UserFactory(username="narrow-pair-rater", role="rater")
+    campaign = sky_pairwise_campaign(raters=[rater])
+    page.set_viewport_size(NARROW)
+    login(page, live_server, rater)
+    page.goto(f"{live_server.url}/pairwise/compare/{campaign.pk}/")
+    page.wait_for_function("() => !!document.activeElement.closest('[data-label-row]')")
+    tab_a = page.get_by_role("tab", name="Response A")
+    tab_b = page.get_by_role("tab", name="Response B")
+    expect(tab_a).to_have_attribute("aria-selected", "true")
+    expect(page.locator("#response-a")).to_be_visible()
+    expect(page.locator("#response-b")).to_be_hidden()
+
+    page.keyboard.press("x")
+    expect(tab_b).to_have_attribute("aria-selected", "true")
+    expect(page.locator("#response-b")).to_be_visible()
+    expect(page.locator("#response-a")).to_be_hidden()
+    # The focus stays on the question: the next key still answers it.
+    expect(page.locator("#row-overall")).to_be_focused()
+    page.keyboard.press("x")
+    expect(page.locator("#response-a")).to_be_visible()
+    page.keyboard.press("b")
+    expect(page.locator("#l-overall-B")).to_be_checked()
+    # The mouse works too.
+    tab_b.click()
+    expect(page.locator("#response-b")).to_be_visible()
+
+    # Wide: side by side, no tabs, x changes nothing.
+    page.set_viewport_size(WIDE)
+    expect(tab_a).to_be_hidden()
+    expect(page.locator("#response-a")).to_be_visible()
+    expect(page.locator("#response-b")).to_be_visible()
+    page.locator("#row-overall").focus()
+    page.keyboard.press("x")
+    expect(page.locator("#response-a")).to_be_visible()
+    expect(page.locator("#response-b")).to_be_visible()
