@@ -58,3 +58,6 @@ def test_amend_a_vote_with_the_keyboard(page, live_server):
     page.get_by_role("link", name="Back to my comparisons").click()
     expect(page.locator("#pairwise-history")).to_contain_text("B better")
     expect(page.locator("#pairwise-history")).to_contain_text("factuality: tie")
+    # At 800 px the history table scrolls inside its card, not the page sideways.
+    page.set_viewport_size({"width": 800, "height": 900})
+    assert page.evaluate("document.documentElement.scrollWidth") <= 800
