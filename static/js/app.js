@@ -54,14 +54,19 @@
     setUpNavMenu();
   });
 
-  // Narrow screens: the main navigation folds into a menu button (app.css shows the
+  // Narrow screens: a main navigation of FOLD_FROM_LINKS links or more (a researcher's,
+  // an admin's) folds into a menu button (app.css shows the
   // button below 1360 px, only once this ran: without JavaScript the links wrap).
   // The button says whether the menu is open (aria-expanded); Esc closes it and gives
   // the focus back to the button, and so does a click elsewhere.
+  var FOLD_FROM_LINKS = 5;
+
   function setUpNavMenu() {
     var toggle = document.querySelector("[data-nav-toggle]");
     var nav = document.querySelector("[data-nav]");
     if (!toggle || !nav) return;
+    // A rater's two or three links fit beside the user block at any width: no menu.
+    if (nav.querySelectorAll("li").length < FOLD_FROM_LINKS) return;
     document.documentElement.classList.add("has-nav-menu");
 
     function setOpen(open) {

@@ -73,6 +73,17 @@ def test_header_folds_into_a_menu_at_800_px(page, live_server, admin):
     )
 
 
+def test_a_raters_few_links_stay_in_the_header_at_800_px(page, live_server):
+    rater = UserFactory(username="narrow-nav-rater", role="rater")
+    page.set_viewport_size(NARROW)
+    login(page, live_server, rater)
+    expect(page.get_by_role("button", name="Menu")).to_be_hidden()
+    nav = page.get_by_role("navigation", name="Main")
+    expect(nav.get_by_role("link", name="Rate")).to_be_visible()
+    expect(nav.get_by_role("link", name="Pairwise")).to_be_visible()
+    assert header_height(page) < 80
+
+
 def test_wide_screen_shows_the_whole_navigation_in_one_row(page, live_server, admin):
     page.set_viewport_size(WIDE)
     login(page, live_server, admin)
