@@ -5,11 +5,48 @@
 //   left-to-right order: A | Tie | B), for the focused question
 //   (overall first, then each skill), then focus moves on; r = the one rationale of
 //   the pair;
+// - what a draft holds (rater.js keeps it, keyed by `data-draft` on the compare
+//   page's form; the amend page has none, like the review of a rating): the answer to
+//   each question and the rationale;
 // - narrow screens, where A and B are stacked (pairwise.css): tabs show one response
 //   at a time and x switches between them (the focus stays on the question). Without
 //   JavaScript both stay stacked.
-FlaskRater.start(function () {
+FlaskRater.start(function (rater) {
   "use strict";
+
+  function rowValue(row) {
+    var checked = row.querySelector("input.seg-input:checked");
+    return checked ? checked.value : "";
+  }
+
+  function collectDraft() {
+    var draft = { labels: {}, rationale: "" };
+    rater.rows().forEach(function (row) {
+      var value = rowValue(row);
+      if (value) draft.labels[row.getAttribute("data-key")] = value;
+    });
+    var textarea = rater.form().querySelector("textarea[name=rationale]");
+    if (textarea) draft.rationale = textarea.value;
+    return draft;
+  }
+
+  function restoreDraft(draft) {
+    var restored = 0;
+    rater.rows().forEach(function (row) {
+      var value = draft.labels && draft.labels[row.getAttribute("data-key")];
+      // Values the server sent back (after an error) win over the draft.
+      if (value && !rowValue(row)) {
+        var input = row.querySelector('input.seg-input[value="' + value + '"]');
+        if (input) {
+          input.checked = true;
+          restored++;
+        }
+      }
+    });
+    var textarea = rater.form().querySelector("textarea[name=rationale]");
+    if (textarea && draft.rationale && !textarea.value) textarea.value = draft.rationale;
+    return restored;
+  }
 
   // The tabs above the pair, added to each new panel; hidden on wide screens by CSS.
   function setUpTabs() {
@@ -83,6 +120,8 @@ FlaskRater.start(function () {
       var textarea = form.querySelector("textarea[name=rationale]");
       if (textarea) textarea.focus();
     },
+    collectDraft: collectDraft,
+    restoreDraft: restoreDraft,
     onInit: setUpTabs,
     onKey: function (key) {
       return key === "x" && switchSides();
