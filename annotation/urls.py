@@ -5,7 +5,14 @@ Names: ``annotation:<entity>-<page>``.
 
 from django.urls import path
 
-from annotation.views import campaigns, datasets, pairwise, raters, rating
+from annotation.views import (
+    campaigns,
+    datasets,
+    pairwise,
+    pairwise_review,
+    raters,
+    rating,
+)
 
 app_name = "annotation"
 
@@ -102,6 +109,11 @@ urlpatterns = [
         "pairwise/compare/assignments/<int:assignment_id>/submit/",
         pairwise.pairwise_submit,
         name="pairwise-submit",
+    ),
+    path(
+        "pairwise/compare/assignments/<int:assignment_id>/amend/",
+        pairwise_review.pairwise_amend,
+        name="pairwise-amend",
     ),
     path(
         "pairwise/compare/assignments/<int:assignment_id>/skip/",

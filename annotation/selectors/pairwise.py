@@ -13,7 +13,7 @@ from django.db.models.functions import Coalesce
 from django.http import Http404
 
 from annotation import roles
-from annotation.models import Assignment, Campaign, CampaignItem
+from annotation.models import Assignment, Campaign, CampaignItem, HumanPreference
 from annotation.selectors.rating import campaign_get_for_rater, campaign_get_for_user
 
 
@@ -101,3 +101,10 @@ def pairwise_rater_history(*, user, campaign: Campaign) -> QuerySet[Assignment]:
         .prefetch_related("preferences")
         .order_by("-closed_at", "-id")
     )
+
+
+def pairwise_assignment_preference(*, assignment: Assignment) -> HumanPreference | None:
+    """The vote recorded for one of the rater's pairwise assignments (loaded by
+    `pairwise_assignment_get_for_rater`, which did the permission check), or None
+    when it was skipped or never submitted."""
+    return HumanPreference.objects.filter(assignment=assignment).first()

@@ -332,6 +332,20 @@ def _refuse_changed_resubmit(
         )
 
 
+def pairwise_amend_refusal(*, assignment: Assignment) -> str:
+    """Why the vote of `assignment` cannot be amended now, or "" when it can: only a
+    submitted vote, and only until its campaign is closed (a paused campaign still
+    takes amendments). The one rule for `pairwise_amend` and the pages that offer
+    an "Amend" link."""
+    if assignment.status != Assignment.Status.SUBMITTED:
+        return "only submitted preferences can be amended"
+    if assignment.campaign.status == Campaign.Status.CLOSED:
+        return (
+            "this campaign is closed; its preferences are final and cannot be amended"
+        )
+    return ""
+
+
 def pairwise_amend(
     *,
     assignment_id: int,
@@ -355,13 +369,8 @@ def pairwise_amend(
     now = now or timezone.now()
     with transaction.atomic():
         assignment = _own_pairwise_assignment_for_update(assignment_id, rater)
-        if assignment.status != Assignment.Status.SUBMITTED:
-            raise DomainError("only submitted preferences can be amended")
-        if assignment.campaign.status == Campaign.Status.CLOSED:
-            raise DomainError(
-                "this campaign is closed; its preferences are final and cannot be "
-                "amended"
-            )
+        if refusal := pairwise_amend_refusal(assignment=assignment):
+            raise DomainError(refusal)
         shown, shown_skills, rationale = validate_pairwise_answer(
             skills=pairwise_skills(campaign=assignment.campaign),
             label=label,

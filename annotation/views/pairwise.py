@@ -43,12 +43,16 @@ from annotation.views.common import (
     LOCKS_SHOWN,
     rater_users,
 )
+from annotation.views.pairwise_rows import (
+    pair_context,
+    parse_pair_answer,
+    shown_answer,
+)
 from annotation.views.rows import parse_active_seconds
 from flaskapp import bounds
 from flaskapp.htmx import HTMX_STOP_POLLING, render_page_or_fragment, wants_fragment
 from flaskapp.params import ascii_int
 
-LABEL_CHOICES = [("A", "A"), ("tie", "Tie"), ("B", "B")]
 PAIR_MODE_LABELS = {
     "all_pairs": "Every pair of models, for each instruction",
     "baseline": "A baseline model against each other model",
@@ -324,60 +328,6 @@ def pairwise_campaign_status(request: HttpRequest, campaign_id: int) -> HttpResp
 # --- Raters: compare ---------------------------------------------------------------------
 
 
-@dataclass
-class LabelRow:
-    """One question of the comparison form: overall, or one skill."""
-
-    key: str  # "overall" or the skill key
-    name: str  # the form field: "label" or "skill-<key>"
-    title: str
-    criteria: str = ""
-    value: str = ""
-    errors: list[str] | None = None
-
-
-def _label_rows(
-    *,
-    skills: list[Skill],
-    values: dict[str, str] | None,
-    problems: list[Problem] | None,
-) -> tuple[list[LabelRow], list[str]]:
-    values = values or {}
-    by_field: dict[str, list[str]] = {}
-    general: list[str] = []
-    for p in problems or []:
-        if p.field == "label":
-            by_field.setdefault("label", []).append(p.message)
-        elif p.field and p.field.startswith("skill_labels."):
-            by_field.setdefault("skill-" + p.field.split(".", 1)[1], []).append(
-                p.message
-            )
-        else:
-            general.append(str(p))
-    rows = [
-        LabelRow(
-            key="overall",
-            name="label",
-            title="Overall, which response is better?",
-            value=values.get("label", ""),
-            errors=by_field.get("label"),
-        )
-    ]
-    for skill in skills:
-        name = f"skill-{skill.key}"
-        rows.append(
-            LabelRow(
-                key=skill.key,
-                name=name,
-                title=skill.name,
-                criteria=skill.criteria,
-                value=values.get(name, ""),
-                errors=by_field.get(name),
-            )
-        )
-    return rows, general
-
-
 def _panel_context(
     request: HttpRequest,
     *,
@@ -404,27 +354,15 @@ def _panel_context(
         "skip_error": skip_error,
         "skip_reason": skip_reason,
         "saved": saved,
-        "label_choices": LABEL_CHOICES,
     }
     if assignment is not None:
-        response_a, response_b = pairwise_selectors.shown_responses(assignment)
-        instruction = assignment.pair.instruction
-        rows, general_errors = _label_rows(
-            skills=pairwise_services.pairwise_skills(campaign=campaign),
-            values=values,
-            problems=problems,
-        )
         context.update(
-            instruction=instruction,
-            reference=instruction.reference_answer if campaign.show_reference else "",
-            text_a=response_a.text,
-            text_b=response_b.text,
-            # Blind by default: model names enter the page only when allowed.
-            model_a=response_a.model_name if campaign.show_model_names else "",
-            model_b=response_b.model_name if campaign.show_model_names else "",
-            rows=rows,
-            general_errors=general_errors,
-            rationale=rationale,
+            pair_context(
+                assignment=assignment,
+                values=values,
+                rationale=rationale,
+                problems=problems,
+            )
         )
     return context
 
@@ -493,14 +431,9 @@ def pairwise_submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
         user=request.user, assignment_id=assignment_id
     )
     campaign = assignment.campaign
-    skills = pairwise_services.pairwise_skills(campaign=campaign)
-    label = request.POST.get("label", "")
-    skill_labels = {
-        s.key: request.POST[f"skill-{s.key}"]
-        for s in skills
-        if request.POST.get(f"skill-{s.key}")
-    }
-    rationale = request.POST.get("rationale", "")
+    label, skill_labels, rationale, values = parse_pair_answer(
+        request.POST, campaign=campaign
+    )
     try:
         pairwise_services.pairwise_submit(
             assignment_id=assignment.pk,
@@ -511,7 +444,6 @@ def pairwise_submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
             active_seconds=parse_active_seconds(request.POST.get("active_seconds")),
         )
     except DomainError as exc:
-        values = {"label": label} | {f"skill-{k}": v for k, v in skill_labels.items()}
         context = _panel_context(
             request,
             campaign=campaign,
@@ -555,6 +487,7 @@ class HistoryRow:
     label: str = ""  # the rater's answer as they saw it: A, B or tie
     skill_labels: list[tuple[str, str]] | None = None
     rationale: str = ""
+    amendable: bool = False
 
 
 @login_required
@@ -571,15 +504,17 @@ def pairwise_history(request: HttpRequest, campaign_id: int) -> HttpResponse:
     ).get_page(request.GET.get("page"))
     rows = []
     for assignment in page:
-        row = HistoryRow(assignment=assignment)
+        assignment.campaign = campaign  # one query for the page, not one per row
+        row = HistoryRow(
+            assignment=assignment,
+            amendable=not pairwise_services.pairwise_amend_refusal(
+                assignment=assignment
+            ),
+        )
         preference = next(iter(assignment.preferences.all()), None)
         if preference is not None:
-            order = preference.shown_order
-            row.label = pairwise_services.unmap_shown_label(preference.label, order)
-            row.skill_labels = [
-                (key, pairwise_services.unmap_shown_label(value, order))
-                for key, value in sorted(preference.skill_labels.items())
-            ]
+            row.label, skill_labels = shown_answer(preference)
+            row.skill_labels = sorted(skill_labels.items())
             row.rationale = preference.rationale
         rows.append(row)
     context = {

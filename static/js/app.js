@@ -51,5 +51,46 @@
   document.addEventListener("DOMContentLoaded", function () {
     var select = document.querySelector("select[data-format-select]");
     if (select) syncFormatHelp(select);
+    setUpNavMenu();
   });
+
+  // Narrow screens: a main navigation of FOLD_FROM_LINKS links or more (a researcher's,
+  // an admin's) folds into a menu button (app.css shows the
+  // button below 1360 px, only once this ran: without JavaScript the links wrap).
+  // The button says whether the menu is open (aria-expanded); Esc closes it and gives
+  // the focus back to the button, and so does a click elsewhere.
+  var FOLD_FROM_LINKS = 5;
+
+  function setUpNavMenu() {
+    var toggle = document.querySelector("[data-nav-toggle]");
+    var nav = document.querySelector("[data-nav]");
+    if (!toggle || !nav) return;
+    // A rater's two or three links fit beside the user block at any width: no menu.
+    if (nav.querySelectorAll("li").length < FOLD_FROM_LINKS) return;
+    document.documentElement.classList.add("has-nav-menu");
+
+    function setOpen(open) {
+      toggle.setAttribute("aria-expanded", open ? "true" : "false");
+      nav.classList.toggle("is-open", open);
+    }
+    toggle.addEventListener("click", function () {
+      var open = toggle.getAttribute("aria-expanded") !== "true";
+      setOpen(open);
+      if (open) {
+        var first = nav.querySelector("a");
+        if (first) first.focus();
+      }
+    });
+    document.addEventListener("keydown", function (event) {
+      if (event.key === "Escape" && nav.classList.contains("is-open")) {
+        setOpen(false);
+        toggle.focus();
+      }
+    });
+    document.addEventListener("click", function (event) {
+      if (!nav.classList.contains("is-open")) return;
+      if (nav.contains(event.target) || toggle.contains(event.target)) return;
+      setOpen(false);
+    });
+  }
 })();

@@ -12,7 +12,12 @@
 //   visible and the rater did something in the last IDLE_AFTER_MS (a key, a pointer
 //   press or move, the wheel, a scroll, the window or the tab coming back to the front);
 // - htmx panels: a 422 answer (the form with its errors) is swapped in, and a new panel
-//   starts over at its first row (or at the first row the server complained about).
+//   starts over at its first row (or at the first row the server complained about);
+// - drafts: a form with `data-draft="<page>-draft:<assignment id>"` keeps its answers
+//   (what the page's collectDraft returns) in localStorage, with the active seconds, on
+//   every change; they survive a reload, are put back by the page's restoreDraft, and
+//   are removed once the server accepted the submit or the skip. Drafts older than
+//   DRAFT_MAX_AGE_MS are pruned on load. Without localStorage there are no drafts.
 //
 // The page's description (every member required unless marked optional):
 //   panelId        id of the section htmx swaps ("rating-panel")
@@ -24,14 +29,19 @@
 //                  after a click on the submit button)
 //   complete       the hint once every row has a value
 //   openRationale(row, form)   where `r` puts the focus
-//   onLoad(), onInit(), onChange(event), onInput(event), onActiveSecond(seconds),
-//   onHidden()     optional hooks (the pointwise page keeps its drafts with them)
+//   collectDraft() -> object, restoreDraft(draft) -> number of answers put back
+//                  optional: the page's answers in a draft, and back (values the
+//                  server sent, after an error, win over the draft)
+//   onLoad(), onInit(), onChange(event), onInput(event)   optional hooks
+//   onKey(key)     optional: a key none of the above uses (not while typing, not with
+//                  the help open); returns true when it handled the key
 // `rater`: form() (the current panel's form, or null), rows(), activeSeconds(),
 // setActiveSeconds(n) (to resume a draft's count), hint(text).
 window.FlaskRater = (function () {
   "use strict";
 
   var IDLE_AFTER_MS = 60 * 1000;
+  var DRAFT_MAX_AGE_MS = 14 * 24 * 3600 * 1000;
 
   function start(define) {
     var state = { form: null, rows: [], current: 0, active: 0, lastInteraction: Date.now() };
@@ -208,7 +218,7 @@ window.FlaskRater = (function () {
       if (Date.now() - state.lastInteraction > IDLE_AFTER_MS) return;
       state.active += 1;
       syncActiveField();
-      call("onActiveSecond", state.active);
+      if (state.active % 10 === 0) saveDraft();
     }, 1000);
 
     // Capture: a scroll inside a text box does not bubble, and a handler that stops a
@@ -219,7 +229,93 @@ window.FlaskRater = (function () {
     window.addEventListener("focus", markActive);
     document.addEventListener("visibilitychange", function () {
       if (document.visibilityState === "visible") markActive();
-      else call("onHidden");
+      else saveDraft();
+    });
+
+    // --- Drafts --------------------------------------------------------------------
+
+    var draftTimer = null;
+    var pendingDraftKey = null;
+
+    function storage() {
+      try {
+        return window.localStorage;
+      } catch (e) {
+        return null; // private mode or disabled: no drafts, everything else works
+      }
+    }
+
+    function draftKey() {
+      return state.form && page.collectDraft ? state.form.getAttribute("data-draft") : null;
+    }
+
+    function saveDraft() {
+      var key = draftKey();
+      var store = storage();
+      if (!key || !store) return;
+      var draft = page.collectDraft();
+      draft.savedAt = Date.now();
+      draft.active = Math.round(state.active);
+      try {
+        store.setItem(key, JSON.stringify(draft));
+      } catch (e) {
+        /* storage full: the draft is a convenience, not a requirement */
+      }
+    }
+
+    function saveDraftSoon() {
+      clearTimeout(draftTimer);
+      draftTimer = setTimeout(saveDraft, 300);
+    }
+
+    function restoreDraft() {
+      var key = draftKey();
+      var store = storage();
+      if (!key || !store) return;
+      var draft;
+      try {
+        draft = JSON.parse(store.getItem(key) || "null");
+      } catch (e) {
+        draft = null;
+      }
+      if (!draft) return;
+      state.active = Number(draft.active) || 0;
+      syncActiveField();
+      if (page.restoreDraft(draft)) hint("Your draft was restored.");
+    }
+
+    function pruneOldDrafts() {
+      var store = storage();
+      if (!store) return;
+      var now = Date.now();
+      for (var i = store.length - 1; i >= 0; i--) {
+        var key = store.key(i);
+        if (!key || !/^[a-z]+-draft:/.test(key)) continue;
+        try {
+          var draft = JSON.parse(store.getItem(key));
+          if (!draft || now - (draft.savedAt || 0) > DRAFT_MAX_AGE_MS) store.removeItem(key);
+        } catch (e) {
+          store.removeItem(key);
+        }
+      }
+    }
+
+    // The server accepted the answer (or the skip): the draft has served its purpose.
+    // The key is taken when the request starts: by the time it ends, the next
+    // assignment's panel may already be in the page. (When the form was swapped out,
+    // htmx reports the end on an ancestor, hence the pending key.)
+    document.addEventListener("htmx:beforeRequest", function (event) {
+      var elt = event.detail.elt;
+      if (elt && elt.matches && (elt === state.form || elt.matches("form[data-skip-form]"))) {
+        saveDraft();
+        pendingDraftKey = draftKey();
+      }
+    });
+    document.addEventListener("htmx:afterRequest", function (event) {
+      if (!pendingDraftKey) return;
+      var store = storage();
+      if (store && event.detail.successful && event.detail.xhr.status === 200) store.removeItem(pendingDraftKey);
+      pendingDraftKey = null;
     });
 
     // --- Set-up of a (new) panel ---------------------------------------------------
@@ -234,6 +330,7 @@ window.FlaskRater = (function () {
       });
       if (!state.form) return;
       call("onInit");
+      restoreDraft();
       syncActiveField();
       // After an error, start at the first row the server complained about.
       var errorRow = state.form.querySelector(page.row + ".has-error");
@@ -318,6 +415,8 @@ window.FlaskRater = (function () {
           event.preventDefault();
           trySubmit();
           return;
+        default:
+          if (page.onKey && page.onKey(key)) event.preventDefault();
       }
     });
 
@@ -329,11 +428,14 @@ window.FlaskRater = (function () {
     document.addEventListener("change", function (event) {
       if (!state.form || !state.form.contains(event.target)) return;
       call("onChange", event);
+      saveDraft();
       if (event.target.matches("input.seg-input") && firstMissing() === -1) hint(page.complete);
     });
 
     document.addEventListener("input", function (event) {
-      if (state.form && state.form.contains(event.target)) call("onInput", event);
+      if (!state.form || !state.form.contains(event.target)) return;
+      call("onInput", event);
+      saveDraftSoon();
     });
 
     // Capture, so that a form missing a value never reaches htmx.
@@ -394,6 +496,7 @@ window.FlaskRater = (function () {
     });
 
     function boot() {
+      pruneOldDrafts();
       call("onLoad");
       init();
     }

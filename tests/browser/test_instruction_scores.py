@@ -126,3 +126,21 @@ def test_a_filter_that_cannot_be_used_names_its_parameter(
     assert response.status == 400
     expect(page.locator("#filter-problem")).to_contain_text("run")
     expect(page.locator("#filter-problem")).to_contain_text("not a whole number")
+
+
+def test_raters_and_judges_stand_side_by_side_only_where_there_is_room(
+    page, live_server, researcher, setup
+):
+    alpha = setup.responses[(1, "alpha")]
+    block = f'[data-response="{alpha.pk}"] [data-skill="factuality"]'
+    login(page, live_server, researcher)
+    for width, stacked in ((1440, False), (800, True)):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(f"{live_server.url}/instructions/{alpha.instruction_id}/")
+        human = page.locator(f"{block} .human-side").bounding_box()
+        judge = page.locator(f"{block} .judge-side").bounding_box()
+        if stacked:
+            assert judge["y"] >= human["y"] + human["height"], (width, human, judge)
+        else:
+            assert judge["y"] == human["y"] and judge["x"] > human["x"], width
+        assert page.evaluate("document.documentElement.scrollWidth") <= width

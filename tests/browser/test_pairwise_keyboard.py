@@ -172,3 +172,30 @@ def test_the_mouse_works_too_and_the_last_pair_says_done(
         )
     expect(page.locator("#nothing-left")).to_contain_text("You are done")
     assert HumanPreference.objects.filter(label="tie").count() == 3
+
+
+def test_a_draft_survives_a_reload_and_is_gone_after_the_submit(
+    page, live_server, rater, campaign
+):
+    first = serve_with_order(campaign, rater, "12")
+    open_campaign(page, live_server, rater, campaign)
+    page.keyboard.press("b")  # overall: B better; on to factuality
+    page.keyboard.press("r")
+    page.keyboard.type("B explains the physics")
+    page.wait_for_function(
+        f"() => (localStorage.getItem('pairwise-draft:{first.pk}') || '')"
+        ".includes('physics')"
+    )
+    page.reload()
+    expect(page.locator("#l-overall-B")).to_be_checked()
+    expect(page.locator("#l-factuality-A")).not_to_be_checked()
+    expect(page.locator("#pair-rationale")).to_have_value("B explains the physics")
+    expect(page.locator("[data-submit-hint]")).to_contain_text("draft was restored")
+    assert current_assignment_id(page) == first.pk  # the same pair was resumed
+
+    page.locator("#row-factuality").focus()
+    page.keyboard.press("t")
+    page.keyboard.press("Enter")
+    wait_for_next_panel(page, first.pk)
+    assert HumanPreference.objects.get(assignment=first).label == "2"
+    assert page.evaluate(f"localStorage.getItem('pairwise-draft:{first.pk}')") is None
