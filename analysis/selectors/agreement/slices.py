@@ -86,7 +86,7 @@ def slice_values_count(dataset: Dataset) -> dict[str, list[dict]]:
         {"value": v, "label": label, "n_responses": hard[flag]}
         for v, label, flag in (
             ("hard", "FLASK-Hard", True),
-            ("rest", "the rest", False),
+            ("rest", "not FLASK-Hard", False),
         )
         if hard[flag]
     ]
