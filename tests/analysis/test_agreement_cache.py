@@ -188,3 +188,22 @@ def test_a_commit_that_lands_after_a_higher_id_still_moves_the_key(researcher):
     release.set()
     thread.join(10)
     assert fp(s.dataset, [s.campaign.pk], [s.runs[0].pk]) != seen
+
+
+def test_a_cached_result_is_read_with_the_collector_paused_and_its_state_restored():
+    import gc
+
+    from django.core.cache import cache
+
+    from analysis.selectors.agreement.cache import cached_result
+
+    cache.set("gc-paused-read", {"rows": [{"n": i} for i in range(1000)]}, 60)
+    was = gc.isenabled()
+    try:
+        for enabled in (True, False):
+            gc.enable() if enabled else gc.disable()
+            assert cached_result("gc-paused-read")["rows"][999] == {"n": 999}
+            assert gc.isenabled() is enabled
+        assert cached_result("no-such-key") is None
+    finally:
+        gc.enable() if was else gc.disable()

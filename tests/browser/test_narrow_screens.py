@@ -132,7 +132,10 @@ def test_agreement_controls_stack_as_full_width_rows_at_800_px(
         f"{live_server.url}/agreement/{setup.dataset.pk}/"
         f"?campaign={setup.campaign.pk}{runs}&n_boot=20"
     )
-    expect(page.locator("#agreement-table")).to_be_visible()
+    expect(page.locator("#agreement-compact")).to_be_visible()
+    # The form is folded into a summary line; open it as a user would.
+    page.locator("details.agreement-choice > summary").click()
+    expect(page.locator("#agreement-form")).to_be_visible()
 
     assert page.evaluate("document.documentElement.scrollWidth") <= NARROW["width"]
     controls = page.evaluate(AGREEMENT_CONTROLS)

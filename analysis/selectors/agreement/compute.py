@@ -10,6 +10,7 @@ from django.core.cache import cache
 from analysis.selectors.agreement.cache import (
     CACHE_SECONDS,
     cache_key,
+    cached_result,
     inputs_fingerprint,
 )
 from analysis.selectors.agreement.inputs import (
@@ -110,7 +111,7 @@ def agreement_compute(
         key = cache_key(
             params, inputs_fingerprint(dataset, campaign_ids_used, all_runs)
         )
-        hit = cache.get(key)
+        hit = cached_result(key)
         if hit is not None:
             return hit
     inp, slice_label = load_inputs(
