@@ -7,7 +7,9 @@
     GET /api/datasets/{id}/agreement/disagreements/?campaign=1&run=4&skill=KEY[&slice=..][&limit=25]
 
 Without `campaign` or `run`, the defaults of `agreement_defaults` (the dashboard's and
-the command's too); the result's `defaults` says which were used. Researchers and
+the command's too); the result's `defaults` says which were used. The endpoints about
+one run (disagreements, probes) take the first default run, as the dashboard's
+drill-down does. Researchers and
 admins only (raters 403, anonymous 401). Bad parameters give 400 with the parameter
 named in `problems[].field`. Responses are the JSON documented in
 `analysis.selectors.agreement`.
@@ -24,6 +26,7 @@ from rest_framework.views import APIView
 from analysis.selectors.agreement import (
     AgreementError,
     agreement_compute,
+    agreement_defaults,
     agreement_disagreements,
     agreement_slice_values,
     agreement_sources_for_user,
@@ -166,6 +169,27 @@ class AgreementSlicesApi(APIView):
         return Response(agreement_slice_values(dataset=dataset))
 
 
+def _one_run(dataset, p: dict) -> tuple[list[int], int]:
+    """(campaign ids, run id) for an endpoint about one judge run: what was given,
+    else the defaults (`agreement_defaults`: every pointwise campaign, and the first
+    default run, as the dashboard's drill-down takes it). Refuses, naming `run`, more
+    than one run, or none when there is no default."""
+    runs = p.get("run", [])
+    campaign_ids = p.get("campaign", [])
+    if not runs or not campaign_ids:
+        defaults = agreement_defaults(dataset=dataset)
+        runs = runs or defaults.run_ids[:1]
+        campaign_ids = campaign_ids or defaults.campaign_ids
+    if len(runs) != 1:
+        why = (
+            "give one judge run, not several"
+            if runs
+            else "no finished judge run with scores on this dataset: give one"
+        )
+        raise DomainError("Bad parameters", [Problem(why, field="run")])
+    return campaign_ids, runs[0]
+
+
 class AgreementDisagreementsApi(APIView):
     permission_classes = [IsResearcher]
 
@@ -184,16 +208,12 @@ class AgreementDisagreementsApi(APIView):
             user=request.user, dataset_id=dataset_id
         )
         p = _params(request)
-        runs = p.get("run", [])
-        if len(runs) != 1:
-            raise DomainError(
-                "Bad parameters", [Problem("give exactly one judge run", field="run")]
-            )
+        campaign_ids, run_id = _one_run(dataset, p)
         try:
             items = agreement_disagreements(
                 dataset=dataset,
-                campaign_ids=p.get("campaign", []),
-                run_id=runs[0],
+                campaign_ids=campaign_ids,
+                run_id=run_id,
                 skill_key=p["skill"],
                 slice_dim=p["slice_dim"],
                 slice_value=p["slice_value"],
@@ -265,16 +285,12 @@ class PointwiseProbesApi(APIView):
             user=request.user, dataset_id=dataset_id
         )
         p = _params(request)
-        runs = p.get("run", [])
-        if len(runs) != 1:
-            raise DomainError(
-                "Bad parameters", [Problem("give exactly one judge run", field="run")]
-            )
+        campaign_ids, run_id = _one_run(dataset, p)
         try:
             result = pointwise_probes(
                 dataset=dataset,
-                campaign_ids=p.get("campaign", []),
-                run_id=runs[0],
+                campaign_ids=campaign_ids,
+                run_id=run_id,
                 n_boot=p["n_boot"],
                 seed=p["seed"],
             )

@@ -143,12 +143,45 @@ def test_api_bad_parameters_name_the_field(
     assert resp.json()["problems"][0]["field"] == field
 
 
-def test_disagreements_need_exactly_one_run(setup, researcher, api_client_for):
-    resp = api_client_for(researcher).get(
-        url("agreement-disagreements", setup, campaign=setup.campaign.pk, skill="x")
+def test_disagreements_and_probes_take_the_default_run_when_none_is_given(
+    setup, researcher, api_client_for
+):
+    """One rule for defaults: without `run` (and `campaign`) the endpoints about one
+    run use the first default run and every pointwise campaign, as the drill-down."""
+    client = api_client_for(researcher)
+    given = {"campaign": setup.campaign.pk, "run": setup.runs[0].pk}
+    for name, extra in (
+        ("agreement-disagreements", {"skill": "readability", "limit": 5}),
+        ("pointwise-probes", {"n_boot": 20}),
+    ):
+        explicit = client.get(url(name, setup, **given, **extra))
+        defaulted = client.get(url(name, setup, **extra))
+        assert explicit.status_code == defaulted.status_code == 200, name
+        assert defaulted.json() == explicit.json(), name
+
+
+def test_disagreements_and_probes_take_one_run_not_several(
+    setup, researcher, api_client_for
+):
+    other = make_agreement_setup(
+        researcher,
+        human={(0, "alpha", "readability"): [3, 3, "-"]},
+        judges=[{(0, "alpha", "readability"): 3}],
+        n_instructions=1,
+        name="api-other",
     )
-    assert resp.status_code == 400
-    assert resp.json()["problems"][0]["field"] == "run"
+    for name in ("agreement-disagreements", "pointwise-probes"):
+        resp = api_client_for(researcher).get(
+            url(
+                name,
+                setup,
+                campaign=setup.campaign.pk,
+                run=[setup.runs[0].pk, other.runs[0].pk],
+                skill="readability",
+            )
+        )
+        assert resp.status_code == 400, name
+        assert resp.json()["problems"][0]["field"] == "run"
 
 
 @pytest.mark.parametrize(
