@@ -343,7 +343,8 @@ class PairwiseNextApi(APIView):
 class PairwiseSubmitApi(APIView):
     """Submit a preference in presented terms (A / B / tie, overall and per asked
     skill). Idempotent: a repeat with the same answer returns it unchanged; with
-    another answer it is a 409 and changes nothing (a pair's answer is not amended)."""
+    another answer it is a 409 and changes nothing (amend with ``PUT
+    .../preference/``)."""
 
     @extend_schema(
         tags=["pairwise"],
@@ -369,24 +370,56 @@ class PairwiseSubmitApi(APIView):
             active_seconds=data.get("active_seconds"),
             conflict_if_changed=True,
         )
-        preference = HumanPreference.objects.get(assignment=assignment)
-        order = preference.shown_order
-        unmap = pairwise_services.unmap_shown_label
-        return Response(
-            {
-                "id": assignment.pk,
-                "status": assignment.status,
-                "submitted_at": serializers.DateTimeField().to_representation(
-                    assignment.submitted_at
-                ),
-                "label": unmap(preference.label, order),
-                "skill_labels": {
-                    key: unmap(value, order)
-                    for key, value in preference.skill_labels.items()
-                },
-                "rationale": preference.rationale,
-            }
+        return Response(_preference_data(assignment))
+
+
+def _preference_data(assignment) -> dict:
+    """The rater's stored answer to `assignment`, in the terms it was shown in."""
+    preference = HumanPreference.objects.get(assignment=assignment)
+    order = preference.shown_order
+    unmap = pairwise_services.unmap_shown_label
+    return {
+        "id": assignment.pk,
+        "status": assignment.status,
+        "submitted_at": serializers.DateTimeField().to_representation(
+            assignment.submitted_at
+        ),
+        "label": unmap(preference.label, order),
+        "skill_labels": {
+            key: unmap(value, order) for key, value in preference.skill_labels.items()
+        },
+        "rationale": preference.rationale,
+    }
+
+
+class PairwiseAmendApi(APIView):
+    """Replace the rater's own submitted preference while the campaign is not closed
+    (a paused one still takes amendments), in presented terms as at submit: the
+    API's `pairwise_amend`, as the history's Amend page. A closed campaign or an
+    assignment not submitted is a 400 saying why; another rater's is a 404."""
+
+    @extend_schema(
+        tags=["pairwise"],
+        request=PairwiseSubmitInputSerializer,
+        responses={
+            200: PairwiseSubmitOutputSerializer,
+            400: REFUSED,
+            403: RATER_REMOVED,
+            404: NOT_FOUND,
+        },
+    )
+    def put(self, request, assignment_id: int):
+        serializer = PairwiseSubmitInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        assignment = pairwise_services.pairwise_amend(
+            assignment_id=assignment_id,
+            rater=request.user,
+            label=data["label"],
+            skill_labels=data["skill_labels"],
+            rationale=data["rationale"],
         )
+        return Response(_preference_data(assignment))
 
 
 class PairwiseSkipApi(APIView):

@@ -142,4 +142,9 @@ urlpatterns = [
         pairwise.PairwiseSkipApi.as_view(),
         name="pairwise-skip",
     ),
+    path(
+        "pairwise/rate/assignments/<int:assignment_id>/preference/",
+        pairwise.PairwiseAmendApi.as_view(),
+        name="pairwise-amend",
+    ),
 ]

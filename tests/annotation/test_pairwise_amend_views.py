@@ -66,6 +66,9 @@ def test_amend_page_preselects_the_vote_as_shown_and_saves_the_change(
     assert ">FIRST</textarea>" in html
     assert "Editable while the campaign is open" in html
     assert "data-pairwise-form" in html  # the compare page's keys (pairwise.js)
+    # The amend page keeps no draft, and its help does not promise one.
+    assert "data-draft" not in html
+    assert "kept as a draft" not in html
 
     response = client.post(
         amend_url(vote),

@@ -334,3 +334,55 @@ def test_campaign_detail_of_a_pointwise_campaign_is_404(api_client_for, research
     )
     url = reverse("annotation_api:pairwise-campaign-detail", args=[pointwise.pk])
     assert api_client_for(researcher).get(url).status_code == 404
+
+
+def amend_url(assignment_id):
+    return reverse("annotation_api:pairwise-amend", args=[assignment_id])
+
+
+def test_amend_replaces_the_vote_in_shown_terms_until_the_campaign_closes(
+    api_client_for, rater, campaign
+):
+    client = api_client_for(rater)
+    a = client.post(next_url(campaign)).json()["assignment"]
+    Assignment.objects.filter(pk=a["id"]).update(shown_order="21")
+    first = {"label": "A", "skill_labels": {"factuality": "A"}, "rationale": "r"}
+    assert client.post(submit_url(a["id"]), first, format="json").status_code == 200
+    change = {"label": "B", "skill_labels": {"factuality": "tie"}, "rationale": "s"}
+    response = client.put(amend_url(a["id"]), change, format="json")
+    assert response.status_code == 200, response.content
+    assert response.json()["label"] == "B"
+    assert response.json()["skill_labels"] == {"factuality": "tie"}
+    pref = HumanPreference.objects.get(assignment_id=a["id"])
+    # Shown as 2-1: the shown B is the original response 1.
+    assert (pref.label, pref.skill_labels, pref.rationale) == (
+        "1",
+        {"factuality": "tie"},
+        "s",
+    )
+    # Bad input names the field and changes nothing.
+    bad = client.put(amend_url(a["id"]), {"label": "C"}, format="json")
+    assert bad.status_code == 400
+    assert bad.json()["problems"][0]["field"] == "label"
+    campaign.status = campaign.Status.CLOSED
+    campaign.save(update_fields=["status"])
+    closed = client.put(amend_url(a["id"]), first, format="json")
+    assert closed.status_code == 400
+    assert "closed" in closed.json()["detail"]
+    pref.refresh_from_db()
+    assert pref.label == "1" and pref.rationale == "s"
+
+
+def test_amend_refuses_other_people_unsubmitted_votes_and_anonymous(
+    api_client_for, researcher, rater, other_rater, campaign
+):
+    a = pairwise_next(campaign=campaign, rater=rater).assignment
+    answer = {"label": "A", "skill_labels": {"factuality": "A"}}
+    served = api_client_for(rater).put(amend_url(a.pk), answer, format="json")
+    assert served.status_code == 400  # not submitted yet: nothing to amend
+    for user in (other_rater, researcher):
+        response = api_client_for(user).put(amend_url(a.pk), answer, format="json")
+        assert response.status_code == 404
+    anonymous = api_client_for(None).put(amend_url(a.pk), answer, format="json")
+    assert anonymous.status_code in (401, 403)
+    assert not HumanPreference.objects.exists()
