@@ -22,6 +22,7 @@ is the median over every instruction x --repeat requests, with the number of que
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
 import sys
@@ -169,18 +170,18 @@ def measure(client, urls: list[str], repeat: int) -> tuple[float, set[int]]:
     return statistics.median(times), counts
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--instructions", type=int, default=20)
-    parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--keep", action="store_true")
-    args = parser.parse_args()
+@contextlib.contextmanager
+def release_database(data: Path, *, keep: bool = False):
+    """A scratch PostgreSQL database on DATABASE_URL's server, migrated, with the FLASK
+    release at `data` imported as dataset "flask" by the project's command (`manage.py
+    import_flask`, timed and printed). Sets Django up first. Yields the dataset; the
+    database is dropped on exit unless `keep` (then its URL is printed). Exits with a
+    message when DATABASE_URL is not PostgreSQL or the release is missing."""
     base = os.environ.get("DATABASE_URL", "")
     if not base.startswith("postgres"):
         sys.exit("set DATABASE_URL (postgres://...)")
-    if not (args.data / "evaluation_set" / "flask_evaluation.jsonl").exists():
-        sys.exit(f"FLASK release not found at {args.data} (set FLASK_DATA_DIR)")
+    if not (data / "evaluation_set" / "flask_evaluation.jsonl").exists():
+        sys.exit(f"FLASK release not found at {data} (set FLASK_DATA_DIR)")
     os.environ.update(
         {"DJANGO_SETTINGS_MODULE": "flaskapp.settings", "LOG_LEVEL": "WARNING"}
     )
@@ -189,10 +190,9 @@ def main() -> None:
     django.setup()
     from django.conf import settings
     from django.core.management import call_command
-    from django.db import connection
-    from django.test import Client
+    from django.db import connections
 
-    from annotation.models import Dataset, Skill
+    from annotation.models import Dataset
 
     settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
     url, admin_url = create_database(base, 1)
@@ -201,12 +201,33 @@ def main() -> None:
         call_command("migrate", verbosity=0)
         seconds, _ = timed_process(
             ["import_flask",
-             str(args.data / "evaluation_set" / "flask_evaluation.jsonl"),
-             "--outputs", str(args.data / "model_output" / "outputs"),
+             str(data / "evaluation_set" / "flask_evaluation.jsonl"),
+             "--outputs", str(data / "model_output" / "outputs"),
              "--dataset", "flask"]
         )  # fmt: skip
-        dataset = Dataset.objects.get(name="flask")
         print(f"FLASK release imported in {seconds:.1f} s")
+        yield Dataset.objects.get(name="flask")
+    finally:
+        connections.close_all()
+        if keep:
+            print(f"kept {url}")
+        else:
+            drop_database(admin_url, url)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--instructions", type=int, default=20)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--keep", action="store_true")
+    args = parser.parse_args()
+    with release_database(args.data, keep=args.keep) as dataset:
+        from django.db import connection
+        from django.test import Client
+
+        from annotation.models import Skill
+
         chosen, runs, researcher, skills_of = write_scores(dataset, args.instructions)
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE")
@@ -236,14 +257,6 @@ def main() -> None:
                     f"  target < {target:.0f} ms: {'ok' if ms < target else 'MISSED'}"
                 )
             print(f"  {label:40} {ms:7.1f} ms, queries {sorted(counts)}{verdict}")
-    finally:
-        from django.db import connections
-
-        connections.close_all()
-        if args.keep:
-            print(f"kept {url}")
-        else:
-            drop_database(admin_url, url)
 
 
 if __name__ == "__main__":

@@ -33,9 +33,8 @@ ROOT = Path(__file__).resolve().parent.parent
 os.environ.setdefault("FLASK_DEV", "1")
 sys.path.insert(0, str(ROOT))
 
-from bench.export_scores import drop_database  # noqa: E402
-from bench.pages import write_scores  # noqa: E402
-from bench.scale import DEFAULT_DATA, create_database, timed_process, use_database  # noqa: E402
+from bench.pages import release_database, write_scores  # noqa: E402
+from bench.scale import DEFAULT_DATA  # noqa: E402
 
 PAGE_MS, CACHED_DASHBOARD_MS, COLD_FRAGMENT_MS = 300.0, 150.0, 400.0
 HX = {"HX-Request": "true", "HX-Target": "agreement-results"}
@@ -206,41 +205,16 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--keep", action="store_true")
     args = parser.parse_args()
-    base = os.environ.get("DATABASE_URL", "")
-    if not base.startswith("postgres"):
-        sys.exit("set DATABASE_URL (postgres://...)")
-    if not (args.data / "evaluation_set" / "flask_evaluation.jsonl").exists():
-        sys.exit(f"FLASK release not found at {args.data} (set FLASK_DATA_DIR)")
-    os.environ.update(
-        {"DJANGO_SETTINGS_MODULE": "flaskapp.settings", "LOG_LEVEL": "WARNING"}
-    )
-    import django
+    with release_database(args.data, keep=args.keep) as dataset:
+        from django.contrib.auth.models import Group, User
+        from django.db import connection
+        from django.test import Client
 
-    django.setup()
-    from django.conf import settings
-    from django.contrib.auth.models import Group, User
-    from django.core.management import call_command
-    from django.db import connection
-    from django.test import Client
+        from annotation.models import Campaign, Skill
+        from annotation.services import assignment_next, campaign_set_raters
+        from annotation.services.pairwise import pairwise_next
+        from judging.models import JudgeConfig
 
-    from annotation.models import Campaign, Dataset, Skill
-    from annotation.services import assignment_next, campaign_set_raters
-    from annotation.services.pairwise import pairwise_next
-    from judging.models import JudgeConfig
-
-    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
-    url, admin_url = create_database(base, 1)
-    try:
-        use_database(url)
-        call_command("migrate", verbosity=0)
-        seconds, _ = timed_process(
-            ["import_flask",
-             str(args.data / "evaluation_set" / "flask_evaluation.jsonl"),
-             "--outputs", str(args.data / "model_output" / "outputs"),
-             "--dataset", "flask"]
-        )  # fmt: skip
-        dataset = Dataset.objects.get(name="flask")
-        print(f"FLASK release imported in {seconds:.1f} s")
         chosen, runs, researcher, skills_of = write_scores(dataset, args.instructions)
         campaign = Campaign.objects.get(name="pages bench")
         rater = User.objects.get(username="pages-rater-0")
@@ -290,14 +264,6 @@ def main() -> None:
                 if status != {200}:
                     verdict += f"  (status {sorted(status)})"
                 print(f"{role:10} {label:40} {ms:9.1f} {queries:>9}  {verdict}")
-    finally:
-        from django.db import connections
-
-        connections.close_all()
-        if args.keep:
-            print(f"kept {url}")
-        else:
-            drop_database(admin_url, url)
 
 
 if __name__ == "__main__":

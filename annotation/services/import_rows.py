@@ -345,6 +345,13 @@ def _full_records(
     """The full record of each slim one, in order, from `full` (every valid record of
     the same files, in parse order: a superset, holding duplicates the plan left
     out)."""
+
+    def changed(at: InstructionRecord) -> DomainError:
+        return DomainError(
+            "the file changed while it was being imported; import it again",
+            [Problem("changed during the import", line=at.line, file=at.file)],
+        )
+
     wanted = iter(slim)
     target = next(wanted, None)
     for record in full:
@@ -353,21 +360,11 @@ def _full_records(
         if (record.file, record.line) != (target.file, target.line):
             continue
         if record.content() != target.content():
-            raise DomainError(
-                "the file changed while it was being imported; import it again",
-                [
-                    Problem(
-                        "changed during the import", line=record.line, file=record.file
-                    )
-                ],
-            )
+            raise changed(record)
         yield record
         target = next(wanted, None)
     if target is not None:
-        raise DomainError(
-            "the file changed while it was being imported; import it again",
-            [Problem("changed during the import", line=target.line, file=target.file)],
-        )
+        raise changed(target)
 
 
 def stream_outputs(
