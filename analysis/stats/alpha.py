@@ -39,17 +39,26 @@ def alpha_from_coincidence(
     if o.ndim == 2:
         o = o[None]
     v = np.asarray(values, dtype=float)
+    b, k = o.shape[0], o.shape[1]
     nv = o.sum(axis=2)  # (B, V)
     n = nv.sum(axis=1)
-    if level == "interval":
-        d = np.broadcast_to((v[:, None] - v[None, :]) ** 2, o.shape)
-    else:
-        cum = np.cumsum(nv, axis=1)
-        g = cum[:, None, :] - cum[:, :, None] + (nv[:, :, None] - nv[:, None, :]) / 2
-        d = g**2
+    flat = o.reshape(b, k * k)
     with np.errstate(invalid="ignore", divide="ignore"):
-        observed = (o * d).sum(axis=(1, 2))
-        expected = (nv[:, :, None] * nv[:, None, :] * d).sum(axis=(1, 2)) / (n - 1)
+        if level == "interval":
+            d = (v[:, None] - v[None, :]) ** 2
+            observed = flat @ d.ravel()
+            expected = np.einsum("bi,ij,bj->b", nv, d, nv) / (n - 1)
+        else:
+            cum = np.cumsum(nv, axis=1)
+            g = (
+                cum[:, None, :]
+                - cum[:, :, None]
+                + (nv[:, :, None] - nv[:, None, :]) / 2
+            )
+            d = (g * g).reshape(b, k * k)
+            observed = np.einsum("bk,bk->b", flat, d)
+            pairs = (nv[:, :, None] * nv[:, None, :]).reshape(b, k * k)
+            expected = np.einsum("bk,bk->b", pairs, d) / (n - 1)
         a = 1.0 - observed / expected
     a[~(n >= 2) | ~(expected > 0) | ((nv > 0).sum(axis=1) < 2)] = np.nan
     return a

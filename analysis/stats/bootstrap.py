@@ -240,7 +240,9 @@ def group_sums(
     each group's n items over its distinct values, made as one binomial per value
     for all resamples and groups at once (the chain rule of the multinomial), so
     the cost is (distinct values) x n_boot x groups, whatever the number of items.
-    Returns (n (G,) items, sums (G,), boot (n_boot, G) resampled sums).
+    Returns (n (G,) items, sums (G,), boot (n_boot, G) resampled sums). When the
+    groups hold fewer items than that chain would draw binomials, the items are drawn
+    one by one instead (:class:`GroupDraws`; the same distribution).
     """
     vals, codes = value_codes(values)
     groups = np.asarray(groups, dtype=np.int64)
@@ -252,6 +254,9 @@ def group_sums(
     if n_boot == 0 or not len(vals):
         return n, sums, boot
     live = np.flatnonzero(n > 0)  # empty groups stay 0 and cost nothing
+    if prefer_item_draws(int(n.sum()), len(live), len(vals)):
+        boot[:, live] = GroupDraws(groups, n_groups, n_boot, rng).boot(vals[codes])
+        return n, sums, boot
     c = counts[live]
     remaining = np.broadcast_to(n[live], (n_boot, len(live))).copy()
     left = n[live].astype(float)  # items of the group not yet given a value
@@ -267,6 +272,51 @@ def group_sums(
     part += remaining * vals[-1]
     boot[:, live] = part
     return n, sums, boot
+
+
+# Relative costs (ns per draw, measured) of an item index and of one binomial; they
+# only choose between two exact ways of drawing group_sums' resamples.
+DRAW_COST, BINOMIAL_COST = 15, 24
+
+
+def prefer_item_draws(n_items: int, n_groups: int, n_values: int) -> bool:
+    """Whether drawing `n_items` items one by one (:class:`GroupDraws`) is cheaper
+    than :func:`group_sums`' binomial chain over `n_values` distinct values in
+    `n_groups` non-empty groups (both are exact; this only chooses the faster)."""
+    return n_items * DRAW_COST < n_groups * (n_values - 1) * BINOMIAL_COST
+
+
+class GroupDraws:
+    """Bootstrap resamples of items within groups, drawn once, for any values.
+
+    Each of the `n_boot` resamples draws, for every group, as many of its items as it
+    holds, uniformly with replacement. :meth:`boot` sums any per-item values over
+    those draws, so several sources that scored the same items can share one
+    resample (a paired bootstrap). Memory: n_boot x items int32.
+    """
+
+    def __init__(self, groups, n_groups: int, n_boot: int, rng) -> None:
+        groups = np.asarray(groups, dtype=np.int64)
+        self.order = np.argsort(groups, kind="stable")
+        self.n = np.bincount(groups, minlength=n_groups)
+        self.live = np.flatnonzero(self.n > 0)
+        sizes = self.n[self.live]
+        self.starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        size_of = np.repeat(sizes, sizes)  # each item position: its group's size
+        start_of = np.repeat(self.starts, sizes).astype(np.int32)
+        self.picks = np.empty((n_boot, size_of.size), np.int32)
+        for size in np.unique(sizes):  # one draw per group size (a scalar bound)
+            cols = np.flatnonzero(size_of == size)
+            drawn = rng.integers(0, size, size=(n_boot, cols.size), dtype=np.int32)
+            self.picks[:, cols] = drawn + start_of[cols]
+
+    def boot(self, values) -> np.ndarray:
+        """(n_boot, live groups) resampled sums of `values` (one per item, in the
+        order of the `groups` given)."""
+        if not self.picks.shape[1]:
+            return np.zeros((self.picks.shape[0], 0))
+        ordered = np.asarray(values, dtype=float)[self.order]
+        return np.add.reduceat(ordered[self.picks], self.starts, axis=1)
 
 
 def group_means(

@@ -158,21 +158,23 @@ def tau_b(score, pairs, x_ties, y_ties) -> np.ndarray:
 
 
 def kendall_tau_b_table(table: np.ndarray) -> np.ndarray:
-    """Kendall tau-b from contingency tables (B, Vx, Vy) (rows, cols sorted)."""
+    """Kendall tau-b from contingency tables (B, Vx, Vy) (rows, cols sorted).
+
+    Concordant pairs: each cell times the mass below and to the right of it
+    (``Ux @ t @ Gy``, Ux / Gy the strict "later row" / "later column" indicators);
+    discordant: below and to the left. With integer weights every sum is exact.
+    """
     t = np.asarray(table, dtype=float)
     if t.ndim == 2:
         t = t[None]
-    # S[i, j] = sum of t[i', j'] with i' > i and j' > j
-    rev = t[:, ::-1, ::-1].cumsum(axis=1).cumsum(axis=2)[:, ::-1, ::-1]
-    above = np.zeros_like(t)
-    above[:, :-1, :-1] = rev[:, 1:, 1:]
-    # D[i, j] = sum of t[i', j'] with i' > i and j' < j
-    mixed = t[:, ::-1, :].cumsum(axis=1)[:, ::-1, :].cumsum(axis=2)
-    below = np.zeros_like(t)
-    below[:, :-1, 1:] = mixed[:, 1:, :-1]
-    con = (t * above).sum(axis=(1, 2))
-    dis = (t * below).sum(axis=(1, 2))
-    n = t.sum(axis=(1, 2))
+    b, vx, vy = t.shape
+    later_rows = t if vx == 0 else np.triu(np.ones((vx, vx)), 1) @ t
+    above = later_rows @ np.tril(np.ones((vy, vy)), -1)  # later row, later column
+    below = later_rows @ np.triu(np.ones((vy, vy)), 1)  # later row, earlier column
+    flat = t.reshape(b, -1)
+    con = np.einsum("bk,bk->b", flat, above.reshape(b, -1))
+    dis = np.einsum("bk,bk->b", flat, below.reshape(b, -1))
+    n = flat.sum(axis=1)
     rows = t.sum(axis=2)
     cols = t.sum(axis=1)
     xtie = (rows * (rows - 1) / 2).sum(axis=1)

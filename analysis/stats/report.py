@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from analysis.stats.agreement import judge_results, judge_stats_w, rater_pairs
+from analysis.stats.agreement import JUDGE_WHY, judge_stats_w, rater_pairs
 from analysis.stats.alpha import LEVELS, alpha_from_coincidence, item_coincidences
 from analysis.stats.bootstrap import aggregate_weights, draw_cells, row_codes
 from analysis.stats.ranks import rank_correlations_rows
-from analysis.stats.results import make_result, ratio, result_from_rows
+from analysis.stats.results import ResultBatch, ratio
 from analysis.stats.scale import (
     VALUES,
     mean_from_counts,
@@ -290,9 +290,15 @@ def agreement_report(
     return report_from_projection(proj)
 
 
-def report_from_projection(proj: Projected) -> Report:
-    """All statistics of one group from its projected resample weights."""
+def report_from_projection(proj: Projected, human_only: bool = False) -> Report:
+    """All statistics of one group from its projected resample weights.
+
+    ``human_only``: the inter-rater statistics (``Report.human``) alone, for a
+    human ceiling (``judge`` and ``models`` stay empty). The percentile intervals of
+    all statistics are computed together (:class:`ResultBatch`).
+    """
     rep = Report(proj.counts)
+    batch = ResultBatch()
     w = proj.w
     prof = proj.prof
     if len(prof) == 0:  # no items: one empty profile keeps every shape non-empty
@@ -317,26 +323,32 @@ def report_from_projection(proj: Projected) -> Report:
     alphas = {}
     for level in LEVELS:
         alphas[level] = alpha_from_coincidence(o_h, level)
-        rep.human[f"alpha_{level}"] = result_from_rows(
-            alphas[level], n_multi, why_alpha
-        )
+        batch.add(rep.human, f"alpha_{level}", alphas[level], n_multi, why_alpha)
+    w_pairs = w @ pairs
     for k, agreeing in (("exact", exact), ("within1", within)):
-        rep.human[k] = result_from_rows(
-            ratio(w @ agreeing, w @ pairs), n_pairs, "no rater pairs"
-        )
+        batch.add(rep.human, k, ratio(w @ agreeing, w_pairs), n_pairs, "no rater pairs")
+    if human_only:
+        batch.resolve()
+        return rep
 
     # judge vs humans
     raw = judge_stats_w(w, p_judge, p_mean, p_round)
-    rep.judge.update(judge_results(raw, n))
+    for k, why in JUDGE_WHY.items():
+        batch.add(rep.judge, k, raw[k], n, why)
+    rep.judge["confusion"] = raw["confusion"]
     # judge as one more rater
     with_j = p_hc.copy()
     with_j[np.arange(len(prof)), np.searchsorted(VALUES, p_judge)] += 1
     o_hj = (w @ item_coincidences(with_j).reshape(len(prof), 25)).reshape(-1, 5, 5)
     for level in LEVELS:
         a = alpha_from_coincidence(o_hj, level)
-        rep.judge[f"alpha_{level}_with_judge"] = result_from_rows(a, n, why_alpha)
-        rep.judge[f"alpha_{level}_gain"] = result_from_rows(
-            a - alphas[level], n, "alpha undefined with or without the judge"
+        batch.add(rep.judge, f"alpha_{level}_with_judge", a, n, why_alpha)
+        batch.add(
+            rep.judge,
+            f"alpha_{level}_gain",
+            a - alphas[level],
+            n,
+            "alpha undefined with or without the judge",
         )
 
     # model level: per-model means and rank agreement
@@ -345,18 +357,17 @@ def report_from_projection(proj: Projected) -> Report:
     h_m = ratio(proj.m_h, n_m)
     j_m = ratio(proj.m_j, n_m)
     rc = rank_correlations_rows(h_m, j_m)
-    rep.models["models"] = [
-        {
-            "model": int(mod),
-            "n": int(round(n_m[0, i])),
-            "human_mean": make_result(h_m[0, i], h_m[1:, i], int(round(n_m[0, i]))),
-            "judge_mean": make_result(j_m[0, i], j_m[1:, i], int(round(n_m[0, i]))),
-        }
-        for i, mod in enumerate(models)
-    ]
+    rep.models["models"] = []
+    for i, mod in enumerate(models):
+        count = int(round(n_m[0, i]))
+        entry = {"model": int(mod), "n": count}
+        batch.add(entry, "human_mean", h_m[:, i], count)
+        batch.add(entry, "judge_mean", j_m[:, i], count)
+        rep.models["models"].append(entry)
     why = "fewer than 2 models or all models tied"
     for k in ("spearman", "kendall"):
-        rep.models[k] = result_from_rows(rc[k], len(models), why)
+        batch.add(rep.models, k, rc[k], len(models), why)
+    batch.resolve()
     return rep
 
 
@@ -366,6 +377,7 @@ def agreement_table(
     n_boot: int = 1000,
     seed: int = 0,
     workers: int = 1,
+    human_only: bool = False,
 ) -> dict[str, Report]:
     """Reports per skill, per primary ability (its skills pooled) and overall.
 
@@ -381,7 +393,7 @@ def agreement_table(
     def skill_part(i: int):
         cells = group_cells(skills[names[i]])
         proj = project(cells.key, cells.n, cells.counts, n_boot, seed + i)
-        return proj, report_from_projection(proj)
+        return proj, report_from_projection(proj, human_only)
 
     groups = [(f"ability:{a}", ks) for a, ks in (abilities or {}).items()]
     groups.append(("overall", names))
@@ -389,7 +401,8 @@ def agreement_table(
     def pooled_part(group):
         label, keys = group
         parts = [projected[s] for s in keys if s in projected]
-        return label, report_from_projection(pool_projections(parts, n_boot))
+        pooled = pool_projections(parts, n_boot)
+        return label, report_from_projection(pooled, human_only)
 
     out: dict[str, Report] = {}
     projected: dict[str, Projected] = {}
@@ -437,7 +450,12 @@ def human_ceiling_table(
     }
     kept = {a: [k for k in ks if k in groups] for a, ks in (abilities or {}).items()}
     table = agreement_table(
-        groups, {a: ks for a, ks in kept.items() if ks}, n_boot, seed, workers
+        groups,
+        {a: ks for a, ks in kept.items() if ks},
+        n_boot,
+        seed,
+        workers,
+        human_only=True,
     )
     return {label: rep.human for label, rep in table.items()}
 

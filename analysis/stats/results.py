@@ -70,6 +70,109 @@ def make_result(
     return Result(value, int(n), float(lo), float(hi), n_undefined=n_undefined)
 
 
+def percentile_intervals(
+    boot: np.ndarray, alpha: float = 0.05
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Percentile intervals of many statistics at once: boot (B, G) -> lo, hi (G,)
+    and n_undefined (G,).
+
+    Column g's interval is exactly ``np.quantile`` of its finite entries (what
+    :func:`make_result` computes one statistic at a time; NaN where none is
+    finite): the columns are sorted once, undefined entries last, and each quantile
+    is numpy's default ("linear") interpolation between two order statistics,
+    written out with numpy's own arithmetic (``_lerp``) so that every bit agrees
+    (tests/analysis/test_stats_intervals.py).
+    """
+    boot = np.asarray(boot, dtype=float)
+    n_boot, g = boot.shape
+    finite = np.isfinite(boot)
+    k = finite.sum(axis=0)
+    lo, hi = np.full(g, np.nan), np.full(g, np.nan)
+    cols = np.flatnonzero(k > 0)
+    if not cols.size:
+        return lo, hi, n_boot - k
+    ordered = np.sort(np.where(finite[:, cols], boot[:, cols], np.inf), axis=0)
+    last = k[cols] - 1
+    qs = np.array([alpha / 2, 1 - alpha / 2])
+    virtual = last[None, :] * qs[:, None]  # (2, C): numpy's (n - 1) * q
+    prev = np.floor(virtual)
+    above = virtual >= last[None, :]
+    prev = np.where(above, last[None, :], prev).astype(np.intp)
+    nxt = np.where(above, prev, prev + 1)
+    gamma = virtual - prev
+    col = np.arange(cols.size)[None, :]
+    a, b = ordered[prev, col], ordered[nxt, col]
+    diff = b - a
+    out = a + diff * gamma
+    out = np.where(gamma >= 0.5, b - diff * (1 - gamma), out)
+    lo[cols], hi[cols] = out[0], out[1]
+    return lo, hi, n_boot - k
+
+
+def results_from_columns(
+    rows: np.ndarray, ns, whys, alpha: float = 0.05
+) -> list[Result]:
+    """:func:`result_from_rows` of every column of rows (B + 1, G) at once: column g
+    with count ``ns[g]`` and reason ``whys[g]`` (a string: the same for all). Equal
+    to calling it per column, with the intervals of :func:`percentile_intervals`."""
+    rows = np.asarray(rows, dtype=float).reshape(np.shape(rows)[0], -1)
+    g = rows.shape[1]
+    whys = [whys] * g if isinstance(whys, str) else list(whys)
+    boot = rows[1:]
+    lo, hi, undefined = percentile_intervals(boot, alpha)
+    out = []
+    for j in range(g):
+        value = finite_or_none(rows[0, j])
+        n = int(ns[j])
+        if value is None:
+            why = whys[j]
+            out.append(
+                Result(None, n, reason=f"{NOT_ENOUGH}: {why}" if why else NOT_ENOUGH)
+            )
+        elif not boot.shape[0]:
+            out.append(Result(value, n))
+        elif np.isnan(lo[j]):
+            out.append(Result(value, n, n_undefined=int(undefined[j])))
+        else:
+            out.append(
+                Result(
+                    value, n, float(lo[j]), float(hi[j]), n_undefined=int(undefined[j])
+                )
+            )
+    return out
+
+
+class ResultBatch:
+    """Statistics gathered one by one and turned into Results together (one interval
+    computation for all: :func:`results_from_columns`).
+
+    ``add(target, key, rows, n, why)`` asks for ``target[key] = result_from_rows(rows,
+    n, why)``; :meth:`resolve` makes the assignments. All rows have the same length.
+    """
+
+    def __init__(self) -> None:
+        self._targets: list[tuple[dict, str]] = []
+        self._rows: list[np.ndarray] = []
+        self._ns: list[int] = []
+        self._whys: list[str] = []
+
+    def add(self, target: dict, key: str, rows, n: int, why: str = "") -> None:
+        self._targets.append((target, key))
+        self._rows.append(np.asarray(rows, dtype=float))
+        self._ns.append(int(n))
+        self._whys.append(why)
+
+    def resolve(self) -> None:
+        if not self._rows:
+            return
+        results = results_from_columns(
+            np.column_stack(self._rows), self._ns, self._whys
+        )
+        for (target, key), res in zip(self._targets, results, strict=True):
+            target[key] = res
+        self.__init__()
+
+
 def result_from_rows(rows, n: int, why: str) -> Result:
     """Result of per-row values: row 0 the point estimate, rows 1.. the resamples."""
     rows = np.asarray(rows, dtype=float)

@@ -13,12 +13,19 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
+from contextlib import contextmanager
 
 from django.core.cache import cache
 from django.db import connection
 
 from analysis.models import InputChange
-from analysis.selectors.agreement.inputs import fetch, placeholders, quoted_table
+from analysis.selectors.agreement.inputs import (
+    Responses,
+    dataset_responses,
+    fetch,
+    placeholders,
+    quoted_table,
+)
 from annotation.models import Assignment, Dataset, HumanScore, Instruction, Response
 from judging.models import JudgeScore, MetadataSuggestion
 
@@ -89,6 +96,32 @@ def _scanned_fingerprint(
     return [str(x) for x in (*human, *judge, *meta, *responses)]
 
 
+# The scanned fingerprint's layout: human (3), judge (2), then the dataset's own
+# inputs, metadata decisions (2) and responses (2).
+_SCANNED_DATASET_FROM = 5
+
+
+def dataset_fingerprint(fingerprint: list[str]) -> list[str]:
+    """The part of an :func:`inputs_fingerprint` that belongs to the dataset itself
+    (its responses and instructions), whatever campaigns and runs it covers."""
+    if fingerprint and fingerprint[0] == "log":
+        return ["log", *(f for f in fingerprint[1:] if f.startswith("d"))]
+    return fingerprint[_SCANNED_DATASET_FROM:]
+
+
+def cached_responses(dataset: Dataset, fingerprint: list[str]) -> Responses:
+    """The dataset's responses table (:func:`inputs.dataset_responses`), cached
+    under the dataset's part of `fingerprint`: every computation for the dataset
+    (another slice, other sources) reuses it until a response or instruction changes.
+    One query when it is not cached, none when it is."""
+    key = cache_key({"responses": dataset.pk}, dataset_fingerprint(fingerprint))
+    responses = cache.get(key)
+    if responses is None:
+        responses = dataset_responses(dataset)
+        cache.set(key, responses, CACHE_SECONDS)
+    return responses
+
+
 def cache_key(params: dict, fingerprint: list[str]) -> str:
     """The cache key of a result: parameters, input fingerprint and database name."""
     blob = json.dumps(
@@ -99,16 +132,25 @@ def cache_key(params: dict, fingerprint: list[str]) -> str:
     return f"{CACHE_VERSION}:{hashlib.sha256(blob.encode()).hexdigest()}"
 
 
-def cached_result(key: str):
-    """The cached result under `key`, or None. Read with the garbage collector paused:
-    a result is tens of thousands of small objects, and unpickling them triggered
-    full collections of the process's heap, which made a cached dashboard take 80 ms
-    instead of 4 at random (the objects are all reachable: nothing is left to
-    collect)."""
+@contextmanager
+def gc_paused():
+    """Run the block with the garbage collector paused (and restore its state).
+
+    Reading or building an agreement result makes tens of thousands of small
+    objects, all of them reachable: nothing is left to collect, yet they trigger
+    full collections of the process's heap, which cost a cached dashboard 80 ms
+    instead of 4 at random, and a cold computation about 50 ms in every other run
+    (bench/pages_all.py)."""
     paused = gc.isenabled()
     gc.disable()
     try:
-        return cache.get(key)
+        yield
     finally:
         if paused:
             gc.enable()
+
+
+def cached_result(key: str):
+    """The cached result under `key`, or None, read with the collector paused."""
+    with gc_paused():
+        return cache.get(key)

@@ -10,7 +10,9 @@ from django.core.cache import cache
 from analysis.selectors.agreement.cache import (
     CACHE_SECONDS,
     cache_key,
+    cached_responses,
     cached_result,
+    gc_paused,
     inputs_fingerprint,
 )
 from analysis.selectors.agreement.inputs import (
@@ -40,11 +42,21 @@ from analysis.selectors.agreement.sources import (
 from analysis.stats.report import GroupItems, agreement_table
 from annotation.models import Campaign, Dataset
 
+# Below this many items a computation runs in one thread: the statistics of small
+# groups are many short numpy calls, and two threads contending for the GIL were
+# slower (bench/pages_all.py slice switch, 4,500 items: 412 ms with 2 threads, 372
+# with 1); above it the heavy loops release the GIL (bench/agreement_dashboard.py,
+# 100,800 items: 1.68 s with 2 threads, 1.89 s with 1).
+THREADS_FROM_ITEMS = 20_000
 
-def _workers() -> int:
-    """Threads for the statistics (settings.AGREEMENT_WORKERS, default: CPUs, max 4)."""
+
+def _workers(items: int) -> int:
+    """Threads for the statistics of `items` items: 1 below THREADS_FROM_ITEMS,
+    otherwise settings.AGREEMENT_WORKERS (default: CPUs, at most 4)."""
     from django.conf import settings
 
+    if items < THREADS_FROM_ITEMS:
+        return 1
     return int(getattr(settings, "AGREEMENT_WORKERS", 0) or min(os.cpu_count() or 1, 4))
 
 
@@ -72,8 +84,37 @@ def agreement_compute(
     of :func:`agreement_defaults`; ``result["defaults"]`` says which were used.
     Queries: a fixed number (defaults 2, fingerprint 4, then responses, human
     scores, judge scores, skills), whatever the data size; the defaults and the
-    fingerprint only when the cache has the result.
+    fingerprint only when the cache has the result; no responses query when the
+    dataset's responses are cached (:func:`cache.cached_responses`).
     """
+    with gc_paused():  # see gc_paused: the result is many small, lasting objects
+        return _compute(
+            dataset,
+            campaign_ids,
+            run_ids,
+            reference_run_id,
+            retest,
+            slice_dim,
+            slice_value,
+            n_boot,
+            seed,
+            use_cache,
+        )
+
+
+def _compute(
+    dataset,
+    campaign_ids,
+    run_ids,
+    reference_run_id,
+    retest,
+    slice_dim,
+    slice_value,
+    n_boot,
+    seed,
+    use_cache,
+) -> dict:
+    """:func:`agreement_compute`'s work (same arguments, in order)."""
     campaign_ids = sorted({int(c) for c in campaign_ids or []})
     run_ids = list(dict.fromkeys(int(r) for r in run_ids or []))
     reference_run_id = int(reference_run_id) if reference_run_id else None
@@ -106,16 +147,16 @@ def agreement_compute(
         "seed": seed,
         "defaulted": defaulted,
     }
-    key = None
+    key = responses = None
     if use_cache:
-        key = cache_key(
-            params, inputs_fingerprint(dataset, campaign_ids_used, all_runs)
-        )
+        fingerprint = inputs_fingerprint(dataset, campaign_ids_used, all_runs)
+        key = cache_key(params, fingerprint)
         hit = cached_result(key)
         if hit is not None:
             return hit
+        responses = cached_responses(dataset, fingerprint)
     inp, slice_label = load_inputs(
-        dataset, campaign_ids_used, all_runs, slice_dim, slice_value
+        dataset, campaign_ids_used, all_runs, slice_dim, slice_value, responses
     )
     key_fn, _ = item_keys(inp.skills)
 
@@ -152,13 +193,19 @@ def agreement_compute(
     abilities = abilities_present(inp.skills, present)
     rows = rows_skeleton(inp.skills, present)
     by_key = {r["key"]: r for r in rows}
-    ceiling = ceiling_rows(inp, ref_side, abilities, n_boot, seed, _workers())
+    ceiling = ceiling_rows(
+        inp, ref_side, abilities, n_boot, seed, _workers(len(ref_side[0]))
+    )
     for r in rows:
         r["human"] = ceiling.get(r["key"]) or empty_ceiling()
         r["judges"] = {}
     for rid, groups in per_run.items():
         table = agreement_table(
-            groups, abilities, n_boot=n_boot, seed=seed, workers=_workers()
+            groups,
+            abilities,
+            n_boot=n_boot,
+            seed=seed,
+            workers=_workers(sum(len(g.judge) for g in groups.values())),
         )
         pooled = {
             f"ability:{a}": GroupItems.concat([groups[k] for k in ks])

@@ -250,13 +250,16 @@ class Inputs:
     judge: np.ndarray  # (n, 5) rows for the slice
 
 
-def load_inputs(dataset, campaign_ids, judge_run_ids, slice_dim, slice_value):
+def load_inputs(
+    dataset, campaign_ids, judge_run_ids, slice_dim, slice_value, responses=None
+):
     """(Inputs, slice label) of the campaigns' and runs' scores in the slice.
 
-    One query each for the responses, human scores, judge scores and skills (two
+    One query each for the responses (none when `responses`, the dataset's
+    :func:`dataset_responses`, is given), human scores, judge scores and skills (two
     when skills of another rubric were scored); raises AgreementError for a bad slice.
     """
-    resp = dataset_responses(dataset)
+    resp = dataset_responses(dataset) if responses is None else responses
     mask, slice_label = slice_mask(resp, slice_dim, slice_value)
     human = _human_rows(campaign_ids)
     judge = _judge_rows(judge_run_ids)

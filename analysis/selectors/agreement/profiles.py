@@ -11,17 +11,22 @@ The reference's value of an item is the mean of its raters' numeric scores; a ru
 its score (median of its samples). Means are over items, with a 95% bootstrap CI
 (items resampled within each skill and model, an ability's or overall resample the
 union of its skills'; the random stream of a source depends on the seed, the view
-and the run id, never on the order of the runs).
+and the run id, never on the order of the runs). A source whose items are exactly
+the shared items has the same resamples in both views; sources that scored exactly
+the same items share their item draws when items are drawn one by one (a paired
+bootstrap; the stream then depends on the seed, the view and the items).
 """
 
 from __future__ import annotations
+
+import zlib
 
 import numpy as np
 
 from analysis.selectors.agreement.inputs import Inputs, item_keys
 from analysis.selectors.agreement.rows import result_dict
-from analysis.stats.bootstrap import group_sums
-from analysis.stats.results import make_result
+from analysis.stats.bootstrap import GroupDraws, group_sums, prefer_item_draws
+from analysis.stats.results import make_result, percentile_intervals
 from analysis.stats.scale import VALUES
 
 VIEWS = {
@@ -56,16 +61,41 @@ def _row_skills(rows: list[dict], skills: list[str]) -> list[list[int]]:
 def _stats(point: np.ndarray, boot: np.ndarray, n: np.ndarray, why: str) -> list:
     """Per group, the result dict of `make_result` (point, its replicates, n), with
     the percentile intervals of all groups computed at once."""
-    ci = None
+    lo = hi = None
     if boot.shape[0]:
-        with np.errstate(invalid="ignore"):
-            ci = np.quantile(boot, [0.025, 0.975], axis=0)
+        lo, hi, _ = percentile_intervals(boot)
     out = []
     for g in range(len(point)):
         stat = result_dict(make_result(point[g], None, int(n[g]), why))
-        if ci is not None and stat["value"] is not None:
-            stat["ci"] = [float(ci[0, g]), float(ci[1, g])]
+        if lo is not None and stat["value"] is not None:
+            stat["ci"] = [float(lo[g]), float(hi[g])]
         out.append(stat)
+    return out
+
+
+def _cells(inp: Inputs, keys: np.ndarray, n_sk: int) -> np.ndarray:
+    """The (skill, model) cell of each item key: items are resampled within it."""
+    n_m = len(inp.resp.model_names)
+    model = inp.resp.model[inp.resp.index(keys // n_sk)] if len(keys) else keys
+    return (keys % n_sk) * n_m + model
+
+
+def _shared_item_draws(inp, by_source, n_sk, n_boot, seed, view_code) -> dict:
+    """Item keys (bytes) -> one :class:`GroupDraws` for the sources that scored
+    exactly those items, when drawing items beats the binomial chain for all of
+    them; its stream depends on the seed, the view and the items only."""
+    layouts: dict[bytes, list] = {}
+    for keys, vals in by_source.values():
+        layouts.setdefault(keys.tobytes(), [keys, []])[1].append(vals)
+    out = {}
+    for blob, (keys, values) in layouts.items():
+        if len(values) < 2 or not n_boot or not len(keys):
+            continue
+        cell = _cells(inp, keys, n_sk)
+        n_values = max(len(np.unique(v)) for v in values)
+        if prefer_item_draws(len(keys), len(np.unique(cell)), n_values):
+            rng = np.random.default_rng([seed, view_code, zlib.crc32(blob)])
+            out[blob] = GroupDraws(cell, n_sk * len(inp.resp.model_names), n_boot, rng)
     return out
 
 
@@ -106,15 +136,29 @@ def model_profiles(
     view_code = {"shared": 1, "all": 2}
     for row in rows:
         row["profiles"] = {}
+    drawn: dict[int, tuple] = {}  # source -> its "all" view's keys and draws
     for view, by_source in views.items():
         stats: dict[int, list[list[dict]]] = {}
+        shared_draws = _shared_item_draws(
+            inp, by_source, n_sk, n_boot, seed, view_code[view]
+        )
         for sid, (keys, vals) in by_source.items():
-            model = inp.resp.model[inp.resp.index(keys // n_sk)] if len(keys) else keys
-            cell = (keys % n_sk) * n_m + model  # (skill, model): resampled within
-            rng = np.random.default_rng([seed, sid, view_code[view]])
-            n, sums, boot = group_sums(vals, cell, n_sk * n_m, n_boot, rng)
-            n, sums = n.reshape(n_sk, n_m), sums.reshape(n_sk, n_m)
-            boot = boot.reshape(n_boot, n_sk, n_m)
+            if view == "shared" and np.array_equal(keys, drawn[sid][0]):
+                # The source scored exactly the shared items: the same resamples.
+                n, sums, boot = drawn[sid][1]
+            else:
+                cell = _cells(inp, keys, n_sk)
+                draws = shared_draws.get(keys.tobytes())
+                rng = np.random.default_rng([seed, sid, view_code[view]])
+                n, sums, boot = group_sums(
+                    vals, cell, n_sk * n_m, 0 if draws else n_boot, rng
+                )
+                if draws:
+                    boot = np.zeros((n_boot, n_sk * n_m))
+                    boot[:, draws.live] = draws.boot(vals)
+                n, sums = n.reshape(n_sk, n_m), sums.reshape(n_sk, n_m)
+                boot = boot.reshape(n_boot, n_sk, n_m)
+                drawn.setdefault(sid, (keys, (n, sums, boot)))
             per_row = []
             for wanted in members:
                 # An ability or overall: its skills' resamples added up (stratified
