@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import forms
 
 from annotation import selectors as selectors
-from annotation.models import ImportJob, Rubric
+from annotation.models import DATASET_FORMAT_CHOICES, ImportJob, Rubric
 
 FORMAT_HELP = {
     ImportJob.Format.FLASK: (
@@ -53,7 +53,7 @@ class ImportForm(forms.Form):
         max_length=200,
         help_text="An existing dataset receives the new rows; a new name creates one.",
     )
-    format = forms.ChoiceField(choices=ImportJob.Format.choices)
+    format = forms.ChoiceField(choices=DATASET_FORMAT_CHOICES)
     files = MultipleFileField(help_text="One or more files; several for model outputs.")
     mapping = forms.CharField(
         required=False,

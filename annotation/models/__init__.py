@@ -27,6 +27,7 @@ from annotation.models.datasets import (
     Skill,
 )
 from annotation.models.imports import (
+    DATASET_FORMAT_CHOICES,
     ImportJob,
 )
 from annotation.models.preferences import (
@@ -37,6 +38,7 @@ from annotation.models.preferences import (
 )
 
 __all__ = [
+    "DATASET_FORMAT_CHOICES",
     "Ability",
     "Dataset",
     "Difficulty",

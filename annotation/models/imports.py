@@ -29,6 +29,8 @@ class ImportJob(models.Model):
         FLASK_OUTPUTS = "flask_outputs", "FLASK model outputs (JSONL)"
         JSONL = "jsonl", "Generic JSONL"
         CSV = "csv", "Generic CSV"
+        JUDGE_RUN = "judge_run", "Judge results (an imported run)"
+        PREFERENCES = "preferences", "Pairwise preferences"
 
     class Source(models.TextChoices):
         UPLOAD = "upload", "upload"
@@ -80,12 +82,32 @@ class ImportJob(models.Model):
         }
 
     @property
+    def has_preview(self) -> bool:
+        """Whether the job page shows a preview of rows: dataset uploads have one
+        (their confirm step needs it); judge results and preferences, and imports
+        run from the command line, are written straight away and keep none."""
+        if self.preview:
+            return True
+        dataset_formats = {value for value, _ in DATASET_FORMAT_CHOICES}
+        return self.source == self.Source.UPLOAD and self.format in dataset_formats
+
+    @property
     def progress_percent(self) -> int:
         if self.status == self.Status.SUCCEEDED:
             return 100
         if not self.total_rows:
             return 0
         return min(100, int(100 * self.processed_rows / self.total_rows))
+
+
+# The formats of a dataset import (the upload -> confirm flow, `import_dataset`): every
+# format but the judge results and preferences, which have importers of their own and
+# appear here only as records of the import history.
+DATASET_FORMAT_CHOICES = [
+    (value, label)
+    for value, label in ImportJob.Format.choices
+    if value not in (ImportJob.Format.JUDGE_RUN, ImportJob.Format.PREFERENCES)
+]
 
 
 # --- Rating campaigns ---------------------------------------------------------------------

@@ -6,6 +6,7 @@ from annotation.services.import_jobs import (
     import_job_confirm,
     import_job_create,
     import_job_execute,
+    import_job_record,
     import_job_record_command,
 )
 from annotation.services.imports import (
@@ -25,6 +26,7 @@ __all__ = [
     "import_job_confirm",
     "import_job_create",
     "import_job_execute",
+    "import_job_record",
     "import_job_record_command",
     "instruction_mark_hard",
     "instruction_texts_matching",

@@ -216,26 +216,64 @@ def import_job_record_command(
     started_at=None,
 ) -> ImportJob:
     """Record, in the import history, an import a management command has just run
-    (`source` "command line", no user): ``succeeded`` with its `report`
-    (`ImportReport`), or ``invalid`` with every problem of `error` (the command wrote
-    nothing). Exactly one of `report` and `error` is given. `files` records each
-    path as given and its size; nothing is copied. A dry run is not an import and is
-    not recorded: callers record real runs only. Writes one row.
+    (`source` "command line", no user): :func:`import_job_record` with each path as
+    given and its size; nothing is copied. A dry run is not an import and is not
+    recorded: callers record real runs only. Writes one row.
+    """
+    return import_job_record(
+        source=ImportJob.Source.COMMAND,
+        dataset_name=dataset_name,
+        fmt=fmt,
+        files=[(str(p), p) for p in paths],
+        options=options,
+        report=report,
+        error=error,
+        started_at=started_at,
+    )
+
+
+def _file_entry(name: str, data) -> dict:
+    """{name, path, size} of a file an import read (a path is kept, bytes are not)."""
+    if isinstance(data, Path):
+        return {
+            "name": name,
+            "path": str(data),
+            "size": data.stat().st_size if data.is_file() else 0,
+        }
+    return {"name": name, "path": "", "size": len(data or b"")}
+
+
+def import_job_record(
+    *,
+    source: str,
+    dataset_name: str,
+    fmt: str,
+    files: list[tuple[str, object]],
+    options: dict | None = None,
+    report=None,
+    error: DomainError | None = None,
+    user=None,
+    started_at=None,
+) -> ImportJob:
+    """Record, in the import history, an import that has just run outside the
+    upload -> confirm flow (a command, a judge-results or preference upload):
+    ``succeeded`` with its `report` (anything with ``as_dict()``, ``rows`` and
+    ``dataset``, the dataset's name), or ``invalid`` with every problem of `error`
+    (the import wrote nothing). Exactly one of `report` and `error` is given.
+    `files`: (name, path or bytes) as the import read them; paths are recorded,
+    bytes only by size. Writes one row.
     """
     if (report is None) == (error is None):
         raise ValueError("give either the report or the error")
-    files = [
-        {"name": str(p), "path": str(p), "size": p.stat().st_size if p.is_file() else 0}
-        for p in paths
-    ]
     job = ImportJob(
         dataset_name=(dataset_name or "")[
             : ImportJob._meta.get_field("dataset_name").max_length
         ],
         format=fmt,
-        source=ImportJob.Source.COMMAND,
+        source=source,
         options=options or {},
-        files=files,
+        files=[_file_entry(name, data) for name, data in files],
+        created_by=user if getattr(user, "pk", None) else None,
         started_at=started_at or timezone.now(),
         finished_at=timezone.now(),
     )
@@ -250,5 +288,6 @@ def import_job_record_command(
             Problem(error.message).as_dict()
         ]
         job.summary = _refusal_summary(error)
+        job.dataset = Dataset.objects.filter(name=dataset_name).first()
     job.save()
     return job

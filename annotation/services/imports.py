@@ -33,6 +33,7 @@ from annotation.importers.flask import (
 )
 from annotation.importers.generic import parse_generic, parse_mapping
 from annotation.models import (
+    DATASET_FORMAT_CHOICES,
     Dataset,
     ImportJob,
     Instruction,
@@ -49,7 +50,7 @@ from annotation.services.rubrics import rubric_get_default
 
 log = logging.getLogger(__name__)
 
-FORMATS = {choice for choice, _ in ImportJob.Format.choices}
+FORMATS = {choice for choice, _ in DATASET_FORMAT_CHOICES}
 
 
 def import_check_sizes(*, sizes: list[tuple[str, int]]) -> None:

@@ -320,7 +320,7 @@ def _import_key(digest: str, options: dict) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
-def preferences_import(
+def import_preference_file(
     *,
     dataset_name: str,
     file: str,

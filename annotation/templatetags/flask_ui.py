@@ -83,6 +83,13 @@ def preview_cell(value) -> str:
 
 
 @register.filter
+def basename(path: str) -> str:
+    """The last part of a file path (either separator), for a short file column."""
+    text = str(path or "")
+    return text.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1] or text
+
+
+@register.filter
 def percent_of(part: int, whole: int) -> int:
     """Share of `whole` in percent, for bar widths."""
     return round(100 * part / whole) if whole else 0

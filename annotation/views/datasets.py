@@ -18,7 +18,7 @@ from annotation import roles, services
 from annotation import selectors as selectors
 from annotation.errors import DomainError
 from annotation.forms import FORMAT_HELP, ImportForm, RubricImportForm
-from annotation.models import Ability, ImportJob
+from annotation.models import DATASET_FORMAT_CHOICES, Ability, ImportJob
 from flaskapp.htmx import HTMX_STOP_POLLING, render_page_or_fragment, wants_fragment
 
 INSTRUCTIONS_PER_PAGE = 50
@@ -189,7 +189,7 @@ def import_new(request: HttpRequest) -> HttpResponse:
         "dataset_names": selectors.dataset_name_list(),
         "format_help": [
             (value, label, FORMAT_HELP[value])
-            for value, label in ImportJob.Format.choices
+            for value, label in DATASET_FORMAT_CHOICES
         ],
     }
     return render(request, "annotation/import_new.html", context, status=status)

@@ -20,7 +20,7 @@ from annotation.api.serializers.datasets import (
 )
 from annotation.importers.preferences import FIELDS, FORMATS, LABEL_SCHEMES
 from annotation.services import import_check_sizes
-from annotation.services.preferences import preferences_import
+from annotation.services.preference_imports import preferences_import
 from judging.services.verdicts import imported_verdicts
 
 FORMAT_BY_SUFFIX = {"csv": "csv", "jsonl": "jsonl", "ndjson": "jsonl"}

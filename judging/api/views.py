@@ -35,7 +35,7 @@ from judging.models import JudgeRun, PromptTemplate
 from judging.selectors import runs as selectors
 from judging.selectors.pairwise import pairwise_verdict_list
 from judging.services.configs import judge_config_create, judge_config_update
-from judging.services.imports import judge_run_import
+from judging.services.run_imports import judge_run_import
 from judging.services.runs import (
     judge_run_cancel,
     judge_run_create,

@@ -443,7 +443,7 @@ def _raw_output(call: CallRow, skill_names: dict[int, str]) -> str:
     return "\n".join(lines)
 
 
-def judge_run_import(
+def import_judge_results(
     *,
     dataset: Dataset,
     user: User,

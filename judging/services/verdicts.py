@@ -1,6 +1,6 @@
 """Judge verdicts that arrive inside a preference file (`import_preferences --judge`).
 
-`annotation.services.preferences.preferences_import` imports the votes and pairs and
+`annotation.services.preference_imports.preferences_import` imports the votes and pairs and
 hands the verdicts to an `ImportedVerdicts` (its `VerdictWriter`), made inside its
 transaction by `imported_verdicts`, the factory every caller passes: the command, the
 API and the demo loader. The verdicts of one file content and options become one

@@ -34,7 +34,7 @@ from judging.models import (
 from judging.selectors import runs as selectors
 from judging.selectors.pairwise import pairwise_verdict_counts
 from judging.services.estimates import judge_run_estimate
-from judging.services.imports import judge_run_import
+from judging.services.run_imports import judge_run_import
 from judging.services.runs import (
     ANNOTATION_KINDS,
     judge_run_cancel,

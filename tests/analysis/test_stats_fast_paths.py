@@ -137,7 +137,9 @@ def test_item_draws_resample_within_groups_like_a_plain_bootstrap():
         assert n[g] == size and sums[g] == x.sum()
         means = boot[:, g] / size
         # Every resample is a sum of `size` of this group's own values.
-        assert np.isin(np.round(boot[:, g] * 2), np.arange(2 * size, 10 * size + 1)).all()
+        assert np.isin(
+            np.round(boot[:, g] * 2), np.arange(2 * size, 10 * size + 1)
+        ).all()
         assert boot[:, g].min() >= x.min() * size and boot[:, g].max() <= x.max() * size
         if x.std() > 0:
             assert means.std() == pytest.approx(x.std() / np.sqrt(size), rel=0.12)

@@ -18,9 +18,9 @@ from django.core.management.base import CommandError
 from annotation.errors import DomainError
 from annotation.models import Dataset, HumanPreference, PreferencePair, Response
 from annotation.services import dataset_import_files
-from annotation.services.preferences import preferences_import
+from annotation.services.preference_imports import preferences_import
 from judging.models import JudgeRun
-from judging.services.imports import judge_run_import
+from judging.services.run_imports import judge_run_import
 from judging.services.verdicts import imported_verdicts
 from tests.factories import UserFactory
 

@@ -25,7 +25,7 @@ from annotation.selectors.preferences import (
     pair_categories,
     pairs_for_dataset,
 )
-from annotation.services.preferences import preferences_import
+from annotation.services.preference_imports import preferences_import
 from judging.models import JudgeConfig, JudgeRun, PairwiseVerdict
 from judging.services.verdicts import imported_verdicts
 from tests.factories import DatasetFactory, InstructionFactory, ResponseFactory

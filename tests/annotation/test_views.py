@@ -12,7 +12,14 @@ from django.urls import reverse
 
 from annotation import services
 from annotation.builtin_rubric import BUILTIN_SKILLS
-from annotation.models import Dataset, ImportJob, Instruction, Response, Rubric
+from annotation.models import (
+    DATASET_FORMAT_CHOICES,
+    Dataset,
+    ImportJob,
+    Instruction,
+    Response,
+    Rubric,
+)
 from tests.factories import DatasetFactory, InstructionFactory, ResponseFactory
 
 pytestmark = pytest.mark.django_db
@@ -651,9 +658,12 @@ def test_import_form_lists_formats_with_help_and_existing_dataset_names(
     body = response.content.decode()
     text = page_text(response)
     assert response.status_code == 200
-    for value, label in ImportJob.Format.choices:
+    for value, label in DATASET_FORMAT_CHOICES:
         assert f'<option value="{value}"' in body
         assert label in text
+    # Judge results and preferences have their own importers, not this form.
+    assert '<option value="judge_run"' not in body
+    assert '<option value="preferences"' not in body
     assert "current schema" in text and "legacy" in text
     assert '<datalist id="dataset-names"><option value="browse-set">' in body
     assert 'type="file" name="files" multiple' in body

@@ -13,7 +13,7 @@ from django.core.exceptions import PermissionDenied
 
 from annotation.errors import DomainError
 from judging.models import JudgeCall, JudgeRun, JudgeScore
-from judging.services.imports import judge_run_import
+from judging.services.run_imports import judge_run_import
 from tests.judging.data import make_dataset
 
 pytestmark = pytest.mark.django_db

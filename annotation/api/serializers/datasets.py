@@ -7,7 +7,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.reverse import reverse
 
-from annotation.models import Domain, ImportJob
+from annotation.models import DATASET_FORMAT_CHOICES, Domain, ImportJob
 
 # --- Rubrics -----------------------------------------------------------------------------
 
@@ -248,7 +248,7 @@ class ResponseListOutputSerializer(serializers.Serializer):
 
 
 class DatasetImportInputSerializer(serializers.Serializer):
-    format = serializers.ChoiceField(choices=ImportJob.Format.choices)
+    format = serializers.ChoiceField(choices=DATASET_FORMAT_CHOICES)
     files = serializers.ListField(
         child=serializers.FileField(),
         required=False,

@@ -21,10 +21,11 @@ from annotation.management.commands._import_cli import (
     read_files,
     refused,
 )
-from annotation.models import Dataset
+from annotation.models import Dataset, ImportJob
 from flaskapp.commands import DataCommand
 from judging.management.commands._cli import command_user
-from judging.services.imports import FORMATS, GENERIC_FIELDS, judge_run_import
+from judging.services.imports import FORMATS, GENERIC_FIELDS
+from judging.services.run_imports import judge_run_import
 
 # `.gz` is looked through; Parquet holds generic rows (id, model, skill, score, ...).
 FORMAT_BY_SUFFIX = {
@@ -86,6 +87,7 @@ class Command(DataCommand):
         files = read_files(paths)
         try:
             run = judge_run_import(
+                source=ImportJob.Source.COMMAND,
                 dataset=dataset,
                 user=user,
                 name=options["name"],

@@ -22,10 +22,9 @@ from annotation.management.commands._import_cli import (
     read_files,
     refused,
 )
-from annotation.services.preferences import (
-    PreferenceImportReport,
-    preferences_import,
-)
+from annotation.models import ImportJob
+from annotation.services.preference_imports import preferences_import
+from annotation.services.preferences import PreferenceImportReport
 from flaskapp.commands import DataCommand
 from judging.services.verdicts import imported_verdicts
 
@@ -79,6 +78,7 @@ class Command(DataCommand):
         ((name, data),) = read_files([path])
         try:
             report = preferences_import(
+                source=ImportJob.Source.COMMAND,
                 dataset_name=options["dataset"],
                 file=name,
                 data=data,

@@ -209,7 +209,7 @@ class Command(BaseCommand):
         from itertools import combinations
 
         from annotation.models import Response
-        from annotation.services.preferences import preferences_import
+        from annotation.services.preferences import import_preference_file
         from judging.services.verdicts import imported_verdicts
 
         rng = random.Random(20261203)
@@ -245,7 +245,9 @@ class Command(BaseCommand):
                     )
         data = "\n".join(json.dumps(x) for x in lines).encode()
         try:
-            report = preferences_import(
+            # Not recorded in the import history: `make run` loads the demo at
+            # every start, and the demo is not an import a user made.
+            report = import_preference_file(
                 dataset_name=DEMO_DATASET,
                 file=DEMO_PREFERENCE_FILE,
                 data=data,
