@@ -3,12 +3,31 @@
 from __future__ import annotations
 
 import os
+import tempfile
+import uuid
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from rest_framework.test import APIClient
 
 from tests.factories import UserFactory
+
+# Each test run gets its own cache namespace. The cache lives in Redis (or in files)
+# and outlives the test database: a later run, on a new database whose ids start
+# again at 1, could otherwise read results cached from another run's data under the
+# same key. Set here, before anything opens the cache, for this process and (through
+# the environment) for the worker processes the tests start.
+os.environ["FLASK_CACHE_KEY_PREFIX"] = f"flaskeval-test-{uuid.uuid4().hex[:12]}"
+settings.CACHES["default"]["KEY_PREFIX"] = os.environ["FLASK_CACHE_KEY_PREFIX"]
+if (
+    "LOCATION" in settings.CACHES["default"]
+    and "filebased" in settings.CACHES["default"]["BACKEND"]
+):
+    # The file cache has no prefix of its own: a folder per run, under the system's.
+    settings.CACHES["default"]["LOCATION"] = str(
+        Path(tempfile.gettempdir()) / os.environ["FLASK_CACHE_KEY_PREFIX"]
+    )
 
 # Fixtures shared by the judging and analysis tests: the local judge server, a real
 # Celery worker process, the preference-set builder.
@@ -18,6 +37,16 @@ FLASK_DATA_DIR = Path(
     os.environ.get("FLASK_DATA_DIR")
     or Path(__file__).resolve().parent.parent.parent / "shared" / "flask-data"
 )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _cache_namespace_in_use():
+    """Fails the run at once if the cache was opened before the prefix was set."""
+    from django.core.cache import cache
+
+    prefix = os.environ["FLASK_CACHE_KEY_PREFIX"]
+    key = cache.make_key("probe")
+    assert prefix in key or "filebased" in settings.CACHES["default"]["BACKEND"], key
 
 
 @pytest.fixture

@@ -554,7 +554,7 @@ def test_dataset_and_preference_imports_share_one_creation_rule(researcher):
     from django.core.exceptions import PermissionDenied
 
     from annotation.services.imports import dataset_import_files
-    from annotation.services.preferences import preferences_import
+    from annotation.services.preference_imports import preferences_import
 
     with pytest.raises(PermissionDenied) as by_rows:
         dataset_import_files(

@@ -10,7 +10,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from annotation.services.preferences import preferences_import
+from annotation.services.preference_imports import preferences_import
 from judging.models import JudgeRun, PairwiseVerdict
 from judging.selectors.runs import judge_run_counts, judge_run_progress
 from judging.services.verdicts import imported_verdicts
