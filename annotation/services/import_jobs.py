@@ -10,6 +10,7 @@ import io
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from django.conf import settings
 from django.db import transaction
@@ -25,6 +26,8 @@ from annotation.services.imports import (
 )
 from annotation.services.rubrics import rubric_get_default
 from annotation.tasks import import_job_execute_task
+
+T = TypeVar("T")
 
 
 def _safe_file_name(name: str) -> str:
@@ -230,6 +233,28 @@ def import_job_record_command(
         error=error,
         started_at=started_at,
     )
+
+
+def import_recorded(
+    do_import: Callable[[], T],
+    *,
+    record: dict,
+    report_of: Callable[[T], object] = lambda result: result,
+    enabled: bool = True,
+) -> T:
+    """Run `do_import` and record its outcome with :func:`import_job_record`
+    (`record`: its arguments but the outcome): the report made by `report_of` from the
+    result, or the `DomainError` it raised, which is raised again. `enabled` False (a
+    dry run) records nothing. Any other error is not a refusal and is not recorded."""
+    try:
+        result = do_import()
+    except DomainError as exc:
+        if enabled:
+            import_job_record(**record, error=exc)
+        raise
+    if enabled:
+        import_job_record(**record, report=report_of(result))
+    return result
 
 
 def _file_entry(name: str, data) -> dict:

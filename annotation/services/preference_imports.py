@@ -10,60 +10,38 @@ from __future__ import annotations
 
 from django.utils import timezone
 
-from annotation.errors import DomainError
-from annotation.importers.base import FileData
 from annotation.models import ImportJob
-from annotation.services.import_jobs import import_job_record
+from annotation.services.import_jobs import import_recorded
 from annotation.services.preferences import (
     PreferenceImportReport,
-    VerdictWriterFactory,
     import_preference_file,
 )
 
 
 def preferences_import(
-    *,
-    dataset_name: str,
-    file: str,
-    data: FileData,
-    fmt: str,
-    mapping: list[str] | dict[str, str] | None = None,
-    label_scheme: str = "one-based",
-    judge: str | None = None,
-    swapped_mapped_back: bool = False,
-    user=None,
-    dry_run: bool = False,
-    verdict_writer: VerdictWriterFactory | None = None,
-    strict: bool = False,
-    source: str = ImportJob.Source.UPLOAD,
+    *, source: str = ImportJob.Source.UPLOAD, **kwargs
 ) -> PreferenceImportReport:
-    """:func:`import_preference_file` (same arguments), recorded in the import history
-    unless it is a dry run (`source`: an upload, or the command line): a succeeded job
-    with the report, or an invalid one with every problem of the refusal (which is
-    then raised). A refusal for want of a role is not an import and leaves no record."""
-    started = timezone.now()
-    kwargs = {
-        "dataset_name": dataset_name, "file": file, "data": data, "fmt": fmt,
-        "mapping": mapping, "label_scheme": label_scheme, "judge": judge,
-        "swapped_mapped_back": swapped_mapped_back, "user": user, "dry_run": dry_run,
-        "verdict_writer": verdict_writer, "strict": strict,
-    }  # fmt: skip
+    """:func:`import_preference_file` with the same keyword arguments, recorded in the
+    import history unless it is a dry run (`source`: an upload, or the command line):
+    a succeeded job with the report, or an invalid one with every problem of the
+    refusal (which is then raised). A refusal for want of a role is not an import and
+    leaves no record."""
     record = {
         "source": source,
-        "dataset_name": (dataset_name or "").strip(),
+        "dataset_name": (kwargs.get("dataset_name") or "").strip(),
         "fmt": ImportJob.Format.PREFERENCES,
-        "files": [(file, data)],
-        "options": {"format": fmt, "label_scheme": label_scheme,
-                    "judge": judge or "", "strict": bool(strict)},
-        "user": user,
-        "started_at": started,
-    }  # fmt: skip
-    try:
-        report = import_preference_file(**kwargs)
-    except DomainError as exc:
-        if not dry_run:
-            import_job_record(**record, error=exc)
-        raise
-    if not dry_run:
-        import_job_record(**record, report=report)
-    return report
+        "files": [(kwargs.get("file", ""), kwargs.get("data"))],
+        "options": {
+            "format": kwargs.get("fmt", ""),
+            "label_scheme": kwargs.get("label_scheme", "one-based"),
+            "judge": kwargs.get("judge") or "",
+            "strict": bool(kwargs.get("strict")),
+        },
+        "user": kwargs.get("user"),
+        "started_at": timezone.now(),
+    }
+    return import_recorded(
+        lambda: import_preference_file(**kwargs),
+        record=record,
+        enabled=not kwargs.get("dry_run"),
+    )

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.contrib.auth.models import User
 from django.utils import timezone
 
 from annotation import roles
-from annotation.errors import DomainError
 from annotation.models import Dataset, ImportJob
-from annotation.services.import_jobs import import_job_record
+from annotation.services.import_jobs import import_recorded
 from judging.models import JudgeRun
 from judging.services.imports import import_judge_results
 
@@ -54,44 +52,38 @@ class RunImportReport:
         }
 
 
-def judge_run_import(
-    *,
-    dataset: Dataset,
-    user: User,
-    name: str = "",
-    fmt: str,
-    files: list[tuple[str, bytes]],
-    model: str | None = None,
-    mapping=None,
-    strict: bool = False,
-    source: str = ImportJob.Source.UPLOAD,
-) -> JudgeRun:
-    """:func:`import_judge_results`, recorded in the import history (`source`:
-    an upload, or the command line): a succeeded job with the run's counts, or an
-    invalid one with every problem of the refusal (which is then raised). A refusal
-    for want of the researcher role is not an import and leaves no record."""
-    roles.require_researcher(user)
+def judge_run_import(*, source: str = ImportJob.Source.UPLOAD, **kwargs) -> JudgeRun:
+    """:func:`import_judge_results` with the same keyword arguments, recorded in the
+    import history (`source`: an upload, or the command line): a succeeded job with
+    the run's counts, or an invalid one with every problem of the refusal (which is
+    then raised). A refusal for want of the researcher role is not an import and
+    leaves no record."""
+    roles.require_researcher(kwargs["user"])
+    dataset: Dataset = kwargs["dataset"]
     record = {
         "source": source,
         "dataset_name": dataset.name,
         "fmt": ImportJob.Format.JUDGE_RUN,
-        "files": files,
-        "options": {"format": fmt, "model": model or "", "name": name,
-                    "strict": bool(strict)},
-        "user": user,
+        "files": kwargs.get("files") or [],
+        "options": {
+            "format": kwargs.get("fmt", ""),
+            "model": kwargs.get("model") or "",
+            "name": kwargs.get("name", ""),
+            "strict": bool(kwargs.get("strict")),
+        },
+        "user": kwargs["user"],
         "started_at": timezone.now(),
-    }  # fmt: skip
-    try:
-        run = import_judge_results(
-            dataset=dataset, user=user, name=name, fmt=fmt, files=files,
-            model=model, mapping=mapping, strict=strict,
-        )  # fmt: skip
-    except DomainError as exc:
-        import_job_record(**record, error=exc)
-        raise
+    }
+    return import_recorded(
+        lambda: import_judge_results(**kwargs), record=record, report_of=_report
+    )
+
+
+def _report(run: JudgeRun) -> RunImportReport:
+    """The history's summary of an imported run."""
     snapshot = run.settings_snapshot
-    report = RunImportReport(
-        dataset=dataset.name,
+    return RunImportReport(
+        dataset=run.dataset.name,
         run_id=run.pk,
         run_name=run.name,
         calls=run.total_calls,
@@ -100,5 +92,3 @@ def judge_run_import(
         warning_count=snapshot.get("warning_count", 0),
         warnings=snapshot.get("warnings", []),
     )
-    import_job_record(**record, report=report)
-    return run

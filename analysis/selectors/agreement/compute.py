@@ -60,6 +60,7 @@ def _workers(items: int) -> int:
     return int(getattr(settings, "AGREEMENT_WORKERS", 0) or min(os.cpu_count() or 1, 4))
 
 
+@gc_paused()  # the result is many small, lasting objects: see gc_paused
 def agreement_compute(
     *,
     dataset: Dataset,
@@ -87,34 +88,6 @@ def agreement_compute(
     fingerprint only when the cache has the result; no responses query when the
     dataset's responses are cached (:func:`cache.cached_responses`).
     """
-    with gc_paused():  # see gc_paused: the result is many small, lasting objects
-        return _compute(
-            dataset,
-            campaign_ids,
-            run_ids,
-            reference_run_id,
-            retest,
-            slice_dim,
-            slice_value,
-            n_boot,
-            seed,
-            use_cache,
-        )
-
-
-def _compute(
-    dataset,
-    campaign_ids,
-    run_ids,
-    reference_run_id,
-    retest,
-    slice_dim,
-    slice_value,
-    n_boot,
-    seed,
-    use_cache,
-) -> dict:
-    """:func:`agreement_compute`'s work (same arguments, in order)."""
     campaign_ids = sorted({int(c) for c in campaign_ids or []})
     run_ids = list(dict.fromkeys(int(r) for r in run_ids or []))
     reference_run_id = int(reference_run_id) if reference_run_id else None
