@@ -24,9 +24,13 @@ from __future__ import annotations
 import math
 
 from axes.helpers import get_cool_off
+from django.contrib import messages
 from django.contrib.auth import authenticate
+from django.contrib.auth import views as auth_views
 from django.http import JsonResponse
 from django.shortcuts import render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from drf_spectacular.utils import extend_schema, inline_serializer
 from knox.auth import TokenAuthentication
 from knox.models import AuthToken
@@ -37,6 +41,7 @@ from rest_framework.views import APIView
 
 from annotation.api.serializers.datasets import ProblemOutputSerializer
 from annotation.errors import DomainError, Problem
+from annotation.models import TemporaryPassword
 from flaskapp import tokens
 
 LOCKED_OUT = (
@@ -144,6 +149,17 @@ class TokenApi(APIView):
                 "no token was made",
                 [Problem("wrong username or password", field="password")],
             )
+        if has_temporary_password(user):
+            raise DomainError(
+                "no token was made",
+                [
+                    Problem(
+                        "this password was set for you and is temporary: log in in "
+                        "the browser and choose your own first",
+                        field="password",
+                    )
+                ],
+            )
         issued = tokens.token_create(user=user)
         return Response(
             TokenOutputSerializer(issued).data, status=status.HTTP_201_CREATED
@@ -183,3 +199,61 @@ class TokenListApi(APIView):
     )
     def delete(self, request):
         return Response({"revoked": tokens.token_revoke_all(user=request.user)})
+
+
+# --- Temporary passwords ------------------------------------------------------------------
+# A password an admin or researcher set (annotation.services.raters) must be replaced by
+# its owner before anything else. The login records it in the session, so that the
+# middleware costs no query per request (the session is read anyway); an admin's later
+# reset changes the password hash, which ends the rater's sessions.
+
+TEMPORARY_PASSWORD_SESSION_KEY = "temporary_password"
+
+
+def has_temporary_password(user) -> bool:
+    return TemporaryPassword.objects.filter(user_id=user.pk).exists()
+
+
+def note_temporary_password(sender, request, user, **kwargs) -> None:
+    """`user_logged_in` receiver: remember in the session whether the password is
+    temporary (`TemporaryPasswordMiddleware` reads it)."""
+    if request is not None and hasattr(request, "session"):
+        if has_temporary_password(user):
+            request.session[TEMPORARY_PASSWORD_SESSION_KEY] = True
+        else:
+            request.session.pop(TEMPORARY_PASSWORD_SESSION_KEY, None)
+
+
+class PasswordChangeView(auth_views.PasswordChangeView):
+    """Choose a new password (any user; required after a temporary one): the current
+    password, then the new one twice, checked by the project's validators. Ends the
+    temporary state and keeps the session; goes on to ``next`` when it is safe."""
+
+    template_name = "registration/password_change.html"
+
+    def form_valid(self, form):
+        from annotation.services.raters import password_changed_by_owner
+
+        response = super().form_valid(form)
+        password_changed_by_owner(user=self.request.user)
+        self.request.session.pop(TEMPORARY_PASSWORD_SESSION_KEY, None)
+        messages.success(self.request, "Your password was changed.")
+        return response
+
+    def get_success_url(self) -> str:
+        target = self.request.POST.get("next") or self.request.GET.get("next") or ""
+        if target and url_has_allowed_host_and_scheme(
+            target,
+            allowed_hosts={self.request.get_host()},
+            require_https=self.request.is_secure(),
+        ):
+            return target
+        return reverse("home")
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["temporary"] = bool(
+            self.request.session.get(TEMPORARY_PASSWORD_SESSION_KEY)
+        )
+        context["next"] = self.request.GET.get("next", "")
+        return context

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import logging
 import sys
+from urllib.parse import urlencode
 
 from django.db import DataError, InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.defaults import server_error as django_server_error
 
 from annotation.errors import ConflictError, DomainError, Problem
@@ -135,6 +137,40 @@ class BadInputMiddleware:
         if isinstance(exception, DataError):
             return bad_input_response(request, database_refused(request, exception))
         return None
+
+
+class TemporaryPasswordMiddleware:
+    """A user logged in with a password someone else set (a new or reset rater) must
+    choose their own first: every page redirects to the password page (with ``next``),
+    an API call made with the session answers 403 saying so. The login and logout,
+    the password page itself and static files stay open."""
+
+    OPEN_PREFIXES = ("/static/", "/login/", "/logout/")
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        from flaskapp.accounts import TEMPORARY_PASSWORD_SESSION_KEY
+
+        session = getattr(request, "session", None)
+        if (
+            session is None
+            or not session.get(TEMPORARY_PASSWORD_SESSION_KEY)
+            or not request.user.is_authenticated
+        ):
+            return self.get_response(request)
+        change = reverse("password-change")
+        if request.path == change or request.path.startswith(self.OPEN_PREFIXES):
+            return self.get_response(request)
+        message = "Your password was set for you: choose your own first."
+        if is_api(request):
+            return JsonResponse(
+                {"detail": message, "problems": [{"field": "password",
+                                                   "message": message}]},
+                status=403,
+            )  # fmt: skip
+        return redirect(f"{change}?{urlencode({'next': request.get_full_path()})}")
 
 
 def server_error(request: HttpRequest, *args, **kwargs) -> HttpResponse:

@@ -96,6 +96,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # A password someone else set must be replaced first (flaskapp.middleware).
+    "flaskapp.middleware.TemporaryPasswordMiddleware",
     # Bad input and database outages answer 400 / 503, never 500 (flaskapp.middleware).
     "flaskapp.middleware.BadInputMiddleware",
     "flaskapp.middleware.DatabaseOutageMiddleware",

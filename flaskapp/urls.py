@@ -10,6 +10,11 @@ urlpatterns = [
     path("", annotation_views.home, name="home"),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path(
+        "account/password/",
+        accounts.PasswordChangeView.as_view(),
+        name="password-change",
+    ),
     path("django-admin/", admin.site.urls),
     # one pages include and one API include per app
     path("", include("annotation.urls")),

@@ -1,13 +1,15 @@
 """The annotation app's data, by concept (re-exported here: one import path).
 
 `datasets` (rubrics, skills, datasets, instructions, responses), `imports`,
-`campaigns` (campaigns, items, assignments, human scores) and `preferences`.
+`campaigns` (campaigns, items, assignments, human scores), `preferences` and
+`accounts` (temporary passwords).
 
 Invariants live in the database where it can hold them (unique keys, value ranges);
 the rest (a relevant skill belongs to the dataset's rubric, frozen rubrics) is enforced
 by the services and, on PostgreSQL, by a constraint trigger (see migration 0002).
 """
 
+from annotation.models.accounts import TemporaryPassword
 from annotation.models.campaigns import (
     Assignment,
     Campaign,
@@ -38,6 +40,7 @@ from annotation.models.preferences import (
 )
 
 __all__ = [
+    "TemporaryPassword",
     "DATASET_FORMAT_CHOICES",
     "Ability",
     "Dataset",

@@ -5,7 +5,9 @@ its password. (Adding one to a campaign is the campaign's rule:
 Passwords follow the project's one rule, Django's `AUTH_PASSWORD_VALIDATORS` (minimum
 length, common passwords, all digits, similarity to the username), whether typed or
 generated. A generated password is returned once, to be shown once and handed to the
-rater; only its hash is stored.
+rater; only its hash is stored. Either way the password is temporary
+(`TemporaryPassword`): the rater must choose their own at their next login, and
+cannot get an API token before.
 
 Only plain rater accounts are managed here: an account that also holds the
 researcher or admin role (or is a superuser) is refused, so that a researcher can
@@ -24,6 +26,7 @@ from django.db import transaction
 
 from annotation import roles
 from annotation.errors import DomainError, Problem
+from annotation.models import TemporaryPassword
 from flaskapp import tokens
 
 # 16 URL-safe characters (96 bits): far beyond any validator, easy to copy.
@@ -93,7 +96,18 @@ def rater_create(*, user: User, username: str, password: str = "") -> tuple[User
         rater.set_password(password)
         rater.save()
         rater.groups.add(Group.objects.get(name=roles.RATER))
+        _mark_temporary(rater, user)
     return rater, password if generated else ""
+
+
+def _mark_temporary(rater: User, by: User) -> None:
+    """The rater must choose their own password at their next login."""
+    TemporaryPassword.objects.update_or_create(user=rater, defaults={"set_by": by})
+
+
+def password_changed_by_owner(*, user: User) -> None:
+    """`user` chose their own password: it is no longer temporary."""
+    TemporaryPassword.objects.filter(user=user).delete()
 
 
 def _require_plain_rater(rater: User) -> None:
@@ -146,4 +160,5 @@ def rater_password_reset(*, user: User, rater: User, password: str = "") -> str:
         rater.set_password(password)
         rater.save(update_fields=["password"])
         tokens.token_revoke_all(user=rater)
+        _mark_temporary(rater, user)
     return password if generated else ""

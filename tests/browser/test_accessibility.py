@@ -28,6 +28,7 @@ FAILING = {"serious", "critical"}
 RATER_PAGES = [
     ("home", "/"),
     ("rate list", "/rate/"),
+    ("password", "/account/password/"),
     ("pointwise rating", "/rate/{campaign}/"),
     ("rating history", "/rate/{campaign}/mine/"),
     ("rating review", "/rate/assignments/{submitted}/"),

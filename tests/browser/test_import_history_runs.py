@@ -58,7 +58,7 @@ def test_history_lists_cli_judge_runs_and_preferences(page, live_server, tmp_pat
     run = JudgeRun.objects.get(name="offline")
 
     login(page, live_server, admin)
-    for width in (1440, 800):
+    for width in (1440, 1366, 800):
         page.set_viewport_size({"width": width, "height": 900})
         page.goto(f"{live_server.url}/imports/")
         rows = page.locator("table tbody tr")
