@@ -16,6 +16,7 @@ from annotation.models.campaigns import (
     ShownOrder,
 )
 from annotation.models.datasets import (
+    FLASK_GROUPS,
     Ability,
     Dataset,
     Difficulty,
@@ -25,6 +26,7 @@ from annotation.models.datasets import (
     Response,
     Rubric,
     Skill,
+    SkillKind,
 )
 from annotation.models.imports import (
     DATASET_FORMAT_CHOICES,
@@ -39,6 +41,7 @@ from annotation.models.preferences import (
 
 __all__ = [
     "DATASET_FORMAT_CHOICES",
+    "FLASK_GROUPS",
     "Ability",
     "Dataset",
     "Difficulty",
@@ -48,6 +51,7 @@ __all__ = [
     "Response",
     "Rubric",
     "Skill",
+    "SkillKind",
     "ImportJob",
     "Assignment",
     "Campaign",
