@@ -63,6 +63,11 @@ CRITERION_FIELDS = {
 SCALE_FIELDS = {"min", "max"}
 LABEL_FIELDS = {"key", "name", "description"}
 KINDS = ("ordinal", "categorical")
+# Mappings and lists may carry only their plain tags (scalars: the safe loader's).
+TAGS = {
+    yaml.MappingNode: "tag:yaml.org,2002:map",
+    yaml.SequenceNode: "tag:yaml.org,2002:seq",
+}
 
 
 class Mapping(dict):
@@ -175,6 +180,15 @@ def _read_yaml(text: str, file: str, problems: list[Problem]) -> Any:
             if count[0] > MAX_NODES or depth > MAX_JSON_DEPTH:
                 raise _FileError(
                     Problem("is too large or nested too deep", line=line, file=file)
+                )
+            expected = TAGS.get(type(node))
+            if expected is not None and node.tag != expected:
+                raise _FileError(
+                    Problem(
+                        f"the YAML tag {node.tag!r} is not allowed",
+                        line=line,
+                        file=file,
+                    )
                 )
             if isinstance(node, yaml.MappingNode):
                 loader.flatten_mapping(node)
@@ -339,7 +353,7 @@ def _groups(check: _Checker, top: Mapping) -> tuple[list[dict], bool]:
         keys.append((key, group.line_of("key"), f"{path}.key"))
         groups.append({"key": key, "name": name or key})
     if items is not None and not items:
-        check.fail("needs at least one group", items.line, "groups")
+        check.fail("needs at least one group", top.line_of("groups"), "groups")
     check.unique(keys, "group")
     return groups, True
 
@@ -433,7 +447,7 @@ def _categorical(check: _Checker, item: Mapping, path: str, out: dict) -> None:
     if not MIN_LABELS <= len(items) <= MAX_LABELS:
         check.fail(
             f"has {len(items)} labels; give {MIN_LABELS} to {MAX_LABELS}",
-            items.line,
+            item.line_of("labels"),
             f"{path}.labels",
         )
     labels, keys = [], []
@@ -512,7 +526,7 @@ def _check(top, file: str, problems: list[Problem]) -> RubricData | None:
     items = check.items(top, "criteria", "")
     criteria = []
     if items is not None and not items:
-        check.fail("needs at least one criterion", items.line, "criteria")
+        check.fail("needs at least one criterion", top.line_of("criteria"), "criteria")
     for index, item in enumerate(items or []):
         line = getattr(item, "line", items.line)
         criterion = _criterion(check, item, index, line, group_keys, explicit)
