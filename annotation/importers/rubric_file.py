@@ -167,8 +167,9 @@ def _read_json(text: str, file: str, problems: list[Problem]) -> Any:
 
 def _read_yaml(text: str, file: str, problems: list[Problem]) -> Any:
     """YAML (one document, safe tags only) with the line of every key and item."""
-    loader = yaml.SafeLoader(text)
+    loader = None
     try:
+        loader = yaml.SafeLoader(text)  # reads ahead: may raise on a bad character
         root = loader.get_single_node()
         if root is None:
             return None
@@ -238,7 +239,8 @@ def _read_yaml(text: str, file: str, problems: list[Problem]) -> Any:
     except yaml.YAMLError as exc:
         raise _FileError(Problem(f"invalid YAML ({exc})", file=file)) from exc
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 # --- Checking ----------------------------------------------------------------------------

@@ -494,6 +494,12 @@ def test_invalid_yaml_and_json_name_their_line():
     ]
 
 
+def test_a_nul_byte_or_bad_utf8_is_refused_not_a_server_error():
+    (problem,) = refusal(b"\x00")
+    assert problem[2].startswith("invalid YAML (")
+    assert refusal(b"name: \xff\n") == [(None, None, "not valid UTF-8")]
+
+
 def test_unsafe_yaml_tags_and_alias_bombs_are_refused():
     assert refusal(b"name: !!python/object/apply:os.system [echo]\n") == [
         (
