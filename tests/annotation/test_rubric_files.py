@@ -701,3 +701,20 @@ def test_a_dataset_import_naming_such_a_rubric_is_refused():
     assert [p.field for p in exc.value.problems] == ["rubric"]
     assert "not available yet" in exc.value.problems[0].message
     assert not Dataset.objects.filter(name="new-set").exists()
+
+
+def test_a_judge_run_on_such_a_rubric_is_refused_naming_the_field(researcher):
+    from judging.models import JudgeConfig
+    from judging.services.runs import judge_run_create
+
+    rubric = services.rubric_import(data=HELPSTEER_YAML, file="h.yaml")
+    dataset = DatasetFactory(rubric=rubric)
+    ResponseFactory(instruction=InstructionFactory(dataset=dataset, skill_keys=[]))
+    config = JudgeConfig.objects.create(
+        name="judge", base_url="http://127.0.0.1:9/v1", model="m"
+    )
+
+    with pytest.raises(DomainError) as exc:
+        judge_run_create(config=config, dataset=dataset, user=researcher)
+
+    assert "rubric" in [p.field for p in exc.value.problems]
