@@ -448,7 +448,8 @@ def _categorical(check: _Checker, item: Mapping, path: str, out: dict) -> None:
         return
     if not MIN_LABELS <= len(items) <= MAX_LABELS:
         check.fail(
-            f"has {len(items)} labels; give {MIN_LABELS} to {MAX_LABELS}",
+            f"has {len(items)} label{'' if len(items) == 1 else 's'}; give "
+            f"{MIN_LABELS} to {MAX_LABELS}",
             item.line_of("labels"),
             f"{path}.labels",
         )

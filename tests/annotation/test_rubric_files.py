@@ -400,7 +400,7 @@ CRITERION = "  - key: {key}\n    name: N\n    scale: {{min: 1, max: 3}}\n    anc
             "    labels: [{key: only}]\n",
             6,
             "criteria[0].labels",
-            "has 1 labels; give 2 to 10",
+            "has 1 label; give 2 to 10",
         ),
         (
             "name: R\ncriteria:\n  - key: a\n    name: A\n    kind: categorical\n"
