@@ -12,6 +12,15 @@ from annotation.builtin_rubric import (
     BUILTIN_SKILLS,
 )
 
+# FLASK's four abilities as `Rubric.groups` holds them (the model's `FLASK_GROUPS`;
+# plain data here, as the migrations need it without the models).
+FLASK_GROUPS = [
+    {"key": "logical_thinking", "name": "Logical Thinking"},
+    {"key": "background_knowledge", "name": "Background Knowledge"},
+    {"key": "problem_handling", "name": "Problem Handling"},
+    {"key": "user_alignment", "name": "User Alignment"},
+]
+
 # None: every permission of the annotation and judging apps.
 ROLE_PERMISSIONS: dict[str, list[str] | None] = {
     "admin": None,
@@ -33,15 +42,20 @@ def ensure_builtin_data(apps=None) -> None:
         from django.apps import apps
     Rubric = apps.get_model("annotation", "Rubric")
     Skill = apps.get_model("annotation", "Skill")
+    # Migration 0002 runs this before migration 0011 adds the groups and scales (which
+    # 0011 then fills); with today's models they are set here.
+    scales = "groups" in {f.name for f in Rubric._meta.get_fields()}
     rubric, _ = Rubric.objects.get_or_create(
         name=BUILTIN_RUBRIC_NAME,
         version=BUILTIN_RUBRIC_VERSION,
         defaults={
             "is_builtin": True,
             "description": "The 12 FLASK skills in 4 abilities, in FLASK Eval's own words.",
+            **({"groups": FLASK_GROUPS} if scales else {}),
         },
     )
     for position, (key, name, ability, criteria, anchors) in enumerate(BUILTIN_SKILLS):
+        texts = {f"anchor_{i + 1}": text for i, text in enumerate(anchors)}
         Skill.objects.get_or_create(
             rubric=rubric,
             key=key,
@@ -50,7 +64,17 @@ def ensure_builtin_data(apps=None) -> None:
                 "ability": ability,
                 "criteria": criteria,
                 "position": position,
-                **{f"anchor_{i + 1}": text for i, text in enumerate(anchors)},
+                **texts,
+                **(
+                    {
+                        "group": ability,
+                        "scale_anchors": {
+                            str(i + 1): text for i, text in enumerate(anchors)
+                        },
+                    }
+                    if scales
+                    else {}
+                ),
             },
         )
     Group = apps.get_model("auth", "Group")

@@ -117,10 +117,14 @@ class ImportForm(forms.Form):
 class RubricImportForm(forms.Form):
     name = forms.CharField(
         max_length=100,
+        required=False,
         initial="FLASK official",
-        help_text="An existing name gets a new version; a new name starts at version 1.",
+        help_text="An existing name gets a new version; a new name starts at version 1. "
+        "Empty: the name in the file (FLASK's file: FLASK official).",
     )
     file = forms.FileField(
-        label="skillset_description.json",
-        help_text="FLASK's rubric file: a JSON array of {Skill, Criteria, Scoring}.",
+        label="Rubric file",
+        help_text="Our rubric file (YAML or JSON: any scale 2-11 points or a set of "
+        "labels; see the README) or FLASK's skillset_description.json (a JSON array "
+        "of {Skill, Criteria, Scoring}); recognised by content.",
     )

@@ -79,7 +79,8 @@ class RubricDetailApi(APIView):
 
 
 class RubricImportApi(APIView):
-    """Import FLASK's `skillset_description.json` as a new version of rubric `name`."""
+    """Import a rubric file (ours, JSON or YAML, or FLASK's `skillset_description.json`)
+    as a new version of rubric `name` (default: the file's name)."""
 
     permission_classes = [IsAdmin]
     parser_classes = [MultiPartParser]
@@ -94,7 +95,9 @@ class RubricImportApi(APIView):
         serializer.is_valid(raise_exception=True)
         upload = serializer.validated_data["file"]
         rubric = services.rubric_import(
-            name=serializer.validated_data["name"], data=upload.read(), file=upload.name
+            name=serializer.validated_data.get("name") or None,
+            data=upload.read(),
+            file=upload.name,
         )
         return Response(
             RubricDetailOutputSerializer(rubric).data, status=status.HTTP_201_CREATED

@@ -18,6 +18,7 @@ from annotation.models.campaigns import (
     ShownOrder,
 )
 from annotation.models.datasets import (
+    FLASK_GROUPS,
     Ability,
     Dataset,
     Difficulty,
@@ -27,6 +28,7 @@ from annotation.models.datasets import (
     Response,
     Rubric,
     Skill,
+    SkillKind,
 )
 from annotation.models.imports import (
     DATASET_FORMAT_CHOICES,
@@ -42,6 +44,7 @@ from annotation.models.preferences import (
 __all__ = [
     "TemporaryPassword",
     "DATASET_FORMAT_CHOICES",
+    "FLASK_GROUPS",
     "Ability",
     "Dataset",
     "Difficulty",
@@ -51,6 +54,7 @@ __all__ = [
     "Response",
     "Rubric",
     "Skill",
+    "SkillKind",
     "ImportJob",
     "Assignment",
     "Campaign",

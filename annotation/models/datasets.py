@@ -48,6 +48,8 @@ class Rubric(models.Model):
     version = models.PositiveIntegerField(default=1)
     description = models.TextField(blank=True)
     is_builtin = models.BooleanField(default=False)
+    # [{"key", "name"}] in display order; FLASK's rubrics: its four abilities.
+    groups = models.JSONField(default=list, blank=True)
     frozen_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -66,9 +68,30 @@ class Rubric(models.Model):
     def is_frozen(self) -> bool:
         return self.frozen_at is not None
 
+    @property
+    def flask_compatible(self) -> bool:
+        """Whether campaigns, judge runs and agreement can use this rubric today: every
+        criterion is ordinal on 1-5 and in a group that is a FLASK ability."""
+        return all(skill.flask_compatible for skill in self.skills.all())
+
+
+class SkillKind(models.TextChoices):
+    ORDINAL = "ordinal", "Ordinal (a score on a scale)"
+    CATEGORICAL = "categorical", "Categorical (one of a set of labels)"
+
+
+# The groups of FLASK's rubrics: its four abilities, as `Rubric.groups` holds them.
+FLASK_GROUPS = [{"key": value, "name": label} for value, label in Ability.choices]
+
 
 class Skill(models.Model):
-    """One scored skill of a rubric, with its criteria and the five score anchors."""
+    """One criterion of a rubric: ordinal (a score from `scale_min` to `scale_max`,
+    anchors per point in `scale_anchors`) or categorical (one of `labels`).
+
+    `ability` and `anchor_1..anchor_5` are what campaigns, judge runs and agreement
+    read; they are filled for an ordinal 1-5 criterion whose group is a FLASK ability
+    and empty otherwise (`flask_compatible` says which).
+    """
 
     rubric = models.ForeignKey(Rubric, on_delete=models.CASCADE, related_name="skills")
     key = models.SlugField(max_length=64)
@@ -81,6 +104,18 @@ class Skill(models.Model):
     anchor_4 = models.TextField()
     anchor_5 = models.TextField()
     position = models.PositiveSmallIntegerField(default=0)
+    kind = models.CharField(
+        max_length=16, choices=SkillKind.choices, default=SkillKind.ORDINAL
+    )
+    # Null for a categorical criterion.
+    scale_min = models.SmallIntegerField(null=True, blank=True, default=1)
+    scale_max = models.SmallIntegerField(null=True, blank=True, default=5)
+    # {"<point>": text}: anchors for some points of the scale (both ends at least).
+    scale_anchors = models.JSONField(default=dict, blank=True)
+    # [{"key", "name", "description"}] for a categorical criterion.
+    labels = models.JSONField(default=list, blank=True)
+    allow_na = models.BooleanField(default=True)
+    group = models.CharField(max_length=64, blank=True, default="")
 
     class Meta:
         ordering = ["rubric_id", "position", "id"]
@@ -101,6 +136,31 @@ class Skill(models.Model):
             (3, self.anchor_3),
             (4, self.anchor_4),
             (5, self.anchor_5),
+        ]
+
+    @property
+    def flask_compatible(self) -> bool:
+        return (
+            self.kind == SkillKind.ORDINAL
+            and (self.scale_min, self.scale_max) == (1, 5)
+            and self.group in Ability.values
+        )
+
+    @property
+    def scale_label(self) -> str:
+        """ "0-4" for an ordinal criterion, "" for a categorical one."""
+        if self.kind != SkillKind.ORDINAL:
+            return ""
+        return f"{self.scale_min}-{self.scale_max}"
+
+    @property
+    def point_anchors(self) -> list[tuple[int, str]]:
+        """(point, anchor text) for every point of the scale ("" where none is given)."""
+        if self.kind != SkillKind.ORDINAL or self.scale_min is None:
+            return []
+        return [
+            (point, self.scale_anchors.get(str(point), ""))
+            for point in range(self.scale_min, self.scale_max + 1)
         ]
 
 

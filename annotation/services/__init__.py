@@ -1,6 +1,6 @@
 """Writes and workflows of the annotation app (re-exported from submodules)."""
 
-from annotation.services.flask import dataset_import_flask, rubric_import
+from annotation.services.flask import dataset_import_flask
 from annotation.services.hard import instruction_mark_hard, instruction_texts_matching
 from annotation.services.import_jobs import (
     import_job_confirm,
@@ -15,7 +15,12 @@ from annotation.services.imports import (
     dataset_parse_files,
     import_check_sizes,
 )
-from annotation.services.rubrics import rubric_freeze, rubric_get_default
+from annotation.services.rubrics import (
+    rubric_freeze,
+    rubric_get_default,
+    rubric_import,
+    rubric_require_flask_compatible,
+)
 
 __all__ = [
     "ImportReport",
@@ -33,6 +38,7 @@ __all__ = [
     "rubric_freeze",
     "rubric_get_default",
     "rubric_import",
+    "rubric_require_flask_compatible",
 ]
 
 from annotation.services.campaigns import (

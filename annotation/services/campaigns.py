@@ -12,6 +12,7 @@ from annotation import roles
 from annotation.errors import DomainError, Problem
 from annotation.models import Campaign, CampaignItem, Dataset, Response, Skill
 from annotation.services.import_rows import copy_rows
+from annotation.services.rubrics import NOT_USABLE_YET
 from flaskapp.bounds import LOCK_TTL_MINUTES, OVERLAP, OVERLAP_PERCENT, RATER_QUOTA
 
 
@@ -176,6 +177,14 @@ def campaign_create(
     if skill_mode not in Campaign.SkillMode.values:
         problems.append(
             Problem(f"unknown skill mode {skill_mode!r}", field="skill_mode")
+        )
+    if not dataset.rubric.flask_compatible:
+        problems.append(
+            Problem(
+                f"the dataset's rubric {dataset.rubric} cannot be rated yet: "
+                f"{NOT_USABLE_YET}",
+                field="rubric",
+            )
         )
     rater_list = list(raters or [])
     problems += campaign_option_problems(

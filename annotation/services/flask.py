@@ -3,10 +3,6 @@ official rubric file as a new rubric version, FLASK-Hard marks; one transaction.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from django.db import transaction
-
 from annotation.errors import DomainError, Problem
 from annotation.importers.base import (
     FileData,
@@ -19,7 +15,6 @@ from annotation.models import (
     ImportJob,
     Instruction,
     Rubric,
-    Skill,
 )
 from annotation.services.hard import instruction_mark_hard, instruction_texts_matching
 from annotation.services.imports import (
@@ -31,6 +26,7 @@ from annotation.services.imports import (
     rubric_for,
     skill_lookup,
 )
+from annotation.services.rubrics import rubric_import
 
 # The rubric version that `import_flask --rubric FILE` creates from FLASK's own file.
 IMPORTED_RUBRIC_NAME = "FLASK (imported)"
@@ -200,22 +196,3 @@ def dataset_import_flask(
             f"{options.get('rubric_name') or IMPORTED_RUBRIC_NAME} (new version)"
         )
     return report
-
-
-def rubric_import(*, name: str, data: bytes, file: str) -> Rubric:
-    """Create a new version of rubric `name` from a FLASK `skillset_description.json`.
-
-    Versions count up from the highest existing one. Raises `DomainError` on bad input.
-    """
-    skills, problems = parse_rubric(data, file=file)
-    if problems:
-        raise DomainError("the rubric was not imported", problems)
-    with transaction.atomic():
-        last = Rubric.objects.filter(name=name).order_by("-version").first()
-        rubric = Rubric.objects.create(
-            name=name,
-            version=(last.version + 1) if last else 1,
-            description=f"Imported from {Path(file).name}",
-        )
-        Skill.objects.bulk_create([Skill(rubric=rubric, **s) for s in skills])
-    return rubric

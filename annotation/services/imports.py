@@ -46,7 +46,10 @@ from annotation.services.import_rows import (
     stream_outputs,
     write_planned,
 )
-from annotation.services.rubrics import rubric_get_default
+from annotation.services.rubrics import (
+    rubric_get_default,
+    rubric_require_flask_compatible,
+)
 
 log = logging.getLogger(__name__)
 
@@ -283,9 +286,11 @@ def rubric_for(dataset: Dataset | None, options: dict) -> Rubric:
     """The dataset's rubric; for a new dataset `options["rubric_id"]` or the default.
 
     A `rubric_id` given for an existing dataset is ignored (the upload form offers the
-    choice on every upload and says it only applies to new datasets).
+    choice on every upload and says it only applies to new datasets). A rubric that
+    campaigns and judge runs cannot use yet (`Rubric.flask_compatible`) is refused.
     """
     if dataset is not None:
+        rubric_require_flask_compatible(dataset.rubric, field="rubric")
         return dataset.rubric
     if options.get("rubric_id"):
         rubric = Rubric.objects.filter(pk=options["rubric_id"]).first()
@@ -294,6 +299,7 @@ def rubric_for(dataset: Dataset | None, options: dict) -> Rubric:
                 f"rubric {options['rubric_id']} does not exist",
                 [Problem("no such rubric", field="rubric")],
             )
+        rubric_require_flask_compatible(rubric, field="rubric")
         return rubric
     return rubric_get_default()
 

@@ -1,11 +1,26 @@
-"""Rubric reads and writes that other services share."""
+"""Rubric reads and writes that other services share, and the rubric import (our
+rubric file in JSON or YAML, or FLASK's `skillset_description.json`)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from django.db import transaction
 from django.utils import timezone
 
 from annotation.builtin_rubric import BUILTIN_RUBRIC_NAME, BUILTIN_RUBRIC_VERSION
-from annotation.models import Rubric
+from annotation.errors import DomainError, Problem
+from annotation.importers.flask import parse_rubric
+from annotation.importers.rubric_file import looks_like_rubric_file, parse_rubric_file
+from annotation.models import FLASK_GROUPS, Ability, Rubric, Skill, SkillKind
+
+# A FLASK file uploaded without a name becomes a version of this rubric.
+FLASK_FILE_DEFAULT_NAME = "FLASK official"
+MAX_RUBRIC_FILE_BYTES = 1_000_000
+NOT_USABLE_YET = (
+    "criteria on scales other than 1-5, or categorical, are stored and shown; rating, "
+    "judging and agreement on them are not available yet"
+)
 
 
 def rubric_get_default() -> Rubric:
@@ -18,3 +33,104 @@ def rubric_freeze(*, rubric_id: int) -> None:
     Rubric.objects.filter(pk=rubric_id, frozen_at__isnull=True).update(
         frozen_at=timezone.now()
     )
+
+
+def rubric_require_flask_compatible(rubric: Rubric, *, field: str = "rubric") -> None:
+    """Refuse (naming `field`) a rubric that campaigns, judge runs and agreement cannot
+    use yet: one with a criterion that is not ordinal 1-5 in a FLASK ability."""
+    if not rubric.flask_compatible:
+        raise DomainError(
+            f"rubric {rubric} cannot be used here: {NOT_USABLE_YET}",
+            [Problem(f"{rubric}: {NOT_USABLE_YET}", field=field)],
+        )
+
+
+def _flask_skill(skill: dict) -> dict:
+    """A skill of FLASK's file, with the fields of any rubric filled from it."""
+    return {
+        **skill,
+        "kind": SkillKind.ORDINAL,
+        "scale_min": 1,
+        "scale_max": 5,
+        "scale_anchors": {str(i): skill[f"anchor_{i}"] for i in range(1, 6)},
+        "labels": [],
+        "allow_na": True,
+        "group": skill["ability"],
+    }
+
+
+def _criterion_skill(criterion: dict) -> dict:
+    """A criterion of our file, with FLASK's fields filled when it is FLASK-shaped
+    (ordinal 1-5 in a FLASK ability) and left empty otherwise."""
+    skill = {**criterion, "ability": "", **{f"anchor_{i}": "" for i in range(1, 6)}}
+    if (
+        criterion["kind"] == SkillKind.ORDINAL
+        and (criterion["scale_min"], criterion["scale_max"]) == (1, 5)
+        and criterion["group"] in Ability.values
+    ):
+        skill["ability"] = criterion["group"]
+        for i in range(1, 6):
+            skill[f"anchor_{i}"] = criterion["scale_anchors"].get(str(i), "")
+    return skill
+
+
+def rubric_import(*, name: str | None = None, data: bytes, file: str) -> Rubric:
+    """Create a new version of a rubric from a file: ours (JSON or YAML, see
+    `annotation.importers.rubric_file`) or FLASK's `skillset_description.json`
+    (a JSON array; recognised by content).
+
+    The rubric's name is `name` if given, else the file's `name` (FLASK's file:
+    "FLASK official"). Versions count up from the highest existing one. Raises
+    `DomainError` listing every problem; then nothing is written.
+    """
+    name = (name or "").strip()
+    if len(name) > 100:
+        raise DomainError(
+            "the rubric was not imported",
+            [Problem("is longer than 100 characters", field="name")],
+        )
+    if len(data) > MAX_RUBRIC_FILE_BYTES:
+        raise DomainError(
+            "the rubric was not imported",
+            [
+                Problem(
+                    f"the file is {len(data):,} bytes; the limit for a rubric is "
+                    f"{MAX_RUBRIC_FILE_BYTES:,}",
+                    file=file,
+                )
+            ],
+        )
+    text_start = data[:200].decode("utf-8", errors="ignore")
+    if looks_like_rubric_file(text_start):
+        parsed, problems = parse_rubric_file(data, file=file)
+        if parsed is not None and not (name or parsed.name):
+            problems = [Problem("is missing: name the rubric", field="name", file=file)]
+        if problems:
+            raise DomainError("the rubric was not imported", problems)
+        name = name or parsed.name
+        description = parsed.description or f"Imported from {Path(file).name}"
+        groups = parsed.groups
+        skills = [_criterion_skill(c) for c in parsed.criteria]
+    else:
+        flask_skills, problems = parse_rubric(data, file=file)
+        if problems:
+            raise DomainError("the rubric was not imported", problems)
+        name = name or FLASK_FILE_DEFAULT_NAME
+        description = f"Imported from {Path(file).name}"
+        groups = FLASK_GROUPS
+        skills = [_flask_skill(s) for s in flask_skills]
+    with transaction.atomic():
+        last = (
+            Rubric.objects.select_for_update()
+            .filter(name=name)
+            .order_by("-version")
+            .first()
+        )
+        rubric = Rubric.objects.create(
+            name=name,
+            version=(last.version + 1) if last else 1,
+            description=description,
+            groups=groups,
+        )
+        Skill.objects.bulk_create([Skill(rubric=rubric, **s) for s in skills])
+    return rubric

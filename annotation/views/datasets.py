@@ -18,7 +18,7 @@ from annotation import roles, services
 from annotation import selectors as selectors
 from annotation.errors import DomainError
 from annotation.forms import FORMAT_HELP, ImportForm, RubricImportForm
-from annotation.models import DATASET_FORMAT_CHOICES, Ability, ImportJob
+from annotation.models import DATASET_FORMAT_CHOICES, ImportJob
 from flaskapp.htmx import HTMX_STOP_POLLING, render_page_or_fragment, wants_fragment
 
 INSTRUCTIONS_PER_PAGE = 50
@@ -95,16 +95,20 @@ def rubric_list(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def rubric_detail(request: HttpRequest, rubric_id: int) -> HttpResponse:
-    """A rubric version's skills, grouped by primary ability, with their anchors."""
+    """A rubric version's criteria, grouped by the rubric's groups (FLASK's: its
+    primary abilities), with their scale or labels and anchors."""
     rubric = selectors.rubric_get_for_user(user=request.user, rubric_id=rubric_id)
     skills = list(rubric.skills.all())
-    abilities = [
-        (label, [s for s in skills if s.ability == value])
-        for value, label in Ability.choices
+    groups = [
+        (group["name"], [s for s in skills if s.group == group["key"]])
+        for group in rubric.groups
     ]
+    known = {group["key"] for group in rubric.groups}
+    groups.append(("Other", [s for s in skills if s.group not in known]))
     context = {
         "rubric": rubric,
-        "abilities": [(label, group) for label, group in abilities if group],
+        "abilities": [(label, group) for label, group in groups if group],
+        "flask_compatible": all(s.flask_compatible for s in skills),
         "import_form": RubricImportForm(initial={"name": rubric.name}),
     }
     return render(request, "annotation/rubric_detail.html", context)
@@ -113,7 +117,8 @@ def rubric_detail(request: HttpRequest, rubric_id: int) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def rubric_import(request: HttpRequest) -> HttpResponse:
-    """Upload FLASK's `skillset_description.json` as a new rubric version (admins)."""
+    """Upload a rubric file (ours, or FLASK's `skillset_description.json`) as a new
+    rubric version (admins)."""
     roles.require_admin(request.user)
     problems: list = []
     if request.method == "POST":
@@ -122,7 +127,9 @@ def rubric_import(request: HttpRequest) -> HttpResponse:
             upload = form.cleaned_data["file"]
             try:
                 rubric = services.rubric_import(
-                    name=form.cleaned_data["name"], data=upload.read(), file=upload.name
+                    name=form.cleaned_data["name"] or None,
+                    data=upload.read(),
+                    file=upload.name,
                 )
             except DomainError as exc:
                 problems = exc.problems or [exc.message]

@@ -28,17 +28,53 @@ class SkillAnchorOutputSerializer(serializers.Serializer):
     description = serializers.CharField()
 
 
+class SkillLabelOutputSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    name = serializers.CharField()
+    description = serializers.CharField()
+
+
+class SkillPointAnchorOutputSerializer(serializers.Serializer):
+    point = serializers.IntegerField()
+    description = serializers.CharField()
+
+
 class SkillOutputSerializer(serializers.Serializer):
     key = serializers.CharField()
     name = serializers.CharField()
-    ability = serializers.CharField()
+    ability = serializers.CharField(
+        help_text="The FLASK ability; empty unless the criterion is FLASK-shaped."
+    )
     ability_label = serializers.CharField(source="get_ability_display")
     criteria = serializers.CharField()
     anchors = serializers.SerializerMethodField()
+    kind = serializers.CharField(help_text="ordinal or categorical")
+    group = serializers.CharField()
+    scale_min = serializers.IntegerField(allow_null=True)
+    scale_max = serializers.IntegerField(allow_null=True)
+    scale_anchors = serializers.SerializerMethodField()
+    labels = SkillLabelOutputSerializer(many=True)
+    allow_na = serializers.BooleanField()
 
     @extend_schema_field(SkillAnchorOutputSerializer(many=True))
     def get_anchors(self, skill) -> list[dict]:
+        """FLASK's five anchors (1-5); empty for any other criterion."""
+        if not skill.flask_compatible:
+            return []
         return [{"score": score, "description": text} for score, text in skill.anchors]
+
+    @extend_schema_field(SkillPointAnchorOutputSerializer(many=True))
+    def get_scale_anchors(self, skill) -> list[dict]:
+        return [
+            {"point": point, "description": text}
+            for point, text in skill.point_anchors
+            if text
+        ]
+
+
+class RubricGroupOutputSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    name = serializers.CharField()
 
 
 class RubricDetailOutputSerializer(serializers.Serializer):
@@ -49,12 +85,25 @@ class RubricDetailOutputSerializer(serializers.Serializer):
     is_builtin = serializers.BooleanField()
     is_frozen = serializers.BooleanField()
     created_at = serializers.DateTimeField()
+    groups = RubricGroupOutputSerializer(many=True)
+    flask_compatible = serializers.BooleanField(
+        help_text="Every criterion ordinal 1-5 in a FLASK ability: usable by "
+        "campaigns and judge runs."
+    )
     skills = SkillOutputSerializer(many=True)
 
 
 class RubricImportInputSerializer(serializers.Serializer):
-    name = serializers.CharField(max_length=100)
-    file = serializers.FileField(help_text="FLASK `skillset_description.json`.")
+    name = serializers.CharField(
+        max_length=100,
+        required=False,
+        allow_blank=True,
+        help_text="Default: the file's `name` (FLASK's file: FLASK official).",
+    )
+    file = serializers.FileField(
+        help_text="Our rubric file (YAML or JSON) or FLASK's "
+        "`skillset_description.json`, recognised by content."
+    )
 
 
 # --- Datasets ----------------------------------------------------------------------------
