@@ -23,6 +23,11 @@ urlpatterns = [
     path("rubrics/", datasets.rubric_list, name="rubric-list"),
     path("rubrics/import/", datasets.rubric_import, name="rubric-import"),
     path("rubrics/<int:rubric_id>/", datasets.rubric_detail, name="rubric-detail"),
+    path("rubrics/new/", datasets.rubric_edit, name="rubric-new"),
+    path("rubrics/<int:rubric_id>/edit/", datasets.rubric_edit, name="rubric-edit"),
+    path(
+        "rubrics/<int:rubric_id>/rubric.yaml", datasets.rubric_file, name="rubric-file"
+    ),
     path("imports/", datasets.import_list, name="import-list"),
     path("imports/new/", datasets.import_new, name="import-new"),
     path("imports/<int:job_id>/", datasets.import_detail, name="import-detail"),

@@ -7,6 +7,8 @@ that htmx updates in place is served by one URL: the whole page normally, its fr
 
 from __future__ import annotations
 
+import re
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
@@ -19,6 +21,7 @@ from annotation import selectors as selectors
 from annotation.errors import DomainError
 from annotation.forms import FORMAT_HELP, ImportForm, RubricImportForm
 from annotation.models import DATASET_FORMAT_CHOICES, ImportJob
+from annotation.selectors.rubric_files import NEW_RUBRIC_TEMPLATE, rubric_file_yaml
 from flaskapp.htmx import HTMX_STOP_POLLING, render_page_or_fragment, wants_fragment
 
 INSTRUCTIONS_PER_PAGE = 50
@@ -112,6 +115,50 @@ def rubric_detail(request: HttpRequest, rubric_id: int) -> HttpResponse:
         "import_form": RubricImportForm(initial={"name": rubric.name}),
     }
     return render(request, "annotation/rubric_detail.html", context)
+
+
+@login_required
+@require_GET
+def rubric_file(request: HttpRequest, rubric_id: int) -> HttpResponse:
+    """The rubric version as our rubric file (YAML), to download."""
+    rubric = selectors.rubric_get_for_user(user=request.user, rubric_id=rubric_id)
+    response = HttpResponse(
+        rubric_file_yaml(rubric), content_type="application/yaml; charset=utf-8"
+    )
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{rubric.name}-v{rubric.version}")
+    response["Content-Disposition"] = f'attachment; filename="{name}.yaml"'
+    return response
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def rubric_edit(request: HttpRequest, rubric_id: int | None = None) -> HttpResponse:
+    """Write a rubric in our file's YAML (admins): a new rubric (no `rubric_id`, from
+    an example), or the next version of one (its text to start from; the name stays).
+    Saving is an import of the text (`services.rubric_import`): every problem is
+    listed with its line and field, and nothing is written."""
+    roles.require_admin(request.user)
+    rubric = None
+    if rubric_id is not None:
+        rubric = selectors.rubric_get_for_user(user=request.user, rubric_id=rubric_id)
+    problems: list = []
+    text = rubric_file_yaml(rubric) if rubric else NEW_RUBRIC_TEMPLATE
+    if request.method == "POST":
+        text = request.POST.get("text", "")
+        try:
+            saved = services.rubric_import(
+                name=rubric.name if rubric else None,
+                data=text.encode("utf-8", errors="replace"),
+                file="the text below",
+            )
+        except DomainError as exc:
+            problems = exc.problems or [exc.message]
+        else:
+            messages.success(request, f"Saved {saved}.")
+            return redirect("annotation:rubric-detail", rubric_id=saved.pk)
+    context = {"rubric": rubric, "text": text, "problems": problems}
+    status = 400 if problems else 200
+    return render(request, "annotation/rubric_edit.html", context, status=status)
 
 
 @login_required
