@@ -154,11 +154,16 @@ class TemporaryPasswordMiddleware:
         from flaskapp.accounts import TEMPORARY_PASSWORD_SESSION_KEY
 
         session = getattr(request, "session", None)
-        if (
-            session is None
-            or not session.get(TEMPORARY_PASSWORD_SESSION_KEY)
-            or not request.user.is_authenticated
-        ):
+        try:  # reading the session may be the request's first database query
+            held = (
+                session is not None
+                and session.get(TEMPORARY_PASSWORD_SESSION_KEY)
+                and request.user.is_authenticated
+            )
+        except DATABASE_DOWN as exc:
+            log.warning("database unavailable on %s: %s", request.path, exc)
+            return outage_response(request)
+        if not held:
             return self.get_response(request)
         change = reverse("password-change")
         if request.path == change or request.path.startswith(self.OPEN_PREFIXES):

@@ -30,7 +30,7 @@ def test_amend_a_vote_with_the_keyboard(page, live_server):
 
     login(page, live_server, rater)
     page.goto(f"{live_server.url}/pairwise/compare/{campaign.pk}/mine/")
-    page.get_by_role("link", name="Amend").click()
+    page.get_by_role("main").get_by_role("link", name="Amend").click()
     expect(page.get_by_role("heading", name="Your vote")).to_be_visible()
     expect(page.locator("#l-overall-A")).to_be_checked()
     expect(page.locator("#l-factuality-A")).to_be_checked()
