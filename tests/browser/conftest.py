@@ -78,6 +78,15 @@ def browser_media(settings, tmp_path):
     return settings.MEDIA_ROOT
 
 
+def shot(page, name: str) -> None:
+    """A full-page screenshot in $FLASK_SCREENSHOTS (for a person to look at), or
+    nothing when it is unset."""
+    folder = os.environ.get("FLASK_SCREENSHOTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=True)
+
+
 def login(page, live_server, user, password: str = PASSWORD) -> None:
     """Log `user` in through the login form, as a person would."""
     page.goto(f"{live_server.url}/login/")

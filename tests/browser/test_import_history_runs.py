@@ -4,9 +4,7 @@ import history, at 1,440 and 800 px, and follows the record to the run it made."
 from __future__ import annotations
 
 import json
-import os
 from io import StringIO
-from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -15,20 +13,11 @@ from playwright.sync_api import expect
 
 from annotation.models import ImportJob
 from judging.models import JudgeRun
-from tests.browser.conftest import login
+from tests.browser.conftest import login, shot
 from tests.factories import UserFactory
 from tests.judging.data import make_dataset
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-# Where screenshots go when a person wants to look at them (unset: not written).
-SHOTS = os.environ.get("FLASK_SCREENSHOTS")
-
-
-def shot(page, name: str) -> None:
-    if SHOTS:
-        Path(SHOTS).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(SHOTS) / f"{name}.png"), full_page=True)
 
 
 def command(*args) -> None:

@@ -2,25 +2,14 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 from playwright.sync_api import expect
 
 from annotation.models import Rubric
-from tests.browser.conftest import login
+from tests.browser.conftest import login, shot
 from tests.factories import UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-SHOTS = os.environ.get("FLASK_SCREENSHOTS")
-
-
-def shot(page, name: str) -> None:
-    if SHOTS:
-        Path(SHOTS).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(SHOTS) / f"{name}.png"), full_page=True)
 
 
 def test_write_then_edit_a_rubric(page, live_server):
