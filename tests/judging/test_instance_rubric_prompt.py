@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import dataclasses
 
+import httpx
 import pytest
 
 from analysis.exports.examples import pointwise_input as training_input
 from judging import instance_rubric, prompts
+from tests.factories import DatasetFactory, InstructionFactory, ResponseFactory
+from tests.judging.test_execution import eager_tasks, make_config, run_to_end
 from tests.judging.test_prompts import BY_KEY, pointwise_input, render
+
+__all__ = ["eager_tasks"]  # a fixture, used by name
 
 OWN = {
     "criteria": "Does the proof name each step?",
@@ -83,3 +88,19 @@ def test_flame_layout_and_training_export_show_the_same_rubric():
     assert flame.index(skill.anchors[4]) < flame.index(instance_rubric.HEADING)
     assert training_input(**kwargs) == training_input(**kwargs, instance_rubric={})
     assert instance_rubric.HEADING not in training_input(**kwargs)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_judge_run_sends_the_instructions_own_rubric(eager_tasks, fake_server):
+    base = fake_server(latency_ms=1)
+    config, user = make_config(base)
+    dataset = DatasetFactory()
+    instruction = InstructionFactory(dataset=dataset, instance_rubric=OWN)
+    ResponseFactory(instruction=instruction, model_name="m", text="An answer.")
+    run = run_to_end(config, user, dataset)
+    assert run.status == "completed", run.status
+    body = httpx.get(base.rstrip("/").removesuffix("/v1") + "/last_request").json()
+    user_text = body["body"]["messages"][-1]["content"]
+    assert instance_rubric.HEADING in user_text
+    for description in OWN["scores"].values():
+        assert description in user_text
