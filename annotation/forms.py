@@ -21,7 +21,8 @@ FORMAT_HELP = {
     ),
     ImportJob.Format.JSONL: (
         "Any JSON Lines file with instruction and optionally id, reference, response, "
-        "model, task, domains, difficulty, skills, checklist. Map other key names below."
+        "model, task, domains, difficulty, skills, checklist, score_rubric (an "
+        "instruction's own rubric). Map other key names below."
     ),
     ImportJob.Format.CSV: (
         "A CSV file with a header row, with the same fields as generic JSONL. Map your "

@@ -17,7 +17,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from judging import instance_rubric as own
 
 OUTPUT_MODES = ("json_schema", "text")
 FLAME_TASK_KINDS = (
@@ -63,6 +65,9 @@ class PointwiseInput:
     skills: tuple[SkillSpec, ...]
     # (skill key or None for a general question, question)
     checklist: tuple[tuple[str | None, str], ...] = ()
+    instance_rubric: dict = field(
+        default_factory=dict, hash=False
+    )  # instance_rubric.py
 
 
 BUILTIN_POINTWISE_SYSTEM = (
@@ -266,7 +271,7 @@ def render_pointwise(
         "instruction": inp.instruction,
         "response": inp.response,
         "reference_block": reference_block(inp.reference, include_reference),
-        "rubric_block": rubric_block(inp),
+        "rubric_block": rubric_block(inp) + own.block(inp.instance_rubric),
         "checklist_block": checklist_block(inp),
         "output_instructions": output_instructions(inp, output_mode),
     }
@@ -361,6 +366,7 @@ def render_pointwise_flame(
         + _SEPARATE_SKILLS
         + "\n\n"
         + rubric
+        + own.flame_text(inp.instance_rubric)
     )
     if general:
         instructions += "\n\nGeneral checklist:\n" + "\n".join(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 
+from judging.instance_rubric import flame_text as instance_rubric_text
 from judging.prompts import SkillSpec, render_flame, skill_lines
 
 
@@ -50,11 +51,13 @@ def pointwise_input(
     response: str,
     skill: SkillSpec,
     checklist: list | None = None,
+    instance_rubric: dict | None = None,
 ) -> str:
     """The FLAMe text for rating `response` on one skill (`reference`: None or ""
     when the rater did not see it). `checklist` is an instruction's
     ``[{"skill": key or null, "question": str}]``; its questions for this skill and
-    its general ones are shown, as the rating page shows them."""
+    its general ones are shown, as the rating page shows them; `instance_rubric`, the
+    instruction's own score rubric, follows the skill's (as in the judge prompt)."""
     own: list[str] = []
     general: list[str] = []
     for item in checklist or []:
@@ -72,6 +75,7 @@ def pointwise_input(
         _POINTWISE_TASK
         + "\n\n"
         + "\n".join(skill_lines(skill, own, TRAINING_CHECKLIST_HEADING))
+        + instance_rubric_text(instance_rubric)
         + "\n\n"
     )
     if general:

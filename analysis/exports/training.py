@@ -233,6 +233,7 @@ def _pointwise_examples(dataset: Dataset) -> Iterator[_Example]:
             "assignment__response__instruction__text",
             "assignment__response__instruction__reference_answer",
             "assignment__response__instruction__checklist",
+            "assignment__response__instruction__instance_rubric",
         )
         .iterator(CHUNK_SIZE)
     )
@@ -252,6 +253,7 @@ def _pointwise_examples(dataset: Dataset) -> Iterator[_Example]:
         instruction_text,
         reference,
         checklist,
+        instance_rubric,
     ) in rows:
         skill = skills.get(skill_id)
         if skill is None:  # a skill of another rubric: read it once
@@ -269,6 +271,7 @@ def _pointwise_examples(dataset: Dataset) -> Iterator[_Example]:
                 response=response_text,
                 skill=skill,
                 checklist=checklist,
+                instance_rubric=instance_rubric,
             ),
             target=pointwise_target(score, rationale),
             kind="pointwise",

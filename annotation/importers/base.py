@@ -72,13 +72,16 @@ def content_key(
     domains,
     difficulty: int | None,
     skills,
+    instance_rubric: dict | None = None,
 ) -> bytes:
     """A digest of what must be equal for a re-import of an instruction to be a no-op:
     compared instead of the texts themselves, so that a parsed instruction can let its
     texts go (`InstructionRecord.slimmed`) and the database's need not be read."""
-    payload = json.dumps(
-        [text, reference_answer, source_task, list(domains), difficulty, list(skills)]
-    )
+    fields = [text, reference_answer, source_task, list(domains), difficulty]
+    fields.append(list(skills))
+    if instance_rubric:  # absent: the same key as before per-instance rubrics
+        fields.append(instance_rubric)
+    payload = json.dumps(fields, sort_keys=True)
     return hashlib.blake2b(payload.encode("utf-8"), digest_size=16).digest()
 
 
@@ -101,6 +104,7 @@ class InstructionRecord:
     difficulty: int | None = None
     skills: list[str] = field(default_factory=list)  # skill keys, most relevant first
     checklist: list[dict] | None = None
+    instance_rubric: dict[str, Any] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
     is_hard: bool = False
     slim: bool = False
@@ -117,6 +121,7 @@ class InstructionRecord:
             self.domains,
             self.difficulty,
             self.skills,
+            self.instance_rubric,
         )
 
     def text_digest(self) -> bytes:

@@ -26,6 +26,11 @@ from annotation.importers.base import (
 from flaskapp.untrusted import JSONInputError, json_loads, printable, text_problem
 
 _ASCII_DIGITS = re.compile(r"[0-9]+")
+# Per-instance rubrics and checklists (Prometheus / BiGGen-Bench): what a judge prompt
+# and a rating page can show next to the skill rubric.
+MAX_CHECKLIST_ITEMS = 20
+MAX_RUBRIC_TEXT = 5000
+SCORE_KEYS = ("1", "2", "3", "4", "5")
 
 
 class RowReader:
@@ -320,7 +325,75 @@ class RowReader:
         if any("\x00" in item["question"] for item in items):
             self.fail(column, "a question contains a NUL character (\\u0000)")
             return None
+        if len(items) > MAX_CHECKLIST_ITEMS:
+            self.fail(
+                column,
+                f"has {len(items)} items; a checklist has at most {MAX_CHECKLIST_ITEMS}",
+            )
+            return None
+        for n, item in enumerate(items, 1):
+            if len(item["question"]) > MAX_RUBRIC_TEXT:
+                self.fail(column, f"item {n} {_too_long(item['question'])}")
+                return None
         return items or None
+
+    def score_rubric(self, column: str) -> dict[str, Any]:
+        """This instruction's own score rubric, as ``{"criteria", "scores": {"1".."5"}}``.
+
+        Read from Prometheus's ``{criteria, score1_description, ...}`` or from ``{criteria,
+        scores: {"1": ...}}``; a CSV cell holds it as JSON text. Absent: ``{}``."""
+        value = self.row.get(column)
+        if value is None:
+            return {}
+        if isinstance(value, str):
+            if not value.strip():
+                return {}
+            try:
+                value = json_loads(value)
+            except (JSONInputError, json.JSONDecodeError):
+                self.fail(column, "must be a JSON object, and this text does not parse")
+                return {}
+        if not isinstance(value, dict):
+            self.fail(column, f"must be an object, got {type_name(value)}")
+            return {}
+        criteria = value.get("criteria")
+        if not isinstance(criteria, str) or not criteria.strip():
+            self.fail(column, "has no `criteria` text")
+            return {}
+        scores: dict[str, Any] = {}
+        if "scores" in value:
+            given = value["scores"]
+            if not isinstance(given, dict):
+                self.fail(column, f"`scores` must be an object, got {type_name(given)}")
+                return {}
+            scores = {str(k).strip(): v for k, v in given.items()}
+        for key in value:
+            if re.fullmatch(r"score(\d+)_description", key):
+                scores[key[5:-12]] = value[key]
+            elif key not in ("criteria", "scores"):
+                self.warn(column, f"key {key!r} is not part of a score rubric: ignored")
+        if extra := sorted(set(scores) - set(SCORE_KEYS)):
+            self.fail(column, f"describes score {extra[0]}, outside 1-5")
+            return {}
+        out = {"criteria": criteria.strip(), "scores": {}}
+        for key in SCORE_KEYS:
+            text = scores.get(key)
+            if not isinstance(text, str) or not text.strip():
+                self.fail(column, f"has no description for score {key}")
+                return {}
+            out["scores"][key] = text.strip()
+        for text in [out["criteria"], *out["scores"].values()]:
+            if problem := text_problem(text):
+                self.fail(column, problem)
+                return {}
+            if len(text) > MAX_RUBRIC_TEXT:
+                self.fail(column, f"has a text that {_too_long(text)}")
+                return {}
+        return out
+
+
+def _too_long(text: str) -> str:
+    return f"is {len(text):,} characters long; the limit is {MAX_RUBRIC_TEXT:,}"
 
 
 def _list_literal(text: str) -> list | None:

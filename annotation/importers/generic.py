@@ -37,6 +37,7 @@ FIELDS = (
     "difficulty",
     "skills",
     "checklist",
+    "score_rubric",
 )
 REQUIRED = ("instruction",)
 
@@ -125,6 +126,7 @@ def parse_generic(
             difficulty=reader.difficulty(column["difficulty"]),
             skills=reader.skills(column["skills"], skill_lookup),
             checklist=reader.checklist(column["checklist"], skill_lookup),
+            instance_rubric=reader.score_rubric(column["score_rubric"]),
             metadata=reader.metadata(
                 {k: v for k, v in row.items() if k not in set(column.values())}
             ),

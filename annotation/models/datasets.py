@@ -190,7 +190,9 @@ class Instruction(models.Model):
     `domains` holds 0-2 `Domain` values; `difficulty` is 1-5 or null (unknown);
     relevant skills are ordered (most relevant first) through `InstructionSkill`.
     `checklist` is an optional list of ``{"skill": key or null, "question": str}``
-    (FLASK-Hard's instance-specific rubric).
+    (FLASK-Hard's instance-specific rubric). `instance_rubric` is this instruction's
+    own score rubric (Prometheus / BiGGen-Bench), ``{"criteria": str, "scores":
+    {"1": str, ..., "5": str}}``, or ``{}``; it is shown next to the skill rubric.
     """
 
     dataset = models.ForeignKey(
@@ -207,6 +209,7 @@ class Instruction(models.Model):
     )
     is_hard = models.BooleanField(default=False, help_text="Part of FLASK-Hard")
     checklist = models.JSONField(null=True, blank=True)
+    instance_rubric = models.JSONField(default=dict, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
     position = models.PositiveIntegerField(default=0)
     skills = models.ManyToManyField(Skill, through="InstructionSkill", related_name="+")

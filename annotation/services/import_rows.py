@@ -219,6 +219,7 @@ INSTRUCTION_COLUMNS = [
     "difficulty",
     "is_hard",
     "checklist",
+    "instance_rubric",
     "metadata",
     "position",
 ]
@@ -262,6 +263,7 @@ def copy_instructions(
                     r.difficulty,
                     r.is_hard,
                     None if r.checklist is None else json.dumps(r.checklist),
+                    json.dumps(r.instance_rubric),
                     json.dumps(r.metadata),
                     start + i,
                 )
@@ -304,6 +306,7 @@ def write_planned(
                 difficulty=r.difficulty,
                 is_hard=r.is_hard,
                 checklist=r.checklist,
+                instance_rubric=r.instance_rubric,
                 metadata=r.metadata,
                 position=start + i,
             )

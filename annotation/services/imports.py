@@ -216,12 +216,14 @@ def _existing_instructions(dataset: Dataset | None) -> dict[str, tuple[int, byte
         "domain_1",
         "domain_2",
         "difficulty",
+        "instance_rubric",
     )
     out = {}
     # Streamed: only the keys are kept, not the dataset's texts.
-    for pk, ext, text, ref, task, d1, d2, diff in rows.iterator(chunk_size=2000):
+    for pk, ext, text, ref, task, d1, d2, diff, own in rows.iterator(chunk_size=2000):
         domains = tuple(d for d in (d1, d2) if d)
-        out[ext] = (pk, content_key(text, ref, task, domains, diff, skills.get(pk, [])))
+        key = content_key(text, ref, task, domains, diff, skills.get(pk, []), own)
+        out[ext] = (pk, key)
     return out
 
 

@@ -283,7 +283,7 @@ WITH live AS (
 )
 SELECT {_assignment_cols("got")},
     r.instruction_id, r.model_name, r.text,
-    n.text, n.reference_answer, n.checklist,
+    n.text, n.reference_answer, n.checklist, n.instance_rubric,
     {_skills_sql(SKILL_FIELDS)[skill_mode]},
     (SELECT count(*) FROM {a} p WHERE p.campaign_id = %(campaign)s
         AND p.rater_id = %(rater)s AND p.status = '{SUBMITTED}'),
@@ -331,12 +331,12 @@ def serve(*, campaign: Campaign, rater: User, now: datetime, ttl: timedelta):
     k = len(ASSIGNMENT_FIELDS)
     assignment = from_row(Assignment, ASSIGNMENT_FIELDS, row[:k])
     instruction_id, model_name, response_text = row[k : k + 3]
-    text, reference, checklist = row[k + 3 : k + 6]
-    skills_rows, submitted, skipped = row[k + 6 : k + 9]
+    text, reference, checklist, own_rubric = row[k + 3 : k + 7]
+    skills_rows, submitted, skipped = row[k + 7 : k + 10]
     instruction = from_row(
         Instruction,
-        ("id", "text", "reference_answer", "checklist"),
-        (instruction_id, text, reference, checklist),
+        ("id", "text", "reference_answer", "checklist", "instance_rubric"),
+        (instruction_id, text, reference, checklist, own_rubric),
     )
     response = from_row(
         Response,

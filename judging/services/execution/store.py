@@ -206,6 +206,7 @@ def _load_contexts(
                 reference=instruction.reference_answer or None,
                 skills=_skill_specs(skills),
                 checklist=checklist,
+                instance_rubric=instruction.instance_rubric or {},
             )
             if _layout(template) == PromptTemplate.Layout.FLAME:
                 # FLAMe text-to-text layout: the template's texts are not used; the
