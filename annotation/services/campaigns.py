@@ -12,7 +12,7 @@ from annotation import roles
 from annotation.errors import DomainError, Problem
 from annotation.models import Campaign, CampaignItem, Dataset, Response, Skill
 from annotation.services.import_rows import copy_rows
-from annotation.services.rubrics import NOT_USABLE_YET
+from annotation.services.rubrics import rubric_usable_problems
 from flaskapp.bounds import LOCK_TTL_MINUTES, OVERLAP, OVERLAP_PERCENT, RATER_QUOTA
 
 
@@ -178,14 +178,7 @@ def campaign_create(
         problems.append(
             Problem(f"unknown skill mode {skill_mode!r}", field="skill_mode")
         )
-    if not dataset.rubric.flask_compatible:
-        problems.append(
-            Problem(
-                f"the dataset's rubric {dataset.rubric} cannot be rated yet: "
-                f"{NOT_USABLE_YET}",
-                field="rubric",
-            )
-        )
+    problems += rubric_usable_problems(dataset.rubric, use="rated yet")
     rater_list = list(raters or [])
     problems += campaign_option_problems(
         overlap=overlap,

@@ -35,14 +35,26 @@ def rubric_freeze(*, rubric_id: int) -> None:
     )
 
 
-def rubric_require_flask_compatible(rubric: Rubric, *, field: str = "rubric") -> None:
-    """Refuse (naming `field`) a rubric that campaigns, judge runs and agreement cannot
-    use yet: one with a criterion that is not ordinal 1-5 in a FLASK ability."""
-    if not rubric.flask_compatible:
-        raise DomainError(
-            f"rubric {rubric} cannot be used here: {NOT_USABLE_YET}",
-            [Problem(f"{rubric}: {NOT_USABLE_YET}", field=field)],
+def rubric_usable_problems(
+    rubric: Rubric, *, use: str = "used here", field: str = "rubric"
+) -> list[Problem]:
+    """The one rule for rubrics that campaigns, judge runs and agreement cannot use
+    yet (a criterion that is not ordinal 1-5 in a FLASK ability): a problem naming
+    `field` ("the dataset's rubric X cannot be <use>: ..."), or none."""
+    if rubric.flask_compatible:
+        return []
+    return [
+        Problem(
+            f"the dataset's rubric {rubric} cannot be {use}: {NOT_USABLE_YET}",
+            field=field,
         )
+    ]
+
+
+def rubric_require_flask_compatible(rubric: Rubric, *, field: str = "rubric") -> None:
+    """Refuse (naming `field`) a rubric that :func:`rubric_usable_problems` refuses."""
+    if problems := rubric_usable_problems(rubric, field=field):
+        raise DomainError(f"rubric {rubric} cannot be used here", problems)
 
 
 def _flask_skill(skill: dict) -> dict:

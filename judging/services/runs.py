@@ -20,7 +20,7 @@ from annotation import roles
 from annotation.errors import DomainError, Problem
 from annotation.labels import map_verdict
 from annotation.models import Dataset, PreferencePair, Response
-from annotation.services.rubrics import NOT_USABLE_YET
+from annotation.services.rubrics import rubric_usable_problems
 from flaskapp.bounds import INSTRUCTION_LIMIT, MAX_CALLS, PAIR_SAMPLE, SEED
 from judging.models import JudgeCall, JudgeConfig, JudgeRun, PromptTemplate
 from judging.selectors.runs import run_instructions, run_pairs, run_responses
@@ -150,14 +150,7 @@ def _judge_run_create_pointwise(
     roles.require_researcher(user)
     models = sorted(set(models or []))
     problems: list[Problem] = config_endpoint_problems(config)
-    if not dataset.rubric.flask_compatible:
-        problems.append(
-            Problem(
-                f"the dataset's rubric {dataset.rubric} cannot be judged yet: "
-                f"{NOT_USABLE_YET}",
-                field="rubric",
-            )
-        )
+    problems += rubric_usable_problems(dataset.rubric, use="judged yet")
     available = set(
         Response.objects.filter(instruction__dataset=dataset)
         .values_list("model_name", flat=True)
