@@ -208,6 +208,7 @@ class JudgeRun(models.Model):
         PAIRWISE = "pairwise", "Pairwise preferences"
         METADATA = "metadata", "Metadata annotation"
         CHECKLIST = "checklist", "Checklist suggestions"
+        CRITIQUE = "critique", "Open-ended critiques"
         IMPORTED = "imported", "Imported results"
 
     class Status(models.TextChoices):
@@ -416,7 +417,8 @@ class JudgeCache(models.Model):
 
 
 class JudgeScore(models.Model):
-    """A judge's score for one skill of one response (null score = N/A)."""
+    """A judge's score for one skill of one response (null score = N/A); `score` is
+    stored as `annotation.scales` says (a point, or a categorical label's code)."""
 
     run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="scores")
     call = models.ForeignKey(
@@ -429,7 +431,7 @@ class JudgeScore(models.Model):
     response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="+")
     skill = models.ForeignKey(Skill, on_delete=models.PROTECT, related_name="+")
     sample_index = models.PositiveSmallIntegerField(default=0)
-    score = models.PositiveSmallIntegerField(null=True, blank=True)
+    score = models.SmallIntegerField(null=True, blank=True)
     rationale = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -440,14 +442,42 @@ class JudgeScore(models.Model):
                 fields=["run", "response", "skill", "sample_index"],
                 name="judge_score_unique",
             ),
-            models.CheckConstraint(
-                condition=Q(score__isnull=True) | Q(score__gte=1, score__lte=5),
-                name="judge_score_1_5_or_na",
-            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.skill_id}={'N/A' if self.score is None else self.score}"
+
+
+class JudgeCritique(models.Model):
+    """A judge's open-ended critique of one response (a run of kind critique, or an
+    imported one); kept verbatim, shown next to the raters' critiques."""
+
+    run = models.ForeignKey(
+        JudgeRun, on_delete=models.CASCADE, related_name="critiques"
+    )
+    call = models.ForeignKey(
+        JudgeCall,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="critiques",
+    )
+    response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="+")
+    sample_index = models.PositiveSmallIntegerField(default=0)
+    text = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run_id", "response_id", "sample_index"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "response", "sample_index"],
+                name="judge_critique_unique",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"critique of response {self.response_id} by run {self.run_id}"
 
 
 class PairwiseVerdict(models.Model):

@@ -43,6 +43,13 @@ class Campaign(models.Model):
         POINTWISE = "pointwise", "Pointwise skill scores"
         PAIRWISE = "pairwise", "Pairwise preference"
 
+    class Critique(models.TextChoices):
+        """Whether raters write a critique of each response (FLAMe's open-ended task)."""
+
+        OFF = "off", "No critique"
+        WITH_SCORES = "with_scores", "A critique next to the scores"
+        ONLY = "only", "A critique instead of scores"
+
     name = models.CharField(max_length=200)
     kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.POINTWISE)
     dataset = models.ForeignKey(
@@ -78,6 +85,12 @@ class Campaign(models.Model):
         help_text="At most this many responses per rater (optional).",
     )
     guidelines = models.TextField(blank=True, help_text="Markdown shown to raters.")
+    critique = models.CharField(
+        max_length=12, choices=Critique.choices, default=Critique.OFF
+    )
+    critique_min_length = models.PositiveIntegerField(
+        default=0, help_text="A critique must have at least this many characters."
+    )
     raters = models.ManyToManyField(
         settings.AUTH_USER_MODEL, blank=True, related_name="rating_campaigns"
     )
@@ -240,6 +253,8 @@ class Assignment(models.Model):
     closed_at = models.DateTimeField(null=True, blank=True)
     active_seconds = models.FloatField(null=True, blank=True)
     skip_reason = models.CharField(max_length=500, blank=True)
+    # The rater's written critique of the response (campaigns with `critique` on).
+    critique = models.TextField(blank=True)
     note = models.TextField(
         blank=True, help_text="What happened, e.g. a refused late submit."
     )
@@ -283,13 +298,17 @@ class Assignment(models.Model):
 
 
 class HumanScore(models.Model):
-    """A rater's score for one skill of one response: 1-5, or N/A (score is null)."""
+    """A rater's score for one skill of one response, or N/A (score is null).
+
+    `score` follows `annotation.scales`: the point of an ordinal criterion, the label
+    code of a categorical one; the services check it against the skill's `Scale`.
+    """
 
     assignment = models.ForeignKey(
         Assignment, on_delete=models.CASCADE, related_name="scores"
     )
     skill = models.ForeignKey(Skill, on_delete=models.PROTECT, related_name="+")
-    score = models.PositiveSmallIntegerField(null=True, blank=True)
+    score = models.SmallIntegerField(null=True, blank=True)
     rationale = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -299,10 +318,6 @@ class HumanScore(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["assignment", "skill"], name="human_score_unique"
-            ),
-            models.CheckConstraint(
-                condition=Q(score__isnull=True) | Q(score__gte=1, score__lte=5),
-                name="human_score_1_5_or_na",
             ),
         ]
 
