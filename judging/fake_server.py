@@ -3,8 +3,11 @@
 A development and test tool, not a judge. It answers ``POST /v1/chat/completions`` in
 kind: it reads the task from the request (``response_format``'s schema when present,
 otherwise the machine-readable lines that `judging.prompts` writes: ``Task type:``,
-``Skill key:``, ``Domain:``) and replies with output that `judging.parsing` accepts,
-with scores derived from a hash of (response text, skill key) plus a small,
+``Skill key:``, ``Scale:``, ``Labels:``, ``Domain:``) and replies with output that
+`judging.parsing` accepts. A pointwise reply gives each skill a value it allows: one
+of its schema enum's values when the request has a schema, else of the scale or
+labels its prompt block states (FLASK's 1-5 when it states none). Values are
+derived from a hash of (response text, skill key) plus a small,
 deterministic preference for longer responses (and, in pairwise prompts, for answer
 A) so that bias probes have something to find. Settings can script it instead:
 ``pairwise_verdict`` ("A" for a perfectly position-biased judge), ``cue_follow`` (the
@@ -14,8 +17,9 @@ lines, as that layout asks; classification and critique prompts are answered too
 
 Endpoints: ``POST /v1/chat/completions``, ``GET /v1/models``, ``GET /stats``,
 ``GET /last_request``, ``POST /reset``, ``POST /script`` (force the next outcomes:
-``["rate_limit", "server_error", "timeout", "malformed", "garbage", "empty", "ok",
-404, ...]``) and ``POST /config`` (change a setting of the running server).
+``["rate_limit", "server_error", "timeout", "malformed", "out_of_scale", "garbage",
+"empty", "ok", 404, ...]``; "out_of_scale" answers a pointwise value the skill does
+not allow: one past its top point, or the label "undecided") and ``POST /config`` (change a setting of the running server).
 
 Each request costs a JSON decode, a few regex scans and a JSON encode; waiting is
 ``asyncio.sleep``, so one process holds hundreds of concurrent keep-alive connections.
@@ -25,10 +29,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import hashlib
 import json
 import random
-import re
 import threading
 import time
 from collections import Counter, deque
@@ -36,7 +38,17 @@ from collections.abc import Callable
 
 from aiohttp import web
 
-from judging import prompts
+from judging.fake_replies import _prompt_text, build_reply, fake_score
+
+__all__ = [
+    "OUTCOMES",
+    "FakeServerConfig",
+    "build_reply",
+    "fake_score",
+    "make_app",
+    "run_fake_server",
+    "start_fake_server_in_thread",
+]
 
 OUTCOMES = (
     "ok",
@@ -44,6 +56,7 @@ OUTCOMES = (
     "server_error",
     "timeout",
     "malformed",
+    "out_of_scale",
     "garbage",
     "empty",
 )
@@ -115,243 +128,6 @@ class _State:
 
 
 STATE = web.AppKey("state", _State)
-
-
-# --- Replies ------------------------------------------------------------------------------
-
-
-def _unit(*parts: str) -> float:
-    digest = hashlib.sha256("\x00".join(parts).encode("utf-8")).digest()
-    return int.from_bytes(digest[:8], "big") / 2**64
-
-
-def _length_unit(text: str) -> float:
-    return min(1.0, len(text) / 2000.0)
-
-
-def fake_score(response: str, skill_key: str, length_bias: float = 0.3) -> int:
-    """The deterministic 1-5 score the fake judge gives (a longer answer scores a bit higher)."""
-    mixed = (1 - length_bias) * _unit(response, skill_key) + length_bias * _length_unit(
-        response
-    )
-    return 1 + min(4, int(mixed * 5))
-
-
-def _between(text: str, start: str, end: str) -> str | None:
-    i = text.find(start)
-    if i < 0:
-        return None
-    i += len(start)
-    j = text.find(end, i)
-    return text[i:j] if j >= 0 else None
-
-
-def _prompt_text(body: dict) -> str:
-    return "\n".join(str(m.get("content") or "") for m in body.get("messages") or [])
-
-
-def _schema(body: dict) -> tuple[str | None, dict]:
-    fmt = body.get("response_format")
-    if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
-        spec = fmt.get("json_schema") or {}
-        return spec.get("name"), spec.get("schema") or {}
-    return None, {}
-
-
-def _task_kind(schema_name: str | None, text: str) -> str:
-    by_schema = {
-        prompts.SCHEMA_POINTWISE: "pointwise",
-        prompts.SCHEMA_PAIRWISE: "pairwise",
-        prompts.SCHEMA_METADATA: "metadata",
-        prompts.SCHEMA_CHECKLIST: "checklist",
-        prompts.SCHEMA_CLASSIFICATION: "classification",
-    }
-    if schema_name in by_schema:
-        return by_schema[schema_name]
-    m = re.search(r"^Task type: (\w+)", text, re.MULTILINE)
-    return m.group(1) if m else "pointwise"
-
-
-def _keys(text: str, label: str) -> list[str]:
-    found = re.findall(rf"^{label}: ([A-Za-z0-9_\-]+)", text, re.MULTILINE)
-    return list(dict.fromkeys(found))
-
-
-def _enum(schema: dict, prop: str) -> list[str]:
-    return list(
-        schema.get("properties", {}).get(prop, {}).get("items", {}).get("enum", [])
-    )
-
-
-def _is_flame(text: str) -> bool:
-    return text.startswith("INSTRUCTIONS:\n")
-
-
-def _pointwise_reply(body, text, schema, config, malformed) -> str:
-    keys = list(schema.get("properties", {})) if schema else _keys(text, "Skill key")
-    response = (
-        _between(text, prompts.ANSWER_START + "\n", "\n" + prompts.ANSWER_END)
-        or _between(text, "\nresponse: ", "\n\nEVALUATION:")
-        or text
-    )
-    if malformed:
-        keys = keys[:-1]  # a requested skill goes missing
-    scores = {k: fake_score(response, k, config.length_bias) for k in keys}
-    feedback = {
-        k: f"Fake feedback on {k}: a deterministic verdict for testing, no real review."
-        for k in keys
-    }
-    if schema:
-        return json.dumps(
-            {k: {"feedback": feedback[k], "score": scores[k]} for k in keys}
-        )
-    if _is_flame(text) and keys:
-        # FLAMe layout: "field: value" lines, as its EVALUATION block asks.
-        lines = ["feedback: " + " ".join(feedback[k] for k in keys)]
-        return "\n".join(lines + [f"{k}: {scores[k]}" for k in keys])
-    paragraphs = "\n\n".join(f"**{k}**\n{feedback[k]}" for k in keys)
-    return f"{paragraphs}\n\n{json.dumps(scores)}" if keys else "Nothing to score."
-
-
-def _pairwise_reply(body, text, schema, config, malformed) -> str:
-    winners = (
-        schema.get("properties", {}).get("winner", {}).get("enum") if schema else None
-    )
-    allow_tie = "tie" in winners if winners else '"Verdict: tie"' in text
-    a = _between(text, "### Answer A\n", "\n\n### Answer B\n") or _between(
-        text, "\nresponse A: ", "\nresponse B: "
-    )
-    b = _between(text, "### Answer B\n", "\n### End of answers") or _between(
-        text, "\nresponse B: ", "\n\nEVALUATION:"
-    )
-    a, b = a or text, b or ""
-    bias = config.length_bias
-
-    def merit(answer: str) -> float:
-        return (1 - bias) * _unit(answer, "pairwise") + bias * _length_unit(answer)
-
-    diff = merit(a) + config.position_bias - merit(b)
-    winner = "tie" if allow_tie and abs(diff) < 0.03 else ("A" if diff > 0 else "B")
-    cued = _cue_target(text)
-    if cued and _unit(text, "cue") < config.cue_follow:
-        winner = cued
-    if config.pairwise_verdict:
-        winner = config.pairwise_verdict
-    rationale = "Fake comparison: a deterministic verdict for testing."
-    if schema:
-        return json.dumps(
-            {"rationale": rationale}
-            if malformed
-            else {"rationale": rationale, "winner": winner}
-        )
-    if malformed:
-        return "Both answers have merits."
-    if _is_flame(text):
-        return f"rationale: {rationale}\nwinner: {winner}"
-    return f"{rationale}\nVerdict: {winner}"
-
-
-def _cue_target(text: str) -> str | None:
-    """ "A" or "B" when the prompt's note names one answer (a bandwagon cue)."""
-    note = _between(text, "### Note\n", "\n\n") or _between(
-        text, "\nnote: ", "\nresponse A: "
-    )
-    m = re.search(r"\b(?:answer|response) ([AB])\b", note or "")
-    return m.group(1) if m else None
-
-
-def _classification_reply(body, text, schema, config, malformed) -> str:
-    labels = (
-        schema.get("properties", {}).get("label", {}).get("enum") if schema else None
-    )
-    if not labels:
-        m = re.search(rf"^{prompts.LABELS_LINE}(.+)$", text, re.MULTILINE)
-        labels = m.group(1).split(prompts.LABELS_SEPARATOR) if m else ["yes", "no"]
-    response = (
-        _between(text, prompts.ANSWER_START + "\n", "\n" + prompts.ANSWER_END)
-        or _between(text, "\nresponse: ", "\n\nEVALUATION:")
-        or text
-    )
-    label = (
-        config.classification_label
-        or labels[int(_unit(response, "classification") * len(labels))]
-    )
-    if malformed:
-        label = "undecided"
-    rationale = "Fake label: deterministic, for testing."
-    if schema:
-        return json.dumps({"rationale": rationale, "label": label})
-    if _is_flame(text):
-        return f"rationale: {rationale}\nlabel: {label}"
-    return f"{rationale}\nLabel: {label}"
-
-
-def _critique_reply(body, text, schema, config, malformed) -> str:
-    if malformed:
-        return "critique:"
-    response = (
-        _between(text, prompts.ANSWER_START + "\n", "\n" + prompts.ANSWER_END)
-        or _between(text, "\nresponse: ", "\n\nEVALUATION:")
-        or ""
-    )
-    critique = (
-        f"The response has {len(response)} characters. Fake critique: it states "
-        "its main point but gives no evidence for it."
-    )
-    label = "critique" if _is_flame(text) else "Critique"
-    return f"{label}: {critique}"
-
-
-def _metadata_reply(body, text, schema, config, malformed) -> str:
-    domains = _enum(schema, "domains") or re.findall(r"^Domain: (.+?)\s*$", text, re.M)
-    domains = domains or ["humanities"]
-    skills = _enum(schema, "skills") or _keys(text, "Skill key")
-    request = _between(text, "### Request\n", "\n\n### How to reply") or text
-    top = sorted(skills, key=lambda k: _unit(request, k))[:3]
-    reply = {
-        "rationale": "Fake labels: deterministic, for testing.",
-        "domains": [domains[int(_unit(request, "domain") * len(domains))]],
-        "difficulty": 9 if malformed else 1 + int(_unit(request, "difficulty") * 5),
-        "skills": top,
-    }
-    return json.dumps(reply)
-
-
-def _checklist_reply(body, text, schema, config, malformed) -> str:
-    keys = [k for k in schema.get("properties", {})] if schema else None
-    keys = keys or [*_keys(text, "Skill key"), prompts.CHECKLIST_GENERAL_KEY]
-    if malformed:
-        return "{}"
-    reply = {
-        k: []
-        if k == prompts.CHECKLIST_GENERAL_KEY
-        else [f"Does the answer meet the {k} criteria for this request?"]
-        for k in keys
-    }
-    return json.dumps(reply)
-
-
-_REPLIES = {
-    "pointwise": _pointwise_reply,
-    "pairwise": _pairwise_reply,
-    "metadata": _metadata_reply,
-    "checklist": _checklist_reply,
-    "classification": _classification_reply,
-    "critique": _critique_reply,
-}
-
-
-def build_reply(
-    body: dict, config: FakeServerConfig, *, malformed: bool = False
-) -> str:
-    """The assistant text the fake judge answers `body` (a chat-completions request) with."""
-    text = _prompt_text(body)
-    name, schema = _schema(body)
-    kind = _task_kind(name, text)
-    reply = _REPLIES.get(kind)
-    if reply is None:
-        return f"The fake judge does not handle {kind!r} tasks."
-    return reply(body, text, schema, config, malformed)
 
 
 # --- HTTP -----------------------------------------------------------------------------------
@@ -431,9 +207,13 @@ async def _answer(request: web.Request, state: _State) -> web.Response:
         return web.Response(text="<html>Bad gateway</html>", content_type="text/html")
     if outcome == "empty":
         return web.json_response({"id": "chatcmpl-fake-empty", "choices": []})
-    return _completion(
-        body, state, build_reply(body, config, malformed=outcome == "malformed")
+    reply = build_reply(
+        body,
+        config,
+        malformed=outcome == "malformed",
+        out_of_scale=outcome == "out_of_scale",
     )
+    return _completion(body, state, reply)
 
 
 async def chat_completions(request: web.Request) -> web.Response:

@@ -10,10 +10,14 @@ Strict about meaning, tolerant about form. A pointwise reply is read, in this or
 
 Skill labels match a requested skill's key or display name exactly once case, spaces,
 hyphens and underscores are ignored: never by substring ("Logical" is not
-"logical_correctness"). Scores are 1-5 (``4``, ``"4"``, ``4.0``, ``"4/5"``) or N/A
-(``null`` or an N/A word: ``"N/A"``, ``"NA"``, ``"none"``, ...; the one list is
-`annotation.importers.base.NA_WORDS`); anything else, or a requested skill that is
-missing, raises `ParseError`. Unrequested keys are ignored.
+"logical_correctness"). Without scales, scores are FLASK's 1-5 (``4``, ``"4"``, ``4.0``,
+``"4/5"``) or N/A (``null`` or an N/A word: ``"N/A"``, ``"NA"``, ``"none"``, ...; the
+one list is `annotation.importers.base.NA_WORDS`). With a criterion's
+`annotation.scales.Scale` the value must be exactly one it accepts (`Scale.parse`:
+a point of its scale, ``"3/4"`` only out of its top point; a label key or name, case
+ignored; N/A only where allowed) and is returned as the Scale stores it (a label's
+code). Anything else, or a requested skill that is missing, raises `ParseError`
+with the reason. Unrequested keys are ignored.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import re
 from dataclasses import dataclass
 
 from annotation.importers.base import is_na
+from annotation.scales import Scale
 
 MAX_TEXT_CHARS = 200_000
 
@@ -37,7 +42,7 @@ _WRAPPER_KEYS = (
     "evaluation",
 )
 _FEEDBACK_KEYS = ("feedback", "rationale", "reasoning", "explanation", "comment")
-_SCORE_KEYS = ("score", "rating", "value")
+_SCORE_KEYS = ("score", "rating", "value", "label")
 
 
 class ParseError(ValueError):
@@ -169,10 +174,35 @@ def score_value(skill: str, value: object) -> int | None:
     raise ParseError(f"skill {skill!r}: {value!r} is not a score (1-5 or N/A)")
 
 
+def scale_value(skill: str, value: object, scale: Scale | None) -> int | None:
+    """`value` as `scale` stores it (a point, a label's code; None = N/A);
+    `ParseError` naming the skill and why otherwise. Without a scale, or for FLASK's
+    own 1-5 with N/A, exactly `score_value`."""
+    if scale is None or (scale.is_flask and scale.allow_na):
+        return score_value(skill, value)
+    if isinstance(value, str):
+        value = value.strip().strip("*").strip()
+        m = re.fullmatch(r"([+-]?[0-9]+(?:\.[0-9]+)?)\s*/\s*([0-9]+)", value)
+        if m and scale.is_ordinal:
+            if int(m.group(2)) != scale.high:
+                raise ParseError(
+                    f"skill {skill!r}: {value!r} is not out of {scale.high} "
+                    f"(use {scale.describe()})"
+                )
+            value = m.group(1)
+    ok, stored, problem = scale.parse(value)
+    if not ok:
+        raise ParseError(f"skill {skill!r}: {problem}")
+    return stored
+
+
 class _SkillIndex:
-    def __init__(self, skills: list[tuple[str, str]]):
+    def __init__(
+        self, skills: list[tuple[str, str]], scales: dict[str, Scale] | None = None
+    ):
         if not skills:
             raise ValueError("no skills requested")
+        self.scales = scales or {}
         self.keys = [key for key, _ in skills]
         self.by_label: dict[str, str] = {}
         for key, name in skills:
@@ -180,6 +210,9 @@ class _SkillIndex:
                 if label:
                     self.by_label.setdefault(normalize_label(label), key)
         self.names = {key: name or key for key, name in skills}
+
+    def value(self, key: str, value: object) -> int | None:
+        return scale_value(key, value, self.scales.get(key))
 
     def lookup(self, label: object) -> str | None:
         return self.by_label.get(normalize_label(str(label)))
@@ -224,7 +257,7 @@ def _from_mapping(obj: dict, index: _SkillIndex) -> tuple[dict, dict]:
                 raise ParseError(f"skill {key!r}: the entry has no score")
             rationale = next((str(entry[f]) for f in _FEEDBACK_KEYS if f in entry), "")
             value = entry[score_field]
-        scores[key] = score_value(key, value)
+        scores[key] = index.value(key, value)
         if feedback is not None:
             rationale = str(
                 next((v for k, v in feedback.items() if index.lookup(k) == key), "")
@@ -235,7 +268,8 @@ def _from_mapping(obj: dict, index: _SkillIndex) -> tuple[dict, dict]:
 
 _LINE_RE = re.compile(
     r"^[\s>*#\-\u2022]*(?:\d+[.)]\s+)?[*`_]*\s*(?P<label>[^:=\n]{1,100}?)\s*[*`]*\s*[:=]"
-    r"\s*[*`]*\s*(?P<value>[Nn]\s*/\s*[Aa]|[^\s/*`,;()]+?)\s*(?:/\s*5)?\s*[*`]*\s*[.,;]?"
+    r"\s*[*`]*\s*(?P<value>[Nn]\s*/\s*[Aa]|[^\s/*`,;()]+?)\s*(?:/\s*(?P<den>[0-9]+))?"
+    r"\s*[*`]*\s*[.,;]?"
     r"\s*(?:\([^)\n]*\))?\s*$"
 )
 _HEADING_RE = re.compile(
@@ -251,8 +285,11 @@ def _from_lines(text: str, index: _SkillIndex) -> dict[str, int | None]:
             continue
         key = index.lookup(m.group("label").strip("*_` "))
         if key is not None:
-            found[key] = m.group("value")  # the last occurrence wins
-    return {key: score_value(key, value) for key, value in found.items()}
+            value = m.group("value")
+            if m.group("den"):
+                value = f"{value}/{m.group('den')}"
+            found[key] = value  # the last occurrence wins
+    return {key: index.value(key, value) for key, value in found.items()}
 
 
 def _text_rationales(text: str, index: _SkillIndex) -> dict[str, str]:
@@ -291,9 +328,15 @@ def _finish(
     )
 
 
-def parse_pointwise(text: str, skills: list[tuple[str, str]]) -> PointwiseParse:
-    """Scores (None = N/A) for exactly the requested (key, display name) skills."""
-    index = _SkillIndex(skills)
+def parse_pointwise(
+    text: str,
+    skills: list[tuple[str, str]],
+    scales: dict[str, Scale] | None = None,
+) -> PointwiseParse:
+    """Scores (None = N/A) for exactly the requested (key, display name) skills, each
+    read against its `scales[key]` (FLASK's 1-5 when it has none) and returned as the
+    Scale stores it (a point, or a categorical label's code)."""
+    index = _SkillIndex(skills, scales)
     text = _check_size(text)
     whole = _whole_json(text)
     if isinstance(whole, dict):
