@@ -84,3 +84,11 @@ def length_scores(lengths: list[int]) -> list[int]:
 def response_length(text: str) -> int:
     """The length the length baseline uses: the number of word tokens."""
     return len(_TOKEN_RE.findall(text))
+
+
+def on_scale(score: int | None, scale) -> int | None:
+    """A baseline's 1-5 `score` placed on an ordinal `annotation.scales.Scale` (1 ->
+    its low point, 5 -> its high point, linearly, rounded); None stays None (N/A)."""
+    if score is None or scale is None or scale.is_flask:
+        return score
+    return scale.low + round((score - 1) * (scale.high - scale.low) / 4)

@@ -30,6 +30,10 @@ DEFAULT_TEMPLATE_CHARS = 1500  # a config without a template (the built-in promp
 # Pairwise: the prompt around the two answers; a short comparison and the verdict.
 PAIRWISE_PROMPT_CHARS = 1200
 PAIRWISE_OUTPUT_TOKENS = 150
+# Critique: the task text around the request, reference and answer; a critique of a
+# few paragraphs.
+CRITIQUE_PROMPT_CHARS = 900
+CRITIQUE_OUTPUT_TOKENS = 350
 # Metadata / checklist: definitions of domains, levels and skills; a short answer.
 ANNOTATION_PROMPT_CHARS = 6000
 ANNOTATION_OUTPUT_TOKENS = 300
@@ -57,9 +61,9 @@ def _estimate(
     }
 
 
-def pointwise_estimate(*, config: JudgeConfig, responses: QuerySet[Response]) -> dict:
-    """One call per response and sample."""
-    n = responses.count()
+def _response_chars(config: JudgeConfig, responses: QuerySet[Response]) -> int:
+    """The characters of the responses, their requests and (when the config sends
+    them) the reference answers."""
     sums = responses.aggregate(
         # Aliases must not shadow the model's own fields (`instruction`).
         response_chars=Sum(Length("text")),
@@ -69,6 +73,13 @@ def pointwise_estimate(*, config: JudgeConfig, responses: QuerySet[Response]) ->
     chars = (sums["response_chars"] or 0) + (sums["instruction_chars"] or 0)
     if config.include_reference:
         chars += sums["reference_chars"] or 0
+    return chars
+
+
+def pointwise_estimate(*, config: JudgeConfig, responses: QuerySet[Response]) -> dict:
+    """One call per response and sample."""
+    n = responses.count()
+    chars = _response_chars(config, responses)
     template = (
         len(config.prompt.user_text) + len(config.prompt.system_text)
         if config.prompt
@@ -81,6 +92,20 @@ def pointwise_estimate(*, config: JudgeConfig, responses: QuerySet[Response]) ->
         items=n,
         input_chars=chars,
         output=SKILLS_PER_RESPONSE * OUTPUT_TOKENS_PER_SKILL,
+    )
+
+
+def critique_estimate(*, config: JudgeConfig, responses: QuerySet[Response]) -> dict:
+    """One call per response and sample: the critique task (no rubric) and a critique
+    of `CRITIQUE_OUTPUT_TOKENS`."""
+    n = responses.count()
+    chars = _response_chars(config, responses) + n * CRITIQUE_PROMPT_CHARS
+    return _estimate(
+        config,
+        calls=n * config.samples,
+        items=n,
+        input_chars=chars,
+        output=CRITIQUE_OUTPUT_TOKENS,
     )
 
 
@@ -147,7 +172,10 @@ def judge_run_estimate(
                 dataset=dataset, instruction_limit=instruction_limit, kind=kind
             ),
         )
-    return pointwise_estimate(
+    estimate = (
+        critique_estimate if kind == JudgeRun.Kind.CRITIQUE else pointwise_estimate
+    )
+    return estimate(
         config=config,
         responses=run_responses(
             dataset=dataset, models=models, instruction_limit=instruction_limit

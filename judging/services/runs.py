@@ -20,7 +20,6 @@ from annotation import roles
 from annotation.errors import DomainError, Problem
 from annotation.labels import map_verdict
 from annotation.models import Dataset, PreferencePair, Response
-from annotation.services.rubrics import rubric_usable_problems
 from flaskapp.bounds import INSTRUCTION_LIMIT, MAX_CALLS, PAIR_SAMPLE, SEED
 from judging.models import JudgeCall, JudgeConfig, JudgeRun, PromptTemplate
 from judging.selectors.runs import run_instructions, run_pairs, run_responses
@@ -31,6 +30,7 @@ from judging.services.configs import (
 )
 from judging.services.estimates import (
     annotation_estimate,
+    critique_estimate,
     pairwise_estimate,
     pointwise_estimate,
 )
@@ -60,8 +60,9 @@ def judge_run_create(
     """Create a pending judge run of any `kind` and its calls; nothing is sent yet.
 
     The one entry for the run form, the API and the `judge` command. Pointwise runs
-    take `models`, `instruction_limit` (a number of instructions) and `max_calls`
-    (`_judge_run_create_pointwise`); pairwise
+    (any rubric: ordinal criteria on any scale, categorical ones, which pages call a
+    classification run) and critique runs take `models`, `instruction_limit` (a number
+    of instructions) and `max_calls` (`_judge_run_create_pointwise`); pairwise
     runs `categories`, `sample`, `seed`, `allow_tie`, `probe` and `cue`
     (`judge_run_create_pairwise`); metadata and checklist runs `instruction_limit`
     (`judge_run_create_annotation`). An option of another kind is refused, naming
@@ -81,12 +82,13 @@ def judge_run_create(
                 "the judge run was not created",
                 [Problem("only for kind 'pairwise'", field=k) for k in wrong],
             )
-    if max_calls is not None and kind != JudgeRun.Kind.POINTWISE:
+    if max_calls is not None and kind not in RESPONSE_KINDS:
         raise DomainError(
             "the judge run was not created",
             [
                 Problem(
-                    "only for kind 'pointwise' (pairwise runs take a sample of pairs)",
+                    "only for kinds 'pointwise' and 'critique' (pairwise runs take a "
+                    "sample of pairs)",
                     field="max_calls",
                 )
             ],
@@ -113,7 +115,7 @@ def judge_run_create(
             instruction_limit=instruction_limit,
             name=name,
         )
-    if kind != JudgeRun.Kind.POINTWISE:
+    if kind not in RESPONSE_KINDS:
         raise DomainError(
             "the judge run was not created",
             [Problem(f"unknown kind {kind!r}", field="kind")],
@@ -122,6 +124,7 @@ def judge_run_create(
         config=config,
         dataset=dataset,
         user=user,
+        kind=kind,
         models=models,
         instruction_limit=instruction_limit,
         max_calls=max_calls,
@@ -129,17 +132,28 @@ def judge_run_create(
     )
 
 
+# Kinds with one call per response and sample.
+RESPONSE_KINDS = (JudgeRun.Kind.POINTWISE, JudgeRun.Kind.CRITIQUE)
+
+
 def _judge_run_create_pointwise(
     *,
     config: JudgeConfig,
     dataset: Dataset,
     user: User,
+    kind: str = JudgeRun.Kind.POINTWISE,
     models: list[str] | None = None,
     instruction_limit: int | None = None,
     max_calls: int | None = None,
     name: str = "",
 ) -> JudgeRun:
-    """A pending pointwise run and its calls (one per response and sample).
+    """A pending pointwise (or critique) run and its calls (one per response and
+    sample).
+
+    Pointwise: every criterion of the dataset's rubric, whatever its scale or labels
+    (`annotation.scales`), is judged on its own values. Critique: one open-ended
+    critique per call (`judging.prompts.render_critique`), stored as `JudgeCritique`;
+    a baseline judge cannot write one (refused on `config`).
 
     `instruction_limit` keeps the first N instructions (every selected model's response
     to each); `max_calls` then keeps the first responses, in instruction order, whose
@@ -150,7 +164,13 @@ def _judge_run_create_pointwise(
     roles.require_researcher(user)
     models = sorted(set(models or []))
     problems: list[Problem] = config_endpoint_problems(config)
-    problems += rubric_usable_problems(dataset.rubric, use="judged yet")
+    if kind == JudgeRun.Kind.CRITIQUE and config.is_baseline:
+        problems.append(
+            Problem(
+                "a baseline judge cannot write a critique; choose an LLM judge",
+                field="config",
+            )
+        )
     available = set(
         Response.objects.filter(instruction__dataset=dataset)
         .values_list("model_name", flat=True)
@@ -190,16 +210,25 @@ def _judge_run_create_pointwise(
     if max_calls is not None and len(response_ids) * config.samples > max_calls:
         response_ids = response_ids[: max_calls // config.samples]
         responses = responses.filter(pk__in=response_ids)
+    critique = kind == JudgeRun.Kind.CRITIQUE
+    snapshot = config_snapshot(config)
+    if critique:
+        snapshot["kind"] = kind
     with transaction.atomic():
         run = JudgeRun.objects.create(
             config=config,
             dataset=dataset,
-            kind=JudgeRun.Kind.POINTWISE,
+            kind=kind,
             models_included=models,
             instruction_limit=instruction_limit,
-            name=name or run_default_name(config=config, dataset=dataset),
-            settings_snapshot=config_snapshot(config),
-            estimate=pointwise_estimate(config=config, responses=responses),
+            name=name
+            or run_default_name(
+                config=config, dataset=dataset, what="critiques" if critique else ""
+            ),
+            settings_snapshot=snapshot,
+            estimate=(critique_estimate if critique else pointwise_estimate)(
+                config=config, responses=responses
+            ),
             total_calls=len(response_ids) * config.samples,
             created_by=user,
         )

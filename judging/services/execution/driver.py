@@ -10,7 +10,9 @@ mid-batch can never store a result twice. A driver keeps a heartbeat (`JudgeDriv
 when it stops beating (its worker died) its claims go back to pending and the run gets
 a new driver (`execution.recovery`). Transport retries happen in one layer: `judging.llm`.
 
-Run kinds: pointwise (FLASK or FLAMe layout, from the config's template), pairwise
+Run kinds: pointwise (FLASK or FLAMe layout, from the config's template; any rubric:
+each skill's value is read against its `annotation.scales.Scale`), critique (one
+`JudgeCritique` per call), pairwise
 (`execution.pairwise`: verdicts unique per run, pair, order and sample), metadata and
 checklist (`execution.metadata`). Everything else is shared.
 """
@@ -302,7 +304,14 @@ class Driver:
             result.parsed = {"length": length}
         result.status = JudgeCall.Status.SUCCEEDED
         result.raw_output = note
-        result.scores = [(s.pk, score, note) for s in ctx.skills]
+        # Ordinal skills get the score on their own scale; a baseline has nothing to
+        # say about a categorical one (no score).
+        scales = ctx.scales or {}
+        result.scores = [
+            (s.pk, baselines.on_scale(score, scales.get(s.key)), note)
+            for s in ctx.skills
+            if not (scales.get(s.key) and scales[s.key].is_categorical)
+        ]
 
     async def _ask(
         self,
@@ -358,7 +367,10 @@ class Driver:
                     messages = [
                         *ctx.messages,
                         {"role": "assistant", "content": answer.text},
-                        {"role": "user", "content": reask_message(str(exc), ctx.kind)},
+                        {
+                            "role": "user",
+                            "content": reask_message(str(exc), ctx.kind, ctx.skills),
+                        },
                     ]
                 continue
             if ask:
@@ -373,9 +385,12 @@ class Driver:
             pairwise_execution.store_pairwise_parse(ctx, result, text)
         elif ctx.kind in ANNOTATION_KINDS:
             annotation_execution.store_annotation_parse(ctx, result, text, skill_keys)
+        elif ctx.kind == JudgeRun.Kind.CRITIQUE:
+            result.critique = parsing.parse_critique(text)
+            result.parsed = {"critique_chars": len(result.critique)}
         else:
             parsed = parsing.parse_pointwise(
-                text, [(s.key, s.name) for s in ctx.skills]
+                text, [(s.key, s.name) for s in ctx.skills], ctx.scales or None
             )
             by_key = {s.key: s.pk for s in ctx.skills}
             result.parsed = {"scores": parsed.scores, "format": parsed.format}

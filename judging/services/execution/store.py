@@ -24,6 +24,7 @@ from judging.models import (
     JudgeCache,
     JudgeCall,
     JudgeConfig,
+    JudgeCritique,
     JudgeRun,
     JudgeScore,
     MetadataSuggestion,
@@ -37,13 +38,27 @@ from judging.services.runs import ANNOTATION_KINDS
 log = logging.getLogger(__name__)
 
 
-def reask_message(reason: str, kind: str = JudgeRun.Kind.POINTWISE) -> str:
-    """What the judge is told after an answer that could not be read."""
+def reask_message(
+    reason: str, kind: str = JudgeRun.Kind.POINTWISE, skills: list | None = None
+) -> str:
+    """What the judge is told after an answer that could not be read. Pointwise:
+    FLASK's sentence when every skill is FLASK-shaped (or none is given), else each
+    skill's own values (`judging.prompts.value_hint`)."""
     if kind == JudgeRun.Kind.PAIRWISE:
         return pairwise_execution.PAIRWISE_REASK.format(reason=reason)
-    return (
-        f"Your previous answer could not be read ({reason}). Answer again in the "
-        "requested format, with a score from 1 to 5 or N/A for every listed skill."
+    start = f"Your previous answer could not be read ({reason}). "
+    if kind == JudgeRun.Kind.CRITIQUE:
+        return start + "Answer again in the requested format, with your critique."
+    specs = [prompts.SkillSpec.from_model(s) for s in skills or []]
+    if prompts.all_flask(specs):
+        return start + (
+            "Answer again in the requested format, with a score from 1 to 5 or N/A "
+            "for every listed skill."
+        )
+    values = "; ".join(f"{s.key}: {prompts.value_hint(s.scale)}" for s in specs)
+    return start + (
+        "Answer again in the requested format, with a value each listed skill "
+        f"allows ({values})."
     )
 
 
@@ -68,6 +83,8 @@ class CallContext:
     order: str = ""
     allow_tie: bool = True
     keep: dict = field(default_factory=dict)  # kept in `parsed` whatever the outcome
+    # Pointwise: skill key -> `annotation.scales.Scale`, what the parser accepts.
+    scales: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -95,6 +112,7 @@ class CallResult:
     pair_id: int | None = None
     order: str = ""
     rationale: str = ""  # a pairwise verdict's rationale
+    critique: str = ""  # a critique call's critique (stored as `JudgeCritique`)
 
 
 def lease_seconds(config: JudgeConfig) -> float:
@@ -146,21 +164,17 @@ def _cache_key(
 
 
 def _skill_specs(skills: list[Skill]) -> tuple:
-    return tuple(
-        prompts.SkillSpec(
-            key=s.key,
-            name=s.name,
-            criteria=s.criteria,
-            anchors=tuple(a for _, a in s.anchors),
-        )
-        for s in skills
-    )
+    return tuple(prompts.SkillSpec.from_model(s) for s in skills)
 
 
 def _load_contexts(
     run: JudgeRun, token: str, ids: list[int], all_skills: list[Skill], template
 ) -> list[CallContext]:
-    """Render the prompt of every claimed call (a fixed number of queries per batch)."""
+    """Render the prompt of every claimed call (a fixed number of queries per batch).
+
+    Pointwise calls show the instruction's skills (else the rubric's) each with its
+    own scale or labels; critique calls the critique task (`prompts.render_critique`,
+    in the template's layout), no rubric and no schema."""
     if run.kind in (JudgeRun.Kind.METADATA, JudgeRun.Kind.CHECKLIST):
         return annotation_execution.load_annotation_contexts(
             run,
@@ -189,6 +203,11 @@ def _load_contexts(
         .order_by("instruction_id", "rank")
     ):
         links.setdefault(link.instruction_id, []).append(link.skill)
+    specs = {s.pk: prompts.SkillSpec.from_model(s) for s in all_skills}
+    for skill_list in links.values():
+        for s in skill_list:
+            specs.setdefault(s.pk, prompts.SkillSpec.from_model(s))
+    critique = run.kind == JudgeRun.Kind.CRITIQUE
     out = []
     for call in calls:
         response = call.response
@@ -199,12 +218,20 @@ def _load_contexts(
             for item in (instruction.checklist or [])
         )
         messages: list[dict] = []
-        if not snapshot["backend"].startswith("baseline"):
+        if critique:
+            messages = prompts.render_critique(
+                instruction.text,
+                response.text,
+                reference=instruction.reference_answer or None,
+                include_reference=snapshot["include_reference"],
+                layout=_layout(template),
+            )
+        elif not snapshot["backend"].startswith("baseline"):
             inp = prompts.PointwiseInput(
                 instruction=instruction.text,
                 response=response.text,
                 reference=instruction.reference_answer or None,
-                skills=_skill_specs(skills),
+                skills=tuple(specs[s.pk] for s in skills),
                 checklist=checklist,
                 instance_rubric=instruction.instance_rubric or {},
             )
@@ -222,7 +249,9 @@ def _load_contexts(
                     include_reference=snapshot["include_reference"],
                     output_mode=snapshot["output_mode"],
                 )
-        response_format = _response_format(snapshot, skills)
+        response_format = (
+            None if critique else _response_format(snapshot, specs, skills)
+        )
         out.append(
             CallContext(
                 call_id=call.pk,
@@ -240,6 +269,8 @@ def _load_contexts(
                 reference=instruction.reference_answer,
                 instruction_id=instruction.pk,
                 response_format=response_format,
+                kind=run.kind,
+                scales={s.key: specs[s.pk].scale for s in skills},
             )
         )
     return out
@@ -250,10 +281,13 @@ def _layout(template) -> str:
     return getattr(template, "layout", "") or PromptTemplate.Layout.FLASK
 
 
-def _response_format(snapshot: dict, skills: list[Skill]) -> dict | None:
+def _response_format(snapshot: dict, specs: dict, skills: list[Skill]) -> dict | None:
+    """The strict schema of a pointwise call: an enum of each skill's values."""
     if snapshot["output_mode"] != JudgeConfig.OutputMode.JSON_SCHEMA:
         return None
-    return prompts.pointwise_response_format([s.key for s in skills])
+    return prompts.pointwise_response_format(
+        [s.key for s in skills], {s.key: specs[s.pk].scale for s in skills}
+    )
 
 
 def _cached(keys: list[str]) -> dict[str, JudgeCache]:
@@ -332,6 +366,22 @@ def _flush(run: JudgeRun, results: list[CallResult]) -> None:
         )
         PairwiseVerdict.objects.bulk_create(
             pairwise_execution.pairwise_verdict_rows(run, kept), ignore_conflicts=True
+        )
+        JudgeCritique.objects.bulk_create(
+            [
+                JudgeCritique(
+                    run_id=run.pk,
+                    call_id=r.call_id,
+                    response_id=r.response_id,
+                    sample_index=r.sample_index,
+                    text=r.critique,
+                )
+                for r in kept
+                if r.status == JudgeCall.Status.SUCCEEDED
+                and r.kind == JudgeRun.Kind.CRITIQUE
+                and r.critique
+            ],
+            ignore_conflicts=True,
         )
         JudgeCache.objects.bulk_create(
             [
