@@ -154,7 +154,7 @@ def separate_skills(skills) -> str:
     else:
         values = (
             "Each skill's answer is a whole number on its own scale or one of its "
-            "labels, as its entry says"
+            "labels"
         )
     text = (
         "Judge every skill on its own: a weakness that belongs to one skill must not "
