@@ -8,14 +8,17 @@ Two formats:
   and its parsed `score`: a dict keyed by skill name (`{"Logical Correctness": 4}`) or
   a list aligned with the record's skills (`skill`, legacy `metrics`).
 - `jsonl` / `csv`: one score per row: instruction `id`, `model`, `skill`, `score`
-  (1-5 or N/A), optional `rationale`, `sample` index and raw `review` text. Other
-  column names are mapped with `FIELD=COLUMN`.
+  (a value of that skill: a point of its scale, a label, or N/A where allowed),
+  optional `rationale`, `sample` index and raw `review` text. Other column names are
+  mapped with `FIELD=COLUMN`.
 
-Files are read and score values parsed with the importers' toolkit
-(`annotation.importers.base`): a score is a number or numeric string 1-5 ("4", "4.0")
-or an N/A word ("N/A", "none", ...: `NA_WORDS`). Every row is validated before
-anything is written; a bad file changes nothing and each problem names its file, line
-and field.
+Files are read with the importers' toolkit (`annotation.importers.base`); each value
+is checked against its criterion's `annotation.scales.Scale` (`Scale.parse`): a
+number or numeric string on its scale ("4", "4.0"), a label key or name (case
+ignored; stored as its code), an N/A word ("N/A", "none", ...: `NA_WORDS`) only where
+the criterion allows N/A. Every row is validated before anything is written; a bad
+file changes nothing and each problem names its file, line and field (a score
+outside the scale or an unknown label: the `score` field, with the skill's name).
 
 Quirks of real published files are accepted and listed as warnings (file, line,
 field), stored on the run (`settings_snapshot["warnings"]`, `["warning_count"]`): a
@@ -41,13 +44,13 @@ from annotation.importers.base import (
     FileData,
     normalise_name,
     parse_field_map,
-    parse_score,
     read_rows,
     type_name,
 )
 from annotation.importers.fields import RowReader
 from annotation.importers.flask import model_name_from_file
 from annotation.models import Dataset, Instruction, InstructionSkill, Response, Skill
+from annotation.scales import Scale, scale_of
 from judging.models import JudgeCall, JudgeRun, JudgeScore
 
 FORMATS = ("flask_review", "jsonl", "csv")
@@ -90,6 +93,7 @@ class _Lookups:
     responses: dict[tuple[int, str], int]
     skill_by_name: dict[str, Skill]
     instruction_skills: dict[int, list[int]]
+    scales: dict[int, Scale] = field(default_factory=dict)  # skill id -> Scale
 
     @classmethod
     def load(cls, dataset: Dataset) -> _Lookups:
@@ -120,7 +124,18 @@ class _Lookups:
             },
             skill_by_name=by_name,
             instruction_skills=links,
+            scales={s.pk: scale_of(s) for s in skills},
         )
+
+    def parse(
+        self, reader: RowReader, skill: Skill, value, field_name: str, csv_cell=False
+    ) -> tuple[bool, int | None]:
+        """`value` checked against `skill`'s scale or labels; a problem on
+        `field_name` naming the skill otherwise."""
+        ok, score, message = self.scales[skill.pk].parse(value, csv_cell=csv_cell)
+        if not ok:
+            reader.fail(field_name, f"{skill.name}: {message}")
+        return ok, score
 
 
 def _parse_mapping(mapping) -> dict[str, str]:
@@ -219,6 +234,7 @@ class _Collector:
         first = self.seen.get(key)
         if first is not None:
             where = _where(first[0], first[1], score.file)
+            scale = self.lookups.scales[score.skill_id]
             if first[2] == score.score:
                 self.warnings.append(
                     Problem(
@@ -232,8 +248,8 @@ class _Collector:
                 self.problems.append(
                     Problem(
                         f"conflicting duplicate score for the same response, skill "
-                        f"and sample: {_score_text(score.score)} here, "
-                        f"{_score_text(first[2])} on {where}",
+                        f"and sample: {scale.label_of(score.score)} here, "
+                        f"{scale.label_of(first[2])} on {where}",
                         line=score.line,
                         field=field_name,
                         file=score.file,
@@ -262,10 +278,6 @@ class _Collector:
                 file=score.file,
             )
         )
-
-
-def _score_text(score: int | None) -> str:
-    return "N/A" if score is None else str(score)
 
 
 def _flask_review_file(
@@ -333,11 +345,9 @@ def _flask_review_file(
             )
         parsed: list[tuple[Skill, int | None]] = []
         for skill, value in pairs:
-            ok, score, message = parse_score(value)
-            if not ok:
-                reader.fail("score", f"{skill.name}: {message}")
-                continue
-            parsed.append((skill, score))
+            ok, score = collector.lookups.parse(reader, skill, value, "score")
+            if ok:
+                parsed.append((skill, score))
         if not reader.ok or response_id is None:
             continue
         call = collector.call(file, line, response_id, 0, model)
@@ -390,13 +400,10 @@ def _generic_file(
         model = reader.identifier(column["model"], required=default_model is None)
         model = model or default_model
         skill_name = reader.identifier(column["skill"])
-        ok, score, message = parse_score(
-            row.get(column["score"]), csv_cell=fmt == "csv"
-        )
         if column["score"] not in row:
-            reader.fail(column["score"], "is missing; write a score 1-5 or N/A")
-        elif not ok:
-            reader.fail(column["score"], message)
+            reader.fail(
+                column["score"], "is missing; write a value of the skill or N/A"
+            )
         rationale = reader.text(column["rationale"], required=False)
         review = reader.text(column["review"], required=False)
         sample = 0
@@ -420,6 +427,11 @@ def _generic_file(
         skill = (
             collector.skill(reader, skill_name, column["skill"]) if skill_name else None
         )
+        score = None
+        if skill is not None and column["score"] in row:
+            _, score = collector.lookups.parse(
+                reader, skill, row[column["score"]], column["score"], fmt == "csv"
+            )
         if not reader.ok or response_id is None or skill is None:
             continue
         call = collector.call(file, line, response_id, sample, model)
@@ -432,12 +444,14 @@ def _generic_file(
         )
 
 
-def _raw_output(call: CallRow, skill_names: dict[int, str]) -> str:
+def _raw_output(
+    call: CallRow, skill_names: dict[int, str], scales: dict[int, Scale]
+) -> str:
     if call.review:
         return call.review
     lines = []
     for s in call.scores:
-        value = "N/A" if s.score is None else str(s.score)
+        value = scales[s.skill_id].label_of(s.score)
         note = f": {s.rationale}" if s.rationale else ""
         lines.append(f"{skill_names.get(s.skill_id, s.skill_id)} = {value}{note}")
     return "\n".join(lines)
@@ -457,8 +471,9 @@ def import_judge_results(
     """Import judge results made elsewhere as a completed run of kind `imported`.
 
     Every row of every file is validated first (unknown instruction id, model response
-    or skill; a score that is not 1-5 or N/A; a duplicate (response, skill, sample)
-    with another value). Any problem raises `DomainError` listing each with its file,
+    or skill; a value its skill does not accept: outside its scale, not one of its
+    labels, N/A where it is not allowed; a duplicate (response, skill, sample) with
+    another value). Any problem raises `DomainError` listing each with its file,
     line and field, and nothing is written. Warnings (see the module docstring) are
     accepted; with `strict` any warning raises `DomainError` listing them, and nothing
     is written. Otherwise, in one transaction: the run (status completed,
@@ -563,7 +578,7 @@ def import_judge_results(
                     response_id=c.response_id,
                     sample_index=c.sample,
                     status=JudgeCall.Status.SUCCEEDED,
-                    raw_output=_raw_output(c, skill_names),
+                    raw_output=_raw_output(c, skill_names, lookups.scales),
                     parsed={
                         "scores": {skill_names[s.skill_id]: s.score for s in c.scores},
                         "format": fmt,
