@@ -13,7 +13,11 @@ from judging.models import JudgeConfig, JudgeRun, PromptTemplate
 from judging.selectors.runs import Endpoint, judge_endpoint_list
 
 RUN_KINDS = [
-    (JudgeRun.Kind.POINTWISE, "Score responses skill by skill (FLASK)"),
+    (
+        JudgeRun.Kind.POINTWISE,
+        "Score responses criterion by criterion, on the rubric's scales or labels",
+    ),
+    (JudgeRun.Kind.CRITIQUE, "Write an open-ended critique of each response"),
     (
         JudgeRun.Kind.METADATA,
         "Suggest instruction metadata (domains, difficulty, skills)",

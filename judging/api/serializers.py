@@ -18,6 +18,7 @@ from judging.services.imports import FORMATS
 
 RUN_CREATE_KINDS = [
     JudgeRun.Kind.POINTWISE,
+    JudgeRun.Kind.CRITIQUE,
     JudgeRun.Kind.PAIRWISE,
     JudgeRun.Kind.METADATA,
     JudgeRun.Kind.CHECKLIST,

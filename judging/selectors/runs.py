@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 from django.conf import settings
-from django.db.models import Count, Prefetch, Q, QuerySet, Sum
+from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet, Sum
 from django.http import Http404
 from django.utils import timezone
 
@@ -27,6 +27,8 @@ from annotation.models import (
     InstructionSkill,
     PreferencePair,
     Response,
+    Skill,
+    SkillKind,
 )
 from judging import endpoints
 from judging.models import (
@@ -244,7 +246,9 @@ def judge_run_list_for_user(
     `judge_run_counts` for the runs they show.
     """
     roles.require_researcher(user)
-    qs = JudgeRun.objects.select_related("config", "dataset", "created_by")
+    qs = JudgeRun.objects.select_related("config", "dataset", "created_by").annotate(
+        has_ordinal_criteria=ordinal_criteria_exist()
+    )
     if status:
         qs = qs.filter(status=status)
     if dataset_id:
@@ -254,12 +258,23 @@ def judge_run_list_for_user(
     return qs.order_by("-created_at", "-id")
 
 
+def ordinal_criteria_exist() -> Exists:
+    """Whether a run's rubric has a criterion that is not categorical (annotated as
+    `has_ordinal_criteria`: `criteria.classification_run_ids` then needs no query)."""
+    return Exists(
+        Skill.objects.filter(rubric_id=OuterRef("dataset__rubric_id")).exclude(
+            kind=SkillKind.CATEGORICAL
+        )
+    )
+
+
 def judge_run_get_for_user(*, user, run_id: int) -> JudgeRun:
     roles.require_researcher(user)
     run = (
         JudgeRun.objects.select_related(
             "config", "config__prompt", "dataset", "created_by"
         )
+        .annotate(has_ordinal_criteria=ordinal_criteria_exist())
         .filter(pk=run_id)
         .first()
     )
@@ -349,8 +364,8 @@ def judge_run_progress(*, run: JudgeRun, now: datetime | None = None) -> RunProg
 
 
 def judge_call_list(*, run: JudgeRun, status: str | None = None) -> QuerySet[JudgeCall]:
-    """A run's calls in order, with their response, instruction and scores (with
-    skills) loaded: a page of calls costs the same number of queries at any size."""
+    """A run's calls in order, with their response, instruction, scores (with
+    skills) and, for a critique run, critiques loaded: a page of calls costs the same number of queries at any size."""
     qs = JudgeCall.objects.filter(run_id=run.pk)
     if status:
         qs = qs.filter(status=status)
@@ -362,7 +377,8 @@ def judge_call_list(*, run: JudgeRun, status: str | None = None) -> QuerySet[Jud
                 JudgeScore.objects.select_related("skill").order_by(
                     "skill__position", "skill_id"
                 ),
-            )
+            ),
+            *(["critiques"] if run.kind == JudgeRun.Kind.CRITIQUE else []),
         )
         .order_by("pk")
     )

@@ -87,7 +87,7 @@ def judge_run_create(
             "the judge run was not created",
             [
                 Problem(
-                    "only for kinds 'pointwise' and 'critique' (pairwise runs take a "
+                    "only for kind 'pointwise' or 'critique' (pairwise runs take a "
                     "sample of pairs)",
                     field="max_calls",
                 )

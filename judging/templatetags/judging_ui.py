@@ -6,6 +6,8 @@ from decimal import Decimal, InvalidOperation
 
 from django import template
 
+from annotation.scales import scale_of
+
 register = template.Library()
 
 RUN_TONES = {
@@ -72,3 +74,10 @@ def money(value) -> str:
 @register.filter
 def score_text(score) -> str:
     return "N/A" if score is None else str(score)
+
+
+@register.filter
+def score_label(score) -> str:
+    """A `JudgeScore` as pages show it: the point of an ordinal criterion, the display
+    name of a categorical one's label (never its code), or N/A."""
+    return scale_of(score.skill).name_of(score.score)

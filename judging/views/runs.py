@@ -31,12 +31,14 @@ from judging.models import (
     JudgeConfig,
     JudgeRun,
 )
+from judging.selectors import criteria as criteria_selectors
 from judging.selectors import runs as selectors
 from judging.selectors.pairwise import pairwise_verdict_counts
 from judging.services.estimates import judge_run_estimate
 from judging.services.run_imports import judge_run_import
 from judging.services.runs import (
     ANNOTATION_KINDS,
+    RESPONSE_KINDS,
     judge_run_cancel,
     judge_run_create,
     judge_run_retry_failed,
@@ -45,6 +47,7 @@ from judging.services.runs import (
 
 RUNS_PER_PAGE = 50
 CALLS_PER_PAGE = 25
+CRITIQUES_SHOWN = 10
 
 
 # --- Runs ---------------------------------------------------------------------------------
@@ -64,6 +67,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
     context = {
         "page": page,
         "rows": rows,
+        "classification_ids": criteria_selectors.classification_run_ids(page),
         "status": status,
         "statuses": JudgeRun.Status.choices,
     }
@@ -131,9 +135,7 @@ def run_new(request: HttpRequest) -> HttpResponse:
                     dataset=data["dataset"],
                     user=request.user,
                     kind=data["kind"],
-                    models=data["models"]
-                    if data["kind"] == JudgeRun.Kind.POINTWISE
-                    else None,
+                    models=data["models"] if data["kind"] in RESPONSE_KINDS else None,
                     instruction_limit=None if pairwise else data["instruction_limit"],
                     sample=data["pair_sample"] if pairwise else None,
                     allow_tie=data["allow_tie"],
@@ -227,6 +229,13 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         context["suggestion_counts"] = selectors.suggestion_counts(run=run)
     if not fragment and run.kind == JudgeRun.Kind.PAIRWISE:
         context["verdict_counts"] = pairwise_verdict_counts(run=run)
+    if not fragment:
+        context["classification_ids"] = criteria_selectors.classification_run_ids([run])
+        context["label_counts"] = criteria_selectors.judge_run_label_counts(run=run)
+    if not fragment and run.kind == JudgeRun.Kind.CRITIQUE:
+        critiques = criteria_selectors.judge_run_critiques(run=run)
+        context["critique_count"] = critiques.count()
+        context["critiques"] = critiques[:CRITIQUES_SHOWN]
     status = HTMX_STOP_POLLING if fragment and not progress.is_live else 200
     return render_page_or_fragment(
         request, "judging/run_detail.html", "run-progress", context, status=status
@@ -309,6 +318,8 @@ def run_results(request: HttpRequest, run_id: int) -> HttpResponse:
         "statuses": JudgeCall.Status.choices,
         "is_annotation": run.kind in ANNOTATION_KINDS,
         "is_pairwise": is_pairwise,
+        "is_critique": run.kind == JudgeRun.Kind.CRITIQUE,
+        "classification_ids": criteria_selectors.classification_run_ids([run]),
     }
     return render_page_or_fragment(
         request, "judging/run_results.html", "run-results", context

@@ -133,14 +133,16 @@ class Command(DataCommand):
             type=int,
             metavar="N",
             help="At most N calls: the first responses, in instruction order, whose "
-            "calls (responses x samples) fit (pointwise runs).",
+            "calls (responses x samples) fit (pointwise and critique runs).",
         )
         run.add_argument(
             "--kind",
-            choices=["pointwise", "pairwise", "metadata", "checklist"],
+            choices=["pointwise", "critique", "pairwise", "metadata", "checklist"],
             default="pointwise",
-            help="Score responses (default), compare the dataset's preference pairs "
-            "in both orders, or suggest instruction metadata/checklists.",
+            help="Score (or label) responses on the rubric's criteria (default), "
+            "write an open-ended critique of each response, compare the dataset's "
+            "preference pairs in both orders, or suggest instruction "
+            "metadata/checklists.",
         )
         pairwise = parser.add_argument_group("pairwise runs (--kind pairwise)")
         pairwise.add_argument(
@@ -201,7 +203,9 @@ class Command(DataCommand):
                 dataset=dataset,
                 user=user,
                 kind=options["kind"],
-                models=options["models"] if options["kind"] == "pointwise" else None,
+                models=options["models"]
+                if options["kind"] in ("pointwise", "critique")
+                else None,
                 instruction_limit=options["limit"],
                 max_calls=options["max_calls"],
                 categories=options["category"],
