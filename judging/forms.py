@@ -46,12 +46,14 @@ IMPORT_FORMAT_HELP = {
         "file name (gpt4_review.jsonl is gpt4) unless you give it below."
     ),
     "jsonl": (
-        "One JSON object per line with id (instruction id), model, skill, score (1-5 or "
-        "N/A) and optionally rationale, sample and review. Map other key names below."
+        "One JSON object per line with id (instruction id), model, skill, score (a "
+        "value of that skill: a point of its scale, a label, or N/A where allowed) and "
+        "optionally rationale, sample and review. Map other key names below."
     ),
     "csv": (
-        "A header row, then one score per row: id, model, skill, score (1-5 or N/A), "
-        "optionally rationale, sample and review. Map other column names below."
+        "A header row, then one score per row: id, model, skill, score (a value of "
+        "that skill: a point of its scale, a label, or N/A where allowed), optionally "
+        "rationale, sample and review. Map other column names below."
     ),
 }
 

@@ -11,6 +11,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from annotation.api.serializers.datasets import ImportProblemOutputSerializer
+from annotation.scales import scale_of
 from flaskapp import bounds
 from judging.models import JudgeCall, JudgeConfig, JudgeRun
 from judging.selectors import runs as selectors
@@ -406,8 +407,18 @@ class JudgeScoreOutputSerializer(serializers.Serializer):
     skill = serializers.CharField(source="skill.key")
     skill_name = serializers.CharField(source="skill.name")
     sample_index = serializers.IntegerField()
-    score = serializers.IntegerField(allow_null=True, help_text="1-5; null is N/A.")
+    score = serializers.IntegerField(
+        allow_null=True,
+        help_text="A point of the criterion's scale, or a categorical criterion's "
+        "label code (its position in the rubric's labels; see `label`); null is N/A.",
+    )
+    label = serializers.SerializerMethodField(
+        help_text='The value as the rubric writes it: "4", a label key ("yes"), "N/A".'
+    )
     rationale = serializers.CharField()
+
+    def get_label(self, obj) -> str:
+        return scale_of(obj.skill).label_of(obj.score)
 
 
 class JudgeRunImportInputSerializer(serializers.Serializer):

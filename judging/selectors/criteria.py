@@ -52,6 +52,12 @@ class LabelCounts:
     skill: str
     counts: list[tuple[str, int]]  # (label name, count), in the criterion's order
     na: int
+    allow_na: bool = True
+
+    @property
+    def show_na(self) -> bool:
+        """Whether N/A deserves a column: allowed, or given anyway (older scores)."""
+        return self.allow_na or self.na > 0
 
     @property
     def total(self) -> int:
@@ -90,6 +96,7 @@ def judge_run_label_counts(*, run: JudgeRun) -> list[LabelCounts]:
                     for code in scale.values
                 ],
                 na=rows.get((skill.pk, None), 0),
+                allow_na=scale.allow_na,
             )
         )
     return out

@@ -213,7 +213,8 @@ def _judge_run_create_pointwise(
     critique = kind == JudgeRun.Kind.CRITIQUE
     snapshot = config_snapshot(config)
     if critique:
-        snapshot["kind"] = kind
+        layout = config.prompt.layout if config.prompt else PromptTemplate.Layout.FLASK
+        snapshot.update(kind=kind, layout=layout)
     with transaction.atomic():
         run = JudgeRun.objects.create(
             config=config,

@@ -224,7 +224,7 @@ def _load_contexts(
                 response.text,
                 reference=instruction.reference_answer or None,
                 include_reference=snapshot["include_reference"],
-                layout=_layout(template),
+                layout=snapshot.get("layout") or _layout(template),
             )
         elif not snapshot["backend"].startswith("baseline"):
             inp = prompts.PointwiseInput(
