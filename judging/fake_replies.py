@@ -34,7 +34,9 @@ def fake_score(
 ):
     """The deterministic value the fake judge gives out of `values` (in scale order;
     FLASK's 1-5 by default): a longer answer gets a later (higher) one a bit more
-    often."""
+    often. Labels (strings) have no order: they are drawn from the hash alone."""
+    if not all(isinstance(v, int) for v in values):
+        length_bias = 0.0
     mixed = (1 - length_bias) * _unit(response, skill_key) + length_bias * _length_unit(
         response
     )
