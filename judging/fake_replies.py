@@ -9,12 +9,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from typing import TYPE_CHECKING
 
 from judging import prompts
-
-if TYPE_CHECKING:  # the server imports this module
-    from judging.fake_server import FakeServerConfig
 
 
 def _unit(*parts: str) -> float:
@@ -300,7 +296,7 @@ _REPLIES = {
 
 def build_reply(
     body: dict,
-    config: FakeServerConfig,
+    config,  # a judging.fake_server.FakeServerConfig (not imported: no cycle)
     *,
     malformed: bool = False,
     out_of_scale: bool = False,
