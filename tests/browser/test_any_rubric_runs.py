@@ -72,3 +72,14 @@ def test_classification_and_critique_runs_in_the_browser(
     page.goto(f"{live_server.url}/runs/{critiques.pk}/results/")
     expect(page.locator(".critique-text")).to_have_count(4)
     shot(page, "any-rubric-critique-results")
+
+    # The run form offers critique runs and estimates them.
+    page.goto(
+        f"{live_server.url}/runs/new/?config={config.pk}"
+        f"&dataset={critiques.dataset_id}&kind=critique"
+    )
+    expect(page.locator("#id_kind")).to_have_value("critique")
+    # The same estimate as the critique run made over the same responses recorded.
+    tokens = critiques.estimate["input_tokens"] + critiques.estimate["output_tokens"]
+    expect(page.locator("#run-estimate")).to_contain_text(f"{tokens:,}")
+    shot(page, "any-rubric-critique-run-form")
