@@ -14,6 +14,7 @@ from annotation.api.serializers.datasets import ImportProblemOutputSerializer
 from annotation.scales import scale_of
 from flaskapp import bounds
 from judging.models import JudgeCall, JudgeConfig, JudgeRun
+from judging.selectors import criteria as criteria_selectors
 from judging.selectors import runs as selectors
 from judging.services.imports import FORMATS
 
@@ -200,6 +201,10 @@ class JudgeRunOutputSerializer(serializers.Serializer):
     instruction_limit = serializers.IntegerField(allow_null=True)
     is_dev_server = serializers.SerializerMethodField()
     is_baseline = serializers.SerializerMethodField()
+    is_classification = serializers.SerializerMethodField(
+        help_text="Whether every criterion of the run's rubric is categorical (the "
+        "judge answered labels): pages call such a run a classification."
+    )
     counts = serializers.SerializerMethodField()
     tokens = serializers.SerializerMethodField()
     cost = serializers.SerializerMethodField()
@@ -226,6 +231,10 @@ class JudgeRunOutputSerializer(serializers.Serializer):
         return str((run.settings_snapshot or {}).get("backend", "")).startswith(
             "baseline"
         )
+
+    @extend_schema_field(OpenApiTypes.BOOL)
+    def get_is_classification(self, run: JudgeRun) -> bool:
+        return run.pk in criteria_selectors.classification_run_ids([run])
 
     @extend_schema_field(OpenApiTypes.INT)
     def get_warning_count(self, run: JudgeRun) -> int:

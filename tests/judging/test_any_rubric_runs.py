@@ -265,3 +265,39 @@ def test_a_length_baseline_scores_ordinal_criteria_on_their_scale(eager_tasks):
     assert run.status == JudgeRun.Status.COMPLETED
     values = scores_by_skill(run)["overall"]
     assert len(values) == 6 and set(values) <= set(range(1, 11)) and 10 in values
+
+
+def test_a_repeated_critique_run_is_served_from_the_cache(eager_tasks, fake_server):
+    base = fake_server(latency_ms=1)
+    config, user = make_config(base)
+    dataset = dataset_on(HELPSTEER, instructions=2, models=("m-a",))
+    first = run_to_end(config, user, dataset, kind="critique")
+    root = base.rstrip("/").removesuffix("/v1")
+    sent = httpx.get(root + "/stats").json()["requests"]
+    assert sent == 2
+    again = run_to_end(config, user, dataset, kind="critique")
+    assert again.status == JudgeRun.Status.COMPLETED
+    assert httpx.get(root + "/stats").json()["requests"] == sent  # nothing sent
+    assert set(again.calls.values_list("cached", flat=True)) == {True}
+    texts = sorted(
+        JudgeCritique.objects.filter(run=first).values_list("text", flat=True)
+    )
+    assert texts == sorted(
+        JudgeCritique.objects.filter(run=again).values_list("text", flat=True)
+    )
+
+
+def test_a_yes_no_run_with_n_a_allowed_lets_the_schema_offer_it(
+    eager_tasks, fake_server
+):
+    base = fake_server(latency_ms=1)
+    config, user = make_config(base, output_mode="json_schema")
+    dataset = dataset_on(YES_NO.replace(b"allow_na: false", b"allow_na: true"))
+    run = run_to_end(config, user, dataset)
+    assert run.status == JudgeRun.Status.COMPLETED
+    score = last_request(base)["response_format"]["json_schema"]["schema"][
+        "properties"
+    ]["consistent"]["properties"]["score"]
+    assert score == {"type": "string", "enum": ["yes", "no", "N/A"]}
+    prompt = last_request(base)["messages"][-1]["content"]
+    assert "N/A: allowed when this skill cannot be judged" in prompt

@@ -68,12 +68,20 @@ def test_a_yes_no_run_is_labelled_classification_with_label_names(judged, client
 
 
 def test_the_api_gives_each_score_its_label(judged, api_client_for):
-    _, user, labels, _ = judged
+    _, user, labels, points = judged
     body = api_client_for(user).get(f"/api/runs/{labels.pk}/scores/").json()
     rows = body["results"] if isinstance(body, dict) else body
     assert len(rows) == 6
     for row in rows:
         assert row["label"] == {0: "yes", 1: "no"}[row["score"]]
+    client = api_client_for(user)
+    assert client.get(f"/api/runs/{labels.pk}/").json()["is_classification"] is True
+    assert client.get(f"/api/runs/{points.pk}/").json()["is_classification"] is False
+    listed = {
+        r["id"]: r["is_classification"]
+        for r in client.get("/api/runs/").json()["results"]
+    }
+    assert listed == {labels.pk: True, points.pk: False}
 
 
 @pytest.mark.usefixtures("eager_tasks")
