@@ -47,6 +47,7 @@ from annotation.importers.base import (
 from annotation.importers.flask import model_name_from_file
 from annotation.models import Dataset, Skill
 from annotation.scales import Scale
+from annotation.services.rubrics import rubric_freeze
 from judging.models import JudgeCall, JudgeRun, JudgeScore
 from judging.services.import_rows import (
     GENERIC_FIELDS,
@@ -326,6 +327,7 @@ def import_judge_results(
     models = sorted({c.model for c in calls})
     skill_names = {s.pk: s.name for s in lookups.skill_by_name.values()}
     with transaction.atomic():
+        rubric_freeze(rubric_id=dataset.rubric_id)  # the imported scores use it
         run = JudgeRun.objects.create(
             config=None,
             dataset=dataset,

@@ -17,6 +17,7 @@ from django.utils import timezone
 from annotation import roles
 from annotation.errors import DomainError, Problem
 from annotation.models import Dataset, PreferencePair, Response
+from annotation.services.rubrics import rubric_freeze
 from flaskapp.bounds import INSTRUCTION_LIMIT, MAX_CALLS, PAIR_SAMPLE, SEED
 from judging.models import JudgeCall, JudgeConfig, JudgeRun, PromptTemplate
 from judging.selectors.runs import run_instructions, run_pairs, run_responses
@@ -220,6 +221,8 @@ def _judge_run_create_pointwise(
         layout = config.prompt.layout if config.prompt else PromptTemplate.Layout.FLASK
         snapshot.update(kind=kind, layout=layout)
     with transaction.atomic():
+        # The scores this run writes follow the rubric version as it is now.
+        rubric_freeze(rubric_id=dataset.rubric_id)
         run = JudgeRun.objects.create(
             config=config,
             dataset=dataset,
