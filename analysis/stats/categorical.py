@@ -261,7 +261,9 @@ def human_figures(counts, *, n_boot: int = 1000, seed: int = 0) -> HumanFigures:
         n_labels=int(m.sum()),
         n_tied=int(tied.sum()),
         raters_per_item={int(s): int(f) for s, f in zip(sizes, freq, strict=True)},
-        fleiss=make_result(np.nan if f_value is None else f_value, None, f_items, f_why),
+        fleiss=make_result(
+            np.nan if f_value is None else f_value, None, f_items, f_why
+        ),
         fleiss_raters=f_raters,
         alpha_nominal=make_result(
             np.nan if a_value is None else a_value, None, a_items, a_why
@@ -290,9 +292,7 @@ class JudgeFigures:
     macro_f1: float | None
 
 
-def judge_figures(
-    counts, judge, *, n_boot: int = 1000, seed: int = 0
-) -> JudgeFigures:
+def judge_figures(counts, judge, *, n_boot: int = 1000, seed: int = 0) -> JudgeFigures:
     """The judge's labels against the human majority (module doc): accuracy and Cohen's
     kappa with bootstrap intervals, per-label figures, the confusion matrix, and
     Krippendorff's nominal alpha with the judge as one more rater."""

@@ -64,7 +64,9 @@ def random_counts(rng, n_items, n_labels, raters, p=None):
 def noisy_judge(rng, counts, flip=0.25, none=0.05):
     maj = counts.argmax(axis=1)
     judge = np.where(
-        rng.random(len(counts)) < flip, rng.integers(0, counts.shape[1], len(counts)), maj
+        rng.random(len(counts)) < flip,
+        rng.integers(0, counts.shape[1], len(counts)),
+        maj,
     )
     judge[rng.random(len(counts)) < none] = NO_LABEL
     return judge
@@ -93,7 +95,9 @@ def test_judge_figures_match_sklearn(n_labels, raters, p):
     pred = [int(judge[i]) for i in keep]
     labels = list(range(n_labels))
     assert got.n_items == len(keep)
-    assert got.n_tied == sum(1 for i, m in enumerate(maj) if m is None and judge[i] >= 0)
+    assert got.n_tied == sum(
+        1 for i, m in enumerate(maj) if m is None and judge[i] >= 0
+    )
     assert got.accuracy.value == pytest.approx(accuracy_score(truth, pred))
     assert got.kappa.value == pytest.approx(
         cohen_kappa_score(truth, pred, labels=labels)
@@ -105,7 +109,11 @@ def test_judge_figures_match_sklearn(n_labels, raters, p):
         truth, pred, labels=labels, zero_division=np.nan
     )
     for k, fig in enumerate(got.labels):
-        for mine, ref in ((fig.precision, prec[k]), (fig.recall, rec[k]), (fig.f1, f1[k])):
+        for mine, ref in (
+            (fig.precision, prec[k]),
+            (fig.recall, rec[k]),
+            (fig.f1, f1[k]),
+        ):
             if np.isnan(ref):
                 assert mine is None
             else:
@@ -244,7 +252,9 @@ def test_bootstrap_is_seeded_brackets_the_value_and_matches_an_item_bootstrap():
     assert a.kappa.ci_low == pytest.approx(np.quantile(kappas, 0.025), abs=0.03)
     assert a.kappa.ci_high == pytest.approx(np.quantile(kappas, 0.975), abs=0.03)
     ceiling = human_figures(counts, n_boot=500, seed=2)
-    assert ceiling.loo_kappa.ci_low < ceiling.loo_kappa.value < ceiling.loo_kappa.ci_high
+    assert (
+        ceiling.loo_kappa.ci_low < ceiling.loo_kappa.value < ceiling.loo_kappa.ci_high
+    )
 
 
 def test_mismatched_lengths_are_refused():
