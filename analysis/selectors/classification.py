@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from django.core.cache import cache
+from django.db.models import Exists, OuterRef
 
 from analysis.selectors.agreement.cache import (
     CACHE_SECONDS,
@@ -375,4 +376,20 @@ def classification_runs(dataset: Dataset) -> list[JudgeRun]:
         JudgeRun.objects.filter(dataset=dataset, pk__in=scored)
         .select_related("config")
         .order_by("-created_at", "-pk")
+    )
+
+
+def classification_dataset_ids() -> list[int]:
+    """Ids of the datasets whose rubric has a categorical criterion and that have a
+    judge run with scores (the meta-evaluation's list; two small queries, no scan of
+    the score table)."""
+    categorical = Skill.objects.filter(kind=SkillKind.CATEGORICAL).values("rubric_id")
+    datasets = Dataset.objects.filter(rubric_id__in=categorical).values("pk")
+    scored = JudgeScore.objects.filter(run_id=OuterRef("pk"))
+    return list(
+        JudgeRun.objects.filter(dataset_id__in=datasets)
+        .filter(Exists(scored))
+        .values_list("dataset_id", flat=True)
+        .distinct()
+        .order_by()
     )
