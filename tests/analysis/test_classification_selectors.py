@@ -295,3 +295,111 @@ def test_a_new_label_changes_the_cached_result(django_assert_max_num_queries):
         str(setup.runs[0].pk)
     ]
     assert fig["accuracy"]["value"] == 0.0
+
+
+YES_NO_V1 = b"""
+name: Consistency check
+criteria:
+  - key: consistent
+    name: Consistent
+    kind: categorical
+    labels: [{key: "yes", name: "Yes"}, {key: "no", name: "No"}]
+"""
+YES_NO_V2 = b"""
+name: Consistency check
+criteria:
+  - key: consistent
+    name: Consistent
+    kind: categorical
+    labels:
+      - {key: "no", name: "No"}
+      - {key: "yes", name: "Yes"}
+      - {key: "unsure", name: "Unsure"}
+"""
+
+
+def test_scores_of_another_rubric_version_are_matched_by_label_key():
+    from tests.analysis.agreement_data import add_judge_run
+    from tests.analysis.classification_data import _codes
+
+    researcher = UserFactory(username="res-versions", role="researcher")
+    v1 = categorical_rubric(YES_NO_V1)
+    human = {
+        (0, "alpha", "consistent"): ["yes", "yes"],
+        (0, "beta", "consistent"): ["no", "no"],
+        (1, "alpha", "consistent"): ["yes", "yes"],
+        (1, "beta", "consistent"): ["no", "yes"],
+    }
+    setup = make_classification_setup(
+        researcher, human=human, judges=[], n_instructions=2, n_raters=2,
+        name="versions", rubric=v1,
+    )  # fmt: skip
+    v2 = categorical_rubric(YES_NO_V2)
+    assert v2.version == 2
+    setup.dataset.rubric = v2
+    setup.dataset.save(update_fields=["rubric"])
+    judge = {
+        (0, "alpha", "consistent"): "yes",  # v2 code 1, v1's "yes" is code 0
+        (0, "beta", "consistent"): "no",
+        (1, "alpha", "consistent"): "unsure",
+        (1, "beta", "consistent"): "yes",
+    }
+    run = add_judge_run(setup.dataset, setup.responses, _codes(v2, judge))
+    result = classification_compute(
+        dataset=setup.dataset, campaign_ids=[setup.campaign.pk], run_ids=[run.pk],
+        n_boot=0,
+    )  # fmt: skip
+    crit = result["criteria"][0]
+    assert [lab["key"] for lab in crit["labels"]] == ["no", "yes", "unsure"]
+    fig = crit["judges"][str(run.pk)]
+    # majority / judge: yes/yes, no/no, yes/unsure; (1, beta) is tied
+    assert [r["cells"] for r in fig["confusion"]] == [[1, 0, 0], [0, 1, 1], [0, 0, 0]]
+    assert fig["n_tied"] == 1
+
+
+def test_a_slice_restricts_the_items_and_queries_stay_fixed(
+    django_assert_max_num_queries,
+):
+    researcher = UserFactory(username="res-slice", role="researcher")
+    for n in (3, 12):
+        human, judge_a, _ = tables(n, 3, seed=n)
+        setup = make_classification_setup(
+            researcher, human=human, judges=[judge_a], n_instructions=n,
+            name=f"slice-{n}",
+        )  # fmt: skip
+        kwargs = {
+            "dataset": setup.dataset,
+            "campaign_ids": [setup.campaign.pk],
+            "run_ids": [setup.runs[0].pk],
+            "n_boot": 20,
+            "use_cache": False,
+        }
+        with django_assert_max_num_queries(9):
+            result = classification_compute(
+                **kwargs, slice_dim="model", slice_value="alpha"
+            )
+        assert result["slice"]["label"] == "model alpha"
+        crit = {c["key"]: c for c in result["criteria"]}["consistent"]
+        assert crit["humans"]["n_items"] == n
+        alpha_only = {k: v for k, v in human.items() if k[1] == "alpha"}
+        exp = expected(alpha_only, judge_a, "consistent", YES_NO)
+        check(crit["judges"][str(setup.runs[0].pk)], exp, YES_NO)
+
+
+def test_judge_samples_in_the_database_give_one_label_per_item():
+    researcher = UserFactory(username="res-samples", role="researcher")
+    human = {
+        (0, "alpha", "consistent"): ["yes", "yes"],
+        (0, "beta", "consistent"): ["no", "no"],
+    }
+    judge = {
+        (0, "alpha", "consistent"): ["no", "yes", "yes"],  # most samples: yes
+        (0, "beta", "consistent"): ["no", "yes"],  # tie: the earliest, no
+    }
+    setup = make_classification_setup(
+        researcher, human=human, judges=[judge], n_instructions=1, n_raters=2,
+        name="samples",
+    )  # fmt: skip
+    result = classification_compute(dataset=setup.dataset, n_boot=0)
+    fig = result["criteria"][0]["judges"][str(setup.runs[0].pk)]
+    assert fig["accuracy"]["value"] == 1.0 and fig["n_items"] == 2
