@@ -189,3 +189,22 @@ def test_raters_are_refused(client_for, rater, setup):
         client.get(reverse("analysis:metaeval", args=[setup.dataset.pk])).status_code
         == 403
     )
+
+
+def test_classification_api_returns_the_figures_and_names_bad_parameters(
+    api_client_for, researcher, rater, setup
+):
+    url = reverse("analysis_api:classification", args=[setup.dataset.pk])
+    client = api_client_for(researcher)
+    resp = client.get(url, {"run": setup.runs[0].pk, "n_boot": N_BOOT})
+    assert resp.status_code == 200, resp.content
+    want = classification_compute(
+        dataset=setup.dataset, run_ids=[setup.runs[0].pk], n_boot=N_BOOT
+    )
+    assert resp.json() == json.loads(json.dumps(want))
+    bad = client.get(url, {"run": 999999})
+    assert bad.status_code == 400
+    assert "run" in json.dumps(bad.json()) and "999999" in json.dumps(bad.json())
+    bad_slice = client.get(url, {"slice": "colour:red"})
+    assert bad_slice.status_code == 400 and "slice" in json.dumps(bad_slice.json())
+    assert api_client_for(rater).get(url).status_code == 403
