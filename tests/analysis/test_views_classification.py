@@ -94,8 +94,11 @@ def test_dashboard_shows_the_categorical_figures(client_for, researcher, setup):
     borderline = _section(labels, ">Borderline</th>", "</tr>")
     assert "n/a" in borderline
     humans = _section(html, 'id="categorical-consistent-humans"', "</dl>")
+    fleiss = crit["consistent"]["humans"]["fleiss"]["value"]
+    assert "Fleiss" in humans and f"{fleiss:.2f}" in humans
+    ceiling_row = _section(html, 'id="categorical-consistent-ceiling"', "</tr>")
     ceiling = crit["consistent"]["humans"]["ceiling"]["kappa"]["value"]
-    assert f"{ceiling:.2f}" in humans and "Fleiss" in humans
+    assert "leave one out" in ceiling_row and f"{ceiling:.2f}" in ceiling_row
 
 
 def test_htmx_fragment_carries_the_section(client_for, researcher, setup):
@@ -163,9 +166,9 @@ def test_metaeval_page_shows_classification_runs_with_the_ceiling(
     row = _section(html, f'data-run="{setup.runs[0].pk}"', "</tr>")
     assert f"{100 * fig['accuracy']['value']:.0f}%" in row
     assert f'data-run="{setup.runs[1].pk}"' not in html  # not chosen
-    humans = _section(html, 'id="categorical-consistent-humans"', "</dl>")
+    ceiling_row = _section(html, 'id="categorical-consistent-ceiling"', "</tr>")
     loo = crit["humans"]["ceiling"]["accuracy"]["value"]
-    assert "leave one out" in humans and f"{100 * loo:.0f}%" in humans
+    assert "leave one out" in ceiling_row and f"{100 * loo:.0f}%" in ceiling_row
 
 
 def test_metaeval_bad_classification_parameters_are_400s(client_for, researcher, setup):
