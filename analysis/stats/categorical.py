@@ -217,7 +217,7 @@ class HumanFigures:
     loo_kappa: Result
     loo_pairs: int  # (rater, item) pairs compared
     loo_tied: int  # pairs left out: the other raters' majority was tied
-    loo_table: np.ndarray = field(repr=False, default=None)
+    loo_table: np.ndarray | None = field(repr=False, default=None)  # (L, L) pooled
 
 
 def loo_cells(counts) -> tuple[np.ndarray, np.ndarray]:
