@@ -31,6 +31,7 @@ from analysis.selectors.agreement import (
     agreement_slice_values,
     agreement_sources_for_user,
 )
+from analysis.selectors.classification import classification_for_agreement
 from annotation import selectors as annotation_selectors
 from annotation.api.permissions import IsResearcher
 from annotation.api.serializers.datasets import ProblemOutputSerializer
@@ -144,6 +145,10 @@ class AgreementApi(APIView):
             )
         except AgreementError as exc:
             raise _refuse(exc) from exc
+        # The categorical criteria's figures, when the rubric has any.
+        categorical = classification_for_agreement(dataset=dataset, result=result)
+        if categorical is not None:
+            result = {**result, "categorical": categorical}
         return Response(result)
 
 

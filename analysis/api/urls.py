@@ -5,7 +5,7 @@ Agreement, meta-evaluation, probes and the exports. Names: ``analysis_api:<name>
 
 from django.urls import path
 
-from analysis.api import agreement, exports, training
+from analysis.api import agreement, classification, exports, training
 
 app_name = "analysis_api"
 
@@ -29,6 +29,11 @@ urlpatterns = [
         "datasets/<int:dataset_id>/agreement/disagreements/",
         agreement.AgreementDisagreementsApi.as_view(),
         name="agreement-disagreements",
+    ),
+    path(
+        "datasets/<int:dataset_id>/classification/",
+        classification.ClassificationApi.as_view(),
+        name="classification",
     ),
     path(
         "datasets/<int:dataset_id>/metaeval/",

@@ -40,6 +40,7 @@ from analysis.display import (
 )
 from analysis.exports.encoding import csv_text
 from analysis.selectors import agreement as agreement
+from analysis.selectors.classification import classification_for_agreement
 from annotation import roles
 from annotation import selectors as annotation_selectors
 from annotation.errors import DomainError
@@ -142,6 +143,9 @@ def agreement_dashboard(request: HttpRequest, dataset_id: int) -> HttpResponse:
         context["compact"] = headline.compact_table(result)
         context["table"] = table_context(result, choice)
         context.update(charts_context(result, choice))
+        context["categorical"] = classification_for_agreement(
+            dataset=dataset, result=result
+        )
     fragments = ("agreement-charts", "agreement-radars")
     target = request.htmx.target
     fragment = target if target in fragments else "agreement-results"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
@@ -22,8 +23,14 @@ from django.views.decorators.http import require_GET
 from analysis import charts
 from analysis.glossary import figure, figure_rows, glossary
 from analysis.selectors.agreement import (
+    AgreementError,
     agreement_sources_for_user,
     run_label,
+)
+from analysis.selectors.classification import (
+    classification_compute,
+    classification_dataset_ids,
+    classification_runs,
 )
 from analysis.selectors.metaeval import (
     MetaevalError,
@@ -124,8 +131,57 @@ def page_glossary(keys, probes: list[dict]) -> list:
 def metaeval_home(request: HttpRequest) -> HttpResponse:
     _require_researcher(request)
     with_pairs = PreferencePair.objects.values("dataset_id")
-    datasets = Dataset.objects.filter(pk__in=with_pairs).order_by("name")
-    return render(request, "analysis/metaeval_home.html", {"datasets": datasets})
+    classified = set(classification_dataset_ids())
+    datasets = Dataset.objects.filter(
+        Q(pk__in=with_pairs) | Q(pk__in=classified)
+    ).order_by("name")
+    return render(
+        request,
+        "analysis/metaeval_home.html",
+        {"datasets": datasets, "classified": classified},
+    )
+
+
+def _classification(request: HttpRequest, dataset: Dataset, n_boot: int) -> dict:
+    """The classification section's context: the runs to choose from, the chosen
+    ones, the result (or None) and a problem: `error` (naming the parameter) for a
+    bad explicit choice, `note` when the defaults give nothing to compare.
+
+    Runs: `crun` (default: every run with labels on a categorical criterion);
+    humans: `campaign` (default: every pointwise campaign, the dashboard's rule)."""
+    runs = classification_runs(dataset)
+    out = {
+        "classification_runs": [{"id": r.pk, "label": run_label(r)} for r in runs],
+        "classification_chosen": [],
+        "categorical": None,
+        "categorical_error": "",
+        "categorical_note": "",
+    }
+    chosen = _ints(request.GET, "crun")
+    campaigns = _ints(request.GET, "campaign")
+    if chosen is None:
+        out["categorical_error"] = "crun: must be run ids"
+        return out
+    if campaigns is None:
+        out["categorical_error"] = "campaign: must be campaign ids"
+        return out
+    if not runs and not chosen:
+        return out
+    try:
+        result = classification_compute(
+            dataset=dataset,
+            campaign_ids=campaigns,
+            run_ids=chosen or sorted(r.pk for r in runs),
+            n_boot=n_boot,
+        )
+    except AgreementError as exc:
+        out["categorical_error" if chosen or campaigns else "categorical_note"] = str(
+            exc
+        )
+        return out
+    out["categorical"] = result
+    out["classification_chosen"] = [r["id"] for r in result["runs"]]
+    return out
 
 
 @login_required
@@ -145,6 +201,8 @@ def metaeval_report(request: HttpRequest, dataset_id: int) -> HttpResponse:
             result = metaeval_compute(dataset=dataset, run_ids=chosen, n_boot=n_boot)
         except MetaevalError as exc:
             error = str(exc)
+    classification = _classification(request, dataset, n_boot)
+    error = error or classification["categorical_error"]
     reports = []
     for run in (result or {}).get("runs", []):
         rep = run["report"]
@@ -184,6 +242,8 @@ def metaeval_report(request: HttpRequest, dataset_id: int) -> HttpResponse:
         if reports
         else [],
         "error": error,
+        **classification,
+        "categorical_heading": "Classification judges vs the human majority",
     }
     return render(
         request, "analysis/metaeval.html", context, status=400 if error else 200
