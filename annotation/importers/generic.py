@@ -35,7 +35,6 @@ from annotation.importers.base import (
 )
 from annotation.importers.fields import RowReader
 from annotation.importers.scores import ScoreColumns, ScoreRecord, split_mapping
-from annotation.scales import Scale
 
 FIELDS = (
     "id",
@@ -88,7 +87,7 @@ def parse_generic(
     skill_lookup: dict[str, str],
     mapping: dict[str, str] | None = None,
     default_model: str | None = None,
-    scales: dict[str, Scale] | None = None,
+    scales: dict[str, object] | None = None,
 ) -> ParseResult:
     """Parse a generic JSONL (`fmt="jsonl"`) or CSV (`fmt="csv"`) file.
 

@@ -30,7 +30,6 @@ from dataclasses import dataclass
 
 from annotation.importers.base import normalise_name, type_name
 from annotation.importers.fields import RowReader
-from annotation.scales import Scale
 from flaskapp.untrusted import text_problem
 
 SCORE_PREFIXES = ("score.", "scores.")
@@ -92,7 +91,7 @@ class ScoreColumns:
     def __init__(
         self,
         *,
-        scales: dict[str, Scale],
+        scales: dict[str, object],
         lookup: dict[str, str],
         field_columns: set[str],
         mapped: dict[str, str],

@@ -735,3 +735,42 @@ def test_the_upload_form_lists_every_rubric_and_previews_then_imports_scores(
     )
     assert f'href="{campaign_url}"' in page.content.decode()
     assert client.get(campaign_url).status_code == 200
+
+
+def test_the_instruction_api_shows_the_per_instance_rubric_and_checklist(
+    api_client_for, researcher
+):
+    ten = rubric(TEN_YAML)
+    own = {"criteria": "Is it kind?", "score1_description": "Rude."}
+    own |= {f"score{i}_description": f"Level {i}." for i in range(2, 6)}
+    services.dataset_import_files(
+        dataset_name="own",
+        fmt="jsonl",
+        files=[
+            (
+                "own.jsonl",
+                jsonl(
+                    {
+                        "id": "k1",
+                        "instruction": "Reply to a complaint.",
+                        "score_rubric": own,
+                        "checklist": ["Does it apologise?"],
+                    },
+                    {"id": "k2", "instruction": "Say hi."},
+                ),
+            )
+        ],
+        options={"rubric_id": ten.pk},
+    )
+    dataset = Dataset.objects.get(name="own")
+
+    body = api_client_for(researcher).get(f"/api/datasets/{dataset.pk}/instructions/")
+
+    assert body.status_code == 200
+    first, second = body.json()["results"]
+    assert first["instance_rubric"] == {
+        "criteria": "Is it kind?",
+        "scores": {"1": "Rude.", **{str(i): f"Level {i}." for i in range(2, 6)}},
+    }
+    assert first["checklist"] == [{"skill": None, "question": "Does it apologise?"}]
+    assert (second["instance_rubric"], second["checklist"]) == ({}, None)

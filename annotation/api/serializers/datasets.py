@@ -248,7 +248,14 @@ class InstructionListOutputSerializer(serializers.Serializer):
     difficulty = serializers.IntegerField(allow_null=True)
     skills = serializers.SerializerMethodField()
     is_hard = serializers.BooleanField()
-    checklist = serializers.JSONField(allow_null=True)
+    checklist = serializers.JSONField(
+        allow_null=True,
+        help_text="This instruction's own checklist: [{skill, question}] or null.",
+    )
+    instance_rubric = serializers.JSONField(
+        help_text="This instruction's own score rubric ({criteria, scores: {point: "
+        "text}}), imported as `score_rubric`; {} when it has none."
+    )
     metadata = serializers.JSONField()
     response_count = serializers.IntegerField()
 
