@@ -314,7 +314,8 @@ class DatasetImportInputSerializer(serializers.Serializer):
     map = serializers.ListField(
         child=serializers.CharField(),
         required=False,
-        help_text="Generic formats: `field=column` pairs (repeat the field).",
+        help_text="Generic formats: `field=column` pairs (repeat the field); "
+        "`score.KEY=column` for the human scores of criterion KEY.",
     )
     model = serializers.CharField(
         required=False,
