@@ -22,11 +22,16 @@ FORMAT_HELP = {
     ImportJob.Format.JSONL: (
         "Any JSON Lines file with instruction and optionally id, reference, response, "
         "model, task, domains, difficulty, skills, checklist, score_rubric (an "
-        "instruction's own rubric). Map other key names below."
+        "instruction's own rubric), and human scores: a key named like a criterion "
+        "of the rubric (or score.KEY, or a scores object) holds its score, with "
+        "optional rater and rationale. Map other key names below "
+        "(score.KEY=column for a score)."
     ),
     ImportJob.Format.CSV: (
-        "A CSV file with a header row, with the same fields as generic JSONL. Map your "
-        "column names to fields below (field=column, one per line)."
+        "A CSV file with a header row, with the same fields as generic JSONL (a "
+        "column per criterion for human scores; an empty cell is not scored, N/A "
+        "must be written). Map your column names to fields below (field=column, one "
+        "per line)."
     ),
 }
 

@@ -162,6 +162,13 @@ class ResponseRecord:
 class ParseResult:
     instructions: list[InstructionRecord] = field(default_factory=list)
     responses: list[ResponseRecord] = field(default_factory=list)
+    # Human scores on the rows (generic files only; `annotation.importers.scores`).
+    scores: list = field(default_factory=list)
+    # Responses the rows point at by instruction id and model without giving their
+    # text, (external id, model) -> (file, line, field): they must be in the dataset.
+    referenced: dict = field(default_factory=dict)
+    # Rows that name an instruction by id only, (external id) -> (file, line, field).
+    referenced_instructions: dict = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     # Accepted but worth a look (an empty model response): listed in the report, or
     # refused as problems with `strict`.
@@ -176,6 +183,11 @@ class ParseResult:
         """Add `other`'s rows and findings (not its `reread`)."""
         self.instructions.extend(other.instructions)
         self.responses.extend(other.responses)
+        self.scores.extend(other.scores)
+        for key, where in other.referenced.items():
+            self.referenced.setdefault(key, where)
+        for key, where in other.referenced_instructions.items():
+            self.referenced_instructions.setdefault(key, where)
         self.problems.extend(other.problems)
         self.warnings.extend(other.warnings)
         self.rows += other.rows
@@ -185,13 +197,16 @@ class ParseResult:
         """Let go of the parsed instructions and responses (their texts are most of an
         import's memory) once they are written; counts, problems, warnings and the
         preview stay, and `had_rows` still tells whether there were any."""
-        self.had_rows = self.had_rows or bool(self.instructions or self.responses)
+        self.had_rows = self.had_rows or bool(
+            self.instructions or self.responses or self.scores
+        )
         self.instructions = []
         self.responses = []
+        self.scores = []
 
     @property
     def has_rows(self) -> bool:
-        return self.had_rows or bool(self.instructions or self.responses)
+        return self.had_rows or bool(self.instructions or self.responses or self.scores)
 
 
 PREVIEW_ROWS = 10

@@ -17,14 +17,15 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.errors import DomainError, Problem
-from annotation.importers.base import skill_lookup_for
 from annotation.models import Dataset, ImportJob
 from annotation.services.imports import (
     dataset_import_files,
     dataset_named,
     dataset_parse_files,
+    rubric_for,
+    skill_lookup,
 )
-from annotation.services.rubrics import rubric_get_default
+from annotation.services.score_imports import rubric_scales
 from annotation.tasks import import_job_execute_task
 
 T = TypeVar("T")
@@ -114,19 +115,25 @@ def import_job_create(
         ]
         job.summary = _refusal_summary(exc)
         job.finished_at = timezone.now()
-    job.preview = _preview(fmt, files, options)
+    job.preview = _preview(dataset_name, fmt, files, options)
     job.save()
     return job
 
 
-def _preview(fmt: str, files: list[tuple[str, bytes]], options: dict) -> list[dict]:
-    """The first rows as parsed (shown before confirming), whatever their problems."""
+def _preview(
+    dataset_name: str, fmt: str, files: list[tuple[str, bytes]], options: dict
+) -> list[dict]:
+    """The first rows as parsed (shown before confirming) with the rubric the import
+    uses (its scores included), whatever their problems."""
     try:
-        lookup = skill_lookup_for(
-            list(rubric_get_default().skills.values_list("key", "name"))
-        )
+        _, dataset = dataset_named(dataset_name)
+        rubric = rubric_for(dataset, options)
         return dataset_parse_files(
-            fmt=fmt, files=files[:1], skill_lookup=lookup, options=options
+            fmt=fmt,
+            files=files[:1],
+            skill_lookup=skill_lookup(rubric),
+            options=options,
+            scales=rubric_scales(rubric),
         ).preview
     except DomainError:
         return []

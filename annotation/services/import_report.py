@@ -25,6 +25,13 @@ class ImportReport:
     # hard-set lines whose instruction text is not in the dataset ("file, line N (id X)").
     hard_marked: int = 0
     hard_unmatched: list[str] = field(default_factory=list)
+    # Human scores (generic files): created, or found already imported (the same
+    # scores into the same dataset), the raters named, and the campaign holding them.
+    human_scores: int = 0
+    unchanged_scores: int = 0
+    raters: list[str] = field(default_factory=list)
+    campaign_id: int | None = None
+    campaign: str = ""
     # Accepted but worth a look (e.g. empty responses), each with file, line, field.
     warnings: list[Problem] = field(default_factory=list)
 
@@ -40,6 +47,11 @@ class ImportReport:
             "rubric": self.rubric,
             "hard_marked": self.hard_marked,
             "hard_unmatched": self.hard_unmatched,
+            "human_scores": self.human_scores,
+            "unchanged_scores": self.unchanged_scores,
+            "raters": self.raters,
+            "campaign_id": self.campaign_id,
+            "campaign": self.campaign,
             "warnings": [w.as_dict() for w in self.warnings[:MAX_PROBLEMS]],
             "warning_count": len(self.warnings),
         }

@@ -46,9 +46,11 @@ from annotation.services.import_rows import (
     stream_outputs,
     write_planned,
 )
-from annotation.services.rubrics import (
-    rubric_get_default,
-    rubric_require_flask_compatible,
+from annotation.services.rubrics import rubric_get_default
+from annotation.services.score_imports import (
+    rubric_scales,
+    scores_plan,
+    scores_write,
 )
 
 log = logging.getLogger(__name__)
@@ -87,13 +89,16 @@ def dataset_parse_files(
     skill_lookup: dict[str, str],
     options: dict,
     slim: bool = False,
+    scales: dict | None = None,
 ) -> ParseResult:
     """Parse every file in format `fmt` (pure: no database). Problems are collected.
 
     `slim` (FLASK evaluation sets only): the instructions are kept without their
     texts, and `reread` of the result reads them again, file by file, when they are
     written; so the memory an import holds does not grow with the texts' size. The
-    files must then stay readable (and unchanged) until the import is written."""
+    files must then stay readable (and unchanged) until the import is written.
+    `scales` (generic formats): the rubric's criteria rows may score
+    (`score_imports.rubric_scales`); none, no score is read."""
     if fmt not in FORMATS:
         raise DomainError(
             f"unknown format {fmt!r}; use one of: {', '.join(sorted(FORMATS))}"
@@ -133,6 +138,7 @@ def dataset_parse_files(
                 skill_lookup=skill_lookup,
                 mapping=mapping,
                 default_model=options.get("model"),
+                scales=scales,
             )
         result.extend(part)
     if len(files) > 1:
@@ -265,6 +271,15 @@ def _plan(
     )
     new_responses = [r for r in parsed.responses if planner.is_new(r)]
     problems.extend(planner.problems())
+    problems.extend(
+        scores_plan(
+            dataset,
+            parsed,
+            known=planner.known,
+            existing=set(existing),
+            report=report,
+        )
+    )
     return new_instructions, new_responses, ids, report, problems
 
 
@@ -288,11 +303,10 @@ def rubric_for(dataset: Dataset | None, options: dict) -> Rubric:
     """The dataset's rubric; for a new dataset `options["rubric_id"]` or the default.
 
     A `rubric_id` given for an existing dataset is ignored (the upload form offers the
-    choice on every upload and says it only applies to new datasets). A rubric that
-    campaigns and judge runs cannot use yet (`Rubric.flask_compatible`) is refused.
+    choice on every upload and says it only applies to new datasets). Any rubric will
+    do: rating, judging and human scores work on every scale and label set.
     """
     if dataset is not None:
-        rubric_require_flask_compatible(dataset.rubric, field="rubric")
         return dataset.rubric
     if options.get("rubric_id"):
         rubric = Rubric.objects.filter(pk=options["rubric_id"]).first()
@@ -301,9 +315,39 @@ def rubric_for(dataset: Dataset | None, options: dict) -> Rubric:
                 f"rubric {options['rubric_id']} does not exist",
                 [Problem("no such rubric", field="rubric")],
             )
-        rubric_require_flask_compatible(rubric, field="rubric")
         return rubric
     return rubric_get_default()
+
+
+def rubric_named(name: str) -> Rubric:
+    """The rubric a command line names: its id, or its name (the latest version;
+    "Name v2" or "Name@2" for another). Raises `DomainError` naming `rubric` and
+    listing the rubrics when there is none."""
+    text = str(name).strip()
+    rubric = None
+    if text.isdigit():
+        rubric = Rubric.objects.filter(pk=int(text)).first()
+    if rubric is None:
+        base, version = text, None
+        for sep in ("@", " v"):
+            head, _, tail = text.rpartition(sep)
+            if head and tail.isdigit():
+                base, version = head.strip(), int(tail)
+                break
+        found = Rubric.objects.filter(name=text).order_by("-version")
+        if not found.exists() and version is not None:
+            found = Rubric.objects.filter(name=base, version=version)
+        rubric = found.first()
+    if rubric is None:
+        names = ", ".join(
+            f"{r.name!r} (id {r.pk})"
+            for r in Rubric.objects.order_by("name", "version")
+        )
+        raise DomainError(
+            f"no rubric named {text!r}",
+            [Problem(f"no rubric {text!r}; the rubrics are: {names}", field="rubric")],
+        )
+    return rubric
 
 
 def skill_lookup(rubric: Rubric) -> dict[str, str]:
@@ -380,6 +424,14 @@ def import_parsed(
                 write_planned(
                     dataset, new_instructions, new_responses, ids, parsed.reread
                 )
+                scores_write(
+                    dataset,
+                    parsed,
+                    ids=ids,
+                    files=sorted({s.file for s in parsed.scores}),
+                    user=user,
+                    report=report,
+                )
             del new_instructions, new_responses
         known |= {r.external_id for r in parsed.instructions}
         if not problems:
@@ -454,7 +506,11 @@ def dataset_import_files(
         )
     rubric = rubric_for(dataset, options)
     parsed = dataset_parse_files(
-        fmt=fmt, files=files, skill_lookup=skill_lookup(rubric), options=options
+        fmt=fmt,
+        files=files,
+        skill_lookup=skill_lookup(rubric),
+        options=options,
+        scales=rubric_scales(rubric),
     )
     return import_parsed(
         dataset_name=dataset_name,

@@ -656,7 +656,7 @@ def test_bad_mapping_is_refused_naming_it():
     assert problems == [
         "field `map`: --map prompt=instruction: unknown field 'prompt'; fields are id, "
         "instruction, reference, response, model, task, domains, difficulty, skills, "
-        "checklist, score_rubric"
+        "checklist, score_rubric, rater, rationale"
     ]
 
 

@@ -684,23 +684,20 @@ def test_a_campaign_on_a_rubric_that_is_not_flask_compatible_is_refused(research
     assert "are stored and shown; rating, judging and agreement" in problem.message
 
 
-def test_a_dataset_import_naming_such_a_rubric_is_refused():
+def test_a_dataset_import_may_name_any_rubric():
     rubric = services.rubric_import(
         data=json.dumps(TEN_POINT).encode(), file="ten.json"
     )
     row = json.dumps({"idx": 1, "instruction": "Why?", "skill": [], "domain": []})
 
-    with pytest.raises(DomainError) as exc:
-        dataset_import_files(
-            dataset_name="new-set",
-            fmt="flask",
-            files=[("eval.jsonl", row.encode() + b"\n")],
-            options={"rubric_id": rubric.pk},
-        )
+    dataset_import_files(
+        dataset_name="new-set",
+        fmt="flask",
+        files=[("eval.jsonl", row.encode() + b"\n")],
+        options={"rubric_id": rubric.pk},
+    )
 
-    assert [p.field for p in exc.value.problems] == ["rubric"]
-    assert "not available yet" in exc.value.problems[0].message
-    assert not Dataset.objects.filter(name="new-set").exists()
+    assert Dataset.objects.get(name="new-set").rubric == rubric
 
 
 def test_a_judge_run_on_such_a_rubric_is_created(researcher):

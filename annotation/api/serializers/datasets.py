@@ -248,7 +248,14 @@ class InstructionListOutputSerializer(serializers.Serializer):
     difficulty = serializers.IntegerField(allow_null=True)
     skills = serializers.SerializerMethodField()
     is_hard = serializers.BooleanField()
-    checklist = serializers.JSONField(allow_null=True)
+    checklist = serializers.JSONField(
+        allow_null=True,
+        help_text="This instruction's own checklist: [{skill, question}] or null.",
+    )
+    instance_rubric = serializers.JSONField(
+        help_text="This instruction's own score rubric ({criteria, scores: {point: "
+        "text}}), imported as `score_rubric`; {} when it has none."
+    )
     metadata = serializers.JSONField()
     response_count = serializers.IntegerField()
 
@@ -307,7 +314,8 @@ class DatasetImportInputSerializer(serializers.Serializer):
     map = serializers.ListField(
         child=serializers.CharField(),
         required=False,
-        help_text="Generic formats: `field=column` pairs (repeat the field).",
+        help_text="Generic formats: `field=column` pairs (repeat the field); "
+        "`score.KEY=column` for the human scores of criterion KEY.",
     )
     model = serializers.CharField(
         required=False,

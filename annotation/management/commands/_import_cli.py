@@ -153,6 +153,17 @@ def print_report(command: BaseCommand, report: ImportReport, seconds: float) -> 
             )
             for where in report.hard_unmatched:
                 out.write(f"    {where}")
+    if report.human_scores or report.unchanged_scores:
+        verb_scores = "would store" if report.dry_run else "stored"
+        out.write(
+            f"  human scores:  {report.human_scores:,} {verb_scores}, "
+            f"{report.unchanged_scores:,} already imported; raters: "
+            + (", ".join(report.raters) or "-")
+        )
+        if report.campaign_id is not None:
+            out.write(
+                f"  campaign:      {report.campaign_id} ({report.campaign}, closed)"
+            )
     print_warnings(command, report.warnings)
     rate = (report.rows / seconds) if seconds > 0 else 0.0
     out.write(f"  time:          {seconds:.2f} s ({rate:,.0f} rows/s)")

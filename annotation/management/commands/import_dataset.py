@@ -1,6 +1,10 @@
-"""`manage.py import_dataset FILE --dataset NAME [--format jsonl|csv] [--map F=COL ...]`.
+"""`manage.py import_dataset FILE --dataset NAME [--format jsonl|csv] [--rubric NAME]
+[--map F=COL ...] [--map score.KEY=COL ...]`.
 
-Imports a generic JSONL or CSV file of instructions, optionally with model responses.
+Imports a generic JSONL, CSV or Parquet file of instructions, optionally with model
+responses and the human scores people gave them on the dataset's rubric (which
+columns are scores: `annotation.importers.scores`). The scores become one closed
+campaign of the dataset (`annotation.services.score_imports`).
 """
 
 from __future__ import annotations
@@ -21,20 +25,30 @@ from annotation.management.commands._import_cli import (
     refused,
 )
 from annotation.services import dataset_import_files, import_job_record_command
+from annotation.services.imports import rubric_named
 from flaskapp.commands import DataCommand
 
 
 class Command(DataCommand):
     help = (
-        "Import a generic JSONL or CSV file (one instruction per row, optionally with a "
-        "model and its response) into a dataset. A bad file changes nothing; every "
-        "problem is printed with its line and field."
+        "Import a generic JSONL, CSV or Parquet file (one instruction per row, "
+        "optionally with a model, its response and human scores per criterion) into "
+        "a dataset. A bad file changes nothing; every problem is printed with its "
+        "line and field."
     )
 
     def add_arguments(self, parser):
         add_file_options(parser, fields=FIELDS)
         parser.add_argument(
             "--model", help="Model name for rows with a response but no model column."
+        )
+        parser.add_argument(
+            "--rubric",
+            help="A new dataset's rubric, by name (its latest version) or id; default "
+            "the built-in FLASK rubric. Ignored for an existing dataset. Columns named "
+            "like a criterion's key hold its human scores; map others with --map "
+            "score.KEY=COLUMN (and rationale.KEY=COLUMN); a rater column names who "
+            "scored.",
         )
         parser.add_argument(
             "--dry-run", action="store_true", help="Validate and count; write nothing."
@@ -56,6 +70,11 @@ class Command(DataCommand):
             service_options["model"] = options["model"]
         if options["strict"]:
             service_options["strict"] = True
+        if options["rubric"]:
+            try:
+                service_options["rubric_id"] = rubric_named(options["rubric"]).pk
+            except DomainError as exc:
+                raise refused(exc, self.stderr) from exc
         files = read_files([path])
         record = {
             "dataset_name": options["dataset"],
