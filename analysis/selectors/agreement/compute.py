@@ -169,7 +169,8 @@ def agreement_compute(
         per_run[rid] = group_items(inp, h_keys, h_counts, h_na, j_keys, j_scores, j_na)
 
     present = set().union(*(set(g) for g in per_run.values())) if per_run else set()
-    abilities = abilities_present(inp.skills, present)
+    # The pooled rows: each ability or rubric group (criteria in none have no row).
+    abilities = {a: ks for a, ks in abilities_present(inp.skills, present).items() if a}
     rows = rows_skeleton(inp.skills, present)
     by_key = {r["key"]: r for r in rows}
     ceiling = ceiling_rows(

@@ -153,7 +153,7 @@ class Skills:
 
     keys: list[str]  # ordered: by ability, then rubric position
     names: dict[str, str]
-    ability: dict[str, str]
+    ability: dict[str, str]  # FLASK ability, or rubric group name, or "" (none)
     id_to_index: dict[int, int]  # skill id -> index into keys (ordinal skills only)
     # key -> the scale's values (floats, sorted); FLASK's VALUES for 1..5
     values: dict[str, np.ndarray] = field(default_factory=dict)
@@ -176,8 +176,17 @@ class Skills:
 
 SKILL_FIELDS = (
     "id", "key", "name", "ability", "position",
-    "kind", "scale_min", "scale_max", "labels", "allow_na",
+    "kind", "scale_min", "scale_max", "labels", "allow_na", "group", "rubric__groups",
 )  # fmt: skip
+
+
+def _group_of(row: dict) -> str:
+    """The table group of a skill: its FLASK ability, else the name of its rubric
+    group, else "" (a criterion in no group: no pooled row but the overall)."""
+    if row["ability"]:
+        return row["ability"]
+    names = {g.get("key"): g.get("name") for g in row.get("rubric__groups") or []}
+    return str(names.get(row["group"]) or row["group"] or "")
 
 
 def _skill_rows(**filters) -> list[dict]:
@@ -216,7 +225,7 @@ def dataset_skills(
     return Skills(
         keys=keys,
         names={k: first[k]["name"] for k in keys},
-        ability={k: first[k]["ability"] for k in keys},
+        ability={k: _group_of(first[k]) for k in keys},
         id_to_index={r["id"]: index[r["key"]] for r in rows if r["key"] in index},
         values={k: scale_values(scales[k].low, scales[k].high) for k in keys},
     )

@@ -163,7 +163,8 @@ def judge_dict(rep: Report, items: GroupItems | None, names: list[str]):
 
 
 def abilities_present(skills: Skills, present: set[str]) -> dict[str, list[str]]:
-    """Ability label -> its skill keys that have items, in table order."""
+    """Ability (or rubric group) label -> its skill keys that have items, in table
+    order; criteria in no group are under "" (they get no pooled row)."""
     labels = dict(Ability.choices)
     out: dict[str, list[str]] = {}
     for key in skills.keys:
@@ -227,6 +228,8 @@ def rows_skeleton(skills: Skills, present: set[str]) -> list[dict]:
                     "scale": scale_dict([skills.values[key]]),
                 }
             )
+        if not ability:
+            continue
         rows.append(
             {
                 "key": f"ability:{ability}",
@@ -343,7 +346,7 @@ def mixed_scale_rows(rows: list[dict], run_ids: list[int]) -> None:
             for r in rows
             if r["level"] == "skill"
             and (row["level"] == "overall" or r["ability"] == row["ability"])
-        ]
+        ]  # a pooled row is an ability's (never "") or the overall
         for rid in map(str, run_ids):
             counts: dict[str, int] = {}
             for r in members:
