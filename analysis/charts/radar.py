@@ -76,7 +76,7 @@ def radar_ticks(scale: tuple[float, float]) -> list[float]:
     """The rings of a scale: each whole value of a small scale (1..5, 0..4, 1..10),
     else five evenly spaced levels (0, 0.25, ..., 1 for normalised values)."""
     lo, hi = scale
-    if float(lo).is_integer() and float(hi).is_integer() and 1 <= hi - lo <= 10:
+    if float(lo).is_integer() and float(hi).is_integer() and 2 <= hi - lo <= 10:
         return list(range(int(lo), int(hi) + 1))
     return [lo + (hi - lo) * k / 4 for k in range(5)]
 
@@ -98,6 +98,7 @@ def radar_chart(
     (None) leaves out that vertex and the two edges that touch it, so a gap shows
     where a skill had no data instead of a fake zero.
     """
+    chart_note = note  # `note` is reused below for each point's tooltip
     n = len(axes)
     defined = [s for s in series if any(v is not None for v in s.values)]
     if n < 3:
@@ -205,16 +206,16 @@ def radar_chart(
             body.append(f'<path class="series" d="{d}" fill="none" {stroke}/>')
         body.append(f'<g class="marks">{"".join(marks)}</g>')
     body.append(svg_legend(24, legend_y, series, width=width - 24))
-    if note:
+    if chart_note:
         body.append(
-            svg_text(24, height - 10, note, size=11, fill=MUTED, anchor="start")
+            svg_text(24, height - 10, chart_note, size=11, fill=MUTED, anchor="start")
         )
     scale_text = f"{fmt_num(lo)} to {fmt_num(hi)}"
     desc = f"Radar chart of {n} skills on a {scale_text} scale: " + "; ".join(
         s.label for s in series
     )
-    if note:
-        desc += f". {note}"
+    if chart_note:
+        desc += f". {chart_note}"
     return svg_document(width, height, title, desc, body)
 
 
