@@ -1,7 +1,8 @@
 """Agreement table from PostgreSQL: cold, cached, and against the library floor.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
-        .venv/bin/python bench/agreement_dashboard.py [--boot 1000] [--repeat 3]
+        .venv/bin/python bench/agreement_dashboard.py [--boot 1000] [--repeat 3] \
+        [--scale 1-10]
 
 Creates a scratch database (dropped at the end), migrates it and writes with COPY a
 dataset of 700 instructions x 12 models = 8,400 responses and the 12 FLASK skills:
@@ -11,7 +12,9 @@ dataset of 700 instructions x 12 models = 8,400 responses and the 12 FLASK skill
   judge  one run scoring every (response, skill): 100,800 judge scores (3% N/A).
 
 Scores are correlated through a latent quality per (response, skill) with model and
-skill effects, so the statistics are realistic. Then measures, median of --repeat:
+skill effects, so the statistics are realistic. ``--scale 1-10`` scores the same
+twelve criteria on 1..10 instead (a copy of the FLASK rubric with scale_max 10; the
+latent quality and the noise stretched by 9/4), for the cost of a wider scale. Then measures, median of --repeat:
 
   cold    agreement_compute(n_boot=--boot) with an empty cache: the queries into
           arrays plus every statistic per skill, ability and overall with bootstrap
@@ -49,9 +52,11 @@ SINGLE, TRIPLE = 5000, 1000
 TARGET_COLD, TARGET_CACHED = 3.0, 0.2
 
 
-def synthesize(skill_keys: list[str], seed: int = 0):
-    """Scores for (response index, skill index): humans (list per rater) and judge."""
+def synthesize(skill_keys: list[str], seed: int = 0, high: int = 5):
+    """Scores for (response index, skill index): humans (list per rater) and judge,
+    on 1..high (the 1..5 draws stretched; the same random stream for any high)."""
     rng = np.random.default_rng(seed)
+    k = (high - 1) / 4
     n_resp = N_INSTRUCTIONS * N_MODELS
     model = np.arange(n_resp) % N_MODELS
     n_sk = len(skill_keys)
@@ -63,17 +68,23 @@ def synthesize(skill_keys: list[str], seed: int = 0):
         1,
         5,
     )
+    if high != 5:
+        quality = 1 + (quality - 1) * k
     order = rng.permutation(n_resp)
     raters_of = np.zeros(n_resp, int)
     raters_of[order[:SINGLE]] = 1
     raters_of[order[SINGLE : SINGLE + TRIPLE]] = 3
     human = np.clip(
-        np.round(quality[:, :, None] + rng.normal(0, 0.7, (n_resp, n_sk, 3))), 1, 5
+        np.round(quality[:, :, None] + k * rng.normal(0, 0.7, (n_resp, n_sk, 3))),
+        1,
+        high,
     )
     missing = np.arange(3)[None, None, :] >= raters_of[:, None, None]
     human = np.where(missing, np.nan, human)
     human_na = (rng.random(human.shape) < 0.03) & ~np.isnan(human)
-    judge = np.clip(np.round(quality + 0.3 + rng.normal(0, 0.8, quality.shape)), 1, 5)
+    judge = np.clip(
+        np.round(quality + k * 0.3 + k * rng.normal(0, 0.8, quality.shape)), 1, high
+    )
     judge_na = rng.random(judge.shape) < 0.03
     return model, raters_of, human, human_na, judge, judge_na
 
@@ -102,12 +113,13 @@ def build(skills, data, raters) -> tuple:
         copy_rows(
             Instruction,
             ["dataset_id", "external_id", "text", "reference_answer", "source_task",
-             "domain_1", "domain_2", "difficulty", "is_hard", "metadata", "position"],
+             "domain_1", "domain_2", "difficulty", "is_hard", "metadata", "position",
+             "instance_rubric"],
             (
                 (dataset.pk, str(i + 1), f"Question {i}: explain.", "Ref.",
                  f"task-{i % 7}", domains[i % 5],
                  domains[(i + 1) % 5] if i % 3 == 0 else "", i % 5 + 1, i % 10 == 0,
-                 "{}", i)
+                 "{}", i, "{}")
                 for i in range(N_INSTRUCTIONS)
             ),
         )  # fmt: skip
@@ -152,10 +164,11 @@ def build(skills, data, raters) -> tuple:
         copy_rows(
             Assignment,
             ["campaign_id", "item_id", "response_id", "rater_id", "status", "reason",
-             "served_at", "expires_at", "submitted_at", "skip_reason", "note", "shown_order"],
+             "served_at", "expires_at", "submitted_at", "skip_reason", "note", "shown_order",
+             "critique"],
             (
                 (campaign.pk, items[response_ids[r]], response_ids[r], raters[k].pk,
-                 "submitted", "bench", now, now, now, "", "", "")
+                 "submitted", "bench", now, now, now, "", "", "", "")
                 for r in rated
                 for k in range(int(raters_of[r]))
             ),
@@ -236,6 +249,7 @@ def main() -> None:
     ap.add_argument("--boot", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--keep", action="store_true", help="keep the scratch database")
+    ap.add_argument("--scale", choices=("1-5", "1-10"), default="1-5")
     args = ap.parse_args()
     base = os.environ.get("DATABASE_URL", "")
     if not base.startswith("postgres"):
@@ -262,11 +276,20 @@ def main() -> None:
 
         rubric = rubric_get_default()
         skills = list(Skill.objects.filter(rubric=rubric).order_by("position"))
+        high = int(args.scale.split("-")[1])
+        if high != 5:  # the same criteria on 1..high
+            from annotation.models import Rubric
+
+            wide = Rubric.objects.create(name=f"FLASK on {args.scale}")
+            for s in skills:
+                s.pk, s.rubric, s.scale_max, s.scale_anchors = None, wide, high, {}
+            Skill.objects.bulk_create(skills)
+            skills = list(Skill.objects.filter(rubric=wide).order_by("position"))
         labels = dict(Ability.choices)
         abilities: dict[str, list[str]] = {}
         for s in skills:
             abilities.setdefault(labels[s.ability], []).append(s.key)
-        data = synthesize([s.key for s in skills])
+        data = synthesize([s.key for s in skills], high=high)
         raters = [
             UserFactory(username=f"bench-rater-{k}", role="rater") for k in range(3)
         ]
@@ -279,7 +302,8 @@ def main() -> None:
         n_h = HumanScore.objects.filter(assignment__campaign=campaign).count()
         n_j = JudgeScore.objects.filter(run=run).count()
         print(
-            f"data: {n_h:,} human scores, {n_j:,} judge scores, 12 skills, "
+            f"data: {n_h:,} human scores, {n_j:,} judge scores, 12 skills on "
+            f"{args.scale}, "
             f"{N_MODELS} models (written in {time.perf_counter() - t0:.1f} s)"
         )
         from django.db import connection
@@ -337,9 +361,10 @@ def main() -> None:
             http_rows.append((name, t_c, t_w))
 
         groups = floor_groups(skills, abilities, data)
-        library_point_stats(*groups[0][1:])
+        domain = np.arange(1, high + 1, dtype=float)
+        library_point_stats(*groups[0][1:], domain)
         t0 = time.perf_counter()
-        floor = {name: library_point_stats(r, j, m) for name, r, j, m in groups}
+        floor = {name: library_point_stats(r, j, m, domain) for name, r, j, m in groups}
         t_floor = time.perf_counter() - t0
 
         # the numbers from the database equal the libraries' on the same arrays

@@ -90,12 +90,13 @@ def groups_raw(data):
     return [(name, r, j, m) for name, r, j, m, *_ in out]
 
 
-def library_point_stats(r, judge, model):
+def library_point_stats(r, judge, model, values=None):
     """The point statistics straight from the libraries (the floor)."""
     import krippendorff
     from scipy import stats as ss
     from sklearn.metrics import cohen_kappa_score
 
+    domain = st.VALUES if values is None else np.asarray(values, float)
     both = (judge > 0) & (~np.isnan(r)).any(axis=1)
     r, j, m = r[both], judge[both].astype(float), model[both]
     hm = np.nanmean(r, axis=1)
@@ -105,7 +106,7 @@ def library_point_stats(r, judge, model):
         "kendall": ss.kendalltau(j, hm)[0],
         "pearson": ss.pearsonr(j, hm)[0],
         "qwk": cohen_kappa_score(
-            j.astype(int), hr.astype(int), weights="quadratic", labels=[1, 2, 3, 4, 5]
+            j.astype(int), hr.astype(int), weights="quadratic", labels=list(domain)
         ),
         "exact": np.mean(j == hr),
         "within1": np.mean(np.abs(j - hr) <= 1),
@@ -114,7 +115,7 @@ def library_point_stats(r, judge, model):
     }
     with_j = np.column_stack([r, j])
     for level in st.LEVELS:
-        kw = {"level_of_measurement": level, "value_domain": st.VALUES}
+        kw = {"level_of_measurement": level, "value_domain": domain}
         out[f"alpha_{level}"] = krippendorff.alpha(reliability_data=r.T, **kw)
         out[f"alpha_{level}_with_judge"] = krippendorff.alpha(
             reliability_data=with_j.T, **kw

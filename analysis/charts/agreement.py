@@ -1,4 +1,12 @@
-"""Adapters: one chart's numbers picked out of `agreement_compute()`'s result dict."""
+"""Adapters: one chart's numbers picked out of `agreement_compute()`'s result dict.
+
+Scales: each row carries its ``scale`` (values, low, high, label; ``mixed`` for a
+pooled row over criteria on different scales). The heatmap and the scatter of a row
+are drawn on its criterion's scale; the radar puts criteria side by side, on their
+shared scale when they have one, else each value normalised to 0..1 on its
+criterion's scale (``annotation.scales.Scale.normalised``), saying so on the chart;
+rank bars of a mixed row rank normalised means (the row's ``profiles_scale``).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +14,15 @@ from analysis.charts.bars import rank_bars_chart, ranks_from_means
 from analysis.charts.heatmap import heatmap_chart
 from analysis.charts.radar import radar_chart
 from analysis.charts.scatter import scatter_chart
-from analysis.charts.svg import JUDGE_COLOURS, Series, fmt_num, shorten
+from analysis.charts.svg import (
+    JUDGE_COLOURS,
+    SCALE,
+    Series,
+    empty_chart,
+    fmt_num,
+    shorten,
+)
+from annotation.scales import ORDINAL, Scale
 
 
 def _value(stat) -> float | None:
@@ -31,6 +47,37 @@ def run_labels(result: dict) -> list[tuple[str, str]]:
 
 def find_row(result: dict, key: str) -> dict | None:
     return next((r for r in result.get("rows") or [] if r.get("key") == key), None)
+
+
+def row_scale(row: dict) -> Scale | None:
+    """The ordinal `Scale` of a row (None for a row over mixed scales); rows of an
+    older result without ``scale`` are on 1..5."""
+    scale = row.get("scale") or {"low": SCALE[0], "high": SCALE[1]}
+    if scale.get("mixed"):
+        return None
+    return Scale(ORDINAL, tuple(range(int(scale["low"]), int(scale["high"]) + 1)))
+
+
+NORMALISED_NOTE = (
+    "Criteria on different scales ({scales}): each value drawn normalised to 0-1 "
+    "(its scale's lowest to highest)"
+)
+
+
+def _radar_scale(rows: list[dict]):
+    """(chart scale, per-row value map, note) for the radar of `rows`."""
+    scales = [row_scale(r) or Scale(ORDINAL, (1, 5)) for r in rows]
+    if not scales or all(sc.values == scales[0].values for sc in scales):
+        first = scales[0] if scales else Scale(ORDINAL, (1, 5))
+        return (first.low, first.high), [None] * len(rows), ""
+    labels = ", ".join(dict.fromkeys(sc.label for sc in scales))
+    return (0, 1), scales, NORMALISED_NOTE.format(scales=labels)
+
+
+def _on_scale(value, scale: Scale | None):
+    if value is None or scale is None:
+        return value
+    return scale.normalised(value)
 
 
 def _model_stats(row: dict, run_id: str) -> dict[str, dict]:
@@ -108,6 +155,7 @@ def _radar_view(result: dict, rows: list[dict], model: str, view: str) -> str:
         next((e for e in r["profiles"][view] if e.get("model") == model), {})
         for r in rows
     ]
+    chart_scale, norms, note = _radar_scale(rows)
     sources = [("reference", reference_label(result))] + runs
     series = []
     for i, (sid, label) in enumerate(sources):
@@ -118,18 +166,28 @@ def _radar_view(result: dict, rows: list[dict], model: str, view: str) -> str:
             for e in per_skill
         ]
         n = sum(_n(x) for x in stats)
+        notes = [_ci_note(x) for x in stats]
+        if note:  # the tooltip keeps the value on the criterion's own scale
+            notes = [
+                f"{fmt_num(_value(x))} on {sc.label}, {t}"
+                if _value(x) is not None
+                else t
+                for x, sc, t in zip(stats, norms, notes, strict=True)
+            ]
         series.append(
             Series(
                 f"{label} (n={n})",
-                [_value(x) for x in stats],
+                [_on_scale(_value(x), sc) for x, sc in zip(stats, norms, strict=True)],
                 i,
-                [_ci_note(x) for x in stats],
+                notes,
             )
         )
     return radar_chart(
         title=f"{model}: mean per skill, {RADAR_TITLES[view]}",
         axes=[r.get("label", "") for r in rows],
         series=series,
+        scale=chart_scale,
+        note=note,
     )
 
 
@@ -138,11 +196,15 @@ def heatmap_from_agreement(result: dict, row_key: str, run_id: str) -> str:
     label = dict(run_labels(result)).get(str(run_id), f"run {run_id}")
     title = f"{row.get('label', row_key)}: {label} vs {reference_label(result).lower()}"
     judge = (row.get("judges") or {}).get(str(run_id)) or {}
+    scale = row_scale(row)
+    if scale is None:
+        return empty_chart(title, "criteria on different scales: no pooled table")
     return heatmap_chart(
         title=title,
         confusion=judge.get("confusion"),
         row_label=f"{shorten(label, 30)} score",
         col_label=f"{reference_label(result)} median (rounded)",
+        labels=list(scale.values),
     )
 
 
@@ -152,7 +214,9 @@ def scatter_from_agreement(result: dict, row_key: str, run_id: str) -> str:
     label = dict(runs).get(str(run_id), f"run {run_id}")
     index = next((i for i, (rid, _) in enumerate(runs) if rid == str(run_id)), 0)
     judge = (row.get("judges") or {}).get(str(run_id)) or {}
+    scale = row_scale(row) or Scale(ORDINAL, SCALE)
     return scatter_chart(
+        scale=(scale.low, scale.high),
         title=f"{row.get('label', row_key)}: {label} vs {reference_label(result).lower()}",
         points=judge.get("scatter"),
         x_label=f"{reference_label(result)} mean",
@@ -208,10 +272,12 @@ def _rank_bars_shared(result: dict, row: dict, row_key: str, runs) -> str:
     items under the reference and every run, whatever the order of the runs."""
     entries = [e for e in row["profiles"].get("shared") or [] if e.get("n")]
     models = [e["model"] for e in entries]
+    normalised = row.get("profiles_scale") == "normalised"
+    on = " (normalised 0-1)" if normalised else ""
 
     def notes(stats):
         return [
-            f"mean {fmt_num(_value(x))}, n={_n(x)}" if _value(x) is not None else ""
+            f"mean {fmt_num(_value(x))}{on}, n={_n(x)}" if _value(x) is not None else ""
             for x in stats
         ]
 
@@ -225,4 +291,6 @@ def _rank_bars_shared(result: dict, row: dict, row_key: str, runs) -> str:
         for i, (label, stats) in enumerate(sources)
     ]
     title = f"{row.get('label', row_key)}: model ranks, shared items"
+    if normalised:
+        title += ", means of values normalised per criterion (different scales)"
     return rank_bars_chart(title=title, models=models, series=series)

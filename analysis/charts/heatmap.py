@@ -1,4 +1,5 @@
-"""Heatmap of a 5 x 5 confusion matrix (judge score by rounded human median)."""
+"""Heatmap of a V x V confusion matrix (judge score by rounded human median), on
+the criterion's scale (FLASK's 1..5 by default)."""
 
 from __future__ import annotations
 
@@ -22,14 +23,14 @@ def _blend(t: float) -> str:
     return "#" + "".join(f"{c:02x}" for c in rgb)
 
 
-def _matrix(confusion) -> list[list[int]] | None:
+def _matrix(confusion, v: int = 5) -> list[list[int]] | None:
     try:
         rows = [[int(c) for c in row] for row in confusion]
     except (TypeError, ValueError):
         return None
     if (
-        len(rows) != 5
-        or any(len(r) != 5 for r in rows)
+        len(rows) != v
+        or any(len(r) != v for r in rows)
         or any(c < 0 for r in rows for c in r)
     ):
         return None
@@ -42,36 +43,45 @@ def heatmap_chart(
     confusion,
     row_label: str = "Judge score",
     col_label: str = "Human median (rounded)",
+    labels: list[int] | None = None,
 ) -> str:
-    """5x5 counts: rows the judge's score 1..5 (5 at the top), columns the rounded
-    human median 1..5; the diagonal (exact agreement) is outlined."""
-    matrix = _matrix(confusion)
+    """V x V counts on the scale `labels` (its values in order, default 1..5): rows
+    the judge's score (highest at the top), columns the rounded human median; the
+    diagonal (exact agreement) is outlined. Cells shrink for scales over 5 values
+    so the chart keeps about the same width."""
+    labels = list(labels) if labels else [1, 2, 3, 4, 5]
+    v = len(labels)
+    matrix = _matrix(confusion, v)
     if matrix is None:
-        return empty_chart(title, "no 5 x 5 confusion matrix")
+        return empty_chart(title, f"no {v} x {v} confusion matrix")
     total = sum(map(sum, matrix))
     if total == 0:
         return empty_chart(title, "no item scored by both sides (n=0)")
     peak = max(max(r) for r in matrix)
-    cell, left, top = 58, 96, 58
-    width = left + 5 * cell + 70
+    cell, left, top = (58 if v <= 5 else max(30, 290 // v)), 96, 58
+    count_size = 14 if cell >= 40 else 11
+    width = left + v * cell + 70
     top += heading_extra(title, width)
-    height = top + 5 * cell + 110
+    height = top + v * cell + 110
     body = [svg_heading(title, width)]
-    body.append(svg_text(left + 2.5 * cell, top - 10, col_label, size=12, fill=MUTED))
-    for j in range(5):
+    body.append(svg_text(left + v * cell / 2, top - 10, col_label, size=12, fill=MUTED))
+    for j in range(v):
         body.append(
-            svg_text(left + (j + 0.5) * cell, top + 5 * cell + 18, j + 1, weight="600")
+            svg_text(
+                left + (j + 0.5) * cell, top + v * cell + 18, labels[j], weight="600"
+            )
         )
-    body.append(svg_text(left + 5 * cell + 30, top - 10, "total", size=11, fill=MUTED))
-    ylab_x, ylab_y = 24, top + 2.5 * cell
+    body.append(svg_text(left + v * cell + 30, top - 10, "total", size=11, fill=MUTED))
+    ylab_x, ylab_y = 24, top + v * cell / 2
     body.append(
         f'<text x="{ylab_x}" y="{fmt_num(ylab_y)}" text-anchor="middle" font-size="12" '
         f'fill="{MUTED}" transform="rotate(-90 {ylab_x} {fmt_num(ylab_y)})">{esc(row_label)}</text>'
     )
     cells = ['<g class="cells">']
-    for k in range(5):  # k = 0 is the top row = judge score 5
-        score = 5 - k
-        row = matrix[score - 1]
+    for k in range(v):  # k = 0 is the top row = the highest judge score
+        pos = v - 1 - k
+        score = labels[pos]
+        row = matrix[pos]
         y = top + k * cell
         body.append(
             svg_text(left - 14, y + cell / 2 + 4, score, anchor="end", weight="600")
@@ -81,27 +91,29 @@ def heatmap_chart(
             t = count / peak if peak else 0.0
             share = 100 * count / total
             tip = (
-                f"{row_label} {score}, {col_label.lower()} {j + 1}: {count} "
+                f"{row_label} {score}, {col_label.lower()} {labels[j]}: {count} "
                 f"item{'s' if count != 1 else ''} ({fmt_num(share, 1)}%)"
             )
-            diag = score == j + 1
+            diag = pos == j
             stroke = 'stroke="#000000" stroke-width="2"' if diag else 'stroke="#ffffff"'
             ink = "#ffffff" if t > 0.5 else TEXT
             cells.append(
                 f'<g class="cell"><title>{esc(tip)}</title>'
                 f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" '
                 f'fill="{_blend(t)}" {stroke}/>'
-                + svg_text(x + cell / 2, y + cell / 2 + 5, count, size=14, fill=ink)
+                + svg_text(
+                    x + cell / 2, y + cell / 2 + 5, count, size=count_size, fill=ink
+                )
                 + "</g>"
             )
         body.append(
             svg_text(
-                left + 5 * cell + 30, y + cell / 2 + 4, sum(row), size=11, fill=MUTED
+                left + v * cell + 30, y + cell / 2 + 4, sum(row), size=11, fill=MUTED
             )
         )
     cells.append("</g>")
     body += cells
-    legend_y = top + 5 * cell + 40
+    legend_y = top + v * cell + 40
     legend = [f'<g class="legend" transform="translate({left},{legend_y})">']
     for i in range(6):
         legend.append(

@@ -72,12 +72,33 @@ def _label_layout(lines: list[str], angle: float, radius: float):
     )
 
 
-def radar_chart(*, title: str, axes: list[str], series: list[Series]) -> str:
-    """Skills on the axes (1..5 from the centre out), one closed line per series.
+def radar_ticks(scale: tuple[float, float]) -> list[float]:
+    """The rings of a scale: each whole value of a small scale (1..5, 0..4, 1..10),
+    else five evenly spaced levels (0, 0.25, ..., 1 for normalised values)."""
+    lo, hi = scale
+    if float(lo).is_integer() and float(hi).is_integer() and 2 <= hi - lo <= 10:
+        return list(range(int(lo), int(hi) + 1))
+    return [lo + (hi - lo) * k / 4 for k in range(5)]
 
-    A missing value (None) leaves out that vertex and the two edges that touch it,
-    so a gap shows where a skill had no data instead of a fake zero.
+
+def radar_chart(
+    *,
+    title: str,
+    axes: list[str],
+    series: list[Series],
+    scale: tuple[float, float] = SCALE,
+    note: str = "",
+) -> str:
+    """Skills on the axes (values of `scale` from the centre out, default 1..5), one
+    closed line per series; `note` (e.g. that values are normalised) is printed
+    under the legend and added to the description.
+
+    The centre is 0 when the scale starts at or above 0 (1..5 rings at 1/5 .. 5/5 of
+    the radius, as FLASK draws it), else the scale's lowest value. A missing value
+    (None) leaves out that vertex and the two edges that touch it, so a gap shows
+    where a skill had no data instead of a fake zero.
     """
+    chart_note = note  # `note` is reused below for each point's tooltip
     n = len(axes)
     defined = [s for s in series if any(v is not None for v in s.values)]
     if n < 3:
@@ -98,12 +119,16 @@ def radar_chart(*, title: str, axes: list[str], series: list[Series]) -> str:
     )
     bottom = max([radius] + [b[3] for _, _, b in labels])
     legend_y = cy + bottom + 30
-    height = legend_y + 18 * len(series)
-    lo, hi = SCALE
+    height = legend_y + 18 * len(series) + (22 if note else 0)
+    lo, hi = scale
+    base = min(lo, 0)
+
+    def frac(v: float) -> float:
+        return (max(base, min(v, hi)) - base) / (hi - base)
 
     def point(i: int, v: float) -> tuple[float, float]:
         angle = _angle(i, n)
-        r = radius * max(0.0, min(v, hi)) / hi
+        r = radius * frac(v)
         return cx + r * math.cos(angle), cy + r * math.sin(angle)
 
     body = [svg_heading(title, width)]
@@ -111,17 +136,17 @@ def radar_chart(*, title: str, axes: list[str], series: list[Series]) -> str:
     # Scale numbers sit halfway between the first two axes, inside their ring: the
     # axis labels all lie beyond the outer ring, so the two never meet.
     tick = -math.pi / 2 + math.pi / max(n, 2)
-    for level in range(lo, hi + 1):
+    for level in radar_ticks(scale):
         ring = " ".join(
             f"{fmt_num(x)},{fmt_num(y)}" for x, y in (point(i, level) for i in range(n))
         )
         grid.append(f'<polygon points="{ring}" fill="none" stroke="{GRID}"/>')
-        r = radius * level / hi - SCALE_INSET
+        r = radius * frac(level) - SCALE_INSET
         grid.append(
             svg_text(
                 cx + r * math.cos(tick),
                 cy + r * math.sin(tick) + 3.5,
-                level,
+                fmt_num(level),
                 size=10,
                 fill=MUTED,
                 extra=' class="scale" stroke="#ffffff" stroke-width="3" '
@@ -181,9 +206,16 @@ def radar_chart(*, title: str, axes: list[str], series: list[Series]) -> str:
             body.append(f'<path class="series" d="{d}" fill="none" {stroke}/>')
         body.append(f'<g class="marks">{"".join(marks)}</g>')
     body.append(svg_legend(24, legend_y, series, width=width - 24))
-    desc = f"Radar chart of {n} skills on a 1 to 5 scale: " + "; ".join(
+    if chart_note:
+        body.append(
+            svg_text(24, height - 10, chart_note, size=11, fill=MUTED, anchor="start")
+        )
+    scale_text = f"{fmt_num(lo)} to {fmt_num(hi)}"
+    desc = f"Radar chart of {n} skills on a {scale_text} scale: " + "; ".join(
         s.label for s in series
     )
+    if chart_note:
+        desc += f". {chart_note}"
     return svg_document(width, height, title, desc, body)
 
 

@@ -26,9 +26,11 @@ def scatter_chart(
     x_label: str = "Human mean",
     y_label: str = "Judge score",
     colour: str = JUDGE_COLOURS[1],
+    scale: tuple[int, int] = SCALE,
 ) -> str:
-    """Distinct (x, y, count) points on 1..5 x 1..5; circle area grows with the count;
-    the dashed diagonal is perfect agreement."""
+    """Distinct (x, y, count) points on the scale x the scale (`scale`: its lowest
+    and highest value, default 1..5); circle area grows with the count; the dashed
+    diagonal is perfect agreement."""
     clean = []
     for p in points or []:
         try:
@@ -44,7 +46,7 @@ def scatter_chart(
     width = left + size + 40
     top += heading_extra(title, width)
     height = top + size + 110
-    lo, hi = SCALE
+    lo, hi = (int(x) for x in scale)
 
     def sx(v):
         return left + (v - lo + 0.3) / (hi - lo + 0.6) * size

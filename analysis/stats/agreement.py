@@ -1,8 +1,8 @@
 """Agreement on paired scores: among human raters, and of a judge with the humans.
 
-Scores are numeric 1..5 (callers drop N/A). Judge statistics compare the judge
-score with the human mean (correlations, leniency, MAE) and with the human median
-rounded half up (QWK, exact, within-1, the confusion table).
+Scores are numeric values of one scale (``values``, default 1..5; callers drop
+N/A). Judge statistics compare the judge score with the human mean (correlations,
+leniency, MAE) and with the human median rounded half up (QWK, exact, within-1, the confusion table).
 """
 
 from __future__ import annotations
@@ -60,8 +60,11 @@ def judge_vs_human(
     n_boot: int = 1000,
     seed: int = 0,
     item_weights: np.ndarray | None = None,
+    values: np.ndarray = VALUES,
 ) -> dict:
     """Judge score vs the human mean / rounded human median, with bootstrap CIs.
+
+    Scores are on the scale ``values`` (sorted; the confusion table is V x V).
 
     Items are resampled with replacement: by default a multinomial draw over the
     distinct (judge, mean, median) cells; pass ``item_weights`` (B, n), e.g. from
@@ -82,21 +85,26 @@ def judge_vs_human(
     else:
         boot = np.zeros((0, len(cells)))
     w = np.vstack([counts[None].astype(float), boot])
-    raw = judge_stats_w(w, cells[:, 0], cells[:, 1], cells[:, 2])
+    raw = judge_stats_w(w, cells[:, 0], cells[:, 1], cells[:, 2], values)
     return judge_results(raw, len(j))
 
 
-def judge_stats_w(w, judge, hmean, hround) -> dict:
+def judge_stats_w(w, judge, hmean, hround, values: np.ndarray = VALUES) -> dict:
     """All judge-vs-human statistics for cell weights w (B, K), NaN where undefined.
 
-    Cells have a judge score, a human mean and a rounded human median (K,); the
-    ``confusion`` table is row 0's (judge 1-5 x rounded median 1-5).
+    Cells have a judge score, a human mean and a rounded human median (K,), on the
+    scale ``values`` (V sorted values, default 1..5); the ``confusion`` table is row
+    0's (V x V: rows the judge's value, columns the rounded median's, in scale order)
+    and QWK weighs (v_i - v_j)^2 on the scale's values. Exact and within-1 compare
+    values (within 1 point of the scale).
     """
     out = correlations_w(w, judge, hmean)
-    jc = np.searchsorted(VALUES, judge)
-    rc = np.searchsorted(VALUES, hround)
-    conf = aggregate_weights(w, jc * 5 + rc, 25).reshape(-1, 5, 5)
-    out["qwk"] = qwk_table(conf)
+    values = np.asarray(values, dtype=float)
+    v = values.size
+    jc = np.searchsorted(values, judge)
+    rc = np.searchsorted(values, hround)
+    conf = aggregate_weights(w, jc * v + rc, v * v).reshape(-1, v, v)
+    out["qwk"] = qwk_table(conf, values)
     n = w.sum(axis=1)
     out["exact"] = ratio(w @ (judge == hround).astype(float), n)
     out["within1"] = ratio(w @ (np.abs(judge - hround) <= 1).astype(float), n)

@@ -64,7 +64,7 @@ def confusion_matrix(a, b, values: np.ndarray = VALUES) -> np.ndarray:
 
 
 def quadratic_kappa(a, b, values: np.ndarray = VALUES) -> float | None:
-    """Quadratic-weighted kappa with weights on the 1..5 scale values.
+    """Quadratic-weighted kappa with weights on the scale values (default 1..5).
 
     Equals sklearn's cohen_kappa_score(a, b, weights="quadratic", labels=values).
     """

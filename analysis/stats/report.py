@@ -1,8 +1,9 @@
 """The agreement table: every statistic per skill, per ability and overall.
 
-Scores are discrete (integers 1-5 for one rater, means of a few raters for the
-human mean), so an item (a scored (response, skill) pair) is fully described by its
-*profile*: the counts of human scores per value 1..5, the judge score and
+Scores are discrete (integers of the skill's scale for one rater, means of a few
+raters for the human mean), so an item (a scored (response, skill) pair) is fully
+described by its *profile*: the counts of human scores per value of the scale (V
+values; FLASK's 1..5 by default, :mod:`analysis.stats.scale`), the judge score and
 (optionally) the evaluated model. A few thousand items collapse into a few hundred
 profiles, every statistic is a function of the profile weights, and a bootstrap
 resample of items is a multinomial reweighting of those profiles. The statistics
@@ -14,6 +15,10 @@ least one human are used. Items are resampled with replacement; in
 :func:`agreement_table` within each skill, and the ability / overall resamples are
 the unions of their skills' resamples (stratified by skill). Undefined statistics
 and CIs: :mod:`analysis.stats.results`.
+
+Pooling (abilities, overall) is defined only over skills on one and the same scale:
+:func:`agreement_table` leaves out a pooled group whose skills' scales differ (the
+caller says why), and :func:`pool_projections` refuses to mix scales.
 """
 
 from __future__ import annotations
@@ -32,14 +37,17 @@ from analysis.stats.scale import (
     mean_from_counts,
     median_from_counts,
     round_half_up,
+    same_scale,
 )
 
 
 @dataclass
 class GroupItems:
-    """Items of one skill: human score counts per value 1..5, judge score, model.
+    """Items of one skill: human score counts per value, judge score code, model.
 
-    human_counts: (n, 5) ints, numeric human scores only; judge: (n,) 1..5 or 0 when
+    values: the skill's scale (V sorted values; None = 1..5); human_counts: (n, V)
+    ints, column c = numeric human scores equal to values[c]; judge: (n,) the judge
+    score's code 1..V (code c = values[c - 1]; on 1..5 the score itself) or 0 when
     the judge gave no numeric score; model: (n,) int codes; human_na: (n,) N/A counts
     from humans; judge_na: (n,) bool, the judge answered N/A; judge_na_samples: (n,)
     N/A samples of an item whose score is the median of its other, numeric samples.
@@ -51,9 +59,19 @@ class GroupItems:
     human_na: np.ndarray | None = None
     judge_na: np.ndarray | None = None
     judge_na_samples: np.ndarray | None = None
+    values: np.ndarray | None = None
+
+    @property
+    def scale(self) -> np.ndarray:
+        """The scale's values (``VALUES`` when none was given)."""
+        return VALUES if self.values is None else np.asarray(self.values, float)
 
     @staticmethod
     def concat(groups: list[GroupItems]) -> GroupItems:
+        """The union of groups on one scale (ValueError if their scales differ)."""
+        if not same_scale([g.scale for g in groups]):
+            raise ValueError("cannot pool skills on different scales")
+
         def cat(name, default):
             parts = []
             for g in groups:
@@ -68,6 +86,7 @@ class GroupItems:
             cat("human_na", lambda n: np.zeros(n, int)),
             cat("judge_na", lambda n: np.zeros(n, bool)),
             cat("judge_na_samples", lambda n: np.zeros(n, int)),
+            groups[0].values if groups else None,
         )
 
 
@@ -97,27 +116,30 @@ class Report:
         over all human rater pairs within an item; n = number of pairs).
     judge: pearson, spearman, kendall (tau-b) of judge vs human mean; qwk, exact,
         within1 vs the human median rounded half up; leniency = mean(judge - human
-        mean), mae; confusion (5x5 ndarray, rows judge 1-5, columns rounded median
-        1-5); alpha_{level}_with_judge (humans + judge as one more rater) and
+        mean), mae; confusion (V x V ndarray, rows the judge's value, columns the
+        rounded median's, in scale order); alpha_{level}_with_judge (humans + judge as one more rater) and
         alpha_{level}_gain (with judge minus humans alone, same resamples).
     models: models = list of {model, n, human_mean, judge_mean} (means over items of
         the item's human mean / judge score); spearman, kendall of the models' order.
+    values: the scale the figures are on.
     """
 
     counts: dict
     human: dict = field(default_factory=dict)
     judge: dict = field(default_factory=dict)
     models: dict = field(default_factory=dict)
+    values: np.ndarray = field(default_factory=lambda: VALUES)
 
 
 @dataclass
 class Cells:
     """A group's used items collapsed into (model, human counts, judge) cells."""
 
-    key: np.ndarray  # (K, 7): model, counts of 1..5, judge
+    key: np.ndarray  # (K, V + 2): model, counts of each value, judge code
     n: np.ndarray  # (K,) items per cell
     inv: np.ndarray  # (n_used,) cell of each used item
     counts: dict  # item / N/A bookkeeping
+    values: np.ndarray = field(default_factory=lambda: VALUES)
 
 
 def group_cells(items: GroupItems) -> Cells:
@@ -130,10 +152,14 @@ def group_cells(items: GroupItems) -> Cells:
         if items.model is None
         else np.asarray(items.model, dtype=np.int64)
     )
-    if hc_all.ndim != 2 or hc_all.shape[1] != 5 or (hc_all < 0).any():
-        raise ValueError("human_counts must be (n, 5) non-negative counts of 1..5")
-    if ((judge_all < 0) | (judge_all > 5)).any():
-        raise ValueError("judge must be 1..5, or 0 for no numeric score")
+    values = items.scale
+    v = values.size
+    if hc_all.ndim != 2 or hc_all.shape[1] != v or (hc_all < 0).any():
+        raise ValueError(
+            f"human_counts must be (n, {v}) non-negative counts of the scale's values"
+        )
+    if ((judge_all < 0) | (judge_all > v)).any():
+        raise ValueError(f"judge must be a code 1..{v}, or 0 for no numeric score")
     if (model_all < 0).any():
         raise ValueError("model codes must be non-negative integers")
     has_h = hc_all.sum(axis=1) > 0
@@ -155,17 +181,17 @@ def group_cells(items: GroupItems) -> Cells:
     _, first, inv, cell_n = np.unique(
         row_codes(key.T), return_index=True, return_inverse=True, return_counts=True
     )
-    return Cells(key[first], cell_n, inv.ravel(), counts)
+    return Cells(key[first], cell_n, inv.ravel(), counts, values)
 
 
 @dataclass
 class Projected:
     """A group's resample weights, reduced to what the statistics need.
 
-    prof: (P, 6) distinct (human counts of 1..5, judge) profiles; w: (B+1, P) weight
-    of each profile, row 0 = the sample itself, rows 1.. = bootstrap resamples;
-    models: (M,) model codes; m_n, m_h, m_j: (B+1, M) per model item count, sum of
-    human means and sum of judge scores.
+    prof: (P, V + 1) distinct (human counts of each value, judge code) profiles; w:
+    (B+1, P) weight of each profile, row 0 = the sample itself, rows 1.. = bootstrap
+    resamples; models: (M,) model codes; m_n, m_h, m_j: (B+1, M) per model item
+    count, sum of human means and sum of judge scores; values: the scale (V,).
     """
 
     prof: np.ndarray
@@ -175,16 +201,26 @@ class Projected:
     m_h: np.ndarray
     m_j: np.ndarray
     counts: dict
+    values: np.ndarray = field(default_factory=lambda: VALUES)
 
 
-def _cell_layout(key: np.ndarray):
+def _judge_values(codes: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Judge codes 1..V as scale values (floats); on 1..5 the codes themselves."""
+    if values is VALUES:
+        return codes * 1.0
+    return values[np.asarray(codes, np.int64) - 1]
+
+
+def _cell_layout(key: np.ndarray, values: np.ndarray = VALUES):
     """Profile and model index of each cell, plus its human mean and judge score."""
     _, pfirst, pinv = np.unique(
         row_codes(key[:, 1:].T), return_index=True, return_inverse=True
     )
     models, minv = np.unique(key[:, 0], return_inverse=True)
-    mean = mean_from_counts(key[:, 1:6].astype(float))
-    return key[pfirst, 1:], pinv.ravel(), models, minv.ravel(), mean, key[:, 6] * 1.0
+    v = values.size
+    mean = mean_from_counts(key[:, 1 : v + 1].astype(float), values)
+    judge = _judge_values(key[:, v + 1], values)
+    return key[pfirst, 1:], pinv.ravel(), models, minv.ravel(), mean, judge
 
 
 def _project_dense(cw, pinv, n_prof, minv, n_models, mean, judge):
@@ -214,6 +250,7 @@ def project(
     seed: int = 0,
     boot: np.ndarray | None = None,
     small: int = 2,
+    values: np.ndarray = VALUES,
 ) -> Projected:
     """Draw (or take) bootstrap weights of cells and project them (see Projected).
 
@@ -221,8 +258,9 @@ def project(
     over cells (:func:`analysis.stats.bootstrap.draw_cells`, cells of at most
     ``small`` items drawn item by item) without ever forming the (B, K) cell matrix:
     the draws are accumulated straight into the profile and model tables.
+    ``values``: the scale of the key's counts (default 1..5).
     """
-    prof, pinv, models, minv, mean, judge = _cell_layout(key)
+    prof, pinv, models, minv, mean, judge = _cell_layout(key, values)
     n_p, n_m = len(prof), len(models)
     point = _project_dense(cell_n[None] * 1.0, pinv, n_p, minv, n_m, mean, judge)
     if boot is not None:
@@ -232,7 +270,7 @@ def project(
             cell_n, n_boot, seed, small, pinv, n_p, minv, n_m, mean, judge
         )
     w, mn, mh, mj = (np.vstack([a, b]) for a, b in zip(point, parts, strict=True))
-    return Projected(prof, w, models, mn, mh, mj, counts)
+    return Projected(prof, w, models, mn, mh, mj, counts, values)
 
 
 def _draw_projected(cell_n, n_boot, seed, small, pinv, n_p, minv, n_m, mean, judge):
@@ -286,7 +324,9 @@ def agreement_report(
     boot = None
     if item_weights is not None:
         boot = aggregate_weights(item_weights, cells.inv, len(cells.n))
-    proj = project(cells.key, cells.n, cells.counts, n_boot, seed, boot=boot)
+    proj = project(
+        cells.key, cells.n, cells.counts, n_boot, seed, boot=boot, values=cells.values
+    )
     return report_from_projection(proj)
 
 
@@ -297,32 +337,36 @@ def report_from_projection(proj: Projected, human_only: bool = False) -> Report:
     human ceiling (``judge`` and ``models`` stay empty). The percentile intervals of
     all statistics are computed together (:class:`ResultBatch`).
     """
-    rep = Report(proj.counts)
+    values = proj.values
+    v = values.size
+    rep = Report(proj.counts, values=values)
     batch = ResultBatch()
     w = proj.w
     prof = proj.prof
     if len(prof) == 0:  # no items: one empty profile keeps every shape non-empty
-        prof = np.array([[1, 0, 0, 0, 0, 1]])
+        prof = np.zeros((1, v + 1), np.int64)
+        prof[0, 0] = prof[0, v] = 1
         w = np.zeros((w.shape[0], 1))
     n = int(round(w[0].sum()))
-    p_hc = prof[:, :5].astype(float)
-    p_judge = prof[:, 5].astype(float)
+    p_hc = prof[:, :v].astype(float)
+    p_code = prof[:, v].astype(np.int64)
+    p_judge = _judge_values(prof[:, v].astype(float), values)
     m = p_hc.sum(axis=1)
-    p_mean = mean_from_counts(p_hc)
-    p_round = round_half_up(median_from_counts(p_hc))
+    p_mean = mean_from_counts(p_hc, values)
+    p_round = round_half_up(median_from_counts(p_hc, values))
 
     # human-human
     n_multi = int(round(w[0] @ (m >= 2)))
-    co_h = item_coincidences(p_hc).reshape(len(prof), 25)
-    o_h = (w @ co_h).reshape(-1, 5, 5)
-    pairs, exact, within = rater_pairs(p_hc, VALUES)
+    co_h = item_coincidences(p_hc).reshape(len(prof), v * v)
+    o_h = (w @ co_h).reshape(-1, v, v)
+    pairs, exact, within = rater_pairs(p_hc, values)
     why_alpha = "needs items with 2+ human scores and 2+ distinct values"
     n_pairs = int(round(w[0] @ pairs))
     rep.human["n_items"] = n
     rep.human["n_items_multi_rated"] = n_multi
     alphas = {}
     for level in LEVELS:
-        alphas[level] = alpha_from_coincidence(o_h, level)
+        alphas[level] = alpha_from_coincidence(o_h, level, values)
         batch.add(rep.human, f"alpha_{level}", alphas[level], n_multi, why_alpha)
     w_pairs = w @ pairs
     for k, agreeing in (("exact", exact), ("within1", within)):
@@ -332,16 +376,16 @@ def report_from_projection(proj: Projected, human_only: bool = False) -> Report:
         return rep
 
     # judge vs humans
-    raw = judge_stats_w(w, p_judge, p_mean, p_round)
+    raw = judge_stats_w(w, p_judge, p_mean, p_round, values)
     for k, why in JUDGE_WHY.items():
         batch.add(rep.judge, k, raw[k], n, why)
     rep.judge["confusion"] = raw["confusion"]
     # judge as one more rater
     with_j = p_hc.copy()
-    with_j[np.arange(len(prof)), np.searchsorted(VALUES, p_judge)] += 1
-    o_hj = (w @ item_coincidences(with_j).reshape(len(prof), 25)).reshape(-1, 5, 5)
+    with_j[np.arange(len(prof)), p_code - 1] += 1
+    o_hj = (w @ item_coincidences(with_j).reshape(len(prof), v * v)).reshape(-1, v, v)
     for level in LEVELS:
-        a = alpha_from_coincidence(o_hj, level)
+        a = alpha_from_coincidence(o_hj, level, values)
         batch.add(rep.judge, f"alpha_{level}_with_judge", a, n, why_alpha)
         batch.add(
             rep.judge,
@@ -387,16 +431,24 @@ def agreement_table(
     once per skill and reused, so pooled groups cost no extra random numbers.
     ``workers`` > 1 computes groups in that many threads (numpy releases the GIL in
     the heavy loops); the result is identical, since each skill has its own seed.
+
+    Each skill is on its own scale (``GroupItems.values``); an ability or the overall
+    whose skills are not all on one scale is left out of the result (no pooled
+    figure mixes scales; :func:`mixed_scale_groups` names them).
     """
     names = list(skills)
 
     def skill_part(i: int):
         cells = group_cells(skills[names[i]])
-        proj = project(cells.key, cells.n, cells.counts, n_boot, seed + i)
+        proj = project(
+            cells.key, cells.n, cells.counts, n_boot, seed + i, values=cells.values
+        )
         return proj, report_from_projection(proj, human_only)
 
     groups = [(f"ability:{a}", ks) for a, ks in (abilities or {}).items()]
     groups.append(("overall", names))
+    mixed = mixed_scale_groups(skills, dict(groups))
+    groups = [g for g in groups if g[0] not in mixed]
 
     def pooled_part(group):
         label, keys = group
@@ -424,30 +476,49 @@ def agreement_table(
     return out
 
 
+def mixed_scale_groups(
+    skills: dict[str, GroupItems], groups: dict[str, list[str]]
+) -> dict[str, list[str]]:
+    """Pooled group label -> the scale labels ("0-4", "1-10") of its skills, for the
+    groups whose skills (those present in `skills`) are on different scales."""
+    out = {}
+    for label, keys in groups.items():
+        scales = [skills[k].scale for k in keys if k in skills]
+        if not same_scale(scales):
+            seen = dict.fromkeys(f"{int(v[0])}-{int(v[-1])}" for v in scales)
+            out[label] = list(seen)
+    return out
+
+
 def human_ceiling_table(
     skills: dict[str, np.ndarray],
     abilities: dict[str, list[str]] | None = None,
     n_boot: int = 1000,
     seed: int = 0,
     workers: int = 1,
+    values: dict[str, np.ndarray] | None = None,
 ) -> dict[str, dict]:
     """Inter-rater statistics alone (``Report.human``) per skill, ability and overall.
 
-    `skills` maps a skill key to the human score counts (n, 5) of the items the
-    ceiling stands on (the caller chooses and documents the item set; items with
+    `skills` maps a skill key to the human score counts (n, V) of the items the
+    ceiling stands on, on the scale ``values[key]`` (default 1..5) (the caller chooses and documents the item set; items with
     fewer than 2 scores add nothing to alpha or to the rater pairs). Resampling as
     in :func:`agreement_table` (within each skill, pooled groups stratified by skill),
-    so the ceiling has CIs of the same kind; it depends on nothing but `skills`.
+    so the ceiling has CIs of the same kind; it depends on nothing but `skills` (and
+    their scales). Pooled groups mixing scales are left out, as there.
     """
-    groups = {
-        key: GroupItems(
-            np.asarray(c, np.int64).reshape(-1, 5),
+    values = values or {}
+    groups = {}
+    for key, c in skills.items():
+        v = values.get(key)
+        size = 5 if v is None else len(v)
+        groups[key] = GroupItems(
+            np.asarray(c, np.int64).reshape(-1, size),
             # A placeholder judge "scores" every item, so every item is kept; only
             # the human statistics are read from the reports.
             np.ones(len(c), np.int64),
+            values=v,
         )
-        for key, c in skills.items()
-    }
     kept = {a: [k for k in ks if k in groups] for a, ks in (abilities or {}).items()}
     table = agreement_table(
         groups,
@@ -461,7 +532,10 @@ def human_ceiling_table(
 
 
 def pool_projections(parts: list[Projected], n_boot: int) -> Projected:
-    """The union of several groups' items (and of their resamples)."""
+    """The union of several groups' items (and of their resamples), all on one scale
+    (ValueError otherwise)."""
+    if not same_scale([p.values for p in parts]):
+        raise ValueError("cannot pool skills on different scales")
     if not parts:
         z = np.zeros((n_boot + 1, 0))
         return Projected(
@@ -493,4 +567,4 @@ def pool_projections(parts: list[Projected], n_boot: int) -> Projected:
         mj[:, mcode] += p.m_j
         for key, v in p.counts.items():
             counts[key] = counts.get(key, 0) + v
-    return Projected(profs[first], w, models, mn, mh, mj, counts)
+    return Projected(profs[first], w, models, mn, mh, mj, counts, parts[0].values)

@@ -31,6 +31,8 @@ from analysis.selectors.agreement.rows import (
     ceiling_rows,
     empty_ceiling,
     judge_dict,
+    mixed_scale_note,
+    mixed_scale_rows,
     rows_skeleton,
 )
 from analysis.selectors.agreement.sources import (
@@ -142,9 +144,13 @@ def agreement_compute(
     # The reference raters' side: the humans, or a reference run as one rater; the
     # same for every compared run (test-retest has a reference per run, no ceiling).
     if reference_run_id:
-        ref_side = one_rater(*judge_by_item(inp.judge, reference_run_id, key_fn))
+        ref_side = one_rater(
+            *judge_by_item(inp.judge, reference_run_id, key_fn), inp.skills.width
+        )
     elif retest:
-        ref_side = one_rater(np.zeros(0, np.int64), np.zeros(0, np.int64))
+        ref_side = one_rater(
+            np.zeros(0, np.int64), np.zeros(0, np.int64), inp.skills.width
+        )
     else:
         ref_side = human_side(inp)
 
@@ -157,13 +163,14 @@ def agreement_compute(
         if retest:
             r_keys, r_scores = judge_by_item(inp.judge, rid, key_fn, sample=1)
         if retest:
-            h_keys, h_counts, h_na = one_rater(r_keys, r_scores)
+            h_keys, h_counts, h_na = one_rater(r_keys, r_scores, inp.skills.width)
         else:
             h_keys, h_counts, h_na = ref_side
         per_run[rid] = group_items(inp, h_keys, h_counts, h_na, j_keys, j_scores, j_na)
 
     present = set().union(*(set(g) for g in per_run.values())) if per_run else set()
-    abilities = abilities_present(inp.skills, present)
+    # The pooled rows: each ability or rubric group (criteria in none have no row).
+    abilities = {a: ks for a, ks in abilities_present(inp.skills, present).items() if a}
     rows = rows_skeleton(inp.skills, present)
     by_key = {r["key"]: r for r in rows}
     ceiling = ceiling_rows(
@@ -180,17 +187,21 @@ def agreement_compute(
             seed=seed,
             workers=_workers(sum(len(g.judge) for g in groups.values())),
         )
-        pooled = {
-            f"ability:{a}": GroupItems.concat([groups[k] for k in ks])
-            for a, ks in abilities.items()
+        pooled = {  # the items of pooled rows on one scale (their scatter)
+            label: GroupItems.concat([groups[k] for k in ks])
+            for label, ks in [
+                *((f"ability:{a}", ks) for a, ks in abilities.items()),
+                ("overall", list(groups)),
+            ]
+            if ks and label in table
         }
-        pooled["overall"] = GroupItems.concat(list(groups.values())) if groups else None
         for label, rep in table.items():
             row = by_key.get(label)
             if row is None:
                 continue
             items = groups.get(row["skill"]) if row["skill"] else pooled.get(label)
             row["judges"][str(rid)] = judge_dict(rep, items, inp.resp.model_names)
+    mixed_scale_rows(rows, run_ids)
     model_profiles(inp, ref_side[:2], run_scores, rows, n_boot, seed)
     if not (reference_run_id or retest):
         for r in rows:  # the humans' model means: every item they scored, with CIs
@@ -199,11 +210,12 @@ def agreement_compute(
                 for e in r["profiles"]["all"]
             ]
     for r in rows:
-        # A row no source scored (an empty slice): say so once, on the row.
+        # A row no source scored (an empty slice): say so once, on the row. A pooled
+        # row over criteria on different scales has no agreement figure: say why.
         empty = not r["human"]["n_items"] and not any(
             j["counts"].get("items") for j in r["judges"].values()
         )
-        r["note"] = NO_ITEMS if empty else ""
+        r["note"] = mixed_scale_note(r) or (NO_ITEMS if empty else "")
 
     result = {
         "dataset": {"id": dataset.pk, "name": dataset.name},

@@ -3,18 +3,33 @@
 Every loader runs one query whatever the data size. An *item* is a (response, skill)
 pair, keyed as ``response_id * n_skills + skill index`` (:func:`item_keys`); skills
 are matched by key, so two rubric versions compare skill by skill.
+
+Scales: only ordinal criteria enter these arrays (categorical ones are left out;
+their scores are dropped here). A skill key's scale is that of its first skill
+(the dataset rubric's, else the lowest id), from :func:`annotation.scales.scale_of`.
+Scores are held as *codes*: code c (1..V) is the c-th value of the skill's scale,
+0 = no numeric score (N/A, or a value outside the key's scale). Human counts are
+(n, W) per code, W the widest scale present (columns past a skill's own size stay
+0). On FLASK's 1..5 a code is the score itself.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 import numpy as np
 from django.db import connection
 
 from analysis.selectors.agreement.sources import AgreementError
 from analysis.stats.report import GroupItems
-from analysis.stats.scale import mean_from_counts, median_from_counts, round_half_up
+from analysis.stats.scale import (
+    VALUES,
+    mean_from_counts,
+    median_from_counts,
+    round_half_up,
+    scale_values,
+)
 from annotation.models import (
     Ability,
     Assignment,
@@ -25,6 +40,7 @@ from annotation.models import (
     Response,
     Skill,
 )
+from annotation.scales import scale_of
 from judging.models import JudgeScore
 
 SLICE_DIMENSIONS = ("domain", "difficulty", "task", "hard", "model")
@@ -137,46 +153,93 @@ class Skills:
 
     keys: list[str]  # ordered: by ability, then rubric position
     names: dict[str, str]
-    ability: dict[str, str]
-    id_to_index: dict[int, int]  # skill id -> index into keys
+    ability: dict[str, str]  # FLASK ability, or rubric group name, or "" (none)
+    id_to_index: dict[int, int]  # skill id -> index into keys (ordinal skills only)
+    # key -> the scale's values (floats, sorted); FLASK's VALUES for 1..5
+    values: dict[str, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def low(self) -> np.ndarray:
+        """(n_skills,) the lowest value of each skill's scale, by index."""
+        return np.array([int(self.values[k][0]) for k in self.keys], np.int64)
+
+    @property
+    def width(self) -> int:
+        """The number of values of the widest scale (5 at least: FLASK's arrays)."""
+        return max([5, *(len(v) for v in self.values.values())])
+
+    @property
+    def flask(self) -> bool:
+        """Every skill on 1..5: codes are scores, no conversion needed."""
+        return all(v is VALUES for v in self.values.values())
 
 
-def dataset_skills(dataset: Dataset, skill_ids: set[int]) -> Skills:
-    """The dataset rubric's skills plus any other skill that was scored, by key."""
-    rows = list(
-        Skill.objects.filter(rubric_id=dataset.rubric_id).values(
-            "id", "key", "name", "ability", "position"
-        )
-    )
+SKILL_FIELDS = (
+    "id", "key", "name", "ability", "position",
+    "kind", "scale_min", "scale_max", "labels", "allow_na", "group", "rubric__groups",
+)  # fmt: skip
+
+
+def _group_of(row: dict) -> str:
+    """The table group of a skill: its FLASK ability, else the name of its rubric
+    group, else "" (a criterion in no group: no pooled row but the overall)."""
+    if row["ability"]:
+        return row["ability"]
+    names = {g.get("key"): g.get("name") for g in row.get("rubric__groups") or []}
+    return str(names.get(row["group"]) or row["group"] or "")
+
+
+def _skill_rows(**filters) -> list[dict]:
+    return list(Skill.objects.filter(**filters).values(*SKILL_FIELDS))
+
+
+def _scale_range(rows: list[dict]) -> tuple[int, int]:
+    """The lowest and highest value over the ordinal skills of `rows` (1..5 if none)."""
+    scales = [scale_of(SimpleNamespace(**r)) for r in rows]
+    lows = [sc.low for sc in scales if sc.is_ordinal]
+    highs = [sc.high for sc in scales if sc.is_ordinal]
+    return (min(lows), max(highs)) if lows else (1, 5)
+
+
+def dataset_skills(
+    dataset: Dataset, skill_ids: set[int], rubric_rows: list[dict] | None = None
+) -> Skills:
+    """The dataset rubric's ordinal skills plus any other ordinal skill that was
+    scored, by key (`rubric_rows`: the rubric's skills, already read)."""
+    rows = rubric_rows
+    if rows is None:
+        rows = _skill_rows(rubric_id=dataset.rubric_id)
     known = {r["id"] for r in rows}
     if extra := skill_ids - known:
-        rows += list(
-            Skill.objects.filter(pk__in=extra).values(
-                "id", "key", "name", "ability", "position"
-            )
-        )
+        rows = rows + _skill_rows(pk__in=extra)
     order = {a: i for i, a in enumerate(Ability.values)}
     first: dict[str, dict] = {}
     for r in sorted(rows, key=lambda r: (r["id"] not in known, r["id"])):
         first.setdefault(r["key"], r)
+    scales = {k: scale_of(SimpleNamespace(**r)) for k, r in first.items()}
     keys = sorted(
-        first, key=lambda k: (order.get(first[k]["ability"], 99), first[k]["position"])
+        (k for k in first if scales[k].is_ordinal),
+        key=lambda k: (order.get(first[k]["ability"], 99), first[k]["position"]),
     )
     index = {k: i for i, k in enumerate(keys)}
     return Skills(
         keys=keys,
         names={k: first[k]["name"] for k in keys},
-        ability={k: first[k]["ability"] for k in keys},
-        id_to_index={r["id"]: index[r["key"]] for r in rows},
+        ability={k: _group_of(first[k]) for k in keys},
+        id_to_index={r["id"]: index[r["key"]] for r in rows if r["key"] in index},
+        values={k: scale_values(scales[k].low, scales[k].high) for k in keys},
     )
 
 
-def _human_rows(campaign_ids: list[int]) -> np.ndarray:
-    """(n, 8): response id, skill id, counts of scores 1..5, N/A count per item."""
+def _human_rows(campaign_ids: list[int], low: int = 1, high: int = 5) -> np.ndarray:
+    """(n, 4 + high - low): response id, skill id, counts of the scores low..high,
+    N/A count per item (scores outside low..high are not counted)."""
+    width = high - low + 1
     if not campaign_ids:
-        return np.zeros((0, 8), np.int64)
+        return np.zeros((0, width + 3), np.int64)
     sums = ", ".join(
-        f"SUM(CASE WHEN hs.score = {v} THEN 1 ELSE 0 END)" for v in range(1, 6)
+        f"SUM(CASE WHEN hs.score = {int(v)} THEN 1 ELSE 0 END)"
+        for v in range(low, high + 1)
     )
     rows = fetch(
         f"SELECT a.response_id, hs.skill_id, {sums}, "
@@ -187,15 +250,20 @@ def _human_rows(campaign_ids: list[int]) -> np.ndarray:
         f"GROUP BY a.response_id, hs.skill_id",
         [*campaign_ids, Assignment.Status.SUBMITTED],
     )
-    return np.array(rows, dtype=np.int64).reshape(-1, 8)
+    return np.array(rows, dtype=np.int64).reshape(-1, width + 3)
+
+
+# The judge query's stand-in for a null (N/A) score: below every stored score.
+NA_SCORE = -(2**15)
 
 
 def _judge_rows(run_ids: list[int]) -> np.ndarray:
-    """(n, 5): run id, response id, skill id, sample index, score (0 = N/A)."""
+    """(n, 5): run id, response id, skill id, sample index, score (NA_SCORE = N/A)."""
     if not run_ids:
         return np.zeros((0, 5), np.int64)
     rows = fetch(
-        f"SELECT run_id, response_id, skill_id, sample_index, COALESCE(score, 0) "
+        f"SELECT run_id, response_id, skill_id, sample_index, "
+        f"COALESCE(score, {NA_SCORE}) "
         f"FROM {quoted_table(JudgeScore)} WHERE run_id IN ({placeholders(run_ids)})",
         list(run_ids),
     )
@@ -208,13 +276,17 @@ def _median_scores(keys: np.ndarray, scores: np.ndarray):
     item then counts as one judge N/A)."""
     uniq, inv = np.unique(keys, return_inverse=True)
     inv = inv.ravel()
-    counts = np.zeros((len(uniq), 5), np.int64)
+    width = max(5, int(scores.max(initial=0)))
+    codes = VALUES if width == 5 else np.arange(1, width + 1, dtype=float)
+    counts = np.zeros((len(uniq), width), np.int64)
     numeric = scores > 0
     np.add.at(counts, (inv[numeric], scores[numeric] - 1), 1)
     has = counts.sum(axis=1) > 0
     med = np.zeros(len(uniq), np.int64)
     if has.any():
-        med[has] = round_half_up(median_from_counts(counts[has])).astype(np.int64)
+        med[has] = round_half_up(median_from_counts(counts[has], codes)).astype(
+            np.int64
+        )
     na = np.bincount(inv[~numeric], minlength=len(uniq)).astype(np.int64)
     return uniq, med, np.where(has, na, 0)
 
@@ -222,7 +294,7 @@ def _median_scores(keys: np.ndarray, scores: np.ndarray):
 def judge_by_item_counted(
     rows: np.ndarray, run_id: int, item_key, sample: int | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(item keys, judge score 0..5, N/A samples left out) of one run: one sample,
+    """(item keys, judge code 0..V, N/A samples left out) of one run: one sample,
     or the median of the numeric samples; the third array counts, per item, the N/A
     samples of an item that also has a numeric sample (the median skips them)."""
     sel = rows[:, 0] == run_id
@@ -235,7 +307,7 @@ def judge_by_item_counted(
 def judge_by_item(
     rows: np.ndarray, run_id: int, item_key, sample: int | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(item keys, judge score 0..5) of one run; one sample or the samples' median."""
+    """(item keys, judge code 0..V) of one run; one sample or the samples' median."""
     keys, scores, _ = judge_by_item_counted(rows, run_id, item_key, sample)
     return keys, scores
 
@@ -246,8 +318,8 @@ class Inputs:
 
     resp: Responses
     skills: Skills
-    human: np.ndarray  # (n, 8) rows for the slice
-    judge: np.ndarray  # (n, 5) rows for the slice
+    human: np.ndarray  # (n, W + 3): response, skill, counts per code, N/A count
+    judge: np.ndarray  # (n, 5): run, response, skill, sample, code (0 = none)
 
 
 def load_inputs(
@@ -256,21 +328,71 @@ def load_inputs(
     """(Inputs, slice label) of the campaigns' and runs' scores in the slice.
 
     One query each for the responses (none when `responses`, the dataset's
-    :func:`dataset_responses`, is given), human scores, judge scores and skills (two
-    when skills of another rubric were scored); raises AgreementError for a bad slice.
+    :func:`dataset_responses`, is given), the rubric's skills, human scores and judge
+    scores; one more for skills of another rubric that were scored, and in that case
+    a second human query when their scales reach past the rubric's. Scores become
+    codes of their skill's scale (module doc); categorical skills are left out.
+    Raises AgreementError for a bad slice.
     """
     resp = dataset_responses(dataset) if responses is None else responses
     mask, slice_label = slice_mask(resp, slice_dim, slice_value)
-    human = _human_rows(campaign_ids)
+    rubric_rows = _skill_rows(rubric_id=dataset.rubric_id)
+    low, high = _scale_range(rubric_rows)
+    human = _human_rows(campaign_ids, low, high)
     judge = _judge_rows(judge_run_ids)
     skill_ids = set(human[:, 1].tolist()) | set(judge[:, 2].tolist())
-    skills = dataset_skills(dataset, skill_ids)
+    skills = dataset_skills(dataset, skill_ids, rubric_rows)
+    if skills.keys:
+        lows = [int(v[0]) for v in skills.values.values()]
+        highs = [int(v[-1]) for v in skills.values.values()]
+        if min(lows) < low or max(highs) > high:
+            low, high = min(lows), max(highs)
+            human = _human_rows(campaign_ids, low, high)
     keep = set(resp.ids[mask].tolist())
     if len(human):
         human = human[np.isin(human[:, 0], list(keep))]
     if len(judge):
         judge = judge[np.isin(judge[:, 1], list(keep))]
+    human, judge = _as_codes(skills, human, judge, low)
     return Inputs(resp, skills, human, judge), slice_label
+
+
+def _as_codes(skills: Skills, human: np.ndarray, judge: np.ndarray, low: int):
+    """Human rows (counts of the values low..) and judge rows (scores) as codes of
+    each skill's scale; rows of skills left out (categorical) are dropped. FLASK
+    rows (every skill on 1..5 and low = 1) pass through unchanged."""
+    known = np.array(sorted(skills.id_to_index), np.int64)
+    if len(human) and not np.isin(human[:, 1], known).all():
+        human = human[np.isin(human[:, 1], known)]
+    if len(judge) and not np.isin(judge[:, 2], known).all():
+        judge = judge[np.isin(judge[:, 2], known)]
+    if skills.flask and low == 1 and human.shape[1] == 8:
+        judge = judge.copy()
+        judge[judge[:, 4] == NA_SCORE, 4] = 0
+        return human, judge
+    width = skills.width
+    lookup = np.zeros(int(known.max(initial=0)) + 1, np.int64)
+    for sid, idx in skills.id_to_index.items():
+        lookup[sid] = idx
+    lows, sizes = skills.low, np.array([len(skills.values[k]) for k in skills.keys])
+    out = np.zeros((len(human), width + 3), np.int64)
+    if len(human):
+        out[:, :2] = human[:, :2]
+        out[:, -1] = human[:, -1]
+        idx = lookup[human[:, 1]]
+        first = lows[idx] - low  # column of the skill's lowest value
+        for c in range(width):
+            col = first + c
+            ok = (c < sizes[idx]) & (col < human.shape[1] - 3)
+            rows = np.flatnonzero(ok)
+            out[rows, 2 + c] = human[rows, 2 + col[rows]]
+    judge = judge.copy()
+    if len(judge):
+        idx = lookup[judge[:, 2]]
+        code = judge[:, 4] - lows[idx] + 1
+        valid = (judge[:, 4] != NA_SCORE) & (code >= 1) & (code <= sizes[idx])
+        judge[:, 4] = np.where(valid, code, 0)
+    return out, judge
 
 
 def item_keys(skills: Skills):
@@ -298,7 +420,7 @@ def group_items(
     :func:`judge_by_item_counted`)."""
     _, n_sk = item_keys(inp.skills)
     all_keys = np.union1d(h_keys, j_keys)
-    counts = np.zeros((len(all_keys), 5), np.int64)
+    counts = np.zeros((len(all_keys), np.shape(h_counts)[1]), np.int64)
     na = np.zeros(len(all_keys), np.int64)
     judge = np.zeros(len(all_keys), np.int64)
     judge_na = np.zeros(len(all_keys), bool)
@@ -319,46 +441,73 @@ def group_items(
         sel = skill_idx == i
         if not sel.any():
             continue
+        values = inp.skills.values.get(key, VALUES)
         out[key] = GroupItems(
-            counts[sel], judge[sel], model[sel], na[sel], judge_na[sel], na_samples[sel]
+            counts[sel][:, : len(values)],
+            judge[sel],
+            model[sel],
+            na[sel],
+            judge_na[sel],
+            na_samples[sel],
+            values=None if values is VALUES else values,
         )
     return out
 
 
 def human_side(inp: Inputs):
-    """(item keys, counts of human scores 1..5 (n, 5), N/A counts) per item."""
+    """(item keys, counts of human score codes (n, W), N/A counts) per item."""
     key_fn, _ = item_keys(inp.skills)
     h = inp.human
+    width = h.shape[1] - 3
     if not len(h):
         z = np.zeros(0, np.int64)
-        return z, np.zeros((0, 5), np.int64), z
+        return z, np.zeros((0, width), np.int64), z
     keys = key_fn(h[:, 0], h[:, 1])
     # Two skill ids with one key (two rubric versions) on one response: add them up.
     uniq, inv = np.unique(keys, return_inverse=True)
     inv = inv.ravel()
-    counts = np.zeros((len(uniq), 5), np.int64)
+    counts = np.zeros((len(uniq), width), np.int64)
     na = np.zeros(len(uniq), np.int64)
-    np.add.at(counts, inv, h[:, 2:7])
-    np.add.at(na, inv, h[:, 7])
+    np.add.at(counts, inv, h[:, 2:-1])
+    np.add.at(na, inv, h[:, -1])
     return uniq, counts, na
+
+
+def value_offset(inp: Inputs, keys: np.ndarray) -> np.ndarray | None:
+    """Per item key, value = code + offset (the skill's lowest value - 1); None when
+    every skill is on 1..5 (codes are the scores)."""
+    if inp.skills.flask:
+        return None
+    _, n_sk = item_keys(inp.skills)
+    return (inp.skills.low - 1)[np.asarray(keys, np.int64) % n_sk]
 
 
 def scored_by_both(inp: Inputs, run_id: int):
     """Items the run and the humans both scored numerically, by item key.
 
-    Returns (item keys, the humans' mean score, the run's score 1..5), sorted by key.
+    Returns (item keys, the humans' mean score, the run's score), sorted by key;
+    scores on each skill's own scale.
     """
     key_fn, _ = item_keys(inp.skills)
     h_keys, h_counts, _ = human_side(inp)
     j_keys, j_scores = judge_by_item(inp.judge, run_id, key_fn)
     both, hi, ji = np.intersect1d(h_keys, j_keys, return_indices=True)
     ok = (h_counts[hi].sum(axis=1) > 0) & (j_scores[ji] > 0)
-    return both[ok], mean_from_counts(h_counts[hi[ok]]), j_scores[ji[ok]]
+    counts = h_counts[hi[ok]]
+    codes = VALUES
+    if counts.shape[1] != 5:
+        codes = np.arange(1, counts.shape[1] + 1, dtype=float)
+    mean, judge = mean_from_counts(counts, codes), j_scores[ji[ok]]
+    offset = value_offset(inp, both[ok])
+    if offset is not None:
+        mean, judge = mean + offset, judge + offset
+    return both[ok], mean, judge
 
 
-def one_rater(keys: np.ndarray, scores: np.ndarray):
-    """A reference run as one "rater": counts with a single 1 (or an N/A)."""
-    counts = np.zeros((len(keys), 5), np.int64)
+def one_rater(keys: np.ndarray, scores: np.ndarray, width: int = 5):
+    """A reference run as one "rater": counts (n, width) with a single 1 (or an
+    N/A), from its score codes."""
+    counts = np.zeros((len(keys), width), np.int64)
     numeric = scores > 0
     counts[np.flatnonzero(numeric), scores[numeric] - 1] = 1
     return keys, counts, (~numeric).astype(np.int64)

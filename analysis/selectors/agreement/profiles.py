@@ -15,6 +15,12 @@ and the run id, never on the order of the runs). A source whose items are exactl
 the shared items has the same resamples in both views; sources that scored exactly
 the same items share their item draws when items are drawn one by one (a paired
 bootstrap; the stream then depends on the seed, the view and the items).
+
+Scales: means are on the criterion's own scale. An ability or overall row whose
+criteria are on different scales (``row["scale"]["mixed"]``) averages each item's
+value normalised to 0..1 on its criterion's scale (``annotation.scales.Scale.
+normalised``: (value - low) / (high - low)) and says so: ``row["profiles_scale"]`` is
+"normalised" there, else the row's scale label ("1-5").
 """
 
 from __future__ import annotations
@@ -23,11 +29,10 @@ import zlib
 
 import numpy as np
 
-from analysis.selectors.agreement.inputs import Inputs, item_keys
+from analysis.selectors.agreement.inputs import Inputs, item_keys, value_offset
 from analysis.selectors.agreement.rows import result_dict
 from analysis.stats.bootstrap import GroupDraws, group_sums, prefer_item_draws
 from analysis.stats.results import make_result, percentile_intervals
-from analysis.stats.scale import VALUES
 
 VIEWS = {
     "shared": "on shared items",
@@ -110,16 +115,20 @@ def model_profiles(
     """Sets ``row["profiles"]`` on every row (shape: VIEWS -> list per model of
     {"model", "reference": stat, "judges": {run id: stat}} (+ "n" for shared).
 
-    `reference`: (item keys, score counts (n, 5)); `runs`: run id -> (item keys,
-    score 0..5). Pure computation on arrays already loaded; no query.
+    `reference`: (item keys, score code counts (n, W)); `runs`: run id -> (item keys,
+    score code 0..V). Pure computation on arrays already loaded; no query.
     """
     _, n_sk = item_keys(inp.skills)
     names = inp.resp.model_names
     ref_keys, ref_counts = reference
     m = ref_counts.sum(axis=1)
     ok = m > 0
-    ref = (ref_keys[ok], (ref_counts[ok] @ VALUES) / np.maximum(m[ok], 1))
+    codes = np.arange(1, ref_counts.shape[1] + 1, dtype=float)
+    ref = (ref_keys[ok], (ref_counts[ok] @ codes) / np.maximum(m[ok], 1))
     judged = {rid: (k[s > 0], s[s > 0].astype(float)) for rid, (k, s) in runs.items()}
+    if not inp.skills.flask:  # codes -> values on each skill's scale
+        ref = (ref[0], ref[1] + value_offset(inp, ref[0]))
+        judged = {rid: (k, v + value_offset(inp, k)) for rid, (k, v) in judged.items()}
     shared = ref[0]
     for keys, _ in judged.values():
         shared = np.intersect1d(shared, keys)
@@ -132,6 +141,18 @@ def model_profiles(
         },
     }
     members = _row_skills(rows, inp.skills.keys)
+    mixed = [bool((row.get("scale") or {}).get("mixed")) for row in rows]
+    low = inp.skills.low.astype(float)
+    span = np.array(
+        [
+            max(v[-1] - v[0], 1.0)
+            for v in (inp.skills.values[k] for k in inp.skills.keys)
+        ]
+    )
+    for row, mix in zip(rows, mixed, strict=True):
+        row["profiles_scale"] = (
+            "normalised" if mix else (row.get("scale") or {}).get("label", "1-5")
+        )
     n_m = len(names)
     view_code = {"shared": 1, "all": 2}
     for row in rows:
@@ -160,13 +181,19 @@ def model_profiles(
                 boot = boot.reshape(n_boot, n_sk, n_m)
                 drawn.setdefault(sid, (keys, (n, sums, boot)))
             per_row = []
-            for wanted in members:
+            for wanted, mix in zip(members, mixed, strict=True):
                 # An ability or overall: its skills' resamples added up (stratified
-                # by skill, as in analysis.stats.report.agreement_table).
+                # by skill, as in analysis.stats.report.agreement_table); on mixed
+                # scales, of values normalised per skill (linear: sums - n * low).
                 rn = n[wanted].sum(axis=0)
+                rs, rb = sums[wanted], boot[:, wanted]
+                if mix:
+                    lo, sp = low[wanted][:, None], span[wanted][:, None]
+                    rs = (rs - n[wanted] * lo) / sp
+                    rb = (rb - n[wanted] * lo) / sp
                 with np.errstate(invalid="ignore", divide="ignore"):
-                    point = np.where(rn > 0, sums[wanted].sum(axis=0) / rn, np.nan)
-                    rboot = boot[:, wanted].sum(axis=1) / rn
+                    point = np.where(rn > 0, rs.sum(axis=0) / rn, np.nan)
+                    rboot = rb.sum(axis=1) / rn
                 per_row.append(_stats(point, rboot, rn, WHY[view]))
             stats[sid] = per_row
         for r_i, row in enumerate(rows):

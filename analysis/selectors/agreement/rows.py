@@ -7,6 +7,7 @@ import numpy as np
 from analysis.selectors.agreement.inputs import Inputs, Skills, item_keys
 from analysis.stats.report import GroupItems, Report, human_ceiling_table
 from analysis.stats.results import Result, make_result
+from analysis.stats.scale import same_scale
 from annotation.models import Ability
 
 
@@ -81,15 +82,19 @@ def _scatter(items: GroupItems) -> list[list[float]]:
     ok = (m > 0) & (judge > 0)
     if not ok.any():
         return []
-    # A human mean is a fraction total/m; code (total, m, judge) exactly as integers.
-    total = hc[ok] @ np.arange(1, 6)
+    # A human mean is a fraction total/m; code (total, m, judge) exactly as integers
+    # (in score codes 1..V; value = code + the scale's lowest value - 1).
+    v = hc.shape[1]
+    shift = int(items.scale[0]) - 1
+    total = hc[ok] @ np.arange(1, v + 1)
     radix = int(m.max()) + 1
-    code = (total * radix + m[ok]) * 8 + judge[ok]
+    jr = max(8, v + 1)
+    code = (total * radix + m[ok]) * jr + judge[ok]
     uniq, counts = np.unique(code, return_counts=True)
-    t, rest = np.divmod(uniq, radix * 8)
-    mm, j = np.divmod(rest, 8)
+    t, rest = np.divmod(uniq, radix * jr)
+    mm, j = np.divmod(rest, jr)
     pts = sorted(
-        (round(float(a) / float(b), 4), int(c), int(n))
+        (round(float(a) / float(b) + shift, 4), int(c) + shift, int(n))
         for a, b, c, n in zip(t, mm, j, counts, strict=True)
     )
     merged: dict[tuple[float, int], int] = {}
@@ -125,7 +130,9 @@ def judge_dict(rep: Report, items: GroupItems | None, names: list[str]):
     out = {
         "counts": {k: int(v) for k, v in rep.counts.items()},
         **{k: result_dict(j[k]) for k in JUDGE_STATS if k in j},
-        "confusion": np.asarray(j.get("confusion", np.zeros((5, 5))))
+        "confusion": np.asarray(
+            j.get("confusion", np.zeros((rep.values.size, rep.values.size)))
+        )
         .astype(int)
         .tolist(),
         "flag": _flag(rep),
@@ -156,7 +163,8 @@ def judge_dict(rep: Report, items: GroupItems | None, names: list[str]):
 
 
 def abilities_present(skills: Skills, present: set[str]) -> dict[str, list[str]]:
-    """Ability label -> its skill keys that have items, in table order."""
+    """Ability (or rubric group) label -> its skill keys that have items, in table
+    order; criteria in no group are under "" (they get no pooled row)."""
     labels = dict(Ability.choices)
     out: dict[str, list[str]] = {}
     for key in skills.keys:
@@ -167,10 +175,48 @@ def abilities_present(skills: Skills, present: set[str]) -> dict[str, list[str]]
     return out
 
 
+def scale_dict(values_list: list[np.ndarray]) -> dict:
+    """A row's scale as JSON: {"values", "low", "high", "label", "mixed": False} for
+    criteria on one scale (1..5 when there are none), or {"mixed": True, "label":
+    "0-4, 1-10", "scales": [...]} for criteria on different scales."""
+    if not values_list:
+        values_list = [np.arange(1, 6)]
+    if same_scale(values_list):
+        v = [int(x) for x in values_list[0]]
+        return {
+            "mixed": False,
+            "values": v,
+            "low": v[0],
+            "high": v[-1],
+            "label": f"{v[0]}-{v[-1]}",
+        }
+    labels = list(dict.fromkeys(f"{int(v[0])}-{int(v[-1])}" for v in values_list))
+    return {"mixed": True, "label": ", ".join(labels), "scales": labels}
+
+
+# Why a pooled row over criteria on different scales has no agreement figures.
+MIXED_SCALES = (
+    "no pooled figure: its criteria are on different scales ({scales}); agreement "
+    "is pooled only over criteria sharing one scale, see each criterion's row"
+)
+
+
+def mixed_scale_note(row: dict) -> str:
+    """The row's note when it pools criteria on different scales, else ""."""
+    scale = row.get("scale") or {}
+    if not scale.get("mixed"):
+        return ""
+    return MIXED_SCALES.format(scales=scale["label"])
+
+
 def rows_skeleton(skills: Skills, present: set[str]) -> list[dict]:
-    """The table's rows without figures: each ability's skills, the ability, overall."""
+    """The table's rows without figures: each ability's skills, the ability, overall.
+
+    Every row carries its ``scale`` (:func:`scale_dict`): the criterion's scale, or
+    for an ability / overall that of its criteria (``mixed`` when they differ)."""
     rows = []
-    for ability, keys in abilities_present(skills, present).items():
+    groups = abilities_present(skills, present)
+    for ability, keys in groups.items():
         for key in keys:
             rows.append(
                 {
@@ -179,8 +225,11 @@ def rows_skeleton(skills: Skills, present: set[str]) -> list[dict]:
                     "skill": key,
                     "label": skills.names[key],
                     "ability": ability,
+                    "scale": scale_dict([skills.values[key]]),
                 }
             )
+        if not ability:
+            continue
         rows.append(
             {
                 "key": f"ability:{ability}",
@@ -188,8 +237,10 @@ def rows_skeleton(skills: Skills, present: set[str]) -> list[dict]:
                 "skill": None,
                 "label": ability,
                 "ability": ability,
+                "scale": scale_dict([skills.values[k] for k in keys]),
             }
         )
+    every = [k for keys in groups.values() for k in keys]
     rows.append(
         {
             "key": "overall",
@@ -197,6 +248,7 @@ def rows_skeleton(skills: Skills, present: set[str]) -> list[dict]:
             "skill": None,
             "label": "Overall",
             "ability": None,
+            "scale": scale_dict([skills.values[k] for k in every]),
         }
     )
     return rows
@@ -219,7 +271,7 @@ def ceiling_rows(
 ) -> dict[str, dict]:
     """Row key -> the reference raters' ceiling (``row["human"]``) on CEILING_ITEMS.
 
-    `side` is (item keys, score counts (n, 5), N/A counts) of the reference raters
+    `side` is (item keys, score code counts (n, W), N/A counts) of the reference raters
     (:func:`human_side`, or a reference run as one rater). The figures depend on the
     campaigns, the slice, `n_boot` and `seed` only, never on which runs are shown
     or their order. Also counts, per row: items with a numeric score (n_items),
@@ -231,15 +283,18 @@ def ceiling_rows(
     m = counts.sum(axis=1)
     groups: dict[str, np.ndarray] = {}
     tallies: dict[str, np.ndarray] = {}
+    values = inp.skills.values
     for i, key in enumerate(inp.skills.keys):
         sel = skill_idx == i
         if not sel.any():
             continue
-        groups[key] = counts[sel & (m >= 2)]
+        groups[key] = counts[sel & (m >= 2)][:, : len(values[key])]
         tallies[key] = np.array(
             [(m[sel] > 0).sum(), counts[sel].sum(), na[sel].sum()], np.int64
         )
-    table = human_ceiling_table(groups, abilities, n_boot, seed, workers)
+    table = human_ceiling_table(
+        groups, abilities, n_boot, seed, workers, {k: values[k] for k in groups}
+    )
     members = {f"skill:{k}": [k] for k in groups}
     members.update({f"ability:{a}": ks for a, ks in abilities.items()})
     members["overall"] = list(groups)
@@ -271,3 +326,48 @@ def empty_ceiling() -> dict:
         "na": 0,
         **{k: dict(undefined) for k in HUMAN_STATS},
     }
+
+
+def mixed_scale_rows(rows: list[dict], run_ids: list[int]) -> None:
+    """Pooled rows over criteria on different scales: every figure undefined with
+    :data:`MIXED_SCALES` as its reason (the ceiling's too, and each run's, with the
+    run's item counts summed over the row's criteria)."""
+    for row in rows:
+        note = mixed_scale_note(row)
+        if not note:
+            continue
+        undefined = {**result_dict(make_result(np.nan, None, 0)), "reason": note}
+        row["human"] = {
+            **empty_ceiling(),
+            **{k: dict(undefined) for k in HUMAN_STATS},
+        }
+        members = [
+            r
+            for r in rows
+            if r["level"] == "skill"
+            and (row["level"] == "overall" or r["ability"] == row["ability"])
+        ]  # a pooled row is an ability's (never "") or the overall
+        for rid in map(str, run_ids):
+            counts: dict[str, int] = {}
+            for r in members:
+                for k, v in (r["judges"].get(rid) or {}).get("counts", {}).items():
+                    counts[k] = counts.get(k, 0) + v
+            row["judges"][rid] = {
+                "counts": counts,
+                **{k: dict(undefined) for k in JUDGE_STATS},
+                "confusion": [],
+                "flag": {"below_ceiling": False, "significant": False, "reason": note},
+                "human": {
+                    "n_items": 0,
+                    "n_items_multi_rated": 0,
+                    "scores": 0,
+                    "na": 0,
+                    **{k: dict(undefined) for k in HUMAN_STATS},
+                },
+                "models": {
+                    "models": [],
+                    "spearman": dict(undefined),
+                    "kendall": dict(undefined),
+                },
+                "scatter": [],
+            }
