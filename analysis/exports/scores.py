@@ -15,9 +15,8 @@ from datetime import datetime
 from types import SimpleNamespace
 
 from analysis.exports import scores_sql
-from analysis.exports.encoding import csv_dicts, csv_rows
+from analysis.exports.encoding import csv_dicts, csv_rows, parquet
 from analysis.exports.encoding import jsonl as export_jsonl
-from analysis.exports.encoding import parquet
 from annotation import roles
 from annotation.errors import DomainError, Problem
 from annotation.models import Campaign, Dataset, HumanScore, Skill

@@ -37,7 +37,6 @@ from psycopg import ClientCursor
 
 from analysis.exports.encoding import csv_text
 from annotation import roles
-from annotation.scales import CATEGORICAL
 from annotation.models import (
     Assignment,
     HumanScore,
@@ -46,6 +45,7 @@ from annotation.models import (
     Rubric,
     Skill,
 )
+from annotation.scales import CATEGORICAL
 from judging.models import JudgeRun, JudgeScore
 
 FETCH_ROWS = 5000
