@@ -1,4 +1,5 @@
-"""Score export API: `GET /api/datasets/{id}/export/?format=csv|jsonl&campaign=..&run=..`.
+"""Score export API: `GET /api/datasets/{id}/export/?format=csv|jsonl|parquet&campaign=..`
+`&run=..` (columns: `analysis.exports.scores.FIELDS`).
 
 Researchers and admins only (raters 403, anonymous 401); `dataset_get_for_user` checks
 the role again. The body is streamed (flat memory); errors are JSON.
@@ -29,6 +30,7 @@ from flaskapp.params import int_list_param
 CONTENT_TYPES = {
     "csv": "text/csv; charset=utf-8",
     "jsonl": "application/x-ndjson; charset=utf-8",
+    "parquet": "application/vnd.apache.parquet",
 }
 
 
@@ -63,6 +65,7 @@ class DatasetExportApi(APIView):
         responses={
             (200, "text/csv"): OpenApiTypes.STR,
             (200, "application/x-ndjson"): OpenApiTypes.STR,
+            (200, "application/vnd.apache.parquet"): OpenApiTypes.BINARY,
             400: OpenApiResponse(ProblemOutputSerializer, description="Bad input."),
         },
     )

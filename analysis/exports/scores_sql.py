@@ -15,7 +15,10 @@ How each cell is written, as `analysis.exports.encoding` does:
   paths agree on every character;
 - numbers as they are, booleans `true`/`false`, timestamps as `datetime.isoformat()`
   of the UTC value (microseconds only when not zero), domains `;`-joined;
-- `synthetic` (the last column): true when the human score's rater is in the
+- the criterion's meaning (rubric name and version, kind, group, scale) is encoded once
+  per skill; `value` is the score's text, or the label key at the code's position
+  (keys encoded once per skill), or `N/A`;
+- `synthetic`: true when the human score's rater is in the
   `roles.SYNTHETIC` group, false otherwise and on every judge line;
 - lines end with CRLF, as `csv.writer` ends them.
 
@@ -42,6 +45,7 @@ from annotation.models import (
     Rubric,
     Skill,
 )
+from annotation.scales import CATEGORICAL
 from judging.models import JudgeRun, JudgeScore
 
 FETCH_ROWS = 5000
@@ -104,6 +108,19 @@ def _sql(source: str, filtered_by: bool) -> str:
     """The SELECT of one source's lines (`human` or `judge`), ordered by score id."""
     ins, resp, sk, rb = _t(Instruction), _t(Response), _t(Skill), _t(Rubric)
     domains = "concat_ws(';', NULLIF(i.domain_1, ''), NULLIF(i.domain_2, ''))"
+    # `Scale.label`: "0-4" (scale_of's defaults 1 and 5 for a missing end), or the
+    # label keys in order, " / "-joined.
+    scale = (
+        "CASE WHEN s.kind = %(categorical)s THEN (SELECT string_agg(l.value ->> 'key', "
+        "' / ' ORDER BY l.n) FROM jsonb_array_elements(s.labels) WITH ORDINALITY "
+        "AS l(value, n)) ELSE COALESCE(s.scale_min, 1)::text || '-' || "
+        "COALESCE(s.scale_max, 5)::text END"
+    )
+    # `scores._value`: the number, the label key (already encoded) or N/A.
+    value = (
+        "(CASE WHEN x.score IS NULL THEN 'N/A' WHEN sk.keys IS NULL "
+        "THEN x.score::text ELSE COALESCE(sk.keys[x.score + 1], '') END)"
+    )
     ctes = f"""
 WITH ins AS MATERIALIZED (
     SELECT i.id, {_join(_text("i.external_id"), _int("i.id"))} AS head,
@@ -112,7 +129,13 @@ WITH ins AS MATERIALIZED (
     FROM {ins} i WHERE i.dataset_id = %(dataset)s
 ), sk AS MATERIALIZED (
     SELECT s.id, {_join(_text("s.key"), _text("s.name"), _text("s.ability"),
-                        _text("rb.name || ' v' || rb.version::text"))} AS cells
+                        _text("rb.name || ' v' || rb.version::text"))} AS cells,
+        {_join(_text("rb.name"), _int("rb.version"), _text("s.kind"),
+               _text('s."group"'), _text(scale))} AS meaning,
+        CASE WHEN s.kind = %(categorical)s THEN ARRAY(
+            SELECT {_text("l.value ->> 'key'")}
+            FROM jsonb_array_elements(s.labels) WITH ORDINALITY AS l(value, n)
+            ORDER BY l.n) END AS keys
     FROM {sk} s JOIN {rb} rb ON rb.id = s.rubric_id
 ), syn AS MATERIALIZED (
     SELECT ug.user_id FROM {_t(User.groups.through)} ug
@@ -147,6 +170,8 @@ WITH ins AS MATERIALIZED (
             "ins.tail",
             "(CASE WHEN a.rater_id IN (SELECT user_id FROM syn) THEN 'true' "
             "ELSE 'false' END)",
+            "sk.meaning",
+            value,
         )
         body = f"""
 FROM {_t(HumanScore)} x
@@ -171,6 +196,8 @@ JOIN {u} u ON u.id = a.rater_id
             created,  # judge scores are never edited: last change = creation
             "ins.tail",
             "'false'",  # synthetic: only a human-side score can be
+            "sk.meaning",
+            value,
         )
         body = f"""
 FROM {_t(JudgeScore)} x
@@ -216,6 +243,7 @@ def csv_chunks(
         "dataset": dataset.pk,
         "dataset_cell": _python_cell(dataset.name),
         "synthetic": roles.SYNTHETIC,
+        "categorical": CATEGORICAL,
     }
     for source, ids in (("human", campaign_ids), ("judge", run_ids)):
         if filtered and not ids:

@@ -1,10 +1,11 @@
 """Human judgments of a dataset as autorater training examples (FLAMe text-to-text).
 
-One example per human judgment, as a dict that becomes one JSON line::
+One example per judgment, as a dict that becomes one JSON line::
 
     {"input": <INSTRUCTIONS / CONTEXT / EVALUATION text>,
-     "target": "score: 4\\nrationale: ..."  or  "winner: A\\nrationale: ...",
-     "task_kind": "pointwise" | "pairwise",
+     "target": "score: 3\\nrationale: ...", "label: yes\\nrationale: ...",
+               "winner: A\\nrationale: ..." or "critique: ...",
+     "task_kind": "pointwise" | "classification" | "pairwise" | "critique",
      "split": "train" | "validation",
      "source": {dataset, instruction_external_id, response ids, campaign, assignment or
                 preference id, rater: an anonymised stable id, synthetic, ...}}
@@ -15,16 +16,24 @@ a person: filter those out before training an autorater on human judgments.
 
 Kinds exported:
 
-- pointwise: one example per (submitted assignment, skill) with a score or N/A
-  (`HumanScore`). The input shows what the rater saw: the request, the reference
-  answer when the campaign showed it, the response, and that one skill's criteria,
-  score descriptions and checklist questions.
+- pointwise: one example per (submitted assignment, ordinal criterion) with a score
+  or N/A (`HumanScore`). The input shows what the rater saw: the request, the
+  reference answer when the campaign showed it, the response, and that one
+  criterion's criteria, score descriptions and checklist questions; the task text
+  states the criterion's own scale ("from 0 (worst) to 4 (best)", N/A only where
+  allowed) and the target is the score on it ("score: 3").
+- classification: the same for a categorical criterion (FLAMe's classification
+  task): the task lists the label keys, the target is the label key the rater chose
+  ("label: yes"), never its stored code.
 - pairwise: one example per `HumanPreference` (imported or from a campaign). Response
   1 is always shown as A and response 2 as B (the pair's ORIGINAL numbering), whatever
   order a rater saw; the target's winner is the stored label in those terms.
-- classification and critique: the app stores no human classification labels or
-  human critiques (there is no such data model; only judges produce them), so they
-  cannot be exported. Asking for them is refused with a message saying so.
+- critique (FLAMe's open-ended task): one example per written critique, the raters'
+  (`Assignment.critique` of a submitted assignment; `source.source_type` "human")
+  and then the judges' (`judging.models.JudgeCritique`; `source.source_type`
+  "judge": a model's text, say so when training on human data only). The input is
+  the judge's critique prompt (`judging.prompts.render_critique`) with the reference
+  when the rater (campaign) or judge (config) saw it; the target "critique: <text>".
 
 Split: a stable hash of (seed, instruction external id) puts every example of one
 instruction in the same split, so no instruction is in both.
@@ -59,6 +68,8 @@ from dataclasses import dataclass
 from django.utils.crypto import salted_hmac
 
 from analysis.exports.examples import (
+    critique_input,
+    critique_target,
     pairwise_input,
     pairwise_target,
     pointwise_input,
@@ -69,15 +80,11 @@ from annotation import roles
 from annotation.errors import DomainError, Problem
 from annotation.labels import unmap_verdict
 from annotation.models import Assignment, Dataset, HumanPreference, HumanScore, Skill
+from annotation.scales import Scale, scale_of
+from judging.models import JudgeCritique
 from judging.prompts import SkillSpec
 
-KINDS = ("pointwise", "pairwise")
-# Task kinds of the FLAMe layout that have no human data in this app.
-UNSUPPORTED_KINDS = {
-    "classification": "the app stores no human classification labels (only judges "
-    "produce them), so there is nothing to export",
-    "critique": "the app stores no human critiques, so there is nothing to export",
-}
+KINDS = ("pointwise", "pairwise", "classification", "critique")
 DEDUPE_MODES = ("none", "exact", "input")
 SPLITS = ("train", "validation")
 DEFAULT_VALIDATION_FRACTION = 0.1
@@ -117,11 +124,7 @@ def training_options_parse(
     if kinds:
         names = [n.strip() for n in kinds.split(",") if n.strip()]
         for name in names:
-            if name in UNSUPPORTED_KINDS:
-                problems.append(
-                    Problem(f"{name!r}: {UNSUPPORTED_KINDS[name]}", field="kinds")
-                )
-            elif name not in KINDS:
+            if name not in KINDS:
                 problems.append(
                     Problem(
                         f"unknown kind {name!r}; use {', '.join(KINDS)}",
@@ -205,9 +208,11 @@ class _Example:
     source: dict
 
 
-def _pointwise_examples(dataset: Dataset) -> Iterator[_Example]:
-    skills: dict[int, SkillSpec] = {
-        s.pk: SkillSpec.from_model(s)
+def _score_examples(dataset: Dataset, kinds: tuple[str, ...]) -> Iterator[_Example]:
+    """Pointwise examples (ordinal criteria) and classification examples (categorical
+    ones) of the submitted human scores, in score id order, for the kinds asked."""
+    skills: dict[int, tuple[SkillSpec, Scale]] = {
+        s.pk: (SkillSpec.from_model(s), scale_of(s))
         for s in Skill.objects.filter(rubric_id=dataset.rubric_id)
     }
     rows = (
@@ -255,15 +260,17 @@ def _pointwise_examples(dataset: Dataset) -> Iterator[_Example]:
         checklist,
         instance_rubric,
     ) in rows:
-        skill = skills.get(skill_id)
-        if skill is None:  # a skill of another rubric: read it once
-            skill = skills[skill_id] = SkillSpec.from_model(
-                Skill.objects.get(pk=skill_id)
-            )
-        label = "N/A" if score is None else str(score)
+        found = skills.get(skill_id)
+        if found is None:  # a skill of another rubric: read it once
+            other = Skill.objects.get(pk=skill_id)
+            found = skills[skill_id] = (SkillSpec.from_model(other), scale_of(other))
+        skill, scale = found
+        kind = "classification" if scale.is_categorical else "pointwise"
+        if kind not in kinds:
+            continue
         yield _Example(
-            key=("pointwise", pk),
-            label=label,
+            key=(kind, pk),
+            label=scale.label_of(score),
             instruction_key=external_id,
             input=pointwise_input(
                 instruction=instruction_text,
@@ -272,9 +279,10 @@ def _pointwise_examples(dataset: Dataset) -> Iterator[_Example]:
                 skill=skill,
                 checklist=checklist,
                 instance_rubric=instance_rubric,
+                scale=scale,
             ),
-            target=pointwise_target(score, rationale),
-            kind="pointwise",
+            target=pointwise_target(score, rationale, scale),
+            kind=kind,
             source={
                 "dataset": dataset.name,
                 "instruction_external_id": external_id,
@@ -370,11 +378,142 @@ def _pairwise_examples(dataset: Dataset) -> Iterator[_Example]:
         )
 
 
+def _critique_examples(dataset: Dataset) -> Iterator[_Example]:
+    """Critique examples: the raters' written critiques (`Assignment.critique` of
+    submitted assignments; `source_type` "human"), then the judges' (`JudgeCritique`;
+    `source_type` "judge", a model's text, never a person's), each by id."""
+    humans = (
+        Assignment.objects.filter(
+            response__instruction__dataset=dataset,
+            status=Assignment.Status.SUBMITTED,
+        )
+        .exclude(critique="")
+        .annotate(synthetic=roles.synthetic_rater("rater_id"))
+        .order_by("pk")
+        .values_list(
+            "synthetic",
+            "pk",
+            "critique",
+            "campaign_id",
+            "campaign__show_reference",
+            "rater_id",
+            "response_id",
+            "response__text",
+            "response__instruction__external_id",
+            "response__instruction__text",
+            "response__instruction__reference_answer",
+        )
+        .iterator(CHUNK_SIZE)
+    )
+    for (
+        synthetic,
+        pk,
+        text,
+        campaign_id,
+        show_reference,
+        rater_id,
+        response_id,
+        response_text,
+        external_id,
+        instruction_text,
+        reference,
+    ) in humans:
+        if not text.strip():
+            continue
+        yield _critique(
+            ("critique", pk),
+            text,
+            external_id,
+            critique_input(
+                instruction=instruction_text,
+                reference=reference if show_reference else None,
+                response=response_text,
+            ),
+            {
+                "dataset": dataset.name,
+                "instruction_external_id": external_id,
+                "response_id": response_id,
+                "source_type": "human",
+                "campaign_id": campaign_id,
+                "assignment_id": pk,
+                "rater": rater_anon_id(dataset_id=dataset.pk, user_id=rater_id),
+                "synthetic": synthetic,
+            },
+        )
+    judges = (
+        JudgeCritique.objects.filter(run__dataset=dataset)
+        .order_by("pk")
+        .values_list(
+            "pk",
+            "text",
+            "run_id",
+            "sample_index",
+            "run__config__include_reference",
+            "response_id",
+            "response__text",
+            "response__instruction__external_id",
+            "response__instruction__text",
+            "response__instruction__reference_answer",
+        )
+        .iterator(CHUNK_SIZE)
+    )
+    for (
+        pk,
+        text,
+        run_id,
+        sample_index,
+        include_reference,
+        response_id,
+        response_text,
+        external_id,
+        instruction_text,
+        reference,
+    ) in judges:
+        if not text.strip():
+            continue
+        yield _critique(
+            ("judge-critique", pk),
+            text,
+            external_id,
+            critique_input(
+                instruction=instruction_text,
+                # A run without a config (imported critiques): as the default does.
+                reference=reference if include_reference is not False else None,
+                response=response_text,
+            ),
+            {
+                "dataset": dataset.name,
+                "instruction_external_id": external_id,
+                "response_id": response_id,
+                "source_type": "judge",
+                "run_id": run_id,
+                "sample_index": sample_index,
+                "critique_id": pk,
+                "synthetic": False,
+            },
+        )
+
+
+def _critique(key, text: str, external_id: str, input_text: str, source) -> _Example:
+    target = critique_target(text)
+    return _Example(
+        key=key,
+        label=target,
+        instruction_key=external_id,
+        input=input_text,
+        target=target,
+        kind="critique",
+        source=source,
+    )
+
+
 def _examples(dataset: Dataset, kinds: tuple[str, ...]) -> Iterator[_Example]:
-    if "pointwise" in kinds:
-        yield from _pointwise_examples(dataset)
+    if "pointwise" in kinds or "classification" in kinds:
+        yield from _score_examples(dataset, kinds)
     if "pairwise" in kinds:
         yield from _pairwise_examples(dataset)
+    if "critique" in kinds:
+        yield from _critique_examples(dataset)
 
 
 # --- De-duplication ---------------------------------------------------------------------
@@ -429,14 +568,15 @@ def training_examples(
 ) -> Iterator[dict]:
     """Yield the training examples of `dataset` (see the module docstring).
 
-    Order: pointwise (by score row id), then pairwise (by preference id); with
+    Order: pointwise and classification (by score row id), then pairwise (by
+    preference id), then critique (raters' by assignment id, judges' by id); with
     de-duplication, each kept line where its first judgment was. `tally`, if given,
     is incremented per written line by (kind, split) and by ("merged", kind) for
     the judgments folded into another line.
 
-    Read-only; one query per kind (two with de-duplication), each read in chunks of
-    `CHUNK_SIZE` rows (a server-side cursor on PostgreSQL), plus one for the
-    rubric's skills.
+    Read-only; one query per kind (critique: two, pointwise and classification share
+    one; twice that with de-duplication), each read in chunks of `CHUNK_SIZE` rows (a
+    server-side cursor on PostgreSQL), plus one for the rubric's skills.
     """
     mode = options.dedupe
     groups: dict[bytes, _Group] = {}

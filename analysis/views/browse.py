@@ -24,6 +24,7 @@ from django.views.decorators.http import require_GET
 from analysis.selectors import browse
 from annotation import selectors as annotation_selectors
 from annotation.models import Response
+from annotation.scales import scale_of
 from flaskapp.htmx import render_page_or_fragment, wants_fragment
 from flaskapp.params import BadParameter
 
@@ -43,9 +44,11 @@ def _kept_query(request: HttpRequest) -> str:
 @require_GET
 def instruction_detail(request: HttpRequest, instruction_id: int) -> HttpResponse:
     """An instruction, its reference answer and metadata, and every response with its
-    human scores (pseudonymous raters) and judge runs' scores per skill, side by
-    side, disagreements highlighted; previous / next instruction of the dataset
-    under the filters in the query string. A fixed number of queries."""
+    human scores (pseudonymous raters) and judge runs' values per criterion on its
+    own scale (labels for a categorical one), side by side, disagreements
+    highlighted, and the raters' and judges' critiques side by side; previous / next
+    instruction of the dataset under the filters in the query string. A fixed number
+    of queries."""
     instruction = annotation_selectors.instruction_get_for_user(
         user=request.user, instruction_id=instruction_id
     )
@@ -100,6 +103,13 @@ def dataset_responses(request: HttpRequest, dataset_id: int) -> HttpResponse:
     dataset = annotation_selectors.dataset_get_for_user(
         user=request.user, dataset_id=dataset_id
     )
+    skills = [
+        {"key": s.key, "name": s.name, "scale": scale_of(s)}
+        for s in dataset.rubric.skills.order_by("position")
+    ]
+    bounds = browse.filter_bounds(
+        {s["key"]: s["scale"] for s in skills}, request.GET.get("skill", "").strip()
+    )
     context = {
         "dataset": dataset,
         "params": request.GET,
@@ -110,9 +120,11 @@ def dataset_responses(request: HttpRequest, dataset_id: int) -> HttpResponse:
             .distinct()
         ),
         "runs": browse.scored_run_choices(dataset=dataset),
-        "skills": list(dataset.rubric.skills.order_by("position")),
+        "skills": skills,
         "disagreement": browse.DISAGREEMENT,
         "kept_query": _kept_query(request),
+        # The number inputs' bounds: the chosen skill's scale, or the rubric's span.
+        "bounds": dict(zip(("low", "high", "spread"), bounds, strict=True)),
     }
     status = 200
     try:

@@ -148,6 +148,12 @@ def test_human_and_judge_scores_share_one_shape(scored, rater):
         "is_hard": True,
         "source_task": "gsm8k",
         "synthetic": False,
+        "rubric_name": dataset.rubric.name,
+        "rubric_version": dataset.rubric.version,
+        "skill_kind": "ordinal",
+        "skill_group": "background_knowledge",
+        "scale": "1-5",
+        "value": 4,
     }
     assert human["created_at"] and "T" in human["created_at"]
     judge = [r for r in rows if r["source_type"] == "judge"]

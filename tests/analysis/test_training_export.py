@@ -505,18 +505,21 @@ def test_raters_are_anonymised_and_stable(scored, researcher):
 
 def test_options_defaults_and_every_bad_value_named():
     assert training_options_parse() == TrainingOptions(
-        kinds=("pointwise", "pairwise"), validation_fraction=0.1, seed=0, dedupe="none"
+        kinds=("pointwise", "pairwise", "classification", "critique"),
+        validation_fraction=0.1,
+        seed=0,
+        dedupe="none",
     )
     with pytest.raises(DomainError) as info:
         training_options_parse(
-            kinds="pointwise,classification,votes",
+            kinds="pointwise,labels,votes",
             validation_fraction="1.5",
             seed="x",
             dedupe="fuzzy",
         )
     fields = [p.field for p in info.value.problems]
     assert fields == ["kinds", "kinds", "validation_fraction", "seed", "dedupe"]
-    assert "no human classification labels" in info.value.problems[0].message
+    assert "unknown kind 'labels'" in info.value.problems[0].message
     for bad in ("nan", "-0.1", "abc"):
         with pytest.raises(DomainError, match="validation_fraction"):
             training_options_parse(validation_fraction=bad)
@@ -545,9 +548,10 @@ def test_queries_do_not_grow_with_rows(researcher, django_assert_max_num_queries
         )
         for i in range(n):
             vote(make_pair(setup.dataset, i), "1")
-        with django_assert_max_num_queries(3):  # skills, scores, preferences
+        # skills, scores, preferences, raters' and judges' critiques
+        with django_assert_max_num_queries(5):
             assert len(examples(setup.dataset)) == 2 * n
-        with django_assert_max_num_queries(6):  # each read twice
+        with django_assert_max_num_queries(10):  # each read twice
             assert len(examples(setup.dataset, dedupe="input")) == 2 * n
 
 
@@ -616,9 +620,9 @@ def test_command_writes_a_file_and_refuses_bad_options(scored, tmp_path):
             "export_training", dataset=dataset.name, validation_fraction="2",
             stderr=io.StringIO(),
         )  # fmt: skip
-    with pytest.raises(CommandError, match="classification"):
+    with pytest.raises(CommandError, match="unknown kind 'critiques'"):
         call_command(
-            "export_training", dataset=dataset.name, kinds="classification",
+            "export_training", dataset=dataset.name, kinds="critiques",
             stderr=io.StringIO(),
         )  # fmt: skip
 
@@ -648,7 +652,7 @@ def test_exports_refuse_raters_and_anonymous(api_client_for, rater, scored):
 @pytest.mark.parametrize(
     "query, field",
     [
-        ("kinds=classification", "kinds"),
+        ("kinds=classifications", "kinds"),
         ("kinds=scores", "kinds"),
         ("validation_fraction=1.2", "validation_fraction"),
         ("validation_fraction=lots", "validation_fraction"),

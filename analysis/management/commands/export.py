@@ -1,10 +1,11 @@
-"""`manage.py export --dataset NAME [--format csv|jsonl] [--out FILE] [--campaign ID ...]
-[--run ID ...]`.
+"""`manage.py export --dataset NAME [--format csv|jsonl|parquet] [--out FILE]
+[--campaign ID ...] [--run ID ...]`.
 
 Writes every human and judge score of a dataset in the long export shape
 (`analysis.exports.scores.FIELDS`), to stdout or to FILE, streamed in chunks (flat memory).
 With --campaign and/or --run, only those campaigns' human scores and those runs'
 judge scores are written. Prints a one-line summary to stderr when writing a file.
+Parquet is binary: it needs --out.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from flaskapp.commands import DataCommand
 class Command(DataCommand):
     help = (
         "Export a dataset's human and judge scores, one row per (response, skill, "
-        "source), as CSV or JSON Lines."
+        "source), as CSV, JSON Lines or Parquet."
     )
 
     def add_arguments(self, parser):
@@ -52,6 +53,8 @@ class Command(DataCommand):
         dataset = Dataset.objects.filter(name=options["dataset"]).first()
         if dataset is None:
             raise CommandError(f"no dataset named {options['dataset']!r}")
+        if options["format"] == "parquet" and not options["out"]:
+            raise CommandError("--format parquet writes a binary file: give --out FILE")
         campaign_ids, run_ids = options["campaign"], options["run"]
         try:
             export_filters_check(
