@@ -272,6 +272,19 @@ def _instruction_skills(assignment: Assignment) -> list[Skill]:
     return [link.skill for link in links]
 
 
+def campaign_skills(*, campaign: Campaign) -> list[Skill]:
+    """Every criterion a rater of `campaign` may be asked about: the chosen skills
+    (skill mode "chosen"), else the rubric's, in rubric order. One query. For pages
+    that describe the campaign as a whole (the keyboard help, the campaign page)."""
+    if campaign.skill_mode == Campaign.SkillMode.CHOSEN:
+        return list(campaign.chosen_skills.order_by("position", "id"))
+    return list(
+        Skill.objects.filter(rubric__datasets__campaigns=campaign.pk).order_by(
+            "position", "id"
+        )
+    )
+
+
 def assignment_skills(*, assignment: Assignment) -> list[Skill]:
     """The skills to score for `assignment`, per its campaign's skill mode
     (`SKILL_SOURCES`).
