@@ -77,6 +77,7 @@ ASSIGNMENT_FIELDS = (
     "skip_reason",
     "note",
     "updated_at",
+    "critique",
 )
 SKILL_FIELDS = (
     "id",

@@ -139,7 +139,9 @@ def rate_next(request: HttpRequest, campaign_id: int) -> HttpResponse:
     context = _serve_next(request, campaign)
     context["saved_id"] = _saved_assignment(request)
     if not wants_fragment(request):
-        context["help_scales"] = help_scales(selectors.campaign_skills(campaign=campaign))
+        context["help_scales"] = help_scales(
+            selectors.campaign_skills(campaign=campaign)
+        )
     return render_page_or_fragment(
         request, "annotation/rate_next.html", "rating-panel", context
     )

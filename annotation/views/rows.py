@@ -63,9 +63,9 @@ def key_hint(scale: Scale) -> str:
     parts = [f"{plain[0][0]}-{plain[-1][0]}" if len(plain) > 1 else plain[0][0]]
     parts += other
     if len(keys) < scale.size:
-        parts.append("click " + ", ".join(
-            str(v) for v in scale.values if not scale.key_of(v)
-        ))
+        parts.append(
+            "click " + ", ".join(str(v) for v in scale.values if not scale.key_of(v))
+        )
     return ", ".join(parts)
 
 
@@ -156,7 +156,9 @@ class HelpScale:
 
     @property
     def unkeyed(self) -> list[str]:
-        return [self.scale.name_of(v) for v in self.scale.values if not self.scale.key_of(v)]
+        return [
+            self.scale.name_of(v) for v in self.scale.values if not self.scale.key_of(v)
+        ]
 
     @property
     def parts(self) -> list[tuple[str, str, str]]:

@@ -898,7 +898,10 @@ def test_review_bad_input_changes_nothing(client_for, rater, campaign):
         {"score-comprehension": "9", "score-factuality": "3", "score-readability": "3"},
     )
     assert response.status_code == 400
-    assert "Comprehension score 9 is outside the scale; use a whole number 1-5 or N/A" in response.content.decode()
+    assert (
+        "Comprehension score 9 is outside the scale; use a whole number 1-5 or N/A"
+        in response.content.decode()
+    )
     assert sorted(assignment.scores.values_list("score", flat=True)) == [2, 2, 2]
 
 
