@@ -16,6 +16,7 @@ from annotation import selectors as selectors
 from annotation import services
 from annotation.errors import DomainError, Problem
 from annotation.models import Assignment, Campaign
+from annotation.scales import scale_of
 from annotation.views.common import HISTORY_PER_PAGE, HTMX_INVALID
 from annotation.views.rows import (
     critique_context,
@@ -245,6 +246,10 @@ def rate_history(request: HttpRequest, campaign_id: int) -> HttpResponse:
     )
     assignments = selectors.rater_assignments(user=request.user, campaign=campaign)
     page = Paginator(assignments, HISTORY_PER_PAGE).get_page(request.GET.get("page"))
+    for assignment in page.object_list:
+        for score in assignment.scores.all():
+            # As the rater chose it: the label's name for a categorical criterion.
+            score.shown = scale_of(score.skill, anchors=False).name_of(score.score)
     context = {
         "campaign": campaign,
         "page": page,
