@@ -20,7 +20,7 @@ from annotation.scales import scale_of
 from annotation.views.common import HISTORY_PER_PAGE, HTMX_INVALID
 from annotation.views.rows import (
     critique_context,
-    help_scales,
+    help_context,
     parse_active_seconds,
     parse_scores,
     score_value,
@@ -140,9 +140,7 @@ def rate_next(request: HttpRequest, campaign_id: int) -> HttpResponse:
     context = _serve_next(request, campaign)
     context["saved_id"] = _saved_assignment(request)
     if not wants_fragment(request):
-        context["help_scales"] = help_scales(
-            selectors.campaign_skills(campaign=campaign)
-        )
+        context.update(help_context(selectors.campaign_skills(campaign=campaign)))
     return render_page_or_fragment(
         request, "annotation/rate_next.html", "rating-panel", context
     )
@@ -206,8 +204,8 @@ def assignment_submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
             critique=critique or "",
         )
         if not wants_fragment(request):
-            context["help_scales"] = help_scales(
-                selectors.campaign_skills(campaign=assignment.campaign)
+            context.update(
+                help_context(selectors.campaign_skills(campaign=assignment.campaign))
             )
         return _invalid_panel(request, context)
     return _after_rating(request, assignment, saved=True)
@@ -321,7 +319,7 @@ def assignment_review(request: HttpRequest, assignment_id: int) -> HttpResponse:
     )
     context = {
         **critique_ctx,
-        "help_scales": help_scales(skills),
+        **help_context(skills),
         "campaign": campaign,
         "assignment": assignment,
         "instruction": instruction,

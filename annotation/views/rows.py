@@ -175,6 +175,16 @@ class HelpScale:
         return out
 
 
+def help_context(skills: list[Skill]) -> dict:
+    """What the keyboard help needs: `help_scales`, and `help_na` (some criterion
+    allows N/A, or no criterion is known: then the key is explained anyway)."""
+    scales = help_scales(skills)
+    return {
+        "help_scales": scales,
+        "help_na": not scales or any(h.scale.allow_na for h in scales),
+    }
+
+
 def help_scales(skills: list[Skill]) -> list[HelpScale]:
     """The keyboard help's scale lines: criteria grouped by identical scales, in the
     order they first appear."""

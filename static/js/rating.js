@@ -45,7 +45,7 @@ FlaskRater.start(function (rater) {
     var n = box.value.trim().length;
     var min = parseInt(box.getAttribute("data-min-length") || "0", 10);
     counter.textContent = n + " character" + (n === 1 ? "" : "s") + (min ? " of at least " + min : "");
-    counter.classList.toggle("is-short", n < Math.max(1, min));
+    counter.classList.toggle("is-short", n > 0 && n < min);
   }
 
   function collectDraft() {
@@ -112,7 +112,7 @@ FlaskRater.start(function (rater) {
       var what = row ? (byKeys ? "keys " + row.getAttribute("data-key-hint") : row.getAttribute("data-scale")) : "";
       return "Score “" + name + "” first" + (what ? " (" + what + ")" : "") + ".";
     },
-    complete: "Every skill has a value. Press Enter to submit.",
+    complete: "Every criterion has a value. Press Enter to submit.",
     openRationale: function (row) {
       var details = row.querySelector("details.rationale");
       var textarea = row.querySelector("textarea");
