@@ -680,3 +680,33 @@ def test_campaign_new_form_sets_critique(client_for, researcher, raters):
     assert response.status_code == 400
     assert "is set, but the campaign asks for no critique" in response.content.decode()
     assert not Campaign.objects.filter(name="Bad").exists()
+
+
+def test_pairwise_per_criterion_questions_on_a_yes_no_rubric(researcher, raters):
+    from annotation.models import HumanPreference
+    from annotation.services.pairwise import pairwise_next, pairwise_submit
+    from annotation.services.pairwise_campaigns import pairwise_campaign_create
+    from tests.rubric_samples import dataset_on
+
+    campaign = pairwise_campaign_create(
+        name="pairs",
+        dataset=dataset_on(YES_NO, n_instructions=1),
+        user=researcher,
+        raters=raters,
+        skill_keys=["consistent"],
+    )
+    a = pairwise_next(campaign=campaign, rater=raters[0]).assignment
+    with pytest.raises(DomainError) as exc:
+        pairwise_submit(
+            assignment_id=a.pk,
+            rater=raters[0],
+            label="A",
+            skill_labels={"consistent": "yes"},  # a comparison, not a label
+        )
+    assert "skill_labels.consistent" in problems_of(exc)
+    pairwise_submit(
+        assignment_id=a.pk, rater=raters[0], label="A", skill_labels={"consistent": "B"}
+    )
+    preference = HumanPreference.objects.get(assignment=a)
+    assert set(preference.skill_labels) == {"consistent"}
+    assert preference.skill_labels["consistent"] in {"1", "2"}

@@ -141,3 +141,45 @@ def test_critique_only_page_asks_no_score(page, live_server, rater, researcher):
     page.get_by_role("button", name="Submit").click()
     wait_for_next_panel(page, first)
     assert Assignment.objects.get(pk=first).critique.startswith("It contradicts")
+
+
+def test_campaign_page_and_review_of_a_classification_with_critique(
+    page, live_server, rater, researcher
+):
+    from annotation import services
+
+    campaign = campaign_on(
+        YES_NO,
+        user=researcher,
+        raters=[rater],
+        critique="with_scores",
+        critique_min_length=10,
+    )
+    login(page, live_server, researcher)
+    page.goto(f"{live_server.url}/campaigns/{campaign.pk}/")
+    expect(page.locator("#campaign-task")).to_have_text(
+        "Classification, with a critique"
+    )
+    expect(page.locator("#campaign-criteria")).to_contain_text("Yes / No")
+    shot(page, "campaign-classification")
+    a = services.assignment_next(campaign=campaign, rater=rater).assignment
+    services.rating_submit(
+        assignment_id=a.pk,
+        rater=rater,
+        scores={"consistent": "yes"},
+        critique="Nothing in it contradicts the source.",
+    )
+    page.context.clear_cookies()
+    login(page, live_server, rater)
+    page.goto(f"{live_server.url}/rate/assignments/{a.pk}/")
+    expect(page.locator("#s-consistent-yes")).to_be_checked()
+    box = page.locator("textarea[data-critique]")
+    expect(box).to_have_value("Nothing in it contradicts the source.")
+    box.fill("Amended: consistent throughout.")
+    page.locator("label[for=s-consistent-no]").click()
+    shot(page, "review-classification-critique")
+    page.get_by_role("button", name="Save changes").click()
+    expect(page.get_by_text("Your changes are saved.")).to_be_visible()
+    a.refresh_from_db()
+    assert a.critique == "Amended: consistent throughout."
+    assert a.scores.get().score == 1
