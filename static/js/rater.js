@@ -351,6 +351,12 @@ window.FlaskRater = (function () {
 
     document.addEventListener("keydown", function (event) {
       if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
+      // A key between htmx's swap of a new panel and its settle (when init runs)
+      // must act on the new panel, not on the rows just removed.
+      if (state.form && !document.body.contains(state.form) && document.querySelector(page.form)) {
+        init();
+        state.earlyInit = state.form;
+      }
       var target = event.target;
       var help = helpDialog();
       if (help && help.open) {
@@ -494,6 +500,11 @@ window.FlaskRater = (function () {
       var panel = document.getElementById(page.panelId);
       if (panel && panel.querySelector(".saved-flash")) collapseGuidelines();
       // A new panel (the next item, or the same one with errors): start over.
+      if (state.earlyInit && state.earlyInit === state.form && document.body.contains(state.form)) {
+        state.earlyInit = null; // a key already set this panel up
+        return;
+      }
+      state.earlyInit = null;
       if (event.detail.elt && event.detail.elt.id === page.panelId) init();
       else if (panel && !document.body.contains(state.form)) init();
     });

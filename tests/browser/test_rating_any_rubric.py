@@ -88,11 +88,13 @@ def test_yes_no_item_with_the_keyboard_and_the_help_dialog(
     wait_for_next_panel(page, first)
     assert HumanScore.objects.get(assignment_id=first).score == 1  # "no"
     second = int(page.locator("#rating-panel").get_attribute("data-assignment-id"))
-    page.wait_for_function(
-        "() => document.activeElement"
-        " && document.activeElement.closest('[data-skill-row]') !== null"
-    )
+    # No wait for rater.js to set the new panel up: a key pressed right after the
+    # swap (htmx has already focused the row of the same id) acts on the new panel.
     page.keyboard.press("1")
+    expect(page.locator("#s-consistent-yes")).to_be_checked()
+    expect(page.locator("[data-submit-hint]")).to_have_text(
+        "Every criterion has a value. Press Enter to submit."
+    )
     page.keyboard.press("Enter")
     wait_for_next_panel(page, second)
     assert HumanScore.objects.get(assignment_id=second).score == 0  # "yes"
@@ -176,7 +178,7 @@ def test_campaign_page_and_review_of_a_classification_with_critique(
     box = page.locator("textarea[data-critique]")
     expect(box).to_have_value("Nothing in it contradicts the source.")
     box.fill("Amended: consistent throughout.")
-    page.locator("label[for=s-consistent-no]").click()
+    page.locator("label.seg-btn[for=s-consistent-no]").click()
     shot(page, "review-classification-critique")
     page.get_by_role("button", name="Save changes").click()
     expect(page.get_by_text("Your changes are saved.")).to_be_visible()
