@@ -7,6 +7,7 @@ from django.db.models import Q
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from annotation import selectors
 from annotation.api.serializers.rating.values import (
     LABELS_SCHEMA,
     SCALE_SCHEMA,
@@ -222,13 +223,24 @@ class CampaignDetailOutputSerializer(CampaignListOutputSerializer):
     def get_task(self, campaign) -> str:
         """ "Classification" when every criterion is categorical, "Pointwise
         scores", "Critique" (instead of scores), "Pairwise preference"."""
+        if "task" not in self.context:
+            scales = [c.scale for c in self._criteria(campaign)]
+            self.context["task"] = selectors.campaign_task_label(
+                campaign=campaign, scales=scales
+            )
         return self.context["task"]
+
+    def _criteria(self, campaign) -> list:
+        """The view's `criteria`, or read here (one query) when it gave none."""
+        if "criteria" not in self.context:
+            self.context["criteria"] = selectors.campaign_criteria(campaign=campaign)
+        return self.context["criteria"]
 
     @extend_schema_field(CampaignCriterionOutputSerializer(many=True))
     def get_criteria(self, campaign) -> list[dict]:
         """Every criterion raters may be asked about, with its scale or labels."""
         return CampaignCriterionOutputSerializer(
-            self.context["criteria"], many=True
+            self._criteria(campaign), many=True
         ).data
 
 
