@@ -187,9 +187,13 @@ FLASK_SCALE = Scale(
 )
 
 
-def scale_of(skill) -> Scale:
+def scale_of(skill, *, anchors: bool = True) -> Scale:
     """The `Scale` of a `Skill` (or of anything with its fields: kind, scale_min,
-    scale_max, scale_anchors, labels, allow_na)."""
+    scale_max, scale_anchors, labels, allow_na).
+
+    `anchors=False` leaves an ordinal scale's anchor texts empty and reads neither
+    `scale_anchors` nor `anchor_1..5`: for validating values on a hot path that
+    loaded only the value fields (the anchors' columns stay deferred, unqueried)."""
     kind = getattr(skill, "kind", ORDINAL) or ORDINAL
     allow_na = bool(getattr(skill, "allow_na", True))
     if kind == CATEGORICAL:
@@ -206,14 +210,14 @@ def scale_of(skill) -> Scale:
         )
     low = 1 if skill.scale_min is None else int(skill.scale_min)
     high = 5 if skill.scale_max is None else int(skill.scale_max)
-    anchors = dict(getattr(skill, "scale_anchors", None) or {})
-    if not anchors and hasattr(skill, "anchor_1") and (low, high) == (1, 5):
-        anchors = {str(i): getattr(skill, f"anchor_{i}") or "" for i in range(1, 6)}
+    texts = dict(getattr(skill, "scale_anchors", None) or {}) if anchors else {}
+    if anchors and not texts and hasattr(skill, "anchor_1") and (low, high) == (1, 5):
+        texts = {str(i): getattr(skill, f"anchor_{i}") or "" for i in range(1, 6)}
     return Scale(
         ORDINAL,
         tuple(range(low, high + 1)),
         allow_na=allow_na,
-        anchors=tuple((v, str(anchors.get(str(v), ""))) for v in range(low, high + 1)),
+        anchors=tuple((v, str(texts.get(str(v), ""))) for v in range(low, high + 1)),
     )
 
 

@@ -52,6 +52,11 @@ urlpatterns = [
         campaigns.campaign_raters,
         name="campaign-raters",
     ),
+    path(
+        "campaigns/<int:campaign_id>/critique/",
+        campaigns.campaign_critique,
+        name="campaign-critique",
+    ),
     # rater accounts (researchers and admins)
     path("raters/", raters.rater_list, name="rater-list"),
     path("raters/new/", raters.rater_new, name="rater-new"),

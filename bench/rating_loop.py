@@ -2,6 +2,7 @@
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
         .venv/bin/python bench/rating_loop.py [--data ../shared/flask-data] [--seconds 30]
+        [--rubric flask|1-10]
 
 Creates a scratch database (dropped at the end), imports the FLASK release (1,740
 instructions, 25,500 responses), creates a k=1 campaign over every response and 21
@@ -11,7 +12,9 @@ raters with API tokens, starts gunicorn on loopback, then measures, in a closed 
   (b) 20 concurrent raters, each a distinct user.
 
 Prints p50/p95/p99 per request kind, requests/s and annotations/s, and checks the
-overlap and lock invariants in the database at the end. Targets (issue #3): (a) p95
+overlap and lock invariants in the database at the end. `--rubric 1-10` rates the same
+responses on a rubric of three criteria scored 1-10 without N/A (the form's size of
+FLASK's per-instruction skills), to compare a 10-point scale with FLASK's 1-5. Targets (issue #3): (a) p95
 < 30 ms; (b) >= 150 requests/s with p95 < 250 ms; zero overlap violations.
 
 The load generator is one asyncio process with a minimal HTTP/1.1 client (one
@@ -79,8 +82,24 @@ def drop_database(admin: str, url: str) -> None:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def prepare(data: Path, raters: int) -> dict:
-    """Migrate, import the release, create users, tokens and the campaign."""
+TEN_POINT_RUBRIC = {
+    "name": "Bench 1-10",
+    "criteria": [
+        {
+            "key": key,
+            "name": key.capitalize(),
+            "scale": {"min": 1, "max": 10},
+            "anchors": {"1": "Very poor.", "10": "Excellent."},
+            "allow_na": False,
+        }
+        for key in ("correctness", "helpfulness", "clarity")
+    ],
+}
+
+
+def prepare(data: Path, raters: int, rubric: str = "flask") -> dict:
+    """Migrate, import the release, create users, tokens and the campaign (on FLASK's
+    rubric, or with `rubric` "1-10" on `TEN_POINT_RUBRIC`)."""
     import django
 
     django.setup()
@@ -120,12 +139,23 @@ def prepare(data: Path, raters: int) -> dict:
         users.append(user)
         tokens.append(token_create(user=user).token)
     t1 = time.perf_counter()
+    dataset = Dataset.objects.get(name="flask")
+    skill_mode = "instruction"
+    if rubric == "1-10":
+        # The same responses, rated on every criterion of a 1-10 rubric (a scratch
+        # database: the dataset is simply pointed at the other rubric).
+        dataset.rubric = services.rubric_import(
+            data=json.dumps(TEN_POINT_RUBRIC).encode(), file="bench-1-10.json"
+        )
+        dataset.save(update_fields=["rubric"])
+        skill_mode = "all"
     campaign = services.campaign_create(
         name="bench",
-        dataset=Dataset.objects.get(name="flask"),
+        dataset=dataset,
         user=researcher,
         overlap=1,
         raters=users,
+        skill_mode=skill_mode,
     )
     t2 = time.perf_counter()
     print(
@@ -238,10 +268,13 @@ async def rater_loop(
             if not assignment:
                 stats["empty"] += 1
                 return
-            scores = {
-                s["key"]: 1 + (hash((assignment["id"], s["key"])) % 5)
-                for s in assignment["skills"]
-            }
+            # A value of each criterion's own scale (as its keys submit it).
+            scores = {}
+            for s in assignment["skills"]:
+                values = [v for v in s["keys"].values() if v != "na"]
+                scores[s["key"]] = values[
+                    hash((assignment["id"], s["key"])) % len(values)
+                ]
             body = json.dumps({"scores": scores, "active_seconds": 10.0}).encode()
             t = time.perf_counter()
             status, raw = await client.post(
@@ -362,6 +395,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--single-items", type=int, default=300)
     parser.add_argument("--raters", type=int, default=20)
+    parser.add_argument(
+        "--rubric",
+        choices=["flask", "1-10"],
+        default="flask",
+        help="FLASK's 1-5 skills, or three criteria scored 1-10 (no N/A)",
+    )
     parser.add_argument("--workers", type=int, default=5)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument(
@@ -379,7 +418,8 @@ def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "flaskapp.settings")
     server = None
     try:
-        setup = prepare(Path(args.data), args.raters + 1)
+        setup = prepare(Path(args.data), args.raters + 1, args.rubric)
+        print(f"rubric: {args.rubric}")
         port = free_port()
         env = {**os.environ, "DATABASE_URL": url, "LOG_LEVEL": "WARNING"}
         server = subprocess.Popen(

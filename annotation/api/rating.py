@@ -33,6 +33,7 @@ from annotation.api.serializers.rating import (
     AssignmentSkipInputSerializer,
     AssignmentSkipOutputSerializer,
     CampaignCreateInputSerializer,
+    CampaignCritiqueInputSerializer,
     CampaignDetailOutputSerializer,
     CampaignListOutputSerializer,
     CampaignLockOutputSerializer,
@@ -69,7 +70,14 @@ def _paginate(view: APIView, queryset) -> list:
 
 def _campaign_detail(campaign: Campaign) -> dict:
     progress = selectors.campaign_progress(campaign=campaign)
-    return CampaignDetailOutputSerializer(campaign, context={"progress": progress}).data
+    criteria = selectors.campaign_criteria(campaign=campaign)
+    task = selectors.campaign_task_label(
+        campaign=campaign, scales=[c.scale for c in criteria]
+    )
+    return CampaignDetailOutputSerializer(
+        campaign,
+        context={"progress": progress, "criteria": criteria, "task": task},
+    ).data
 
 
 def _assignment_for_form(*, user, assignment_id: int) -> tuple[Assignment, list[Skill]]:
@@ -129,6 +137,8 @@ class CampaignListApi(APIView):
             rater_quota=data["rater_quota"],
             guidelines=data["guidelines"],
             raters=data["raters"],
+            critique=data["critique"],
+            critique_min_length=data["critique_min_length"],
         )
         return Response(_campaign_detail(campaign), status=status.HTTP_201_CREATED)
 
@@ -165,6 +175,32 @@ class CampaignStatusApi(APIView):
         campaign = services.campaign_set_status(
             campaign=campaign,
             status=serializer.validated_data["status"],
+            user=request.user,
+        )
+        return Response(_campaign_detail(campaign))
+
+
+class CampaignCritiqueApi(APIView):
+    """Set whether raters write a critique (off / with_scores / only) and its minimum
+    length; applies to ratings submitted from now on."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        tags=["campaigns"],
+        request=CampaignCritiqueInputSerializer,
+        responses={200: CampaignDetailOutputSerializer, 400: REFUSED},
+    )
+    def put(self, request, campaign_id: int):
+        campaign = selectors.campaign_get_for_user(
+            user=request.user, campaign_id=campaign_id
+        )
+        serializer = CampaignCritiqueInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        campaign = services.campaign_set_critique(
+            campaign=campaign,
+            critique=serializer.validated_data["critique"],
+            critique_min_length=serializer.validated_data["critique_min_length"],
             user=request.user,
         )
         return Response(_campaign_detail(campaign))
@@ -378,6 +414,7 @@ class RatingSubmitApi(HotAuthenticationMixin, APIView):
             rater=request.user,
             scores=data["scores"],
             rationales=data["rationales"],
+            critique=data["critique"],
             active_seconds=data.get("active_seconds"),
             conflict_if_changed=True,
         )
@@ -432,5 +469,6 @@ class RatingAmendApi(APIView):
             rater=request.user,
             scores=serializer.validated_data["scores"],
             rationales=serializer.validated_data["rationales"],
+            critique=serializer.validated_data["critique"],
         )
         return Response(_rating_data(user=request.user, assignment_id=assignment_id))

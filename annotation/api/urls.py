@@ -68,6 +68,11 @@ urlpatterns = [
         name="campaign-status",
     ),
     path(
+        "campaigns/<int:campaign_id>/critique/",
+        rating.CampaignCritiqueApi.as_view(),
+        name="campaign-critique",
+    ),
+    path(
         "campaigns/<int:campaign_id>/raters/",
         rating.CampaignRatersApi.as_view(),
         name="campaign-raters",

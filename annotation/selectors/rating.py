@@ -24,6 +24,7 @@ from annotation.models import (
     InstructionSkill,
     Skill,
 )
+from annotation.scales import Scale, scale_of
 from annotation.sqlrows import columns, concrete_attnames, from_row, prepared_cursor
 
 
@@ -270,6 +271,65 @@ def _instruction_skills(assignment: Assignment) -> list[Skill]:
             links_qs = links_qs.filter(instruction__responses=assignment.response_id)
         links = list(links_qs)
     return [link.skill for link in links]
+
+
+def campaign_skills(*, campaign: Campaign) -> list[Skill]:
+    """Every criterion a rater of `campaign` may be asked about: the chosen skills
+    (skill mode "chosen"), else the rubric's, in rubric order. One query. For pages
+    that describe the campaign as a whole (the keyboard help, the campaign page)."""
+    if campaign.skill_mode == Campaign.SkillMode.CHOSEN:
+        return list(campaign.chosen_skills.order_by("position", "id"))
+    return list(
+        Skill.objects.filter(rubric__datasets__campaigns=campaign.pk).order_by(
+            "position", "id"
+        )
+    )
+
+
+@dataclass(frozen=True)
+class CampaignCriterion:
+    """One criterion a campaign asks about, with its `Scale` (for campaign pages)."""
+
+    skill: Skill
+    scale: Scale
+
+    @property
+    def scale_text(self) -> str:
+        """ "1-10, N/A allowed", "yes / no" """
+        if self.scale.is_categorical:
+            text = " / ".join(self.scale.names)
+        else:
+            text = self.scale.label
+        return text + (", N/A allowed" if self.scale.allow_na else "")
+
+
+def campaign_criteria(*, campaign: Campaign) -> list[CampaignCriterion]:
+    """`campaign_skills` with each criterion's scale. One query."""
+    return [
+        CampaignCriterion(skill=s, scale=scale_of(s))
+        for s in campaign_skills(campaign=campaign)
+    ]
+
+
+def campaign_task_label(*, campaign: Campaign, scales) -> str:
+    """What a campaign asks raters, as pages name it: "Pairwise preference",
+    "Critique" (a critique instead of scores), "Classification" (pointwise, every
+    criterion it covers categorical) or "Pointwise scores"; with ", with a critique"
+    when a critique is asked next to the scores. The one rule for the label: a
+    classification campaign is a pointwise one whose criteria are all categorical."""
+    if campaign.kind == Campaign.Kind.PAIRWISE:
+        return "Pairwise preference"
+    if campaign.critique == Campaign.Critique.ONLY:
+        return "Critique"
+    scales = list(scales)
+    label = (
+        "Classification"
+        if scales and all(s.is_categorical for s in scales)
+        else "Pointwise scores"
+    )
+    if campaign.critique == Campaign.Critique.WITH_SCORES:
+        label += ", with a critique"
+    return label
 
 
 def assignment_skills(*, assignment: Assignment) -> list[Skill]:

@@ -43,6 +43,7 @@ __all__ = [
 
 from annotation.services.campaigns import (
     campaign_create,
+    campaign_set_critique,
     campaign_set_raters,
     campaign_set_status,
 )  # noqa: E402
@@ -62,6 +63,7 @@ __all__ += [
     "assignments_expire",
     "campaign_create",
     "campaign_set_raters",
+    "campaign_set_critique",
     "campaign_set_status",
     "rating_amend",
     "rating_submit",

@@ -1,4 +1,5 @@
-"""Rating campaigns: creation (one `CampaignItem` per response to rate), status, raters."""
+"""Rating campaigns: creation (one `CampaignItem` per response to rate), status, raters,
+critique settings."""
 
 from __future__ import annotations
 
@@ -12,8 +13,11 @@ from annotation import roles
 from annotation.errors import DomainError, Problem
 from annotation.models import Campaign, CampaignItem, Dataset, Response, Skill
 from annotation.services.import_rows import copy_rows
-from annotation.services.rubrics import rubric_usable_problems
 from flaskapp.bounds import LOCK_TTL_MINUTES, OVERLAP, OVERLAP_PERCENT, RATER_QUOTA
+
+# The longest minimum a campaign may ask of a critique (a rating's critique holds up
+# to `services.rating.MAX_CRITIQUE` characters).
+MAX_CRITIQUE_MIN_LENGTH = 5000
 
 
 def _in_overlap_sample(campaign_id: int, response_id: int, percent: int) -> bool:
@@ -146,6 +150,69 @@ def campaign_option_problems(
     return problems
 
 
+def campaign_critique_problems(*, critique, critique_min_length) -> list[Problem]:
+    """Problems with a campaign's critique settings, naming `critique` or
+    `critique_min_length`: the mode is one of `Campaign.Critique`, the minimum a whole
+    number 0..MAX_CRITIQUE_MIN_LENGTH (and 0 when no critique is asked for)."""
+    problems = []
+    if critique not in Campaign.Critique.values:
+        problems.append(
+            Problem(
+                f"unknown critique setting {critique!r}; use "
+                + ", ".join(Campaign.Critique.values),
+                field="critique",
+            )
+        )
+    if (
+        isinstance(critique_min_length, bool)
+        or not isinstance(critique_min_length, int)
+        or not 0 <= critique_min_length <= MAX_CRITIQUE_MIN_LENGTH
+    ):
+        problems.append(
+            Problem(
+                f"must be a whole number 0-{MAX_CRITIQUE_MIN_LENGTH}",
+                field="critique_min_length",
+            )
+        )
+    elif critique == Campaign.Critique.OFF and critique_min_length:
+        problems.append(
+            Problem(
+                "is set, but the campaign asks for no critique; choose a critique "
+                "setting or leave it at 0",
+                field="critique_min_length",
+            )
+        )
+    return problems
+
+
+def campaign_set_critique(
+    *, campaign: Campaign, critique: str, critique_min_length: int, user: User
+) -> Campaign:
+    """Change whether raters write a critique, and its minimum length (researchers).
+
+    Applies to ratings submitted from now on; ratings already submitted keep what
+    they have. A closed campaign is final and refused. `DomainError` naming the field
+    for bad input; then nothing is written.
+    """
+    roles.require_researcher(user)
+    if campaign.kind != Campaign.Kind.POINTWISE:
+        raise DomainError(
+            "pairwise campaigns ask for no critique",
+            [Problem("is not used by pairwise campaigns", field="critique")],
+        )
+    if campaign.status == Campaign.Status.CLOSED:
+        raise DomainError("this campaign is closed; its settings are final")
+    problems = campaign_critique_problems(
+        critique=critique, critique_min_length=critique_min_length
+    )
+    if problems:
+        raise DomainError("the critique settings were not saved", problems)
+    campaign.critique = critique
+    campaign.critique_min_length = critique_min_length
+    campaign.save(update_fields=["critique", "critique_min_length"])
+    return campaign
+
+
 def campaign_create(
     *,
     name: str,
@@ -162,9 +229,16 @@ def campaign_create(
     rater_quota: int | None = None,
     guidelines: str = "",
     raters: list[User] | None = None,
+    critique: str = Campaign.Critique.OFF,
+    critique_min_length: int = 0,
 ) -> Campaign:
     """Create a campaign and one `CampaignItem` per response to rate, in one transaction.
 
+    Any rubric is rated on its own criteria's scales (`annotation.scales`); a campaign
+    whose criteria are all categorical is a classification campaign (same serving,
+    overlap, blinding and locking). `critique` (off / with_scores / only) asks raters
+    for a written critique next to or instead of the scores, of at least
+    `critique_min_length` characters.
     Items are served in a shuffled order seeded by the campaign id (so that model and
     instruction order do not bias raters), partly rated ones first. Raises `DomainError`
     naming the field for bad input; then nothing is written.
@@ -178,7 +252,9 @@ def campaign_create(
         problems.append(
             Problem(f"unknown skill mode {skill_mode!r}", field="skill_mode")
         )
-    problems += rubric_usable_problems(dataset.rubric, use="rated yet")
+    problems += campaign_critique_problems(
+        critique=critique, critique_min_length=critique_min_length
+    )
     rater_list = list(raters or [])
     problems += campaign_option_problems(
         overlap=overlap,
@@ -242,6 +318,8 @@ def campaign_create(
             lock_ttl_minutes=lock_ttl_minutes,
             rater_quota=rater_quota,
             guidelines=guidelines,
+            critique=critique,
+            critique_min_length=critique_min_length,
             created_by=user,
         )
         if chosen:

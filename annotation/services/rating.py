@@ -22,13 +22,13 @@ from django.utils import timezone
 
 from annotation import roles
 from annotation.errors import ConflictError, DomainError, Problem
-from annotation.importers.base import is_na
 from annotation.models import (
     Assignment,
     Campaign,
     HumanScore,
     Skill,
 )
+from annotation.scales import scale_of
 from annotation.selectors.rating import assignment_skills
 from annotation.services import serving_sql
 from annotation.services.rubrics import rubric_freeze
@@ -48,6 +48,7 @@ from annotation.sqlrows import prepared_cursor
 from flaskapp.untrusted import text_problem
 
 MAX_RATIONALE = 5000
+MAX_CRITIQUE = 20000
 
 
 def assignment_next(
@@ -101,13 +102,27 @@ def _serve_sql(
 
 
 def _validate_scores(
-    *, skills: list[Skill], scores: dict, rationales: dict | None
+    *,
+    skills: list[Skill],
+    scores: dict,
+    rationales: dict | None,
+    critique_mode: str = Campaign.Critique.OFF,
 ) -> list[tuple[Skill, int | None, str]]:
+    """(skill, stored value, rationale) for every listed skill, or `DomainError`.
+
+    Each value is read by the criterion's `Scale.parse` (the one rule for what a
+    score may be): an ordinal criterion takes a whole number of its scale, a
+    categorical one a label key (or display name, never a code); N/A (null or "na")
+    only where the criterion allows it. Problems name `scores.<key>` and say what the
+    criterion accepts. In a critique-only campaign (`critique_mode` "only") no score is
+    asked for and any given is refused.
+    """
     problems: list[Problem] = []
-    wanted = {s.key: s for s in skills}
+    if scores is None and critique_mode == Campaign.Critique.ONLY:
+        scores = {}
     if not isinstance(scores, dict):
         raise DomainError(
-            'scores must be an object of skill -> 1-5 or "na"',
+            "scores must be an object of skill -> score",
             [Problem("must be an object", field="scores")],
         )
     rationales = rationales or {}
@@ -116,6 +131,17 @@ def _validate_scores(
             "rationales must be an object of skill -> text",
             [Problem("must be an object", field="rationales")],
         )
+    if critique_mode == Campaign.Critique.ONLY:
+        skills = []
+        for key in scores:
+            problems.append(
+                Problem(
+                    "this campaign asks for a critique only, not for scores",
+                    field=f"scores.{key}",
+                )
+            )
+    wanted = {s.key: s for s in skills}
+    scales = {key: scale_of(skill, anchors=False) for key, skill in wanted.items()}
     for key in rationales:
         if key not in wanted:
             problems.append(
@@ -124,45 +150,27 @@ def _validate_scores(
                     field=f"rationales.{key}",
                 )
             )
-    for key in scores:
-        if key not in wanted:
-            problems.append(
-                Problem(
-                    f"{key!r} is not a skill of this response", field=f"scores.{key}"
+    if critique_mode != Campaign.Critique.ONLY:
+        for key in scores:
+            if key not in wanted:
+                problems.append(
+                    Problem(
+                        f"{key!r} is not a skill of this response",
+                        field=f"scores.{key}",
+                    )
                 )
-            )
     out = []
     for key, skill in wanted.items():
+        scale = scales[key]
         if key not in scores:
             problems.append(
-                Problem("is missing: score 1-5 or N/A", field=f"scores.{key}")
+                Problem(f"is missing: {scale.describe()}", field=f"scores.{key}")
             )
             continue
-        value = scores[key]
-        if value is None or is_na(value):
-            score = None
-        elif isinstance(value, bool):
-            problems.append(Problem("must be 1-5 or N/A", field=f"scores.{key}"))
+        ok, score, problem = scale.parse(scores[key])
+        if not ok:
+            problems.append(Problem(problem, field=f"scores.{key}"))
             continue
-        else:
-            try:
-                score = int(str(value).strip())
-            except ValueError:
-                problems.append(
-                    Problem(f"{value!r} is not 1-5 or N/A", field=f"scores.{key}")
-                )
-                continue
-            if not 1 <= score <= 5 or str(value).strip() not in {
-                "1",
-                "2",
-                "3",
-                "4",
-                "5",
-            }:
-                problems.append(
-                    Problem(f"{value!r} is not 1-5 or N/A", field=f"scores.{key}")
-                )
-                continue
         rationale = rationales.get(key) or ""
         if not isinstance(rationale, str):
             problems.append(Problem("must be text", field=f"rationales.{key}"))
@@ -182,6 +190,77 @@ def _validate_scores(
     if problems:
         raise DomainError("the scores were not saved", problems)
     return out
+
+
+def critique_clean(
+    critique: object, *, mode: str, min_length: int
+) -> tuple[str, list[Problem]]:
+    """The stripped critique and the problems with it (naming `critique`), for a
+    campaign whose critique setting is `mode` (off / with_scores / only).
+
+    With a critique asked for, it is required and has at least `min_length`
+    characters (at least one when `min_length` is 0) and at most `MAX_CRITIQUE`;
+    with `mode` off a critique is refused (the campaign does not ask for one).
+    """
+    if critique is None:
+        critique = ""
+    if not isinstance(critique, str):
+        return "", [Problem("must be text", field="critique")]
+    text = critique.strip()
+    if mode == Campaign.Critique.OFF:
+        if text:
+            return "", [
+                Problem("this campaign does not ask for a critique", field="critique")
+            ]
+        return "", []
+    need = max(1, int(min_length or 0))
+    if not text:
+        return "", [
+            Problem(
+                f"is empty: write a critique of at least {need} "
+                f"character{'s' if need != 1 else ''}",
+                field="critique",
+            )
+        ]
+    if len(text) < need:
+        return "", [
+            Problem(
+                f"is {len(text)} character{'s' if len(text) != 1 else ''} long; "
+                f"write at least {need}",
+                field="critique",
+            )
+        ]
+    if len(text) > MAX_CRITIQUE:
+        return "", [
+            Problem(f"is longer than {MAX_CRITIQUE} characters", field="critique")
+        ]
+    if problem := text_problem(text):
+        return "", [Problem(problem, field="critique")]
+    return text, []
+
+
+def _validate_rating(
+    *,
+    mode: str,
+    min_length: int,
+    skills: list[Skill],
+    scores: dict,
+    rationales: dict | None,
+    critique: object,
+) -> tuple[list[tuple[Skill, int | None, str]], str]:
+    """The validated scores and critique of one rating (for a campaign whose critique
+    setting is `mode`, with `min_length`), or one `DomainError` with every problem of
+    both."""
+    text, problems = critique_clean(critique, mode=mode, min_length=min_length)
+    try:
+        valid = _validate_scores(
+            skills=skills, scores=scores, rationales=rationales, critique_mode=mode
+        )
+    except DomainError as exc:
+        raise DomainError(exc.message, exc.problems + problems) from None
+    if problems:
+        raise DomainError("the rating was not saved", problems)
+    return valid, text
 
 
 def _own_assignment_for_update(
@@ -217,26 +296,34 @@ def rating_submit(
     *,
     assignment_id: int,
     rater: User,
-    scores: dict,
+    scores: dict | None,
     rationales: dict | None = None,
+    critique: str | None = None,
     active_seconds: float | None = None,
     now: datetime | None = None,
     conflict_if_changed: bool = False,
 ) -> Assignment:
-    """Save `rater`'s scores for one assignment and release its lock, in one transaction.
+    """Save `rater`'s rating of one assignment and release its lock, in one transaction.
 
-    `scores` maps every listed skill key to 1-5 or N/A (None / "na"); nothing else is
-    accepted. Idempotent: submitting an already submitted assignment returns it
+    `scores` maps every listed skill key to a value of the criterion's scale
+    (`annotation.scales.Scale.parse`: a point of an ordinal scale, a label key of a
+    categorical one, N/A as None / "na" where the criterion allows it); nothing else is
+    accepted. `critique` is required (with the campaign's minimum length) when the
+    campaign asks for one and refused when it does not; a critique-only campaign takes
+    no scores. Idempotent: submitting an already submitted assignment returns it
     unchanged (a double click or a retried POST creates nothing); with
-    `conflict_if_changed` (the API) a resubmit whose scores or rationales differ from
-    the stored ones raises `ConflictError` (409) instead, so a client knows nothing
-    changed and amends instead. A submit after the
+    `conflict_if_changed` (the API) a resubmit whose scores, rationales or critique
+    differ from the stored ones raises `ConflictError` (409) instead, so a client knows
+    nothing changed and amends instead. A submit after the
     lock expired is accepted while the response still has a free slot; otherwise it is
     refused with a message and recorded on the assignment's note.
-    Raises `Http404` for another rater's assignment, `DomainError` for bad scores or a
-    paused/closed campaign.
+    Raises `Http404` for another rater's assignment, `DomainError` (naming
+    `scores.<key>`, `rationales.<key>` or `critique`; nothing written) for bad input
+    or a paused/closed campaign.
     """
     now = now or timezone.now()
+    if scores is None:
+        scores = {}
     if serving_sql.enabled():
         with transaction.atomic():
             done = _rating_submit_sql(
@@ -244,6 +331,7 @@ def rating_submit(
                 rater=rater,
                 scores=scores,
                 rationales=rationales,
+                critique=critique,
                 active_seconds=active_seconds,
                 now=now,
             )
@@ -255,6 +343,7 @@ def rating_submit(
         rater=rater,
         scores=scores,
         rationales=rationales,
+        critique=critique,
         active_seconds=active_seconds,
         now=now,
         conflict_if_changed=conflict_if_changed,
@@ -267,26 +356,36 @@ def _rating_submit_sql(
     rater: User,
     scores: dict,
     rationales: dict | None,
+    critique: str | None,
     active_seconds: float | None,
     now: datetime,
 ) -> Assignment | None:
     """`rating_submit`'s common case in two statements (PostgreSQL).
 
-    Handles a ``served`` assignment of an active campaign; returns None for every other
-    state, which `_rating_submit_orm` then handles (the row lock is already held).
+    Handles a ``served`` assignment of an active campaign without critique; returns
+    None for every other state, which `_rating_submit_orm` then handles (the row lock
+    is already held).
     """
     read = serving_sql.submit_read(assignment_id)
     # Another rater's assignment is reported exactly like a missing one.
     if read is None or read[0].rater_id != rater.pk:
         raise Http404("No such assignment.")
     roles.require_campaign_rater(rater, read[0].campaign_id)
-    assignment, campaign_status, rubric_id, frozen_at, skills = read
+    assignment, campaign_status, rubric_id, frozen_at, skills, critique_mode = read
     if (
         assignment.status != Assignment.Status.SERVED
         or campaign_status != Campaign.Status.ACTIVE
+        or critique_mode != Campaign.Critique.OFF
     ):
         return None
-    valid = _validate_scores(skills=skills, scores=scores, rationales=rationales)
+    valid, _ = _validate_rating(
+        mode=critique_mode,
+        min_length=0,
+        skills=skills,
+        scores=scores,
+        rationales=rationales,
+        critique=critique,
+    )
     if active_seconds is not None and active_seconds >= 0:
         assignment.active_seconds = float(active_seconds)
     saved = serving_sql.submit_write(assignment=assignment, valid=valid, now=now)
@@ -315,6 +414,7 @@ def _rating_submit_orm(
     rater: User,
     scores: dict,
     rationales: dict | None,
+    critique: str | None,
     active_seconds: float | None,
     now: datetime,
     conflict_if_changed: bool = False,
@@ -324,13 +424,16 @@ def _rating_submit_orm(
         assignment = _own_assignment_for_update(assignment_id, rater, lean=True)
         if assignment.status == Assignment.Status.SUBMITTED:
             if conflict_if_changed:
-                _refuse_changed_resubmit(assignment, scores, rationales)
+                _refuse_changed_resubmit(assignment, scores, rationales, critique)
             return assignment
         submit_check(assignment, POINTWISE)
-        valid = _validate_scores(
+        valid, text = _validate_rating(
+            mode=assignment.campaign.critique,
+            min_length=assignment.campaign.critique_min_length,
             skills=assignment_skills(assignment=assignment),
             scores=scores,
             rationales=rationales,
+            critique=critique,
         )
         refused = submit_take_slot(assignment=assignment, kind=POINTWISE, now=now)
         if not refused:
@@ -345,6 +448,9 @@ def _rating_submit_orm(
             saved.sort(key=lambda row: (row.skill.position, row.skill_id))
             _hand_over_scores(assignment, saved)
             submit_close(assignment=assignment, now=now, active_seconds=active_seconds)
+            if text:
+                assignment.critique = text
+                assignment.save(update_fields=["critique"])
             if assignment.rubric_frozen_at is None:
                 rubric_freeze(rubric_id=assignment.rubric_id)
     if refused:
@@ -353,23 +459,26 @@ def _rating_submit_orm(
 
 
 def _refuse_changed_resubmit(
-    assignment: Assignment, scores: dict, rationales: dict | None
+    assignment: Assignment, scores: dict, rationales: dict | None, critique
 ) -> None:
-    """`ConflictError` when `scores`/`rationales` (validated as a submit would be)
-    differ from what the submitted assignment stores."""
-    valid = _validate_scores(
+    """`ConflictError` when `scores`/`rationales`/`critique` (validated as a submit
+    would be) differ from what the submitted assignment stores."""
+    valid, text = _validate_rating(
+        mode=assignment.campaign.critique,
+        min_length=assignment.campaign.critique_min_length,
         skills=assignment_skills(assignment=assignment),
         scores=scores,
         rationales=rationales,
+        critique=critique,
     )
     given = {skill.pk: (score, rationale) for skill, score, rationale in valid}
     stored = {
         row.skill_id: (row.score, row.rationale)
         for row in HumanScore.objects.filter(assignment=assignment)
     }
-    if given != stored:
+    if given != stored or text != assignment.critique:
         raise ConflictError(
-            "this assignment is already submitted with other scores; nothing changed",
+            "this assignment is already submitted with another rating; nothing changed",
             [
                 Problem(
                     "differ from the submitted ones; amend them with PUT "
@@ -397,11 +506,18 @@ def assignment_skip(
 
 
 def rating_amend(
-    *, assignment_id: int, rater: User, scores: dict, rationales: dict | None = None
+    *,
+    assignment_id: int,
+    rater: User,
+    scores: dict | None,
+    rationales: dict | None = None,
+    critique: str | None = None,
 ) -> Assignment:
-    """Change a rater's own submitted scores while the campaign is not closed.
+    """Change a rater's own submitted rating while the campaign is not closed.
 
-    Same validation as submit; rows are updated in place (`updated_at` records when).
+    Same validation as submit (scores by the criteria's scales, the critique when the
+    campaign asks for one); rows are updated in place (`updated_at` records when).
+    Nothing is written when anything is refused.
     """
     with transaction.atomic():
         assignment = _own_assignment_for_update(assignment_id, rater)
@@ -409,10 +525,13 @@ def rating_amend(
             raise DomainError("only submitted ratings can be amended")
         if assignment.campaign.status == Campaign.Status.CLOSED:
             raise DomainError("this campaign is closed; its ratings are final")
-        valid = _validate_scores(
+        valid, text = _validate_rating(
+            mode=assignment.campaign.critique,
+            min_length=assignment.campaign.critique_min_length,
             skills=assignment_skills(assignment=assignment),
-            scores=scores,
+            scores=scores if scores is not None else {},
             rationales=rationales,
+            critique=critique,
         )
         existing = {s.skill_id: s for s in assignment.scores.all()}
         for skill, score, rationale in valid:
@@ -425,7 +544,11 @@ def rating_amend(
                 row.score, row.rationale = score, rationale
                 row.save(update_fields=["score", "rationale", "updated_at"])
         assignment.updated_at = timezone.now()
-        assignment.save(update_fields=["updated_at"])
+        fields = ["updated_at"]
+        if text != assignment.critique:
+            assignment.critique = text
+            fields.append("critique")
+        assignment.save(update_fields=fields)
     return assignment
 
 
@@ -434,6 +557,7 @@ __all__ = [
     "assignment_next",
     "assignment_skip",
     "assignments_expire",
+    "critique_clean",
     "rating_amend",
     "rating_submit",
 ]

@@ -77,6 +77,7 @@ ASSIGNMENT_FIELDS = (
     "skip_reason",
     "note",
     "updated_at",
+    "critique",
 )
 SKILL_FIELDS = (
     "id",
@@ -90,7 +91,18 @@ SKILL_FIELDS = (
     "anchor_4",
     "anchor_5",
     "position",
+    "kind",
+    "scale_min",
+    "scale_max",
+    "scale_anchors",
+    "labels",
+    "allow_na",
+    "group",
 )
+
+# Skill columns that are JSON: sent as text inside the aggregated JSON, so that
+# `from_row` decodes them with the field's own converter (as the ORM would).
+_JSON_SKILL_FIELDS = {"scale_anchors", "labels"}
 
 
 def enabled(campaign: Campaign | None = None) -> bool:
@@ -122,7 +134,11 @@ def _json(value):
 
 
 def _skills_json(columns: tuple[str, ...], order: str, alias: str = "s") -> str:
-    cols = ", ".join(f"{alias}.{connection.ops.quote_name(c)}" for c in columns)
+    cols = ", ".join(
+        f"{alias}.{connection.ops.quote_name(c)}"
+        + ("::text" if c in _JSON_SKILL_FIELDS else "")
+        for c in columns
+    )
     return f"json_agg(json_build_array({cols}) ORDER BY {order})"
 
 
@@ -349,7 +365,17 @@ def serve(*, campaign: Campaign, rater: User, now: datetime, ttl: timedelta):
     return assignment, _skills(skills_rows, SKILL_FIELDS), (submitted, skipped)
 
 
-SUBMIT_SKILL_FIELDS = ("id", "key", "position")
+# What `Scale.parse` needs to validate a score, besides the skill's identity.
+SUBMIT_SKILL_FIELDS = (
+    "id",
+    "key",
+    "position",
+    "kind",
+    "scale_min",
+    "scale_max",
+    "labels",
+    "allow_na",
+)
 
 
 @cache
@@ -358,7 +384,7 @@ def _submit_read_sql() -> str:
     kind = "c.kind" if _has_field(Campaign, "kind") else "NULL"
     return f"""
 SELECT {_assignment_cols("a")}, c.status, {kind}, rb.id, rb.frozen_at, r.instruction_id,
-    {_skills_sql(SUBMIT_SKILL_FIELDS)["any"]}
+    {_skills_sql(SUBMIT_SKILL_FIELDS)["any"]}, c.critique
 FROM {a} a
 JOIN {c} c ON c.id = a.campaign_id
 JOIN {d} d ON d.id = c.dataset_id
@@ -372,8 +398,8 @@ FOR UPDATE OF a
 def submit_read(assignment_id: int):
     """Lock an assignment and read what submit needs, in one statement.
 
-    Returns ``(assignment, campaign_status, rubric_id, rubric_frozen_at, skills)``
-    or ``None`` for an unknown id. The ownership check is the caller's. The campaign
+    Returns ``(assignment, campaign_status, rubric_id, rubric_frozen_at, skills,
+    critique_mode)`` or ``None`` for an unknown id. The ownership check is the caller's. The campaign
     status is None for a campaign that is not pointwise (the ORM path handles it).
     """
     with prepared_cursor() as cursor:
@@ -383,7 +409,15 @@ def submit_read(assignment_id: int):
         return None
     k = len(ASSIGNMENT_FIELDS)
     assignment = from_row(Assignment, ASSIGNMENT_FIELDS, row[:k])
-    campaign_status, kind, rubric_id, frozen_at, instruction_id, skills_rows = row[k:]
+    (
+        campaign_status,
+        kind,
+        rubric_id,
+        frozen_at,
+        instruction_id,
+        skills_rows,
+        critique_mode,
+    ) = row[k:]
     if not _is_pointwise(kind):
         campaign_status = None
     assignment.instruction_id = instruction_id
@@ -393,6 +427,7 @@ def submit_read(assignment_id: int):
         rubric_id,
         frozen_at,
         _skills(skills_rows, SUBMIT_SKILL_FIELDS),
+        critique_mode,
     )
 
 

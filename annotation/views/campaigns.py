@@ -17,6 +17,7 @@ from annotation import roles, services
 from annotation import selectors as selectors
 from annotation.errors import DomainError
 from annotation.models import Campaign, CampaignItem, Dataset, Skill
+from annotation.scales import scale_of
 from annotation.views.common import LOCKS_SHOWN, rater_users
 from flaskapp import bounds
 from flaskapp.bounds import ID
@@ -99,6 +100,13 @@ class CampaignForm(forms.Form):
         required=False,
         widget=forms.CheckboxSelectMultiple,
     )
+    critique = forms.ChoiceField(
+        choices=Campaign.Critique.choices,
+        initial=Campaign.Critique.OFF,
+        widget=forms.RadioSelect,
+        required=False,
+    )
+    critique_min_length = forms.IntegerField(required=False, initial=0)
 
     # Service problem field -> form field.
     FIELD_OF_PROBLEM = {"skills": "chosen_skills"}
@@ -109,14 +117,19 @@ class CampaignForm(forms.Form):
         self.fields["raters"].queryset = rater_users()
         self.dataset_stats = None
         self.skills: list[Skill] = []
+        self.criteria: list = []
         if dataset is not None:
             self.dataset_stats = selectors.dataset_stats(dataset=dataset)
             self.fields["models"].choices = [
                 (name, f"{name} ({n})") for name, n in self.dataset_stats.models
             ]
             self.skills = list(dataset.rubric.skills.order_by("position"))
+            self.criteria = [
+                selectors.CampaignCriterion(skill=s, scale=scale_of(s))
+                for s in self.skills
+            ]
             self.fields["chosen_skills"].choices = [
-                (s.key, s.name) for s in self.skills
+                (c.skill.key, f"{c.skill.name} ({c.scale_text})") for c in self.criteria
             ]
 
     def add_problems(self, exc: DomainError) -> None:
@@ -169,6 +182,8 @@ def campaign_new(request: HttpRequest) -> HttpResponse:
                     rater_quota=data["rater_quota"],
                     guidelines=data["guidelines"],
                     raters=list(data["raters"]),
+                    critique=data["critique"] or Campaign.Critique.OFF,
+                    critique_min_length=data["critique_min_length"] or 0,
                 )
             except DomainError as exc:
                 form.add_problems(exc)
@@ -207,7 +222,7 @@ def campaign_new(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _campaign_settings(campaign: Campaign) -> list[tuple[str, str]]:
+def _campaign_settings(campaign: Campaign, task: str) -> list[tuple[str, str]]:
     """The campaign's options as (label, value) lines for its page."""
     if campaign.skill_mode == Campaign.SkillMode.CHOSEN:
         skills = ", ".join(s.name for s in campaign.chosen_skills.order_by("position"))
@@ -218,7 +233,11 @@ def _campaign_settings(campaign: Campaign) -> list[tuple[str, str]]:
     )
     if campaign.overlap > 1 and campaign.overlap_percent < 100:
         overlap += f" on {campaign.overlap_percent}% of responses (1 on the rest)"
+    critique = campaign.get_critique_display()
+    if campaign.critique != Campaign.Critique.OFF and campaign.critique_min_length:
+        critique += f" (at least {campaign.critique_min_length} characters)"
     return [
+        ("Task", task),
         ("Dataset", campaign.dataset.name),
         ("Models", ", ".join(campaign.models_included) or "All models"),
         ("Skills", skills),
@@ -233,6 +252,7 @@ def _campaign_settings(campaign: Campaign) -> list[tuple[str, str]]:
             "Quota per rater",
             str(campaign.rater_quota) if campaign.rater_quota else "None",
         ),
+        ("Critique", critique),
     ]
 
 
@@ -260,7 +280,13 @@ def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
     }
     fragment = wants_fragment(request)
     if not fragment:
-        context["settings"] = _campaign_settings(campaign)
+        criteria = selectors.campaign_criteria(campaign=campaign)
+        context["criteria"] = criteria
+        context["task"] = selectors.campaign_task_label(
+            campaign=campaign, scales=[c.scale for c in criteria]
+        )
+        context["settings"] = _campaign_settings(campaign, context["task"])
+        context["critique_choices"] = Campaign.Critique.choices
         context["rater_users"] = list(rater_users())
         context["member_ids"] = set(campaign.raters.values_list("pk", flat=True))
         context["statuses"] = Campaign.Status
@@ -312,4 +338,27 @@ def campaign_raters(request: HttpRequest, campaign_id: int) -> HttpResponse:
             request,
             f"{len(users)} rater{'s' if len(users) != 1 else ''} in this campaign.",
         )
+    return redirect("annotation:campaign-detail", campaign_id=campaign.pk)
+
+
+@login_required
+@require_POST
+def campaign_critique(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Change whether raters write a critique, and its minimum length."""
+    campaign = selectors.campaign_get_for_user(
+        user=request.user, campaign_id=campaign_id
+    )
+    raw_min = request.POST.get("critique_min_length", "").strip() or "0"
+    min_length = ascii_int(raw_min)
+    try:
+        services.campaign_set_critique(
+            campaign=campaign,
+            critique=request.POST.get("critique", ""),
+            critique_min_length=raw_min if min_length is None else min_length,
+            user=request.user,
+        )
+    except DomainError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, "The critique settings are saved.")
     return redirect("annotation:campaign-detail", campaign_id=campaign.pk)

@@ -10,14 +10,6 @@ from annotation import roles
 HTMX_INVALID = 422
 HISTORY_PER_PAGE = 50
 LOCKS_SHOWN = 50
-SCORE_CHOICES = [
-    ("1", "1"),
-    ("2", "2"),
-    ("3", "3"),
-    ("4", "4"),
-    ("5", "5"),
-    ("na", "N/A"),
-]
 METACOGNITION = "metacognition"
 
 

@@ -16,8 +16,11 @@ from annotation import selectors as selectors
 from annotation import services
 from annotation.errors import DomainError, Problem
 from annotation.models import Assignment, Campaign
-from annotation.views.common import HISTORY_PER_PAGE, HTMX_INVALID, SCORE_CHOICES
+from annotation.scales import scale_of
+from annotation.views.common import HISTORY_PER_PAGE, HTMX_INVALID
 from annotation.views.rows import (
+    critique_context,
+    help_context,
     parse_active_seconds,
     parse_scores,
     score_value,
@@ -51,6 +54,7 @@ def _panel_context(
     skip_reason: str = "",
     saved: Assignment | None = None,
     counts: tuple[int, int] | None = None,
+    critique: str = "",
 ) -> dict:
     """Everything `rate_next.html#rating-panel` shows (a fixed number of queries).
 
@@ -69,12 +73,18 @@ def _panel_context(
         "skip_error": skip_error,
         "skip_reason": skip_reason,
         "saved": saved,
-        "score_choices": SCORE_CHOICES,
     }
+    problems, critique_ctx = critique_context(
+        campaign=campaign, critique=critique, problems=problems
+    )
+    context.update(critique_ctx)
     if assignment is not None:
         instruction = assignment.response.instruction
+        skills = selectors.assignment_skills(assignment=assignment)
+        if campaign.critique == Campaign.Critique.ONLY:
+            skills = []
         rows, questions, general_errors = skill_rows(
-            skills=selectors.assignment_skills(assignment=assignment),
+            skills=skills,
             checklist=instruction.checklist,
             values=values,
             rationales=rationales,
@@ -129,6 +139,8 @@ def rate_next(request: HttpRequest, campaign_id: int) -> HttpResponse:
     )
     context = _serve_next(request, campaign)
     context["saved_id"] = _saved_assignment(request)
+    if not wants_fragment(request):
+        context.update(help_context(selectors.campaign_skills(campaign=campaign)))
     return render_page_or_fragment(
         request, "annotation/rate_next.html", "rating-panel", context
     )
@@ -170,12 +182,14 @@ def assignment_submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
         user=request.user, assignment_id=assignment_id
     )
     scores, rationales, raw = parse_scores(request.POST)
+    critique = request.POST.get("critique")
     try:
         services.rating_submit(
             assignment_id=assignment.pk,
             rater=request.user,
             scores=scores,
             rationales=rationales,
+            critique=critique,
             active_seconds=parse_active_seconds(request.POST.get("active_seconds")),
         )
     except DomainError as exc:
@@ -187,7 +201,12 @@ def assignment_submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
             rationales=rationales,
             problems=exc.problems,
             error=exc.message,
+            critique=critique or "",
         )
+        if not wants_fragment(request):
+            context.update(
+                help_context(selectors.campaign_skills(campaign=assignment.campaign))
+            )
         return _invalid_panel(request, context)
     return _after_rating(request, assignment, saved=True)
 
@@ -225,6 +244,10 @@ def rate_history(request: HttpRequest, campaign_id: int) -> HttpResponse:
     )
     assignments = selectors.rater_assignments(user=request.user, campaign=campaign)
     page = Paginator(assignments, HISTORY_PER_PAGE).get_page(request.GET.get("page"))
+    for assignment in page.object_list:
+        for score in assignment.scores.all():
+            # As the rater chose it: the label's name for a categorical criterion.
+            score.shown = scale_of(score.skill, anchors=False).name_of(score.score)
     context = {
         "campaign": campaign,
         "page": page,
@@ -249,38 +272,54 @@ def assignment_review(request: HttpRequest, assignment_id: int) -> HttpResponse:
         and campaign.status != Campaign.Status.CLOSED
     )
     existing = list(assignment.scores.all())
-    values = {s.skill.key: score_value(s.score) for s in existing}
+    values = {s.skill.key: score_value(s.skill, s.score) for s in existing}
     rationales = {s.skill.key: s.rationale for s in existing}
+    critique = assignment.critique
     problems: list[Problem] = []
     error = ""
     status = 200
     if request.method == "POST":
         scores, posted_rationales, raw = parse_scores(request.POST)
+        posted_critique = request.POST.get("critique")
         try:
             services.rating_amend(
                 assignment_id=assignment.pk,
                 rater=request.user,
                 scores=scores,
                 rationales=posted_rationales,
+                critique=posted_critique,
             )
         except DomainError as exc:
             values, rationales = raw, posted_rationales
+            critique = posted_critique or ""
             problems, error, status = exc.problems, exc.message, 400
         else:
             messages.success(request, "Your changes are saved.")
             return redirect("annotation:assignment-review", assignment_id=assignment.pk)
     skills = selectors.assignment_skills(assignment=assignment)
+    if (
+        assignment.status != Assignment.Status.SUBMITTED
+        or campaign.critique == Campaign.Critique.ONLY
+    ):
+        skills_shown = []
+    else:
+        skills_shown = skills
+    problems, critique_ctx = critique_context(
+        campaign=campaign, critique=critique, problems=problems
+    )
     if assignment.status != Assignment.Status.SUBMITTED:
-        skills = []
+        critique_ctx["critique_asked"] = False
     instruction = assignment.response.instruction
     rows, questions, general_errors = skill_rows(
-        skills=skills,
+        skills=skills_shown,
         checklist=instruction.checklist,
         values=values,
         rationales=rationales,
         problems=problems,
     )
     context = {
+        **critique_ctx,
+        **help_context(skills),
         "campaign": campaign,
         "assignment": assignment,
         "instruction": instruction,
@@ -295,6 +334,5 @@ def assignment_review(request: HttpRequest, assignment_id: int) -> HttpResponse:
         "error": error,
         "editable": editable,
         "readonly": not editable,
-        "score_choices": SCORE_CHOICES,
     }
     return render(request, "annotation/assignment_review.html", context, status=status)

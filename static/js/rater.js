@@ -23,7 +23,9 @@
 //   panelId        id of the section htmx swaps ("rating-panel")
 //   form, row      selectors of the form and of its rows (fieldsets, tabindex=-1)
 //   keys           {key: value} the keys that choose a value for the focused row (letters
-//                  lower-case; a digit works from the top row and from the numpad)
+//                  lower-case; a digit works from the top row and from the numpad), or
+//                  a function(row) returning that map for the focused row (rows whose
+//                  scales differ)
 //   rowName(row)   what the hints call a row
 //   missingHint(name, byKeys)  the hint when a row has no value yet (after Enter, or
 //                  after a click on the submit button)
@@ -87,9 +89,10 @@ window.FlaskRater = (function () {
     // The value the key chooses, or null. The numpad by its code first: with NumLock
     // off its digits report arrows.
     function choiceFor(event, key) {
+      var keys = typeof page.keys === "function" ? page.keys(state.rows[state.current]) || {} : page.keys;
       var numpad = /^Numpad([0-9])$/.exec(event.code || "");
-      if (numpad && Object.prototype.hasOwnProperty.call(page.keys, numpad[1])) return page.keys[numpad[1]];
-      return Object.prototype.hasOwnProperty.call(page.keys, key) ? page.keys[key] : null;
+      if (numpad && Object.prototype.hasOwnProperty.call(keys, numpad[1])) return keys[numpad[1]];
+      return Object.prototype.hasOwnProperty.call(keys, key) ? keys[key] : null;
     }
 
     function isTyping(el) {
@@ -348,6 +351,12 @@ window.FlaskRater = (function () {
 
     document.addEventListener("keydown", function (event) {
       if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
+      // A key between htmx's swap of a new panel and its settle (when init runs)
+      // must act on the new panel, not on the rows just removed.
+      if (state.form && !document.body.contains(state.form) && document.querySelector(page.form)) {
+        init();
+        state.earlyInit = state.form;
+      }
       var target = event.target;
       var help = helpDialog();
       if (help && help.open) {
@@ -491,6 +500,11 @@ window.FlaskRater = (function () {
       var panel = document.getElementById(page.panelId);
       if (panel && panel.querySelector(".saved-flash")) collapseGuidelines();
       // A new panel (the next item, or the same one with errors): start over.
+      if (state.earlyInit && state.earlyInit === state.form && document.body.contains(state.form)) {
+        state.earlyInit = null; // a key already set this panel up
+        return;
+      }
+      state.earlyInit = null;
       if (event.detail.elt && event.detail.elt.id === page.panelId) init();
       else if (panel && !document.body.contains(state.form)) init();
     });

@@ -903,11 +903,24 @@ def test_assignment_detail_shows_own_scores_once_submitted(
         {
             "skill": "comprehension",
             "score": 5,
+            "value": 5,
             "is_na": False,
             "rationale": "Answers every part.",
         },
-        {"skill": "factuality", "score": None, "is_na": True, "rationale": ""},
-        {"skill": "readability", "score": 2, "is_na": False, "rationale": ""},
+        {
+            "skill": "factuality",
+            "score": None,
+            "value": None,
+            "is_na": True,
+            "rationale": "",
+        },
+        {
+            "skill": "readability",
+            "score": 2,
+            "value": 2,
+            "is_na": False,
+            "rationale": "",
+        },
     ]
 
 
@@ -961,7 +974,8 @@ def test_submit_saves_scores_na_rationales_and_time(api_client_for, rater, campa
         ({"scores": {**full_scores(), "harmlessness": 4}}, "scores.harmlessness"),
         ({"scores": {**full_scores(), "factuality": [4]}}, "scores.factuality"),
         ({"scores": [4, 4, 4]}, "scores"),
-        ({}, "scores"),
+        # No scores at all: every listed skill is named as missing.
+        ({}, "scores.readability"),
         (
             {"scores": full_scores(), "rationales": {"factuality": "x" * 5001}},
             "rationales.factuality",

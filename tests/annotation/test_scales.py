@@ -108,3 +108,19 @@ def test_builtin_flask_skill_anchors_fall_back_to_anchor_fields():
 @pytest.mark.parametrize("value", [1, 2, 3, 4, 5, None])
 def test_flask_scale_accepts(value):
     assert FLASK_SCALE.accepts(value)
+
+
+def test_scale_without_anchors_reads_no_anchor_field():
+    class ValuesOnly(SimpleNamespace):
+        # A deferred column: reading it would cost a query; here it raises.
+        @property
+        def scale_anchors(self):
+            raise LookupError("scale_anchors read")
+
+    skill = ValuesOnly(kind=ORDINAL, scale_min=1, scale_max=10, labels=[], allow_na=0)
+    s = scale_of(skill, anchors=False)
+    assert s.values == tuple(range(1, 11)) and not s.allow_na
+    assert all(text == "" for _, text in s.anchors)
+    assert s.parse("10") == (True, 10, "")
+    with pytest.raises(LookupError):
+        scale_of(skill)

@@ -615,11 +615,17 @@ def test_submit_with_htmx_returns_the_next_panel(client_for, rater, campaign):
 @pytest.mark.parametrize(
     ("change", "expected"),
     [
-        ({"score-factuality": "7"}, "Factuality score: 7 is not 1-5 or N/A"),
-        ({"score-factuality": ""}, "Factuality score is missing: score 1-5 or N/A"),
+        (
+            {"score-factuality": "7"},
+            "Factuality score 7 is outside the scale; use a whole number 1-5 or N/A",
+        ),
+        (
+            {"score-factuality": ""},
+            "Factuality score is missing: a whole number 1-5 or N/A",
+        ),
         (
             {"score-factuality": "abc"},
-            "Factuality score: &#x27;abc&#x27; is not 1-5 or N/A",
+            "Factuality score &#x27;abc&#x27; is not a whole number 1-5 or N/A",
         ),
     ],
 )
@@ -892,7 +898,10 @@ def test_review_bad_input_changes_nothing(client_for, rater, campaign):
         {"score-comprehension": "9", "score-factuality": "3", "score-readability": "3"},
     )
     assert response.status_code == 400
-    assert "Comprehension score: 9 is not 1-5 or N/A" in response.content.decode()
+    assert (
+        "Comprehension score 9 is outside the scale; use a whole number 1-5 or N/A"
+        in response.content.decode()
+    )
     assert sorted(assignment.scores.values_list("score", flat=True)) == [2, 2, 2]
 
 

@@ -1,0 +1,263 @@
+"""The researchers' side of the rating API: campaigns, their criteria and progress."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import User
+from django.db.models import Q
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from annotation import selectors
+from annotation.api.serializers.rating.values import (
+    LABELS_SCHEMA,
+    SCALE_SCHEMA,
+    scale_data,
+)
+from annotation.models import Campaign, Dataset
+from flaskapp import bounds
+from flaskapp.bounds import ID
+from flaskapp.params import ascii_int
+
+
+class UserRefOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    username = serializers.CharField()
+
+
+class RaterListField(serializers.ListField):
+    """Raters by username or by id; every one must exist."""
+
+    child = serializers.CharField()
+
+    def to_internal_value(self, data) -> list[User]:
+        values = [str(v).strip() for v in super().to_internal_value(data)]
+        ids = {i for i in map(ascii_int, values) if i is not None and ID.contains(i)}
+        users = list(User.objects.filter(Q(username__in=values) | Q(pk__in=ids)))
+        by_name = {u.username: u for u in users}
+        by_id = {str(u.pk): u for u in users}
+        found, unknown = [], []
+        for value in values:
+            user = by_name.get(value) or by_id.get(value)
+            if user is None:
+                unknown.append(value)
+            elif user not in found:
+                found.append(user)
+        if unknown:
+            raise serializers.ValidationError(f"unknown users: {', '.join(unknown)}")
+        return found
+
+
+class CampaignCreateInputSerializer(serializers.Serializer):
+    dataset = serializers.PrimaryKeyRelatedField(
+        queryset=Dataset.objects.all(), help_text="The dataset's id."
+    )
+    name = serializers.CharField(max_length=200)
+    models = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        default=list,
+        help_text="Model names to rate; empty or absent means every model of the dataset.",
+    )
+    skill_mode = serializers.ChoiceField(
+        choices=Campaign.SkillMode.choices, default=Campaign.SkillMode.INSTRUCTION
+    )
+    skills = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        default=list,
+        help_text='Skill keys, with skill_mode "chosen".',
+    )
+    overlap = serializers.IntegerField(
+        default=1, help_text="Raters per response.", **bounds.OVERLAP.field_kwargs()
+    )
+    overlap_percent = serializers.IntegerField(
+        default=100,
+        help_text="Share (0-100) of responses that get `overlap` raters.",
+        **bounds.OVERLAP_PERCENT.field_kwargs(),
+    )
+    show_reference = serializers.BooleanField(default=True)
+    show_model_names = serializers.BooleanField(default=False)
+    lock_ttl_minutes = serializers.IntegerField(
+        default=30, **bounds.LOCK_TTL_MINUTES.field_kwargs()
+    )
+    rater_quota = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        default=None,
+        **bounds.RATER_QUOTA.field_kwargs(),
+    )
+    guidelines = serializers.CharField(required=False, allow_blank=True, default="")
+    raters = RaterListField(
+        required=False, default=list, help_text="Usernames or user ids."
+    )
+    critique = serializers.CharField(
+        required=False,
+        default=Campaign.Critique.OFF,
+        help_text="off, with_scores (a critique next to the scores) or only (a "
+        "critique instead of scores).",
+    )
+    critique_min_length = serializers.IntegerField(
+        required=False,
+        default=0,
+        help_text="A critique must have at least this many characters.",
+    )
+
+
+class CampaignCritiqueInputSerializer(serializers.Serializer):
+    # CharField / IntegerField: the service refuses bad values naming the field.
+    critique = serializers.CharField(help_text="off, with_scores or only.")
+    critique_min_length = serializers.IntegerField(required=False, default=0)
+
+
+class CampaignStatusInputSerializer(serializers.Serializer):
+    # A CharField, not a ChoiceField: the service refuses unknown values naming
+    # `status`, and a second "status" enum would collide in the OpenAPI schema.
+    status = serializers.CharField(help_text="active, paused or closed (final).")
+
+
+class CampaignRatersInputSerializer(serializers.Serializer):
+    raters = RaterListField(help_text="Usernames or user ids; replaces the list.")
+
+
+class CampaignDatasetRefOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+
+
+class CampaignListOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    dataset = CampaignDatasetRefOutputSerializer()
+    status = serializers.CharField(help_text="active, paused or closed")
+    models = serializers.ListField(
+        child=serializers.CharField(), source="models_included"
+    )
+    skill_mode = serializers.CharField()
+    overlap = serializers.IntegerField()
+    overlap_percent = serializers.IntegerField()
+    show_reference = serializers.BooleanField()
+    show_model_names = serializers.BooleanField()
+    lock_ttl_minutes = serializers.IntegerField()
+    rater_quota = serializers.IntegerField(allow_null=True)
+    critique = serializers.CharField(help_text="off, with_scores or only")
+    critique_min_length = serializers.IntegerField()
+    created_by = serializers.CharField(source="created_by.username", allow_null=True)
+    created_at = serializers.DateTimeField()
+    closed_at = serializers.DateTimeField(allow_null=True)
+
+
+class CampaignRaterProgressOutputSerializer(serializers.Serializer):
+    rater_id = serializers.IntegerField()
+    username = serializers.CharField()
+    submitted = serializers.IntegerField()
+    skipped = serializers.IntegerField()
+    expired = serializers.IntegerField()
+    in_progress = serializers.IntegerField()
+    median_seconds = serializers.FloatField(
+        allow_null=True, help_text="Median seconds from served to submitted."
+    )
+    median_active_seconds = serializers.FloatField(
+        allow_null=True, help_text="Median active seconds the rater's browser reported."
+    )
+    removed = serializers.BooleanField(
+        help_text="No longer one of the campaign's raters, or no longer has the rater "
+        "role; their submitted work is kept and counted."
+    )
+
+
+class CampaignProgressOutputSerializer(serializers.Serializer):
+    """Renders `selectors.CampaignProgress`."""
+
+    responses = serializers.IntegerField()
+    responses_done = serializers.IntegerField()
+    ratings_needed = serializers.IntegerField()
+    ratings_submitted = serializers.IntegerField()
+    locked = serializers.IntegerField(
+        help_text="Rating slots held by a served assignment."
+    )
+    percent = serializers.IntegerField()
+    raters = CampaignRaterProgressOutputSerializer(many=True)
+    removed_submitted = serializers.IntegerField(
+        help_text="Submitted assignments from removed raters (counted in the totals)."
+    )
+    removed_scores = serializers.IntegerField(
+        help_text="Score rows of those assignments (pointwise)."
+    )
+
+
+class CampaignCriterionOutputSerializer(serializers.Serializer):
+    key = serializers.CharField(source="skill.key")
+    name = serializers.CharField(source="skill.name")
+    kind = serializers.CharField(
+        source="scale.kind", help_text="ordinal or categorical"
+    )
+    scale = serializers.SerializerMethodField()
+    labels = serializers.SerializerMethodField()
+    allow_na = serializers.BooleanField(source="scale.allow_na")
+
+    @extend_schema_field(SCALE_SCHEMA)
+    def get_scale(self, criterion) -> dict | None:
+        return scale_data(criterion.scale)
+
+    @extend_schema_field(LABELS_SCHEMA)
+    def get_labels(self, criterion) -> list[dict]:
+        return list(criterion.skill.labels or [])
+
+
+class CampaignDetailOutputSerializer(CampaignListOutputSerializer):
+    guidelines = serializers.CharField()
+    task = serializers.SerializerMethodField()
+    criteria = serializers.SerializerMethodField()
+    skills = serializers.SerializerMethodField()
+    raters = UserRefOutputSerializer(many=True, source="raters.all")
+    progress = serializers.SerializerMethodField()
+
+    def get_skills(self, campaign) -> list[str]:
+        """The chosen skill keys (skill_mode "chosen"; empty otherwise)."""
+        return [skill.key for skill in campaign.chosen_skills.order_by("position")]
+
+    @extend_schema_field(CampaignProgressOutputSerializer)
+    def get_progress(self, campaign) -> dict:
+        return CampaignProgressOutputSerializer(self.context["progress"]).data
+
+    def get_task(self, campaign) -> str:
+        """ "Classification" when every criterion is categorical, "Pointwise
+        scores", "Critique" (instead of scores), "Pairwise preference"."""
+        if "task" not in self.context:
+            scales = [c.scale for c in self._criteria(campaign)]
+            self.context["task"] = selectors.campaign_task_label(
+                campaign=campaign, scales=scales
+            )
+        return self.context["task"]
+
+    def _criteria(self, campaign) -> list:
+        """The view's `criteria`, or read here (one query) when it gave none."""
+        if "criteria" not in self.context:
+            self.context["criteria"] = selectors.campaign_criteria(campaign=campaign)
+        return self.context["criteria"]
+
+    @extend_schema_field(CampaignCriterionOutputSerializer(many=True))
+    def get_criteria(self, campaign) -> list[dict]:
+        """Every criterion raters may be asked about, with its scale or labels."""
+        return CampaignCriterionOutputSerializer(
+            self._criteria(campaign), many=True
+        ).data
+
+
+class CampaignLockOutputSerializer(serializers.Serializer):
+    assignment_id = serializers.IntegerField(source="id")
+    rater = UserRefOutputSerializer()
+    response_id = serializers.IntegerField()
+    instruction_id = serializers.IntegerField(source="response.instruction_id")
+    instruction_external_id = serializers.CharField(
+        source="response.instruction.external_id"
+    )
+    model_name = serializers.CharField(source="response.model_name")
+    reason = serializers.CharField()
+    served_at = serializers.DateTimeField()
+    expires_at = serializers.DateTimeField()
+    is_expired = serializers.SerializerMethodField()
+
+    def get_is_expired(self, assignment) -> bool:
+        """Past its expiry but not yet returned to the pool (the next request does)."""
+        return assignment.expires_at <= self.context["now"]
