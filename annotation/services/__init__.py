@@ -19,7 +19,6 @@ from annotation.services.rubrics import (
     rubric_freeze,
     rubric_get_default,
     rubric_import,
-    rubric_require_flask_compatible,
 )
 
 __all__ = [
@@ -38,7 +37,6 @@ __all__ = [
     "rubric_freeze",
     "rubric_get_default",
     "rubric_import",
-    "rubric_require_flask_compatible",
 ]
 
 from annotation.services.campaigns import (

@@ -17,10 +17,6 @@ from annotation.models import FLASK_GROUPS, Ability, Rubric, Skill, SkillKind
 # A FLASK file uploaded without a name becomes a version of this rubric.
 FLASK_FILE_DEFAULT_NAME = "FLASK official"
 MAX_RUBRIC_FILE_BYTES = 1_000_000
-NOT_USABLE_YET = (
-    "criteria on scales other than 1-5, or categorical, are stored and shown; rating, "
-    "judging and agreement on them are not available yet"
-)
 
 
 def rubric_get_default() -> Rubric:
@@ -33,28 +29,6 @@ def rubric_freeze(*, rubric_id: int) -> None:
     Rubric.objects.filter(pk=rubric_id, frozen_at__isnull=True).update(
         frozen_at=timezone.now()
     )
-
-
-def rubric_usable_problems(
-    rubric: Rubric, *, use: str = "used here", field: str = "rubric"
-) -> list[Problem]:
-    """The one rule for rubrics that campaigns, judge runs and agreement cannot use
-    yet (a criterion that is not ordinal 1-5 in a FLASK ability): a problem naming
-    `field` ("the dataset's rubric X cannot be <use>: ..."), or none."""
-    if rubric.flask_compatible:
-        return []
-    return [
-        Problem(
-            f"the dataset's rubric {rubric} cannot be {use}: {NOT_USABLE_YET}",
-            field=field,
-        )
-    ]
-
-
-def rubric_require_flask_compatible(rubric: Rubric, *, field: str = "rubric") -> None:
-    """Refuse (naming `field`) a rubric that :func:`rubric_usable_problems` refuses."""
-    if problems := rubric_usable_problems(rubric, field=field):
-        raise DomainError(f"rubric {rubric} cannot be used here", problems)
 
 
 def _flask_skill(skill: dict) -> dict:

@@ -87,8 +87,8 @@ class RubricDetailOutputSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
     groups = RubricGroupOutputSerializer(many=True)
     flask_compatible = serializers.BooleanField(
-        help_text="Every criterion ordinal 1-5 in a FLASK ability: usable by "
-        "campaigns and judge runs."
+        help_text="Every criterion ordinal 1-5 in a FLASK ability (FLASK's own "
+        "shape); campaigns, judge runs and agreement take any rubric."
     )
     skills = SkillOutputSerializer(many=True)
 

@@ -53,9 +53,4 @@ class Command(DataCommand):
                 label["key"] for label in skill.labels
             )
             self.stdout.write(f"  {skill.key}: {skill.kind} {scale}")
-        if not rubric.flask_compatible:
-            self.stdout.write(
-                "  note: campaigns and judge runs cannot use this rubric yet (they "
-                "need every criterion ordinal 1-5 in a FLASK ability)"
-            )
         self.stdout.write(f"  id: {rubric.pk}")
