@@ -15,6 +15,8 @@ LONG_MODULES = {
     "judging/prompts.py": "every prompt text the judges see, reviewed in one place",
     "judging/fake_server.py": "a self-contained development server, run on its own",
     "judging/parsing.py": "every reply parser, each next to the format it reads",
+    "analysis/exports/training.py": "the FLAMe training layout of every task kind, "
+    "pointwise, pairwise, classification and critique, read as one format",
 }
 
 
