@@ -192,7 +192,9 @@ class RaterNextOutputSerializer(serializers.Serializer):
     progress = RaterProgressOutputSerializer()
 
 
-class RatingSubmitInputSerializer(serializers.Serializer):
+class _RatingBodySerializer(serializers.Serializer):
+    """What a submit and an amend both carry: scores, the critique, rationales."""
+
     scores = serializers.DictField(
         child=ScoreValueField(),
         required=False,
@@ -218,6 +220,9 @@ class RatingSubmitInputSerializer(serializers.Serializer):
         default=dict,
         help_text="Optional skill key -> rationale text.",
     )
+
+
+class RatingSubmitInputSerializer(_RatingBodySerializer):
     active_seconds = serializers.FloatField(
         required=False,
         allow_null=True,
@@ -228,31 +233,8 @@ class RatingSubmitInputSerializer(serializers.Serializer):
     )
 
 
-class RatingAmendInputSerializer(serializers.Serializer):
-    scores = serializers.DictField(
-        child=ScoreValueField(),
-        required=False,
-        default=dict,
-        help_text="Every listed skill key -> a point of its scale or one of its label "
-        'keys; N/A as null or "na" where the criterion allows it. Empty (or absent) '
-        "in a critique-only campaign.",
-    )
-    critique = serializers.CharField(
-        required=False,
-        allow_blank=True,
-        allow_null=True,
-        trim_whitespace=False,
-        default="",
-        help_text="The critique of the response: required (with the campaign's "
-        "`critique_min_length`) when `critique_mode` is not off, refused otherwise.",
-    )
-    rationales = serializers.DictField(
-        child=serializers.CharField(
-            allow_blank=True, allow_null=True, trim_whitespace=False
-        ),
-        required=False,
-        default=dict,
-    )
+class RatingAmendInputSerializer(_RatingBodySerializer):
+    """The same body as a submit, without the active time."""
 
 
 class RatingOutputSerializer(serializers.Serializer):
