@@ -224,3 +224,18 @@ def scale_of(skill, *, anchors: bool = True) -> Scale:
 def scales_of(skills) -> dict[str, Scale]:
     """skill key -> `Scale`, for a list of skills."""
     return {s.key: scale_of(s) for s in skills}
+
+
+def instance_rubric_points(rubric: dict | None) -> list[tuple[str, str]]:
+    """An instruction's own score rubric's ``(point, text)`` pairs in numeric order
+    ("2" before "10", "-1" before "0"), whatever order its JSON storage keeps; keys
+    that are not whole numbers (never written by the importer) sort last."""
+    scores = (rubric or {}).get("scores") or {}
+
+    def order(key: str) -> tuple[int, int | str]:
+        try:
+            return (0, int(key))
+        except ValueError:
+            return (1, key)
+
+    return [(key, scores[key]) for key in sorted(scores, key=order)]

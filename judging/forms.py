@@ -48,12 +48,15 @@ IMPORT_FORMAT_HELP = {
     "jsonl": (
         "One JSON object per line with id (instruction id), model, skill, score (a "
         "value of that skill: a point of its scale, a label, or N/A where allowed) and "
-        "optionally rationale, sample and review. Map other key names below."
+        "optionally rationale, sample, review and critique (the judge's written "
+        "critique of the response; a line may carry a critique alone). Map other key "
+        "names below."
     ),
     "csv": (
         "A header row, then one score per row: id, model, skill, score (a value of "
         "that skill: a point of its scale, a label, or N/A where allowed), optionally "
-        "rationale, sample and review. Map other column names below."
+        "rationale, sample, review and critique (a row may carry a critique alone). "
+        "Map other column names below."
     ),
 }
 
@@ -280,7 +283,7 @@ class RunImportForm(ProblemsFormMixin, forms.Form):
         required=False,
         label="Field mapping",
         help_text="Generic JSONL/CSV only: field=column, one per line (fields: id, "
-        "model, skill, score, rationale, sample, review).",
+        "model, skill, score, rationale, sample, review, critique).",
         widget=forms.Textarea(
             attrs={"rows": 3, "placeholder": "score=rating", "class": "mono"}
         ),

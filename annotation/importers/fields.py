@@ -23,6 +23,7 @@ from annotation.importers.base import (
     normalise_name,
     type_name,
 )
+from annotation.importers.rubric_file import MAX_POINTS, MIN_POINTS
 from flaskapp.untrusted import JSONInputError, json_loads, printable, text_problem
 
 _ASCII_DIGITS = re.compile(r"[0-9]+")
@@ -30,7 +31,6 @@ _ASCII_DIGITS = re.compile(r"[0-9]+")
 # and a rating page can show next to the skill rubric.
 MAX_CHECKLIST_ITEMS = 20
 MAX_RUBRIC_TEXT = 5000
-SCORE_KEYS = ("1", "2", "3", "4", "5")
 
 
 class RowReader:
@@ -338,10 +338,12 @@ class RowReader:
         return items or None
 
     def score_rubric(self, column: str) -> dict[str, Any]:
-        """This instruction's own score rubric, as ``{"criteria", "scores": {"1".."5"}}``.
+        """This instruction's own score rubric, as ``{"criteria", "scores": {"1": ...}}``.
 
         Read from Prometheus's ``{criteria, score1_description, ...}`` or from ``{criteria,
-        scores: {"1": ...}}``; a CSV cell holds it as JSON text. Absent: ``{}``."""
+        scores: {"1": ...}}``; a CSV cell holds it as JSON text. Absent: ``{}``. The
+        scores are whole numbers forming one range of 2-11 points (1-5, 0-4, 1-10, or
+        -2..2 written ``"-2"``), each with its text, stored in numeric order."""
         value = self.row.get(column)
         if value is None:
             return {}
@@ -372,16 +374,15 @@ class RowReader:
                 scores[key[5:-12]] = value[key]
             elif key not in ("criteria", "scores"):
                 self.warn(column, f"key {key!r} is not part of a score rubric: ignored")
-        if extra := sorted(set(scores) - set(SCORE_KEYS)):
-            self.fail(column, f"describes score {extra[0]}, outside 1-5")
+        points = self._rubric_points(column, scores)
+        if points is None:
             return {}
         out = {"criteria": criteria.strip(), "scores": {}}
-        for key in SCORE_KEYS:
-            text = scores.get(key)
+        for point, text in points.items():
             if not isinstance(text, str) or not text.strip():
-                self.fail(column, f"has no description for score {key}")
+                self.fail(column, f"has no description for score {point}")
                 return {}
-            out["scores"][key] = text.strip()
+            out["scores"][str(point)] = text.strip()
         for text in [out["criteria"], *out["scores"].values()]:
             if problem := text_problem(text):
                 self.fail(column, problem)
@@ -390,6 +391,42 @@ class RowReader:
                 self.fail(column, f"has a text that {_too_long(text)}")
                 return {}
         return out
+
+    def _rubric_points(self, column: str, scores: dict) -> dict[int, Any] | None:
+        """A per-instance rubric's texts by integer point, in numeric order, or None
+        (with a problem) when a key is not a whole number, a point is given twice,
+        there are too few or too many, or the range has a gap."""
+        by_point: dict[int, Any] = {}
+        for key, text in scores.items():
+            if not re.fullmatch(r"-?[0-9]+", key):
+                self.fail(
+                    column, f"describes score {key!r}, which is not a whole number"
+                )
+                return None
+            if int(key) in by_point:
+                self.fail(column, f"describes score {int(key)} twice")
+                return None
+            by_point[int(key)] = text
+        points = sorted(by_point)
+        if len(points) < MIN_POINTS:
+            self.fail(
+                column, f"describes {len(points)} score(s); a scale needs {MIN_POINTS}"
+            )
+            return None
+        if len(points) > MAX_POINTS:
+            self.fail(
+                column, f"describes {len(points)} scores; the limit is {MAX_POINTS}"
+            )
+            return None
+        missing = sorted(set(range(points[0], points[-1] + 1)) - set(points))
+        if missing:
+            self.fail(
+                column,
+                f"has no description for score {missing[0]} (it describes scores "
+                f"{points[0]}-{points[-1]}; a scale is one range of whole numbers)",
+            )
+            return None
+        return {point: by_point[point] for point in points}
 
 
 def _too_long(text: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django import template
 
 from annotation.models import Difficulty, Domain
+from annotation.scales import instance_rubric_points
 
 register = template.Library()
 
@@ -119,3 +120,9 @@ def difficulty_short(level: int | None) -> str:
 def lookup(mapping: dict, key: str):
     """`{{ row|lookup:column }}`: a dict value by a key held in a variable."""
     return mapping.get(key) if isinstance(mapping, dict) else None
+
+
+@register.filter
+def rubric_points(rubric: dict | None) -> list[tuple[str, str]]:
+    """An instruction's own rubric's (point, text) pairs in numeric order."""
+    return instance_rubric_points(rubric)

@@ -430,6 +430,19 @@ class JudgeScoreOutputSerializer(serializers.Serializer):
         return scale_of(obj.skill).label_of(obj.score)
 
 
+class JudgeCritiqueOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    call_id = serializers.IntegerField(allow_null=True)
+    response_id = serializers.IntegerField()
+    instruction_id = serializers.IntegerField(source="response.instruction_id")
+    instruction_external_id = serializers.CharField(
+        source="response.instruction.external_id"
+    )
+    model = serializers.CharField(source="response.model_name")
+    sample_index = serializers.IntegerField()
+    text = serializers.CharField(help_text="The judge's critique, verbatim.")
+
+
 class JudgeRunImportInputSerializer(serializers.Serializer):
     dataset = serializers.IntegerField(help_text="Dataset id.")
     format = serializers.ChoiceField(choices=FORMATS)

@@ -44,6 +44,11 @@ urlpatterns = [
         name="score-list",
     ),
     path(
+        "runs/<int:run_id>/critiques/",
+        views.JudgeCritiqueListApi.as_view(),
+        name="critique-list",
+    ),
+    path(
         "runs/<int:run_id>/verdicts/",
         views.PairwiseVerdictListApi.as_view(),
         name="verdict-list",

@@ -23,6 +23,7 @@ from judging.api.serializers import (
     JudgeConfigCreateInputSerializer,
     JudgeConfigOutputSerializer,
     JudgeConfigUpdateInputSerializer,
+    JudgeCritiqueOutputSerializer,
     JudgeRunCreateInputSerializer,
     JudgeRunImportInputSerializer,
     JudgeRunListFilterInputSerializer,
@@ -304,6 +305,20 @@ class JudgeScoreListApi(ListApi):
     def get(self, request, run_id: int):
         return self.paginated_response(
             selectors.judge_score_list_for_user(user=request.user, run_id=run_id)
+        )
+
+
+class JudgeCritiqueListApi(ListApi):
+    """A run's critiques (FLAMe's open-ended task: a critique run's, or imported with
+    a `critique` column): one row per (response, sample)."""
+
+    permission_classes = [IsResearcher]
+    output_serializer_class = JudgeCritiqueOutputSerializer
+
+    @extend_schema(tags=["runs"], responses=JudgeCritiqueOutputSerializer(many=True))
+    def get(self, request, run_id: int):
+        return self.paginated_response(
+            selectors.judge_critique_list_for_user(user=request.user, run_id=run_id)
         )
 
 

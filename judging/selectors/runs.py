@@ -34,12 +34,14 @@ from judging import endpoints
 from judging.models import (
     JudgeCall,
     JudgeConfig,
+    JudgeCritique,
     JudgeDriver,
     JudgeRun,
     JudgeScore,
     MetadataSuggestion,
     PairwiseVerdict,
 )
+from judging.selectors.criteria import judge_run_critiques
 
 # Calls per second are measured over the calls finished in this window.
 RATE_WINDOW_SECONDS = 30
@@ -399,6 +401,13 @@ def judge_score_list_for_user(*, user, run_id: int) -> QuerySet[JudgeScore]:
         .select_related("response", "response__instruction", "skill")
         .order_by("response__instruction__position", "response_id", "skill__position")
     )
+
+
+def judge_critique_list_for_user(*, user, run_id: int) -> QuerySet[JudgeCritique]:
+    """A run's critiques (a critique run's, or imported ones), one row per (response,
+    sample), in instruction order; researchers' and admins' (the run's permission)."""
+    run = judge_run_get_for_user(user=user, run_id=run_id)
+    return judge_run_critiques(run=run)
 
 
 # --- What a new run would judge ----------------------------------------------------------

@@ -13,7 +13,16 @@ from annotation.importers.fields import RowReader
 from annotation.models import Dataset, Instruction, InstructionSkill, Response, Skill
 from annotation.scales import Scale, scale_of
 
-GENERIC_FIELDS = ("id", "model", "skill", "score", "rationale", "sample", "review")
+GENERIC_FIELDS = (
+    "id",
+    "model",
+    "skill",
+    "score",
+    "rationale",
+    "sample",
+    "review",
+    "critique",
+)
 
 
 @dataclass
@@ -40,6 +49,8 @@ class CallRow:
     model: str
     review: str = ""
     scores: list[ScoreRow] = field(default_factory=list)
+    critique: str = ""
+    critique_at: tuple[str, int] | None = None  # (file, line) of the critique
 
 
 @dataclass
@@ -184,6 +195,35 @@ class _Collector:
                 model=model,
             )
         return self.calls[key]
+
+    def critique(
+        self, call: CallRow, text: str, file: str, line: int, field_name: str
+    ) -> None:
+        """Keep the critique of `call`'s (response, sample); the same text again is a
+        warning (kept once), another text a problem (one critique per call)."""
+        if call.critique_at is None:
+            call.critique, call.critique_at = text, (file, line)
+            return
+        where = _where(*call.critique_at, file)
+        if call.critique == text:
+            self.warnings.append(
+                Problem(
+                    f"duplicate of {where} (same critique): kept once",
+                    line=line,
+                    field=field_name,
+                    file=file,
+                )
+            )
+        else:
+            self.problems.append(
+                Problem(
+                    "another critique of the same response and sample than on "
+                    f"{where}: give one critique per response and sample",
+                    line=line,
+                    field=field_name,
+                    file=file,
+                )
+            )
 
     def add(self, call: CallRow, score: ScoreRow, field_name: str) -> None:
         """Keep `score` in `call`, unless its (response, skill, sample) was given

@@ -10,7 +10,10 @@ Two formats:
 - `jsonl` / `csv`: one score per row: instruction `id`, `model`, `skill`, `score`
   (a value of that skill: a point of its scale, a label, or N/A where allowed),
   optional `rationale`, `sample` index and raw `review` text. Other column names are
-  mapped with `FIELD=COLUMN`.
+  mapped with `FIELD=COLUMN`. A `critique` column holds the judge's open-ended
+  critique of the response (FLAMe's critique task; one per response and sample,
+  stored as `JudgeCritique`); a row may carry only a critique (no `skill`, no
+  `score`), so a file of critiques alone imports as a run of critiques.
 
 Files are read with the importers' toolkit (`annotation.importers.base`); each value
 is checked against its criterion's `annotation.scales.Scale` (`Scale.parse`): a
@@ -48,7 +51,7 @@ from annotation.importers.flask import model_name_from_file
 from annotation.models import Dataset, Skill
 from annotation.scales import Scale
 from annotation.services.rubrics import rubric_freeze
-from judging.models import JudgeCall, JudgeRun, JudgeScore
+from judging.models import JudgeCall, JudgeCritique, JudgeRun, JudgeScore
 from judging.services.import_rows import (
     GENERIC_FIELDS,
     CallRow,
@@ -166,7 +169,7 @@ def _generic_file(
     collector: _Collector,
     problems: list[Problem],
 ) -> None:
-    required = ["id", "skill", "score"] + ([] if default_model else ["model"])
+    required = ["id"] + ([] if default_model else ["model"])
     rows = read_rows(
         data,
         file=file,
@@ -182,26 +185,18 @@ def _generic_file(
         external_id = reader.identifier(column["id"])
         model = reader.identifier(column["model"], required=default_model is None)
         model = model or default_model
-        skill_name = reader.identifier(column["skill"])
-        if column["score"] not in row:
+        critique = reader.text(column["critique"], required=False).strip()
+        critique_only = bool(critique) and row.get(column["skill"]) is None
+        if critique_only and row.get(column["score"]) is not None:
+            reader.fail(column["skill"], "is missing: a score needs its skill")
+        skill_name = None if critique_only else reader.identifier(column["skill"])
+        if not critique_only and column["score"] not in row:
             reader.fail(
                 column["score"], "is missing; write a value of the skill or N/A"
             )
         rationale = reader.text(column["rationale"], required=False)
         review = reader.text(column["review"], required=False)
-        sample = 0
-        raw_sample = row.get(column["sample"])
-        if raw_sample is not None:
-            try:
-                sample = int(str(raw_sample).strip())
-                if isinstance(raw_sample, bool) or not 0 <= sample <= MAX_SAMPLE_INDEX:
-                    raise ValueError
-            except ValueError:
-                reader.fail(
-                    column["sample"],
-                    f"sample index {raw_sample!r} must be a whole number "
-                    f"0-{MAX_SAMPLE_INDEX}",
-                )
+        sample = _sample_index(reader, row, column["sample"])
         if external_id is None or model is None:
             continue
         response_id = collector.response(
@@ -215,16 +210,37 @@ def _generic_file(
             _, score = collector.lookups.parse(
                 reader, skill, row[column["score"]], column["score"], fmt == "csv"
             )
-        if not reader.ok or response_id is None or skill is None:
+        if not reader.ok or response_id is None:
             continue
         call = collector.call(file, line, response_id, sample, model)
         if review and not call.review:
             call.review = review
-        collector.add(
-            call,
-            ScoreRow(file, line, response_id, sample, skill.pk, score, rationale),
-            column["skill"],
+        if critique:
+            collector.critique(call, critique, file, line, column["critique"])
+        if skill is not None:
+            collector.add(
+                call,
+                ScoreRow(file, line, response_id, sample, skill.pk, score, rationale),
+                column["skill"],
+            )
+
+
+def _sample_index(reader, row: dict, field_name: str) -> int:
+    """The row's sample index (0 when absent); a problem when it is not 0..MAX."""
+    raw = row.get(field_name)
+    if raw is None:
+        return 0
+    try:
+        sample = int(str(raw).strip())
+        if isinstance(raw, bool) or not 0 <= sample <= MAX_SAMPLE_INDEX:
+            raise ValueError
+    except ValueError:
+        reader.fail(
+            field_name,
+            f"sample index {raw!r} must be a whole number 0-{MAX_SAMPLE_INDEX}",
         )
+        return 0
+    return sample
 
 
 def _raw_output(
@@ -309,9 +325,11 @@ def import_judge_results(
             _flask_review_file(data, file, file_model, collector, problems)
         else:
             _generic_file(data, file, fmt, column, model, collector, problems)
-    calls = [c for c in collector.calls.values() if c.scores or c.review]
+    calls = [c for c in collector.calls.values() if c.scores or c.review or c.critique]
     if not problems and not calls:
-        problems.append(Problem("no scores were found in the files", field="files"))
+        problems.append(
+            Problem("no scores or critiques were found in the files", field="files")
+        )
     if problems:
         raise DomainError(
             "the judge results were not imported", problems[:MAX_PROBLEMS]
@@ -390,5 +408,19 @@ def import_judge_results(
                 for s in c.scores
             ],
             batch_size=5000,
+        )
+        JudgeCritique.objects.bulk_create(
+            [
+                JudgeCritique(
+                    run=run,
+                    call_id=call_row.pk,
+                    response_id=c.response_id,
+                    sample_index=c.sample,
+                    text=c.critique,
+                )
+                for call_row, c in zip(created, calls, strict=True)
+                if c.critique
+            ],
+            batch_size=2000,
         )
     return run

@@ -129,9 +129,20 @@ BAD = [
     ("score_rubric", _without("criteria"), "no `criteria`"),
     ("score_rubric", {**PROMETHEUS, "criteria": "  "}, "no `criteria`"),
     ("score_rubric", _without("score3_description"), "no description for score 3"),
-    ("score_rubric", {**PROMETHEUS, "score6_description": "x"}, "score 6, outside"),
-    ("score_rubric", {**PROMETHEUS, "score0_description": "x"}, "score 0, outside"),
-    ("score_rubric", {"criteria": "c", "scores": {"1": "a"}}, "no description"),
+    (
+        "score_rubric",
+        {**PROMETHEUS, "score7_description": "x"},
+        "no description for score 6 (it describes scores 1-7",
+    ),
+    ("score_rubric", {"criteria": "c", "scores": {"1": "a"}}, "a scale needs 2"),
+    ("score_rubric", {"criteria": "c", "scores": {"1": "a", "2": ""}}, "score 2"),
+    ("score_rubric", {"criteria": "c", "scores": {"1": "a", "x": "b"}}, "'x'"),
+    ("score_rubric", {"criteria": "c", "scores": {"1": "a", "01": "b"}}, "1 twice"),
+    (
+        "score_rubric",
+        {"criteria": "c", "scores": {str(i): "t" for i in range(12)}},
+        "12 scores; the limit is 11",
+    ),
     ("score_rubric", "not json {", "does not parse"),
     ("score_rubric", ["criteria"], "must be an object"),
     ("score_rubric", {**PROMETHEUS, "criteria": "x" * 5001}, "the limit is 5,000"),
@@ -159,6 +170,36 @@ def test_bad_input_is_refused_with_line_and_field_and_nothing_written(
     assert problems[0].line == 2
     assert message in problems[0].message
     assert Instruction.objects.count() == 0 and Response.objects.count() == 0
+
+
+TEN = {
+    "criteria": "Overall quality.",
+    **{f"score{i}_description": f"Level {i}." for i in range(1, 11)},
+}
+
+
+def test_a_1_10_rubric_is_stored_in_numeric_order_and_shown_so(client_for, researcher):
+    row = {**ROW, "score_rubric": TEN}
+    instruction = imported(jsonl(row))
+    assert list(instruction.instance_rubric["scores"]) == [str(i) for i in range(1, 11)]
+    url = reverse("analysis:instruction-detail", args=[instruction.pk])
+    html = client_for(researcher).get(url).content.decode()
+    positions = [html.index(f"Level {i}.") for i in range(1, 11)]
+    assert positions == sorted(positions)  # 2 before 10, not "10" before "2"
+
+
+def test_a_signed_rubric_keeps_its_order_after_the_database_reorders_keys():
+    rubric = {"criteria": "Tone.", "scores": {"2": "c", "-2": "a", "0": "b"}}
+    row = {
+        **ROW,
+        "score_rubric": {**rubric, "scores": {**rubric["scores"], "1": "x", "-1": "y"}},
+    }
+    instruction = imported(jsonl(row))
+    instruction.refresh_from_db()  # PostgreSQL's jsonb sorts keys by length
+    from annotation.scales import instance_rubric_points
+
+    keys = [k for k, _ in instance_rubric_points(instruction.instance_rubric)]
+    assert keys == ["-2", "-1", "0", "1", "2"]
 
 
 def test_reimport_with_another_rubric_is_a_conflict_like_changed_text():

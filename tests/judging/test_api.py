@@ -65,6 +65,7 @@ def _endpoints(run_id: int, config_id: int) -> list[tuple[str, str]]:
         ("post", f"/api/runs/{run_id}/retry-failed/"),
         ("get", f"/api/runs/{run_id}/calls/"),
         ("get", f"/api/runs/{run_id}/scores/"),
+        ("get", f"/api/runs/{run_id}/critiques/"),
         ("post", "/api/runs/import/"),
     ]
 

@@ -323,7 +323,7 @@ def test_unknown_mapping_field_is_refused(dataset, researcher):
     assert caught.value.problems[0].field == "mapping"
     assert caught.value.problems[0].message == (
         "--map colour=hue: unknown field 'colour'; fields are id, model, skill, "
-        "score, rationale, sample, review"
+        "score, rationale, sample, review, critique"
     )
 
 

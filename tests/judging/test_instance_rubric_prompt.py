@@ -104,3 +104,13 @@ def test_a_judge_run_sends_the_instructions_own_rubric(eager_tasks, fake_server)
     assert instance_rubric.HEADING in user_text
     for description in OWN["scores"].values():
         assert description in user_text
+
+
+def test_a_1_10_rubric_is_listed_in_numeric_order_in_the_prompt():
+    ten = {
+        "criteria": "Overall.",
+        "scores": {str(i): f"TEN-{i}" for i in (10, 2, 1, 9, 3, 4, 5, 6, 7, 8)},
+    }
+    text = render(pointwise_input(instance_rubric=ten))
+    positions = [text.index(f"Score {i}: TEN-{i}") for i in range(1, 11)]
+    assert positions == sorted(positions)
