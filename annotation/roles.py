@@ -20,6 +20,10 @@ ROLES = (ADMIN, RESEARCHER, RATER)
 # program generated (the demo's example ratings). Its scores are never a person's
 # judgment: pages label them and every export carries `synthetic: true` for them.
 SYNTHETIC = "synthetic"
+# Not a role either: the accounts that hold human scores imported with a dataset file
+# are named "import:<dataset id>:<rater>" (`services.score_imports`). Django's username
+# rules refuse ":", so no account made through the app or admin has this prefix.
+IMPORTED_PREFIX = "import:"
 
 User = AbstractBaseUser | AnonymousUser
 
@@ -53,6 +57,12 @@ def is_rater(user: User) -> bool:
 def is_synthetic(user: User) -> bool:
     """Whether `user` is a synthetic account (member of the `SYNTHETIC` group)."""
     return user.is_authenticated and user.groups.filter(name=SYNTHETIC).exists()  # type: ignore[attr-defined]
+
+
+def is_imported_account(username: str) -> bool:
+    """Whether `username` is an account that holds imported human scores (nobody logs
+    in as it; it is never a campaign's rater in the role sense)."""
+    return username.startswith(IMPORTED_PREFIX)
 
 
 def synthetic_rater(user_id_ref: str) -> Exists:

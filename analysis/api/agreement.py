@@ -31,7 +31,11 @@ from analysis.selectors.agreement import (
     agreement_slice_values,
     agreement_sources_for_user,
 )
-from analysis.selectors.classification import classification_for_agreement
+from analysis.selectors.classification import (
+    classification_compute,
+    classification_for_agreement,
+    classification_runs,
+)
 from annotation import selectors as annotation_selectors
 from annotation.api.permissions import IsResearcher
 from annotation.api.serializers.datasets import ProblemOutputSerializer
@@ -230,7 +234,16 @@ class AgreementDisagreementsApi(APIView):
 
 
 class MetaevalApi(APIView):
-    """GET /api/datasets/{id}/metaeval/?run=..&n_boot=..&seed=..&sections=JSON"""
+    """GET /api/datasets/{id}/metaeval/?run=..&crun=..&campaign=..&n_boot=..&seed=..
+    &sections=JSON
+
+    Pairwise runs (`run`, default: every non-probe pairwise run) against the human
+    preferences, and classification runs (`crun`, default: every run with labels on
+    a categorical criterion) against the human majority of the chosen `campaign`s
+    (default: the agreement defaults) under ``classification`` (the shape of
+    `GET /api/datasets/{id}/classification/`; null when the dataset has none). A
+    dataset with classification runs and no pairwise run answers with ``runs: []``;
+    one with neither is a 400 naming `run`."""
 
     permission_classes = [IsResearcher]
 
@@ -238,6 +251,14 @@ class MetaevalApi(APIView):
         tags=["agreement"],
         parameters=[
             QUERY[1],
+            OpenApiParameter(
+                "crun",
+                OpenApiTypes.INT,
+                many=True,
+                description="Classification run ids (default: every run with labels "
+                "on a categorical criterion)",
+            ),
+            QUERY[0],
             QUERY[5],
             QUERY[6],
             OpenApiParameter(
@@ -250,6 +271,7 @@ class MetaevalApi(APIView):
         from analysis.selectors.metaeval import (
             MetaevalError,
             metaeval_compute,
+            pairwise_runs,
             parse_sections,
         )
 
@@ -257,20 +279,68 @@ class MetaevalApi(APIView):
             user=request.user, dataset_id=dataset_id
         )
         p = _params(request)
+        crun = _ids(request, "crun")
+        classification = _classification_section(dataset, p, crun)
         try:
             sections_text = request.query_params.get("sections", "")
             if sections_text and not sections_text.lstrip().startswith("{"):
                 raise MetaevalError("sections: give JSON text, not a file name")
-            result = metaeval_compute(
-                dataset=dataset,
-                run_ids=p.get("run", []),
-                sections=parse_sections(sections_text),
-                n_boot=p["n_boot"],
-                seed=p["seed"],
-            )
+            sections = parse_sections(sections_text)
+            if classification and not p.get("run") and not pairwise_runs(dataset):
+                result = {
+                    "dataset": {"id": dataset.pk, "name": dataset.name},
+                    "n_boot": p["n_boot"],
+                    "seed": p["seed"],
+                    "runs": [],
+                }
+            else:
+                result = metaeval_compute(
+                    dataset=dataset,
+                    run_ids=p.get("run", []),
+                    sections=sections,
+                    n_boot=p["n_boot"],
+                    seed=p["seed"],
+                )
         except MetaevalError as exc:
             raise _refuse(exc) from exc
-        return Response(result)
+        return Response({**result, "classification": classification})
+
+
+def _ids(request, name: str) -> list[int]:
+    """A repeatable, comma-separable id parameter; a 400 naming it if not ids."""
+    values = [
+        v.strip()
+        for part in request.query_params.getlist(name)
+        for v in part.split(",")
+        if v.strip()
+    ]
+    if not all(v.isascii() and v.isdigit() for v in values):
+        raise DomainError(
+            "Bad parameters", [Problem("must be whole numbers (run ids)", field=name)]
+        )
+    return [int(v) for v in values]
+
+
+def _classification_section(dataset, p: dict, crun: list[int]) -> dict | None:
+    """The classification runs' figures for the meta-evaluation API, or None when
+    none is chosen and the dataset has none."""
+    if not crun:
+        crun = sorted(r.pk for r in classification_runs(dataset))
+        if not crun:
+            return None
+    try:
+        return classification_compute(
+            dataset=dataset,
+            campaign_ids=p.get("campaign", []),
+            run_ids=crun,
+            n_boot=p["n_boot"],
+            seed=p["seed"],
+        )
+    except AgreementError as exc:
+        message = str(exc)
+        if message.startswith("run:"):
+            message = "crun:" + message[4:]
+        raise _refuse(AgreementError(message)) from exc
 
 
 class PointwiseProbesApi(APIView):

@@ -445,6 +445,9 @@ class RaterRow:
     # No longer one of the campaign's raters, or no longer has the rater role: their
     # submitted work is kept (and counted), and the campaign page says so.
     removed: bool = False
+    # An account holding human scores imported with a dataset file (never a rater in
+    # the role sense, so never "removed"): the campaign page marks it "imported".
+    imported: bool = False
 
 
 @dataclass
@@ -513,7 +516,8 @@ def campaign_progress(*, campaign: Campaign) -> CampaignProgress:
     )
     raters = [
         RaterRow(
-            removed=rid not in current,
+            removed=rid not in current and not roles.is_imported_account(r["username"]),
+            imported=roles.is_imported_account(r["username"]),
             rater_id=rid,
             username=r["username"],
             submitted=r["counts"].get(Assignment.Status.SUBMITTED, 0),

@@ -31,6 +31,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import make_password
 from django.utils import timezone
 
+from annotation import roles
 from annotation.errors import Problem
 from annotation.importers.base import ParseResult
 from annotation.models import (
@@ -58,7 +59,7 @@ def rubric_scales(rubric: Rubric | None) -> dict[str, Scale]:
 
 
 def rater_username(dataset: Dataset, rater: str) -> str:
-    return f"import:{dataset.pk}:{rater}"
+    return f"{roles.IMPORTED_PREFIX}{dataset.pk}:{rater}"
 
 
 def scores_import_key(parsed: ParseResult) -> str:

@@ -211,3 +211,62 @@ def test_classification_api_returns_the_figures_and_names_bad_parameters(
     bad_slice = client.get(url, {"slice": "colour:red"})
     assert bad_slice.status_code == 400 and "slice" in json.dumps(bad_slice.json())
     assert api_client_for(rater).get(url).status_code == 403
+
+
+def test_metaeval_api_covers_classification_runs(
+    api_client_for, researcher, rater, setup
+):
+    """A dataset with classification runs and no pairwise run: the meta-evaluation
+    API answers with no pairwise runs and the classification figures (the same as
+    the selector's: accuracy vs the human majority, kappa, per label, ceiling)."""
+    url = reverse("analysis_api:metaeval", args=[setup.dataset.pk])
+    client = api_client_for(researcher)
+    resp = client.get(url, {"n_boot": N_BOOT})
+    assert resp.status_code == 200, resp.content
+    body = resp.json()
+    assert body["runs"] == []
+    assert body["classification"] == json.loads(json.dumps(_computed(setup)))
+    crit = body["classification"]["criteria"][0]
+    judge = crit["judges"][str(setup.runs[0].pk)]
+    assert {"accuracy", "kappa", "per_label", "confusion"} <= set(judge)
+    assert "ceiling" in crit["humans"]
+    only_a = client.get(url, {"crun": setup.runs[0].pk, "n_boot": N_BOOT}).json()
+    assert [r["id"] for r in only_a["classification"]["runs"]] == [setup.runs[0].pk]
+    for bad, field in (({"crun": "x"}, "crun"), ({"crun": 999999}, "crun")):
+        refused = client.get(url, bad)
+        assert refused.status_code == 400, bad
+        assert field in json.dumps(refused.json())
+    # Asking for pairwise runs the dataset lacks is still refused, naming `run`.
+    refused = client.get(url, {"run": 999999})
+    assert refused.status_code == 400 and "run" in json.dumps(refused.json())
+    assert api_client_for(rater).get(url).status_code == 403
+    assert api_client_for(None).get(url).status_code == 401
+
+
+def test_agreement_command_prints_the_categorical_figures(setup):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    args = [
+        "agreement", "--dataset", setup.dataset.name,
+        "--campaign", str(setup.campaign.pk),
+        "--run", *[str(r.pk) for r in setup.runs],
+        "--boot", str(N_BOOT),
+    ]  # fmt: skip
+    out = StringIO()
+    call_command(*args, "--format", "json", stdout=out)
+    printed = json.loads(out.getvalue())
+    assert printed["categorical"] == json.loads(json.dumps(_computed(setup)))
+    table = StringIO()
+    call_command(*args, stdout=table)
+    text = table.getvalue()
+    assert "Categorical criteria (judge vs the human majority)" in text
+    want = {c["key"]: c for c in _computed(setup)["criteria"]}["consistent"]
+    acc = want["judges"][str(setup.runs[0].pk)]["accuracy"]["value"]
+    fleiss = want["humans"]["fleiss"]["value"]
+    assert f"Fleiss kappa {fleiss:.2f}" in text
+    assert f"{acc:.2f}" in text
+    assert "  yes" in text and "  no" in text
+    # Every criterion is categorical: no empty ordinal table before them.
+    assert "OVERALL" not in text and "Spearman" not in text

@@ -734,7 +734,15 @@ def test_the_upload_form_lists_every_rubric_and_previews_then_imports_scores(
         "annotation:campaign-detail", args=[job.summary["campaign_id"]]
     )
     assert f'href="{campaign_url}"' in page.content.decode()
-    assert client.get(campaign_url).status_code == 200
+    campaign_page = client.get(campaign_url)
+    assert campaign_page.status_code == 200
+    # The account holding the imported scores is marked as such, not as a rater
+    # who was taken out of the campaign.
+    html = campaign_page.content.decode()
+    cell = re.search(rf"<td>import:{job.dataset_id}:imported(.*?)</td>", html, re.S)
+    assert cell is not None, html
+    assert ">imported</span>" in cell.group(1)
+    assert ">removed</span>" not in html
 
 
 def test_the_instruction_api_shows_the_per_instance_rubric_and_checklist(

@@ -8,7 +8,9 @@ Defaults (the dashboard's and the API's, `analysis.selectors.agreement.agreement
 every pointwise campaign of the dataset and, per judge, its latest finished run with
 scores.
 `--format json` prints the full result (shape documented in
-`analysis.selectors.agreement.agreement_compute`); `table` a readable summary.
+`analysis.selectors.agreement.agreement_compute`, with the API's ``categorical``
+key when the rubric has categorical criteria: `analysis.selectors.classification`);
+`table` a readable summary, the categorical criteria's figures after the ordinal ones.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from django.core.management.base import CommandError
 
 from analysis.selectors.agreement import AgreementError, agreement_compute
 from analysis.selectors.agreement.rows import CEILING_ITEMS
+from analysis.selectors.classification import classification_for_agreement
 from annotation.models import Dataset
 from flaskapp.commands import DataCommand
 
@@ -41,7 +44,9 @@ def fmt(r: dict | None, digits: int = 2) -> str:
     return text
 
 
-def render_table(result: dict) -> str:
+def render_table(result: dict, *, ordinal: bool = True) -> str:
+    """The summary; without `ordinal` (a rubric of categorical criteria only) just
+    its heading, without the per-run tables of ordinal statistics."""
     lines = [
         f"Agreement on {result['dataset']['name']} ({result['slice']['label']}); "
         f"reference: {result['reference']['label']}; "
@@ -54,7 +59,7 @@ def render_table(result: dict) -> str:
     used = result.get("defaults") or {}
     if used.get("campaigns") or used.get("runs"):
         lines.append(f"defaults: {used['rule']}")
-    for run in result["runs"]:
+    for run in result["runs"] if ordinal else []:
         rid = str(run["id"])
         head = ["skill", "n", "ceiling alpha"] + [h for _, h in TABLE_STATS] + ["flag"]
         body = []
@@ -77,14 +82,69 @@ def render_table(result: dict) -> str:
                     mark,
                 ]
             )
-        widths = [max(len(r[c]) for r in [head, *body]) for c in range(len(head))]
-        lines += ["", f"Judge run {run['label']}"]
-        for r in [head, ["-" * w for w in widths], *body]:
-            lines.append(
-                "  ".join(
-                    cell.ljust(w) for cell, w in zip(r, widths, strict=True)
-                ).rstrip()
+        lines += ["", f"Judge run {run['label']}", *_grid(head, body)]
+    return "\n".join(lines)
+
+
+def _grid(head: list[str], body: list[list[str]]) -> list[str]:
+    widths = [max(len(r[c]) for r in [head, *body]) for c in range(len(head))]
+    return [
+        "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
+        for r in [head, ["-" * w for w in widths], *body]
+    ]
+
+
+def render_categorical(section: dict) -> str:
+    """The categorical criteria: the raters' agreement, then per run the judge
+    against the human majority, per criterion and per label."""
+    lines = [
+        "",
+        "Categorical criteria (judge vs the human majority)",
+        section["rules"],
+    ]
+    for crit in section["criteria"]:
+        h = crit["humans"]
+        lines += [
+            "",
+            f"{crit['name']} ({' / '.join(lab['key'] for lab in crit['labels'])}): "
+            f"{h['n_items']} items; raters: Fleiss kappa {fmt(h['fleiss'])}, "
+            f"Krippendorff nominal alpha {fmt(h['alpha_nominal'])}, leave-one-out "
+            f"ceiling accuracy {fmt(h['ceiling']['accuracy'])}, "
+            f"kappa {fmt(h['ceiling']['kappa'])}",
+        ]
+        head = ["run", "n", "accuracy", "Cohen kappa", "alpha with judge", "macro F1"]
+        body = []
+        for run in section["runs"]:
+            j = crit["judges"].get(str(run["id"]))
+            if j is None:
+                continue
+            macro = "n/a" if j["macro_f1"] is None else f"{j['macro_f1']:.2f}"
+            body.append(
+                [
+                    run["label"],
+                    str(j["n_items"]),
+                    fmt(j["accuracy"]),
+                    fmt(j["kappa"]),
+                    fmt(j["alpha_with_judge"]),
+                    macro,
+                ]
             )
+            labels = [
+                [
+                    f"  {lab['key']}",
+                    str(lab["support"]),
+                    *(
+                        "n/a" if lab[k] is None else f"{lab[k]:.2f}"
+                        for k in ("precision", "recall", "f1")
+                    ),
+                    "",
+                ]
+                for lab in j["per_label"]
+            ]
+            body += labels
+        if body:
+            lines += _grid(head, body)
+            lines.append("  (label rows: support, precision, recall, F1)")
     return "\n".join(lines)
 
 
@@ -150,7 +210,14 @@ class Command(DataCommand):
         except AgreementError as exc:
             message = str(exc).replace("n_boot", "boot", 1)
             raise CommandError(f"--{message}") from exc
+        categorical = classification_for_agreement(dataset=dataset, result=result)
+        if categorical is not None:
+            result = {**result, "categorical": categorical}
         if options["format"] == "json":
             self.stdout.write(json.dumps(result, indent=1))
         else:
-            self.stdout.write(render_table(result))
+            only_categorical = bool(categorical and categorical["classification"])
+            text = render_table(result, ordinal=not only_categorical)
+            if categorical is not None:
+                text += "\n" + render_categorical(categorical)
+            self.stdout.write(text)
