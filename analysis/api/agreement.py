@@ -32,9 +32,7 @@ from analysis.selectors.agreement import (
     agreement_sources_for_user,
 )
 from analysis.selectors.classification import (
-    classification_compute,
     classification_for_agreement,
-    classification_runs,
 )
 from annotation import selectors as annotation_selectors
 from annotation.api.permissions import IsResearcher
@@ -270,8 +268,7 @@ class MetaevalApi(APIView):
     def get(self, request, dataset_id: int):
         from analysis.selectors.metaeval import (
             MetaevalError,
-            metaeval_compute,
-            pairwise_runs,
+            metaeval_with_classification,
             parse_sections,
         )
 
@@ -280,30 +277,22 @@ class MetaevalApi(APIView):
         )
         p = _params(request)
         crun = _ids(request, "crun")
-        classification = _classification_section(dataset, p, crun)
         try:
             sections_text = request.query_params.get("sections", "")
             if sections_text and not sections_text.lstrip().startswith("{"):
                 raise MetaevalError("sections: give JSON text, not a file name")
-            sections = parse_sections(sections_text)
-            if classification and not p.get("run") and not pairwise_runs(dataset):
-                result = {
-                    "dataset": {"id": dataset.pk, "name": dataset.name},
-                    "n_boot": p["n_boot"],
-                    "seed": p["seed"],
-                    "runs": [],
-                }
-            else:
-                result = metaeval_compute(
-                    dataset=dataset,
-                    run_ids=p.get("run", []),
-                    sections=sections,
-                    n_boot=p["n_boot"],
-                    seed=p["seed"],
-                )
+            result = metaeval_with_classification(
+                dataset=dataset,
+                run_ids=p.get("run", []),
+                crun_ids=crun,
+                campaign_ids=p.get("campaign", []),
+                sections=parse_sections(sections_text),
+                n_boot=p["n_boot"],
+                seed=p["seed"],
+            )
         except MetaevalError as exc:
             raise _refuse(exc) from exc
-        return Response({**result, "classification": classification})
+        return Response(result)
 
 
 def _ids(request, name: str) -> list[int]:
@@ -319,28 +308,6 @@ def _ids(request, name: str) -> list[int]:
             "Bad parameters", [Problem("must be whole numbers (run ids)", field=name)]
         )
     return [int(v) for v in values]
-
-
-def _classification_section(dataset, p: dict, crun: list[int]) -> dict | None:
-    """The classification runs' figures for the meta-evaluation API, or None when
-    none is chosen and the dataset has none."""
-    if not crun:
-        crun = sorted(r.pk for r in classification_runs(dataset))
-        if not crun:
-            return None
-    try:
-        return classification_compute(
-            dataset=dataset,
-            campaign_ids=p.get("campaign", []),
-            run_ids=crun,
-            n_boot=p["n_boot"],
-            seed=p["seed"],
-        )
-    except AgreementError as exc:
-        message = str(exc)
-        if message.startswith("run:"):
-            message = "crun:" + message[4:]
-        raise _refuse(AgreementError(message)) from exc
 
 
 class PointwiseProbesApi(APIView):

@@ -333,6 +333,66 @@ def metaeval_compute(
     }
 
 
+def metaeval_with_classification(
+    *,
+    dataset: Dataset,
+    run_ids: list[int] | None = None,
+    crun_ids: list[int] | None = None,
+    campaign_ids: list[int] | None = None,
+    sections: dict[str, list[str]] | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> dict:
+    """The whole meta-evaluation of a dataset's judge runs (what the API and
+    `manage.py metaeval` answer): :func:`metaeval_compute` of the pairwise runs
+    (`run_ids`, default: every non-probe pairwise run), plus ``classification``, the
+    figures of the classification runs (`crun_ids`, default: every run with labels on
+    a categorical criterion) against the human majority of `campaign_ids` (default:
+    the agreement defaults), in the shape of `classification_compute`; None when none
+    is chosen and the dataset has none. A dataset with classification runs and no
+    pairwise run gives ``runs: []``; one with neither raises `MetaevalError` naming
+    ``run``. A refusal of the classification part names ``crun`` (or ``campaign``)."""
+    from analysis.selectors.classification import (
+        classification_compute,
+        classification_runs,
+    )
+
+    crun_ids = list(crun_ids or []) or sorted(
+        r.pk for r in classification_runs(dataset)
+    )
+    classification = None
+    if crun_ids:
+        try:
+            classification = classification_compute(
+                dataset=dataset,
+                campaign_ids=campaign_ids or [],
+                run_ids=crun_ids,
+                n_boot=n_boot,
+                seed=seed,
+            )
+        except AgreementError as exc:
+            message = str(exc)
+            if message.startswith("run:"):
+                message = "crun:" + message[4:]
+            raise MetaevalError(message) from exc
+    if classification and not run_ids and not pairwise_runs(dataset):
+        result = {
+            "dataset": {"id": dataset.pk, "name": dataset.name},
+            "n_boot": n_boot,
+            "seed": seed,
+            "runs": [],
+        }
+    else:
+        result = metaeval_compute(
+            dataset=dataset,
+            run_ids=run_ids or [],
+            sections=sections,
+            n_boot=n_boot,
+            seed=seed,
+        )
+    return {**result, "classification": classification}
+
+
 def _base_run(run: JudgeRun, runs: dict[int, JudgeRun]) -> int | None:
     """The plain run a cue probe run is compared with (None for a plain run)."""
     if not (getattr(run, "probe", "") or ""):

@@ -40,6 +40,7 @@ from analysis.stats.bootstrap import (
     multinomial_cell_weights,
 )
 from analysis.stats.correlations import (
+    correlations_table,
     correlations_w,
     kendall_tau_b,
     kendall_tau_b_table,
@@ -98,6 +99,7 @@ __all__ = [
     "bootstrap_weights",
     "cohen_kappa",
     "confusion_matrix",
+    "correlations_table",
     "correlations_w",
     "cue_probe",
     "encode_labels",

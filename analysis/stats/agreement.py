@@ -10,8 +10,12 @@ from __future__ import annotations
 import numpy as np
 
 from analysis.stats.alpha import ratings_to_counts
-from analysis.stats.bootstrap import aggregate_weights, multinomial_cell_weights
-from analysis.stats.correlations import correlations_w
+from analysis.stats.bootstrap import (
+    aggregate_weights,
+    multinomial_cell_weights,
+    value_codes,
+)
+from analysis.stats.correlations import correlations_table
 from analysis.stats.kappa import qwk_table
 from analysis.stats.results import ratio, result_from_rows
 from analysis.stats.scale import VALUES
@@ -98,12 +102,25 @@ def judge_stats_w(w, judge, hmean, hround, values: np.ndarray = VALUES) -> dict:
     and QWK weighs (v_i - v_j)^2 on the scale's values. Exact and within-1 compare
     values (within 1 point of the scale).
     """
-    out = correlations_w(w, judge, hmean)
     values = np.asarray(values, dtype=float)
     v = values.size
+    judge = np.asarray(judge, dtype=float)
     jc = np.searchsorted(values, judge)
     rc = np.searchsorted(values, hround)
-    conf = aggregate_weights(w, jc * v + rc, v * v).reshape(-1, v, v)
+    # One pass over the cells: their weights summed per (judge value, human mean,
+    # rounded median); the correlations' and the confusion tables are its margins.
+    mv, mc = value_codes(np.asarray(hmean, dtype=float))
+    pairs, pc = np.unique(mc * v + rc, return_inverse=True)
+    fine = aggregate_weights(w, jc * pairs.size + pc.ravel(), v * pairs.size)
+    fine = fine.reshape(-1, v, pairs.size)
+    to_mean = np.zeros((pairs.size, mv.size))
+    to_mean[np.arange(pairs.size), pairs // v] = 1.0
+    to_round = np.zeros((pairs.size, v))
+    to_round[np.arange(pairs.size), pairs % v] = 1.0
+    joint = fine @ to_mean  # (B, judge value, human mean)
+    conf = fine @ to_round  # (B, judge value, rounded median)
+    keep = joint.sum(axis=(0, 2)) > 0  # the judge's values that occur
+    out = correlations_table(joint[:, keep], values[keep], mv)
     out["qwk"] = qwk_table(conf, values)
     n = w.sum(axis=1)
     out["exact"] = ratio(w @ (judge == hround).astype(float), n)

@@ -191,20 +191,49 @@ def correlations_w(w: np.ndarray, x: np.ndarray, y: np.ndarray) -> dict:
     """Pearson, Spearman and Kendall tau-b per resample from weighted cells.
 
     w: (B, K) weights of K cells, x, y: (K,) cell values. Returns arrays of shape (B,)
-    with NaN where undefined (fewer than 2 items or a constant side).
+    with NaN where undefined (fewer than 2 items or a constant side). The cells are
+    first summed into the (x value, y value) contingency table of each resample
+    (:func:`correlations_table`): every statistic depends on the data only through it.
     """
     w = np.atleast_2d(np.asarray(w, dtype=float))
-    x = np.asarray(x, dtype=float)
-    y = np.asarray(y, dtype=float)
-    xv, xc = value_codes(x)
-    yv, yc = value_codes(y)
-    tx = aggregate_weights(w, xc, xv.size)
-    ty = aggregate_weights(w, yc, yv.size)
-    bad = (w.sum(axis=1) < 2) | ((tx > 0).sum(axis=1) < 2) | ((ty > 0).sum(axis=1) < 2)
-    pear = pearson_w(w, x, y)
-    spear = spearman_w(w, x, y)
+    xv, xc = value_codes(np.asarray(x, dtype=float))
+    yv, yc = value_codes(np.asarray(y, dtype=float))
     joint = aggregate_weights(w, xc * yv.size + yc, xv.size * yv.size)
-    kend = kendall_tau_b_table(joint.reshape(-1, xv.size, yv.size))
+    return correlations_table(joint.reshape(-1, xv.size, yv.size), xv, yv)
+
+
+def _pearson_table(t, tx, ty, n, a, b) -> np.ndarray:
+    """Pearson r per resample of a contingency table t (B, X, Y) with margins tx
+    (B, X), ty (B, Y), totals n (B,) and row / column values a, b ((X,) / (Y,) or
+    per resample (B, X) / (B, Y)); centred on each resample's means (two passes)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        dx = a - ((tx * a).sum(axis=1) / n)[:, None]
+        dy = b - ((ty * b).sum(axis=1) / n)[:, None]
+        sxy = np.einsum("bij,bi,bj->b", t, dx, dy)
+        sxx = (tx * dx * dx).sum(axis=1)
+        syy = (ty * dy * dy).sum(axis=1)
+    return r_from_moments(n, sxy, sxx, syy)
+
+
+def correlations_table(table: np.ndarray, xv: np.ndarray, yv: np.ndarray) -> dict:
+    """Pearson, Spearman and Kendall tau-b per resample of contingency tables.
+
+    table: (B, X, Y) weights of each (x value, y value) pair; xv (X,), yv (Y,): the
+    sorted distinct values of its rows and columns. Spearman's rho is Pearson's r on
+    the midranks of each resample's margins; Kendall's tau-b comes from
+    :func:`kendall_tau_b_table`. NaN where undefined (fewer than 2 items or a side
+    with one value). Cost O(B x X x Y), whatever the number of items.
+    """
+    t = np.asarray(table, dtype=float)
+    tx = t.sum(axis=2)
+    ty = t.sum(axis=1)
+    n = tx.sum(axis=1)
+    bad = (n < 2) | ((tx > 0).sum(axis=1) < 2) | ((ty > 0).sum(axis=1) < 2)
+    xv = np.asarray(xv, dtype=float)
+    yv = np.asarray(yv, dtype=float)
+    pear = _pearson_table(t, tx, ty, n, xv, yv)
+    spear = _pearson_table(t, tx, ty, n, midranks(tx), midranks(ty))
+    kend = kendall_tau_b_table(t)
     for arr in (pear, spear, kend):
         arr[bad] = np.nan
     return {"pearson": pear, "spearman": spear, "kendall": kend}

@@ -404,7 +404,10 @@ class JudgeCallOutputSerializer(serializers.Serializer):
         return call.response.model_name if call.response_id else None
 
 
-class JudgeScoreOutputSerializer(serializers.Serializer):
+class _JudgeOutputSerializer(serializers.Serializer):
+    """The fields every stored judge output (score or critique) lists: its call and
+    the response it is about."""
+
     id = serializers.IntegerField()
     call_id = serializers.IntegerField(allow_null=True)
     response_id = serializers.IntegerField()
@@ -413,6 +416,9 @@ class JudgeScoreOutputSerializer(serializers.Serializer):
         source="response.instruction.external_id"
     )
     model = serializers.CharField(source="response.model_name")
+
+
+class JudgeScoreOutputSerializer(_JudgeOutputSerializer):
     skill = serializers.CharField(source="skill.key")
     skill_name = serializers.CharField(source="skill.name")
     sample_index = serializers.IntegerField()
@@ -430,15 +436,7 @@ class JudgeScoreOutputSerializer(serializers.Serializer):
         return scale_of(obj.skill).label_of(obj.score)
 
 
-class JudgeCritiqueOutputSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    call_id = serializers.IntegerField(allow_null=True)
-    response_id = serializers.IntegerField()
-    instruction_id = serializers.IntegerField(source="response.instruction_id")
-    instruction_external_id = serializers.CharField(
-        source="response.instruction.external_id"
-    )
-    model = serializers.CharField(source="response.model_name")
+class JudgeCritiqueOutputSerializer(_JudgeOutputSerializer):
     sample_index = serializers.IntegerField()
     text = serializers.CharField(help_text="The judge's critique, verbatim.")
 

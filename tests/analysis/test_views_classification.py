@@ -270,3 +270,30 @@ def test_agreement_command_prints_the_categorical_figures(setup):
     assert "  yes" in text and "  no" in text
     # Every criterion is categorical: no empty ordinal table before them.
     assert "OVERALL" not in text and "Spearman" not in text
+
+
+def test_metaeval_command_gives_the_api_numbers_for_classification_runs(
+    api_client_for, researcher, setup
+):
+    """`manage.py metaeval` answers what the API answers, classification included,
+    prints the categorical figures in its table and names `--crun` when refused."""
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    args = ["metaeval", "--dataset", setup.dataset.name, "--boot", str(N_BOOT)]
+    out = StringIO()
+    call_command(*args, "--format", "json", stdout=out)
+    printed = json.loads(out.getvalue())
+    url = reverse("analysis_api:metaeval", args=[setup.dataset.pk])
+    assert printed == api_client_for(researcher).get(url, {"n_boot": N_BOOT}).json()
+    assert printed["runs"] == []
+    assert printed["classification"] == json.loads(json.dumps(_computed(setup)))
+    table = StringIO()
+    call_command(*args, "--crun", str(setup.runs[0].pk), stdout=table)
+    text = table.getvalue()
+    assert "no pairwise judge run" in text
+    assert "Categorical criteria (judge vs the human majority)" in text
+    assert setup.runs[0].name in text and setup.runs[1].name not in text
+    with pytest.raises(CommandError, match="--crun"):
+        call_command(*args, "--crun", "999999")

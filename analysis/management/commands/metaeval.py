@@ -1,5 +1,5 @@
 """`manage.py metaeval --dataset NAME [--run ID ...] [--sections JSON_OR_FILE]
-[--boot N] [--seed N] [--format json|table]`.
+[--crun ID ...] [--campaign ID ...] [--boot N] [--seed N] [--format json|table]`.
 
 Meta-evaluates pairwise judge runs against the human preferences of a dataset:
 accuracy per order, mean and both-orders, kappa, ties conventions, positional
@@ -7,7 +7,9 @@ consistency and order bias, the human leave-one-out ceiling, reward-model style
 accuracy and section scores, and the bias probes (order, length, self-preference,
 bandwagon / attention for probe runs), overall and per category, with counts and
 bootstrap CIs. Same numbers as `GET /api/datasets/{id}/metaeval/`.
-Default runs: every pairwise run of the dataset without a probe.
+Default runs: every pairwise run of the dataset without a probe. Classification runs
+(`--crun`, default: every run with labels on a categorical criterion) are measured
+against the human majority of `--campaign` (default: the agreement defaults).
 """
 
 from __future__ import annotations
@@ -16,8 +18,12 @@ import json
 
 from django.core.management.base import CommandError
 
-from analysis.management.commands.agreement import fmt
-from analysis.selectors.metaeval import MetaevalError, metaeval_compute, parse_sections
+from analysis.management.commands.agreement import fmt, render_categorical
+from analysis.selectors.metaeval import (
+    MetaevalError,
+    metaeval_with_classification,
+    parse_sections,
+)
 from annotation.models import Dataset
 from flaskapp.commands import DataCommand
 
@@ -47,9 +53,14 @@ def _table(rows: list[list[str]]) -> list[str]:
 
 
 def render_table(result: dict) -> str:
+    counts = (
+        f"{result['pairs']} pairs, {result['votes']} human votes; "
+        if result["runs"]
+        else "no pairwise judge run; "
+    )
     lines = [
-        f"Meta-evaluation on {result['dataset']['name']}: {result['pairs']} pairs, "
-        f"{result['votes']} human votes; {result['n_boot']} bootstrap resamples",
+        f"Meta-evaluation on {result['dataset']['name']}: {counts}"
+        f"{result['n_boot']} bootstrap resamples",
         "n/a = not enough data; figures as value [95% CI]",
     ]
     for run in result["runs"]:
@@ -81,6 +92,9 @@ def render_table(result: dict) -> str:
             lines.append(
                 f"  {name:16s} {fmt(v, 3)} n={v['n']}  baseline {p['baseline']}"
             )
+    classification = result.get("classification")
+    if classification:
+        lines.append(render_categorical(classification))
     return "\n".join(lines)
 
 
@@ -97,6 +111,22 @@ class Command(DataCommand):
             default="",
             help='JSON {"section": ["subset", ...]} or a path to such a file.',
         )
+        parser.add_argument(
+            "--crun",
+            type=int,
+            nargs="+",
+            action="extend",
+            help="Classification run ids (default: every run with labels on a "
+            "categorical criterion).",
+        )
+        parser.add_argument(
+            "--campaign",
+            type=int,
+            nargs="+",
+            action="extend",
+            help="Campaigns whose human labels the classification runs are "
+            "measured against (default: the agreement defaults).",
+        )
         parser.add_argument("--boot", type=int, default=1000)
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--format", choices=("json", "table"), default="table")
@@ -106,9 +136,11 @@ class Command(DataCommand):
         if dataset is None:
             raise CommandError(f"--dataset: no dataset named {options['dataset']!r}")
         try:
-            result = metaeval_compute(
+            result = metaeval_with_classification(
                 dataset=dataset,
                 run_ids=options["run"],
+                crun_ids=options["crun"],
+                campaign_ids=options["campaign"],
                 sections=parse_sections(options["sections"]),
                 n_boot=options["boot"],
                 seed=options["seed"],
