@@ -31,9 +31,7 @@ from analysis.selectors.agreement import (
     agreement_slice_values,
     agreement_sources_for_user,
 )
-from analysis.selectors.classification import (
-    classification_for_agreement,
-)
+from analysis.selectors.classification import classification_for_agreement
 from annotation import selectors as annotation_selectors
 from annotation.api.permissions import IsResearcher
 from annotation.api.serializers.datasets import ProblemOutputSerializer
@@ -50,6 +48,9 @@ class AgreementInputSerializer(serializers.Serializer):
         child=serializers.IntegerField(**ID.field_kwargs()), required=False
     )
     run = serializers.ListField(
+        child=serializers.IntegerField(**ID.field_kwargs()), required=False
+    )
+    crun = serializers.ListField(
         child=serializers.IntegerField(**ID.field_kwargs()), required=False
     )
     reference_run = serializers.IntegerField(
@@ -70,9 +71,10 @@ class AgreementInputSerializer(serializers.Serializer):
 
 
 def _params(request) -> dict:
-    """Query parameters (repeatable campaign/run) validated; DomainError names them."""
+    """Query parameters (repeatable campaign/run/crun) validated; DomainError names
+    them."""
     data = {k: v for k, v in request.query_params.items()}
-    for name in ("campaign", "run"):
+    for name in ("campaign", "run", "crun"):
         values = request.query_params.getlist(name)
         data[name] = [v for part in values for v in part.split(",") if v.strip()]
     ser = AgreementInputSerializer(data=data)
@@ -276,7 +278,6 @@ class MetaevalApi(APIView):
             user=request.user, dataset_id=dataset_id
         )
         p = _params(request)
-        crun = _ids(request, "crun")
         try:
             sections_text = request.query_params.get("sections", "")
             if sections_text and not sections_text.lstrip().startswith("{"):
@@ -284,7 +285,7 @@ class MetaevalApi(APIView):
             result = metaeval_with_classification(
                 dataset=dataset,
                 run_ids=p.get("run", []),
-                crun_ids=crun,
+                crun_ids=p.get("crun", []),
                 campaign_ids=p.get("campaign", []),
                 sections=parse_sections(sections_text),
                 n_boot=p["n_boot"],
@@ -293,21 +294,6 @@ class MetaevalApi(APIView):
         except MetaevalError as exc:
             raise _refuse(exc) from exc
         return Response(result)
-
-
-def _ids(request, name: str) -> list[int]:
-    """A repeatable, comma-separable id parameter; a 400 naming it if not ids."""
-    values = [
-        v.strip()
-        for part in request.query_params.getlist(name)
-        for v in part.split(",")
-        if v.strip()
-    ]
-    if not all(v.isascii() and v.isdigit() for v in values):
-        raise DomainError(
-            "Bad parameters", [Problem("must be whole numbers (run ids)", field=name)]
-        )
-    return [int(v) for v in values]
 
 
 class PointwiseProbesApi(APIView):

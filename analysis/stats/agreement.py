@@ -119,8 +119,7 @@ def judge_stats_w(w, judge, hmean, hround, values: np.ndarray = VALUES) -> dict:
     to_round[np.arange(pairs.size), pairs % v] = 1.0
     joint = fine @ to_mean  # (B, judge value, human mean)
     conf = fine @ to_round  # (B, judge value, rounded median)
-    keep = joint.sum(axis=(0, 2)) > 0  # the judge's values that occur
-    out = correlations_table(joint[:, keep], values[keep], mv)
+    out = correlations_table(joint, values, mv)
     out["qwk"] = qwk_table(conf, values)
     n = w.sum(axis=1)
     out["exact"] = ratio(w @ (judge == hround).astype(float), n)

@@ -514,10 +514,13 @@ def campaign_progress(*, campaign: Campaign) -> CampaignProgress:
     current = set(
         campaign.raters.filter(groups__name=roles.RATER).values_list("pk", flat=True)
     )
+    imported = {
+        rid for rid, r in rows.items() if roles.is_imported_account(r["username"])
+    }
     raters = [
         RaterRow(
-            removed=rid not in current and not roles.is_imported_account(r["username"]),
-            imported=roles.is_imported_account(r["username"]),
+            removed=rid not in current and rid not in imported,
+            imported=rid in imported,
             rater_id=rid,
             username=r["username"],
             submitted=r["counts"].get(Assignment.Status.SUBMITTED, 0),
