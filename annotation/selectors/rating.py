@@ -507,7 +507,9 @@ def campaign_progress(*, campaign: Campaign) -> CampaignProgress:
             {"username": username, "counts": {}, "durations": [], "active": []},
         )
         row["counts"][status] = row["counts"].get(status, 0) + 1
-        if status == Assignment.Status.SUBMITTED and submitted:
+        # Imported scores were not timed here: no durations for their accounts.
+        timed = not roles.is_imported_account(username)
+        if status == Assignment.Status.SUBMITTED and submitted and timed:
             row["durations"].append((submitted - served).total_seconds())
             if active is not None:
                 row["active"].append(active)
