@@ -250,6 +250,13 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--keep", action="store_true", help="keep the scratch database")
     ap.add_argument("--scale", choices=("1-5", "1-10"), default="1-5")
+    ap.add_argument(
+        "--profile",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also print the N costliest functions of one cold run on one thread",
+    )
     args = ap.parse_args()
     base = os.environ.get("DATABASE_URL", "")
     if not base.startswith("postgres"):
@@ -323,6 +330,16 @@ def main() -> None:
             return sa.agreement_compute(**kwargs)
 
         cold()  # warm imports and the database's caches
+        if args.profile:
+            import cProfile
+            import pstats
+
+            from django.test import override_settings
+
+            prof = cProfile.Profile()  # one thread, so the profile sees all of it
+            with override_settings(AGREEMENT_WORKERS=1):
+                prof.runcall(cold)
+            pstats.Stats(prof).sort_stats("tottime").print_stats(args.profile)
         t_cold, cold_runs = median_time(cold, args.repeat)
         t_load, _ = median_time(
             lambda: load_inputs(dataset, [campaign.pk], [run.pk], "", ""), args.repeat

@@ -186,6 +186,34 @@ def test_small_inputs_use_one_thread(settings):
     assert workers(agreement_compute_module.THREADS_FROM_ITEMS) == 3
 
 
+def test_threads_give_the_same_result_as_one_thread(researcher, settings, monkeypatch):
+    # Above THREADS_FROM_ITEMS the statistics run in threads and the model profiles
+    # in a thread of their own; every figure must equal the one-thread computation.
+    s = make_agreement_setup(
+        researcher, human=HUMAN, judges=[JUDGE, JUDGE], n_instructions=6,
+        models=("alpha", "beta"), n_raters=2, name="threads",
+    )  # fmt: skip
+    kwargs = {
+        "dataset": s.dataset, "campaign_ids": [s.campaign.pk],
+        "run_ids": [r.pk for r in s.runs], "n_boot": 200, "use_cache": False,
+    }  # fmt: skip
+    one = agreement_compute(**kwargs)
+    started = []
+    real = agreement_compute_module.ThreadPoolExecutor
+
+    def counted(*args, **kw):
+        started.append(kw.get("max_workers", args[0] if args else None))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(agreement_compute_module, "THREADS_FROM_ITEMS", 1)
+    monkeypatch.setattr(agreement_compute_module, "ThreadPoolExecutor", counted)
+    settings.AGREEMENT_WORKERS = 2
+    threaded = agreement_compute(**kwargs)
+    assert started == [1]  # the profiles' own thread was used
+    assert threaded["rows"] == one["rows"]
+    assert all(r["profiles"]["all"] for r in threaded["rows"])
+
+
 HUMAN = {(i, m, "readability"): [1 + (i + k) % 5, 1 + i % 3] for i in range(6)
          for k, m in enumerate(("alpha", "beta"))}  # fmt: skip
 JUDGE = {(i, m, "readability"): 1 + (i * 2 + k) % 5 for i in range(6)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 
 import numpy as np
 from django.core.cache import cache
@@ -24,7 +26,7 @@ from analysis.selectors.agreement.inputs import (
     load_inputs,
     one_rater,
 )
-from analysis.selectors.agreement.profiles import model_profiles
+from analysis.selectors.agreement.profiles import model_profiles, set_profiles
 from analysis.selectors.agreement.rows import (
     NO_ITEMS,
     abilities_present,
@@ -173,36 +175,47 @@ def agreement_compute(
     abilities = {a: ks for a, ks in abilities_present(inp.skills, present).items() if a}
     rows = rows_skeleton(inp.skills, present)
     by_key = {r["key"]: r for r in rows}
-    ceiling = ceiling_rows(
-        inp, ref_side, abilities, n_boot, seed, _workers(len(ref_side[0]))
-    )
-    for r in rows:
-        r["human"] = ceiling.get(r["key"]) or empty_ceiling()
-        r["judges"] = {}
-    for rid, groups in per_run.items():
-        table = agreement_table(
-            groups,
-            abilities,
-            n_boot=n_boot,
-            seed=seed,
-            workers=_workers(sum(len(g.judge) for g in groups.values())),
+    # The model profiles only read the rows' skeleton: on large inputs they are
+    # computed in a thread of their own meanwhile (their binomial draws release the
+    # GIL; the result is the same either way).
+    profiles_args = (inp, ref_side[:2], run_scores, rows, n_boot, seed)
+    background = ThreadPoolExecutor(1) if _workers(len(ref_side[0])) > 1 else None
+    with background or nullcontext():
+        profiles = (
+            background.submit(model_profiles, *profiles_args) if background else None
         )
-        pooled = {  # the items of pooled rows on one scale (their scatter)
-            label: GroupItems.concat([groups[k] for k in ks])
-            for label, ks in [
-                *((f"ability:{a}", ks) for a, ks in abilities.items()),
-                ("overall", list(groups)),
-            ]
-            if ks and label in table
-        }
-        for label, rep in table.items():
-            row = by_key.get(label)
-            if row is None:
-                continue
-            items = groups.get(row["skill"]) if row["skill"] else pooled.get(label)
-            row["judges"][str(rid)] = judge_dict(rep, items, inp.resp.model_names)
+        ceiling = ceiling_rows(
+            inp, ref_side, abilities, n_boot, seed, _workers(len(ref_side[0]))
+        )
+        for r in rows:
+            r["human"] = ceiling.get(r["key"]) or empty_ceiling()
+            r["judges"] = {}
+        for rid, groups in per_run.items():
+            table = agreement_table(
+                groups,
+                abilities,
+                n_boot=n_boot,
+                seed=seed,
+                workers=_workers(sum(len(g.judge) for g in groups.values())),
+            )
+            pooled = {  # the items of pooled rows on one scale (their scatter)
+                label: GroupItems.concat([groups[k] for k in ks])
+                for label, ks in [
+                    *((f"ability:{a}", ks) for a, ks in abilities.items()),
+                    ("overall", list(groups)),
+                ]
+                if ks and label in table
+            }
+            for label, rep in table.items():
+                row = by_key.get(label)
+                if row is None:
+                    continue
+                items = groups.get(row["skill"]) if row["skill"] else pooled.get(label)
+                row["judges"][str(rid)] = judge_dict(rep, items, inp.resp.model_names)
     mixed_scale_rows(rows, run_ids)
-    model_profiles(inp, ref_side[:2], run_scores, rows, n_boot, seed)
+    set_profiles(
+        rows, profiles.result() if profiles else model_profiles(*profiles_args)
+    )
     if not (reference_run_id or retest):
         for r in rows:  # the humans' model means: every item they scored, with CIs
             r["human"]["models"] = [

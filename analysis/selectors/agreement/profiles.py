@@ -111,12 +111,16 @@ def model_profiles(
     rows: list[dict],
     n_boot: int,
     seed: int,
-) -> None:
-    """Sets ``row["profiles"]`` on every row (shape: VIEWS -> list per model of
-    {"model", "reference": stat, "judges": {run id: stat}} (+ "n" for shared).
+) -> list[tuple[str, dict]]:
+    """Per row of `rows`, (its ``profiles_scale``, its ``profiles``): the shape of
+    ``profiles`` is VIEWS -> list per model of {"model", "reference": stat,
+    "judges": {run id: stat}} (+ "n" for shared); :func:`set_profiles` puts them on
+    the rows.
 
     `reference`: (item keys, score code counts (n, W)); `runs`: run id -> (item keys,
-    score code 0..V). Pure computation on arrays already loaded; no query.
+    score code 0..V). Pure computation on arrays already loaded; no query. `rows` is
+    only read (each row's level, skill, ability and scale), so this may run in a
+    thread while another fills the rows' other keys.
     """
     _, n_sk = item_keys(inp.skills)
     names = inp.resp.model_names
@@ -149,14 +153,13 @@ def model_profiles(
             for v in (inp.skills.values[k] for k in inp.skills.keys)
         ]
     )
-    for row, mix in zip(rows, mixed, strict=True):
-        row["profiles_scale"] = (
-            "normalised" if mix else (row.get("scale") or {}).get("label", "1-5")
-        )
+    scale_of = [
+        "normalised" if mix else (row.get("scale") or {}).get("label", "1-5")
+        for row, mix in zip(rows, mixed, strict=True)
+    ]
     n_m = len(names)
     view_code = {"shared": 1, "all": 2}
-    for row in rows:
-        row["profiles"] = {}
+    profiles: list[dict] = [{} for _ in rows]
     drawn: dict[int, tuple] = {}  # source -> its "all" view's keys and draws
     for view, by_source in views.items():
         stats: dict[int, list[list[dict]]] = {}
@@ -196,7 +199,7 @@ def model_profiles(
                     rboot = rb.sum(axis=1) / rn
                 per_row.append(_stats(point, rboot, rn, WHY[view]))
             stats[sid] = per_row
-        for r_i, row in enumerate(rows):
+        for r_i in range(len(rows)):
             entries = []
             for g, name in enumerate(names):
                 entry = {
@@ -207,4 +210,12 @@ def model_profiles(
                 if view == "shared":
                     entry["n"] = entry["reference"]["n"]
                 entries.append(entry)
-            row["profiles"][view] = entries
+            profiles[r_i][view] = entries
+    return list(zip(scale_of, profiles, strict=True))
+
+
+def set_profiles(rows: list[dict], profiles: list[tuple[str, dict]]) -> None:
+    """Sets ``row["profiles_scale"]`` and ``row["profiles"]`` from
+    :func:`model_profiles`' result for the same rows."""
+    for row, (scale, by_view) in zip(rows, profiles, strict=True):
+        row["profiles_scale"], row["profiles"] = scale, by_view
