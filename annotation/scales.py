@@ -181,6 +181,15 @@ class Scale:
             return self.allow_na
         return not isinstance(value, bool) and value in self.values
 
+    def matches(self, expected: int | None, given: int | None, tolerance: int) -> bool:
+        """The one rule of a right answer to a known-answer (gold) item: N/A only
+        matches N/A; a label must be the expected one; a point within `tolerance`."""
+        if expected is None or given is None:
+            return expected is None and given is None
+        if self.is_categorical:
+            return given == expected
+        return abs(given - expected) <= tolerance
+
 
 FLASK_SCALE = Scale(
     ORDINAL, (1, 2, 3, 4, 5), anchors=tuple((v, "") for v in range(1, 6))

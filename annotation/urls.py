@@ -8,6 +8,7 @@ from django.urls import path
 from annotation.views import (
     campaigns,
     datasets,
+    gold,
     pairwise,
     pairwise_review,
     raters,
@@ -20,6 +21,12 @@ urlpatterns = [
     # datasets, rubrics, imports
     path("datasets/", datasets.dataset_list, name="dataset-list"),
     path("datasets/<int:dataset_id>/", datasets.dataset_detail, name="dataset-detail"),
+    path("datasets/<int:dataset_id>/gold/", gold.dataset_gold, name="dataset-gold"),
+    path(
+        "datasets/<int:dataset_id>/gold/<int:response_id>/delete/",
+        gold.dataset_gold_delete,
+        name="dataset-gold-delete",
+    ),
     path("rubrics/", datasets.rubric_list, name="rubric-list"),
     path("rubrics/import/", datasets.rubric_import, name="rubric-import"),
     path("rubrics/<int:rubric_id>/", datasets.rubric_detail, name="rubric-detail"),
@@ -56,6 +63,11 @@ urlpatterns = [
         "campaigns/<int:campaign_id>/critique/",
         campaigns.campaign_critique,
         name="campaign-critique",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/training/",
+        campaigns.campaign_training,
+        name="campaign-training",
     ),
     # rater accounts (researchers and admins)
     path("raters/", raters.rater_list, name="rater-list"),

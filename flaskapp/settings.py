@@ -242,6 +242,8 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # Several `format` parameters take different choice sets: name this one.
+    "ENUM_NAME_OVERRIDES": {"CsvJsonlFormatEnum": ["csv", "jsonl"]},
     # Swagger UI from the bundled sidecar package: /api/docs/ works offline (no CDN).
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

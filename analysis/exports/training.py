@@ -219,6 +219,7 @@ def _score_examples(dataset: Dataset, kinds: tuple[str, ...]) -> Iterator[_Examp
         HumanScore.objects.filter(
             assignment__response__instruction__dataset=dataset,
             assignment__status=Assignment.Status.SUBMITTED,
+            assignment__gold=False,
         )
         .annotate(synthetic=roles.synthetic_rater("assignment__rater_id"))
         .order_by("pk")

@@ -10,6 +10,7 @@ from drf_spectacular.utils import (
     extend_schema,
 )
 from rest_framework import status
+from rest_framework.exceptions import NotFound
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -21,6 +22,10 @@ from annotation.api.serializers.datasets import (
     DatasetDetailOutputSerializer,
     DatasetImportInputSerializer,
     DatasetListOutputSerializer,
+    GoldImportInputSerializer,
+    GoldImportOutputSerializer,
+    GoldItemInputSerializer,
+    GoldItemOutputSerializer,
     ImportJobOutputSerializer,
     InstructionDetailOutputSerializer,
     InstructionListFilterInputSerializer,
@@ -295,3 +300,102 @@ class ImportJobConfirmApi(APIView):
         return Response(
             ImportJobOutputSerializer(job, context={"request": request}).data
         )
+
+
+# --- Gold items ----------------------------------------------------------------------------
+
+
+class DatasetGoldApi(ListApi):
+    """The dataset's gold items (known answers), or mark one response as gold
+    (re-marking a response replaces its expected scores)."""
+
+    permission_classes = [IsResearcher]
+    output_serializer_class = GoldItemOutputSerializer
+
+    @extend_schema(tags=["gold"], responses=GoldItemOutputSerializer(many=True))
+    def get(self, request, dataset_id: int):
+        dataset = selectors.dataset_get_for_user(
+            user=request.user, dataset_id=dataset_id
+        )
+        return self.paginated_response(selectors.gold_list(dataset=dataset))
+
+    @extend_schema(
+        tags=["gold"],
+        request=GoldItemInputSerializer,
+        responses={201: GoldItemOutputSerializer, 400: ProblemOutputSerializer},
+    )
+    def post(self, request, dataset_id: int):
+        dataset = selectors.dataset_get_for_user(
+            user=request.user, dataset_id=dataset_id
+        )
+        serializer = GoldItemInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        gold = services.gold_set(
+            dataset=dataset,
+            response_id=data["response_id"],
+            scores=data["scores"],
+            tolerance=data.get("tolerance"),
+            explanation=data["explanation"],
+            kind=data["kind"],
+            user=request.user,
+        )
+        gold = selectors.gold_get(dataset=dataset, response_id=gold.response_id)
+        return Response(
+            GoldItemOutputSerializer(gold).data, status=status.HTTP_201_CREATED
+        )
+
+
+class DatasetGoldImportApi(APIView):
+    """Mark responses as gold from a CSV, JSON Lines or Parquet file: all rows or
+    none (every problem named by line and field)."""
+
+    permission_classes = [IsResearcher]
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(
+        tags=["gold"],
+        request=GoldImportInputSerializer,
+        responses={201: GoldImportOutputSerializer, 400: ProblemOutputSerializer},
+    )
+    def post(self, request, dataset_id: int):
+        dataset = selectors.dataset_get_for_user(
+            user=request.user, dataset_id=dataset_id
+        )
+        serializer = GoldImportInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        upload = serializer.validated_data["file"]
+        result = services.gold_import_file(
+            dataset=dataset,
+            data=upload.read(),
+            file=upload.name,
+            fmt=serializer.validated_data.get("format"),
+            user=request.user,
+        )
+        return Response(result, status=status.HTTP_201_CREATED)
+
+
+class DatasetGoldDetailApi(APIView):
+    """One gold item, by its response; DELETE unmarks it (scores given stay)."""
+
+    permission_classes = [IsResearcher]
+
+    def _gold(self, request, dataset_id: int, response_id: int):
+        dataset = selectors.dataset_get_for_user(
+            user=request.user, dataset_id=dataset_id
+        )
+        gold = selectors.gold_get(dataset=dataset, response_id=response_id)
+        if gold is None:
+            raise NotFound(f"response {response_id} is not a gold item of this dataset")
+        return gold
+
+    @extend_schema(tags=["gold"], responses=GoldItemOutputSerializer)
+    def get(self, request, dataset_id: int, response_id: int):
+        gold = self._gold(request, dataset_id, response_id)
+        return Response(GoldItemOutputSerializer(gold).data)
+
+    @extend_schema(tags=["gold"], responses={204: None})
+    def delete(self, request, dataset_id: int, response_id: int):
+        gold = self._gold(request, dataset_id, response_id)
+        services.gold_delete(gold=gold, user=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)

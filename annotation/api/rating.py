@@ -35,10 +35,12 @@ from annotation.api.serializers.rating import (
     CampaignCreateInputSerializer,
     CampaignCritiqueInputSerializer,
     CampaignDetailOutputSerializer,
+    CampaignGoldOutputSerializer,
     CampaignListOutputSerializer,
     CampaignLockOutputSerializer,
     CampaignRatersInputSerializer,
     CampaignStatusInputSerializer,
+    CampaignTrainingInputSerializer,
     RaterAssignmentOutputSerializer,
     RaterCampaignOutputSerializer,
     RaterNextOutputSerializer,
@@ -47,6 +49,7 @@ from annotation.api.serializers.rating import (
     RatingErrorOutputSerializer,
     RatingOutputSerializer,
     RatingSubmitInputSerializer,
+    RatingSubmitOutputSerializer,
     rater_next_data,
     rating_data,
 )
@@ -139,6 +142,8 @@ class CampaignListApi(APIView):
             raters=data["raters"],
             critique=data["critique"],
             critique_min_length=data["critique_min_length"],
+            gold_rate=data["gold_rate"],
+            training_phase=data["training_phase"],
         )
         return Response(_campaign_detail(campaign), status=status.HTTP_201_CREATED)
 
@@ -204,6 +209,49 @@ class CampaignCritiqueApi(APIView):
             user=request.user,
         )
         return Response(_campaign_detail(campaign))
+
+
+class CampaignTrainingApi(APIView):
+    """Start or end the training phase: while on, a rater sees the expected scores
+    and explanation right after submitting a gold item."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        tags=["campaigns"],
+        request=CampaignTrainingInputSerializer,
+        responses={200: CampaignDetailOutputSerializer, 400: REFUSED},
+    )
+    def put(self, request, campaign_id: int):
+        campaign = selectors.campaign_get_for_user(
+            user=request.user, campaign_id=campaign_id
+        )
+        serializer = CampaignTrainingInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        campaign = services.campaign_set_training(
+            campaign=campaign,
+            on=serializer.validated_data["training_phase"],
+            user=request.user,
+        )
+        return Response(_campaign_detail(campaign))
+
+
+class CampaignGoldApi(APIView):
+    """Per rater: gold items submitted, accuracy (right within each item's
+    tolerance) with its Wilson 95% interval, exact and within-1 rates, attention
+    checks passed."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        tags=["campaigns"], responses=CampaignGoldOutputSerializer(many=True)
+    )
+    def get(self, request, campaign_id: int):
+        campaign = selectors.campaign_get_for_user(
+            user=request.user, campaign_id=campaign_id
+        )
+        rows = selectors.campaign_gold_accuracy(campaign=campaign)
+        return Response(CampaignGoldOutputSerializer(rows, many=True).data)
 
 
 class CampaignRatersApi(APIView):
@@ -398,7 +446,7 @@ class RatingSubmitApi(HotAuthenticationMixin, APIView):
         tags=["rate"],
         request=RatingSubmitInputSerializer,
         responses={
-            200: RatingOutputSerializer,
+            200: RatingSubmitOutputSerializer,
             400: REFUSED,
             403: RATER_REMOVED,
             404: NOT_FOUND,
@@ -418,10 +466,13 @@ class RatingSubmitApi(HotAuthenticationMixin, APIView):
             active_seconds=data.get("active_seconds"),
             conflict_if_changed=True,
         )
+        feedback = services.gold_feedback(assignment)  # training phase, gold only
         if "scores" in getattr(assignment, "_prefetched_objects_cache", {}):
             # Just saved: the service handed over the rows it wrote, no re-read needed.
-            return Response(rating_data(assignment))
-        return Response(_rating_data(user=request.user, assignment_id=assignment_id))
+            data = rating_data(assignment)
+        else:
+            data = _rating_data(user=request.user, assignment_id=assignment_id)
+        return Response({**data, "feedback": feedback})
 
 
 class AssignmentSkipApi(APIView):

@@ -34,6 +34,21 @@ urlpatterns = [
         datasets.ResponseListApi.as_view(),
         name="response-list",
     ),
+    path(
+        "datasets/<int:dataset_id>/gold/",
+        datasets.DatasetGoldApi.as_view(),
+        name="gold-list",
+    ),
+    path(
+        "datasets/<int:dataset_id>/gold/import/",
+        datasets.DatasetGoldImportApi.as_view(),
+        name="gold-import",
+    ),
+    path(
+        "datasets/<int:dataset_id>/gold/<int:response_id>/",
+        datasets.DatasetGoldDetailApi.as_view(),
+        name="gold-detail",
+    ),
     # By name, not id: importing into a name that does not exist yet creates the dataset.
     path(
         "datasets/<str:dataset_name>/imports/",
@@ -71,6 +86,16 @@ urlpatterns = [
         "campaigns/<int:campaign_id>/critique/",
         rating.CampaignCritiqueApi.as_view(),
         name="campaign-critique",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/training/",
+        rating.CampaignTrainingApi.as_view(),
+        name="campaign-training",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/gold/",
+        rating.CampaignGoldApi.as_view(),
+        name="campaign-gold",
     ),
     path(
         "campaigns/<int:campaign_id>/raters/",

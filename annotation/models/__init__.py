@@ -40,6 +40,7 @@ from annotation.models.preferences import (
     PreferenceLabel,
     PreferencePair,
 )
+from annotation.models.quality import GoldItem, GoldScore
 
 __all__ = [
     "TemporaryPassword",
@@ -61,6 +62,8 @@ __all__ = [
     "CampaignItem",
     "HumanScore",
     "ShownOrder",
+    "GoldItem",
+    "GoldScore",
     "EvaluatedModel",
     "HumanPreference",
     "PreferenceLabel",

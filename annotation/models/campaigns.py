@@ -91,6 +91,17 @@ class Campaign(models.Model):
     critique_min_length = models.PositiveIntegerField(
         default=0, help_text="A critique must have at least this many characters."
     )
+    # Gold items (annotation.models.quality): the dataset's gold responses are served
+    # to every rater, one in every `gold_rate` items (0: none), never as real items.
+    gold_rate = models.PositiveSmallIntegerField(
+        default=0,
+        validators=bounds.GOLD_RATE.validators(),
+        help_text="Serve one gold item in every N items (0: no gold items).",
+    )
+    training_phase = models.BooleanField(
+        default=False,
+        help_text="While on, a rater sees the expected scores after a gold item.",
+    )
     raters = models.ManyToManyField(
         settings.AUTH_USER_MODEL, blank=True, related_name="rating_campaigns"
     )
@@ -132,6 +143,11 @@ class CampaignItem(models.Model):
     `target` raters should submit; `submitted` have; `reserved` hold a live lock.
     `open_slots = target - submitted - reserved` is kept in the row so that the next-item
     query is one index scan. Changed only under a row lock (services.rating).
+
+    A `gold` item (a known-answer response, `GoldItem`) has no slots at all (target,
+    submitted, reserved and open_slots all 0): the next-item query never picks it,
+    every rater may be served it (`services.gold`), and it never counts toward the
+    campaign's overlap or progress.
     """
 
     # No index of its own: the unique (campaign, response) index serves campaign lookups.
@@ -161,6 +177,7 @@ class CampaignItem(models.Model):
     reserved = models.PositiveSmallIntegerField(default=0)
     open_slots = models.SmallIntegerField()
     position = models.PositiveIntegerField()
+    gold = models.BooleanField(default=False, db_default=False)
 
     class Meta:
         ordering = ["campaign_id", "position"]
@@ -184,6 +201,10 @@ class CampaignItem(models.Model):
                 condition=Q(open_slots__gte=0)
                 & Q(open_slots=F("target") - F("submitted") - F("reserved")),
                 name="campaign_item_slots_consistent",
+            ),
+            models.CheckConstraint(
+                condition=Q(gold=False) | Q(target=0, submitted=0, reserved=0),
+                name="campaign_item_gold_has_no_slots",
             ),
         ]
         indexes = [
@@ -259,6 +280,10 @@ class Assignment(models.Model):
         blank=True, help_text="What happened, e.g. a refused late submit."
     )
     updated_at = models.DateTimeField(null=True, blank=True)
+    # A gold item (a copy of `item.gold`, set when served, never changed): its scores
+    # measure the rater, so every analysis of human scores reads `gold=False` only
+    # (agreement, meta-evaluation, exports); the rater's pages and API never show it.
+    gold = models.BooleanField(default=False, db_default=False)
 
     class Meta:
         ordering = ["-served_at", "-id"]

@@ -78,3 +78,18 @@ __all__ = [
     "rubric_list",
     "rubric_list_for_user",
 ]
+from annotation.selectors.gold import (  # noqa: E402
+    RaterGold,
+    campaign_gold_accuracy,
+    gold_expected,
+    gold_get,
+    gold_list,
+)
+
+__all__ += [
+    "RaterGold",
+    "campaign_gold_accuracy",
+    "gold_expected",
+    "gold_get",
+    "gold_list",
+]

@@ -44,7 +44,15 @@ from annotation.services.campaigns import (
     campaign_set_critique,
     campaign_set_raters,
     campaign_set_status,
+    campaign_set_training,
 )  # noqa: E402
+from annotation.services.gold import (  # noqa: E402
+    gold_delete,
+    gold_feedback,
+    gold_import,
+    gold_import_file,
+    gold_set,
+)
 from annotation.services.rating import (
     NextResult,
     assignment_next,
@@ -63,6 +71,12 @@ __all__ += [
     "campaign_set_raters",
     "campaign_set_critique",
     "campaign_set_status",
+    "campaign_set_training",
+    "gold_delete",
+    "gold_feedback",
+    "gold_import",
+    "gold_import_file",
+    "gold_set",
     "rating_amend",
     "rating_submit",
 ]

@@ -12,6 +12,7 @@ from django.utils import timezone
 from annotation import roles
 from annotation.errors import DomainError, Problem
 from annotation.models import Campaign, CampaignItem, Dataset, Response, Skill
+from annotation.services.gold import gold_items_create, gold_rate_problems
 from annotation.services.import_rows import copy_rows
 from flaskapp.bounds import LOCK_TTL_MINUTES, OVERLAP, OVERLAP_PERCENT, RATER_QUOTA
 
@@ -63,12 +64,16 @@ FROM (
     JOIN annotation_instruction i ON i.id = r.instruction_id
     WHERE i.dataset_id = %(dataset)s
       AND (cardinality(%(models)s::text[]) = 0 OR r.model_name = ANY(%(models)s))
+      AND NOT (%(gold)s AND EXISTS (
+          SELECT 1 FROM annotation_golditem g WHERE g.response_id = r.id))
 ) AS picked
 """
 
 
 def _items_create(campaign: Campaign, models: list[str]) -> int:
     """Create the campaign's items (one per response to rate); return how many.
+    With a gold rate, the dataset's gold responses are not among them (they become
+    the campaign's gold items, `services.gold.gold_items_create`).
 
     One INSERT ... SELECT on PostgreSQL; elsewhere the ids are read, ordered and
     inserted from Python by the same rules.
@@ -89,12 +94,15 @@ def _items_create(campaign: Campaign, models: list[str]) -> int:
                     "models": list(models),
                     "overlap": campaign.overlap,
                     "percent": campaign.overlap_percent,
+                    "gold": campaign.gold_rate > 0,
                 },
             )
             return cursor.rowcount
     responses = Response.objects.filter(instruction__dataset_id=campaign.dataset_id)
     if models:
         responses = responses.filter(model_name__in=models)
+    if campaign.gold_rate:
+        responses = responses.filter(gold__isnull=True)
     response_ids = sorted(
         responses.values_list("pk", flat=True),
         key=lambda rid: (_serving_order_key(campaign.pk, rid), rid),
@@ -231,8 +239,14 @@ def campaign_create(
     raters: list[User] | None = None,
     critique: str = Campaign.Critique.OFF,
     critique_min_length: int = 0,
+    gold_rate: int = 0,
+    training_phase: bool = False,
 ) -> Campaign:
     """Create a campaign and one `CampaignItem` per response to rate, in one transaction.
+
+    `gold_rate` N > 0 interleaves the dataset's gold items, one in every N items a
+    rater is served (`services.gold`); they are then not real items of the campaign.
+    `training_phase` shows raters the expected scores after each gold item.
 
     Any rubric is rated on its own criteria's scales (`annotation.scales`); a campaign
     whose criteria are all categorical is a classification campaign (same serving,
@@ -256,6 +270,7 @@ def campaign_create(
         critique=critique, critique_min_length=critique_min_length
     )
     rater_list = list(raters or [])
+    problems += gold_rate_problems(dataset=dataset, gold_rate=gold_rate)
     problems += campaign_option_problems(
         overlap=overlap,
         overlap_percent=overlap_percent,
@@ -320,13 +335,18 @@ def campaign_create(
             guidelines=guidelines,
             critique=critique,
             critique_min_length=critique_min_length,
+            gold_rate=gold_rate,
+            training_phase=bool(training_phase),
             created_by=user,
         )
         if chosen:
             campaign.chosen_skills.set(chosen)
         if rater_list:
             campaign.raters.set(rater_list)
-        if not _items_create(campaign, models):
+        real = _items_create(campaign, models)
+        if real and gold_rate:
+            gold_items_create(campaign, start=real)
+        if not real:
             raise DomainError(
                 "the campaign has no responses to rate",
                 [
@@ -340,6 +360,18 @@ def campaign_create(
         # the first request on (stale ones can make the planner sort every item).
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE annotation_campaignitem")
+    return campaign
+
+
+def campaign_set_training(*, campaign: Campaign, on: bool, user: User) -> Campaign:
+    """Start or end the campaign's training phase: while it is on, a rater sees the
+    expected scores and explanation right after submitting a gold item
+    (`services.gold.gold_feedback`); outside it, nothing. A closed campaign is refused."""
+    roles.require_researcher(user)
+    if campaign.status == Campaign.Status.CLOSED:
+        raise DomainError("this campaign is closed; its settings are final")
+    campaign.training_phase = bool(on)
+    campaign.save(update_fields=["training_phase"])
     return campaign
 
 

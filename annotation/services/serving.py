@@ -3,7 +3,8 @@
 A campaign's `CampaignItem` rows are its items (a response for pointwise rating, a
 pair for pairwise comparison); `ItemKind` says what differs between kinds, everything
 else is here: resume the rater's live assignment, the quota, the breadth-first pick
-under ``FOR UPDATE SKIP LOCKED``, reserving a slot and why it was served, expiring
+under ``FOR UPDATE SKIP LOCKED`` (and, in campaigns with a gold rate, the gold
+items of `services.gold` interleaved), reserving a slot and why it was served, expiring
 stale locks, taking the slot at submit (also late, while one is free), and skipping.
 
 Fairness and the overlap invariant rest on `CampaignItem` rows: each holds
@@ -27,6 +28,7 @@ from django.utils import timezone
 
 from annotation.errors import DomainError, Problem
 from annotation.models import Assignment, Campaign, CampaignItem, Response, Skill
+from annotation.services.gold import gold_due, gold_pick
 from flaskapp.untrusted import text_problem
 
 # Why an item was served (Assignment.reason): the templates take the kind's noun and
@@ -184,7 +186,7 @@ def _release(stale, *, note: str, now: datetime, skip_locked: bool) -> int:
             status=Assignment.Status.EXPIRED, closed_at=now, note=note
         )
         for item_id, n in counts.items():
-            CampaignItem.objects.filter(pk=item_id).update(
+            CampaignItem.objects.filter(pk=item_id, gold=False).update(
                 reserved=F("reserved") - n, open_slots=F("open_slots") + n
             )
     return released
@@ -275,6 +277,19 @@ def serve_next_locked(
             f"{campaign.rater_quota} {kind.noun}s. Thank you!",
         )
 
+    if (
+        campaign.gold_rate
+        and kind is POINTWISE
+        and gold_due(campaign=campaign, rater=rater)
+    ):
+        gold = gold_pick(campaign=campaign, rater=rater)
+        if gold is not None:  # served like any item (services.gold)
+            assignment = reserve_item(
+                campaign=campaign, item=gold, rater=rater, now=now, ttl=ttl, kind=kind
+            )
+            kind.reserved(assignment)
+            assignment.campaign = campaign
+            return NextResult(assignment)
     # Matches the unique (campaign, response or pair, rater) index: one probe per
     # candidate, however many items this rater has already done.
     mine = Assignment.objects.filter(
@@ -381,9 +396,11 @@ def reserve_item(
             reason=reason,
             served_at=now,
             expires_at=now + ttl,
+            gold=item.gold,
             **create_fields,
         )
-    CampaignItem.objects.filter(pk=item.pk).update(
+    # A gold item has no slots (CampaignItem.gold): every rater may take it.
+    CampaignItem.objects.filter(pk=item.pk, gold=False).update(
         reserved=F("reserved") + 1, open_slots=F("open_slots") - 1
     )
     return assignment
@@ -413,11 +430,14 @@ def submit_take_slot(*, assignment: Assignment, kind: ItemKind, now: datetime) -
     Returns "" when the submit counts.
     """
     if assignment.status == Assignment.Status.SERVED:
-        CampaignItem.objects.filter(pk=assignment.item_id).update(
+        CampaignItem.objects.filter(pk=assignment.item_id, gold=False).update(
             reserved=F("reserved") - 1, submitted=F("submitted") + 1
         )
         return ""
     item = CampaignItem.objects.select_for_update().get(pk=assignment.item_id)
+    if item.gold:  # no slots to run out of
+        assignment.note = LATE_ACCEPTED_NOTE
+        return ""
     if item.open_slots > 0:
         CampaignItem.objects.filter(pk=item.pk).update(
             open_slots=F("open_slots") - 1, submitted=F("submitted") + 1
@@ -470,7 +490,7 @@ def skip_locked(
     if assignment.status == Assignment.Status.SUBMITTED:
         raise DomainError(f"this {kind.noun} is already submitted{kind.skip_submitted}")
     if assignment.status == Assignment.Status.SERVED:
-        CampaignItem.objects.filter(pk=assignment.item_id).update(
+        CampaignItem.objects.filter(pk=assignment.item_id, gold=False).update(
             reserved=F("reserved") - 1, open_slots=F("open_slots") + 1
         )
     assignment.status = Assignment.Status.SKIPPED

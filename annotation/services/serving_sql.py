@@ -78,6 +78,7 @@ ASSIGNMENT_FIELDS = (
     "note",
     "updated_at",
     "critique",
+    "gold",
 )
 SKILL_FIELDS = (
     "id",
@@ -107,14 +108,20 @@ _JSON_SKILL_FIELDS = {"scale_anchors", "labels"}
 
 def enabled(campaign: Campaign | None = None) -> bool:
     """The raw path runs on PostgreSQL only (setting RATING_FAST_SQL=False turns it
-    off), and serves pointwise campaigns only (pairwise ones have their own rules)."""
+    off), and serves pointwise campaigns without gold items only (pairwise ones have
+    their own rules; gold ones take the ORM path, which interleaves them)."""
     from django.conf import settings
 
     if connection.vendor != "postgresql" or not getattr(
         settings, "RATING_FAST_SQL", True
     ):
         return False
-    return campaign is None or _is_pointwise(getattr(campaign, "kind", None))
+    if campaign is None:
+        return True
+    # Gold items are interleaved by the ORM rules (services.gold), not here.
+    return _is_pointwise(getattr(campaign, "kind", None)) and not getattr(
+        campaign, "gold_rate", 0
+    )
 
 
 def _is_pointwise(kind) -> bool:
@@ -437,7 +444,7 @@ def _submit_write_sql() -> str:
     return f"""
 WITH slot AS (
     UPDATE {i} SET reserved = reserved - 1, submitted = submitted + 1
-    WHERE id = %(item)s RETURNING id
+    WHERE id = %(item)s AND NOT gold RETURNING id
 ), done AS (
     UPDATE {a} SET status = '{SUBMITTED}', submitted_at = %(now)s, closed_at = %(now)s,
         active_seconds = %(active)s

@@ -107,6 +107,10 @@ class CampaignForm(forms.Form):
         required=False,
     )
     critique_min_length = forms.IntegerField(required=False, initial=0)
+    gold_rate = forms.IntegerField(
+        required=False, initial=0, **bounds.GOLD_RATE.field_kwargs()
+    )
+    training_phase = forms.BooleanField(required=False, initial=False)
 
     # Service problem field -> form field.
     FIELD_OF_PROBLEM = {"skills": "chosen_skills"}
@@ -118,7 +122,9 @@ class CampaignForm(forms.Form):
         self.dataset_stats = None
         self.skills: list[Skill] = []
         self.criteria: list = []
+        self.gold_count = 0
         if dataset is not None:
+            self.gold_count = selectors.gold_list(dataset=dataset).count()
             self.dataset_stats = selectors.dataset_stats(dataset=dataset)
             self.fields["models"].choices = [
                 (name, f"{name} ({n})") for name, n in self.dataset_stats.models
@@ -184,6 +190,8 @@ def campaign_new(request: HttpRequest) -> HttpResponse:
                     raters=list(data["raters"]),
                     critique=data["critique"] or Campaign.Critique.OFF,
                     critique_min_length=data["critique_min_length"] or 0,
+                    gold_rate=data["gold_rate"] or 0,
+                    training_phase=data["training_phase"],
                 )
             except DomainError as exc:
                 form.add_problems(exc)
@@ -253,6 +261,17 @@ def _campaign_settings(campaign: Campaign, task: str) -> list[tuple[str, str]]:
             str(campaign.rater_quota) if campaign.rater_quota else "None",
         ),
         ("Critique", critique),
+        (
+            "Gold items",
+            f"1 in every {campaign.gold_rate} items served"
+            + (
+                " (training phase: feedback after each)"
+                if campaign.training_phase
+                else " (no feedback)"
+            )
+            if campaign.gold_rate
+            else "None",
+        ),  # fmt: skip
     ]
 
 
@@ -290,6 +309,7 @@ def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
         context["rater_users"] = list(rater_users())
         context["member_ids"] = set(campaign.raters.values_list("pk", flat=True))
         context["statuses"] = Campaign.Status
+        context["gold"] = selectors.campaign_gold_accuracy(campaign=campaign)
     status = HTMX_STOP_POLLING if fragment and not context["polling"] else 200
     return render_page_or_fragment(
         request,
@@ -361,4 +381,26 @@ def campaign_critique(request: HttpRequest, campaign_id: int) -> HttpResponse:
         messages.error(request, str(exc))
     else:
         messages.success(request, "The critique settings are saved.")
+    return redirect("annotation:campaign-detail", campaign_id=campaign.pk)
+
+
+@login_required
+@require_POST
+def campaign_training(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Start or end the training phase (feedback after each gold item)."""
+    campaign = selectors.campaign_get_for_user(
+        user=request.user, campaign_id=campaign_id
+    )
+    on = request.POST.get("training_phase") == "on"
+    try:
+        services.campaign_set_training(campaign=campaign, on=on, user=request.user)
+    except DomainError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(
+            request,
+            "Training phase on: raters see the expected scores after a gold item."
+            if on
+            else "Training phase off: no feedback after gold items.",
+        )
     return redirect("annotation:campaign-detail", campaign_id=campaign.pk)

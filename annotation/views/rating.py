@@ -139,6 +139,11 @@ def rate_next(request: HttpRequest, campaign_id: int) -> HttpResponse:
     )
     context = _serve_next(request, campaign)
     context["saved_id"] = _saved_assignment(request)
+    if context["saved_id"] and campaign.training_phase:
+        saved = selectors.assignment_get_for_rater(
+            user=request.user, assignment_id=context["saved_id"]
+        )
+        context["feedback"] = services.gold_feedback(saved)
     if not wants_fragment(request):
         context.update(help_context(selectors.campaign_skills(campaign=campaign)))
     return render_page_or_fragment(
@@ -147,15 +152,17 @@ def rate_next(request: HttpRequest, campaign_id: int) -> HttpResponse:
 
 
 def _after_rating(
-    request: HttpRequest, assignment: Assignment, *, saved: bool
+    request: HttpRequest, assignment: Assignment, *, saved: bool, feedback=None
 ) -> HttpResponse:
-    """The next response's panel for htmx; a redirect to rate-next otherwise."""
+    """The next response's panel for htmx; a redirect to rate-next otherwise
+    (which shows the training-phase `feedback` of a gold item from `?saved=`)."""
     campaign = assignment.campaign
     if not wants_fragment(request):
         url = reverse("annotation:rate-next", args=[campaign.pk])
         return redirect(f"{url}?saved={assignment.pk}" if saved else url)
     context = _serve_next(request, campaign)
     context["saved_id"] = assignment.pk if saved else None
+    context["feedback"] = feedback
     response = render(request, "annotation/rate_next.html#rating-panel", context)
     patch_vary_headers(response, ("HX-Request",))
     return response
@@ -184,7 +191,7 @@ def assignment_submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
     scores, rationales, raw = parse_scores(request.POST)
     critique = request.POST.get("critique")
     try:
-        services.rating_submit(
+        submitted = services.rating_submit(
             assignment_id=assignment.pk,
             rater=request.user,
             scores=scores,
@@ -208,7 +215,9 @@ def assignment_submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
                 help_context(selectors.campaign_skills(campaign=assignment.campaign))
             )
         return _invalid_panel(request, context)
-    return _after_rating(request, assignment, saved=True)
+    return _after_rating(
+        request, assignment, saved=True, feedback=services.gold_feedback(submitted)
+    )
 
 
 @login_required

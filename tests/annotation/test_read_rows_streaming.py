@@ -64,7 +64,11 @@ def test_a_gzip_file_damaged_midway_yields_its_first_rows_then_a_problem(tmp_pat
     assert "not a valid gzip file" in problems[0].message
 
 
-@pytest.mark.parametrize("content", [b"", b"\n  \n\n", gzip.compress(b"\n\n")])
+@pytest.mark.parametrize(
+    "content",
+    [b"", b"\n  \n\n", gzip.compress(b"\n\n", mtime=0)],
+    ids=["empty", "blank-lines", "gzip-of-blank-lines"],  # same ids on every worker
+)
 def test_an_empty_file_on_disk_is_one_problem(tmp_path, content):
     path = tmp_path / "empty.jsonl"
     path.write_bytes(content)

@@ -365,7 +365,7 @@ def test_judge_without_any_admin_acts_as_the_documented_system_user():
     from django.contrib.auth import get_user_model
 
     from annotation import roles
-    from judging.management.commands._cli import SYSTEM_USERNAME
+    from annotation.management.commands._cli import SYSTEM_USERNAME
 
     make_dataset(name="fresh", instructions=2, models=("alpha", "beta"))
     assert not get_user_model().objects.filter(is_superuser=True).exists()

@@ -88,6 +88,7 @@ def agreement_disagreements(
         HumanScore.objects.filter(
             assignment__campaign_id__in=campaign_ids,
             assignment__status=Assignment.Status.SUBMITTED,
+            assignment__gold=False,
             assignment__response_id__in=response_ids,
             skill_id__in=skill_ids,
         )

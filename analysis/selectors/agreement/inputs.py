@@ -247,6 +247,7 @@ def _human_rows(campaign_ids: list[int], low: int = 1, high: int = 5) -> np.ndar
         f"FROM {quoted_table(HumanScore)} hs JOIN {quoted_table(Assignment)} a "
         f"ON a.id = hs.assignment_id "
         f"WHERE a.campaign_id IN ({placeholders(campaign_ids)}) AND a.status = %s "
+        f"AND NOT a.gold "  # gold items measure raters, not responses
         f"GROUP BY a.response_id, hs.skill_id",
         [*campaign_ids, Assignment.Status.SUBMITTED],
     )

@@ -8,6 +8,7 @@ from rest_framework import serializers
 from rest_framework.reverse import reverse
 
 from annotation.models import DATASET_FORMAT_CHOICES, Domain, ImportJob
+from annotation.selectors.gold import gold_expected
 
 # --- Rubrics -----------------------------------------------------------------------------
 
@@ -413,3 +414,61 @@ class ImportJobOutputSerializer(serializers.Serializer):
             kwargs={"job_id": job.pk},
             request=self.context.get("request"),
         )
+
+
+# --- Gold items ---------------------------------------------------------------------------
+
+
+class GoldItemInputSerializer(serializers.Serializer):
+    response_id = serializers.IntegerField(help_text="A response of the dataset.")
+    scores = serializers.DictField(
+        child=serializers.JSONField(allow_null=True),
+        help_text="criterion key -> expected score (a point, a label, or null for "
+        "N/A), checked against the criterion's scale.",
+    )
+    tolerance = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        help_text="A rater's score is right within this many points (default 0: "
+        "exact); labels always exactly.",
+    )
+    explanation = serializers.CharField(required=False, allow_blank=True, default="")
+    kind = serializers.CharField(
+        required=False, default="gold", help_text="gold or attention."
+    )
+
+
+class GoldImportInputSerializer(serializers.Serializer):
+    file = serializers.FileField(
+        help_text="CSV, JSON Lines or Parquet: a row per response (`response_id`, or "
+        "`instruction` and `model`), the expected scores as criterion columns or a "
+        "`scores` object, optional `tolerance`, `explanation`, `kind`."
+    )
+    format = serializers.ChoiceField(
+        choices=["csv", "jsonl"],
+        required=False,
+        help_text="Default: csv for a .csv name, else JSON Lines; Parquet and gzip "
+        "are recognised by content.",
+    )
+
+
+class GoldImportOutputSerializer(serializers.Serializer):
+    created = serializers.IntegerField()
+    updated = serializers.IntegerField()
+    items = serializers.IntegerField()
+
+
+class GoldItemOutputSerializer(serializers.Serializer):
+    response_id = serializers.IntegerField()
+    instruction = serializers.CharField(source="response.instruction.external_id")
+    model = serializers.CharField(source="response.model_name")
+    kind = serializers.CharField()
+    tolerance = serializers.IntegerField()
+    explanation = serializers.CharField()
+    expected = serializers.SerializerMethodField()
+    created_by = serializers.CharField(source="created_by.username", allow_null=True)
+    updated_at = serializers.DateTimeField()
+
+    @extend_schema_field({"type": "object", "additionalProperties": {"type": "string"}})
+    def get_expected(self, gold) -> dict:
+        return gold_expected(gold)

@@ -14,6 +14,7 @@ from pathlib import Path
 from django.core.management.base import CommandError
 
 from annotation.errors import DomainError
+from annotation.management.commands._cli import command_user
 from annotation.management.commands._import_cli import (
     add_strict_option,
     format_from_name,
@@ -23,7 +24,6 @@ from annotation.management.commands._import_cli import (
 )
 from annotation.models import Dataset, ImportJob
 from flaskapp.commands import DataCommand
-from judging.management.commands._cli import command_user
 from judging.services.imports import FORMATS, GENERIC_FIELDS
 from judging.services.run_imports import judge_run_import
 

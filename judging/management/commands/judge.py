@@ -19,10 +19,10 @@ from decimal import Decimal, InvalidOperation
 from django.core.management.base import CommandError
 
 from annotation.errors import DomainError
+from annotation.management.commands._cli import command_user
 from annotation.management.commands._import_cli import refused
 from annotation.models import Dataset
 from flaskapp.commands import DataCommand
-from judging.management.commands._cli import command_user
 from judging.models import JudgeConfig, JudgeRun, PromptTemplate
 from judging.selectors import runs as selectors
 from judging.selectors.pairwise import pairwise_verdict_counts

@@ -101,6 +101,25 @@ class CampaignCreateInputSerializer(serializers.Serializer):
         default=0,
         help_text="A critique must have at least this many characters.",
     )
+    gold_rate = serializers.IntegerField(
+        required=False,
+        default=0,
+        help_text="Serve one of the dataset's gold items in every N items each rater "
+        "is served, unmarked (0: none).",
+        **bounds.GOLD_RATE.field_kwargs(),
+    )
+    training_phase = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Show raters the expected scores right after a gold item.",
+    )
+
+
+class CampaignTrainingInputSerializer(serializers.Serializer):
+    training_phase = serializers.BooleanField(
+        help_text="On: raters see the expected scores and explanation right after "
+        "submitting a gold item. Off: no feedback."
+    )
 
 
 class CampaignCritiqueInputSerializer(serializers.Serializer):
@@ -141,6 +160,8 @@ class CampaignListOutputSerializer(serializers.Serializer):
     rater_quota = serializers.IntegerField(allow_null=True)
     critique = serializers.CharField(help_text="off, with_scores or only")
     critique_min_length = serializers.IntegerField()
+    gold_rate = serializers.IntegerField(help_text="One gold item in every N (0: none)")
+    training_phase = serializers.BooleanField()
     created_by = serializers.CharField(source="created_by.username", allow_null=True)
     created_at = serializers.DateTimeField()
     closed_at = serializers.DateTimeField(allow_null=True)
@@ -261,3 +282,22 @@ class CampaignLockOutputSerializer(serializers.Serializer):
     def get_is_expired(self, assignment) -> bool:
         """Past its expiry but not yet returned to the pool (the next request does)."""
         return assignment.expires_at <= self.context["now"]
+
+
+class CampaignGoldOutputSerializer(serializers.Serializer):
+    """One rater's answers to the campaign's gold items (`selectors.gold`)."""
+
+    rater_id = serializers.IntegerField()
+    username = serializers.CharField()
+    items = serializers.IntegerField(help_text="Gold items submitted.")
+    checked = serializers.IntegerField(help_text="Criteria compared.")
+    right = serializers.IntegerField(help_text="Within the item's tolerance.")
+    accuracy = serializers.FloatField(allow_null=True)
+    low = serializers.FloatField(allow_null=True, help_text="Wilson 95% interval.")
+    high = serializers.FloatField(allow_null=True)
+    exact_rate = serializers.FloatField(allow_null=True)
+    within1_rate = serializers.FloatField(
+        allow_null=True, help_text="On ordinal criteria."
+    )
+    attention = serializers.IntegerField(help_text="Attention checks submitted.")
+    attention_passed = serializers.IntegerField()

@@ -249,6 +249,27 @@ class RatingOutputSerializer(serializers.Serializer):
     critique = serializers.CharField()
 
 
+class GoldFeedbackScoreOutputSerializer(serializers.Serializer):
+    skill = serializers.CharField()
+    name = serializers.CharField()
+    expected = serializers.CharField()
+    yours = serializers.CharField()
+    right = serializers.BooleanField()
+
+
+class GoldFeedbackOutputSerializer(serializers.Serializer):
+    explanation = serializers.CharField()
+    scores = GoldFeedbackScoreOutputSerializer(many=True)
+
+
+class RatingSubmitOutputSerializer(RatingOutputSerializer):
+    feedback = GoldFeedbackOutputSerializer(
+        allow_null=True,
+        help_text="In a campaign's training phase, after a known-answer item: the "
+        "expected scores and why. Null otherwise.",
+    )
+
+
 class AssignmentSkipInputSerializer(serializers.Serializer):
     reason = serializers.CharField(
         required=False,

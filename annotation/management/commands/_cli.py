@@ -1,4 +1,5 @@
-"""Shared by the judging commands (Django skips command modules starting with `_`)."""
+"""Shared by the commands of every app: the user a command acts as (Django skips
+command modules starting with `_`)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,142 @@
+"""Reads of gold items: a dataset's known answers, and how each rater did on them.
+
+A rater's answer to one criterion of a gold item is right by `Scale.matches` (within
+the item's tolerance; a label exactly). Accuracy is right / checked over the rater's
+submitted gold items of a campaign, with a Wilson 95% interval
+(`statsmodels.stats.proportion.proportion_confint`); exact and within-1 agreement are
+counted beside it on ordinal criteria. Attention checks are counted apart, one
+pass per item (every criterion right).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from statsmodels.stats.proportion import proportion_confint
+
+from annotation.models import (
+    Assignment,
+    Campaign,
+    Dataset,
+    GoldItem,
+    GoldScore,
+    HumanScore,
+    Skill,
+)
+from annotation.scales import scale_of
+
+
+def gold_list(*, dataset: Dataset):
+    """The dataset's gold items with their response, instruction and expected scores
+    (a constant number of queries)."""
+    return (
+        GoldItem.objects.filter(dataset=dataset)
+        .select_related("response__instruction", "created_by")
+        .prefetch_related("scores__skill")
+        .order_by("response_id")
+    )
+
+
+def gold_get(*, dataset: Dataset, response_id: int) -> GoldItem | None:
+    return gold_list(dataset=dataset).filter(response_id=response_id).first()
+
+
+def gold_expected(gold: GoldItem) -> dict[str, str]:
+    """criterion key -> the expected value as a rater would write it ("N/A" too)."""
+    out = {}
+    for gs in gold.scores.all():
+        scale = scale_of(gs.skill)
+        out[gs.skill.key] = "N/A" if gs.score is None else scale.label_of(gs.score)
+    return out
+
+
+@dataclass
+class RaterGold:
+    rater_id: int
+    username: str
+    items: int = 0  # gold items submitted (attention checks included)
+    checked: int = 0  # criteria compared
+    right: int = 0  # within the item's tolerance
+    exact: int = 0
+    ordinal: int = 0  # ordinal criteria compared (for within-1)
+    within1: int = 0
+    attention: int = 0  # attention checks submitted
+    attention_passed: int = 0
+    low: float | None = None  # Wilson 95% interval of right / checked
+    high: float | None = None
+
+    @property
+    def accuracy(self) -> float | None:
+        return self.right / self.checked if self.checked else None
+
+    @property
+    def exact_rate(self) -> float | None:
+        return self.exact / self.checked if self.checked else None
+
+    @property
+    def within1_rate(self) -> float | None:
+        return self.within1 / self.ordinal if self.ordinal else None
+
+
+def campaign_gold_accuracy(*, campaign: Campaign) -> list[RaterGold]:
+    """Per rater with a submitted gold item in `campaign`: counts, accuracy with its
+    Wilson interval, exact and within-1 rates, attention checks passed. Sorted by
+    username. Empty for a campaign without gold items."""
+    if not campaign.gold_rate:
+        return []
+    done = Assignment.objects.filter(
+        campaign=campaign, gold=True, status=Assignment.Status.SUBMITTED
+    )
+    assignments = list(done.values_list("pk", "rater_id", "rater__username",
+                                        "response_id"))  # fmt: skip
+    if not assignments:
+        return []
+    golds = {
+        g.response_id: g
+        for g in GoldItem.objects.filter(
+            response_id__in={a[3] for a in assignments}
+        ).only("pk", "response_id", "kind", "tolerance")
+    }
+    expected = {
+        (gs.gold_id, gs.skill_id): gs.score
+        for gs in GoldScore.objects.filter(gold__in=golds.values())
+    }
+    skills = Skill.objects.filter(pk__in={sid for _, sid in expected})
+    scales = {s.pk: scale_of(s) for s in skills}
+    given = defaultdict(dict)
+    for aid, sid, score in HumanScore.objects.filter(
+        assignment_id__in=[a[0] for a in assignments]
+    ).values_list("assignment_id", "skill_id", "score"):
+        given[aid][sid] = score
+    rows: dict[int, RaterGold] = {}
+    for aid, rater_id, username, response_id in assignments:
+        gold = golds.get(response_id)
+        if gold is None:  # unmarked since it was served: nothing to compare with
+            continue
+        row = rows.setdefault(rater_id, RaterGold(rater_id, username))
+        row.items += 1
+        passed = True
+        for sid, score in given[aid].items():
+            key = (gold.pk, sid)
+            if key not in expected:
+                continue
+            want, scale = expected[key], scales[sid]
+            ok = scale.matches(want, score, gold.tolerance)
+            passed &= ok
+            row.checked += 1
+            row.right += ok
+            row.exact += scale.matches(want, score, 0)
+            if scale.is_ordinal and want is not None and score is not None:
+                row.ordinal += 1
+                row.within1 += abs(score - want) <= 1
+        if gold.kind == GoldItem.Kind.ATTENTION:
+            row.attention += 1
+            row.attention_passed += passed
+    for row in rows.values():
+        if row.checked:
+            row.low, row.high = (
+                float(v)
+                for v in proportion_confint(row.right, row.checked, method="wilson")
+            )
+    return sorted(rows.values(), key=lambda r: r.username)
