@@ -69,6 +69,11 @@ urlpatterns = [
         campaigns.campaign_training,
         name="campaign-training",
     ),
+    path(
+        "campaigns/<int:campaign_id>/qualification/<int:rater_id>/retry/",
+        campaigns.campaign_qualification_retry,
+        name="campaign-qualification-retry",
+    ),
     # rater accounts (researchers and admins)
     path("raters/", raters.rater_list, name="rater-list"),
     path("raters/new/", raters.rater_new, name="rater-new"),

@@ -62,6 +62,10 @@ LOCK_TTL_MINUTES = Bound(1, 7 * 24 * 60)  # a week
 RATER_QUOTA = Bound(1, 1_000_000)
 GOLD_RATE = Bound(0, 1000)  # 0: no gold items; N: one gold item in every N served
 GOLD_TOLERANCE = Bound(0, 10)  # how far from the expected score still counts as right
+QUALIFICATION_SIZE = Bound(
+    0, 200
+)  # gold items a rater answers before real work; 0: none
+QUALIFICATION_PASS = Bound(0, 1)  # the pass mark: a share of right answers
 PAIR_SAMPLE = Bound(1, 1_000_000)
 
 # Judge configs (judging.models.JudgeConfig)

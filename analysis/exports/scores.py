@@ -61,6 +61,7 @@ FIELDS = (
     "skill_group",
     "scale",
     "value",
+    "gold",
 )
 # The columns after `synthetic` say what each score means on its own criterion
 # (`annotation.scales`), so rows of different rubrics can share one file:
@@ -73,7 +74,10 @@ FIELDS = (
 #   keys in their order ("yes / no");
 # - `value`: the score as written: the number (ordinal), the label key (categorical),
 #   "N/A". `score` stays the stored integer: the point, or for a categorical criterion
-#   the label's 0-based code in `scale` (use `value` for labels).
+#   the label's 0-based code in `scale` (use `value` for labels);
+# - `gold`: true for a rater's score of a gold item or attention check (a known-answer
+#   item served to measure the rater, `annotation.models.quality`; left out of the
+#   agreement and the training export), false otherwise and on every judge row.
 #
 # Column types in Parquet (one type per column): ids and numbers int64, flags bool,
 # `domains` a list of text, the rest text, `value` too ("4", "yes", "N/A").
@@ -88,7 +92,7 @@ _INTEGER_FIELDS = {
     "difficulty",
     "rubric_version",
 }
-_BOOLEAN_FIELDS = {"is_na", "is_hard", "synthetic"}
+_BOOLEAN_FIELDS = {"is_na", "is_hard", "synthetic", "gold"}
 
 
 def parquet_schema():
@@ -220,6 +224,7 @@ def score_rows(
             "assignment__rater__username",
             "assignment__rater_id",
             "assignment__campaign_id",
+            "assignment__gold",
             "created_at",
             "updated_at",
             *_prefixed("assignment__"),
@@ -235,6 +240,7 @@ def score_rows(
             username,
             rater_id,
             campaign_id,
+            gold,
             created,
             updated,
             *common,
@@ -252,6 +258,7 @@ def score_rows(
                 created_at=created,
                 updated_at=updated,
                 synthetic=synthetic,
+                gold=gold,
             )
     if not filtered or run_ids:
         judges = JudgeScore.objects.filter(run__dataset=dataset)
@@ -274,6 +281,7 @@ def score_rows(
                 # Judge scores are never edited: last change = creation.
                 updated_at=created,
                 synthetic=False,
+                gold=False,
             )
 
 
@@ -323,6 +331,7 @@ def _row(
     created_at: datetime | None,
     updated_at: datetime | None,
     synthetic: bool,
+    gold: bool,
 ) -> dict:
     (
         external_id,
@@ -380,6 +389,7 @@ def _row(
         "skill_group": group,
         "scale": scale.label,
         "value": _value(scale, score),
+        "gold": gold,
     }
 
 

@@ -19,7 +19,8 @@ How each cell is written, as `analysis.exports.encoding` does:
   per skill; `value` is the score's text, or the label key at the code's position
   (keys encoded once per skill), or `N/A`;
 - `synthetic`: true when the human score's rater is in the
-  `roles.SYNTHETIC` group, false otherwise and on every judge line;
+  `roles.SYNTHETIC` group, false otherwise and on every judge line; `gold`: the
+  assignment's flag (a gold item), false on every judge line;
 - lines end with CRLF, as `csv.writer` ends them.
 
 Per-instruction and per-skill cells are encoded once, in CTEs; the per-score work is
@@ -172,6 +173,7 @@ WITH ins AS MATERIALIZED (
             "ELSE 'false' END)",
             "sk.meaning",
             value,
+            "(CASE WHEN a.gold THEN 'true' ELSE 'false' END)",
         )
         body = f"""
 FROM {_t(HumanScore)} x
@@ -198,6 +200,7 @@ JOIN {u} u ON u.id = a.rater_id
             "'false'",  # synthetic: only a human-side score can be
             "sk.meaning",
             value,
+            "'false'",  # gold: a rater's score of a gold item only
         )
         body = f"""
 FROM {_t(JudgeScore)} x

@@ -387,6 +387,7 @@ def _critique_examples(dataset: Dataset) -> Iterator[_Example]:
         Assignment.objects.filter(
             response__instruction__dataset=dataset,
             status=Assignment.Status.SUBMITTED,
+            gold=False,  # gold items measure raters, not responses
         )
         .exclude(critique="")
         .annotate(synthetic=roles.synthetic_rater("rater_id"))

@@ -41,6 +41,7 @@ from annotation.api.serializers.rating import (
     CampaignRatersInputSerializer,
     CampaignStatusInputSerializer,
     CampaignTrainingInputSerializer,
+    QualificationOutputSerializer,
     RaterAssignmentOutputSerializer,
     RaterCampaignOutputSerializer,
     RaterNextOutputSerializer,
@@ -54,6 +55,7 @@ from annotation.api.serializers.rating import (
     rating_data,
 )
 from annotation.models import Assignment, Campaign, HumanScore, Skill
+from annotation.selectors import raters as rater_selectors
 from flaskapp.api import Pagination
 
 REFUSED = OpenApiResponse(
@@ -144,6 +146,9 @@ class CampaignListApi(APIView):
             critique_min_length=data["critique_min_length"],
             gold_rate=data["gold_rate"],
             training_phase=data["training_phase"],
+            qualification_size=data["qualification_size"],
+            qualification_pass=data["qualification_pass"],
+            qualification_rule=data["qualification_rule"],
         )
         return Response(_campaign_detail(campaign), status=status.HTTP_201_CREATED)
 
@@ -252,6 +257,53 @@ class CampaignGoldApi(APIView):
         )
         rows = selectors.campaign_gold_accuracy(campaign=campaign)
         return Response(CampaignGoldOutputSerializer(rows, many=True).data)
+
+
+class CampaignQualificationApi(APIView):
+    """Every rater's qualification attempts: status, answered items, right / checked,
+    the share right against the pass mark, and whether a retry may be allowed."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        tags=["campaigns"], responses=QualificationOutputSerializer(many=True)
+    )
+    def get(self, request, campaign_id: int):
+        campaign = selectors.campaign_get_for_user(
+            user=request.user, campaign_id=campaign_id
+        )
+        rows = selectors.campaign_qualifications(campaign=campaign)
+        return Response(QualificationOutputSerializer(rows, many=True).data)
+
+
+class CampaignQualificationRetryApi(APIView):
+    """Allow a rater who failed the qualification one more attempt (once), on gold
+    items they have not seen. 400 (nothing changed) otherwise."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        tags=["campaigns"],
+        request=None,
+        responses={201: QualificationOutputSerializer, 400: REFUSED},
+    )
+    def post(self, request, campaign_id: int, rater_id: int):
+        campaign = selectors.campaign_get_for_user(
+            user=request.user, campaign_id=campaign_id
+        )
+        rater = rater_selectors.rater_get_for_user(user=request.user, rater_id=rater_id)
+        services.qualification_allow_retry(
+            campaign=campaign, rater=rater, user=request.user
+        )
+        attempt = next(
+            q
+            for q in reversed(selectors.campaign_qualifications(campaign=campaign))
+            if q.rater_id == rater.pk
+        )
+        return Response(
+            QualificationOutputSerializer(attempt).data,
+            status=status.HTTP_201_CREATED,
+        )
 
 
 class CampaignRatersApi(APIView):
@@ -410,6 +462,10 @@ class AssignmentNextApi(HotAuthenticationMixin, APIView):
             # Without `available`: it scans the campaign's items, and this is the hot path.
             "progress": selectors.rater_progress(
                 user=user, campaign=campaign, counts=result.counts
+            ),
+            # None (no query) for a campaign without qualification.
+            "qualification": selectors.rater_qualification(
+                campaign=campaign, rater=user
             ),
         }
         # Rendered by hand (the same JSON as RaterNextOutputSerializer): hot path.

@@ -98,6 +98,16 @@ urlpatterns = [
         name="campaign-gold",
     ),
     path(
+        "campaigns/<int:campaign_id>/qualification/",
+        rating.CampaignQualificationApi.as_view(),
+        name="campaign-qualification",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/qualification/<int:rater_id>/retry/",
+        rating.CampaignQualificationRetryApi.as_view(),
+        name="campaign-qualification-retry",
+    ),
+    path(
         "campaigns/<int:campaign_id>/raters/",
         rating.CampaignRatersApi.as_view(),
         name="campaign-raters",

@@ -40,7 +40,7 @@ from annotation.models.preferences import (
     PreferenceLabel,
     PreferencePair,
 )
-from annotation.models.quality import GoldItem, GoldScore
+from annotation.models.quality import GoldItem, GoldScore, Qualification
 
 __all__ = [
     "TemporaryPassword",
@@ -64,6 +64,7 @@ __all__ = [
     "ShownOrder",
     "GoldItem",
     "GoldScore",
+    "Qualification",
     "EvaluatedModel",
     "HumanPreference",
     "PreferenceLabel",

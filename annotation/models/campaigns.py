@@ -102,6 +102,29 @@ class Campaign(models.Model):
         default=False,
         help_text="While on, a rater sees the expected scores after a gold item.",
     )
+
+    # Qualification (annotation.models.quality.Qualification): each rater first answers
+    # this many gold items, and is served real ones only with a share of right answers
+    # of at least `qualification_pass` (by `qualification_rule`).
+    class QualificationRule(models.TextChoices):
+        EXACT = "exact", "Exact score"
+        WITHIN1 = "within1", "Within one point"
+
+    qualification_size = models.PositiveSmallIntegerField(
+        default=0,
+        validators=bounds.QUALIFICATION_SIZE.validators(),
+        help_text="Gold items each rater answers before real ones (0: none).",
+    )
+    qualification_pass = models.FloatField(
+        default=0.8,
+        validators=bounds.QUALIFICATION_PASS.validators(),
+        help_text="The share of right answers a rater needs (0-1).",
+    )
+    qualification_rule = models.CharField(
+        max_length=10,
+        choices=QualificationRule.choices,
+        default=QualificationRule.EXACT,
+    )
     raters = models.ManyToManyField(
         settings.AUTH_USER_MODEL, blank=True, related_name="rating_campaigns"
     )
@@ -135,6 +158,12 @@ class Campaign(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def uses_gold(self) -> bool:
+        """Whether the dataset's gold responses are this campaign's gold items (served
+        interleaved, or as its qualification set) rather than real items."""
+        return bool(self.gold_rate or self.qualification_size)
 
 
 class CampaignItem(models.Model):
@@ -284,6 +313,14 @@ class Assignment(models.Model):
     # measure the rater, so every analysis of human scores reads `gold=False` only
     # (agreement, meta-evaluation, exports); the rater's pages and API never show it.
     gold = models.BooleanField(default=False, db_default=False)
+    # A gold item served as part of a rater's qualification attempt.
+    qualification = models.ForeignKey(
+        "annotation.Qualification",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="assignments",
+    )
 
     class Meta:
         ordering = ["-served_at", "-id"]

@@ -6,6 +6,13 @@ per criterion it checks, each right when a rater's score is within `tolerance` o
 asks for a specific answer ("to show you read this, score Readability 2"); it is
 counted apart. Campaigns created with a gold rate serve the dataset's gold items to
 every rater, unmarked (`annotation.services.gold`).
+
+A `Qualification` is one rater's attempt at a campaign's qualification set: the first
+`Campaign.qualification_size` gold items the rater is served, before any real item
+(`annotation.services.qualification`). It is graded when its last item is submitted
+(or skipped, which counts as wrong): passed when the share of right answers reaches
+the campaign's pass mark. A failed rater is served nothing more, unless a researcher
+allows one retry (a second attempt on gold items the rater has not seen).
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from annotation.models.campaigns import Campaign
 from annotation.models.datasets import Dataset, Response, Skill
 from flaskapp import bounds
 
@@ -66,3 +74,49 @@ class GoldScore(models.Model):
 
     def __str__(self) -> str:
         return f"{self.skill_id}={self.score}"
+
+
+class Qualification(models.Model):
+    class Status(models.TextChoices):
+        IN_PROGRESS = "in_progress", "In progress"
+        PASSED = "passed", "Passed"
+        FAILED = "failed", "Failed"
+
+    campaign = models.ForeignKey(
+        Campaign, on_delete=models.CASCADE, related_name="qualifications"
+    )
+    rater = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    attempt = models.PositiveSmallIntegerField(default=1)
+    status = models.CharField(
+        max_length=12, choices=Status.choices, default=Status.IN_PROGRESS
+    )
+    items = models.PositiveSmallIntegerField(help_text="Gold items in this attempt.")
+    checked = models.PositiveIntegerField(default=0)  # criteria compared
+    right = models.PositiveIntegerField(default=0)
+    accuracy = models.FloatField(null=True, blank=True)  # right / checked, when graded
+    pass_mark = models.FloatField()  # the campaign's, when the attempt started
+    rule = models.CharField(max_length=10)  # exact / within1, when it started
+    started_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    # On a failed attempt: the researcher who allowed a retry, and when.
+    retry_allowed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    retry_allowed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["campaign_id", "rater_id", "attempt"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign", "rater", "attempt"], name="qualification_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.rater_id} #{self.attempt} {self.status}"

@@ -80,10 +80,14 @@ __all__ = [
 ]
 from annotation.selectors.gold import (  # noqa: E402
     RaterGold,
+    RaterQualification,
     campaign_gold_accuracy,
+    campaign_qualifications,
     gold_expected,
     gold_get,
     gold_list,
+    qualification_report,
+    rater_qualification,
 )
 
 __all__ += [
@@ -92,4 +96,8 @@ __all__ += [
     "gold_expected",
     "gold_get",
     "gold_list",
+    "RaterQualification",
+    "campaign_qualifications",
+    "qualification_report",
+    "rater_qualification",
 ]

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
+from django.db.models import Count
 from statsmodels.stats.proportion import proportion_confint
 
 from annotation.models import (
@@ -22,6 +23,7 @@ from annotation.models import (
     GoldItem,
     GoldScore,
     HumanScore,
+    Qualification,
     Skill,
 )
 from annotation.scales import scale_of
@@ -83,7 +85,7 @@ def campaign_gold_accuracy(*, campaign: Campaign) -> list[RaterGold]:
     """Per rater with a submitted gold item in `campaign`: counts, accuracy with its
     Wilson interval, exact and within-1 rates, attention checks passed. Sorted by
     username. Empty for a campaign without gold items."""
-    if not campaign.gold_rate:
+    if not campaign.uses_gold:
         return []
     done = Assignment.objects.filter(
         campaign=campaign, gold=True, status=Assignment.Status.SUBMITTED
@@ -140,3 +142,146 @@ def campaign_gold_accuracy(*, campaign: Campaign) -> list[RaterGold]:
                 for v in proportion_confint(row.right, row.checked, method="wilson")
             )
     return sorted(rows.values(), key=lambda r: r.username)
+
+
+# --- Qualification --------------------------------------------------------------------
+
+
+def qualification_tolerance(rule: str) -> int:
+    """Points a qualification answer may be off by the campaign's rule."""
+    return 1 if rule == Campaign.QualificationRule.WITHIN1 else 0
+
+
+def qualification_answers(attempt: Qualification):
+    """Per done assignment of the attempt, in serving order: (assignment, gold item,
+    [(skill, expected, given or "missing" / "skipped")])."""
+    done = list(
+        Assignment.objects.filter(qualification=attempt)
+        .exclude(status__in=[Assignment.Status.EXPIRED, Assignment.Status.SERVED])
+        .select_related("response__instruction")
+        .order_by("served_at", "pk")
+    )
+    golds = {
+        g.response_id: g
+        for g in GoldItem.objects.filter(response_id__in=[a.response_id for a in done])
+    }
+    expected: dict[int, list[GoldScore]] = {}
+    for gs in GoldScore.objects.filter(gold__in=golds.values()).select_related("skill"):
+        expected.setdefault(gs.gold_id, []).append(gs)
+    given: dict[int, dict[int, int | None]] = {}
+    for aid, sid, score in HumanScore.objects.filter(assignment__in=done).values_list(
+        "assignment_id", "skill_id", "score"
+    ):
+        given.setdefault(aid, {})[sid] = score
+    out = []
+    for a in done:
+        gold = golds.get(a.response_id)
+        if gold is None:  # unmarked since: nothing to compare with
+            continue
+        rows = []
+        for gs in expected.get(gold.pk, []):
+            if a.status == Assignment.Status.SKIPPED:
+                mine = "skipped"
+            else:
+                mine = given.get(a.pk, {}).get(gs.skill_id, "missing")
+            rows.append((gs.skill, gs.score, mine))
+        out.append((a, gold, rows))
+    return out
+
+
+def qualification_report(attempt: Qualification) -> list[dict]:
+    """For the rater once an attempt failed (and for researchers): each item with the
+    instruction's opening, and per criterion the rater's answer, the expected one and
+    whether it was right by the attempt's rule."""
+    tolerance = qualification_tolerance(attempt.rule)
+    out = []
+    for n, (a, gold, rows) in enumerate(qualification_answers(attempt), start=1):
+        criteria = []
+        for skill, want, mine in rows:
+            scale = scale_of(skill)
+            if mine in ("missing", "skipped"):
+                yours, right = ("skipped" if mine == "skipped" else ""), False
+            else:
+                yours = "N/A" if mine is None else scale.label_of(mine)
+                right = scale.matches(want, mine, tolerance)
+            criteria.append({
+                "skill": skill.key,
+                "name": skill.name,
+                "expected": "N/A" if want is None else scale.label_of(want),
+                "yours": yours,
+                "right": right,
+                "asked": mine != "missing",
+            })  # fmt: skip
+        out.append({
+            "item": n,
+            "instruction": a.response.instruction.text[:300],
+            "explanation": gold.explanation,
+            "criteria": criteria,
+        })  # fmt: skip
+    return out
+
+
+def _done_counts(attempt_ids: list[int]) -> dict[int, int]:
+    return dict(
+        Assignment.objects.filter(qualification_id__in=attempt_ids)
+        .exclude(status__in=[Assignment.Status.EXPIRED, Assignment.Status.SERVED])
+        .values("qualification_id")
+        .annotate(n=Count("id"))
+        .values_list("qualification_id", "n")
+    )
+
+
+@dataclass
+class RaterQualification:
+    """A rater's latest attempt, how many of its items are done, and (once it failed)
+    the report of answers against the expected ones."""
+
+    attempt: Qualification
+    done: int
+    report: list[dict] | None = None
+
+    @property
+    def current_item(self) -> int:
+        return min(self.done + 1, self.attempt.items)
+
+
+def rater_qualification(*, campaign: Campaign, rater) -> RaterQualification | None:
+    """None for a campaign without qualification or a rater who has not started."""
+    if not campaign.qualification_size:
+        return None
+    attempt = (
+        Qualification.objects.filter(campaign=campaign, rater=rater)
+        .order_by("-attempt")
+        .first()
+    )
+    if attempt is None:
+        return None
+    done = _done_counts([attempt.pk]).get(attempt.pk, 0)
+    report = (
+        qualification_report(attempt)
+        if attempt.status == Qualification.Status.FAILED
+        else None
+    )
+    return RaterQualification(attempt, done, report)
+
+
+def campaign_qualifications(*, campaign: Campaign) -> list[Qualification]:
+    """Every attempt of the campaign's raters, by rater then attempt, each with `done`
+    (items answered) and `can_retry` (failed, the first, no retry allowed yet)."""
+    if not campaign.qualification_size:
+        return []
+    attempts = list(
+        Qualification.objects.filter(campaign=campaign)
+        .select_related("rater", "retry_allowed_by")
+        .order_by("rater__username", "attempt")
+    )
+    done = _done_counts([q.pk for q in attempts])
+    for q in attempts:
+        q.done = done.get(q.pk, 0)
+        q.can_retry = (
+            q.status == Qualification.Status.FAILED
+            and q.attempt == 1
+            and q.retry_allowed_by_id is None
+            and q.retry_allowed_at is None
+        )
+    return attempts

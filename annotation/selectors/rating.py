@@ -448,6 +448,9 @@ class RaterRow:
     # An account holding human scores imported with a dataset file (never a rater in
     # the role sense, so never "removed"): the campaign page marks it "imported".
     imported: bool = False
+    # Gold items (and qualification items) submitted: not in `submitted`, which counts
+    # real items only, as the campaign's totals do.
+    gold: int = 0
 
 
 @dataclass
@@ -479,7 +482,7 @@ def campaign_progress(*, campaign: Campaign) -> CampaignProgress:
 
     Raters removed from the campaign, or whose rater role was removed, keep their row
     (marked `removed`) and their submitted work counts in every total as before."""
-    totals = CampaignItem.objects.filter(campaign=campaign).aggregate(
+    totals = CampaignItem.objects.filter(campaign=campaign, gold=False).aggregate(
         responses=Count("id"),
         done=Count("id", filter=Q(submitted__gte=1) & Q(open_slots=0) & Q(reserved=0)),
         needed=Sum("target"),
@@ -494,6 +497,7 @@ def campaign_progress(*, campaign: Campaign) -> CampaignProgress:
         served,
         submitted,
         active,
+        gold,
     ) in Assignment.objects.filter(campaign=campaign).values_list(
         "rater_id",
         "rater__username",
@@ -501,12 +505,17 @@ def campaign_progress(*, campaign: Campaign) -> CampaignProgress:
         "served_at",
         "submitted_at",
         "active_seconds",
+        "gold",
     ):
         row = rows.setdefault(
             rater_id,
-            {"username": username, "counts": {}, "durations": [], "active": []},
-        )
-        row["counts"][status] = row["counts"].get(status, 0) + 1
+            {"username": username, "counts": {}, "durations": [], "active": [],
+             "gold": 0},
+        )  # fmt: skip
+        if gold and status == Assignment.Status.SUBMITTED:
+            row["gold"] += 1
+        else:
+            row["counts"][status] = row["counts"].get(status, 0) + 1
         # Imported scores were not timed here: no durations for their accounts.
         timed = not roles.is_imported_account(username)
         if status == Assignment.Status.SUBMITTED and submitted and timed:
@@ -529,6 +538,7 @@ def campaign_progress(*, campaign: Campaign) -> CampaignProgress:
             skipped=r["counts"].get(Assignment.Status.SKIPPED, 0),
             expired=r["counts"].get(Assignment.Status.EXPIRED, 0),
             in_progress=r["counts"].get(Assignment.Status.SERVED, 0),
+            gold=r["gold"],
             median_seconds=statistics.median(r["durations"])
             if r["durations"]
             else None,

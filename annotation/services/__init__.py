@@ -53,6 +53,9 @@ from annotation.services.gold import (  # noqa: E402
     gold_import_file,
     gold_set,
 )
+from annotation.services.qualification import (  # noqa: E402
+    qualification_allow_retry,
+)
 from annotation.services.rating import (
     NextResult,
     assignment_next,
@@ -77,6 +80,7 @@ __all__ += [
     "gold_import",
     "gold_import_file",
     "gold_set",
+    "qualification_allow_retry",
     "rating_amend",
     "rating_submit",
 ]

@@ -14,6 +14,7 @@ from annotation.errors import DomainError, Problem
 from annotation.models import Campaign, CampaignItem, Dataset, Response, Skill
 from annotation.services.gold import gold_items_create, gold_rate_problems
 from annotation.services.import_rows import copy_rows
+from annotation.services.qualification import qualification_problems
 from flaskapp.bounds import LOCK_TTL_MINUTES, OVERLAP, OVERLAP_PERCENT, RATER_QUOTA
 
 # The longest minimum a campaign may ask of a critique (a rating's critique holds up
@@ -72,8 +73,8 @@ FROM (
 
 def _items_create(campaign: Campaign, models: list[str]) -> int:
     """Create the campaign's items (one per response to rate); return how many.
-    With a gold rate, the dataset's gold responses are not among them (they become
-    the campaign's gold items, `services.gold.gold_items_create`).
+    With a gold rate or a qualification, the dataset's gold responses are not among
+    them (they become the campaign's gold items, `services.gold.gold_items_create`).
 
     One INSERT ... SELECT on PostgreSQL; elsewhere the ids are read, ordered and
     inserted from Python by the same rules.
@@ -94,14 +95,14 @@ def _items_create(campaign: Campaign, models: list[str]) -> int:
                     "models": list(models),
                     "overlap": campaign.overlap,
                     "percent": campaign.overlap_percent,
-                    "gold": campaign.gold_rate > 0,
+                    "gold": campaign.uses_gold,
                 },
             )
             return cursor.rowcount
     responses = Response.objects.filter(instruction__dataset_id=campaign.dataset_id)
     if models:
         responses = responses.filter(model_name__in=models)
-    if campaign.gold_rate:
+    if campaign.uses_gold:
         responses = responses.filter(gold__isnull=True)
     response_ids = sorted(
         responses.values_list("pk", flat=True),
@@ -241,12 +242,18 @@ def campaign_create(
     critique_min_length: int = 0,
     gold_rate: int = 0,
     training_phase: bool = False,
+    qualification_size: int = 0,
+    qualification_pass: float = 0.8,
+    qualification_rule: str = Campaign.QualificationRule.EXACT,
 ) -> Campaign:
     """Create a campaign and one `CampaignItem` per response to rate, in one transaction.
 
     `gold_rate` N > 0 interleaves the dataset's gold items, one in every N items a
     rater is served (`services.gold`); they are then not real items of the campaign.
     `training_phase` shows raters the expected scores after each gold item.
+    `qualification_size` N > 0 makes each rater answer N gold items first and serves
+    real ones only at a share of right answers >= `qualification_pass` (by
+    `qualification_rule`: exact / within1); see `services.qualification`.
 
     Any rubric is rated on its own criteria's scales (`annotation.scales`); a campaign
     whose criteria are all categorical is a classification campaign (same serving,
@@ -271,6 +278,13 @@ def campaign_create(
     )
     rater_list = list(raters or [])
     problems += gold_rate_problems(dataset=dataset, gold_rate=gold_rate)
+    problems += qualification_problems(
+        dataset=dataset,
+        size=qualification_size,
+        pass_mark=qualification_pass,
+        rule=qualification_rule,
+        rater_quota=rater_quota,
+    )
     problems += campaign_option_problems(
         overlap=overlap,
         overlap_percent=overlap_percent,
@@ -337,6 +351,9 @@ def campaign_create(
             critique_min_length=critique_min_length,
             gold_rate=gold_rate,
             training_phase=bool(training_phase),
+            qualification_size=qualification_size,
+            qualification_pass=qualification_pass,
+            qualification_rule=qualification_rule,
             created_by=user,
         )
         if chosen:
@@ -344,7 +361,7 @@ def campaign_create(
         if rater_list:
             campaign.raters.set(rater_list)
         real = _items_create(campaign, models)
-        if real and gold_rate:
+        if real and campaign.uses_gold:
             gold_items_create(campaign, start=real)
         if not real:
             raise DomainError(

@@ -64,6 +64,14 @@ def _skills(dataset: Dataset) -> dict[str, Skill]:
     return {s.key: s for s in Skill.objects.filter(rubric_id=dataset.rubric_id)}
 
 
+def _as_id(value):
+    """A response id as a file gives it: an int, or digits in text (CSV); anything
+    else is returned as is (and refused by the caller)."""
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
+        return int(value.strip())
+    return value
+
+
 def _plan(dataset: Dataset, rows: Iterable[tuple[int | None, dict]], file: str):
     """(GoldRow per row, problems): every check, no write."""
     skills = _skills(dataset)
@@ -76,7 +84,11 @@ def _plan(dataset: Dataset, rows: Iterable[tuple[int | None, dict]], file: str):
 
     by_id: dict[int, Response] = {}
     by_key: dict[tuple[str, str], Response] = {}
-    ids = {r.get("response_id") for _, r in rows if r.get("response_id") is not None}
+    ids = {
+        _as_id(r.get("response_id"))
+        for _, r in rows
+        if r.get("response_id") is not None
+    }
     keys = {
         (str(r.get("instruction")), str(r.get("model")))
         for _, r in rows
@@ -110,8 +122,7 @@ def _plan(dataset: Dataset, rows: Iterable[tuple[int | None, dict]], file: str):
         response = None
         rid = row.get("response_id")
         if rid is not None:
-            if isinstance(rid, str) and rid.strip().isdigit():
-                rid = int(rid.strip())
+            rid = _as_id(rid)
             response = by_id.get(rid) if isinstance(rid, int) else None
             if response is None and not isinstance(rid, int):
                 problem(f"{rid!r} is not a response id", line, "response_id")
@@ -335,10 +346,11 @@ def gold_due(*, campaign: Campaign, rater: User) -> bool:
     return n % rate == _block_slot(campaign.pk, rater.pk, n // rate, rate)
 
 
-def gold_pick(*, campaign: Campaign, rater: User):
+def gold_pick(*, campaign: Campaign, rater: User, per_rater: bool = True):
     """A gold item of the campaign this rater was never served (or only had expire),
-    in an order seeded per rater, locked for the caller; None when none is left.
-    Annotated with `mine_expired`, as `serving.reserve_item` expects."""
+    in an order seeded per rater (`per_rater=False`: per campaign, the same order for
+    every rater, as qualification sets are), locked for the caller; None when none is
+    left. Annotated with `mine_expired`, as `serving.reserve_item` expects."""
     mine = Assignment.objects.filter(
         campaign=campaign, rater=rater, response_id=OuterRef("response_id")
     )
@@ -350,10 +362,11 @@ def gold_pick(*, campaign: Campaign, rater: User):
     )
     if not items:
         return None
+    seed = (
+        f"gold-order:{campaign.pk}:{rater.pk}" if per_rater else f"qual:{campaign.pk}"
+    )
     items.sort(
-        key=lambda i: hashlib.sha256(
-            f"gold-order:{campaign.pk}:{rater.pk}:{i.response_id}".encode()
-        ).digest()
+        key=lambda i: hashlib.sha256(f"{seed}:{i.response_id}".encode()).digest()
     )
     return items[0]
 
@@ -395,13 +408,14 @@ def gold_feedback(assignment: Assignment) -> dict | None:
     for gs in gold.scores.select_related("skill"):
         scale = scale_of(gs.skill)
         mine = given.get(gs.skill_id, "missing")
+        if mine == "missing":  # a criterion this rater was not asked: not shown
+            continue
         rows.append({
             "skill": gs.skill.key,
             "name": gs.skill.name,
             "expected": scale.label_of(gs.score) if gs.score is not None else "N/A",
-            "yours": "" if mine == "missing" else (
-                "N/A" if mine is None else scale.label_of(mine)),
-            "right": mine != "missing" and scale.matches(gs.score, mine, gold.tolerance),
+            "yours": "N/A" if mine is None else scale.label_of(mine),
+            "right": scale.matches(gs.score, mine, gold.tolerance),
         })  # fmt: skip
     return {"explanation": gold.explanation, "scores": rows}
 

@@ -31,6 +31,7 @@ from annotation.models import (
 from annotation.scales import scale_of
 from annotation.selectors.rating import assignment_skills
 from annotation.services import serving_sql
+from annotation.services.qualification import qualification_after_submit
 from annotation.services.rubrics import rubric_freeze
 from annotation.services.serving import (
     POINTWISE,
@@ -336,9 +337,10 @@ def rating_submit(
                 now=now,
             )
         if done is not None:
+            qualification_after_submit(done)  # no query unless a qualification item
             return done
     # Its own transaction: a refused late submit records its note, then raises.
-    return _rating_submit_orm(
+    done = _rating_submit_orm(
         assignment_id=assignment_id,
         rater=rater,
         scores=scores,
@@ -348,6 +350,8 @@ def rating_submit(
         now=now,
         conflict_if_changed=conflict_if_changed,
     )
+    qualification_after_submit(done)
+    return done
 
 
 def _rating_submit_sql(

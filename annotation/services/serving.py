@@ -29,6 +29,7 @@ from django.utils import timezone
 from annotation.errors import DomainError, Problem
 from annotation.models import Assignment, Campaign, CampaignItem, Response, Skill
 from annotation.services.gold import gold_due, gold_pick
+from annotation.services.qualification import qualification_gate
 from flaskapp.untrusted import text_problem
 
 # Why an item was served (Assignment.reason): the templates take the kind's noun and
@@ -277,6 +278,23 @@ def serve_next_locked(
             f"{campaign.rater_quota} {kind.noun}s. Thank you!",
         )
 
+    if campaign.qualification_size and kind is POINTWISE:
+        gate = qualification_gate(campaign=campaign, rater=rater)
+        if gate.item is not None:  # a qualification item, before any real one
+            assignment = reserve_item(
+                campaign=campaign,
+                item=gate.item,
+                rater=rater,
+                now=now,
+                ttl=ttl,
+                kind=kind,
+                qualification=gate.attempt,
+            )
+            kind.reserved(assignment)
+            assignment.campaign = campaign
+            return NextResult(assignment)
+        if gate.message:  # failed: nothing more is served
+            return NextResult(None, gate.message)
     if (
         campaign.gold_rate
         and kind is POINTWISE
@@ -368,7 +386,13 @@ def reserve_item(
     Shared by pointwise and pairwise serving (`serve_next_locked`).
     `item` carries `mine_expired` (the rater holds an expired assignment of it).
     """
-    reason = served_reason(kind, submitted=item.submitted, target=item.target)
+    if item.gold:
+        # A gold item has no slots: it reads as a new real item of this campaign
+        # would (most of them want `overlap` raters), so its reason tells nothing.
+        target = campaign.overlap if campaign.overlap_percent >= 50 else 1
+        reason = served_reason(kind, submitted=0, target=target)
+    else:
+        reason = served_reason(kind, submitted=item.submitted, target=item.target)
     previous = (
         Assignment.objects.filter(
             campaign=campaign, item_id=item.pk, rater=rater

@@ -79,6 +79,7 @@ ASSIGNMENT_FIELDS = (
     "updated_at",
     "critique",
     "gold",
+    "qualification_id",
 )
 SKILL_FIELDS = (
     "id",
@@ -108,7 +109,7 @@ _JSON_SKILL_FIELDS = {"scale_anchors", "labels"}
 
 def enabled(campaign: Campaign | None = None) -> bool:
     """The raw path runs on PostgreSQL only (setting RATING_FAST_SQL=False turns it
-    off), and serves pointwise campaigns without gold items only (pairwise ones have
+    off), and serves pointwise campaigns without gold items or a qualification only (pairwise ones have
     their own rules; gold ones take the ORM path, which interleaves them)."""
     from django.conf import settings
 
@@ -119,8 +120,10 @@ def enabled(campaign: Campaign | None = None) -> bool:
     if campaign is None:
         return True
     # Gold items are interleaved by the ORM rules (services.gold), not here.
-    return _is_pointwise(getattr(campaign, "kind", None)) and not getattr(
-        campaign, "gold_rate", 0
+    return (
+        _is_pointwise(getattr(campaign, "kind", None))
+        and not getattr(campaign, "gold_rate", 0)
+        and not getattr(campaign, "qualification_size", 0)
     )
 
 

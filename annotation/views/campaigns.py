@@ -18,6 +18,7 @@ from annotation import selectors as selectors
 from annotation.errors import DomainError
 from annotation.models import Campaign, CampaignItem, Dataset, Skill
 from annotation.scales import scale_of
+from annotation.selectors import raters as rater_selectors
 from annotation.views.common import LOCKS_SHOWN, rater_users
 from flaskapp import bounds
 from flaskapp.bounds import ID
@@ -111,6 +112,17 @@ class CampaignForm(forms.Form):
         required=False, initial=0, **bounds.GOLD_RATE.field_kwargs()
     )
     training_phase = forms.BooleanField(required=False, initial=False)
+    qualification_size = forms.IntegerField(
+        required=False, initial=0, **bounds.QUALIFICATION_SIZE.field_kwargs()
+    )
+    qualification_pass = forms.FloatField(
+        required=False, initial=0.8, **bounds.QUALIFICATION_PASS.field_kwargs()
+    )
+    qualification_rule = forms.ChoiceField(
+        choices=Campaign.QualificationRule.choices,
+        initial=Campaign.QualificationRule.EXACT,
+        required=False,
+    )
 
     # Service problem field -> form field.
     FIELD_OF_PROBLEM = {"skills": "chosen_skills"}
@@ -192,6 +204,14 @@ def campaign_new(request: HttpRequest) -> HttpResponse:
                     critique_min_length=data["critique_min_length"] or 0,
                     gold_rate=data["gold_rate"] or 0,
                     training_phase=data["training_phase"],
+                    qualification_size=data["qualification_size"] or 0,
+                    qualification_pass=(
+                        0.8
+                        if data["qualification_pass"] is None
+                        else data["qualification_pass"]
+                    ),
+                    qualification_rule=data["qualification_rule"]
+                    or Campaign.QualificationRule.EXACT,
                 )
             except DomainError as exc:
                 form.add_problems(exc)
@@ -272,6 +292,14 @@ def _campaign_settings(campaign: Campaign, task: str) -> list[tuple[str, str]]:
             if campaign.gold_rate
             else "None",
         ),  # fmt: skip
+        (
+            "Qualification",
+            f"{campaign.qualification_size} gold items first; pass at "
+            f"{campaign.qualification_pass:.0%} right "
+            f"({campaign.get_qualification_rule_display().lower()})"
+            if campaign.qualification_size
+            else "None",
+        ),
     ]
 
 
@@ -310,6 +338,7 @@ def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
         context["member_ids"] = set(campaign.raters.values_list("pk", flat=True))
         context["statuses"] = Campaign.Status
         context["gold"] = selectors.campaign_gold_accuracy(campaign=campaign)
+        context["qualifications"] = selectors.campaign_qualifications(campaign=campaign)
     status = HTMX_STOP_POLLING if fragment and not context["polling"] else 200
     return render_page_or_fragment(
         request,
@@ -402,5 +431,30 @@ def campaign_training(request: HttpRequest, campaign_id: int) -> HttpResponse:
             "Training phase on: raters see the expected scores after a gold item."
             if on
             else "Training phase off: no feedback after gold items.",
+        )
+    return redirect("annotation:campaign-detail", campaign_id=campaign.pk)
+
+
+@login_required
+@require_POST
+def campaign_qualification_retry(
+    request: HttpRequest, campaign_id: int, rater_id: int
+) -> HttpResponse:
+    """Allow a rater who failed the qualification one more attempt."""
+    campaign = selectors.campaign_get_for_user(
+        user=request.user, campaign_id=campaign_id
+    )
+    rater = rater_selectors.rater_get_for_user(user=request.user, rater_id=rater_id)
+    try:
+        services.qualification_allow_retry(
+            campaign=campaign, rater=rater, user=request.user
+        )
+    except DomainError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(
+            request,
+            f"{rater.username} may try the qualification once more, on gold items "
+            "they have not seen.",
         )
     return redirect("annotation:campaign-detail", campaign_id=campaign.pk)

@@ -22,16 +22,18 @@ class GoldImportForm(forms.Form):
     file = forms.FileField()
 
 
-def _criteria(dataset):
-    """(skill, scale, [(value, text)]) per criterion of the dataset's rubric, for the
-    single-item form (the values a rater could give)."""
+def _criteria(dataset, posted=None):
+    """(skill, scale, [(value, text)], chosen) per criterion of the dataset's rubric,
+    for the single-item form (the values a rater could give; `chosen` the posted one,
+    kept when a mark is refused)."""
+    posted = posted or {}
     out = []
     for skill in dataset.rubric.skills.order_by("position"):
         scale = scale_of(skill)
         options = [(scale.label_of(v), scale.name_of(v)) for v in scale.values]
         if scale.allow_na:
             options.append(("N/A", "N/A"))
-        out.append((skill, scale, options))
+        out.append((skill, scale, options, posted.get(f"score_{skill.key}", "")))
     return out
 
 
@@ -44,7 +46,7 @@ def dataset_gold(request: HttpRequest, dataset_id: int) -> HttpResponse:
     dataset = selectors.dataset_get_for_user(user=request.user, dataset_id=dataset_id)
     problems: list = []
     status = 200
-    criteria = _criteria(dataset)
+    criteria = _criteria(dataset, request.POST if request.method == "POST" else None)
     if request.method == "POST":
         try:
             if request.POST.get("action") == "import":
@@ -67,7 +69,7 @@ def dataset_gold(request: HttpRequest, dataset_id: int) -> HttpResponse:
                 response_id = ascii_int(raw_id)
                 scores = {
                     skill.key: request.POST[f"score_{skill.key}"]
-                    for skill, _, _ in criteria
+                    for skill, _, _, _ in criteria
                     if request.POST.get(f"score_{skill.key}")
                 }
                 services.gold_set(

@@ -112,7 +112,7 @@ def _serve_next(request: HttpRequest, campaign: Campaign, **extra) -> dict:
         assignment = selectors.assignment_get_for_rater(
             user=request.user, assignment_id=result.assignment.pk
         )
-    return _panel_context(
+    context = _panel_context(
         request,
         campaign=campaign,
         assignment=assignment,
@@ -121,6 +121,11 @@ def _serve_next(request: HttpRequest, campaign: Campaign, **extra) -> dict:
         counts=result.counts,
         **extra,
     )
+    # No query for a campaign without qualification.
+    context["qualification"] = selectors.rater_qualification(
+        campaign=campaign, rater=request.user
+    )
+    return context
 
 
 def _saved_assignment(request: HttpRequest) -> int | None:

@@ -154,6 +154,7 @@ def test_human_and_judge_scores_share_one_shape(scored, rater):
         "skill_group": "background_knowledge",
         "scale": "1-5",
         "value": 4,
+        "gold": False,
     }
     assert human["created_at"] and "T" in human["created_at"]
     judge = [r for r in rows if r["source_type"] == "judge"]

@@ -1399,6 +1399,7 @@ def test_schema_documents_the_rating_endpoints(api_client_for, researcher):
         "message",
         "locked_by_others",
         "progress",
+        "qualification",  # null unless the campaign has a qualification
     }
 
 

@@ -25,6 +25,7 @@ from annotation.api.serializers.rating.campaigns import (
     CampaignRatersInputSerializer,
     CampaignStatusInputSerializer,
     CampaignTrainingInputSerializer,
+    QualificationOutputSerializer,
     RaterListField,
     UserRefOutputSerializer,
 )
@@ -85,6 +86,7 @@ __all__ = [
     "CampaignRaterProgressOutputSerializer",
     "CampaignRatersInputSerializer",
     "CampaignGoldOutputSerializer",
+    "QualificationOutputSerializer",
     "CampaignStatusInputSerializer",
     "CampaignTrainingInputSerializer",
     "KEYS_SCHEMA",

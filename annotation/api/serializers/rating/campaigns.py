@@ -113,6 +113,24 @@ class CampaignCreateInputSerializer(serializers.Serializer):
         default=False,
         help_text="Show raters the expected scores right after a gold item.",
     )
+    qualification_size = serializers.IntegerField(
+        required=False,
+        default=0,
+        help_text="Gold items each rater answers before any real item (0: none).",
+        **bounds.QUALIFICATION_SIZE.field_kwargs(),
+    )
+    qualification_pass = serializers.FloatField(
+        required=False,
+        default=0.8,
+        help_text="The pass mark: the share of right answers (0-1).",
+        **bounds.QUALIFICATION_PASS.field_kwargs(),
+    )
+    qualification_rule = serializers.ChoiceField(
+        choices=["exact", "within1"],
+        required=False,
+        default="exact",
+        help_text="exact, or within1 (one point off still right; labels exactly).",
+    )
 
 
 class CampaignTrainingInputSerializer(serializers.Serializer):
@@ -162,6 +180,9 @@ class CampaignListOutputSerializer(serializers.Serializer):
     critique_min_length = serializers.IntegerField()
     gold_rate = serializers.IntegerField(help_text="One gold item in every N (0: none)")
     training_phase = serializers.BooleanField()
+    qualification_size = serializers.IntegerField()
+    qualification_pass = serializers.FloatField()
+    qualification_rule = serializers.CharField()
     created_by = serializers.CharField(source="created_by.username", allow_null=True)
     created_at = serializers.DateTimeField()
     closed_at = serializers.DateTimeField(allow_null=True)
@@ -301,3 +322,25 @@ class CampaignGoldOutputSerializer(serializers.Serializer):
     )
     attention = serializers.IntegerField(help_text="Attention checks submitted.")
     attention_passed = serializers.IntegerField()
+
+
+class QualificationOutputSerializer(serializers.Serializer):
+    """One rater's qualification attempt (`selectors.campaign_qualifications`)."""
+
+    rater_id = serializers.IntegerField()
+    username = serializers.CharField(source="rater.username")
+    attempt = serializers.IntegerField()
+    status = serializers.CharField(help_text="in_progress, passed or failed")
+    items = serializers.IntegerField(help_text="Gold items in the attempt.")
+    done = serializers.IntegerField(help_text="Answered (submitted or skipped).")
+    checked = serializers.IntegerField(help_text="Criteria compared, once graded.")
+    right = serializers.IntegerField()
+    accuracy = serializers.FloatField(allow_null=True)
+    pass_mark = serializers.FloatField()
+    rule = serializers.CharField()
+    started_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+    retry_allowed_by = serializers.CharField(
+        source="retry_allowed_by.username", allow_null=True, default=None
+    )
+    can_retry = serializers.BooleanField()

@@ -179,6 +179,39 @@ class RaterAssignmentOutputSerializer(serializers.Serializer):
         return RaterSkillOutputSerializer(skills, many=True).data
 
 
+class QualificationCriterionOutputSerializer(serializers.Serializer):
+    skill = serializers.CharField()
+    name = serializers.CharField()
+    expected = serializers.CharField()
+    yours = serializers.CharField(help_text="Empty when not asked; `skipped`.")
+    right = serializers.BooleanField()
+    asked = serializers.BooleanField()
+
+
+class QualificationItemOutputSerializer(serializers.Serializer):
+    item = serializers.IntegerField()
+    instruction = serializers.CharField(help_text="The instruction's opening.")
+    explanation = serializers.CharField()
+    criteria = QualificationCriterionOutputSerializer(many=True)
+
+
+class RaterQualificationOutputSerializer(serializers.Serializer):
+    """The rater's latest qualification attempt in the campaign."""
+
+    attempt = serializers.IntegerField()
+    status = serializers.CharField(help_text="in_progress, passed or failed")
+    items = serializers.IntegerField()
+    done = serializers.IntegerField()
+    pass_mark = serializers.FloatField()
+    rule = serializers.CharField()
+    right = serializers.IntegerField()
+    checked = serializers.IntegerField()
+    accuracy = serializers.FloatField(allow_null=True)
+    report = QualificationItemOutputSerializer(
+        many=True, allow_null=True, help_text="Once failed: answers and expected ones."
+    )
+
+
 class RaterNextOutputSerializer(serializers.Serializer):
     """Always this envelope: an assignment, or null with a message saying why."""
 
@@ -190,6 +223,10 @@ class RaterNextOutputSerializer(serializers.Serializer):
         help_text="Responses you could rate that other raters hold right now."
     )
     progress = RaterProgressOutputSerializer()
+    qualification = RaterQualificationOutputSerializer(
+        allow_null=True,
+        help_text="Null unless the campaign has a qualification the rater started.",
+    )
 
 
 class _RatingBodySerializer(serializers.Serializer):

@@ -108,6 +108,26 @@ def rater_next_data(envelope: dict, skills) -> dict:
         "message": envelope["message"],
         "locked_by_others": envelope["locked_by_others"],
         "progress": rater_progress_data(envelope["progress"]),
+        "qualification": rater_qualification_data(envelope.get("qualification")),
+    }
+
+
+def rater_qualification_data(q) -> dict | None:
+    """`RaterQualificationOutputSerializer` by hand (`selectors.RaterQualification`)."""
+    if q is None:
+        return None
+    a = q.attempt
+    return {
+        "attempt": a.attempt,
+        "status": str(a.status),
+        "items": a.items,
+        "done": q.done,
+        "pass_mark": a.pass_mark,
+        "rule": a.rule,
+        "right": a.right,
+        "checked": a.checked,
+        "accuracy": a.accuracy,
+        "report": q.report,
     }
 
 
