@@ -6,7 +6,7 @@ Names: ``analysis:<entity>-<page>``.
 
 from django.urls import path
 
-from analysis.views import agreement, browse, metaeval
+from analysis.views import agreement, browse, metaeval, reliability
 
 app_name = "analysis"
 
@@ -20,6 +20,11 @@ urlpatterns = [
         "datasets/<int:dataset_id>/responses/",
         browse.dataset_responses,
         name="dataset-responses",
+    ),
+    path(
+        "reliability/<int:campaign_id>/",
+        reliability.campaign_reliability_page,
+        name="reliability",
     ),
     path("agreement/", agreement.agreement_home, name="agreement-home"),
     path(

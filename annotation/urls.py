@@ -70,6 +70,11 @@ urlpatterns = [
         name="campaign-training",
     ),
     path(
+        "campaigns/<int:campaign_id>/rater-decision/",
+        campaigns.campaign_rater_decision,
+        name="campaign-rater-decision",
+    ),
+    path(
         "campaigns/<int:campaign_id>/qualification/<int:rater_id>/retry/",
         campaigns.campaign_qualification_retry,
         name="campaign-qualification-retry",

@@ -66,6 +66,7 @@ QUALIFICATION_SIZE = Bound(
     0, 200
 )  # gold items a rater answers before real work; 0: none
 QUALIFICATION_PASS = Bound(0, 1)  # the pass mark: a share of right answers
+SPEED_THRESHOLD = Bound(1, 3600)  # seconds: faster items are speed outliers
 PAIR_SAMPLE = Bound(1, 1_000_000)
 
 # Judge configs (judging.models.JudgeConfig)

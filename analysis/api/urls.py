@@ -5,11 +5,16 @@ Agreement, meta-evaluation, probes and the exports. Names: ``analysis_api:<name>
 
 from django.urls import path
 
-from analysis.api import agreement, classification, exports, training
+from analysis.api import agreement, classification, exports, reliability, training
 
 app_name = "analysis_api"
 
 urlpatterns = [
+    path(
+        "campaigns/<int:campaign_id>/reliability/",
+        reliability.CampaignReliabilityApi.as_view(),
+        name="reliability",
+    ),
     path(
         "datasets/<int:dataset_id>/agreement/",
         agreement.AgreementApi.as_view(),

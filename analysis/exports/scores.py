@@ -21,6 +21,7 @@ from annotation import roles
 from annotation.errors import DomainError, Problem
 from annotation.models import Campaign, Dataset, HumanScore, Skill
 from annotation.scales import CATEGORICAL, Scale, scale_of
+from annotation.selectors.exclusions import excluded_scores
 from judging.models import JudgeRun, JudgeScore
 
 CHUNK_SIZE = 5000
@@ -62,6 +63,7 @@ FIELDS = (
     "scale",
     "value",
     "gold",
+    "excluded",
 )
 # The columns after `synthetic` say what each score means on its own criterion
 # (`annotation.scales`), so rows of different rubrics can share one file:
@@ -77,7 +79,9 @@ FIELDS = (
 #   the label's 0-based code in `scale` (use `value` for labels);
 # - `gold`: true for a rater's score of a gold item or attention check (a known-answer
 #   item served to measure the rater, `annotation.models.quality`; left out of the
-#   agreement and the training export), false otherwise and on every judge row.
+#   agreement and the training export), false otherwise and on every judge row;
+# - `excluded`: true for a score of a rater a researcher excluded from the analyses of
+#   that campaign (`annotation.models.RaterExclusion`, open), false otherwise.
 #
 # Column types in Parquet (one type per column): ids and numbers int64, flags bool,
 # `domains` a list of text, the rest text, `value` too ("4", "yes", "N/A").
@@ -92,7 +96,7 @@ _INTEGER_FIELDS = {
     "difficulty",
     "rubric_version",
 }
-_BOOLEAN_FIELDS = {"is_na", "is_hard", "synthetic", "gold"}
+_BOOLEAN_FIELDS = {"is_na", "is_hard", "synthetic", "gold", "excluded"}
 
 
 def parquet_schema():
@@ -230,13 +234,17 @@ def score_rows(
             *_prefixed("assignment__"),
         )
         rows = (
-            humans.annotate(synthetic=roles.synthetic_rater("assignment__rater_id"))
+            humans.annotate(
+                synthetic=roles.synthetic_rater("assignment__rater_id"),
+                excluded=excluded_scores(),
+            )
             .order_by("pk")
-            .values_list("synthetic", *columns)
+            .values_list("synthetic", "excluded", *columns)
             .iterator(CHUNK_SIZE)
         )
         for (
             synthetic,
+            excluded,
             username,
             rater_id,
             campaign_id,
@@ -259,6 +267,7 @@ def score_rows(
                 updated_at=updated,
                 synthetic=synthetic,
                 gold=gold,
+                excluded=excluded,
             )
     if not filtered or run_ids:
         judges = JudgeScore.objects.filter(run__dataset=dataset)
@@ -282,6 +291,7 @@ def score_rows(
                 updated_at=created,
                 synthetic=False,
                 gold=False,
+                excluded=False,
             )
 
 
@@ -332,6 +342,7 @@ def _row(
     updated_at: datetime | None,
     synthetic: bool,
     gold: bool,
+    excluded: bool,
 ) -> dict:
     (
         external_id,
@@ -390,6 +401,7 @@ def _row(
         "scale": scale.label,
         "value": _value(scale, score),
         "gold": gold,
+        "excluded": excluded,
     }
 
 

@@ -20,7 +20,8 @@ How each cell is written, as `analysis.exports.encoding` does:
   (keys encoded once per skill), or `N/A`;
 - `synthetic`: true when the human score's rater is in the
   `roles.SYNTHETIC` group, false otherwise and on every judge line; `gold`: the
-  assignment's flag (a gold item), false on every judge line;
+  assignment's flag (a gold item), false on every judge line; `excluded`: the
+  rater's open exclusion in the campaign (`inputs.not_excluded_sql`);
 - lines end with CRLF, as `csv.writer` ends them.
 
 Per-instruction and per-skill cells are encoded once, in CTEs; the per-score work is
@@ -37,6 +38,7 @@ from django.db import connection
 from psycopg import ClientCursor
 
 from analysis.exports.encoding import csv_text
+from analysis.selectors.agreement.inputs import not_excluded_sql
 from annotation import roles
 from annotation.models import (
     Assignment,
@@ -174,6 +176,7 @@ WITH ins AS MATERIALIZED (
             "sk.meaning",
             value,
             "(CASE WHEN a.gold THEN 'true' ELSE 'false' END)",
+            f"(CASE WHEN {not_excluded_sql('a')} THEN 'false' ELSE 'true' END)",
         )
         body = f"""
 FROM {_t(HumanScore)} x
@@ -201,6 +204,7 @@ JOIN {u} u ON u.id = a.rater_id
             "sk.meaning",
             value,
             "'false'",  # gold: a rater's score of a gold item only
+            "'false'",  # excluded: a rater's score only
         )
         body = f"""
 FROM {_t(JudgeScore)} x

@@ -81,6 +81,7 @@ from annotation.errors import DomainError, Problem
 from annotation.labels import unmap_verdict
 from annotation.models import Assignment, Dataset, HumanPreference, HumanScore, Skill
 from annotation.scales import Scale, scale_of
+from annotation.selectors.exclusions import excluded_scores
 from judging.models import JudgeCritique
 from judging.prompts import SkillSpec
 
@@ -217,6 +218,7 @@ def _score_examples(dataset: Dataset, kinds: tuple[str, ...]) -> Iterator[_Examp
     }
     rows = (
         HumanScore.objects.filter(
+            ~excluded_scores(),  # raters a researcher excluded
             assignment__response__instruction__dataset=dataset,
             assignment__status=Assignment.Status.SUBMITTED,
             assignment__gold=False,
@@ -385,6 +387,7 @@ def _critique_examples(dataset: Dataset) -> Iterator[_Example]:
     `source_type` "judge", a model's text, never a person's), each by id."""
     humans = (
         Assignment.objects.filter(
+            ~excluded_scores(""),  # raters a researcher excluded
             response__instruction__dataset=dataset,
             status=Assignment.Status.SUBMITTED,
             gold=False,  # gold items measure raters, not responses

@@ -43,6 +43,7 @@ from analysis.selectors.agreement.cache import (
 from analysis.selectors.agreement.inputs import (
     dataset_responses,
     fetch,
+    not_excluded_sql,
     placeholders,
     quoted_table,
     slice_mask,
@@ -137,6 +138,7 @@ def _human_rows(campaign_ids: list[int], skill_ids: list[int]) -> np.ndarray:
         f"ON a.id = hs.assignment_id "
         f"WHERE a.campaign_id IN ({placeholders(campaign_ids)}) AND a.status = %s "
         f"AND NOT a.gold "  # gold items measure raters, not responses
+        f"AND {not_excluded_sql('a')} "
         f"AND hs.skill_id IN ({placeholders(skill_ids)}) "
         f"GROUP BY a.response_id, hs.skill_id, hs.score",
         [*campaign_ids, Assignment.Status.SUBMITTED, *skill_ids],

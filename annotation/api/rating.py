@@ -35,13 +35,10 @@ from annotation.api.serializers.rating import (
     CampaignCreateInputSerializer,
     CampaignCritiqueInputSerializer,
     CampaignDetailOutputSerializer,
-    CampaignGoldOutputSerializer,
     CampaignListOutputSerializer,
     CampaignLockOutputSerializer,
     CampaignRatersInputSerializer,
     CampaignStatusInputSerializer,
-    CampaignTrainingInputSerializer,
-    QualificationOutputSerializer,
     RaterAssignmentOutputSerializer,
     RaterCampaignOutputSerializer,
     RaterNextOutputSerializer,
@@ -55,7 +52,6 @@ from annotation.api.serializers.rating import (
     rating_data,
 )
 from annotation.models import Assignment, Campaign, HumanScore, Skill
-from annotation.selectors import raters as rater_selectors
 from flaskapp.api import Pagination
 
 REFUSED = OpenApiResponse(
@@ -214,96 +210,6 @@ class CampaignCritiqueApi(APIView):
             user=request.user,
         )
         return Response(_campaign_detail(campaign))
-
-
-class CampaignTrainingApi(APIView):
-    """Start or end the training phase: while on, a rater sees the expected scores
-    and explanation right after submitting a gold item."""
-
-    permission_classes = [IsResearcher]
-
-    @extend_schema(
-        tags=["campaigns"],
-        request=CampaignTrainingInputSerializer,
-        responses={200: CampaignDetailOutputSerializer, 400: REFUSED},
-    )
-    def put(self, request, campaign_id: int):
-        campaign = selectors.campaign_get_for_user(
-            user=request.user, campaign_id=campaign_id
-        )
-        serializer = CampaignTrainingInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        campaign = services.campaign_set_training(
-            campaign=campaign,
-            on=serializer.validated_data["training_phase"],
-            user=request.user,
-        )
-        return Response(_campaign_detail(campaign))
-
-
-class CampaignGoldApi(APIView):
-    """Per rater: gold items submitted, accuracy (right within each item's
-    tolerance) with its Wilson 95% interval, exact and within-1 rates, attention
-    checks passed."""
-
-    permission_classes = [IsResearcher]
-
-    @extend_schema(
-        tags=["campaigns"], responses=CampaignGoldOutputSerializer(many=True)
-    )
-    def get(self, request, campaign_id: int):
-        campaign = selectors.campaign_get_for_user(
-            user=request.user, campaign_id=campaign_id
-        )
-        rows = selectors.campaign_gold_accuracy(campaign=campaign)
-        return Response(CampaignGoldOutputSerializer(rows, many=True).data)
-
-
-class CampaignQualificationApi(APIView):
-    """Every rater's qualification attempts: status, answered items, right / checked,
-    the share right against the pass mark, and whether a retry may be allowed."""
-
-    permission_classes = [IsResearcher]
-
-    @extend_schema(
-        tags=["campaigns"], responses=QualificationOutputSerializer(many=True)
-    )
-    def get(self, request, campaign_id: int):
-        campaign = selectors.campaign_get_for_user(
-            user=request.user, campaign_id=campaign_id
-        )
-        rows = selectors.campaign_qualifications(campaign=campaign)
-        return Response(QualificationOutputSerializer(rows, many=True).data)
-
-
-class CampaignQualificationRetryApi(APIView):
-    """Allow a rater who failed the qualification one more attempt (once), on gold
-    items they have not seen. 400 (nothing changed) otherwise."""
-
-    permission_classes = [IsResearcher]
-
-    @extend_schema(
-        tags=["campaigns"],
-        request=None,
-        responses={201: QualificationOutputSerializer, 400: REFUSED},
-    )
-    def post(self, request, campaign_id: int, rater_id: int):
-        campaign = selectors.campaign_get_for_user(
-            user=request.user, campaign_id=campaign_id
-        )
-        rater = rater_selectors.rater_get_for_user(user=request.user, rater_id=rater_id)
-        services.qualification_allow_retry(
-            campaign=campaign, rater=rater, user=request.user
-        )
-        attempt = next(
-            q
-            for q in reversed(selectors.campaign_qualifications(campaign=campaign))
-            if q.rater_id == rater.pk
-        )
-        return Response(
-            QualificationOutputSerializer(attempt).data,
-            status=status.HTTP_201_CREATED,
-        )
 
 
 class CampaignRatersApi(APIView):

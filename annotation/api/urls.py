@@ -6,7 +6,7 @@ Names: ``annotation_api:<entity>-<action>``. Researchers: ``campaigns/...``; rat
 
 from django.urls import path
 
-from annotation.api import datasets, pairwise, rating
+from annotation.api import datasets, pairwise, quality, rating
 
 app_name = "annotation_api"
 
@@ -89,22 +89,32 @@ urlpatterns = [
     ),
     path(
         "campaigns/<int:campaign_id>/training/",
-        rating.CampaignTrainingApi.as_view(),
+        quality.CampaignTrainingApi.as_view(),
         name="campaign-training",
     ),
     path(
         "campaigns/<int:campaign_id>/gold/",
-        rating.CampaignGoldApi.as_view(),
+        quality.CampaignGoldApi.as_view(),
         name="campaign-gold",
     ),
     path(
+        "campaigns/<int:campaign_id>/decisions/",
+        quality.CampaignDecisionListApi.as_view(),
+        name="campaign-decisions",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/raters/<int:rater_id>/decisions/",
+        quality.CampaignRaterDecisionApi.as_view(),
+        name="campaign-rater-decision",
+    ),
+    path(
         "campaigns/<int:campaign_id>/qualification/",
-        rating.CampaignQualificationApi.as_view(),
+        quality.CampaignQualificationApi.as_view(),
         name="campaign-qualification",
     ),
     path(
         "campaigns/<int:campaign_id>/qualification/<int:rater_id>/retry/",
-        rating.CampaignQualificationRetryApi.as_view(),
+        quality.CampaignQualificationRetryApi.as_view(),
         name="campaign-qualification-retry",
     ),
     path(

@@ -40,7 +40,12 @@ from annotation.models.preferences import (
     PreferenceLabel,
     PreferencePair,
 )
-from annotation.models.quality import GoldItem, GoldScore, Qualification
+from annotation.models.quality import (
+    GoldItem,
+    GoldScore,
+    Qualification,
+    RaterExclusion,
+)
 
 __all__ = [
     "TemporaryPassword",
@@ -65,6 +70,7 @@ __all__ = [
     "GoldItem",
     "GoldScore",
     "Qualification",
+    "RaterExclusion",
     "EvaluatedModel",
     "HumanPreference",
     "PreferenceLabel",

@@ -125,6 +125,18 @@ class Campaign(models.Model):
         choices=QualificationRule.choices,
         default=QualificationRule.EXACT,
     )
+    # Rater reliability (analysis.selectors.reliability): items rated faster than this
+    # are counted as speed outliers (null: a quarter of the campaign's median time).
+    speed_threshold_seconds = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        validators=bounds.SPEED_THRESHOLD.validators(),
+        help_text="Items faster than this many seconds are flagged (empty: a "
+        "quarter of the campaign's median).",
+    )
+    # Raters paused by a researcher (`RaterExclusion` holds the record): served
+    # nothing new. Kept here too so that serving reads it with the campaign.
+    paused_raters = models.JSONField(default=list, blank=True)
     raters = models.ManyToManyField(
         settings.AUTH_USER_MODEL, blank=True, related_name="rating_campaigns"
     )

@@ -120,3 +120,55 @@ class Qualification(models.Model):
 
     def __str__(self) -> str:
         return f"{self.rater_id} #{self.attempt} {self.status}"
+
+
+class RaterExclusion(models.Model):
+    """A researcher's decision about one rater of a campaign, with who, when and why:
+    `exclude` leaves the rater's scores out of every analysis of the campaign
+    (agreement, meta-evaluation, training export; the long export marks them); `pause`
+    stops serving the rater new items. Reversible: `ended_at` (and who, why) closes
+    it; the row stays, so the history is complete. At most one open decision of each
+    kind per rater and campaign."""
+
+    class Kind(models.TextChoices):
+        EXCLUDE = "exclude", "Scores excluded from analyses"
+        PAUSE = "pause", "Paused"
+
+    campaign = models.ForeignKey(
+        Campaign, on_delete=models.CASCADE, related_name="rater_exclusions"
+    )
+    rater = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    reason = models.TextField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    ended_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    ended_at = models.DateTimeField(null=True, blank=True)
+    end_reason = models.TextField(blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["campaign_id", "rater_id", "-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign", "rater", "kind"],
+                condition=models.Q(ended_at__isnull=True),
+                name="rater_exclusion_one_open",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.rater_id} in {self.campaign_id}"

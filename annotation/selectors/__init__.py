@@ -101,3 +101,11 @@ __all__ += [
     "qualification_report",
     "rater_qualification",
 ]
+
+from annotation.selectors.exclusions import (  # noqa: E402
+    campaign_decisions,
+    excluded_scores,
+    open_exclusions,
+)
+
+__all__ += ["campaign_decisions", "excluded_scores", "open_exclusions"]

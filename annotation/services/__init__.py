@@ -46,6 +46,10 @@ from annotation.services.campaigns import (
     campaign_set_status,
     campaign_set_training,
 )  # noqa: E402
+from annotation.services.exclusions import (  # noqa: E402
+    rater_decision_end,
+    rater_decision_start,
+)
 from annotation.services.gold import (  # noqa: E402
     gold_delete,
     gold_feedback,
@@ -81,6 +85,8 @@ __all__ += [
     "gold_import_file",
     "gold_set",
     "qualification_allow_retry",
+    "rater_decision_end",
+    "rater_decision_start",
     "rating_amend",
     "rating_submit",
 ]

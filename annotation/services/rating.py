@@ -31,6 +31,7 @@ from annotation.models import (
 from annotation.scales import scale_of
 from annotation.selectors.rating import assignment_skills
 from annotation.services import serving_sql
+from annotation.services.exclusions import PAUSED_MESSAGE
 from annotation.services.qualification import qualification_after_submit
 from annotation.services.rubrics import rubric_freeze
 from annotation.services.serving import (
@@ -78,6 +79,8 @@ def assignment_next(
             None,
             message="This is a pairwise campaign: compare pairs on its pairwise page.",
         )
+    if rater.pk in (campaign.paused_raters or []):  # read with the campaign
+        return NextResult(None, message=PAUSED_MESSAGE)
     return serve_next(
         campaign=campaign,
         rater=rater,

@@ -11,6 +11,7 @@ from django.db.models import Count, IntegerField, OuterRef, Subquery, Sum
 from django.db.models.functions import Coalesce
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation import roles, services
@@ -458,3 +459,52 @@ def campaign_qualification_retry(
             "they have not seen.",
         )
     return redirect("annotation:campaign-detail", campaign_id=campaign.pk)
+
+
+@login_required
+@require_POST
+def campaign_rater_decision(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Exclude / include a rater's scores, or pause / resume a rater (`action` is
+    ``start:exclude``, ``end:exclude``, ``start:pause`` or ``end:pause``), with a
+    reason; back to `next` (a page of this site) or the campaign page."""
+    campaign = selectors.campaign_get_for_user(
+        user=request.user, campaign_id=campaign_id
+    )
+    rater_id = ascii_int(request.POST.get("rater_id"))
+    step, _, kind = (request.POST.get("action") or "").partition(":")
+    target = request.POST.get("next") or ""
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts=None):
+        target = ""
+    back = (
+        redirect(target)
+        if target.startswith("/")
+        else redirect("annotation:campaign-detail", campaign_id=campaign.pk)
+    )
+    if rater_id is None or step not in ("start", "end"):
+        messages.error(request, "Choose a rater and a decision.")
+        return back
+    rater = rater_selectors.rater_get_for_user(user=request.user, rater_id=rater_id)
+    service = (
+        services.rater_decision_start
+        if step == "start"
+        else services.rater_decision_end
+    )
+    try:
+        decision = service(
+            campaign=campaign,
+            rater=rater,
+            kind=kind,
+            reason=request.POST.get("reason", ""),
+            user=request.user,
+        )
+    except DomainError as exc:
+        messages.error(request, str(exc))
+    else:
+        done = decision.get_kind_display().lower()
+        messages.success(
+            request,
+            f"{rater.username}: {done}"
+            if step == "start"
+            else f"{rater.username}: no longer {done.split(' ')[0]}",
+        )
+    return back

@@ -155,6 +155,7 @@ def test_human_and_judge_scores_share_one_shape(scored, rater):
         "scale": "1-5",
         "value": 4,
         "gold": False,
+        "excluded": False,
     }
     assert human["created_at"] and "T" in human["created_at"]
     judge = [r for r in rows if r["source_type"] == "judge"]

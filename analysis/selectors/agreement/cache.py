@@ -26,7 +26,14 @@ from analysis.selectors.agreement.inputs import (
     placeholders,
     quoted_table,
 )
-from annotation.models import Assignment, Dataset, HumanScore, Instruction, Response
+from annotation.models import (
+    Assignment,
+    Dataset,
+    HumanScore,
+    Instruction,
+    RaterExclusion,
+    Response,
+)
 from judging.models import JudgeScore, MetadataSuggestion
 
 CACHE_SECONDS = 24 * 3600
@@ -36,7 +43,8 @@ CACHE_VERSION = "agreement-v2"  # v2: defaults, ceiling, N/A samples, profiles
 def inputs_fingerprint(dataset: Dataset, campaign_ids: list[int], run_ids: list[int]):
     """A list of strings that changes whenever any input of the result changes.
 
-    One query on PostgreSQL (the change log), up to 4 aggregate queries elsewhere.
+    One query on PostgreSQL (the change log, which exclusion decisions write to as
+    well), up to 5 aggregate queries elsewhere.
     """
     if connection.vendor == "postgresql":
         return _logged_fingerprint(dataset, campaign_ids, run_ids)
@@ -63,7 +71,7 @@ def _logged_fingerprint(
 def _scanned_fingerprint(
     dataset: Dataset, campaign_ids: list[int], run_ids: list[int]
 ) -> list[str]:
-    """Counts and latest change times of every input (up to 4 aggregate queries)."""
+    """Counts and latest change times of every input (up to 5 aggregate queries)."""
     human = [0, None, None]
     if campaign_ids:
         human = fetch(
@@ -72,6 +80,13 @@ def _scanned_fingerprint(
             f"ON a.id = hs.assignment_id "
             f"WHERE a.campaign_id IN ({placeholders(campaign_ids)}) AND a.status = %s",
             [*campaign_ids, Assignment.Status.SUBMITTED],
+        )[0]
+    exclusions = [0, None]
+    if campaign_ids:
+        exclusions = fetch(
+            f"SELECT COUNT(*), MAX(x.updated_at) FROM {quoted_table(RaterExclusion)} x "
+            f"WHERE x.campaign_id IN ({placeholders(campaign_ids)})",
+            list(campaign_ids),
         )[0]
     judge = [0, None]
     if run_ids:
@@ -93,12 +108,12 @@ def _scanned_fingerprint(
         f"WHERE i.dataset_id = %s",
         [dataset.pk],
     )[0]
-    return [str(x) for x in (*human, *judge, *meta, *responses)]
+    return [str(x) for x in (*human, *exclusions, *judge, *meta, *responses)]
 
 
-# The scanned fingerprint's layout: human (3), judge (2), then the dataset's own
-# inputs, metadata decisions (2) and responses (2).
-_SCANNED_DATASET_FROM = 5
+# The scanned fingerprint's layout: human (3), exclusions (2), judge (2), then the
+# dataset's own inputs, metadata decisions (2) and responses (2).
+_SCANNED_DATASET_FROM = 7
 
 
 def dataset_fingerprint(fingerprint: list[str]) -> list[str]:

@@ -8,6 +8,7 @@ from analysis.selectors.agreement.inputs import item_keys, load_inputs, scored_b
 from analysis.selectors.agreement.sources import AgreementError, check_params
 from annotation import roles
 from annotation.models import Assignment, Dataset, HumanScore, Response
+from annotation.selectors.exclusions import excluded_scores
 from judging.models import JudgeScore
 
 
@@ -86,6 +87,7 @@ def agreement_disagreements(
     humans: dict[int, list[dict]] = {}
     for s in (
         HumanScore.objects.filter(
+            ~excluded_scores(),  # raters a researcher excluded
             assignment__campaign_id__in=campaign_ids,
             assignment__status=Assignment.Status.SUBMITTED,
             assignment__gold=False,

@@ -37,6 +37,7 @@ from annotation.models import (
     Domain,
     HumanScore,
     Instruction,
+    RaterExclusion,
     Response,
     Skill,
 )
@@ -49,6 +50,19 @@ SLICE_DIMENSIONS = ("domain", "difficulty", "task", "hard", "model")
 def quoted_table(model) -> str:
     """The model's table name, quoted for raw SQL."""
     return connection.ops.quote_name(model._meta.db_table)
+
+
+def not_excluded_sql(alias: str = "a") -> str:
+    """A WHERE condition on assignment `alias`: its rater is not excluded from the
+    analyses of its campaign (no open `RaterExclusion` of kind exclude). Every raw
+    reader of human scores ANDs it in; the ORM readers use
+    `annotation.selectors.excluded_scores`."""
+    x = quoted_table(RaterExclusion)
+    return (
+        f"NOT EXISTS (SELECT 1 FROM {x} x WHERE x.campaign_id = {alias}.campaign_id "
+        f"AND x.rater_id = {alias}.rater_id AND x.kind = 'exclude' "
+        f"AND x.ended_at IS NULL)"
+    )
 
 
 def fetch(sql: str, params: list) -> list[tuple]:
@@ -248,6 +262,7 @@ def _human_rows(campaign_ids: list[int], low: int = 1, high: int = 5) -> np.ndar
         f"ON a.id = hs.assignment_id "
         f"WHERE a.campaign_id IN ({placeholders(campaign_ids)}) AND a.status = %s "
         f"AND NOT a.gold "  # gold items measure raters, not responses
+        f"AND {not_excluded_sql('a')} "
         f"GROUP BY a.response_id, hs.skill_id",
         [*campaign_ids, Assignment.Status.SUBMITTED],
     )

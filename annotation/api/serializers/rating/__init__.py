@@ -26,6 +26,8 @@ from annotation.api.serializers.rating.campaigns import (
     CampaignStatusInputSerializer,
     CampaignTrainingInputSerializer,
     QualificationOutputSerializer,
+    RaterDecisionInputSerializer,
+    RaterDecisionOutputSerializer,
     RaterListField,
     UserRefOutputSerializer,
 )
@@ -87,6 +89,8 @@ __all__ = [
     "CampaignRatersInputSerializer",
     "CampaignGoldOutputSerializer",
     "QualificationOutputSerializer",
+    "RaterDecisionInputSerializer",
+    "RaterDecisionOutputSerializer",
     "CampaignStatusInputSerializer",
     "CampaignTrainingInputSerializer",
     "KEYS_SCHEMA",

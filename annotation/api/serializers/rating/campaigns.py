@@ -344,3 +344,35 @@ class QualificationOutputSerializer(serializers.Serializer):
         source="retry_allowed_by.username", allow_null=True, default=None
     )
     can_retry = serializers.BooleanField()
+
+
+class RaterDecisionInputSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(
+        choices=["exclude", "pause"],
+        help_text="exclude: the rater's scores leave the analyses; pause: nothing new "
+        "is served to the rater.",
+    )
+    action = serializers.ChoiceField(
+        choices=["start", "end"], help_text="start the decision, or reverse it"
+    )
+    reason = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="Why (required to start).",
+    )
+
+
+class RaterDecisionOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    rater_id = serializers.IntegerField()
+    username = serializers.CharField(source="rater.username")
+    kind = serializers.CharField()
+    reason = serializers.CharField()
+    created_by = serializers.CharField(source="created_by.username", allow_null=True)
+    created_at = serializers.DateTimeField()
+    ended_by = serializers.CharField(
+        source="ended_by.username", allow_null=True, default=None
+    )
+    ended_at = serializers.DateTimeField(allow_null=True)
+    end_reason = serializers.CharField()
