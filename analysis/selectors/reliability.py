@@ -13,9 +13,8 @@ Per rater, overall and per criterion:
   the mean of the others' scores. `exact`: the score equals the consensus rounded
   half up; `within1`: |score - consensus| <= 1; Spearman's rho between scores and
   consensus (scipy); QWK between the score and the rounded consensus on the
-  criterion's scale (the same figure as scikit-learn's `cohen_kappa_score(...,
-  weights="quadratic", labels=scale)`, computed here from the confusion matrix for
-  speed; the tests compare both); `severity`: mean(score - consensus), negative for a
+  criterion's scale (`analysis.stats.kappa.quadratic_kappa`, scikit-learn's
+  `cohen_kappa_score(..., weights="quadratic", labels=scale)`); `severity`: mean(score - consensus), negative for a
   harsh rater. Categorical criteria count `exact` only (the consensus is the others'
   most frequent label, ties broken by label order);
 * straight-lining: the share of the rater's items with 3 or more criteria scored
@@ -34,7 +33,6 @@ exclusions (`analysis.selectors.agreement.cache`), so a cached page is never sta
 from __future__ import annotations
 
 import io
-import math
 import time
 from dataclasses import dataclass, field
 
@@ -48,6 +46,9 @@ from analysis.selectors.agreement.cache import (
     inputs_fingerprint,
 )
 from analysis.selectors.agreement.inputs import fetch, quoted_table
+from analysis.stats.correlations import spearman
+from analysis.stats.kappa import quadratic_kappa
+from analysis.stats.raters import leave_one_out, leave_one_out_mode, round_half_up
 from annotation import selectors as annotation_selectors
 from annotation.models import (
     Assignment,
@@ -190,86 +191,6 @@ def rater_flags(r: RaterReliability) -> list[str]:
             f"{r.quarters[-1].exact:.2f} (last quarter)"
         )
     return out
-
-
-# --- statistics on arrays (the tests compare them with the reference libraries) -----
-
-
-def qwk(a: np.ndarray, b: np.ndarray, labels: np.ndarray) -> float | None:
-    """Cohen's quadratically weighted kappa of two integer ratings on `labels` (as
-    scikit-learn's `cohen_kappa_score(a, b, labels=labels, weights="quadratic")`).
-    None when undefined (no variation expected by chance). Every value must be one
-    of `labels` (sorted); ValueError otherwise."""
-    labels = np.asarray(labels, float)
-    k = len(labels)
-    ia = np.searchsorted(labels, a)
-    ib = np.searchsorted(labels, b)
-    if len(a) and (
-        ia.max() >= k
-        or ib.max() >= k
-        or (labels[ia] != a).any()
-        or (labels[ib] != b).any()
-    ):
-        raise ValueError("a value is not among the labels")
-    observed = np.bincount(ia * k + ib, minlength=k * k).reshape(k, k).astype(float)
-    n = observed.sum()
-    if n == 0:
-        return None
-    expected = np.outer(observed.sum(1), observed.sum(0)) / n
-    grid = np.arange(k)
-    weights = (grid[:, None] - grid[None, :]) ** 2
-    denominator = (weights * expected).sum()
-    if denominator == 0:
-        return None
-    return float(1 - (weights * observed).sum() / denominator)
-
-
-def average_ranks(x: np.ndarray) -> np.ndarray:
-    """1-based ranks, ties sharing their mean rank (scipy's `rankdata` "average")."""
-    _, inverse, counts = np.unique(x, return_inverse=True, return_counts=True)
-    ends = np.cumsum(counts)
-    return (ends - (counts - 1) / 2.0)[inverse]
-
-
-def spearman(a: np.ndarray, b: np.ndarray) -> float | None:
-    """Spearman's rho (scipy's `spearmanr` statistic: Pearson's r of the average
-    ranks); None for fewer than 3 pairs or a constant side."""
-    if len(a) < 3:
-        return None
-    ra, rb = average_ranks(a), average_ranks(b)
-    ra, rb = ra - ra.mean(), rb - rb.mean()
-    denominator = math.sqrt(float((ra * ra).sum() * (rb * rb).sum()))
-    if denominator == 0:
-        return None
-    return float((ra * rb).sum() / denominator)
-
-
-def leave_one_out(groups: np.ndarray, x: np.ndarray):
-    """(consensus, has): per score, the mean of the other scores of its group, and
-    whether there is any other score."""
-    counts = np.bincount(groups)
-    sums = np.bincount(groups, weights=x)
-    n = counts[groups]
-    has = n >= 2
-    consensus = np.zeros(len(x))
-    consensus[has] = (sums[groups][has] - x[has]) / (n[has] - 1)
-    return consensus, has
-
-
-def leave_one_out_mode(groups: np.ndarray, x: np.ndarray, k: int):
-    """(consensus, has) for label codes 0..k-1: the others' most frequent label (the
-    lowest code on a tie)."""
-    g = np.unique(groups, return_inverse=True)[1]
-    table = np.zeros((g.max() + 1 if len(g) else 0, k), np.int64)
-    np.add.at(table, (g, x.astype(np.int64)), 1)
-    others = table[g].copy()
-    others[np.arange(len(x)), x.astype(np.int64)] -= 1
-    has = others.sum(1) > 0
-    return others.argmax(1).astype(float), has
-
-
-def round_half_up(v: np.ndarray) -> np.ndarray:
-    return np.floor(v + 0.5)
 
 
 # --- the report ---------------------------------------------------------------------
@@ -425,7 +346,7 @@ def _compute(campaign: Campaign) -> Reliability:
             out.severity = float(diff[o].mean())
             out.spearman = spearman(s_value[o], consensus[o])
             if labels is not None:
-                out.qwk = qwk(s_value[o], rounded[o], labels)
+                out.qwk = quadratic_kappa(s_value[o], rounded[o], labels)
         return out
 
     # Pooled QWK over criteria of different scales: each criterion's rows mapped onto
@@ -540,11 +461,8 @@ __all__ = [
     "RaterReliability",
     "Reliability",
     "campaign_reliability",
-    "leave_one_out",
-    "qwk",
     "rater_flags",
     "reliability_dict",
-    "spearman",
 ]
 
 

@@ -17,14 +17,10 @@ from sklearn.metrics import cohen_kappa_score
 
 from analysis.exports.scores import score_rows
 from analysis.selectors.agreement.inputs import _human_rows
-from analysis.selectors.reliability import (
-    campaign_reliability,
-    leave_one_out,
-    leave_one_out_mode,
-    qwk,
-    round_half_up,
-    spearman,
-)
+from analysis.selectors.reliability import campaign_reliability
+from analysis.stats.correlations import spearman
+from analysis.stats.kappa import quadratic_kappa as qwk
+from analysis.stats.raters import leave_one_out, leave_one_out_mode, round_half_up
 from annotation import services
 from annotation.errors import DomainError
 from annotation.models import Assignment, Campaign, RaterExclusion
