@@ -11,6 +11,8 @@ tested through them. The query string every dashboard URL shares:
                                  none: per judge, its latest finished run
     reference=<id>               compare the runs with this judge run instead (judge vs judge)
     retest=1                     compare each run's sample 0 with its sample 1
+    human_reference=adjudicated  the raters' scores, with a reviewer's settled value
+                                 in their place where a dispute was adjudicated
     n_boot=<0..MAX_BOOT>         bootstrap resamples for the 95% intervals
     slice=<dim>:<value>          domain, difficulty, task, hard or model
     full=1                       the full table (every statistic); without it the
@@ -27,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from analysis import charts
-from analysis.selectors.agreement import MAX_BOOT
+from analysis.selectors.agreement import HUMAN_REFERENCES, MAX_BOOT
 from flaskapp.params import ascii_int
 
 N_BOOT_DEFAULT = 1000
@@ -86,6 +88,7 @@ class Choice:
     run_ids: list[int] = field(default_factory=list)
     reference_run_id: int | None = None
     retest: bool = False
+    human_reference: str = "raters"
     n_boot: int = N_BOOT_DEFAULT
     slice_dim: str = ""
     slice_value: str = ""
@@ -127,6 +130,7 @@ class Choice:
             "run_ids": self.run_ids,
             "reference_run_id": self.reference_run_id,
             "retest": self.retest,
+            "human_reference": self.human_reference,
             "slice_dim": self.slice_dim,
             "slice_value": self.slice_value,
             "n_boot": self.n_boot,
@@ -173,6 +177,15 @@ def parse_choice(params, sources: dict, slice_values: dict) -> Choice:
     choice.retest = params.get("retest", "") in ("1", "on", "true")
     if choice.retest and choice.reference_run_id is not None:
         errors.append("`retest`: choose a reference run or test-retest, not both.")
+    raw = params.get("human_reference", "").strip()
+    if raw:
+        if raw in HUMAN_REFERENCES:
+            choice.human_reference = raw
+        else:
+            errors.append(
+                f"`human_reference`: “{raw[:40]}” must be one of "
+                f"{', '.join(HUMAN_REFERENCES)}."
+            )
     raw = params.get("n_boot", "").strip()
     if raw:
         value = ascii_int(raw)

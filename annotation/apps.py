@@ -7,4 +7,13 @@ class AnnotationConfig(AppConfig):
 
     def ready(self) -> None:
         # Receivers that release a removed rater's locks (see annotation.signals).
+        # A score's history records its changes, not the deletion of a whole dataset
+        # or campaign: without delete receivers those stay set-based (fast) deletes.
+        from django.db.models.signals import post_delete, pre_delete
+
         from annotation import signals  # noqa: F401
+        from annotation.models import HumanScore
+        from annotation.models.campaigns import SCORE_HISTORY
+
+        pre_delete.disconnect(SCORE_HISTORY.pre_delete, sender=HumanScore)
+        post_delete.disconnect(SCORE_HISTORY.post_delete, sender=HumanScore)

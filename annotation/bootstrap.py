@@ -1,4 +1,4 @@
-"""Built-in data every installation has: the FLASK rubric and the three role groups.
+"""Built-in data every installation has: the FLASK rubric and the role groups.
 
 Idempotent. Called by migration 0002 (with the historical app registry) and by the test
 suite after a transactional test has flushed the database.
@@ -33,6 +33,7 @@ ROLE_PERMISSIONS: dict[str, list[str] | None] = {
         "view_importjob",
     ],
     "rater": [],
+    "reviewer": [],
 }
 
 

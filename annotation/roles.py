@@ -1,4 +1,4 @@
-"""The three roles (Django groups) and the checks every view and API uses.
+"""The roles (Django groups) and the checks every view and API uses.
 
 An admin can do everything a researcher can; a researcher everything about campaigns,
 judge runs and results; a rater only their own rating work. Superusers count as admins.
@@ -15,7 +15,10 @@ from annotation.models import Assignment, Campaign
 ADMIN = "admin"
 RESEARCHER = "researcher"
 RATER = "rater"
-ROLES = (ADMIN, RESEARCHER, RATER)
+# Settles the raters' disagreements of any campaign (`services.adjudication`); sees
+# every rater's scores and rationales there, and nothing else of a researcher's.
+REVIEWER = "reviewer"
+ROLES = (ADMIN, RESEARCHER, RATER, REVIEWER)
 # Not a role: the group that marks an account as synthetic, one whose "ratings" a
 # program generated (the demo's example ratings). Its scores are never a person's
 # judgment: pages label them and every export carries `synthetic: true` for them.
@@ -48,6 +51,11 @@ def is_admin(user: User) -> bool:
 def is_researcher(user: User) -> bool:
     """Researchers and admins."""
     return bool(user_roles(user) & {ADMIN, RESEARCHER})
+
+
+def is_reviewer(user: User) -> bool:
+    """Reviewers, researchers and admins: who may adjudicate."""
+    return bool(user_roles(user) & {ADMIN, RESEARCHER, REVIEWER})
 
 
 def is_rater(user: User) -> bool:
@@ -149,6 +157,11 @@ def explain_missing_campaign(user: User, campaign_id: int, kind: str) -> None:
 def require_admin(user: User) -> None:
     if not is_admin(user):
         raise PermissionDenied("This needs the admin role.")
+
+
+def require_reviewer(user: User) -> None:
+    if not is_reviewer(user):
+        raise PermissionDenied("This needs the reviewer, researcher or admin role.")
 
 
 def require_researcher(user: User) -> None:

@@ -6,6 +6,7 @@ Names: ``annotation:<entity>-<page>``.
 from django.urls import path
 
 from annotation.views import (
+    adjudication,
     campaigns,
     datasets,
     gold,
@@ -78,6 +79,28 @@ urlpatterns = [
         "campaigns/<int:campaign_id>/qualification/<int:rater_id>/retry/",
         campaigns.campaign_qualification_retry,
         name="campaign-qualification-retry",
+    ),
+    # adjudication (reviewers, researchers and admins)
+    path("adjudication/", adjudication.adjudication_home, name="adjudication-home"),
+    path(
+        "campaigns/<int:campaign_id>/adjudication/",
+        adjudication.adjudication_queue,
+        name="adjudication-queue",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/adjudication/rule/",
+        adjudication.adjudication_rule,
+        name="adjudication-rule",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/adjudication/<int:response_id>/",
+        adjudication.adjudication_item,
+        name="adjudication-item",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/history/",
+        adjudication.score_history,
+        name="adjudication-history",
     ),
     # rater accounts (researchers and admins)
     path("raters/", raters.rater_list, name="rater-list"),

@@ -67,6 +67,8 @@ QUALIFICATION_SIZE = Bound(
 )  # gold items a rater answers before real work; 0: none
 QUALIFICATION_PASS = Bound(0, 1)  # the pass mark: a share of right answers
 SPEED_THRESHOLD = Bound(1, 3600)  # seconds: faster items are speed outliers
+# Adjudication: a criterion's scores spanning at least this many points (0: never).
+ADJUDICATION_RANGE = Bound(0, 10)
 PAIR_SAMPLE = Bound(1, 1_000_000)
 
 # Judge configs (judging.models.JudgeConfig)

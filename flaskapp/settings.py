@@ -79,6 +79,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "csp",
+    "simple_history",
     "flaskapp",
     "annotation",
     "judging",

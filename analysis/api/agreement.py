@@ -24,6 +24,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from analysis.selectors.agreement import (
+    HUMAN_REFERENCES,
     AgreementError,
     agreement_compute,
     agreement_defaults,
@@ -57,6 +58,9 @@ class AgreementInputSerializer(serializers.Serializer):
         required=False, allow_null=True, **ID.field_kwargs()
     )
     retest = serializers.BooleanField(required=False, default=False)
+    human_reference = serializers.ChoiceField(
+        choices=HUMAN_REFERENCES, required=False, default="raters"
+    )
     slice = serializers.RegexField(
         r"^(|[a-z]+:.*)$", required=False, allow_blank=True, default=""
     )
@@ -115,6 +119,13 @@ QUERY = [
     OpenApiParameter("reference_run", OpenApiTypes.INT, description="Judge vs judge"),
     OpenApiParameter("retest", OpenApiTypes.BOOL, description="Sample 0 vs sample 1"),
     OpenApiParameter(
+        "human_reference",
+        OpenApiTypes.STR,
+        enum=list(HUMAN_REFERENCES),
+        description="raters (default), or adjudicated: a reviewer's settled value "
+        "in place of the raters' scores where a dispute was adjudicated",
+    ),
+    OpenApiParameter(
         "slice", OpenApiTypes.STR, description="DIM:VALUE (domain, difficulty, ...)"
     ),
     OpenApiParameter("n_boot", OpenApiTypes.INT, description="Bootstrap resamples"),
@@ -142,6 +153,7 @@ class AgreementApi(APIView):
                 run_ids=p.get("run", []),
                 reference_run_id=p.get("reference_run"),
                 retest=p["retest"],
+                human_reference=p.get("human_reference", "raters"),
                 slice_dim=p["slice_dim"],
                 slice_value=p["slice_value"],
                 n_boot=p["n_boot"],

@@ -1,7 +1,9 @@
 """Score export: human and judge scores of a dataset in one long format, streamed.
 
-One row per (response, skill, source), where the source is a rater (human) or a judge
-run + sample (DESIGN.md). Rows are read with two joined queries (humans, then judges),
+One row per (response, skill, source), where the source is a rater (human), a
+reviewer's adjudication (`human_adjudicated`: the settled value where a campaign's
+raters disagreed, next to their scores, never in their place) or a judge run + sample
+(DESIGN.md). Rows are read with two joined queries (humans, then judges),
 each iterated in chunks (a server-side cursor on PostgreSQL), and encoded chunk by
 chunk, so memory stays flat whatever the number of scores. Used by the `export`
 command and the export API; lives in judging because it reads both apps' scores
@@ -19,7 +21,7 @@ from analysis.exports.encoding import csv_dicts, csv_rows, parquet
 from analysis.exports.encoding import jsonl as export_jsonl
 from annotation import roles
 from annotation.errors import DomainError, Problem
-from annotation.models import Campaign, Dataset, HumanScore, Skill
+from annotation.models import Adjudication, Campaign, Dataset, HumanScore, Skill
 from annotation.scales import CATEGORICAL, Scale, scale_of
 from annotation.selectors.exclusions import excluded_scores
 from judging.models import JudgeRun, JudgeScore
@@ -204,7 +206,8 @@ def score_rows(
 ) -> Iterator[dict]:
     """Yield every score of `dataset` as a long-format dict (keys: `FIELDS`).
 
-    Human scores first (ordered by id), then judge scores (ordered by id). With no
+    Human scores first (ordered by id), then adjudications (`human_adjudicated`,
+    ordered by id; selected with the campaigns), then judge scores (ordered by id). With no
     filter, every campaign and every run is exported. A filter selects sources: with
     `campaign_ids` and/or `run_ids` given, only the named campaigns' human scores and
     the named runs' judge scores are exported (`campaign_ids=[1]` alone: no judge rows).
@@ -269,6 +272,8 @@ def score_rows(
                 gold=gold,
                 excluded=excluded,
             )
+    if not filtered or campaign_ids:
+        yield from _adjudicated_rows(dataset, campaign_ids, skills)
     if not filtered or run_ids:
         judges = JudgeScore.objects.filter(run__dataset=dataset)
         if run_ids:
@@ -293,6 +298,39 @@ def score_rows(
                 gold=False,
                 excluded=False,
             )
+
+
+def _adjudicated_rows(dataset: Dataset, campaign_ids, skills) -> Iterator[dict]:
+    """The "human, adjudicated" source: a reviewer's settled value of a disputed
+    criterion (`annotation.models.Adjudication`), one row per (campaign, response,
+    criterion); `source` is ``adjudicated:<reviewer>``, `rater_id` the reviewer's
+    id, `rationale` the reviewer's note."""
+    rows = Adjudication.objects.filter(campaign__dataset=dataset)
+    if campaign_ids:
+        rows = rows.filter(campaign_id__in=campaign_ids)
+    common = tuple("note" if c == "rationale" else c for c in _prefixed(""))
+    columns = ("updated_by__username", "updated_by_id", "campaign_id")
+    for username, reviewer_id, campaign_id, created, updated, *cells in (
+        rows.order_by("pk")
+        .values_list(*columns, "created_at", "updated_at", *common)
+        .iterator(CHUNK_SIZE)
+    ):
+        yield _row(
+            dataset.name,
+            cells,
+            skills,
+            source_type="human_adjudicated",
+            source=f"adjudicated:{username or ''}",
+            rater_id=reviewer_id,
+            campaign_id=campaign_id,
+            run_id=None,
+            sample_index=None,
+            created_at=created,
+            updated_at=updated,
+            synthetic=False,
+            gold=False,
+            excluded=False,
+        )
 
 
 def _iso(value: datetime | None) -> str | None:

@@ -22,6 +22,8 @@ How each cell is written, as `analysis.exports.encoding` does:
   `roles.SYNTHETIC` group, false otherwise and on every judge line; `gold`: the
   assignment's flag (a gold item), false on every judge line; `excluded`: the
   rater's open exclusion in the campaign (`inputs.not_excluded_sql`);
+- adjudications (`human_adjudicated`) come between the human and the judge lines, as
+  `score_rows` yields them;
 - lines end with CRLF, as `csv.writer` ends them.
 
 Per-instruction and per-skill cells are encoded once, in CTEs; the per-score work is
@@ -41,7 +43,9 @@ from analysis.exports.encoding import csv_text
 from analysis.selectors.agreement.inputs import not_excluded_sql
 from annotation import roles
 from annotation.models import (
+    Adjudication,
     Assignment,
+    Campaign,
     HumanScore,
     Instruction,
     Response,
@@ -108,7 +112,8 @@ def _join(*cells: str) -> str:
 
 @cache
 def _sql(source: str, filtered_by: bool) -> str:
-    """The SELECT of one source's lines (`human` or `judge`), ordered by score id."""
+    """The SELECT of one source's lines (`human`, `adjudicated` or `judge`), ordered
+    by row id."""
     ins, resp, sk, rb = _t(Instruction), _t(Response), _t(Skill), _t(Rubric)
     domains = "concat_ws(';', NULLIF(i.domain_1, ''), NULLIF(i.domain_2, ''))"
     # `Scale.label`: "0-4" (scale_of's defaults 1 and 5 for a missing end), or the
@@ -147,7 +152,7 @@ WITH ins AS MATERIALIZED (
     score = _join(
         _int("x.score"),
         "(CASE WHEN x.score IS NULL THEN 'true' ELSE 'false' END)",
-        _text("x.rationale"),
+        _text("x.note" if source == "adjudicated" else "x.rationale"),
     )
     # dataset, instruction id (external and ours), response, model, skill and rubric
     head = (
@@ -186,6 +191,34 @@ JOIN ins ON ins.id = r.instruction_id
 JOIN sk ON sk.id = x.skill_id
 JOIN {u} u ON u.id = a.rater_id
 {"WHERE a.campaign_id = ANY(%(ids)s)" if filtered_by else ""}"""
+    elif source == "adjudicated":
+        u = _t(User)
+        line = _join(
+            *head,
+            "'human_adjudicated'",
+            _text("'adjudicated:' || COALESCE(u.username, '')"),
+            _int("x.updated_by_id"),
+            _int("x.campaign_id"),
+            "''",
+            "''",
+            score,
+            _iso("x.created_at"),
+            _iso("x.updated_at"),
+            "ins.tail",
+            "'false'",
+            "sk.meaning",
+            value,
+            "'false'",
+            "'false'",
+        )
+        body = f"""
+FROM {_t(Adjudication)} x
+JOIN {_t(Campaign)} c ON c.id = x.campaign_id AND c.dataset_id = %(dataset)s
+JOIN {resp} r ON r.id = x.response_id
+JOIN ins ON ins.id = r.instruction_id
+JOIN sk ON sk.id = x.skill_id
+LEFT JOIN {u} u ON u.id = x.updated_by_id
+{"WHERE x.campaign_id = ANY(%(ids)s)" if filtered_by else ""}"""
     else:
         created = _iso("x.created_at")
         line = _join(
@@ -252,7 +285,12 @@ def csv_chunks(
         "synthetic": roles.SYNTHETIC,
         "categorical": CATEGORICAL,
     }
-    for source, ids in (("human", campaign_ids), ("judge", run_ids)):
+    sources = (
+        ("human", campaign_ids),
+        ("adjudicated", campaign_ids),
+        ("judge", run_ids),
+    )
+    for source, ids in sources:
         if filtered and not ids:
             continue
         params = {**base, **_patterns()}

@@ -6,7 +6,7 @@ Names: ``annotation_api:<entity>-<action>``. Researchers: ``campaigns/...``; rat
 
 from django.urls import path
 
-from annotation.api import datasets, pairwise, quality, rating
+from annotation.api import adjudication, datasets, pairwise, quality, rating
 
 app_name = "annotation_api"
 
@@ -96,6 +96,26 @@ urlpatterns = [
         "campaigns/<int:campaign_id>/gold/",
         quality.CampaignGoldApi.as_view(),
         name="campaign-gold",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/adjudication/",
+        adjudication.AdjudicationQueueApi.as_view(),
+        name="adjudication-queue",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/adjudication/rule/",
+        adjudication.AdjudicationRuleApi.as_view(),
+        name="adjudication-rule",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/adjudication/<int:response_id>/",
+        adjudication.AdjudicationItemApi.as_view(),
+        name="adjudication-item",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/history/",
+        adjudication.ScoreHistoryApi.as_view(),
+        name="score-history",
     ),
     path(
         "campaigns/<int:campaign_id>/decisions/",

@@ -41,6 +41,7 @@ from annotation.models.preferences import (
     PreferencePair,
 )
 from annotation.models.quality import (
+    Adjudication,
     GoldItem,
     GoldScore,
     Qualification,
@@ -48,6 +49,7 @@ from annotation.models.quality import (
 )
 
 __all__ = [
+    "Adjudication",
     "TemporaryPassword",
     "DATASET_FORMAT_CHOICES",
     "FLASK_GROUPS",

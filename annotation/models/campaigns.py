@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
+from simple_history.models import HistoricalRecords
 
 from annotation.models.datasets import Dataset, Response, Skill
 from flaskapp import bounds
@@ -133,6 +134,24 @@ class Campaign(models.Model):
         validators=bounds.SPEED_THRESHOLD.validators(),
         help_text="Items faster than this many seconds are flagged (empty: a "
         "quarter of the campaign's median).",
+    )
+
+    # Adjudication (annotation.services.adjudication): a (response, criterion) goes to
+    # the queue when its raters' scores span at least `adjudication_range` points
+    # (ordinal criteria; 0: never), or when their labels split by
+    # `adjudication_split` (categorical criteria).
+    class SplitRule(models.TextChoices):
+        NO_MAJORITY = "no_majority", "No label has a strict majority"
+        ANY = "any", "The raters gave different labels"
+        OFF = "off", "Never"
+
+    adjudication_range = models.PositiveSmallIntegerField(
+        default=2,
+        validators=bounds.ADJUDICATION_RANGE.validators(),
+        help_text="Scores spanning this many points go to adjudication (0: never).",
+    )
+    adjudication_split = models.CharField(
+        max_length=12, choices=SplitRule.choices, default=SplitRule.NO_MAJORITY
     )
     # Raters paused by a researcher (`RaterExclusion` holds the record): served
     # nothing new. Kept here too so that serving reads it with the campaign.
@@ -371,6 +390,15 @@ class Assignment(models.Model):
         return (self.submitted_at - self.served_at).total_seconds()
 
 
+# The history of human scores (django-simple-history): a row per change made through
+# the ORM's save() (`services.rating.rating_amend`, which first records the submitted
+# value), with who (`history_user`), when and why (`history_change_reason`). The
+# bulk writes of a submit or an import are a score's creation, not a change, and
+# are not copied. Deletions (a whole dataset or campaign going) are not recorded:
+# `annotation.apps` disconnects the delete signals so those deletes stay set-based.
+SCORE_HISTORY = HistoricalRecords(excluded_fields=["created_at", "updated_at"])
+
+
 class HumanScore(models.Model):
     """A rater's score for one skill of one response, or N/A (score is null).
 
@@ -386,6 +414,8 @@ class HumanScore(models.Model):
     rationale = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # Every change of a score (an amend) with who and when; see SCORE_HISTORY.
+    history = SCORE_HISTORY
 
     class Meta:
         ordering = ["assignment_id", "skill__position"]

@@ -7,6 +7,10 @@ asks for a specific answer ("to show you read this, score Readability 2"); it is
 counted apart. Campaigns created with a gold rate serve the dataset's gold items to
 every rater, unmarked (`annotation.services.gold`).
 
+An `Adjudication` is a reviewer's settled score where the raters of a campaign
+disagreed (`annotation.services.adjudication`); every change of it, of a rater's
+exclusion and of a human score is kept in a history (django-simple-history).
+
 A `Qualification` is one rater's attempt at a campaign's qualification set: the first
 `Campaign.qualification_size` gold items the rater is served, before any real item
 (`annotation.services.qualification`). It is graded when its last item is submitted
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from simple_history.models import HistoricalRecords
 
 from annotation.models.campaigns import Campaign
 from annotation.models.datasets import Dataset, Response, Skill
@@ -159,6 +164,7 @@ class RaterExclusion(models.Model):
     ended_at = models.DateTimeField(null=True, blank=True)
     end_reason = models.TextField(blank=True)
     updated_at = models.DateTimeField(auto_now=True)
+    history = HistoricalRecords(excluded_fields=["updated_at"])
 
     class Meta:
         ordering = ["campaign_id", "rater_id", "-created_at"]
@@ -172,3 +178,48 @@ class RaterExclusion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.rater_id} in {self.campaign_id}"
+
+
+class Adjudication(models.Model):
+    """A reviewer's settled score for one criterion of one response in a campaign,
+    where its raters disagreed beyond the campaign's rule
+    (`annotation.services.adjudication`), with a note saying why.
+
+    A source of its own ("human, adjudicated"): it never overwrites a rater's
+    `HumanScore`. `score` follows `annotation.scales` like a rater's (null: N/A).
+    One per campaign, response and criterion; changing it keeps the earlier value in
+    its history (who, when, note)."""
+
+    campaign = models.ForeignKey(
+        Campaign, on_delete=models.CASCADE, related_name="adjudications"
+    )
+    response = models.ForeignKey(Response, on_delete=models.PROTECT, related_name="+")
+    skill = models.ForeignKey(Skill, on_delete=models.PROTECT, related_name="+")
+    score = models.SmallIntegerField(null=True, blank=True)
+    note = models.TextField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+    history = HistoricalRecords(excluded_fields=["created_at", "updated_at"])
+
+    class Meta:
+        ordering = ["campaign_id", "response_id", "skill__position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign", "response", "skill"], name="adjudication_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.skill_id}={'N/A' if self.score is None else self.score}"

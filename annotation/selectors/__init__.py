@@ -105,7 +105,13 @@ __all__ += [
 from annotation.selectors.exclusions import (  # noqa: E402
     campaign_decisions,
     excluded_scores,
+    exclusions_note,
     open_exclusions,
 )
 
-__all__ += ["campaign_decisions", "excluded_scores", "open_exclusions"]
+__all__ += [
+    "campaign_decisions",
+    "excluded_scores",
+    "exclusions_note",
+    "open_exclusions",
+]

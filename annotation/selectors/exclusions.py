@@ -43,3 +43,21 @@ def campaign_decisions(*, campaign: Campaign) -> list[RaterExclusion]:
         .select_related("rater", "created_by", "ended_by")
         .order_by("-created_at", "-pk")
     )
+
+
+def exclusions_note(campaign_ids) -> list[dict]:
+    """The open exclusions of these campaigns as plain data, for the dashboards and
+    APIs that leave those raters out (agreement, classification, meta-evaluation,
+    training export): campaign, rater, who decided, when (ISO 8601) and why."""
+    return [
+        {
+            "campaign_id": e.campaign_id,
+            "campaign": e.campaign.name,
+            "rater_id": e.rater_id,
+            "rater": e.rater.username,
+            "by": e.created_by.username if e.created_by else "",
+            "at": e.created_at.isoformat(),
+            "reason": e.reason,
+        }
+        for e in open_exclusions(campaign_ids=campaign_ids)
+    ]

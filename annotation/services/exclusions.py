@@ -8,7 +8,8 @@ export (the readers filter on `analysis.selectors.agreement.inputs.NOT_EXCLUDED`
 and the long export marks them `excluded: true`; an open `pause` makes
 `services.assignment_next` serve the rater nothing, with `PAUSED_MESSAGE` (the
 campaign row carries the paused ids, so serving needs no query for it). A paused
-rater may still submit the item they hold.
+rater may still submit the item they hold. Each start and end is also a row of the
+decision's history (`RaterExclusion.history`, with who and why).
 """
 
 from __future__ import annotations
@@ -78,9 +79,13 @@ def rater_decision_start(
                 f"{rater.username} is already {label} in this campaign",
                 [Problem(f"already {label}", field="rater")],
             )
-        decision = RaterExclusion.objects.create(
+        decision = RaterExclusion(
             campaign=locked, rater=rater, kind=kind, reason=reason, created_by=user
         )
+        # The history row (django-simple-history) records who and why.
+        decision._history_user = user
+        decision._change_reason = f"{kind} started"
+        decision.save()
         if kind == RaterExclusion.Kind.PAUSE:
             locked.paused_raters = sorted({*(locked.paused_raters or []), rater.pk})
             locked.save(update_fields=["paused_raters"])
@@ -112,6 +117,8 @@ def rater_decision_end(
         decision.ended_at = timezone.now()
         decision.ended_by = user
         decision.end_reason = reason[:MAX_REASON]
+        decision._history_user = user
+        decision._change_reason = f"{kind} ended"
         decision.save(
             update_fields=["ended_at", "ended_by", "end_reason", "updated_at"]
         )

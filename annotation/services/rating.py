@@ -28,6 +28,7 @@ from annotation.models import (
     HumanScore,
     Skill,
 )
+from annotation.models.campaigns import SCORE_HISTORY
 from annotation.scales import scale_of
 from annotation.selectors.rating import assignment_skills
 from annotation.services import serving_sql
@@ -512,6 +513,17 @@ def assignment_skip(
         )
 
 
+def _record_submitted(row: HumanScore, rater: User) -> None:
+    """Before a score's first change, copy the submitted value into its history (the
+    bulk insert of a submit writes none), so the history reads "from X to Y"."""
+    if HumanScore.history.filter(id=row.pk).exists():
+        return
+    row._history_user, row._change_reason = rater, "submitted"
+    row._history_date = row.updated_at
+    SCORE_HISTORY.create_historical_record(row, "+")
+    del row._history_date
+
+
 def rating_amend(
     *,
     assignment_id: int,
@@ -523,7 +535,8 @@ def rating_amend(
     """Change a rater's own submitted rating while the campaign is not closed.
 
     Same validation as submit (scores by the criteria's scales, the critique when the
-    campaign asks for one); rows are updated in place (`updated_at` records when).
+    campaign asks for one); rows are updated in place (`updated_at` records when),
+    and each change is a row of the score's history (who, when, from what value).
     Nothing is written when anything is refused.
     """
     with transaction.atomic():
@@ -544,11 +557,16 @@ def rating_amend(
         for skill, score, rationale in valid:
             row = existing.get(skill.pk)
             if row is None:
-                HumanScore.objects.create(
+                row = HumanScore(
                     assignment=assignment, skill=skill, score=score, rationale=rationale
                 )
+                row._history_user, row._change_reason = rater, "amended (added)"
+                row.save()
             elif row.score != score or row.rationale != rationale:
+                _record_submitted(row, rater)
+                what = "amended" if row.score != score else "rationale amended"
                 row.score, row.rationale = score, rationale
+                row._history_user, row._change_reason = rater, what
                 row.save(update_fields=["score", "rationale", "updated_at"])
         assignment.updated_at = timezone.now()
         fields = ["updated_at"]

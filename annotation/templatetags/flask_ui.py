@@ -43,6 +43,7 @@ STATUS_TONES = {
 # one rule, so a new page lands in its section without touching the template.
 NAV_PREFIXES = (
     ("annotation", "pairwise-", "pairwise"),
+    ("annotation", "adjudication-", "adjudication"),
     ("annotation", "rater-", "raters"),
     ("judging", "judge-", "judges"),
     ("judging", "", "runs"),

@@ -17,7 +17,7 @@ from django.db import connection
 from analysis.exports import scores_sql
 from analysis.exports.scores import export_chunks
 from annotation import roles
-from annotation.models import HumanScore, Instruction, Response
+from annotation.models import Adjudication, HumanScore, Instruction, Response
 from judging.models import JudgeScore
 from tests.analysis.test_exports import judge_all, make_dataset, rate_all
 from tests.factories import UserFactory
@@ -116,6 +116,16 @@ def hostile(researcher, rater):
         rows[k].rationale = text  # and each of the first ones alone, as the whole cell
     JudgeScore.objects.bulk_update(scores, ["rationale"])
     HumanScore.objects.bulk_update(humans, ["rationale"])
+    # Adjudications ("human, adjudicated"): two in the first campaign (one N/A), one
+    # in the second, by a reviewer with a formula-like name, with hostile notes.
+    reviewer = UserFactory(username="=reviewer", role="reviewer")
+    for k, (c, human) in enumerate([(campaign, humans[0]), (campaign, humans[1]),
+                                    (second, humans[-1])]):  # fmt: skip
+        Adjudication.objects.create(
+            campaign=c, response_id=human.assignment.response_id,
+            skill_id=human.skill_id, score=None if k == 1 else 2,
+            note=texts[k], created_by=reviewer, updated_by=reviewer,
+        )  # fmt: skip
     whole = datetime(2026, 12, 3, 20, 0, 0, tzinfo=UTC)
     JudgeScore.objects.filter(pk=scores[0].pk).update(created_at=whole)
     HumanScore.objects.filter(pk=humans[0].pk).update(
@@ -127,7 +137,15 @@ def hostile(researcher, rater):
 def test_sql_csv_is_the_python_csv_byte_for_byte(settings, hostile):
     dataset, *_ = hostile
     fast, slow, fast_n, slow_n = both(settings, dataset=dataset)
-    assert fast_n == slow_n == JudgeScore.objects.count() + HumanScore.objects.count()
+    assert (
+        fast_n
+        == slow_n
+        == (
+            JudgeScore.objects.count()
+            + HumanScore.objects.count()
+            + Adjudication.objects.count()
+        )
+    )
     assert fast.count("\r\n") >= fast_n + 1
     assert fast == slow
     # The hostile values did reach the export, neutralised.
@@ -143,6 +161,16 @@ def test_sql_csv_is_the_python_csv_byte_for_byte(settings, hostile):
         > 0
     )
     assert {row["source"] for row in synthetic} == {"'@rater-2"}
+    settled = [
+        row
+        for row in csv.DictReader(io.StringIO(fast))
+        if row["source_type"] == "human_adjudicated"
+    ]
+    assert [(r["source"], r["value"], r["excluded"]) for r in settled] == [
+        ("adjudicated:=reviewer", "2", "false"),
+        ("adjudicated:=reviewer", "N/A", "false"),
+        ("adjudicated:=reviewer", "2", "false"),
+    ]
 
 
 @pytest.mark.parametrize("which", ["campaign", "run", "both", "none"])
@@ -156,7 +184,8 @@ def test_sql_csv_matches_under_every_filter(settings, hostile, which):
     }[which]
     fast, slow, fast_n, slow_n = both(settings, dataset=dataset, **kwargs)
     assert fast == slow and fast_n == slow_n
-    expected = {"campaign": 8, "run": 16, "both": 24, "none": 0}[which]
+    # The campaigns' adjudications come with them: 1 in the second, 2 in the first.
+    expected = {"campaign": 8 + 1, "run": 16, "both": 24 + 2, "none": 0}[which]
     assert fast_n == expected
 
 

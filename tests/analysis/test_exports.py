@@ -257,13 +257,22 @@ def test_scores_of_synthetic_accounts_are_exported_as_synthetic(
 def test_query_count_does_not_grow_with_rows(
     n_responses, researcher, rater, django_assert_max_num_queries
 ):
-    """10 or 100 human scores and as many judge scores: the same two queries."""
+    """10 or 100 human scores, as many judge scores and an adjudication per
+    response: the same three queries (one per source)."""
+    from annotation.models import Adjudication, HumanScore
+
     dataset = make_dataset(n_responses)
-    rate_all(dataset, researcher, rater)
+    campaign = rate_all(dataset, researcher, rater)
     judge_all(dataset)
-    with django_assert_max_num_queries(2):
+    for score in HumanScore.objects.filter(assignment__campaign=campaign)[::2]:
+        Adjudication.objects.create(
+            campaign=campaign, response_id=score.assignment.response_id,
+            skill_id=score.skill_id, score=3, note="settled", updated_by=researcher,
+        )  # fmt: skip
+    with django_assert_max_num_queries(3):
         rows = list(score_rows(dataset=dataset))
-    assert len(rows) == 2 * 2 * n_responses
+    assert len(rows) == 2 * 2 * n_responses + n_responses
+    assert sum(r["source_type"] == "human_adjudicated" for r in rows) == n_responses
 
 
 # --- Encoders -----------------------------------------------------------------------------

@@ -178,6 +178,12 @@ class Command(DataCommand):
             help="Compare each run's sample 0 with its sample 1 (test-retest).",
         )
         parser.add_argument(
+            "--adjudicated",
+            action="store_true",
+            help="Compare the judges with the raters' scores where a reviewer "
+            "settled a dispute replaced by the settled value.",
+        )
+        parser.add_argument(
             "--slice",
             default="",
             help="DIM=VALUE, DIM one of domain, difficulty, task, hard, model.",
@@ -202,6 +208,7 @@ class Command(DataCommand):
                 run_ids=options["run"],
                 reference_run_id=options["reference_run"],
                 retest=options["retest"],
+                human_reference="adjudicated" if options["adjudicated"] else "raters",
                 slice_dim=dim.strip(),
                 slice_value=value.strip(),
                 n_boot=options["boot"],

@@ -29,7 +29,7 @@ arrays), ``cache`` (fingerprint and key), ``rows`` (result dicts), ``compute``
 slice values).
 """
 
-from analysis.selectors.agreement.compute import agreement_compute
+from analysis.selectors.agreement.compute import HUMAN_REFERENCES, agreement_compute
 from analysis.selectors.agreement.disagreements import agreement_disagreements
 from analysis.selectors.agreement.rows import result_dict
 from analysis.selectors.agreement.slices import agreement_slice_values
@@ -45,6 +45,7 @@ from analysis.selectors.agreement.sources import (
 
 __all__ = [
     "DEFAULTS_RULE",
+    "HUMAN_REFERENCES",
     "MAX_BOOT",
     "AgreementDefaults",
     "AgreementError",

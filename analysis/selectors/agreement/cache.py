@@ -27,6 +27,7 @@ from analysis.selectors.agreement.inputs import (
     quoted_table,
 )
 from annotation.models import (
+    Adjudication,
     Assignment,
     Dataset,
     HumanScore,
@@ -43,8 +44,8 @@ CACHE_VERSION = "agreement-v2"  # v2: defaults, ceiling, N/A samples, profiles
 def inputs_fingerprint(dataset: Dataset, campaign_ids: list[int], run_ids: list[int]):
     """A list of strings that changes whenever any input of the result changes.
 
-    One query on PostgreSQL (the change log, which exclusion decisions write to as
-    well), up to 5 aggregate queries elsewhere.
+    One query on PostgreSQL (the change log, which exclusion decisions and
+    adjudications write to as well), up to 7 aggregate queries elsewhere.
     """
     if connection.vendor == "postgresql":
         return _logged_fingerprint(dataset, campaign_ids, run_ids)
@@ -71,7 +72,7 @@ def _logged_fingerprint(
 def _scanned_fingerprint(
     dataset: Dataset, campaign_ids: list[int], run_ids: list[int]
 ) -> list[str]:
-    """Counts and latest change times of every input (up to 5 aggregate queries)."""
+    """Counts and latest change times of every input (up to 7 aggregate queries)."""
     human = [0, None, None]
     if campaign_ids:
         human = fetch(
@@ -85,6 +86,13 @@ def _scanned_fingerprint(
     if campaign_ids:
         exclusions = fetch(
             f"SELECT COUNT(*), MAX(x.updated_at) FROM {quoted_table(RaterExclusion)} x "
+            f"WHERE x.campaign_id IN ({placeholders(campaign_ids)})",
+            list(campaign_ids),
+        )[0]
+    settled = [0, None]
+    if campaign_ids:
+        settled = fetch(
+            f"SELECT COUNT(*), MAX(x.updated_at) FROM {quoted_table(Adjudication)} x "
             f"WHERE x.campaign_id IN ({placeholders(campaign_ids)})",
             list(campaign_ids),
         )[0]
@@ -108,12 +116,12 @@ def _scanned_fingerprint(
         f"WHERE i.dataset_id = %s",
         [dataset.pk],
     )[0]
-    return [str(x) for x in (*human, *exclusions, *judge, *meta, *responses)]
+    return [str(x) for x in (*human, *exclusions, *settled, *judge, *meta, *responses)]
 
 
-# The scanned fingerprint's layout: human (3), exclusions (2), judge (2), then the
-# dataset's own inputs, metadata decisions (2) and responses (2).
-_SCANNED_DATASET_FROM = 7
+# The scanned fingerprint's layout: human (3), exclusions (2), adjudications (2),
+# judge (2), then the dataset's own inputs, metadata decisions (2) and responses (2).
+_SCANNED_DATASET_FROM = 9
 
 
 def dataset_fingerprint(fingerprint: list[str]) -> list[str]:

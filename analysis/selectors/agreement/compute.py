@@ -18,6 +18,7 @@ from analysis.selectors.agreement.cache import (
     inputs_fingerprint,
 )
 from analysis.selectors.agreement.inputs import (
+    adjudicated_side,
     group_items,
     human_side,
     item_keys,
@@ -39,12 +40,14 @@ from analysis.selectors.agreement.rows import (
 )
 from analysis.selectors.agreement.sources import (
     DEFAULTS_RULE,
+    AgreementError,
     agreement_defaults,
     check_params,
     run_label,
 )
 from analysis.stats.report import GroupItems, agreement_table
 from annotation.models import Campaign, Dataset
+from annotation.selectors.exclusions import exclusions_note
 
 # Below this many items a computation runs in one thread: the statistics of small
 # groups are many short numpy calls, and two threads contending for the GIL were
@@ -64,6 +67,11 @@ def _workers(items: int) -> int:
     return int(getattr(settings, "AGREEMENT_WORKERS", 0) or min(os.cpu_count() or 1, 4))
 
 
+# The human reference of a comparison: the raters' scores as they are, or with a
+# reviewer's settled value in place of theirs where a dispute was adjudicated.
+HUMAN_REFERENCES = ("raters", "adjudicated")
+
+
 @gc_paused()  # the result is many small, lasting objects: see gc_paused
 def agreement_compute(
     *,
@@ -72,6 +80,7 @@ def agreement_compute(
     run_ids: list[int] | None = None,
     reference_run_id: int | None = None,
     retest: bool = False,
+    human_reference: str = "raters",
     slice_dim: str = "",
     slice_value: str = "",
     n_boot: int = 1000,
@@ -87,11 +96,20 @@ def agreement_compute(
     AgreementError (message names the parameter) for unknown campaigns/runs/slices.
     No `campaign_ids` (with humans as the reference) or no `run_ids`: the defaults
     of :func:`agreement_defaults`; ``result["defaults"]`` says which were used.
+    `human_reference` ("raters" or "adjudicated", `HUMAN_REFERENCES`): with
+    "adjudicated", the judges are compared with the raters' scores where a reviewer
+    settled a dispute replaced by the settled value (`inputs.adjudicated_side`); the
+    ceiling stays the raters' own agreement.
     Queries: a fixed number (defaults 2, fingerprint 4, then responses, human
     scores, judge scores, skills), whatever the data size; the defaults and the
     fingerprint only when the cache has the result; no responses query when the
     dataset's responses are cached (:func:`cache.cached_responses`).
     """
+    if human_reference not in HUMAN_REFERENCES:
+        raise AgreementError(
+            f"human_reference: {str(human_reference)[:40]!r} is not one of "
+            f"{', '.join(HUMAN_REFERENCES)}"
+        )
     campaign_ids = sorted({int(c) for c in campaign_ids or []})
     run_ids = list(dict.fromkeys(int(r) for r in run_ids or []))
     reference_run_id = int(reference_run_id) if reference_run_id else None
@@ -119,6 +137,7 @@ def agreement_compute(
         "runs": run_ids,
         "reference_run": reference_run_id,
         "retest": bool(retest),
+        "human_reference": human_reference,
         "slice": [slice_dim, slice_value],
         "n_boot": n_boot,
         "seed": seed,
@@ -155,6 +174,13 @@ def agreement_compute(
         )
     else:
         ref_side = human_side(inp)
+    # The ceiling is always the raters' own agreement; the judges are compared with
+    # the chosen human reference.
+    ceiling_side = ref_side
+    adjudicated = human_reference == "adjudicated" and not (reference_run_id or retest)
+    if adjudicated:
+        ref_side = adjudicated_side(inp, campaign_ids_used)
+        reference_label = "human raters, adjudicated where a reviewer settled a dispute"
 
     per_run: dict[int, dict[str, GroupItems]] = {}
     run_scores: dict[int, tuple] = {}
@@ -185,7 +211,7 @@ def agreement_compute(
             background.submit(model_profiles, *profiles_args) if background else None
         )
         ceiling = ceiling_rows(
-            inp, ref_side, abilities, n_boot, seed, _workers(len(ref_side[0]))
+            inp, ceiling_side, abilities, n_boot, seed, _workers(len(ref_side[0]))
         )
         for r in rows:
             r["human"] = ceiling.get(r["key"]) or empty_ceiling()
@@ -238,12 +264,15 @@ def agreement_compute(
         "reference": {
             "kind": "run" if reference_run_id else "retest" if retest else "humans",
             "label": reference_label,
+            "humans": "adjudicated" if adjudicated else "raters",
         },
         "campaigns": [
             {"id": c.pk, "name": c.name}
             for c in Campaign.objects.filter(pk__in=campaign_ids_used).order_by("pk")
         ],
         "runs": [{"id": rid, "label": run_label(runs[rid])} for rid in run_ids],
+        # The raters left out of these figures (open exclusions), said on the page.
+        "exclusions": exclusions_note(campaign_ids_used),
         "defaults": {**defaulted, "rule": DEFAULTS_RULE},
         "models": inp.resp.model_names,
         "rows": rows,

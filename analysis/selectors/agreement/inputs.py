@@ -32,6 +32,7 @@ from analysis.stats.scale import (
 )
 from annotation.models import (
     Ability,
+    Adjudication,
     Assignment,
     Dataset,
     Domain,
@@ -269,6 +270,49 @@ def _human_rows(campaign_ids: list[int], low: int = 1, high: int = 5) -> np.ndar
     return np.array(rows, dtype=np.int64).reshape(-1, width + 3)
 
 
+def _adjudicated_rows(campaign_ids: list[int], low: int, high: int) -> np.ndarray:
+    """`_human_rows`' shape for the campaigns' adjudications (`Adjudication`): one
+    row per (response, skill) settled, the count 1 at the settled value (or N/A)."""
+    width = high - low + 1
+    if not campaign_ids:
+        return np.zeros((0, width + 3), np.int64)
+    cells = ", ".join(
+        f"MAX(CASE WHEN x.score = {int(v)} THEN 1 ELSE 0 END)"
+        for v in range(low, high + 1)
+    )
+    rows = fetch(
+        f"SELECT x.response_id, x.skill_id, {cells}, "
+        f"MAX(CASE WHEN x.score IS NULL THEN 1 ELSE 0 END) "
+        f"FROM {quoted_table(Adjudication)} x "
+        f"WHERE x.campaign_id IN ({placeholders(campaign_ids)}) "
+        f"GROUP BY x.response_id, x.skill_id",
+        list(campaign_ids),
+    )
+    return np.array(rows, dtype=np.int64).reshape(-1, width + 3)
+
+
+def adjudicated_side(inp: Inputs, campaign_ids: list[int]):
+    """`human_side` with the reviewers' settled values in place of the raters'
+    scores where a dispute was adjudicated (the "human, adjudicated" reference):
+    such an item counts as one score, the settled one. Only items the raters' side
+    has (the slice's, scored by raters not excluded) are replaced; none is added.
+    One query."""
+    keys, counts, na = human_side(inp)
+    rows = _adjudicated_rows(campaign_ids, inp.low, inp.high)
+    if not len(rows) or not len(keys):
+        return keys, counts, na
+    rows = _as_codes(inp.skills, rows, np.zeros((0, 5), np.int64), inp.low)[0]
+    key_fn, _ = item_keys(inp.skills)
+    settled, first = np.unique(key_fn(rows[:, 0], rows[:, 1]), return_index=True)
+    rows = rows[first]
+    at = np.searchsorted(keys, settled)
+    found = (at < len(keys)) & (keys[np.minimum(at, len(keys) - 1)] == settled)
+    counts, na = counts.copy(), na.copy()
+    counts[at[found]] = rows[found, 2:-1]
+    na[at[found]] = rows[found, -1]
+    return keys, counts, na
+
+
 # The judge query's stand-in for a null (N/A) score: below every stored score.
 NA_SCORE = -(2**15)
 
@@ -336,6 +380,8 @@ class Inputs:
     skills: Skills
     human: np.ndarray  # (n, W + 3): response, skill, counts per code, N/A count
     judge: np.ndarray  # (n, 5): run, response, skill, sample, code (0 = none)
+    low: int = 1  # the stored values the human rows were read over (low..high)
+    high: int = 5
 
 
 def load_inputs(
@@ -370,7 +416,7 @@ def load_inputs(
     if len(judge):
         judge = judge[np.isin(judge[:, 1], list(keep))]
     human, judge = _as_codes(skills, human, judge, low)
-    return Inputs(resp, skills, human, judge), slice_label
+    return Inputs(resp, skills, human, judge, low, high), slice_label
 
 
 def _as_codes(skills: Skills, human: np.ndarray, judge: np.ndarray, low: int):
