@@ -2,18 +2,33 @@
 campaign (`analysis.selectors.reliability`): items, time, gold accuracy, agreement
 with the leave-one-out consensus overall and per criterion, severity,
 straight-lining, speed outliers, drift by quarter, flags with their reasons, and
-whether the rater is excluded or paused. Researchers and admins only."""
+whether the rater is excluded or paused.
+
+GET /api/campaigns/{id}/rater-models/?model=dawid_skene|mace|glad: the rater models
+of the campaign's criteria (`analysis.selectors.rater_models`): every annotator's
+competence, kind (human or judge run), labels and rank per criterion, and each
+judge's place among the human raters. A bad `model` is a 400 naming it.
+
+Researchers and admins only."""
 
 from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from analysis.selectors.rater_models import (
+    METHODS,
+    RaterModelError,
+    campaign_rater_models,
+    parse_method,
+    rater_models_dict,
+)
 from analysis.selectors.reliability import campaign_reliability, reliability_dict
 from annotation import selectors as annotation_selectors
 from annotation.api.permissions import IsResearcher
+from flaskapp.params import BadParameter
 
 
 class CampaignReliabilityApi(APIView):
@@ -25,3 +40,30 @@ class CampaignReliabilityApi(APIView):
             user=request.user, campaign_id=campaign_id
         )
         return Response(reliability_dict(campaign_reliability(campaign=campaign)))
+
+
+class CampaignRaterModelsApi(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        tags=["campaigns"],
+        parameters=[
+            OpenApiParameter(
+                "model",
+                OpenApiTypes.STR,
+                enum=list(METHODS),
+                description="The rater model (default: dawid_skene)",
+            )
+        ],
+        responses={200: OpenApiTypes.OBJECT},
+    )
+    def get(self, request, campaign_id: int):
+        campaign = annotation_selectors.campaign_get_for_user(
+            user=request.user, campaign_id=campaign_id
+        )
+        try:
+            method = parse_method(request.query_params.get("model"))
+        except RaterModelError as exc:
+            raise BadParameter("model", str(exc).removeprefix("model: ")) from exc
+        report = campaign_rater_models(campaign=campaign, method=method)
+        return Response(rater_models_dict(report))

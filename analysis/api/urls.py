@@ -16,6 +16,11 @@ urlpatterns = [
         name="reliability",
     ),
     path(
+        "campaigns/<int:campaign_id>/rater-models/",
+        reliability.CampaignRaterModelsApi.as_view(),
+        name="rater-models",
+    ),
+    path(
         "datasets/<int:dataset_id>/agreement/",
         agreement.AgreementApi.as_view(),
         name="agreement",

@@ -76,6 +76,7 @@ HIGH_SEVERITY = 0.75
 STRAIGHT_SHARE = 0.5
 FAST_SHARE = 0.25
 DRIFT_DROP = 0.2
+DRIFT_ALPHA = 0.05  # and the drop significant (two-proportion z-test)
 GOLD_CEILING = 0.6  # the upper end of the gold interval below this
 
 
@@ -185,12 +186,29 @@ def rater_flags(r: RaterReliability) -> list[str]:
         and r.quarters[-1].n >= MIN_QUARTER
         and r.drift_exact is not None
         and r.drift_exact <= -DRIFT_DROP
+        and (p := _drift_p(r.quarters[0], r.quarters[-1])) < DRIFT_ALPHA
     ):
         out.append(
             f"exact agreement fell from {r.quarters[0].exact:.2f} (first quarter) to "
-            f"{r.quarters[-1].exact:.2f} (last quarter)"
+            f"{r.quarters[-1].exact:.2f} (last quarter; two-proportion z-test "
+            f"p = {p:.3f})"
         )
     return out
+
+
+def _drift_p(first: Quarter, last: Quarter) -> float:
+    """The two-sided p-value that the first and last quarters' exact-agreement rates
+    are equal (statsmodels' two-proportion z-test), so that a few items cannot flag
+    drift by chance; 1.0 when the test is undefined (both rates 0 or 1)."""
+    from statsmodels.stats.proportion import proportions_ztest
+
+    right = np.array([round(first.exact * first.n), round(last.exact * last.n)])
+    total = np.array([first.n, last.n])
+    pooled = right.sum() / total.sum()
+    if pooled in (0.0, 1.0):
+        return 1.0
+    _, p = proportions_ztest(right, total)
+    return float(p)
 
 
 # --- the report ---------------------------------------------------------------------

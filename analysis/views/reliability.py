@@ -4,19 +4,36 @@
                                   with the others' consensus (overall and per
                                   criterion), severity, straight-lining, speed, drift,
                                   flags; exclude or pause a rater (with a reason) and
-                                  the history of those decisions
+                                  the history of those decisions; the rater models
+                                  (`?model=dawid_skene|mace|glad`): each annotator's
+                                  competence per criterion, the judges among them
 
-Thin: `analysis.selectors.reliability` computes (cached), the annotation app's
-services record decisions (`annotation:campaign-rater-decision`).
+Thin: `analysis.selectors.reliability` and `analysis.selectors.rater_models` compute
+(cached), the annotation app's services record decisions
+(`annotation:campaign-rater-decision`).
+
+The rater models take seconds to fit on a large campaign, so the page does not wait
+for them: unless they are cached (or `model` is in the query string: a full reload,
+which computes them inline), the section is a link that htmx follows on load; the
+same URL with ``HX-Request`` answers the `#rater-models` fragment alone.
 """
 
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
+from django.urls import reverse
 from django.views.decorators.http import require_GET
 
+from analysis.selectors.rater_models import (
+    DEFAULT_METHOD,
+    METHODS,
+    RaterModelError,
+    cached_rater_models,
+    campaign_rater_models,
+    parse_method,
+)
 from analysis.selectors.reliability import (
     GOLD_CEILING,
     HIGH_SEVERITY,
@@ -25,6 +42,7 @@ from analysis.selectors.reliability import (
 )
 from annotation import selectors as annotation_selectors
 from annotation.models import Campaign
+from flaskapp.htmx import render_page_or_fragment, wants_fragment
 
 
 def _f(value) -> str:
@@ -42,6 +60,38 @@ def _cell(a) -> tuple[str, str, bool]:
     return f"exact {_f(a.exact)}", title, True
 
 
+def _rater_models(request: HttpRequest, campaign: Campaign) -> dict:
+    """The context of the `#rater-models` section (module doc): the chosen model,
+    its report (None: not fitted yet, htmx loads it) or the problem with `model`."""
+    url = reverse("analysis:reliability", args=[campaign.pk])
+    context = {"reliability_url": url, "rm_methods": list(METHODS.items())}
+    try:
+        method = parse_method(request.GET.get("model"))
+    except RaterModelError as exc:
+        return {**context, "rm_method": DEFAULT_METHOD, "rm_error": str(exc),
+                "rm_report": None}  # fmt: skip
+    if wants_fragment(request) or "model" in request.GET:
+        report = campaign_rater_models(campaign=campaign, method=method)
+    else:
+        report = cached_rater_models(campaign=campaign, method=method)
+    return {**context, "rm_method": method, "rm_name": METHODS[method],
+            "rm_url": f"{url}?model={method}", "rm_report": report,
+            "rm_overview": _overview(report)}  # fmt: skip
+
+
+def _overview(report) -> list:
+    """Per criterion: (criterion, its most competent human or None, each judge run's
+    place or None, in the report's run order)."""
+    if report is None:
+        return []
+    rows = []
+    for c in report.criteria:
+        top = next((a for a in c.annotators if a.kind == "human"), None)
+        places = {j.run_id: j for j in c.judges}
+        rows.append((c, top, [places.get(run_id) for run_id, _ in report.runs]))
+    return rows
+
+
 @login_required
 @require_GET
 def campaign_reliability_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
@@ -50,8 +100,18 @@ def campaign_reliability_page(request: HttpRequest, campaign_id: int) -> HttpRes
     )
     if campaign.kind == Campaign.Kind.PAIRWISE:
         return redirect("annotation:pairwise-campaign-detail", campaign_id=campaign.pk)
+    models = _rater_models(request, campaign)
+    # A bad `model` is a 400 for the page; the htmx fragment answers 200 (htmx swaps
+    # only 2xx answers) and shows the problem itself, as the agreement dashboard does.
+    status = 400 if models.get("rm_error") and not wants_fragment(request) else 200
+    if wants_fragment(request):
+        return render_page_or_fragment(
+            request, "analysis/reliability.html", "rater-models",
+            {"campaign": campaign, **models}, status,
+        )  # fmt: skip
     report = campaign_reliability(campaign=campaign)
     context = {
+        **models,
         "campaign": campaign,
         "report": report,
         "flagged": sum(1 for r in report.raters if r.flags),
@@ -66,4 +126,6 @@ def campaign_reliability_page(request: HttpRequest, campaign_id: int) -> HttpRes
             for r in report.raters
         ],
     }
-    return render(request, "analysis/reliability.html", context)
+    return render_page_or_fragment(
+        request, "analysis/reliability.html", None, context, status
+    )

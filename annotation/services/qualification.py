@@ -120,7 +120,7 @@ def failed_message(attempt: Qualification) -> str:
     return (
         f"You did not pass this campaign's qualification: {right} answers right "
         f"({share}; the pass mark is {attempt.pass_mark:.0%}). No further items will "
-        "be served to you; your answers and the expected ones are below."
+        "be served to you; your answers and the expected ones follow."
     )
 
 

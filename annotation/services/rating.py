@@ -32,7 +32,6 @@ from annotation.models.campaigns import SCORE_HISTORY
 from annotation.scales import scale_of
 from annotation.selectors.rating import assignment_skills
 from annotation.services import serving_sql
-from annotation.services.exclusions import PAUSED_MESSAGE
 from annotation.services.qualification import qualification_after_submit
 from annotation.services.rubrics import rubric_freeze
 from annotation.services.serving import (
@@ -80,8 +79,6 @@ def assignment_next(
             None,
             message="This is a pairwise campaign: compare pairs on its pairwise page.",
         )
-    if rater.pk in (campaign.paused_raters or []):  # read with the campaign
-        return NextResult(None, message=PAUSED_MESSAGE)
     return serve_next(
         campaign=campaign,
         rater=rater,
@@ -537,6 +534,9 @@ def rating_amend(
     Same validation as submit (scores by the criteria's scales, the critique when the
     campaign asks for one); rows are updated in place (`updated_at` records when),
     and each change is a row of the score's history (who, when, from what value).
+    Refused (nothing written) for a gold item of a qualification, or of a campaign
+    in its training phase: the rater may have seen its expected scores. Outside
+    those, a gold item is amended like any other (refusing would reveal it).
     Nothing is written when anything is refused.
     """
     with transaction.atomic():
@@ -545,6 +545,16 @@ def rating_amend(
             raise DomainError("only submitted ratings can be amended")
         if assignment.campaign.status == Campaign.Status.CLOSED:
             raise DomainError("this campaign is closed; its ratings are final")
+        if assignment.gold and (
+            assignment.qualification_id or assignment.campaign.training_phase
+        ):
+            # The rater may have seen this item's expected scores (the training
+            # feedback, a failed qualification's report): a changed answer would
+            # rewrite their accuracy. Refusing says nothing they were not shown.
+            raise DomainError(
+                "this was a known-answer item whose expected scores can be shown to "
+                "you; its answer is final"
+            )
         valid, text = _validate_rating(
             mode=assignment.campaign.critique,
             min_length=assignment.campaign.critique_min_length,

@@ -28,6 +28,7 @@ from django.utils import timezone
 
 from annotation.errors import DomainError, Problem
 from annotation.models import Assignment, Campaign, CampaignItem, Response, Skill
+from annotation.services.exclusions import PAUSED_MESSAGE
 from annotation.services.gold import gold_due, gold_pick
 from annotation.services.qualification import qualification_gate
 from flaskapp.untrusted import text_problem
@@ -226,12 +227,15 @@ def serve_next(
     assignment): the rules of `serve_next_locked`. `fast(campaign=, rater=, now=,
     ttl=)`, when given, is a faster rendering of the same rules for the common case
     (the PostgreSQL path): it takes the rater lock itself and returns None when these
-    rules must decide. A campaign that is not active serves nothing, and says so.
+    rules must decide. A campaign that is not active serves nothing, and says so; nor
+    does one that paused this rater (`services.exclusions`, pointwise and pairwise).
     """
     if campaign.status != Campaign.Status.ACTIVE:
         return NextResult(
             None, f"This campaign is {campaign.get_status_display().lower()}."
         )
+    if rater.pk in (campaign.paused_raters or []):  # read with the campaign
+        return NextResult(None, message=PAUSED_MESSAGE)
     ttl = timedelta(minutes=campaign.lock_ttl_minutes)
     with transaction.atomic():
         if fast is not None:

@@ -500,11 +500,11 @@ def campaign_rater_decision(request: HttpRequest, campaign_id: int) -> HttpRespo
     except DomainError as exc:
         messages.error(request, str(exc))
     else:
-        done = decision.get_kind_display().lower()
-        messages.success(
-            request,
-            f"{rater.username}: {done}"
-            if step == "start"
-            else f"{rater.username}: no longer {done.split(' ')[0]}",
-        )
+        done = {
+            ("start", "exclude"): "scores excluded from the analyses",
+            ("end", "exclude"): "scores included in the analyses again",
+            ("start", "pause"): "paused",
+            ("end", "pause"): "no longer paused",
+        }[(step, decision.kind)]
+        messages.success(request, f"{rater.username}: {done}")
     return back

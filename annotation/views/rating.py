@@ -125,6 +125,7 @@ def _serve_next(request: HttpRequest, campaign: Campaign, **extra) -> dict:
     context["qualification"] = selectors.rater_qualification(
         campaign=campaign, rater=request.user
     )
+    context["rater_paused"] = request.user.pk in (campaign.paused_raters or [])
     return context
 
 

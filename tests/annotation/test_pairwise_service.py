@@ -700,3 +700,24 @@ def test_amend_changes_own_preference_until_the_campaign_is_closed(
     assert str(exc.value).startswith("this campaign is closed")
     pref.refresh_from_db()
     assert pref.label == map_shown_label("B", order)
+
+
+def test_a_paused_rater_is_served_no_pair_until_resumed(campaign, raters, researcher):
+    """A pause stops serving in a pairwise campaign too (one rule in serving)."""
+    from annotation import services
+    from annotation.services.exclusions import PAUSED_MESSAGE
+
+    services.rater_decision_start(
+        campaign=campaign,
+        rater=raters[0],
+        kind="pause",
+        reason="check",
+        user=researcher,
+    )
+    result = pairwise_next(campaign=campaign, rater=raters[0])
+    assert result.assignment is None and result.message == PAUSED_MESSAGE
+    assert serve(campaign, raters[1]) is not None  # the others go on
+    services.rater_decision_end(
+        campaign=campaign, rater=raters[0], kind="pause", user=researcher
+    )
+    assert serve(campaign, raters[0]) is not None

@@ -259,3 +259,49 @@ def test_campaign_page_lists_attempts_and_allows_a_retry(researcher, rater, clie
     assert Qualification.objects.filter(campaign=campaign, rater=rater).count() == 2
     rows = selectors.campaign_qualifications(campaign=campaign)
     assert [(q.attempt, q.can_retry) for q in rows] == [(1, False), (2, False)]
+
+
+def test_qualification_answers_are_final(researcher, rater):
+    """A failed rater sees the expected scores: amending the answers afterwards
+    would rewrite the attempt's accuracy, so it is refused and nothing changes."""
+    from annotation.models import HumanScore
+
+    campaign, _ = qual_campaign(researcher, [rater])
+    first = answer(campaign, rater, 1)
+    answer(campaign, rater, 1)
+    before = list(HumanScore.objects.order_by("pk").values_list("pk", "score"))
+    with pytest.raises(DomainError, match="known-answer item"):
+        services.rating_amend(
+            assignment_id=first.pk, rater=rater,
+            scores={s.key: 4 for s in assignment_skills(assignment=first)},
+        )  # fmt: skip
+    assert list(HumanScore.objects.order_by("pk").values_list("pk", "score")) == before
+    assert not HumanScore.history.exists()
+
+
+def test_gold_answers_outside_training_stay_amendable(researcher, rater):
+    """Outside a training phase and a qualification nothing has shown the expected
+    scores, and refusing an amend would tell the rater the item is gold."""
+    from tests.annotation.test_gold import make_dataset, responses
+
+    dataset = make_dataset(n=6)
+    ids = responses(dataset)
+    services.gold_import(
+        dataset=dataset,
+        rows=[(2, {"response_id": ids[0], "factuality": 4})],
+        user=researcher,
+    )
+    campaign = services.campaign_create(
+        name="g", dataset=dataset, user=researcher, raters=[rater], gold_rate=2
+    )
+    done = []
+    while a := services.assignment_next(campaign=campaign, rater=rater).assignment:
+        scores = {s.key: 3 for s in assignment_skills(assignment=a)}
+        services.rating_submit(assignment_id=a.pk, rater=rater, scores=scores)
+        done.append(a)
+    gold = next(a for a in done if a.gold)
+    services.rating_amend(
+        assignment_id=gold.pk, rater=rater,
+        scores={s.key: 4 for s in assignment_skills(assignment=gold)},
+    )  # fmt: skip
+    assert set(gold.scores.values_list("score", flat=True)) == {4}
