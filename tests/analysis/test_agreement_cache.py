@@ -116,7 +116,27 @@ def suggestion_decided(s):
     suggestion.save()
 
 
+def rater_excluded(s):
+    from annotation.models import RaterExclusion
+
+    RaterExclusion.objects.create(
+        campaign=s.campaign, rater=s.raters[0], kind="exclude", reason="x"
+    )
+
+
+def adjudicated(s):
+    from annotation.models import Adjudication
+
+    score = HumanScore.objects.filter(assignment__campaign=s.campaign).first()
+    Adjudication.objects.create(
+        campaign=s.campaign, response_id=score.assignment.response_id,
+        skill_id=score.skill_id, score=3, note="settled",
+    )  # fmt: skip
+
+
 CHANGES = [
+    rater_excluded,
+    adjudicated,
     judge_copy,
     human_delete,
     human_amend,
@@ -207,3 +227,17 @@ def test_a_cached_result_is_read_with_the_collector_paused_and_its_state_restore
         assert cached_result("no-such-key") is None
     finally:
         gc.enable() if was else gc.disable()
+
+
+@pytest.mark.parametrize("fingerprint", FINGERPRINTS)
+def test_a_changed_adjudication_moves_the_key(two, fingerprint):
+    from annotation.models import Adjudication
+
+    needs_log(fingerprint)
+    a, _ = two
+    adjudicated(a)
+    before = keys(fingerprint, a)
+    row = Adjudication.objects.get(campaign=a.campaign)
+    row.score = 4
+    row.save()
+    assert keys(fingerprint, a) != before
