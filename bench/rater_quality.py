@@ -18,7 +18,18 @@ straight-line, 5 rush. Then measures, median of --repeat:
   http    GET of the reliability page and of its API endpoint: cold (empty cache,
           median), the process's first request, and cached.
 
-The Dawid-Skene / MACE rater models of issue 15 are not built yet: no fit time here.
+Rater models (issue 15): a synthetic judge run (labelled as such) scores every
+response on every criterion (the truth plus noise of 0.5 points; 120,000 scores) and
+joins the 100 raters as one more annotator. Per model (Dawid-Skene, MACE, GLAD):
+
+  fit     `campaign_rater_models` with an empty cache: the queries and the fit of
+          all 12 criteria (about 60,000 labels each); median of --repeat (target
+          < 10 s); the first fit of the process, which also imports crowd-kit;
+  cached  the same call again (fingerprint + defaults queries + cache read);
+  http    the reliability page's `#rater-models` htmx fragment, cold and cached;
+
+and where the judge ranks among the 100 raters on each criterion, and the careful /
+careless raters' mean competence (the 5 straight-liners should come last).
 """
 
 from __future__ import annotations
@@ -42,6 +53,8 @@ from bench.export_scores import copy_rows, drop_database, scratch_database  # no
 N_INSTRUCTIONS, N_MODELS, N_RATERS, PER_RESPONSE = 1000, 10, 100, 5
 N_GOLD, GOLD_PER_RATER = 50, 10
 TARGET_COLD, TARGET_CACHED = 2.0, 0.15
+TARGET_FIT = 10.0  # seconds, cold, per rater model
+JUDGE_NOISE = 0.5
 # Words of each flag's reason (analysis.selectors.reliability.rater_flags).
 FLAG_KINDS = ("gold accuracy", "QWK", "than the others", "same score", "faster",
               "fell from")  # fmt: skip
@@ -182,7 +195,28 @@ def build(skills, raters, researcher, seed: int = 0):
              "updated_at"],
             scores(),
         )  # fmt: skip
+        build_judge(dataset, skills, rids, truth, rng, now)
     return campaign, len(plan)
+
+
+def build_judge(dataset, skills, rids, truth, rng, now):
+    """A synthetic judge run (labelled as such) scoring every response on every
+    criterion: the truth plus normal noise of JUDGE_NOISE points, rounded."""
+    from judging.models import JudgeRun, JudgeScore
+
+    run = JudgeRun.objects.create(
+        dataset=dataset, name="bench judge (synthetic)", kind=JudgeRun.Kind.IMPORTED,
+        status=JudgeRun.Status.COMPLETED, finished_at=now,
+    )  # fmt: skip
+    values = np.clip(np.round(truth + rng.normal(0, JUDGE_NOISE, truth.shape)), 1, 5)
+    copy_rows(
+        JudgeScore,
+        ["run_id", "response_id", "skill_id", "sample_index", "score", "rationale",
+         "created_at"],
+        ((run.pk, rid, s.pk, 0, int(values[i, j]), "", now)
+         for i, rid in enumerate(rids) for j, s in enumerate(skills)),
+    )  # fmt: skip
+    return run
 
 
 def median_time(fn, repeat: int) -> tuple[float, list[float]]:
@@ -192,6 +226,73 @@ def median_time(fn, repeat: int) -> tuple[float, list[float]]:
         fn()
         times.append(time.perf_counter() - t0)
     return statistics.median(times), times
+
+
+def bench_rater_models(campaign, client, repeat: int) -> None:
+    """The rater models' fit, cached read and htmx fragment, per model (docstring)."""
+    from django.core.cache import cache
+
+    from analysis.selectors.competence import METHODS, campaign_rater_models
+
+    straight = {f"bench-rater-{k:03d}" for k in range(5)}
+    for method, name in METHODS.items():
+
+        def cold(m=method):
+            cache.clear()
+            return campaign_rater_models(campaign=campaign, method=m)
+
+        t0 = time.perf_counter()
+        report = cold()
+        first = time.perf_counter() - t0
+        t_fit, runs = median_time(cold, repeat)
+        t_hit, _ = median_time(
+            lambda m=method: campaign_rater_models(campaign=campaign, method=m),
+            max(repeat, 5),
+        )
+        ranks = [c.judges[0].rank for c in report.criteria if c.judges]
+        humans = [a for c in report.criteria for a in c.annotators if a.kind == "human"]
+        careless = [a.competence for a in humans if a.name in straight]
+        careful = [a.competence for a in humans if a.name not in straight]
+        last = sum(
+            1
+            for c in report.criteria
+            for a in c.annotators
+            if a.kind == "human"
+            and a.name in straight
+            and a.rank > len(c.annotators) - 6
+        )
+        print(
+            f"rater model {name:11} fit {t_fit:5.2f} s median of {repeat} "
+            f"({', '.join(f'{t:.2f}' for t in runs)}; first of the process "
+            f"{first:.2f} s); target < {TARGET_FIT:.0f} s: "
+            f"{'ok' if t_fit < TARGET_FIT else 'MISSED'}; cached "
+            f"{t_hit * 1000:.1f} ms median"
+        )
+        print(
+            f"    the judge ranks {min(ranks)}-{max(ranks)} (median "
+            f"{statistics.median(ranks):g}) of {report.criteria[0].judges[0].of} on "
+            f"the {len(ranks)} criteria; mean competence: careful raters "
+            f"{statistics.mean(careful):.3f}, straight-liners "
+            f"{statistics.mean(careless):.3f} ({last} of {5 * len(report.criteria)} "
+            f"in the last 5 places); iterations "
+            f"{sorted({c.iterations for c in report.criteria})}"
+        )
+        path = f"/reliability/{campaign.pk}/?model={method}"
+
+        def cold_get(p=path):
+            cache.clear()
+            return client.get(p, headers={"HX-Request": "true"})
+
+        status = cold_get().status_code
+        t_cold_http, _ = median_time(cold_get, repeat)
+        t_hit_http, _ = median_time(
+            lambda p=path: client.get(p, headers={"HX-Request": "true"}),
+            max(repeat, 5),
+        )
+        print(
+            f"    http fragment cold {t_cold_http:.2f} s median, cached "
+            f"{t_hit_http * 1000:.1f} ms median (status {status})"
+        )
 
 
 def main() -> None:
@@ -293,6 +394,7 @@ def main() -> None:
                 f"(first request of the process {first * 1000:.0f} ms), cached "
                 f"{t_hit * 1000:6.1f} ms median (status {status})"
             )
+        bench_rater_models(campaign, client, args.repeat)
     finally:
         connection.close()
         if not args.keep:

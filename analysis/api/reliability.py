@@ -5,7 +5,7 @@ straight-lining, speed outliers, drift by quarter, flags with their reasons, and
 whether the rater is excluded or paused.
 
 GET /api/campaigns/{id}/rater-models/?model=dawid_skene|mace|glad: the rater models
-of the campaign's criteria (`analysis.selectors.rater_models`): every annotator's
+of the campaign's criteria (`analysis.selectors.competence`): every annotator's
 competence, kind (human or judge run), labels and rank per criterion, and each
 judge's place among the human raters. A bad `model` is a 400 naming it.
 
@@ -18,7 +18,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from analysis.selectors.rater_models import (
+from analysis.selectors.competence import (
     METHODS,
     RaterModelError,
     campaign_rater_models,

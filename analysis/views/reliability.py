@@ -8,7 +8,7 @@
                                   (`?model=dawid_skene|mace|glad`): each annotator's
                                   competence per criterion, the judges among them
 
-Thin: `analysis.selectors.reliability` and `analysis.selectors.rater_models` compute
+Thin: `analysis.selectors.reliability` and `analysis.selectors.competence` compute
 (cached), the annotation app's services record decisions
 (`annotation:campaign-rater-decision`).
 
@@ -26,7 +26,7 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from analysis.selectors.rater_models import (
+from analysis.selectors.competence import (
     DEFAULT_METHOD,
     METHODS,
     RaterModelError,

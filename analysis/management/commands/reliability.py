@@ -17,7 +17,7 @@ import json
 from django.core.management.base import CommandError
 
 from analysis.management.commands.metaeval import _table
-from analysis.selectors.rater_models import (
+from analysis.selectors.competence import (
     METHODS,
     campaign_rater_models,
     rater_models_dict,

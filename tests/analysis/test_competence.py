@@ -16,13 +16,13 @@ import pytest
 from django.core.management import call_command
 from scipy.special import expit
 
-from analysis.selectors import rater_models as selector
-from analysis.selectors.rater_models import (
+from analysis.selectors import competence as selector
+from analysis.selectors.competence import (
     campaign_rater_models,
     latent_human_scores,
     ordinal,
 )
-from analysis.stats import rater_models as rm
+from analysis.stats import competence as rm
 from annotation import services
 from annotation.models import Assignment, Skill
 from annotation.selectors import assignment_skills
