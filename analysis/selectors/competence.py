@@ -9,8 +9,9 @@ Inputs (read only; a fixed number of queries whatever the data size):
 
 * criteria: the ordinal criteria of the dataset's rubric plus any other ordinal one
   that was scored, matched by key, each on its own scale: the agreement dashboard's
-  rule (`analysis.selectors.agreement.inputs.dataset_skills`). Categorical criteria
-  are not fitted yet;
+  rule (`analysis.selectors.agreement.inputs.dataset_skills`), then the rubric's
+  categorical criteria (labels as their codes; Dawid-Skene is the classic model
+  for them);
 * humans: the scores of the campaign's submitted real assignments, read as the
   reliability report reads them (`analysis.selectors.reliability._load`: gold items
   apart, they measure raters, not responses); N/A left out; a score outside its
@@ -67,10 +68,11 @@ from analysis.stats.competence import (
     fit_rater_model,
 )
 from annotation.models import Campaign, Skill
+from annotation.scales import CATEGORICAL
 from annotation.selectors import open_exclusions
 from judging.models import JudgeRun
 
-RATER_MODELS_VERSION = "rater-models-v1"
+RATER_MODELS_VERSION = "rater-models-v2"
 DEFAULT_METHOD = "dawid_skene"
 HUMAN, JUDGE = "human", "judge"
 SUFFIXES = {1: "st", 2: "nd", 3: "rd"}
@@ -112,6 +114,7 @@ class CriterionModel:
     n_labels: int = 0
     iterations: int = 0
     note: str = ""  # why there is no fit, or what is degenerate about it
+    categorical: bool = False  # labels (latent: a label code), not points
     annotators: list[Annotator] = field(default_factory=list)  # by rank
     judges: list[JudgePlace] = field(default_factory=list)
 
@@ -240,7 +243,43 @@ def _gather(campaign: Campaign, run_ids: list[int], with_judges: bool):
     labels = _Labels(*(np.concatenate([getattr(p, f) for p in parts]) for f in
                        ("skill", "response", "worker", "value")))  # fmt: skip
     names = sorted(x.rater.username for x in excluded)
-    return skills, skill_of_key, labels, names
+    cats = _categorical(dataset, assignments, scores, judge, run_ids, out)
+    return skills, skill_of_key, labels, names, cats
+
+
+def _categorical(dataset, assignments, scores, judge, run_ids, excluded_ids):
+    """Per categorical criterion of the rubric, in its order: (skill, responses,
+    workers, label codes) of the raters not excluded and of each run (a run's label
+    of an item: the most frequent of its samples, the lowest code on a tie), judges
+    only on responses a human labelled. N/A and codes outside the labels left out."""
+    out = []
+    cats = Skill.objects.filter(rubric_id=dataset.rubric_id, kind=CATEGORICAL)
+    a_ids = assignments[:, 0].astype(np.int64)
+    order = np.argsort(a_ids)
+    for skill in cats.order_by("position", "id"):
+        size = len(skill.labels or [])
+        rows = scores[(scores[:, 1] == skill.pk) & ~np.isnan(scores[:, 2])]
+        pos = order[np.searchsorted(a_ids, rows[:, 0].astype(np.int64), sorter=order)]
+        rater = assignments[pos, 1].astype(np.int64)
+        code = rows[:, 2].astype(np.int64)
+        ok = ~np.isin(rater, excluded_ids) & (code >= 0) & (code < size)
+        response = assignments[pos[ok], 2].astype(np.int64)
+        parts = [(response, rater[ok], code[ok])]
+        mine = judge[(judge[:, 2] == skill.pk) & (judge[:, 4] >= 0)
+                     & (judge[:, 4] < size)] if len(judge) else judge  # fmt: skip
+        for run_id in run_ids:
+            r = mine[mine[:, 0] == run_id]
+            r = r[np.isin(r[:, 1], response)]
+            if not len(r):
+                continue
+            counts: dict[int, np.ndarray] = {}
+            for resp, value in zip(r[:, 1].tolist(), r[:, 4].tolist(), strict=True):
+                counts.setdefault(resp, np.zeros(size, np.int64))[value] += 1
+            items = sorted(counts)
+            parts.append((np.array(items, np.int64), np.full(len(items), -run_id),
+                          np.array([int(np.argmax(counts[i])) for i in items])))  # fmt: skip
+        out.append((skill, *(np.concatenate([p[k] for p in parts]) for k in range(3))))
+    return out
 
 
 # --- fits ---------------------------------------------------------------------------
@@ -303,8 +342,11 @@ def _compute(campaign: Campaign, method: str, runs, with_judges: bool):
     from django.contrib.auth.models import User
 
     run_ids = [r for r, _ in runs]
-    skills, skill_of_key, labels, excluded = _gather(campaign, run_ids, with_judges)
-    rater_ids = np.unique(labels.worker[labels.worker > 0]).tolist()
+    skills, skill_of_key, labels, excluded, cats = _gather(
+        campaign, run_ids, with_judges
+    )
+    workers = np.concatenate([labels.worker, *(c[2] for c in cats)])
+    rater_ids = np.unique(workers[workers > 0]).tolist()
     names = {
         HUMAN: dict(
             User.objects.filter(pk__in=rater_ids).values_list("pk", "username")
@@ -325,6 +367,17 @@ def _compute(campaign: Campaign, method: str, runs, with_judges: bool):
                 ((int(t), sid), int(v)) for t, v in zip(fit.tasks, fit.latent,
                                                         strict=True)
             )  # fmt: skip
+    for skill, response, worker, value in cats:
+        if not len(response):
+            continue
+        crit = CriterionModel(key=skill.key, name=skill.name, categorical=True)
+        fit = _fit_criterion(crit, method, response, worker, value, names)
+        criteria.append(crit)
+        if fit is not None:
+            latent.update(
+                ((int(t), skill.pk), int(v))
+                for t, v in zip(fit.tasks, fit.latent, strict=True)
+            )
     report = RaterModels(campaign.pk, method, runs if with_judges else [], excluded,
                          criteria)  # fmt: skip
     return report, latent
@@ -401,6 +454,7 @@ def rater_models_dict(report: RaterModels) -> dict:
                 "n_labels": c.n_labels,
                 "iterations": c.iterations,
                 "note": c.note,
+                "categorical": c.categorical,
                 "annotators": [vars(a) for a in c.annotators],
                 "judges": [vars(j) for j in c.judges],
             }

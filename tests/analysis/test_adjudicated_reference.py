@@ -147,7 +147,41 @@ def test_the_command_takes_adjudicated(setup, researcher):
     settle(setup, researcher)
     out = io.StringIO()
     call_command(
-        "agreement", "--dataset", "adj-ref", "--adjudicated", "--boot", "10",
+        "agreement", "--dataset", "adj-ref", "--human-reference", "adjudicated",
+        "--boot", "10",
         "--format", "json", stdout=out,
     )  # fmt: skip
     assert json.loads(out.getvalue())["reference"]["humans"] == "adjudicated"
+
+
+def test_the_latent_reference_is_the_dawid_skene_label(setup):
+    """human_reference=latent: each item's reference is the raters' latent label of
+    a Dawid-Skene fit (crowd-kit, on the same labels), a single score per item."""
+    import pandas as pd
+    from crowdkit.aggregation import DawidSkene
+
+    from annotation.models import HumanScore
+
+    rows = list(
+        HumanScore.objects.filter(assignment__campaign=setup.campaign)
+        .exclude(score__isnull=True)
+        .values_list("assignment__response_id", "assignment__rater_id", "score")
+    )
+    frame = pd.DataFrame(rows, columns=["task", "worker", "label"])
+    from analysis.stats.competence import DS_ITER, DS_TOL
+
+    theirs = DawidSkene(n_iter=DS_ITER, tol=DS_TOL).fit_predict(frame)
+    result = agreement_compute(
+        dataset=setup.dataset, n_boot=20, human_reference="latent"
+    )
+    assert result["reference"]["humans"] == "latent"
+    human, judge = setup.tables
+    latent = {r.pk: int(theirs[r.pk]) for r in setup.responses.values()}
+    med = np.array([latent[setup.responses[(i, m)].pk]
+                    for (i, m, _), _s in sorted(human.items())], float)  # fmt: skip
+    jv = np.array([judge[k] for k in sorted(human)], float)
+    j = skill_row(result)["judges"][str(setup.runs[0].pk)]
+    assert j["qwk"]["value"] == pytest.approx(
+        cohen_kappa_score(jv.astype(int), med.astype(int), weights="quadratic")
+    )
+    assert j["exact"]["value"] == pytest.approx(np.mean(jv == med))

@@ -19,7 +19,11 @@ import json
 
 from django.core.management.base import CommandError
 
-from analysis.selectors.agreement import AgreementError, agreement_compute
+from analysis.selectors.agreement import (
+    HUMAN_REFERENCES,
+    AgreementError,
+    agreement_compute,
+)
 from analysis.selectors.agreement.rows import CEILING_ITEMS
 from analysis.selectors.classification import classification_for_agreement
 from annotation.models import Dataset
@@ -178,10 +182,12 @@ class Command(DataCommand):
             help="Compare each run's sample 0 with its sample 1 (test-retest).",
         )
         parser.add_argument(
-            "--adjudicated",
-            action="store_true",
-            help="Compare the judges with the raters' scores where a reviewer "
-            "settled a dispute replaced by the settled value.",
+            "--human-reference",
+            choices=HUMAN_REFERENCES,
+            default="raters",
+            help="raters (default); adjudicated: a reviewer's settled value in "
+            "place of the raters' scores where a dispute was settled; latent: each "
+            "item's latent score from a Dawid-Skene fit of the raters.",
         )
         parser.add_argument(
             "--slice",
@@ -208,7 +214,7 @@ class Command(DataCommand):
                 run_ids=options["run"],
                 reference_run_id=options["reference_run"],
                 retest=options["retest"],
-                human_reference="adjudicated" if options["adjudicated"] else "raters",
+                human_reference=options["human_reference"],
                 slice_dim=dim.strip(),
                 slice_value=value.strip(),
                 n_boot=options["boot"],

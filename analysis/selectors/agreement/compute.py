@@ -26,6 +26,8 @@ from analysis.selectors.agreement.inputs import (
     judge_by_item_counted,
     load_inputs,
     one_rater,
+    settled_side,
+    value_rows,
 )
 from analysis.selectors.agreement.profiles import model_profiles, set_profiles
 from analysis.selectors.agreement.rows import (
@@ -67,9 +69,24 @@ def _workers(items: int) -> int:
     return int(getattr(settings, "AGREEMENT_WORKERS", 0) or min(os.cpu_count() or 1, 4))
 
 
-# The human reference of a comparison: the raters' scores as they are, or with a
-# reviewer's settled value in place of theirs where a dispute was adjudicated.
-HUMAN_REFERENCES = ("raters", "adjudicated")
+# The human reference of a comparison: the raters' scores as they are, with a
+# reviewer's settled value in place of theirs where a dispute was adjudicated, or
+# one latent score per item from a rater model that weighs raters by competence.
+HUMAN_REFERENCES = ("raters", "adjudicated", "latent")
+LATENT_METHOD = "dawid_skene"  # the rater model of the "latent" reference
+
+
+def _latent(campaign_ids: list[int]) -> dict[tuple[int, int], int]:
+    """The campaigns' latent human scores (`LATENT_METHOD`, humans alone; cached by
+    `analysis.selectors.competence`)."""
+    from analysis.selectors.competence import latent_human_scores
+
+    out: dict[tuple[int, int], int] = {}
+    for campaign in Campaign.objects.filter(pk__in=campaign_ids).select_related(
+        "dataset"
+    ):
+        out.update(latent_human_scores(campaign=campaign, method=LATENT_METHOD))
+    return out
 
 
 @gc_paused()  # the result is many small, lasting objects: see gc_paused
@@ -96,9 +113,10 @@ def agreement_compute(
     AgreementError (message names the parameter) for unknown campaigns/runs/slices.
     No `campaign_ids` (with humans as the reference) or no `run_ids`: the defaults
     of :func:`agreement_defaults`; ``result["defaults"]`` says which were used.
-    `human_reference` ("raters" or "adjudicated", `HUMAN_REFERENCES`): with
-    "adjudicated", the judges are compared with the raters' scores where a reviewer
-    settled a dispute replaced by the settled value (`inputs.adjudicated_side`); the
+    `human_reference` (`HUMAN_REFERENCES`): "raters"; "adjudicated", the raters'
+    scores where a reviewer settled a dispute replaced by the settled value
+    (`inputs.adjudicated_side`); "latent", each item's latent score from a
+    Dawid-Skene fit of the raters (`analysis.selectors.competence`). Either way the
     ceiling stays the raters' own agreement.
     Queries: a fixed number (defaults 2, fingerprint 4, then responses, human
     scores, judge scores, skills), whatever the data size; the defaults and the
@@ -177,10 +195,18 @@ def agreement_compute(
     # The ceiling is always the raters' own agreement; the judges are compared with
     # the chosen human reference.
     ceiling_side = ref_side
-    adjudicated = human_reference == "adjudicated" and not (reference_run_id or retest)
-    if adjudicated:
+    humans = "raters" if reference_run_id or retest else human_reference
+    if humans == "adjudicated":
         ref_side = adjudicated_side(inp, campaign_ids_used)
         reference_label = "human raters, adjudicated where a reviewer settled a dispute"
+    elif humans == "latent":
+        ref_side = settled_side(
+            inp, value_rows(_latent(campaign_ids_used), inp.low, inp.high)
+        )
+        reference_label = (
+            "the human raters' latent scores (Dawid-Skene: raters weighed by "
+            "their competence)"
+        )
 
     per_run: dict[int, dict[str, GroupItems]] = {}
     run_scores: dict[int, tuple] = {}
@@ -264,7 +290,7 @@ def agreement_compute(
         "reference": {
             "kind": "run" if reference_run_id else "retest" if retest else "humans",
             "label": reference_label,
-            "humans": "adjudicated" if adjudicated else "raters",
+            "humans": humans,
         },
         "campaigns": [
             {"id": c.pk, "name": c.name}

@@ -294,11 +294,28 @@ def _adjudicated_rows(campaign_ids: list[int], low: int, high: int) -> np.ndarra
 def adjudicated_side(inp: Inputs, campaign_ids: list[int]):
     """`human_side` with the reviewers' settled values in place of the raters'
     scores where a dispute was adjudicated (the "human, adjudicated" reference):
-    such an item counts as one score, the settled one. Only items the raters' side
-    has (the slice's, scored by raters not excluded) are replaced; none is added.
-    One query."""
+    such an item counts as one score, the settled one. One query."""
+    return settled_side(inp, _adjudicated_rows(campaign_ids, inp.low, inp.high))
+
+
+def value_rows(values: dict[tuple[int, int], int], low: int, high: int) -> np.ndarray:
+    """`_human_rows`' shape for one value per (response id, skill id) (a rater
+    model's latent scores): the count 1 at the value."""
+    width = high - low + 1
+    out = np.zeros((len(values), width + 3), np.int64)
+    for row, ((response_id, skill_id), value) in enumerate(sorted(values.items())):
+        out[row, :2] = response_id, skill_id
+        if low <= value <= high:
+            out[row, 2 + value - low] = 1
+    return out
+
+
+def settled_side(inp: Inputs, rows: np.ndarray):
+    """`human_side` with one value in place of the raters' scores on the items of
+    `rows` (`_human_rows`' shape, stored values low..high): each such item counts as
+    one score, that value. Only items the raters' side has (the slice's, scored by
+    raters not excluded) are replaced; none is added."""
     keys, counts, na = human_side(inp)
-    rows = _adjudicated_rows(campaign_ids, inp.low, inp.high)
     if not len(rows) or not len(keys):
         return keys, counts, na
     rows = _as_codes(inp.skills, rows, np.zeros((0, 5), np.int64), inp.low)[0]
