@@ -115,6 +115,8 @@ def campaign_reliability_page(request: HttpRequest, campaign_id: int) -> HttpRes
         "campaign": campaign,
         "report": report,
         "flagged": sum(1 for r in report.raters if r.flags),
+        # The gold column only where some rater answered gold items.
+        "has_gold": any(r.gold_items for r in report.raters),
         "decisions": annotation_selectors.campaign_decisions(campaign=campaign),
         "thresholds": {
             "qwk": LOW_QWK,

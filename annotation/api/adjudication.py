@@ -160,7 +160,9 @@ class AdjudicationItemApi(APIView):
     permission_classes = [IsReviewer]
 
     @extend_schema(
-        tags=["adjudication"], responses={200: AdjudicationItemOutputSerializer}
+        tags=["adjudication"],
+        operation_id="campaigns_adjudication_item_retrieve",
+        responses={200: AdjudicationItemOutputSerializer},
     )
     def get(self, request, campaign_id: int, response_id: int):
         campaign = selectors.campaign_get_for_reviewer(
@@ -200,6 +202,7 @@ class AdjudicationItemApi(APIView):
 
     @extend_schema(
         tags=["adjudication"],
+        operation_id="campaigns_adjudication_item_create",
         request=AdjudicationInputSerializer,
         responses={201: AdjudicationOutputSerializer, 400: REFUSED},
     )
