@@ -65,6 +65,7 @@ from annotation.models import (
     PreferencePair,
     Response,
 )
+from annotation.selectors.exclusions import exclusions_note
 from flaskapp.bounds import N_BOOT
 from flaskapp.untrusted import JSONInputError, json_loads
 from judging.models import JudgeCall, JudgeRun, PairwiseVerdict
@@ -552,7 +553,9 @@ def pointwise_probes(
     if family and not own.any():
         _explain_no_own_family(probes["score_inflation"], family)
     return {"run": {"id": run.pk, "label": run_label(run)}, "family": family,
-            "probes": probes}  # fmt: skip
+            "probes": probes,
+            # The raters these figures leave out (open exclusions), said on the page.
+            "exclusions": exclusions_note(campaign_ids)}  # fmt: skip
 
 
 def _fetch_lengths(response_ids: list[int]):

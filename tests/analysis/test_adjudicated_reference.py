@@ -127,15 +127,15 @@ def test_bad_reference_is_refused_everywhere(
     setup, researcher, api_client_for, client_for
 ):
     with pytest.raises(AgreementError, match="human_reference"):
-        agreement_compute(dataset=setup.dataset, human_reference="median")
+        agreement_compute(dataset=setup.dataset, human_reference="trimmed")
     api = api_client_for(researcher)
     url = f"/api/datasets/{setup.dataset.pk}/agreement/"
-    bad = api.get(url + "?human_reference=median")
+    bad = api.get(url + "?human_reference=trimmed")
     assert bad.status_code == 400 and "human_reference" in str(bad.json())
     ok = api.get(url + "?human_reference=adjudicated&n_boot=10")
     assert ok.status_code == 200 and ok.json()["reference"]["humans"] == "adjudicated"
     page = client_for(researcher).get(
-        f"/agreement/{setup.dataset.pk}/?human_reference=median"
+        f"/agreement/{setup.dataset.pk}/?human_reference=trimmed"
     )
     assert page.status_code == 400 and "human_reference" in page.content.decode()
 
@@ -185,3 +185,20 @@ def test_the_latent_reference_is_the_dawid_skene_label(setup):
         cohen_kappa_score(jv.astype(int), med.astype(int), weights="quadratic")
     )
     assert j["exact"]["value"] == pytest.approx(np.mean(jv == med))
+
+
+@pytest.mark.parametrize("how", ["mean", "median"])
+def test_one_score_per_item_references(setup, how):
+    """mean / median: every statistic against one rounded score per item."""
+    human, judge = setup.tables
+    result = agreement_compute(dataset=setup.dataset, n_boot=20, human_reference=how)
+    assert result["reference"]["humans"] == how
+    pick = np.mean if how == "mean" else np.median
+    ref = np.array([np.floor(pick(human[k]) + 0.5) for k in sorted(human)])
+    jv = np.array([judge[k] for k in sorted(human)], float)
+    j = skill_row(result)["judges"][str(setup.runs[0].pk)]
+    assert j["qwk"]["value"] == pytest.approx(
+        cohen_kappa_score(jv.astype(int), ref.astype(int), weights="quadratic")
+    )
+    assert j["spearman"]["value"] == pytest.approx(sps.spearmanr(jv, ref)[0])
+    assert j["mae"]["value"] == pytest.approx(np.mean(np.abs(jv - ref)))

@@ -55,6 +55,21 @@ def test_the_dashboard_names_the_excluded_rater_until_reversed(
     )
     assert api.status_code == 200
     assert [e["rater_id"] for e in api.json()["exclusions"]] == [contrary.pk]
+    # The drill-down of a skill and the pointwise probes apply it too, and say so.
+    drill = client_for(researcher).get(
+        reverse("analysis:agreement-skill", args=[setup.dataset.pk, "readability"])
+        + f"?campaign={setup.campaign.pk}&run={setup.runs[0].pk}&n_boot=20"
+    )
+    assert (
+        drill.status_code == 200 and "scores the opposite way" in drill.content.decode()
+    )
+    from analysis.selectors.metaeval import pointwise_probes
+
+    probes = pointwise_probes(
+        dataset=setup.dataset, campaign_ids=[setup.campaign.pk],
+        run_id=setup.runs[0].pk, n_boot=20,
+    )  # fmt: skip
+    assert [e["rater"] for e in probes["exclusions"]] == [contrary.username]
     services.rater_decision_end(
         campaign=setup.campaign, rater=contrary, kind="exclude",
         reason="", user=researcher,

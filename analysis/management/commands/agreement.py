@@ -185,7 +185,9 @@ class Command(DataCommand):
             "--human-reference",
             choices=HUMAN_REFERENCES,
             default="raters",
-            help="raters (default); adjudicated: a reviewer's settled value in "
+            help="raters (default: their mean for correlations, their rounded "
+            "median for QWK); mean, median: one rounded score per item; "
+            "adjudicated: a reviewer's settled value in "
             "place of the raters' scores where a dispute was settled; latent: each "
             "item's latent score from a Dawid-Skene fit of the raters.",
         )

@@ -26,6 +26,7 @@ from analysis.selectors.agreement.inputs import (
     judge_by_item_counted,
     load_inputs,
     one_rater,
+    one_value_side,
     settled_side,
     value_rows,
 )
@@ -69,10 +70,12 @@ def _workers(items: int) -> int:
     return int(getattr(settings, "AGREEMENT_WORKERS", 0) or min(os.cpu_count() or 1, 4))
 
 
-# The human reference of a comparison: the raters' scores as they are, with a
-# reviewer's settled value in place of theirs where a dispute was adjudicated, or
-# one latent score per item from a rater model that weighs raters by competence.
-HUMAN_REFERENCES = ("raters", "adjudicated", "latent")
+# The human reference of a comparison: the raters' scores as they are (their mean
+# for the correlations, their rounded median for QWK and exact agreement), one score
+# per item for every statistic (the rounded mean, the rounded median), a reviewer's
+# settled value in place of theirs where a dispute was adjudicated, or one latent
+# score per item from a rater model that weighs raters by competence.
+HUMAN_REFERENCES = ("raters", "mean", "median", "adjudicated", "latent")
 LATENT_METHOD = "dawid_skene"  # the rater model of the "latent" reference
 
 
@@ -113,7 +116,9 @@ def agreement_compute(
     AgreementError (message names the parameter) for unknown campaigns/runs/slices.
     No `campaign_ids` (with humans as the reference) or no `run_ids`: the defaults
     of :func:`agreement_defaults`; ``result["defaults"]`` says which were used.
-    `human_reference` (`HUMAN_REFERENCES`): "raters"; "adjudicated", the raters'
+    `human_reference` (`HUMAN_REFERENCES`): "raters" (their mean for correlations,
+    their rounded median for QWK and exact); "mean" / "median", one rounded score
+    per item for every statistic; "adjudicated", the raters'
     scores where a reviewer settled a dispute replaced by the settled value
     (`inputs.adjudicated_side`); "latent", each item's latent score from a
     Dawid-Skene fit of the raters (`analysis.selectors.competence`). Either way the
@@ -196,7 +201,10 @@ def agreement_compute(
     # the chosen human reference.
     ceiling_side = ref_side
     humans = "raters" if reference_run_id or retest else human_reference
-    if humans == "adjudicated":
+    if humans in ("mean", "median"):
+        ref_side = one_value_side(ref_side, humans)
+        reference_label = f"the human raters' {humans} per item, rounded half up"
+    elif humans == "adjudicated":
         ref_side = adjudicated_side(inp, campaign_ids_used)
         reference_label = "human raters, adjudicated where a reviewer settled a dispute"
     elif humans == "latent":

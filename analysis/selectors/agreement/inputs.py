@@ -310,6 +310,28 @@ def value_rows(values: dict[tuple[int, int], int], low: int, high: int) -> np.nd
     return out
 
 
+def one_value_side(side, how: str):
+    """A human side (`human_side`'s (keys, counts, N/A)) with each item's raters'
+    scores replaced by one score: their mean (``mean``) or median (``median``),
+    rounded half up to a point of the scale; an item with no numeric score keeps its
+    N/A. The codes 1..W stand for the scale's points in order, so rounding a code
+    rounds the score."""
+    keys, counts, na = side
+    if not len(keys):
+        return side
+    codes = np.arange(1, counts.shape[1] + 1, dtype=float)
+    scored = counts.sum(axis=1) > 0
+    center = np.zeros(len(keys))
+    if scored.any():
+        pick = mean_from_counts if how == "mean" else median_from_counts
+        center[scored] = pick(counts[scored], codes)
+    code = round_half_up(center).astype(np.int64)
+    out = np.zeros_like(counts)
+    rows = np.flatnonzero(scored)
+    out[rows, code[rows] - 1] = 1
+    return keys, out, np.where(scored, 0, na)
+
+
 def settled_side(inp: Inputs, rows: np.ndarray):
     """`human_side` with one value in place of the raters' scores on the items of
     `rows` (`_human_rows`' shape, stored values low..high): each such item counts as
