@@ -18,7 +18,6 @@ from analysis.selectors.agreement.cache import (
     inputs_fingerprint,
 )
 from analysis.selectors.agreement.inputs import (
-    adjudicated_side,
     group_items,
     human_side,
     item_keys,
@@ -26,11 +25,14 @@ from analysis.selectors.agreement.inputs import (
     judge_by_item_counted,
     load_inputs,
     one_rater,
+)
+from analysis.selectors.agreement.profiles import model_profiles, set_profiles
+from analysis.selectors.agreement.references import (
+    adjudicated_side,
     one_value_side,
     settled_side,
     value_rows,
 )
-from analysis.selectors.agreement.profiles import model_profiles, set_profiles
 from analysis.selectors.agreement.rows import (
     NO_ITEMS,
     abilities_present,
