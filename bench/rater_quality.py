@@ -299,6 +299,11 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--keep", action="store_true", help="keep the scratch database")
+    ap.add_argument(
+        "--profile", type=int, default=0, metavar="N",
+        help="also print the N costliest functions of one cold report",
+    )  # fmt: skip
+    ap.add_argument("--no-models", action="store_true", help="skip the rater models")
     args = ap.parse_args()
     base = os.environ.get("DATABASE_URL", "")
     if not base.startswith("postgres"):
@@ -357,6 +362,13 @@ def main() -> None:
             f"{flagged} flagged: "
             + ", ".join(f"{n} {k!r}" for k, n in sorted(kinds.items()))
         )
+        if args.profile:
+            import cProfile
+            import pstats
+
+            profiler = cProfile.Profile()
+            profiler.runcall(cold)
+            pstats.Stats(profiler).sort_stats("tottime").print_stats(args.profile)
         t_cold, runs = median_time(cold, args.repeat)
         print(
             f"cold    {t_cold * 1000:7.0f} ms median of {args.repeat} "
@@ -394,7 +406,8 @@ def main() -> None:
                 f"(first request of the process {first * 1000:.0f} ms), cached "
                 f"{t_hit * 1000:6.1f} ms median (status {status})"
             )
-        bench_rater_models(campaign, client, args.repeat)
+        if not args.no_models:
+            bench_rater_models(campaign, client, args.repeat)
     finally:
         connection.close()
         if not args.keep:

@@ -252,8 +252,21 @@ def _paired_point(x, y):
 
 
 def spearman(x, y) -> float | None:
-    r = _paired_point(x, y)
-    return None if r is None else finite_or_none(r["spearman"][0])
+    """Spearman's rho of the pairs without NaN: the Pearson correlation of their
+    average ranks (scipy's `rankdata`), None when undefined (fewer than two pairs,
+    a constant side). The same value as the weighted-cells path of `pearson` /
+    `kendall_tau_b` without building the cells: O(n log n) for any n."""
+    from scipy.stats import rankdata
+
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    keep = ~(np.isnan(x) | np.isnan(y))
+    x, y = x[keep], y[keep]
+    if x.size < 2:
+        return None
+    rx, ry = rankdata(x) - (x.size + 1) / 2, rankdata(y) - (x.size + 1) / 2
+    denom = np.sqrt((rx @ rx) * (ry @ ry))
+    return finite_or_none(float(rx @ ry / denom)) if denom > 0 else None
 
 
 def kendall_tau_b(x, y) -> float | None:
