@@ -49,6 +49,7 @@ from analysis.selectors.agreement.inputs import fetch, quoted_table
 from analysis.stats.correlations import spearman
 from analysis.stats.kappa import quadratic_kappa
 from analysis.stats.raters import leave_one_out, leave_one_out_mode, round_half_up
+from annotation import roles
 from annotation import selectors as annotation_selectors
 from annotation.models import (
     Assignment,
@@ -60,7 +61,7 @@ from annotation.models import (
 )
 from annotation.scales import scale_of
 
-RELIABILITY_VERSION = "reliability-v1"
+RELIABILITY_VERSION = "reliability-v2"
 STRAIGHT_MIN_CRITERIA = 3
 QUARTERS = 4
 DEFAULT_SPEED_SHARE = 0.25  # the default threshold: this share of the median time
@@ -118,6 +119,7 @@ class RaterReliability:
     flags: list[str] = field(default_factory=list)
     excluded: bool = False
     paused: bool = False
+    synthetic: bool = False  # a generated account's ratings, not a person's
 
     @property
     def straight_share(self) -> float | None:
@@ -314,6 +316,12 @@ def _compute(campaign: Campaign) -> Reliability:
     usernames = dict(
         User.objects.filter(pk__in=rater_ids).values_list("pk", "username")
     )
+    # Generated ratings are said to be so wherever they are shown (roles.SYNTHETIC).
+    synthetic = set(
+        User.objects.filter(pk__in=rater_ids, groups__name=roles.SYNTHETIC).values_list(
+            "pk", flat=True
+        )
+    )
     a_rater = np.searchsorted(rater_ids, assignments[:, 1].astype(np.int64))
     a_response = assignments[:, 2].astype(np.int64)
     seconds = assignments[:, 3]  # NaN: not timed
@@ -429,6 +437,7 @@ def _compute(campaign: Campaign) -> Reliability:
         r = RaterReliability(
             rater_id=rid,
             username=usernames.get(rid, str(rid)),
+            synthetic=rid in synthetic,
             items=len(mine_a),
             scores=len(rows),
             median_active_seconds=float(np.median(times)) if len(times) else None,
@@ -540,6 +549,7 @@ def reliability_dict(report: Reliability) -> dict:
                 "flags": r.flags,
                 "excluded": r.excluded,
                 "paused": r.paused,
+                "synthetic": r.synthetic,
             }
             for r in report.raters
         ],

@@ -384,3 +384,18 @@ def test_a_campaign_without_ratings_has_an_empty_report(researcher, client_for):
     assert report.raters == [] and report.scores == 0
     page = client_for(researcher).get(f"/reliability/{campaign.pk}/")
     assert page.status_code == 200 and "No rater has submitted" in page.content.decode()
+
+
+def test_generated_ratings_are_labelled_synthetic(
+    habits_campaign, researcher, client_for
+):
+    from django.contrib.auth.models import Group
+
+    from annotation import roles
+
+    campaign, raters, _ = habits_campaign
+    raters["dan"].groups.add(Group.objects.get_or_create(name=roles.SYNTHETIC)[0])
+    report = campaign_reliability(campaign=campaign)
+    assert {r.username for r in report.raters if r.synthetic} == {"dan"}
+    html = client_for(researcher).get(f"/reliability/{campaign.pk}/").content.decode()
+    assert html.count(">synthetic</span>") == 1
