@@ -67,12 +67,13 @@ from analysis.stats.competence import (
     check_method,
     fit_rater_model,
 )
+from annotation import roles
 from annotation.models import Campaign, Skill
 from annotation.scales import CATEGORICAL
 from annotation.selectors import open_exclusions
 from judging.models import JudgeRun
 
-RATER_MODELS_VERSION = "rater-models-v2"
+RATER_MODELS_VERSION = "rater-models-v3"
 DEFAULT_METHOD = "dawid_skene"
 HUMAN, JUDGE = "human", "judge"
 SUFFIXES = {1: "st", 2: "nd", 3: "rd"}
@@ -90,6 +91,7 @@ class Annotator:
     n_labels: int
     competence: float
     rank: int  # 1 = most competent of the criterion's annotators
+    synthetic: bool = False  # a generated account's labels, not a person's
 
 
 @dataclass
@@ -338,6 +340,11 @@ def _fit_criterion(crit: CriterionModel, method, response, worker, value, names)
     return fit
 
 
+def _mark_synthetic(crit: CriterionModel, synthetic: set[int]) -> None:
+    for a in crit.annotators:
+        a.synthetic = a.kind == HUMAN and a.id in synthetic
+
+
 def _compute(campaign: Campaign, method: str, runs, with_judges: bool):
     from django.contrib.auth.models import User
 
@@ -353,6 +360,11 @@ def _compute(campaign: Campaign, method: str, runs, with_judges: bool):
         ),
         JUDGE: dict(runs),
     }
+    synthetic = set(
+        User.objects.filter(pk__in=rater_ids, groups__name=roles.SYNTHETIC).values_list(
+            "pk", flat=True
+        )
+    )
     criteria, latent = [], {}
     for i, key in enumerate(skills.keys):
         response, worker, value = _criterion_labels(labels, i)
@@ -360,6 +372,7 @@ def _compute(campaign: Campaign, method: str, runs, with_judges: bool):
             continue
         crit = CriterionModel(key=key, name=skills.names[key])
         fit = _fit_criterion(crit, method, response, worker, value, names)
+        _mark_synthetic(crit, synthetic)
         criteria.append(crit)
         if fit is not None:
             sid = skill_of_key[i]
@@ -372,6 +385,7 @@ def _compute(campaign: Campaign, method: str, runs, with_judges: bool):
             continue
         crit = CriterionModel(key=skill.key, name=skill.name, categorical=True)
         fit = _fit_criterion(crit, method, response, worker, value, names)
+        _mark_synthetic(crit, synthetic)
         criteria.append(crit)
         if fit is not None:
             latent.update(

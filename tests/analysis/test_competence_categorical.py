@@ -90,3 +90,16 @@ def test_dawid_skene_on_labels_matches_crowd_kit(labelled):
     ours = latent_human_scores(campaign=s.campaign)
     for response_id, label in latent.items():
         assert ours[(response_id, skill.pk)] == int(label)
+
+
+def test_a_synthetic_rater_is_marked(labelled):
+    from django.contrib.auth.models import Group
+
+    from annotation import roles
+
+    s = labelled
+    s.raters[1].groups.add(Group.objects.get_or_create(name=roles.SYNTHETIC)[0])
+    report = campaign_rater_models(campaign=s.campaign, run_ids=[s.runs[0].pk])
+    (crit,) = [c for c in report.criteria if c.key == "consistent"]
+    marked = {a.name for a in crit.annotators if a.synthetic}
+    assert marked == {s.raters[1].username}

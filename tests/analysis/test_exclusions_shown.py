@@ -70,6 +70,14 @@ def test_the_dashboard_names_the_excluded_rater_until_reversed(
         run_id=setup.runs[0].pk, n_boot=20,
     )  # fmt: skip
     assert [e["rater"] for e in probes["exclusions"]] == [contrary.username]
+    # The instruction page shows the excluded rater's scores, marked, and leaves
+    # them out of the raters' mean.
+    response = next(iter(setup.responses.values()))
+    page = client_for(researcher).get(
+        reverse("analysis:instruction-detail", args=[response.instruction_id])
+    )
+    assert page.status_code == 200
+    assert page.content.decode().count(">excluded</span>") >= 1
     services.rater_decision_end(
         campaign=setup.campaign, rater=contrary, kind="exclude",
         reason="", user=researcher,

@@ -17,6 +17,7 @@ from analysis.selectors.browse.rules import (
 from annotation import roles
 from annotation.models import Assignment, HumanScore, Instruction, Response
 from annotation.scales import Scale, scale_of
+from annotation.selectors.exclusions import excluded_scores
 from judging.models import JudgeCritique, JudgeRun, JudgeScore
 
 _SKILL_SCALE = tuple(f"skill__{f}" for f in SCALE_FIELDS)
@@ -30,6 +31,9 @@ class HumanEntry:
     campaign: str
     synthetic: bool
     value: str = ""  # as shown: "3", "Yes", "N/A"
+    # The rater is excluded from the campaign's analyses (an open exclusion): shown,
+    # marked, and left out of the raters' mean and majority here too.
+    excluded: bool = False
 
 
 @dataclass
@@ -106,7 +110,8 @@ def instruction_scores(
     "N/A"). Humans: submitted assignments of every campaign; a rater's pseudonym is a
     letter by account id over the whole page (stable within the page, the same in
     scores and critiques), with the username added for admins only; synthetic
-    accounts' scores and critiques are flagged. Judges: every run with scores on
+    accounts' scores and critiques are flagged, as are excluded raters' scores
+    (left out of the raters' mean and majority). Judges: every run with scores on
     these responses, values and disagreement as `browse.rules` defines them.
     Critiques: the raters' (non-empty `Assignment.critique` of submitted
     assignments) and every judge run's (`JudgeCritique`), per response.
@@ -121,7 +126,10 @@ def instruction_scores(
             assignment__response_id__in=ids,
             assignment__status=Assignment.Status.SUBMITTED,
         )
-        .annotate(synthetic=roles.synthetic_rater("assignment__rater_id"))
+        .annotate(
+            synthetic=roles.synthetic_rater("assignment__rater_id"),
+            excluded=excluded_scores(),
+        )
         .order_by("assignment__rater_id", "assignment__campaign_id", "pk")
         .values(
             "assignment__response_id",
@@ -135,6 +143,7 @@ def instruction_scores(
             "score",
             "rationale",
             "synthetic",
+            "excluded",
         )
     )
     judge_rows = list(
@@ -221,6 +230,7 @@ def instruction_scores(
                     campaign=h["assignment__campaign__name"],
                     synthetic=h["synthetic"],
                     value=_shown(scale, h["score"]),
+                    excluded=h["excluded"],
                 )
             )
         samples: dict[tuple[int, str], list[dict]] = {}
@@ -234,7 +244,7 @@ def instruction_scores(
             samples.setdefault((j["run_id"], key), []).append(j)
         majorities = {}
         for s in skills.values():
-            values = [h.score for h in s.humans]
+            values = [h.score for h in s.humans if not h.excluded]
             numeric = [v for v in values if v is not None]
             if s.scale.is_categorical:
                 majorities[s.key] = majority = human_majority(values)
