@@ -8,12 +8,10 @@ from __future__ import annotations
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
-from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation import roles
-from annotation.api.permissions import IsResearcher
+from annotation.api.permissions import IsResearcher, IsReviewer
 from annotation.api.rating import REFUSED
 from annotation.api.serializers.adjudication import (
     AdjudicationInputSerializer,
@@ -29,15 +27,6 @@ from annotation.scales import scale_of
 from annotation.selectors import adjudication as selectors
 from annotation.services.adjudication import adjudication_rule_set, adjudication_set
 from flaskapp.params import ascii_int
-
-
-class IsReviewer(BasePermission):
-    """Reviewers, researchers and admins."""
-
-    message = "This needs the reviewer, researcher or admin role."
-
-    def has_permission(self, request, view) -> bool:
-        return roles.is_reviewer(request.user)
 
 
 def _rule(campaign) -> dict:

@@ -21,6 +21,15 @@ class IsResearcher(BasePermission):
         return roles.is_researcher(request.user)
 
 
+class IsReviewer(BasePermission):
+    """Reviewers, researchers and admins (adjudication)."""
+
+    message = "This needs the reviewer, researcher or admin role."
+
+    def has_permission(self, request, view) -> bool:
+        return roles.is_reviewer(request.user)
+
+
 class IsAdmin(BasePermission):
     """Admins (and superusers)."""
 
