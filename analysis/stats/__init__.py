@@ -10,6 +10,7 @@ Modules, by concept:
 * ``results``: :class:`Result`, :func:`make_result`, ratios per resample.
 * ``scale``: the 1..5 score scale, the human median rounded half up.
 * ``bootstrap``: resamples as weights over collapsed cells, exact multinomial draws.
+* ``lattice``: resampled sums of values on a lattice, drawn from their exact law.
 * ``correlations``: weighted midranks, Pearson, Spearman, Kendall tau-b.
 * ``kappa``: Cohen's kappa, unweighted and quadratic, from confusion tables.
 * ``alpha``: Krippendorff's alpha from coincidence matrices.

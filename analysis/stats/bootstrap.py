@@ -13,6 +13,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.sparse import csr_array
+from scipy.special import gammaln
+
+from analysis.stats.lattice import lattice_cost, lattice_sum_draws, value_lattice
 
 # Cells of at most this many items are drawn item by item in the meta-evaluation
 # (see draw_cells); the agreement report uses its own threshold (report.project).
@@ -51,19 +55,17 @@ def aggregate_weights(item_weights: np.ndarray, cell: np.ndarray, n_cells: int):
     """Item weights (B, n) -> cell weights (B, n_cells) by summing items per cell.
 
     ``cell``: (n,) the cell (0 .. n_cells - 1) of each item. Also gives a value table
-    (the weight of each distinct value) when ``cell`` holds value codes.
+    (the weight of each distinct value) when ``cell`` holds value codes. One sparse
+    product (an item's column lands in its cell's).
     """
     item_weights = np.atleast_2d(np.asarray(item_weights, dtype=float))
-    out = np.zeros((item_weights.shape[0], n_cells))
-    cell = np.asarray(cell)
+    cell = np.asarray(cell, dtype=np.int64)
     if cell.size == 0:
-        return out
-    order = np.argsort(cell, kind="stable")
-    sorted_cell = cell[order]
-    starts = np.flatnonzero(np.r_[True, sorted_cell[1:] != sorted_cell[:-1]])
-    sums = np.add.reduceat(item_weights[:, order], starts, axis=1)
-    out[:, sorted_cell[starts]] = sums
-    return out
+        return np.zeros((item_weights.shape[0], n_cells))
+    onehot = csr_array(
+        (np.ones(cell.size), (np.arange(cell.size), cell)), shape=(cell.size, n_cells)
+    )
+    return np.ascontiguousarray(item_weights @ onehot)
 
 
 # ---------------------------------------------------------------------------
@@ -181,6 +183,100 @@ def draw_cells(counts: np.ndarray, n_boot: int, rng, small: int) -> CellDraws:
     return CellDraws(m, picks, big_cells, big_counts)
 
 
+# Poisson draws of a cell are made by comparing uniforms with its CDF, one pass per
+# value, up to the value whose upper tail is below this; the few uniforms beyond it
+# are looked up in the whole CDF (a binary search, slower per draw).
+PASS_TAIL, MAX_PASSES = 1e-3, 24
+
+
+def _poisson_cdfs(lams: np.ndarray) -> list[np.ndarray]:
+    """The CDF of Poisson(lam) for each lam, up to where it is 1 in doubles."""
+    out = []
+    for lam in lams:
+        if lam <= 0:
+            out.append(np.ones(1))  # always 0
+            continue
+        k = np.arange(int(lam + 15 * np.sqrt(lam) + 30) + 1, dtype=float)
+        out.append(np.cumsum(np.exp(k * np.log(lam) - lam - gammaln(k + 1))))
+    return out
+
+
+def _invert(u: np.ndarray, cdf: np.ndarray) -> np.ndarray:
+    """Poisson draws from uniforms: the number of CDF values at or below each u."""
+    passes = int(np.searchsorted(cdf, 1 - PASS_TAIL))
+    if passes > MAX_PASSES:
+        return np.searchsorted(cdf, u, side="right").astype(np.int32)
+    x = np.zeros(u.shape, np.int8)
+    for c in cdf[:passes]:
+        x += u >= c
+    x = x.astype(np.int32)
+    far = u >= cdf[passes]  # beyond the passes (rare): the whole CDF
+    if far.any():
+        x[far] = np.searchsorted(cdf, u[far], side="right")
+    return x
+
+
+def multinomial_chunks(
+    counts: np.ndarray,
+    n_boot: int,
+    rng: np.random.Generator,
+    max_entries: int = 2_000_000,
+) -> tuple[np.ndarray, Iterator[np.ndarray]]:
+    """Exact multinomial(n, counts / n) draws over cells, n = counts.sum(), as
+    dense blocks: (order, blocks), each block (K, b) int32: column j is a
+    resample's counts of the cells ``counts[order]``; at most ``max_entries``
+    entries a block, n_boot columns in all.
+
+    A resample's count of cell k is a Poisson(mu * counts[k] / n) draw (by inverting
+    its CDF: uniforms against a table per distinct cell size), mu = n - 3 sqrt(n),
+    then items drawn uniformly one by one until the resample holds n; a resample
+    whose Poisson total exceeds n is drawn again. Given its total t <= n, the Poisson
+    part is multinomial(t), and adding a multinomial(n - t) gives a multinomial(n):
+    exactly the bootstrap's distribution (up to the rounding of the Poisson CDF in
+    doubles), at about K + 3 sqrt(n) draws a resample however the items spread over
+    the cells.
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    k = counts.size
+    n = int(counts.sum())
+    order = np.argsort(counts, kind="stable")
+    sorted_counts = counts[order]
+    sizes, starts = np.unique(sorted_counts, return_index=True)
+    ends = np.r_[starts[1:], k].astype(np.int64)
+    mu = max(n - 3.0 * np.sqrt(n), 0.0)
+    cdfs = _poisson_cdfs(sizes * (mu / n) if n else sizes * 0.0)
+    item_cell = np.repeat(np.arange(k, dtype=np.int64), sorted_counts)
+
+    def poisson(cols: int) -> np.ndarray:
+        u = rng.random((k, cols))  # a size's cells are contiguous rows
+        x = np.empty((k, cols), np.int32)
+        for cdf, a, b in zip(cdfs, starts, ends, strict=True):
+            x[a:b] = _invert(u[a:b], cdf)
+        return x
+
+    def blocks() -> Iterator[np.ndarray]:
+        step = max(1, max_entries // max(k, 1))
+        for start in range(0, n_boot, step):
+            cols = min(step, n_boot - start)
+            if n == 0 or k == 0:
+                yield np.zeros((k, cols), np.int32)
+                continue
+            x = poisson(cols)
+            total = x.sum(axis=0)
+            over = np.flatnonzero(total > n)
+            while over.size:
+                x[:, over] = poisson(over.size)
+                total[over] = x[:, over].sum(axis=0)
+                over = over[total[over] > n]
+            missing = n - total
+            col = np.repeat(np.arange(cols, dtype=np.int64), missing)
+            cell = item_cell[rng.integers(0, n, size=col.size)]
+            x += np.bincount(cell * cols + col, minlength=k * cols).reshape(k, cols)
+            yield x
+
+    return order, blocks()
+
+
 def draw_cell_counts(
     counts: np.ndarray, n_boot: int, rng, small: int = SMALL_CELL
 ) -> np.ndarray:
@@ -236,13 +332,18 @@ def group_sums(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sum of `values` per group, with bootstrap replicates.
 
-    Items are resampled with replacement within each group: a multinomial draw of
-    each group's n items over its distinct values, made as one binomial per value
-    for all resamples and groups at once (the chain rule of the multinomial), so
-    the cost is (distinct values) x n_boot x groups, whatever the number of items.
-    Returns (n (G,) items, sums (G,), boot (n_boot, G) resampled sums). When the
-    groups hold fewer items than that chain would draw binomials, the items are drawn
-    one by one instead (:class:`GroupDraws`; the same distribution).
+    Items are resampled with replacement within each group. Returns (n (G,) items,
+    sums (G,), boot (n_boot, G) resampled sums). Three exact ways draw the
+    resamples, the cheapest for the input chosen by :func:`sum_method` (the same
+    distribution; only the random stream differs):
+
+    * ``lattice``: values on a lattice (integer scores, means of a few raters): each
+      group's resampled sum drawn from its exact distribution
+      (:mod:`analysis.stats.lattice`), whatever the items or the distinct values;
+    * ``chain``: a multinomial draw of each group's n items over its distinct
+      values, one binomial per value for all resamples and groups at once (the chain
+      rule of the multinomial): (distinct values) x n_boot x groups;
+    * ``items``: the items drawn one by one (:class:`GroupDraws`).
     """
     vals, codes = value_codes(values)
     groups = np.asarray(groups, dtype=np.int64)
@@ -254,13 +355,26 @@ def group_sums(
     if n_boot == 0 or not len(vals):
         return n, sums, boot
     live = np.flatnonzero(n > 0)  # empty groups stay 0 and cost nothing
-    if prefer_item_draws(int(n.sum()), len(live), len(vals)):
+    lattice = value_lattice(vals)
+    method = sum_method(n[live], len(vals), n_boot, lattice)
+    if method == "lattice":
+        step, offsets = lattice
+        drawn = lattice_sum_draws(counts[live], offsets, n_boot, rng)
+        boot[:, live] = n[live] * vals[0] + step * drawn
+    elif method == "items":
         boot[:, live] = GroupDraws(groups, n_groups, n_boot, rng).boot(vals[codes])
-        return n, sums, boot
-    c = counts[live]
-    remaining = np.broadcast_to(n[live], (n_boot, len(live))).copy()
-    left = n[live].astype(float)  # items of the group not yet given a value
-    part = np.zeros((n_boot, len(live)))
+    else:
+        boot[:, live] = _chain_sums(counts[live], vals, n_boot, rng)
+    return n, sums, boot
+
+
+def _chain_sums(c: np.ndarray, vals: np.ndarray, n_boot: int, rng) -> np.ndarray:
+    """(n_boot, G) resampled sums of groups with counts ``c`` (G, V) at ``vals``:
+    the multinomial over values drawn as a chain of binomials."""
+    n = c.sum(axis=1)
+    remaining = np.broadcast_to(n, (n_boot, len(n))).copy()
+    left = n.astype(float)  # items of the group not yet given a value
+    part = np.zeros((n_boot, len(n)))
     for k in range(len(vals) - 1):
         if not c[:, k].any():
             continue
@@ -269,21 +383,27 @@ def group_sums(
         part += x * vals[k]
         remaining -= x
         left -= c[:, k]
-    part += remaining * vals[-1]
-    boot[:, live] = part
-    return n, sums, boot
+    return part + remaining * vals[-1]
 
 
-# Relative costs (ns per draw, measured) of an item index and of one binomial; they
-# only choose between two exact ways of drawing group_sums' resamples.
+# Costs (ns per draw, measured) of an item index and of one binomial; with
+# analysis.stats.lattice's, they only choose among exact ways of drawing group_sums.
 DRAW_COST, BINOMIAL_COST = 15, 24
 
 
-def prefer_item_draws(n_items: int, n_groups: int, n_values: int) -> bool:
-    """Whether drawing `n_items` items one by one (:class:`GroupDraws`) is cheaper
-    than :func:`group_sums`' binomial chain over `n_values` distinct values in
-    `n_groups` non-empty groups (both are exact; this only chooses the faster)."""
-    return n_items * DRAW_COST < n_groups * (n_values - 1) * BINOMIAL_COST
+def sum_method(sizes: np.ndarray, n_values: int, n_boot: int, lattice=None) -> str:
+    """The cheapest exact way ("lattice", "chain" or "items") for
+    :func:`group_sums` to draw resampled sums of non-empty groups of these sizes
+    over `n_values` distinct values (``lattice``: :func:`value_lattice`'s result,
+    None when the values are on none)."""
+    sizes = np.asarray(sizes)
+    costs = {
+        "chain": len(sizes) * (n_values - 1) * n_boot * BINOMIAL_COST,
+        "items": int(sizes.sum()) * n_boot * DRAW_COST,
+    }
+    if lattice is not None:
+        costs["lattice"] = lattice_cost(sizes, int(lattice[1][-1]), n_boot)
+    return min(costs, key=costs.get)
 
 
 class GroupDraws:

@@ -26,10 +26,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.sparse import csr_array
 
 from analysis.stats.agreement import JUDGE_WHY, judge_stats_w, rater_pairs
 from analysis.stats.alpha import LEVELS, alpha_from_coincidence, item_coincidences
-from analysis.stats.bootstrap import aggregate_weights, draw_cells, row_codes
+from analysis.stats.bootstrap import aggregate_weights, multinomial_chunks, row_codes
 from analysis.stats.ranks import rank_correlations_rows
 from analysis.stats.results import ResultBatch, ratio
 from analysis.stats.scale import (
@@ -223,16 +224,20 @@ def _cell_layout(key: np.ndarray, values: np.ndarray = VALUES):
     return key[pfirst, 1:], pinv.ravel(), models, minv.ravel(), mean, judge
 
 
-def _project_dense(cw, pinv, n_prof, minv, n_models, mean, judge):
-    """Cell weights (B, K) -> profile weights (B, P) and per-model sums (B, M) x 3."""
+def _projection(pinv, n_prof, minv, n_models, mean, judge):
+    """The sparse (P + 3M, K) matrix taking cell weights to profile weights and the
+    per-model item count, sum of human means and sum of judge scores."""
     k = len(pinv)
-    q = np.zeros((k, n_prof + 3 * n_models))
-    r = np.arange(k)
-    q[r, pinv] = 1.0
-    q[r, n_prof + minv] = 1.0
-    q[r, n_prof + n_models + minv] = mean
-    q[r, n_prof + 2 * n_models + minv] = judge
-    out = np.atleast_2d(cw) @ q
+    cols = np.tile(np.arange(k), 4)
+    rows = np.concatenate(
+        [pinv, n_prof + minv, n_prof + n_models + minv, n_prof + 2 * n_models + minv]
+    )
+    vals = np.concatenate([np.ones(2 * k), mean, judge])
+    return csr_array((vals, (rows, cols)), shape=(n_prof + 3 * n_models, k))
+
+
+def _split(out: np.ndarray, n_prof: int, n_models: int):
+    """(B, P + 3M) projected weights -> (w, m_n, m_h, m_j)."""
     m = n_models
     return (
         out[:, :n_prof],
@@ -249,62 +254,29 @@ def project(
     n_boot: int = 1000,
     seed: int = 0,
     boot: np.ndarray | None = None,
-    small: int = 2,
     values: np.ndarray = VALUES,
 ) -> Projected:
     """Draw (or take) bootstrap weights of cells and project them (see Projected).
 
     Without ``boot`` the resamples are drawn exactly as a multinomial(n, cell_n / n)
-    over cells (:func:`analysis.stats.bootstrap.draw_cells`, cells of at most
-    ``small`` items drawn item by item) without ever forming the (B, K) cell matrix:
-    the draws are accumulated straight into the profile and model tables.
+    over cells (:func:`analysis.stats.bootstrap.multinomial_chunks`), block by block
+    of resamples, each block projected straight into the profile and model tables.
     ``values``: the scale of the key's counts (default 1..5).
     """
     prof, pinv, models, minv, mean, judge = _cell_layout(key, values)
     n_p, n_m = len(prof), len(models)
-    point = _project_dense(cell_n[None] * 1.0, pinv, n_p, minv, n_m, mean, judge)
+    q = _projection(pinv, n_p, minv, n_m, mean, judge)
+    cell_n = np.asarray(cell_n)
     if boot is not None:
-        parts = _project_dense(boot, pinv, n_p, minv, n_m, mean, judge)
+        drawn = (q @ np.atleast_2d(boot).T.astype(float)).T
     else:
-        parts = _draw_projected(
-            cell_n, n_boot, seed, small, pinv, n_p, minv, n_m, mean, judge
-        )
-    w, mn, mh, mj = (np.vstack([a, b]) for a, b in zip(point, parts, strict=True))
+        order, blocks = multinomial_chunks(cell_n, n_boot, np.random.default_rng(seed))
+        qo = q[:, order]
+        parts = [(qo @ block).T for block in blocks]
+        drawn = np.vstack(parts) if parts else np.zeros((0, q.shape[0]))
+    out = np.vstack([q @ cell_n.astype(float), drawn])
+    w, mn, mh, mj = _split(out, n_p, n_m)
     return Projected(prof, w, models, mn, mh, mj, counts, values)
-
-
-def _draw_projected(cell_n, n_boot, seed, small, pinv, n_p, minv, n_m, mean, judge):
-    """Bootstrap draws of cells (:func:`draw_cells`) summed into projected tables."""
-    draws = draw_cells(cell_n, n_boot, np.random.default_rng(seed), small)
-    w = np.zeros((n_boot, n_p))
-    mn = np.zeros((n_boot, n_m))
-    mh = np.zeros((n_boot, n_m))
-    mj = np.zeros((n_boot, n_m))
-    picks = draws.picks
-    if picks.size:
-        rows = draws.rows()
-        w += np.bincount(rows * n_p + pinv[picks], minlength=n_boot * n_p).reshape(
-            n_boot, n_p
-        )
-        mrow = rows * n_m + minv[picks]
-        size = n_boot * n_m
-        mn += np.bincount(mrow, minlength=size).reshape(n_boot, n_m)
-        mh += np.bincount(mrow, weights=mean[picks], minlength=size).reshape(
-            n_boot, n_m
-        )
-        mj += np.bincount(mrow, weights=judge[picks], minlength=size).reshape(
-            n_boot, n_m
-        )
-    big = draws.big
-    if big.size:
-        bw, bn, bh, bj = _project_dense(
-            draws.big_counts, pinv[big], n_p, minv[big], n_m, mean[big], judge[big]
-        )
-        w += bw
-        mn += bn
-        mh += bh
-        mj += bj
-    return w, mn, mh, mj
 
 
 def agreement_report(

@@ -128,7 +128,9 @@ def parse_generic(
     instructions: dict[str, InstructionRecord] = {}
     responses: dict[tuple[str, str], ResponseRecord] = {}
     scored: dict[tuple[str, str, str, str], int] = {}
+    columns: dict[str, None] = {}  # every column of the file, in order
     for line, row in rows:
+        columns.update(dict.fromkeys(row))
         if fmt == "csv" and not result.rows and not (row.keys() & {id_col, text_col}):
             result.problems.append(
                 Problem(
@@ -301,6 +303,8 @@ def parse_generic(
                 )
             )
     result.instructions = list(instructions.values())
+    if use_scores:
+        result.warnings.extend(scoring.near_miss_warnings(columns, file))
     duplicate_check(
         result.responses,
         lambda r: (r.instruction_external_id, r.model_name),

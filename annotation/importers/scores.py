@@ -26,8 +26,10 @@ Pure: no database access. The scales come from the caller.
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 
+from annotation.errors import Problem
 from annotation.importers.base import normalise_name, type_name
 from annotation.importers.fields import RowReader
 from flaskapp.untrusted import text_problem
@@ -159,6 +161,45 @@ class ScoreColumns:
             or column.startswith(SCORE_PREFIXES)
             or column.startswith(RATIONALE_PREFIX)
         )
+
+    def near_miss(self, column: str) -> str | None:
+        """The criterion a column kept as metadata was probably meant to score (its
+        name is a criterion's name, or a word of a criterion's key or name or the
+        start of one, or close to one),
+        for a warning; None when it looks like no criterion."""
+        if self.is_score_column(column) or column in self.field_columns:
+            return None
+        name = normalise_name(column)
+        if not name:
+            return None
+        if name in self.lookup:
+            return self.lookup[name]
+        for known, key in self.lookup.items():
+            # a word of the criterion's key or name, or the start of one
+            words = [w for w in known.split(" ") if len(w) >= 4]
+            if len(name) >= 4 and any(w.startswith(name) for w in words):
+                return key
+        close = difflib.get_close_matches(name, list(self.lookup), n=1, cutoff=0.8)
+        return self.lookup[close[0]] if close else None
+
+    def near_miss_warnings(self, columns, file: str | None) -> list[Problem]:
+        """A warning per column of the file that was kept as metadata but looks
+        like a criterion (:meth:`near_miss`): it was not read as scores."""
+        out = []
+        for column in columns:
+            key = self.near_miss(column)
+            if key is not None:
+                out.append(
+                    Problem(
+                        f"kept as instruction metadata, not read as scores of "
+                        f"criterion {key!r}: only a column named exactly {key!r} or "
+                        f"score.{key} is; to read it as scores, map it with "
+                        f"score.{key}={column}",
+                        field=column,
+                        file=file,
+                    )
+                )
+        return out
 
     def read(self, reader: RowReader) -> list[tuple[str, int | None, str, str]]:
         """(criterion key, stored value, rationale, field) of each score on the row;

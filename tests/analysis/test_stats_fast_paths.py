@@ -27,7 +27,7 @@ from analysis.selectors.agreement.cache import (
     inputs_fingerprint,
 )
 from analysis.selectors.agreement.compute import agreement_compute
-from analysis.stats.bootstrap import GroupDraws, group_sums, prefer_item_draws
+from analysis.stats.bootstrap import GroupDraws, group_sums, sum_method
 from analysis.stats.correlations import kendall_tau_b_table
 from analysis.stats.ranks import rank_correlations_rows
 from analysis.stats.results import (
@@ -127,9 +127,12 @@ def test_item_draws_resample_within_groups_like_a_plain_bootstrap():
     n_groups, size = 60, 5
     groups = np.repeat(np.arange(n_groups), size)
     values = rng.integers(1, 6, groups.size).astype(float)
-    # Many small groups: items are drawn one by one (cheaper than the chain).
-    assert prefer_item_draws(groups.size, n_groups, 5)
-    assert not prefer_item_draws(10_000, 3, 5)
+    # Many small groups: items one by one beat the chain; few big ones the other
+    # way round (values on no lattice); on a lattice its exact sums beat both.
+    sizes = np.full(n_groups, size)
+    assert sum_method(sizes, 5, 3000) == "items"
+    assert sum_method(np.full(3, 3000), 5, 3000) == "chain"
+    assert sum_method(sizes, 5, 3000, (1.0, np.arange(5))) == "lattice"
     n, sums, boot = group_sums(values, groups, n_groups + 1, 3000, rng)
     assert n[-1] == 0 and (boot[:, -1] == 0).all()
     for g in range(0, n_groups, 7):

@@ -785,3 +785,32 @@ def test_the_instruction_api_shows_the_per_instance_rubric_and_checklist(
     }
     assert first["checklist"] == [{"skill": None, "question": "Does it apologise?"}]
     assert (second["instance_rubric"], second["checklist"]) == ({}, None)
+
+
+def test_a_column_that_looks_like_a_criterion_but_is_not_read_is_warned_about():
+    helpsteer = rubric(HELPSTEER_YAML)
+    data = (
+        "prompt,response,model,Helpfulness,correct,coherence,notes\n"
+        '"What is 2+2?",Four.,m-a,4,4,3,fine\n'
+    )
+
+    report = services.dataset_import_files(
+        dataset_name="near misses",
+        fmt="csv",
+        files=[("scores.csv", data.encode())],
+        options={"rubric_id": helpsteer.pk, "mapping": ["instruction=prompt"]},
+    )
+
+    # `coherence` is a key and is read; `Helpfulness` (the criterion's name) and
+    # `correct` (close to a key) are kept as metadata, and each gets a warning that
+    # names the column, the criterion and the mapping that would read it.
+    campaign = Campaign.objects.get(pk=report.campaign_id)
+    assert {s[3] for s in stored(campaign)} == {"coherence"}
+    warned = {w.field: w.message for w in report.warnings}
+    assert set(warned) == {"Helpfulness", "correct"}
+    assert "criterion 'helpfulness'" in warned["Helpfulness"]
+    assert "score.helpfulness=Helpfulness" in warned["Helpfulness"]
+    assert "score.correctness=correct" in warned["correct"]
+    assert all(w.file == "scores.csv" for w in report.warnings)
+    metadata = Instruction.objects.get(dataset_id=campaign.dataset_id).metadata
+    assert {"Helpfulness", "correct", "notes"} <= set(metadata)

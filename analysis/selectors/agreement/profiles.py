@@ -10,11 +10,14 @@ under the reference raters and under each run, in two explicitly named item sets
 The reference's value of an item is the mean of its raters' numeric scores; a run's is
 its score (median of its samples). Means are over items, with a 95% bootstrap CI
 (items resampled within each skill and model, an ability's or overall resample the
-union of its skills'; the random stream of a source depends on the seed, the view
-and the run id, never on the order of the runs). A source whose items are exactly
-the shared items has the same resamples in both views; sources that scored exactly
-the same items share their item draws when items are drawn one by one (a paired
-bootstrap; the stream then depends on the seed, the view and the items).
+union of its skills'). The random stream of a source depends on the seed, the view
+and the items it scored, never on the run's id or the order of the runs: sources
+that scored the same items the same way get the same interval, and sources that
+scored the same items share their item draws when items are drawn one by one (a
+paired bootstrap). A source whose items are exactly the shared items has the same
+resamples in both views. On a lattice of values (the usual case: scores and means
+of a few raters) each resampled sum is drawn from its exact distribution
+(:mod:`analysis.stats.lattice`).
 
 Scales: means are on the criterion's own scale. An ability or overall row whose
 criteria are on different scales (``row["scale"]["mixed"]``) averages each item's
@@ -31,7 +34,8 @@ import numpy as np
 
 from analysis.selectors.agreement.inputs import Inputs, item_keys, value_offset
 from analysis.selectors.agreement.rows import result_dict
-from analysis.stats.bootstrap import GroupDraws, group_sums, prefer_item_draws
+from analysis.stats.bootstrap import GroupDraws, group_sums, sum_method
+from analysis.stats.lattice import value_lattice
 from analysis.stats.results import make_result, percentile_intervals
 
 VIEWS = {
@@ -87,8 +91,8 @@ def _cells(inp: Inputs, keys: np.ndarray, n_sk: int) -> np.ndarray:
 
 def _shared_item_draws(inp, by_source, n_sk, n_boot, seed, view_code) -> dict:
     """Item keys (bytes) -> one :class:`GroupDraws` for the sources that scored
-    exactly those items, when drawing items beats the binomial chain for all of
-    them; its stream depends on the seed, the view and the items only."""
+    exactly those items, when drawing items is the cheapest way for all of them
+    (:func:`sum_method`); its stream depends on the seed, the view and the items."""
     layouts: dict[bytes, list] = {}
     for keys, vals in by_source.values():
         layouts.setdefault(keys.tobytes(), [keys, []])[1].append(vals)
@@ -97,8 +101,13 @@ def _shared_item_draws(inp, by_source, n_sk, n_boot, seed, view_code) -> dict:
         if len(values) < 2 or not n_boot or not len(keys):
             continue
         cell = _cells(inp, keys, n_sk)
-        n_values = max(len(np.unique(v)) for v in values)
-        if prefer_item_draws(len(keys), len(np.unique(cell)), n_values):
+        sizes = np.bincount(cell)
+        sizes = sizes[sizes > 0]
+        methods = {
+            sum_method(sizes, len(u), n_boot, value_lattice(u))
+            for u in (np.unique(v) for v in values)
+        }
+        if methods == {"items"}:
             rng = np.random.default_rng([seed, view_code, zlib.crc32(blob)])
             out[blob] = GroupDraws(cell, n_sk * len(inp.resp.model_names), n_boot, rng)
     return out
@@ -173,7 +182,9 @@ def model_profiles(
             else:
                 cell = _cells(inp, keys, n_sk)
                 draws = shared_draws.get(keys.tobytes())
-                rng = np.random.default_rng([seed, sid, view_code[view]])
+                rng = np.random.default_rng(
+                    [seed, view_code[view], zlib.crc32(keys.tobytes())]
+                )
                 n, sums, boot = group_sums(
                     vals, cell, n_sk * n_m, 0 if draws else n_boot, rng
                 )
