@@ -6,11 +6,24 @@ Names: ``analysis:<entity>-<page>``.
 
 from django.urls import path
 
-from analysis.views import agreement, browse, metaeval, reliability
+from analysis.views import (
+    agreement,
+    browse,
+    consistency,
+    disagreements,
+    experiments,
+    metaeval,
+    reliability,
+)
 
 app_name = "analysis"
 
 urlpatterns = [
+    path(
+        "runs/<int:run_id>/consistency/",
+        consistency.run_consistency,
+        name="run-consistency",
+    ),
     path(
         "instructions/<int:instruction_id>/",
         browse.instruction_detail,
@@ -51,6 +64,37 @@ urlpatterns = [
         "agreement/<int:dataset_id>/skills/<slug:skill_key>/disagreements.csv",
         agreement.agreement_skill_csv,
         name="agreement-skill-csv",
+    ),
+    path(
+        "runs/<int:run_id>/disagreements/",
+        disagreements.run_disagreements,
+        name="run-disagreements",
+    ),
+    path(
+        "runs/<int:run_id>/disagreements/tags/",
+        disagreements.run_disagreement_tag_add,
+        name="run-disagreement-tag-add",
+    ),
+    path(
+        "runs/<int:run_id>/disagreements/tags/remove/",
+        disagreements.run_disagreement_tag_remove,
+        name="run-disagreement-tag-remove",
+    ),
+    path(
+        "runs/<int:run_id>/disagreements/notes/",
+        disagreements.run_criterion_note_add,
+        name="run-criterion-note-add",
+    ),
+    path(
+        "datasets/<int:dataset_id>/workbench/",
+        experiments.dataset_workbench,
+        name="dataset-workbench",
+    ),
+    path("experiments/", experiments.experiment_list, name="experiment-list"),
+    path(
+        "experiments/<int:experiment_id>/",
+        experiments.experiment_detail,
+        name="experiment",
     ),
     path("metaeval/", metaeval.metaeval_home, name="metaeval-home"),
     path("metaeval/<int:dataset_id>/", metaeval.metaeval_report, name="metaeval"),

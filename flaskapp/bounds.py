@@ -85,6 +85,7 @@ TIMEOUT_SECONDS = Bound(1, 3600)
 INSTRUCTION_LIMIT = Bound(1, 1_000_000)
 MAX_CALLS = Bound(1, 100_000_000)
 SEED = Bound(0, 2**32 - 1)
+FEW_SHOT_EXAMPLES = Bound(1, 20)  # k: human-scored examples shown to a judge
 
 # Agreement and meta-evaluation requests
 N_BOOT = Bound(0, 10_000)

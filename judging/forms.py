@@ -9,6 +9,7 @@ from annotation.errors import DomainError
 from annotation.forms import MultipleFileField
 from flaskapp import bounds
 from judging import endpoints
+from judging.fewshot import FewShotRequest
 from judging.models import JudgeConfig, JudgeRun, PromptTemplate
 from judging.selectors.runs import Endpoint, judge_endpoint_list
 
@@ -252,17 +253,74 @@ class RunForm(ProblemsFormMixin, forms.Form):
         help_text="Pairwise: run as a probe variant; compare it with a plain run of "
         "the same judge on the meta-evaluation page.",
     )
+    few_shot = forms.IntegerField(
+        required=False,
+        **bounds.FEW_SHOT_EXAMPLES.field_kwargs(),
+        label="Examples (k)",
+        help_text="Pointwise: show the judge k human-scored examples from the "
+        "development split (empty: none).",
+    )
+    few_shot_rule = forms.ChoiceField(
+        choices=[
+            ("random", "Random, spread over criteria and score levels (seeded)"),
+            ("manual", "Chosen by hand: the responses below"),
+        ],
+        required=False,
+        initial="random",
+        label="Example rule",
+    )
+    few_shot_seed = forms.IntegerField(
+        required=False, initial=0, **bounds.SEED.field_kwargs(), label="Example seed"
+    )
+    few_shot_responses = forms.CharField(
+        required=False,
+        max_length=2000,
+        label="Example responses",
+        help_text="Chosen by hand: response ids, separated by spaces or commas "
+        "(development split only).",
+    )
+    few_shot_criteria = forms.CharField(
+        required=False,
+        max_length=2000,
+        label="Example criteria",
+        help_text="Optional: only these criterion keys, separated by spaces or commas.",
+    )
     start = forms.BooleanField(
         required=False, initial=False, label="Start the run right away"
     )
 
-    FIELD_OF_PROBLEM = {"limit": "instruction_limit", "sample": "pair_sample"}
+    FIELD_OF_PROBLEM = {
+        "limit": "instruction_limit",
+        "sample": "pair_sample",
+        "few_shot_examples": "few_shot_responses",
+    }
 
     def __init__(self, *args, configs, datasets, model_choices=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["config"].queryset = configs
         self.fields["dataset"].queryset = datasets
         self.fields["models"].choices = list(model_choices)
+
+    def clean_few_shot_responses(self) -> list[int]:
+        words = self.cleaned_data["few_shot_responses"].replace(",", " ").split()
+        bad = [w for w in words if not w.isdigit()]
+        if bad:
+            raise forms.ValidationError(f"not a response id: {bad[0][:40]}")
+        return [int(w) for w in words]
+
+    def few_shot_request(self) -> FewShotRequest | None:
+        """The few-shot options as the run service takes them (None: none given)."""
+        data = self.cleaned_data
+        request = FewShotRequest(
+            k=data.get("few_shot"),
+            rule=data.get("few_shot_rule") or "random",
+            seed=data.get("few_shot_seed") or 0,
+            response_ids=tuple(data.get("few_shot_responses") or ()),
+            criteria=tuple(
+                (data.get("few_shot_criteria") or "").replace(",", " ").split()
+            ),
+        )
+        return request if request.wanted else None
 
 
 class RunImportForm(ProblemsFormMixin, forms.Form):

@@ -5,7 +5,7 @@ Names: ``judging:<entity>-<page>``.
 
 from django.urls import path
 
-from judging.views import configs, prompts, suggestions
+from judging.views import configs, derived, prompts, suggestions
 from judging.views import runs as views
 
 app_name = "judging"
@@ -21,13 +21,21 @@ urlpatterns = [
         name="judge-test",
     ),
     path("prompts/", prompts.prompt_list, name="prompt-list"),
+    path("prompts/diff/", prompts.prompt_diff_page, name="prompt-diff"),
+    path(
+        "prompts/<int:prompt_id>/preview/",
+        prompts.prompt_preview,
+        name="prompt-preview",
+    ),
     path("runs/", views.run_list, name="run-list"),
     path("runs/new/", views.run_new, name="run-new"),
     path("runs/import/", views.run_import, name="run-import"),
+    path("runs/panel/new/", derived.run_panel_new, name="run-panel-new"),
     path("runs/<int:run_id>/", views.run_detail, name="run-detail"),
     path("runs/<int:run_id>/start/", views.run_start, name="run-start"),
     path("runs/<int:run_id>/cancel/", views.run_cancel, name="run-cancel"),
     path("runs/<int:run_id>/retry/", views.run_retry, name="run-retry"),
+    path("runs/<int:run_id>/calibrate/", derived.run_calibrate, name="run-calibrate"),
     path("runs/<int:run_id>/results/", views.run_results, name="run-results"),
     path(
         "runs/<int:run_id>/suggestions/",

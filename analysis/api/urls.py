@@ -5,11 +5,24 @@ Agreement, meta-evaluation, probes and the exports. Names: ``analysis_api:<name>
 
 from django.urls import path
 
-from analysis.api import agreement, classification, exports, reliability, training
+from analysis.api import (
+    agreement,
+    classification,
+    consistency,
+    experiments,
+    exports,
+    reliability,
+    training,
+)
 
 app_name = "analysis_api"
 
 urlpatterns = [
+    path(
+        "runs/<int:run_id>/consistency/",
+        consistency.RunConsistencyApi.as_view(),
+        name="run-consistency",
+    ),
     path(
         "campaigns/<int:campaign_id>/reliability/",
         reliability.CampaignReliabilityApi.as_view(),
@@ -69,5 +82,33 @@ urlpatterns = [
         "datasets/<int:dataset_id>/preferences/export/",
         training.DatasetPreferencesExportApi.as_view(),
         name="dataset-preferences-export",
+    ),
+    path(
+        "experiments/", experiments.ExperimentListApi.as_view(), name="experiment-list"
+    ),
+    path(
+        "experiments/<int:experiment_id>/",
+        experiments.ExperimentDetailApi.as_view(),
+        name="experiment",
+    ),
+    path(
+        "experiments/<int:experiment_id>/runs/",
+        experiments.ExperimentRunsApi.as_view(),
+        name="experiment-runs",
+    ),
+    path(
+        "experiments/<int:experiment_id>/baseline/",
+        experiments.ExperimentBaselineApi.as_view(),
+        name="experiment-baseline",
+    ),
+    path(
+        "experiments/<int:experiment_id>/test-looks/",
+        experiments.ExperimentTestLookApi.as_view(),
+        name="experiment-test-looks",
+    ),
+    path(
+        "datasets/<int:dataset_id>/split/",
+        experiments.DatasetSplitApi.as_view(),
+        name="dataset-split",
     ),
 ]

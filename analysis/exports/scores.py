@@ -25,6 +25,7 @@ from annotation.models import Adjudication, Campaign, Dataset, HumanScore, Skill
 from annotation.scales import CATEGORICAL, Scale, scale_of
 from annotation.selectors.exclusions import excluded_scores
 from judging.models import JudgeRun, JudgeScore
+from judging.selectors.splits import split_part_by_instruction
 
 CHUNK_SIZE = 5000
 # Rows per encoded chunk: large enough that a 200,000-row export is a few hundred
@@ -66,6 +67,7 @@ FIELDS = (
     "value",
     "gold",
     "excluded",
+    "split",
 )
 # The columns after `synthetic` say what each score means on its own criterion
 # (`annotation.scales`), so rows of different rubrics can share one file:
@@ -83,7 +85,9 @@ FIELDS = (
 #   item served to measure the rater, `annotation.models.quality`; left out of the
 #   agreement and the training export), false otherwise and on every judge row;
 # - `excluded`: true for a score of a rater a researcher excluded from the analyses of
-#   that campaign (`annotation.models.RaterExclusion`, open), false otherwise.
+#   that campaign (`annotation.models.RaterExclusion`, open), false otherwise;
+# - `split`: "dev" or "test", the part of the dataset's development / test split the
+#   item's instruction is in (`judging.models.EvalSplit`), "" without a split.
 #
 # Column types in Parquet (one type per column): ids and numbers int64, flags bool,
 # `domains` a list of text, the rest text, `value` too ("4", "yes", "N/A").
@@ -199,6 +203,19 @@ def export_filters_check(
 
 
 def score_rows(
+    *,
+    dataset: Dataset,
+    campaign_ids: list[int] | None = None,
+    run_ids: list[int] | None = None,
+) -> Iterator[dict]:
+    """:func:`_score_rows` with each row's `split` part (one more query)."""
+    parts = split_part_by_instruction(dataset=dataset)
+    for row in _score_rows(dataset=dataset, campaign_ids=campaign_ids, run_ids=run_ids):
+        row["split"] = parts.get(row["instruction_id"], "")
+        yield row
+
+
+def _score_rows(
     *,
     dataset: Dataset,
     campaign_ids: list[int] | None = None,

@@ -53,7 +53,7 @@ from annotation.models import (
     Skill,
 )
 from annotation.scales import CATEGORICAL
-from judging.models import JudgeRun, JudgeScore
+from judging.models import EvalSplitMember, JudgeRun, JudgeScore
 
 FETCH_ROWS = 5000
 # Lines fetched from the server-side cursor and joined into one chunk of text.
@@ -133,8 +133,10 @@ def _sql(source: str, filtered_by: bool) -> str:
 WITH ins AS MATERIALIZED (
     SELECT i.id, {_join(_text("i.external_id"), _int("i.id"))} AS head,
         {_join(_text(domains), _int("i.difficulty"), _bool("i.is_hard"),
-               _text("i.source_task"))} AS tail
-    FROM {ins} i WHERE i.dataset_id = %(dataset)s
+               _text("i.source_task"))} AS tail,
+        {_text("COALESCE(m.part, '')")} AS part
+    FROM {ins} i LEFT JOIN {_t(EvalSplitMember)} m ON m.instruction_id = i.id
+    WHERE i.dataset_id = %(dataset)s
 ), sk AS MATERIALIZED (
     SELECT s.id, {_join(_text("s.key"), _text("s.name"), _text("s.ability"),
                         _text("rb.name || ' v' || rb.version::text"))} AS cells,
@@ -182,6 +184,7 @@ WITH ins AS MATERIALIZED (
             value,
             "(CASE WHEN a.gold THEN 'true' ELSE 'false' END)",
             f"(CASE WHEN {not_excluded_sql('a')} THEN 'false' ELSE 'true' END)",
+            "ins.part",
         )
         body = f"""
 FROM {_t(HumanScore)} x
@@ -210,6 +213,7 @@ JOIN {u} u ON u.id = a.rater_id
             value,
             "'false'",
             "'false'",
+            "ins.part",
         )
         body = f"""
 FROM {_t(Adjudication)} x
@@ -238,6 +242,7 @@ LEFT JOIN {u} u ON u.id = x.updated_by_id
             value,
             "'false'",  # gold: a rater's score of a gold item only
             "'false'",  # excluded: a rater's score only
+            "ins.part",
         )
         body = f"""
 FROM {_t(JudgeScore)} x

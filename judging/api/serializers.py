@@ -16,6 +16,7 @@ from flaskapp import bounds
 from judging.models import JudgeCall, JudgeConfig, JudgeRun
 from judging.selectors import criteria as criteria_selectors
 from judging.selectors import runs as selectors
+from judging.selectors.fewshot import few_shot_shown
 from judging.services.imports import FORMATS
 
 RUN_CREATE_KINDS = [
@@ -215,6 +216,12 @@ class JudgeRunOutputSerializer(serializers.Serializer):
     probe_settings = serializers.JSONField()
     warning_count = serializers.SerializerMethodField()
     warnings = serializers.SerializerMethodField()
+    few_shot = serializers.SerializerMethodField(
+        help_text="The rule and the human-scored examples the judge was shown (null: "
+        "none): {rule, k, seed, split_id, criteria, left_out, examples: [{response_id, "
+        "instruction_id, instruction_external_id, model, skill, score, rationale}]}. "
+        "The run never judges these responses."
+    )
 
     def _counts(self, run: JudgeRun) -> selectors.RunCounts:
         progress = self.context.get("progress")
@@ -240,6 +247,10 @@ class JudgeRunOutputSerializer(serializers.Serializer):
     def get_warning_count(self, run: JudgeRun) -> int:
         """Imported runs: the warnings the import accepted (0 for other runs)."""
         return int((run.settings_snapshot or {}).get("warning_count", 0))
+
+    @extend_schema_field({"type": "object", "nullable": True})
+    def get_few_shot(self, run: JudgeRun) -> dict | None:
+        return few_shot_shown(run=run)
 
     @extend_schema_field(ImportProblemOutputSerializer(many=True))
     def get_warnings(self, run: JudgeRun) -> list:
@@ -333,6 +344,33 @@ class JudgeRunCreateInputSerializer(serializers.Serializer):
         allow_blank=True,
         default="",
         help_text="Pairwise probe text (bandwagon: must contain {target}).",
+    )
+    # Pointwise runs only: few-shot examples from the development split.
+    few_shot = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        help_text="Pointwise: show k human-scored examples (rule 'random').",
+        **bounds.FEW_SHOT_EXAMPLES.field_kwargs(),
+    )
+    few_shot_rule = serializers.ChoiceField(
+        choices=["random", "manual"], required=False, default="random"
+    )
+    few_shot_seed = serializers.IntegerField(
+        required=False, default=0, **bounds.SEED.field_kwargs()
+    )
+    few_shot_responses = serializers.ListField(
+        child=serializers.IntegerField(**bounds.ID.field_kwargs()),
+        required=False,
+        default=list,
+        max_length=100,
+        help_text="Rule 'manual': the example responses (development split only).",
+    )
+    few_shot_criteria = serializers.ListField(
+        child=serializers.CharField(max_length=100),
+        required=False,
+        default=list,
+        max_length=100,
+        help_text="Only examples of these criterion keys.",
     )
 
 

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from judging.api import preferences, views
+from judging.api import derived, preferences, tags, views
 
 app_name = "judging_api"
 
@@ -21,6 +21,7 @@ urlpatterns = [
     ),
     path("runs/", views.JudgeRunListApi.as_view(), name="run-list"),
     path("runs/import/", views.JudgeRunImportApi.as_view(), name="run-import"),
+    path("runs/panel/", derived.JudgeRunPanelCreateApi.as_view(), name="run-panel"),
     path("runs/<int:run_id>/", views.JudgeRunDetailApi.as_view(), name="run-detail"),
     path(
         "runs/<int:run_id>/start/", views.JudgeRunStartApi.as_view(), name="run-start"
@@ -36,6 +37,11 @@ urlpatterns = [
         name="run-retry-failed",
     ),
     path(
+        "runs/<int:run_id>/calibrate/",
+        derived.JudgeRunCalibrateApi.as_view(),
+        name="run-calibrate",
+    ),
+    path(
         "runs/<int:run_id>/calls/", views.JudgeCallListApi.as_view(), name="call-list"
     ),
     path(
@@ -47,6 +53,16 @@ urlpatterns = [
         "runs/<int:run_id>/critiques/",
         views.JudgeCritiqueListApi.as_view(),
         name="critique-list",
+    ),
+    path(
+        "runs/<int:run_id>/failure-tags/",
+        tags.FailureTagListApi.as_view(),
+        name="run-failure-tags",
+    ),
+    path(
+        "prompts/<int:prompt_id>/criterion-notes/",
+        tags.CriterionNoteListApi.as_view(),
+        name="prompt-criterion-notes",
     ),
     path(
         "runs/<int:run_id>/verdicts/",

@@ -32,6 +32,7 @@ from judging.api.serializers import (
     PairwiseVerdictOutputSerializer,
     RetryOutputSerializer,
 )
+from judging.fewshot import FewShotRequest
 from judging.models import JudgeRun, PromptTemplate
 from judging.selectors import runs as selectors
 from judging.selectors.pairwise import pairwise_verdict_list
@@ -209,6 +210,13 @@ class JudgeRunListApi(ListApi):
             probe=data["probe"],
             cue=data["cue"],
             name=data.get("name", ""),
+            few_shot=FewShotRequest(
+                k=data.get("few_shot"),
+                rule=data["few_shot_rule"],
+                seed=data["few_shot_seed"],
+                response_ids=tuple(data["few_shot_responses"]),
+                criteria=tuple(data["few_shot_criteria"]),
+            ),
         )
         if data["start"]:
             run = judge_run_start(run=run, user=request.user)

@@ -13,7 +13,8 @@ purpose (``Task type: <kind>``, ``Skill key: <key>``, ``Scale: ...``, ``Labels: 
 (``judging.fake_server``) answer in kind.
 
 The package: `base` (shared parts, the FLAMe layout, schemas, hash), `pointwise`
-(criterion blocks and scores for any rubric: `annotation.scales`), `tasks` (pairwise,
+(criterion blocks and scores for any rubric: `annotation.scales`), `examples`
+(the few-shot block of human-scored examples), `tasks` (pairwise,
 classification, critique, metadata, checklist). Every name is re-exported here.
 """
 
@@ -31,6 +32,12 @@ from judging.prompts.base import (
     prompt_hash,
     reference_block,
     render_flame,
+)
+from judging.prompts.examples import (
+    EXAMPLES_HEADING,
+    FewShotExample,
+    examples_block,
+    with_examples_slot,
 )
 from judging.prompts.pointwise import (
     _METACOGNITION_NOTE,
@@ -86,6 +93,7 @@ __all__ = [
     "DEFAULT_CLASSIFICATION_LABELS",
     "DEFAULT_CLASSIFICATION_QUESTION",
     "DIFFICULTY_LEVELS",
+    "EXAMPLES_HEADING",
     "FLAME_TASK_KINDS",
     "JUDGE_CHECKLIST_HEADING",
     "LABELS_LINE",
@@ -102,12 +110,14 @@ __all__ = [
     "SCORE_VALUES",
     "TEMPLATE_PLACEHOLDERS",
     "_METACOGNITION_NOTE",
+    "FewShotExample",
     "PointwiseInput",
     "SkillSpec",
     "all_flask",
     "checklist_block",
     "checklist_response_format",
     "classification_response_format",
+    "examples_block",
     "fill_template",
     "flame_field",
     "metadata_response_format",
@@ -131,4 +141,5 @@ __all__ = [
     "skill_lines",
     "template_problems",
     "value_hint",
+    "with_examples_slot",
 ]

@@ -31,6 +31,12 @@ from judging.prompts.base import (
     reference_block,
     render_flame,
 )
+from judging.prompts.examples import (
+    EXAMPLES_PLACEHOLDER,
+    FewShotExample,
+    examples_block,
+    with_examples_slot,
+)
 
 SCORE_VALUES = (1, 2, 3, 4, 5, "N/A")
 NA = "N/A"
@@ -91,6 +97,9 @@ class PointwiseInput:
     instance_rubric: dict = field(
         default_factory=dict, hash=False
     )  # instance_rubric.py
+    # Few-shot examples of the run (judging.prompts.examples); the block shows those
+    # of this call's criteria.
+    examples: tuple[FewShotExample, ...] = ()
 
 
 BUILTIN_POINTWISE_SYSTEM = (
@@ -117,6 +126,7 @@ TEMPLATE_PLACEHOLDERS = (
     "rubric_block",
     "checklist_block",
     "output_instructions",
+    "examples",
 )
 REQUIRED_PLACEHOLDERS = (
     "instruction",
@@ -179,12 +189,16 @@ def fill_template(template: str, values: dict[str, str]) -> str:
 
 
 def template_problems(user_text: str) -> list[str]:
-    """Why a custom user template cannot be used (empty list when it can)."""
-    return [
+    """Why a custom user template cannot be used (empty list when it can).
+    ``{examples}`` (the few-shot block) is optional, at most once."""
+    problems = [
         f"the template has no {{{name}}} placeholder"
         for name in REQUIRED_PLACEHOLDERS
         if "{" + name + "}" not in user_text
     ]
+    if user_text.count(EXAMPLES_PLACEHOLDER) > 1:
+        problems.append("the template has {examples} more than once")
+    return problems
 
 
 JUDGE_CHECKLIST_HEADING = (
@@ -371,7 +385,10 @@ def render_pointwise(
         "rubric_block": rubric_block(inp) + own.block(inp.instance_rubric),
         "checklist_block": checklist_block(inp),
         "output_instructions": output_instructions(inp, output_mode),
+        "examples": examples_block(inp.examples, [s.key for s in inp.skills]),
     }
+    if values["examples"]:
+        user_text = with_examples_slot(user_text)
     return _messages(system_text, fill_template(user_text, values))
 
 
@@ -445,6 +462,8 @@ def render_pointwise_flame(
         instructions += "\n\nGeneral checklist:\n" + "\n".join(
             f"- {q}" for q in general
         )
+    if block := examples_block(inp.examples, [s.key for s in inp.skills]):
+        instructions += "\n\n" + block.rstrip()
     context = {"request": inp.instruction}
     if include_reference and (inp.reference or "").strip():
         context["reference answer"] = inp.reference or ""

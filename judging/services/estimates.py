@@ -76,8 +76,11 @@ def _response_chars(config: JudgeConfig, responses: QuerySet[Response]) -> int:
     return chars
 
 
-def pointwise_estimate(*, config: JudgeConfig, responses: QuerySet[Response]) -> dict:
-    """One call per response and sample."""
+def pointwise_estimate(
+    *, config: JudgeConfig, responses: QuerySet[Response], few_shot_chars: int = 0
+) -> dict:
+    """One call per response and sample; `few_shot_chars`: what the run's few-shot
+    examples add to every prompt (`judging.services.fewshot.few_shot_prompt_chars`)."""
     n = responses.count()
     chars = _response_chars(config, responses)
     template = (
@@ -85,7 +88,9 @@ def pointwise_estimate(*, config: JudgeConfig, responses: QuerySet[Response]) ->
         if config.prompt
         else DEFAULT_TEMPLATE_CHARS
     )
-    chars += n * (template + SKILLS_PER_RESPONSE * RUBRIC_CHARS_PER_SKILL)
+    chars += n * (
+        template + SKILLS_PER_RESPONSE * RUBRIC_CHARS_PER_SKILL + few_shot_chars
+    )
     return _estimate(
         config,
         calls=n * config.samples,

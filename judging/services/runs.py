@@ -19,6 +19,7 @@ from annotation.errors import DomainError, Problem
 from annotation.models import Dataset, PreferencePair, Response
 from annotation.services.rubrics import rubric_freeze
 from flaskapp.bounds import INSTRUCTION_LIMIT, MAX_CALLS, PAIR_SAMPLE, SEED
+from judging.fewshot import FewShotRequest, example_response_ids
 from judging.models import JudgeCall, JudgeConfig, JudgeRun, PromptTemplate
 from judging.selectors.runs import run_instructions, run_pairs, run_responses
 from judging.services.configs import (
@@ -31,6 +32,12 @@ from judging.services.estimates import (
     critique_estimate,
     pairwise_estimate,
     pointwise_estimate,
+)
+from judging.services.fewshot import (
+    POINTWISE_ONLY,
+    few_shot_estimate_note,
+    few_shot_examples_draw,
+    few_shot_prompt_chars,
 )
 from judging.services.probes import (  # noqa: F401 (re-exported)
     ATTENTION_SENTENCES,
@@ -61,6 +68,7 @@ def judge_run_create(
     probe: str = "",
     cue: str = "",
     name: str = "",
+    few_shot: FewShotRequest | None = None,
 ) -> JudgeRun:
     """Create a pending judge run of any `kind` and its calls; nothing is sent yet.
 
@@ -72,6 +80,7 @@ def judge_run_create(
     (`judge_run_create_pairwise`); metadata and checklist runs `instruction_limit`
     (`judge_run_create_annotation`). An option of another kind is refused, naming
     it. Every run stores `judging.services.estimates`' estimate of its items.
+    Pointwise runs may take `few_shot` examples (`_judge_run_create_pointwise`).
     Raises `DomainError` naming the field, `PermissionDenied` for a non-researcher.
     """
     given = {
@@ -87,6 +96,8 @@ def judge_run_create(
                 "the judge run was not created",
                 [Problem("only for kind 'pairwise'", field=k) for k in wrong],
             )
+    if few_shot is not None and few_shot.wanted and kind != JudgeRun.Kind.POINTWISE:
+        raise DomainError("the judge run was not created", [POINTWISE_ONLY])
     if max_calls is not None and kind not in RESPONSE_KINDS:
         raise DomainError(
             "the judge run was not created",
@@ -134,6 +145,7 @@ def judge_run_create(
         instruction_limit=instruction_limit,
         max_calls=max_calls,
         name=name,
+        few_shot=few_shot,
     )
 
 
@@ -151,6 +163,7 @@ def _judge_run_create_pointwise(
     instruction_limit: int | None = None,
     max_calls: int | None = None,
     name: str = "",
+    few_shot: FewShotRequest | None = None,
 ) -> JudgeRun:
     """A pending pointwise (or critique) run and its calls (one per response and
     sample).
@@ -165,6 +178,10 @@ def _judge_run_create_pointwise(
     calls (responses x samples) fit in N. Nothing is sent yet: the run records an
     estimate (calls, tokens, cost) and a frozen copy of the config. Raises
     `DomainError` naming the field for bad input.
+
+    `few_shot` (`judging.services.fewshot.few_shot_examples_draw`: development split
+    only) is stored on `run.few_shot`; the run never judges an example response:
+    they leave its calls, and how many left is in `estimate["few_shot"]`.
     """
     roles.require_researcher(user)
     models = sorted(set(models or []))
@@ -200,11 +217,23 @@ def _judge_run_create_pointwise(
                 field="max_calls",
             )
         )
+    if few_shot is not None and few_shot.wanted and config.is_baseline:
+        problems.append(
+            Problem("a baseline judge reads no prompt: no examples", field="few_shot")
+        )
     if problems:
         raise DomainError("the judge run was not created", problems)
+    drawn = (
+        few_shot_examples_draw(dataset=dataset, request=few_shot)
+        if few_shot is not None and few_shot.wanted
+        else {}
+    )
     responses = run_responses(
         dataset=dataset, models=models, instruction_limit=instruction_limit
     )
+    # Never judge an example: its human score is in the prompt.
+    left_out = responses.filter(pk__in=example_response_ids(drawn)).count()
+    responses = responses.exclude(pk__in=example_response_ids(drawn))
     response_ids = list(
         responses.order_by("instruction__position", "pk").values_list("pk", flat=True)
     )
@@ -220,6 +249,14 @@ def _judge_run_create_pointwise(
     if critique:
         layout = config.prompt.layout if config.prompt else PromptTemplate.Layout.FLASK
         snapshot.update(kind=kind, layout=layout)
+    estimate = (critique_estimate if critique else pointwise_estimate)(
+        config=config,
+        responses=responses,
+        **({"few_shot_chars": few_shot_prompt_chars(few_shot=drawn)} if drawn else {}),
+    )
+    if drawn:
+        snapshot["few_shot"] = {k: drawn[k] for k in ("rule", "k", "seed", "split_id")}
+        estimate["few_shot"] = few_shot_estimate_note(few_shot=drawn, left_out=left_out)
     with transaction.atomic():
         # The scores this run writes follow the rubric version as it is now.
         rubric_freeze(rubric_id=dataset.rubric_id)
@@ -234,9 +271,8 @@ def _judge_run_create_pointwise(
                 config=config, dataset=dataset, what="critiques" if critique else ""
             ),
             settings_snapshot=snapshot,
-            estimate=(critique_estimate if critique else pointwise_estimate)(
-                config=config, responses=responses
-            ),
+            estimate=estimate,
+            few_shot=drawn,
             total_calls=len(response_ids) * config.samples,
             created_by=user,
         )

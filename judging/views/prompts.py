@@ -81,3 +81,67 @@ def prompt_list(request: HttpRequest) -> HttpResponse:
         },
         status=status,
     )
+
+
+@login_required
+@require_http_methods(["GET"])
+def prompt_preview(request: HttpRequest, prompt_id: int) -> HttpResponse:
+    """A template version rendered for one response (`?response=<id>`), with its
+    size and estimated input tokens, before any call is paid for."""
+    from django.http import Http404
+
+    from judging.selectors.prompts import prompt_preview_for_user
+
+    roles.require_researcher(request.user)
+    template = PromptTemplate.objects.filter(pk=prompt_id).first()
+    if template is None:
+        raise Http404("no such prompt template")
+    response_id = int_param(
+        request.GET, "response", None, min_value=1, max_value=ID.high
+    )
+    preview = (
+        prompt_preview_for_user(
+            user=request.user, template=template, response_id=response_id
+        )
+        if response_id
+        else None
+    )
+    if preview and "chars" in preview:  # the estimate's one rule for tokens
+        from judging.services.estimates import CHARS_PER_TOKEN
+
+        preview["tokens"] = preview["chars"] // CHARS_PER_TOKEN
+    status = 400 if preview and "error" in preview else 200
+    return render(
+        request,
+        "judging/prompt_preview.html",
+        {"template": template, "preview": preview, "response_id": response_id or ""},
+        status=status,
+    )
+
+
+@login_required
+@require_http_methods(["GET"])
+def prompt_diff_page(request: HttpRequest) -> HttpResponse:
+    """The line-by-line difference between two template versions (`?a=&b=`)."""
+    from judging.selectors.prompts import prompt_diff
+
+    roles.require_researcher(request.user)
+    templates = selectors.prompt_template_list()
+    ids = [
+        int_param(request.GET, k, None, min_value=1, max_value=ID.high) for k in "ab"
+    ]
+    chosen = [templates.filter(pk=i).first() if i else None for i in ids]
+    diff = prompt_diff(*chosen) if all(chosen) else None
+    missing = [k for k, i, t in zip("ab", ids, chosen, strict=True) if i and not t]
+    return render(
+        request,
+        "judging/prompt_diff.html",
+        {
+            "templates": templates,
+            "a": chosen[0],
+            "b": chosen[1],
+            "diff": diff,
+            "missing": missing,
+        },
+        status=400 if missing else 200,
+    )

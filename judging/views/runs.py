@@ -33,6 +33,7 @@ from judging.models import (
 )
 from judging.selectors import criteria as criteria_selectors
 from judging.selectors import runs as selectors
+from judging.selectors.fewshot import few_shot_shown
 from judging.selectors.pairwise import pairwise_verdict_counts
 from judging.services.estimates import judge_run_estimate
 from judging.services.run_imports import judge_run_import
@@ -141,6 +142,7 @@ def run_new(request: HttpRequest) -> HttpResponse:
                     allow_tie=data["allow_tie"],
                     probe=(data["probe"] or "") if pairwise else "",
                     name=data["name"],
+                    few_shot=form.few_shot_request(),
                 )
                 if data["start"]:
                     run = judge_run_start(run=run, user=request.user)
@@ -219,6 +221,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "env_name": env_name,
         "env_set": selectors.api_key_is_set(env_name),
         "polling": progress.is_live,
+        "few_shot": few_shot_shown(run=run),
         **_run_actions(run, progress),
     }
     fragment = wants_fragment(request)

@@ -156,6 +156,7 @@ def test_human_and_judge_scores_share_one_shape(scored, rater):
         "value": 4,
         "gold": False,
         "excluded": False,
+        "split": "",
     }
     assert human["created_at"] and "T" in human["created_at"]
     judge = [r for r in rows if r["source_type"] == "judge"]
@@ -269,7 +270,7 @@ def test_query_count_does_not_grow_with_rows(
             campaign=campaign, response_id=score.assignment.response_id,
             skill_id=score.skill_id, score=3, note="settled", updated_by=researcher,
         )  # fmt: skip
-    with django_assert_max_num_queries(3):
+    with django_assert_max_num_queries(4):  # the split's parts, then one per source
         rows = list(score_rows(dataset=dataset))
     assert len(rows) == 2 * 2 * n_responses + n_responses
     assert sum(r["source_type"] == "human_adjudicated" for r in rows) == n_responses

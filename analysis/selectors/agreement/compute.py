@@ -18,6 +18,7 @@ from analysis.selectors.agreement.cache import (
     inputs_fingerprint,
 )
 from analysis.selectors.agreement.inputs import (
+    TEST_LOCKED,
     group_items,
     human_side,
     item_keys,
@@ -108,6 +109,7 @@ def agreement_compute(
     n_boot: int = 1000,
     seed: int = 0,
     use_cache: bool = True,
+    test_look=None,
 ) -> dict:
     """Every agreement statistic, per skill, ability and overall, for each run.
 
@@ -129,6 +131,9 @@ def agreement_compute(
     scores, judge scores, skills), whatever the data size; the defaults and the
     fingerprint only when the cache has the result; no responses query when the
     dataset's responses are cached (:func:`cache.cached_responses`).
+    The "split" slice ("dev" / "test" of the dataset's development / test split):
+    the test part needs `test_look`, the `TestSplitLook` the caller logged first
+    (judging.services.splits), even when the result is cached.
     """
     if human_reference not in HUMAN_REFERENCES:
         raise AgreementError(
@@ -151,6 +156,8 @@ def agreement_compute(
     runs = check_params(
         dataset, campaign_ids, run_ids, reference_run_id, retest, n_boot, seed
     )
+    if (slice_dim, slice_value) == ("split", "test") and test_look is None:
+        raise AgreementError(TEST_LOCKED)  # before the cache: a look is logged
     if reference_run_id or retest:
         campaign_ids_used: list[int] = []
     else:
@@ -177,7 +184,13 @@ def agreement_compute(
             return hit
         responses = cached_responses(dataset, fingerprint)
     inp, slice_label = load_inputs(
-        dataset, campaign_ids_used, all_runs, slice_dim, slice_value, responses
+        dataset,
+        campaign_ids_used,
+        all_runs,
+        slice_dim,
+        slice_value,
+        responses,
+        test_look,
     )
     key_fn, _ = item_keys(inp.skills)
 

@@ -21,6 +21,7 @@ from types import SimpleNamespace
 import numpy as np
 from django.db import connection
 
+from analysis.selectors.agreement.examples import judge_rows_without_examples
 from analysis.selectors.agreement.sources import AgreementError
 from analysis.stats.report import GroupItems
 from analysis.stats.scale import (
@@ -44,7 +45,11 @@ from annotation.models import (
 from annotation.scales import scale_of
 from judging.models import JudgeScore
 
-SLICE_DIMENSIONS = ("domain", "difficulty", "task", "hard", "model")
+SLICE_DIMENSIONS = ("domain", "difficulty", "task", "hard", "model", "split")
+TEST_LOCKED = (
+    "slice value: the test split is locked; evaluating on it is logged: use "
+    "'Evaluate on the test split' on the workbench or experiment page"
+)
 
 
 def quoted_table(model) -> str:
@@ -132,6 +137,8 @@ def slice_mask(resp: Responses, dim: str, value: str) -> tuple[np.ndarray, str]:
         raise AgreementError(
             f"slice: unknown dimension {dim!r}; use one of {', '.join(SLICE_DIMENSIONS)}"
         )
+    if dim == "split":
+        raise AgreementError("slice: a split slice needs the dataset (split_mask)")
     if dim == "domain":
         labels = dict(Domain.choices)
         if value not in labels:
@@ -273,15 +280,25 @@ def _human_rows(campaign_ids: list[int], low: int = 1, high: int = 5) -> np.ndar
 NA_SCORE = -(2**15)
 
 
-def _judge_rows(run_ids: list[int]) -> np.ndarray:
-    """(n, 5): run id, response id, skill id, sample index, score (NA_SCORE = N/A)."""
+def _judge_rows(run_ids: list[int], rated_in: list[int] | None = None) -> np.ndarray:
+    """(n, 5): run id, response id, skill id, sample index, score (NA_SCORE = N/A);
+    with `rated_in` (campaign ids), only responses submitted in those campaigns."""
     if not run_ids:
         return np.zeros((0, 5), np.int64)
+    where, params = "", list(run_ids)
+    if rated_in is not None:
+        where = (
+            f" AND js.response_id IN (SELECT a.response_id FROM "
+            f"{quoted_table(Assignment)} a WHERE a.campaign_id IN "
+            f"({placeholders(rated_in) or 'NULL'}) AND a.status = %s)"
+        )
+        params += [*rated_in, Assignment.Status.SUBMITTED]
     rows = fetch(
-        f"SELECT run_id, response_id, skill_id, sample_index, "
-        f"COALESCE(score, {NA_SCORE}) "
-        f"FROM {quoted_table(JudgeScore)} WHERE run_id IN ({placeholders(run_ids)})",
-        list(run_ids),
+        f"SELECT js.run_id, js.response_id, js.skill_id, js.sample_index, "
+        f"COALESCE(js.score, {NA_SCORE}) "
+        f"FROM {quoted_table(JudgeScore)} js "
+        f"WHERE js.run_id IN ({placeholders(run_ids)}){where}",
+        params,
     )
     return np.array(rows, dtype=np.int64).reshape(-1, 5)
 
@@ -340,24 +357,69 @@ class Inputs:
     high: int = 5
 
 
+def split_mask(dataset, resp: Responses, value: str, test_look=None):
+    """(mask, label) of the responses in the "dev" or "test" part of the dataset's
+    development / test split (one query). The test part needs `test_look`, a
+    `TestSplitLook` of this dataset's split (the caller logged the look first);
+    raises AgreementError otherwise, or without a split, or for another value."""
+    from judging.models import EvalSplit, EvalSplitMember
+
+    if value not in ("dev", "test"):
+        raise AgreementError(
+            f"slice value: use 'dev' or 'test' for the split, not {str(value)[:40]!r}"
+        )
+    split = EvalSplit.objects.filter(dataset=dataset).first()
+    if split is None:
+        raise AgreementError(
+            "slice: the dataset has no development / test split; make one on the "
+            "judge workbench page"
+        )
+    if value == "test" and (test_look is None or test_look.split_id != split.pk):
+        raise AgreementError(TEST_LOCKED)
+    rows = fetch(
+        f"SELECT r.id FROM {quoted_table(Response)} r "
+        f"JOIN {quoted_table(EvalSplitMember)} m ON m.instruction_id = r.instruction_id "
+        f"WHERE m.split_id = %s AND m.part = %s",
+        [split.pk, value],
+    )
+    ids = np.array([r[0] for r in rows], dtype=np.int64)
+    label = "development split" if value == "dev" else "test split"
+    return np.isin(resp.ids, ids), label
+
+
 def load_inputs(
-    dataset, campaign_ids, judge_run_ids, slice_dim, slice_value, responses=None
+    dataset,
+    campaign_ids,
+    judge_run_ids,
+    slice_dim,
+    slice_value,
+    responses=None,
+    test_look=None,
+    human_items_only: bool = False,
 ):
     """(Inputs, slice label) of the campaigns' and runs' scores in the slice.
+
+    `human_items_only`: the runs' scores of the responses the campaigns rated only
+    (what a comparison with the humans reads; the judge query shrinks with it).
 
     One query each for the responses (none when `responses`, the dataset's
     :func:`dataset_responses`, is given), the rubric's skills, human scores and judge
     scores; one more for skills of another rubric that were scored, and in that case
     a second human query when their scales reach past the rubric's. Scores become
     codes of their skill's scale (module doc); categorical skills are left out.
-    Raises AgreementError for a bad slice.
+    Raises AgreementError for a bad slice (a "split" slice: :func:`split_mask`).
     """
     resp = dataset_responses(dataset) if responses is None else responses
-    mask, slice_label = slice_mask(resp, slice_dim, slice_value)
+    if slice_dim == "split":  # the test part only with a logged look (split_mask)
+        mask, slice_label = split_mask(dataset, resp, slice_value, test_look)
+    else:
+        mask, slice_label = slice_mask(resp, slice_dim, slice_value)
     rubric_rows = _skill_rows(rubric_id=dataset.rubric_id)
     low, high = _scale_range(rubric_rows)
     human = _human_rows(campaign_ids, low, high)
-    judge = _judge_rows(judge_run_ids)
+    judge = _judge_rows(judge_run_ids, campaign_ids if human_items_only else None)
+    # A run's own few-shot examples never count for it (and never on the test split).
+    judge = judge_rows_without_examples(judge, judge_run_ids, slice_dim, slice_value)
     skill_ids = set(human[:, 1].tolist()) | set(judge[:, 2].tolist())
     skills = dataset_skills(dataset, skill_ids, rubric_rows)
     if skills.keys:

@@ -9,6 +9,11 @@ cancelled. `--baseline rouge|length` judges without an LLM (no URL needed).
 pair and sample); `--category C ...` and `--sample N [--seed S]` choose the pairs,
 `--no-ties` forbids a "tie" verdict, and `--probe bandwagon|attention [--cue TEXT]`
 makes the run a bias probe. With `--wait` the summary adds the verdict counts.
+
+`--few-shot K [--few-shot-rule random] [--few-shot-seed N]` shows the judge K
+human-scored examples from the development split (spread over criteria and score
+levels); `--few-shot-rule manual --few-shot-responses ID ...` names them. The run
+never judges an example response.
 """
 
 from __future__ import annotations
@@ -18,16 +23,18 @@ from decimal import Decimal, InvalidOperation
 
 from django.core.management.base import CommandError
 
-from annotation.errors import DomainError
+from annotation.errors import DomainError, Problem
 from annotation.management.commands._cli import command_user
 from annotation.management.commands._import_cli import refused
 from annotation.models import Dataset
 from flaskapp.commands import DataCommand
-from judging.models import JudgeConfig, JudgeRun, PromptTemplate
+from judging.fewshot import RULES, FewShotRequest
+from judging.models import Experiment, JudgeConfig, JudgeRun, PromptTemplate
 from judging.selectors import runs as selectors
 from judging.selectors.pairwise import pairwise_verdict_counts
 from judging.services.configs import judge_config_get_or_create
 from judging.services.execution import judge_runs_recover
+from judging.services.experiments import experiment_add_run
 from judging.services.prompts import prompt_get_builtin
 from judging.services.runs import judge_run_create, judge_run_start
 from judging.templatetags.judging_ui import duration, money
@@ -175,7 +182,45 @@ class Command(DataCommand):
             default="",
             help="Custom probe text (bandwagon: must contain {target}).",
         )
+        few = parser.add_argument_group("few-shot examples (pointwise runs)")
+        few.add_argument(
+            "--few-shot",
+            type=int,
+            metavar="K",
+            help="Show the judge K human-scored examples from the development split.",
+        )
+        few.add_argument(
+            "--few-shot-rule",
+            choices=RULES,
+            default="random",
+            help="random: spread over criteria and score levels (seeded); manual: "
+            "the responses of --few-shot-responses.",
+        )
+        few.add_argument(
+            "--few-shot-seed", type=int, default=0, help="Seed of the random rule."
+        )
+        few.add_argument(
+            "--few-shot-responses",
+            nargs="+",
+            type=int,
+            default=[],
+            metavar="ID",
+            help="The example responses (rule manual; development split only).",
+        )
+        few.add_argument(
+            "--few-shot-criteria",
+            nargs="+",
+            default=[],
+            metavar="KEY",
+            help="Only examples of these criteria.",
+        )
         run.add_argument("--name", default="", help="Run name.")
+        run.add_argument(
+            "--experiment",
+            type=int,
+            help="Add the run to this experiment before it starts (it must cover the "
+            "experiment's items; otherwise nothing is started and the run is removed).",
+        )
         run.add_argument(
             "--user",
             help="Run as this user (researcher or admin; default: the first admin).",
@@ -215,6 +260,13 @@ class Command(DataCommand):
                 probe=options["probe"],
                 cue=options["cue"],
                 name=options["name"],
+                few_shot=FewShotRequest(
+                    k=options["few_shot"],
+                    rule=options["few_shot_rule"],
+                    seed=options["few_shot_seed"],
+                    response_ids=tuple(options["few_shot_responses"]),
+                    criteria=tuple(options["few_shot_criteria"]),
+                ),
             )
             estimate = run.estimate or {}
             self.stdout.write(
@@ -222,6 +274,8 @@ class Command(DataCommand):
                 f"{estimate.get('input_tokens', 0) + estimate.get('output_tokens', 0):,}"
                 f" tokens, {money(estimate.get('cost', 0))}"
             )
+            if options.get("experiment"):
+                self._join(run, options["experiment"], user)
             run = judge_run_start(run=run, user=user)
         except DomainError as exc:
             raise refused(exc, self.stderr) from exc
@@ -231,6 +285,22 @@ class Command(DataCommand):
             )
             return
         self._wait(run)
+
+    def _join(self, run: JudgeRun, experiment_id: int, user) -> None:
+        """Add the new (not yet started) run to the experiment; when it cannot join,
+        remove it, so that a refused command leaves nothing behind."""
+        experiment = Experiment.objects.filter(pk=experiment_id).first()
+        try:
+            if experiment is None:
+                raise DomainError(
+                    "the run was not added",
+                    [Problem(f"no experiment {experiment_id}", field="experiment")],
+                )
+            experiment_add_run(user=user, experiment=experiment, run_id=run.pk)
+        except DomainError:
+            run.delete()
+            raise
+        self.stdout.write(f"Added to experiment {experiment.pk}: {experiment.name}")
 
     def _config(self, options, user) -> JudgeConfig:
         chosen = [k for k in ("config", "baseline", "base_url") if options[k]]

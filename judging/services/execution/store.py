@@ -31,6 +31,7 @@ from judging.models import (
     PairwiseVerdict,
     PromptTemplate,
 )
+from judging.selectors.fewshot import few_shot_prompt_examples
 from judging.services.execution import metadata as annotation_execution
 from judging.services.execution import pairwise as pairwise_execution
 from judging.services.runs import ANNOTATION_KINDS
@@ -208,6 +209,10 @@ def _load_contexts(
         for s in skill_list:
             specs.setdefault(s.pk, prompts.SkillSpec.from_model(s))
     critique = run.kind == JudgeRun.Kind.CRITIQUE
+    # The run's few-shot examples (run.few_shot); each call shows its criteria's.
+    examples = few_shot_prompt_examples(
+        run=run, specs={spec.key: spec for spec in specs.values()}
+    )
     out = []
     for call in calls:
         response = call.response
@@ -234,6 +239,7 @@ def _load_contexts(
                 skills=tuple(specs[s.pk] for s in skills),
                 checklist=checklist,
                 instance_rubric=instruction.instance_rubric or {},
+                examples=examples,
             )
             if _layout(template) == PromptTemplate.Layout.FLAME:
                 # FLAMe text-to-text layout: the template's texts are not used; the

@@ -1,8 +1,4 @@
-"""Judge configurations, runs, calls and scores.
-
-Secrets never live here: a `JudgeConfig` names the environment variable that holds its
-API key (`api_key_env`); the key is read from the worker's environment at call time.
-"""
+"""Judge configurations, runs, calls and scores (re-exported by judging.models)."""
 
 from __future__ import annotations
 
@@ -210,6 +206,7 @@ class JudgeRun(models.Model):
         CHECKLIST = "checklist", "Checklist suggestions"
         CRITIQUE = "critique", "Open-ended critiques"
         IMPORTED = "imported", "Imported results"
+        DERIVED = "derived", "Derived from other runs (panel or calibration)"
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
@@ -267,6 +264,10 @@ class JudgeRun(models.Model):
     source_note = models.TextField(
         blank=True, help_text="For imported runs: where from."
     )
+    # Few-shot examples the prompt showed (judging.fewshot): the rule that drew them
+    # and each example's response, criterion, human score and rationale. A run is
+    # never evaluated on an item among its examples.
+    few_shot = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]

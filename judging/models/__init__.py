@@ -1,0 +1,52 @@
+"""Judging's models: configs, runs, calls and scores (``runs``), and the judge
+workbench's splits, experiments, examples and notes (``workbench``).
+
+Secrets never live here: a `JudgeConfig` names the environment variable that holds its
+API key (`api_key_env`); the key is read from the worker's environment at call time.
+"""
+
+from judging.models.runs import (
+    JudgeCache,
+    JudgeCall,
+    JudgeConfig,
+    JudgeConfigVersion,
+    JudgeCritique,
+    JudgeDriver,
+    JudgeRun,
+    JudgeScore,
+    MetadataSuggestion,
+    PairOrder,
+    PairwiseVerdict,
+    PromptTemplate,
+)
+from judging.models.workbench import (
+    CriterionNote,
+    DisagreementTag,
+    EvalSplit,
+    EvalSplitMember,
+    Experiment,
+    FailureTag,
+    TestSplitLook,
+)
+
+__all__ = [
+    "CriterionNote",
+    "DisagreementTag",
+    "EvalSplit",
+    "EvalSplitMember",
+    "Experiment",
+    "FailureTag",
+    "JudgeCache",
+    "JudgeCall",
+    "JudgeConfig",
+    "JudgeConfigVersion",
+    "JudgeCritique",
+    "JudgeDriver",
+    "JudgeRun",
+    "JudgeScore",
+    "MetadataSuggestion",
+    "PairOrder",
+    "PairwiseVerdict",
+    "PromptTemplate",
+    "TestSplitLook",
+]

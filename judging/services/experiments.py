@@ -1,0 +1,230 @@
+"""Experiments: judge runs over the same items, compared with a baseline run.
+
+An experiment is the unit a researcher iterates in: prompt versions x models x
+parameters x samples, each a run over the same responses and criteria, so that a
+paired comparison with the baseline means something. The one rule for "the same
+items" is :func:`run_items`; a run that covers other items is refused with the
+difference named.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import User
+from django.db import IntegrityError, transaction
+
+from annotation import roles
+from annotation.errors import DomainError, Problem
+from annotation.models import Campaign, Dataset
+from flaskapp.untrusted import text_problem
+from judging.models import Experiment, JudgeCall, JudgeRun, JudgeScore
+
+# Runs that score criteria (what an experiment compares).
+SCORE_KINDS = (JudgeRun.Kind.POINTWISE, JudgeRun.Kind.IMPORTED, JudgeRun.Kind.DERIVED)
+NAME_MAX = Experiment._meta.get_field("name").max_length
+
+
+def run_items(run: JudgeRun) -> tuple[frozenset[int], frozenset[int]]:
+    """(response ids, skill ids) a run covers: the responses of its calls and
+    scores, and the criteria it scored (two queries). The one rule for "the same
+    items" of an experiment."""
+    responses = set(
+        JudgeCall.objects.filter(run=run, response__isnull=False).values_list(
+            "response_id", flat=True
+        )
+    )
+    scored = JudgeScore.objects.filter(run=run).values_list("response_id", "skill_id")
+    skills = set()
+    for response_id, skill_id in scored.distinct():
+        responses.add(response_id)
+        skills.add(skill_id)
+    return frozenset(responses), frozenset(skills)
+
+
+def _same_items_problem(run: JudgeRun, items, reference: JudgeRun, ref_items) -> str:
+    """Why `run` does not cover the items of `reference` ('' when it does)."""
+    (responses, skills), (ref_responses, ref_skills) = items, ref_items
+    if responses != ref_responses:
+        missing, extra = ref_responses - responses, responses - ref_responses
+        parts = []
+        if missing:
+            parts.append(
+                f"{len(missing)} of its responses missing (e.g. response {min(missing)})"
+            )
+        if extra:
+            parts.append(f"{len(extra)} others (e.g. response {min(extra)})")
+        return (
+            f"run {run.pk} covers {len(responses)} responses and run {reference.pk} "
+            f"{len(ref_responses)}: {' and '.join(parts)}; the runs of one experiment "
+            "must judge the same items"
+        )
+    if skills and ref_skills and skills != ref_skills:
+        return (
+            f"run {run.pk} scored {len(skills)} criteria and run {reference.pk} "
+            f"{len(ref_skills)}; the runs of one experiment must score the same criteria"
+        )
+    return ""
+
+
+def _check_runs(
+    dataset: Dataset, runs: list[JudgeRun], reference=None
+) -> list[Problem]:
+    problems = []
+    for run in runs:
+        if run.dataset_id != dataset.pk:
+            problems.append(
+                Problem(f"run {run.pk} is of another dataset", field="run_ids")
+            )
+        elif run.kind not in SCORE_KINDS:
+            problems.append(
+                Problem(
+                    f"run {run.pk} is a {run.get_kind_display().lower()} run; an "
+                    "experiment compares runs that score criteria",
+                    field="run_ids",
+                )
+            )
+    if problems:
+        return problems
+    members = ([reference] if reference else []) + runs
+    if len(members) < 2:
+        return []
+    first, first_items = members[0], run_items(members[0])
+    for run in members[1:]:
+        why = _same_items_problem(run, run_items(run), first, first_items)
+        if why:
+            problems.append(Problem(why, field="run_ids"))
+    return problems
+
+
+def _runs(ids) -> tuple[list[JudgeRun], list[Problem]]:
+    try:
+        wanted = list(dict.fromkeys(int(i) for i in ids or []))
+    except (TypeError, ValueError):
+        return [], [Problem("must be run ids (integers)", field="run_ids")]
+    found = {r.pk: r for r in JudgeRun.objects.filter(pk__in=wanted)}
+    problems = [
+        Problem(f"no run {i}", field="run_ids") for i in wanted if i not in found
+    ]
+    return [found[i] for i in wanted if i in found], problems
+
+
+def experiment_create(
+    *,
+    user: User,
+    dataset: Dataset,
+    name: str,
+    run_ids: list[int] | None = None,
+    baseline_id: int | None = None,
+    campaign_ids: list[int] | None = None,
+    description: str = "",
+) -> Experiment:
+    """Create an experiment of `dataset` with these runs (maybe none yet).
+
+    The baseline (default: the first run) is one of the runs. Refuses (DomainError
+    naming the field) an empty or taken name, runs of another dataset or of a kind
+    that scores no criteria, runs that do not cover the same responses and criteria
+    (:func:`run_items`), a baseline not among the runs, campaigns of another
+    dataset. Writes the experiment and its run links in one transaction.
+    """
+    roles.require_researcher(user)
+    name = (name or "").strip()
+    problems = []
+    if not name:
+        problems.append(Problem("is empty", field="name"))
+    elif len(name) > NAME_MAX:
+        problems.append(Problem(f"is longer than {NAME_MAX} characters", field="name"))
+    for field_name, value in (("name", name), ("description", description or "")):
+        if problem := text_problem(value):
+            problems.append(Problem(problem, field=field_name))
+    runs, run_problems = _runs(run_ids)
+    problems += run_problems
+    baseline = None
+    if baseline_id not in (None, ""):
+        baseline = next((r for r in runs if str(r.pk) == str(baseline_id)), None)
+        if baseline is None:
+            problems.append(
+                Problem(f"run {baseline_id} is not one of the runs", field="baseline")
+            )
+    campaigns = _campaigns(dataset, campaign_ids, problems)
+    if not problems:
+        problems += _check_runs(dataset, runs)
+    if problems:
+        raise DomainError("the experiment was not created", problems)
+    try:
+        with transaction.atomic():
+            experiment = Experiment.objects.create(
+                dataset=dataset,
+                name=name,
+                description=(description or "").strip(),
+                baseline=baseline or (runs[0] if runs else None),
+                campaign_ids=campaigns,
+                created_by=user,
+            )
+            experiment.runs.set(runs)
+    except IntegrityError:
+        raise DomainError(
+            "the experiment was not created",
+            [Problem(f"the dataset already has an experiment {name!r}", field="name")],
+        ) from None
+    return experiment
+
+
+def _campaigns(dataset: Dataset, campaign_ids, problems: list[Problem]) -> list[int]:
+    try:
+        wanted = sorted({int(c) for c in campaign_ids or []})
+    except (TypeError, ValueError):
+        problems.append(
+            Problem("must be campaign ids (integers)", field="campaign_ids")
+        )
+        return []
+    found = set(
+        Campaign.objects.filter(pk__in=wanted, dataset=dataset).values_list(
+            "pk", flat=True
+        )
+    )
+    for c in wanted:
+        if c not in found:
+            problems.append(
+                Problem(f"no campaign {c} of this dataset", field="campaign_ids")
+            )
+    return wanted
+
+
+def experiment_add_run(*, user: User, experiment: Experiment, run_id) -> Experiment:
+    """Add a run to the experiment (idempotent: a run already in it is left as it
+    is). The run must cover the experiment's items (:func:`run_items` of the
+    baseline); an experiment without runs takes it as its baseline."""
+    roles.require_researcher(user)
+    runs, problems = _runs([run_id])
+    if not problems:
+        problems = _check_runs(experiment.dataset, runs, experiment.baseline)
+    if problems:
+        raise DomainError("the run was not added", problems)
+    run = runs[0]
+    with transaction.atomic():
+        experiment.runs.add(run)
+        if experiment.baseline_id is None:
+            experiment.baseline = run
+            experiment.save(update_fields=["baseline"])
+    return experiment
+
+
+def experiment_set_baseline(
+    *, user: User, experiment: Experiment, run_id
+) -> Experiment:
+    """Make one of the experiment's runs its baseline (DomainError otherwise)."""
+    roles.require_researcher(user)
+    try:
+        run = experiment.runs.get(pk=int(run_id))
+    except (TypeError, ValueError, JudgeRun.DoesNotExist):
+        raise DomainError(
+            "the baseline was not changed",
+            [
+                Problem(
+                    f"run {run_id} is not one of the experiment's runs",
+                    field="baseline",
+                )
+            ],
+        ) from None
+    experiment.baseline = run
+    experiment.save(update_fields=["baseline"])
+    return experiment
