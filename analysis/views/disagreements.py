@@ -40,7 +40,7 @@ from annotation.models import Skill, SkillKind
 from flaskapp.htmx import render_page_or_fragment, wants_fragment
 from flaskapp.params import ascii_int
 from flaskapp.untrusted import printable, text_problem
-from judging.models import JudgeRun
+from judging.models import JudgeRun, JudgeScore
 from judging.selectors import tags as tag_selectors
 from judging.selectors.runs import judge_run_get_for_user
 from judging.selectors.splits import eval_split_of
@@ -91,12 +91,20 @@ class _Choice:
 
 
 def _criteria(run: JudgeRun) -> list[Skill]:
-    """The run's dataset's ordinal criteria (agreement leaves categorical ones out)."""
-    return list(
+    """The run's dataset's ordinal criteria (agreement leaves categorical ones out)
+    that the run scored (all of them when it scored none yet), so the page opens on a
+    criterion with items."""
+    criteria = list(
         Skill.objects.filter(rubric_id=run.dataset.rubric_id)
         .exclude(kind=SkillKind.CATEGORICAL)
         .order_by("position", "pk")
     )
+    scored = set(
+        JudgeScore.objects.filter(run=run)
+        .values_list("skill__key", flat=True)
+        .distinct()
+    )
+    return [s for s in criteria if s.key in scored] or criteria
 
 
 def _sidebar(run: JudgeRun, prompt) -> dict:

@@ -49,6 +49,8 @@ NAV_PREFIXES = (
     ("judging", "", "runs"),
     ("analysis", "agreement", "agreement"),
     ("analysis", "instruction-", "datasets"),
+    ("analysis", "dataset-workbench", "experiments"),
+    ("analysis", "experiment", "experiments"),
     ("analysis", "dataset-", "datasets"),
     ("analysis", "metaeval", "metaeval"),
 )

@@ -56,7 +56,7 @@
 
   // Narrow screens: a main navigation of FOLD_FROM_LINKS links or more (a researcher's,
   // an admin's) folds into a menu button (app.css shows the
-  // button below 1360 px, only once this ran: without JavaScript the links wrap).
+  // button below 1440 px, only once this ran: without JavaScript the links wrap).
   // The button says whether the menu is open (aria-expanded); Esc closes it and gives
   // the focus back to the button, and so does a click elsewhere.
   var FOLD_FROM_LINKS = 5;
