@@ -12,13 +12,28 @@ from analysis.views import (
     consistency,
     disagreements,
     experiments,
+    leaderboard,
     metaeval,
+    ppi,
+    profiles,
     reliability,
+    report,
+    sampling,
 )
 
 app_name = "analysis"
 
 urlpatterns = [
+    path(
+        "campaigns/sampling/new/",
+        sampling.sampling_campaign_new,
+        name="sampling-campaign-new",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/sampling/",
+        sampling.campaign_sampling,
+        name="campaign-sampling",
+    ),
     path(
         "runs/<int:run_id>/consistency/",
         consistency.run_consistency,
@@ -96,11 +111,27 @@ urlpatterns = [
         experiments.experiment_detail,
         name="experiment",
     ),
+    path(
+        "leaderboard/<int:dataset_id>/profiles/",
+        profiles.leaderboard_profiles,
+        name="leaderboard-profiles",
+    ),
+    path("estimates/<int:dataset_id>/", ppi.dataset_estimates, name="estimates"),
     path("metaeval/", metaeval.metaeval_home, name="metaeval-home"),
     path("metaeval/<int:dataset_id>/", metaeval.metaeval_report, name="metaeval"),
     path(
         "metaeval/<int:dataset_id>/probes/",
         metaeval.metaeval_pointwise_probes,
         name="metaeval-probes",
+    ),
+    path(
+        "leaderboard/<int:dataset_id>/pairwise/",
+        leaderboard.leaderboard_pairwise,
+        name="leaderboard-pairwise",
+    ),
+    path(
+        "report/<int:dataset_id>/",
+        report.dataset_report,
+        name="dataset-report",
     ),
 ]

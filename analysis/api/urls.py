@@ -11,13 +11,27 @@ from analysis.api import (
     consistency,
     experiments,
     exports,
+    leaderboard,
+    ppi,
+    profiles,
     reliability,
+    sampling,
     training,
 )
 
 app_name = "analysis_api"
 
 urlpatterns = [
+    path(
+        "campaigns/sampling/",
+        sampling.SamplingCampaignCreateApi.as_view(),
+        name="sampling-campaign-create",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/sampling/",
+        sampling.CampaignSamplingApi.as_view(),
+        name="campaign-sampling",
+    ),
     path(
         "runs/<int:run_id>/consistency/",
         consistency.RunConsistencyApi.as_view(),
@@ -52,6 +66,16 @@ urlpatterns = [
         "datasets/<int:dataset_id>/agreement/disagreements/",
         agreement.AgreementDisagreementsApi.as_view(),
         name="agreement-disagreements",
+    ),
+    path(
+        "datasets/<int:dataset_id>/leaderboard/profiles/",
+        profiles.LeaderboardProfilesApi.as_view(),
+        name="leaderboard-profiles",
+    ),
+    path(
+        "datasets/<int:dataset_id>/estimates/",
+        ppi.DatasetEstimatesApi.as_view(),
+        name="estimates",
     ),
     path(
         "datasets/<int:dataset_id>/classification/",
@@ -110,5 +134,10 @@ urlpatterns = [
         "datasets/<int:dataset_id>/split/",
         experiments.DatasetSplitApi.as_view(),
         name="dataset-split",
+    ),
+    path(
+        "datasets/<int:dataset_id>/leaderboard/pairwise/",
+        leaderboard.PairwiseLeaderboardApi.as_view(),
+        name="leaderboard-pairwise",
     ),
 ]

@@ -1,5 +1,6 @@
-"""Heatmap of a V x V confusion matrix (judge score by rounded human median), on
-the criterion's scale (FLASK's 1..5 by default)."""
+"""Heatmaps: a V x V confusion matrix (judge score by rounded human median), on the
+criterion's scale (FLASK's 1..5 by default), and an M x M matrix of the
+probabilities that one model ranks above another."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from analysis.charts.svg import (
     esc,
     fmt_num,
     heading_extra,
+    shorten,
     svg_document,
     svg_heading,
     svg_text,
@@ -139,3 +141,85 @@ def heatmap_chart(
 
 # ---------------------------------------------------------------------------------
 # Scatter
+
+
+def order_heatmap_chart(
+    *, title: str, labels: list[str], matrix, note: str = ""
+) -> str:
+    """An M x M matrix of probabilities (0..1, None = undefined): row i, column j is
+    P(row i's model ranks above column j's), e.g. the share of bootstrap resamples
+    in which its mean is higher; darker = more likely. The diagonal is left blank."""
+    labels = [str(x) for x in labels]
+    m = len(labels)
+    if m < 2:
+        return empty_chart(title, f"an order needs at least 2 models (got {m})")
+    try:
+        rows = [
+            [None if p is None else min(max(float(p), 0.0), 1.0) for p in row]
+            for row in matrix
+        ]
+    except (TypeError, ValueError):
+        rows = []
+    if len(rows) != m or any(len(r) != m for r in rows):
+        return empty_chart(title, f"no {m} x {m} matrix of probabilities")
+    if all(p is None for r in rows for p in r):
+        return empty_chart(title, "no pairwise order is defined")
+    cell = 44 if m <= 8 else max(26, 360 // m)
+    size = 12 if cell >= 40 else 9
+    left = 24 + min(22, max(len(x) for x in labels)) * 7
+    width = left + m * cell + 30
+    top = 58 + heading_extra(title, width) + min(22, max(len(x) for x in labels)) * 5
+    height = top + m * cell + 70
+    body = [svg_heading(title, width)]
+    cells = ['<g class="cells">']
+    for j, name in enumerate(labels):  # column labels, slanted above the columns
+        x, y = left + (j + 0.5) * cell, top - 8
+        cells.append(
+            f'<text x="{fmt_num(x)}" y="{fmt_num(y)}" font-size="11" '
+            f'text-anchor="start" transform="rotate(-45 {fmt_num(x)} {fmt_num(y)})">'
+            f"<title>{esc(name)}</title>{esc(shorten(name))}</text>"
+        )
+    for i, name in enumerate(labels):
+        y = top + i * cell
+        cells.append(
+            f'<text x="{left - 8}" y="{fmt_num(y + cell / 2 + 4)}" text-anchor="end" '
+            f'font-size="11"><title>{esc(name)}</title>{esc(shorten(name))}</text>'
+        )
+        for j, p in enumerate(rows[i]):
+            x = left + j * cell
+            if i == j or p is None:
+                why = "" if i == j else " (undefined)"
+                cells.append(
+                    f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" '
+                    f'fill="#ffffff" stroke="{MUTED}" stroke-width="0.5">'
+                    f"<title>{esc(name)}{why}</title></rect>"
+                )
+                continue
+            tip = f"P({name} above {labels[j]}) = {fmt_num(p, 3)}"
+            ink = "#ffffff" if p > 0.5 else TEXT
+            cells.append(
+                f'<g class="cell"><title>{esc(tip)}</title>'
+                f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" '
+                f'fill="{_blend(p)}" stroke="#ffffff"/>'
+                + svg_text(
+                    x + cell / 2, y + cell / 2 + 4, f"{p:.2f}", size=size, fill=ink
+                )
+                + "</g>"
+            )
+    cells.append("</g>")
+    body += cells
+    legend_y = top + m * cell + 24
+    body.append(
+        svg_text(
+            left,
+            legend_y,
+            note or "row above column: share of resamples; darker = more likely",
+            anchor="start",
+            size=11,
+            fill=MUTED,
+        )
+    )
+    desc = f"Probabilities that each of {m} models ranks above each other one."
+    if note:
+        desc += f" {note}"
+    return svg_document(width, height, title, desc, body)

@@ -107,11 +107,22 @@ def _whisker(x1: float, x2: float, y: float, colour: str = TEXT) -> str:
     )
 
 
-def interval_bars_chart(*, title: str, groups: list[str], series: list[Series]) -> str:
+def interval_bars_chart(
+    *,
+    title: str,
+    groups: list[str],
+    series: list[Series],
+    scale: tuple[float, float] = (0.0, 1.0),
+    kind: str = "share",
+) -> str:
     """Grouped horizontal bars on a 0-100% axis: one group per entry of `groups`
     (e.g. categories), one bar per series whose `values` are :class:`Interval` (or
     None) per group; each bar has its interval as a whisker and its value, interval
-    and n as text. An undefined value says so in place of its bar."""
+    and n as text. An undefined value says so in place of its bar.
+
+    `scale` (low, high) and `kind` (:func:`svg.fmt_value`) put the bars on another
+    axis, e.g. mean scores on (1, 5) shown as "mean": five evenly spaced ticks, bars
+    from the low end."""
     cells = [
         [
             (v if isinstance(v, Interval) else Interval(None))
@@ -131,13 +142,24 @@ def interval_bars_chart(*, title: str, groups: list[str], series: list[Series]) 
     height = top + len(groups) * group_h + 30 + 18 * len(series)
     body = [hatch_defs(uid, series), svg_heading(title, width)]
     axis = ['<g class="axis">']
+    lo_end, hi_end = float(scale[0]), float(scale[1])
+    extent = (hi_end - lo_end) or 1.0
+
+    def frac(x: float) -> float:
+        return min(max((x - lo_end) / extent, 0.0), 1.0)
+
     for tick in (0, 0.25, 0.5, 0.75, 1):
         x = left + plot_w * tick
         axis.append(
             f'<line x1="{fmt_num(x)}" y1="{top - 4}" x2="{fmt_num(x)}" '
             f'y2="{fmt_num(top + len(groups) * group_h - gap / 2)}" stroke="{GRID}"/>'
         )
-        axis.append(svg_text(x, top - 9, f"{tick * 100:.0f}%", size=10, fill=MUTED))
+        label = (
+            f"{tick * 100:.0f}%"
+            if kind == "share" and (lo_end, hi_end) == (0.0, 1.0)
+            else fmt_num(lo_end + extent * tick)
+        )
+        axis.append(svg_text(x, top - 9, label, size=10, fill=MUTED))
     axis.append("</g>")
     body += axis
     bars = ['<g class="bars">']
@@ -156,17 +178,16 @@ def interval_bars_chart(*, title: str, groups: list[str], series: list[Series]) 
                     _note(
                         left + 4,
                         y + bar_h - 4,
-                        f"{s.label}: {cell.text()}",
+                        f"{s.label}: {cell.text(kind)}",
                         cell.reason,
                     )
                 )
                 continue
-            v = min(max(cell.value, 0.0), 1.0)
-            tip = f"{group} · {s.label}: {cell.text()}"
+            v = frac(cell.value)
+            tip = f"{group} · {s.label}: {cell.text(kind)}"
             bars.append(bar_rect(left, y + 2, plot_w * v, bar_h - 4, s, uid, tip))
             if cell.has_ci:
-                lo = min(max(cell.low, 0.0), 1.0)
-                hi = min(max(cell.high, 0.0), 1.0)
+                lo, hi = frac(cell.low), frac(cell.high)
                 bars.append(
                     _whisker(left + plot_w * lo, left + plot_w * hi, y + bar_h / 2)
                 )
@@ -174,7 +195,7 @@ def interval_bars_chart(*, title: str, groups: list[str], series: list[Series]) 
                 svg_text(
                     left + plot_w + 8,
                     y + bar_h - 4,
-                    cell.text(),
+                    cell.text(kind),
                     anchor="start",
                     size=11,
                     extra=' class="value"',

@@ -156,6 +156,12 @@ class Campaign(models.Model):
     # Raters paused by a researcher (`RaterExclusion` holds the record): served
     # nothing new. Kept here too so that serving reads it with the campaign.
     paused_raters = models.JSONField(default=list, blank=True)
+    # A sampling campaign (`services.sampling`): only a sample of the responses are
+    # items, each with its inclusion probability (`CampaignItem.sampling_probability`),
+    # drawn by a plan computed from a judge run's scores (`analysis.sampling`). Holds
+    # {"strategy", "why", "seed", "run", "budget", "skill", "population", "sampled"}
+    # (empty: an ordinary campaign, every response an item).
+    sampling = models.JSONField(default=dict, blank=True)
     raters = models.ManyToManyField(
         settings.AUTH_USER_MODEL, blank=True, related_name="rating_campaigns"
     )
@@ -238,6 +244,9 @@ class CampaignItem(models.Model):
     open_slots = models.SmallIntegerField()
     position = models.PositiveIntegerField()
     gold = models.BooleanField(default=False, db_default=False)
+    # Sampling campaigns only: the probability with which this response was drawn
+    # into the sample (the inverse-probability weights of the estimates rest on it).
+    sampling_probability = models.FloatField(null=True, blank=True)
 
     class Meta:
         ordering = ["campaign_id", "position"]
@@ -265,6 +274,11 @@ class CampaignItem(models.Model):
             models.CheckConstraint(
                 condition=Q(gold=False) | Q(target=0, submitted=0, reserved=0),
                 name="campaign_item_gold_has_no_slots",
+            ),
+            models.CheckConstraint(
+                condition=Q(sampling_probability__isnull=True)
+                | Q(sampling_probability__gt=0, sampling_probability__lte=1),
+                name="campaign_item_sampling_probability_0_1",
             ),
         ]
         indexes = [

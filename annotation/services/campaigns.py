@@ -71,6 +71,28 @@ FROM (
 """
 
 
+def _sampled_items_create(campaign: Campaign, sample: list[tuple[int, float]]) -> int:
+    """A sampling campaign's items: one per sampled response, in the plan's order
+    (their `position`), each with its inclusion probability. The caller checked that
+    the responses are the campaign's (`services.sampling`)."""
+    if connection.vendor == "postgresql":
+        # As in `_items_create`: no referenced response may go before the commit.
+        with connection.cursor() as cursor:
+            cursor.execute("LOCK TABLE annotation_response IN SHARE MODE")
+    target = campaign.overlap
+    rows = [
+        (campaign.pk, response_id, target, 0, 0, target, position, probability)
+        for position, (response_id, probability) in enumerate(sample)
+    ]
+    copy_rows(
+        CampaignItem,
+        ["campaign_id", "response_id", "target", "submitted", "reserved",
+         "open_slots", "position", "sampling_probability"],
+        rows,
+    )  # fmt: skip
+    return len(rows)
+
+
 def _items_create(campaign: Campaign, models: list[str]) -> int:
     """Create the campaign's items (one per response to rate); return how many.
     With a gold rate or a qualification, the dataset's gold responses are not among
@@ -245,8 +267,15 @@ def campaign_create(
     qualification_size: int = 0,
     qualification_pass: float = 0.8,
     qualification_rule: str = Campaign.QualificationRule.EXACT,
+    sample: list[tuple[int, float]] | None = None,
+    sampling: dict | None = None,
 ) -> Campaign:
     """Create a campaign and one `CampaignItem` per response to rate, in one transaction.
+
+    With `sample` (a sampling campaign, built by `services.sampling.
+    sampling_campaign_create`, which checks it): only those (response id,
+    inclusion probability) pairs are items, served in that order; `sampling`
+    (the plan's description) is stored on the campaign.
 
     `gold_rate` N > 0 interleaves the dataset's gold items, one in every N items a
     rater is served (`services.gold`); they are then not real items of the campaign.
@@ -354,13 +383,18 @@ def campaign_create(
             qualification_size=qualification_size,
             qualification_pass=qualification_pass,
             qualification_rule=qualification_rule,
+            sampling=sampling or {},
             created_by=user,
         )
         if chosen:
             campaign.chosen_skills.set(chosen)
         if rater_list:
             campaign.raters.set(rater_list)
-        real = _items_create(campaign, models)
+        real = (
+            _sampled_items_create(campaign, sample)
+            if sample is not None
+            else _items_create(campaign, models)
+        )
         if real and campaign.uses_gold:
             gold_items_create(campaign, start=real)
         if not real:

@@ -39,6 +39,9 @@ REASON_PARTLY = "finishing a partly {verb} {noun} ({submitted} of {target})"
 REASON_NEW_MANY = "new {noun}; {target} raters wanted"
 REASON_NEW = "new {noun}"
 REVIVED_REASON = "served again after your earlier lock expired"
+# A sampling campaign's item (`services.sampling`): its inclusion probability and
+# why it had that probability, e.g. "sampled: p=0.031 (judge uncertainty)".
+REASON_SAMPLED = "sampled: p={p:.2g} ({why})"
 # Notes recorded on assignments (Assignment.note).
 EXPIRED_NOTE = "lock expired before submission; the response went back to the pool"
 REMOVED_NOTE = "rater removed from the campaign; the lock was released to the pool"
@@ -104,6 +107,17 @@ def served_reason(kind: ItemKind, *, submitted: int, target: int) -> str:
     return template.format(
         noun=kind.noun, verb=kind.verb, submitted=submitted, target=target
     )
+
+
+def sampled_reason(campaign: Campaign, item: CampaignItem) -> str:
+    """The recorded reason for serving an item of a sampling campaign: its inclusion
+    probability and the strategy that gave it (`Campaign.sampling["why"]`), with the
+    item's progress when it is partly rated."""
+    why = (campaign.sampling or {}).get("why") or "sampling plan"
+    reason = REASON_SAMPLED.format(p=item.sampling_probability, why=why)
+    if item.submitted:
+        reason += f"; {item.submitted} of {item.target} rated"
+    return reason
 
 
 def late_refused_note(now: datetime) -> str:
@@ -395,6 +409,8 @@ def reserve_item(
         # would (most of them want `overlap` raters), so its reason tells nothing.
         target = campaign.overlap if campaign.overlap_percent >= 50 else 1
         reason = served_reason(kind, submitted=0, target=target)
+    elif getattr(item, "sampling_probability", None) is not None:
+        reason = sampled_reason(campaign, item)
     else:
         reason = served_reason(kind, submitted=item.submitted, target=item.target)
     previous = (

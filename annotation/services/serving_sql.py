@@ -109,7 +109,7 @@ _JSON_SKILL_FIELDS = {"scale_anchors", "labels"}
 
 def enabled(campaign: Campaign | None = None) -> bool:
     """The raw path runs on PostgreSQL only (setting RATING_FAST_SQL=False turns it
-    off), and serves pointwise campaigns without gold items or a qualification only (pairwise ones have
+    off), and serves pointwise campaigns without gold items, a qualification or a sampling plan only (pairwise ones have
     their own rules; gold ones take the ORM path, which interleaves them)."""
     from django.conf import settings
 
@@ -119,11 +119,14 @@ def enabled(campaign: Campaign | None = None) -> bool:
         return False
     if campaign is None:
         return True
-    # Gold items are interleaved by the ORM rules (services.gold), not here.
+    # Gold items are interleaved by the ORM rules (services.gold), not here; a
+    # sampling campaign's reasons carry each item's probability (`sampled_reason`),
+    # which the ORM path formats (a sample is small, so its speed is not at stake).
     return (
         _is_pointwise(getattr(campaign, "kind", None))
         and not getattr(campaign, "gold_rate", 0)
         and not getattr(campaign, "qualification_size", 0)
+        and not getattr(campaign, "sampling", None)
     )
 
 

@@ -278,3 +278,20 @@ def test_sources_that_scored_the_same_items_share_their_draws(researcher):
                 # Two runs with identical scores on identical items: one resample.
                 assert e["judges"][a] == e["judges"][b]
                 assert e["judges"][a]["ci"] is not None
+
+
+@pytest.mark.django_db
+def test_integer_rows_arrive_as_the_plain_cursor_reads_them():
+    from analysis.selectors.agreement.arrays import int_rows
+
+    sql = (
+        "SELECT v, -v, v * 1000000000000, COALESCE(NULLIF(v, 2), -32768) FROM "
+        "(SELECT 1 AS v UNION ALL SELECT 2 UNION ALL SELECT 3) t WHERE v >= %s"
+    )
+    got = int_rows(sql, [1], 4)
+    with connection.cursor() as cur:
+        cur.execute(sql, [1])
+        want = np.array(cur.fetchall(), dtype=np.int64)
+    assert got.dtype == np.int64
+    assert sorted(map(tuple, got.tolist())) == sorted(map(tuple, want.tolist()))
+    assert int_rows(sql, [9], 4).shape == (0, 4)

@@ -21,6 +21,7 @@ from types import SimpleNamespace
 import numpy as np
 from django.db import connection
 
+from analysis.selectors.agreement.arrays import int_rows
 from analysis.selectors.agreement.examples import judge_rows_without_examples
 from analysis.selectors.agreement.sources import AgreementError
 from analysis.stats.report import GroupItems
@@ -262,7 +263,7 @@ def _human_rows(campaign_ids: list[int], low: int = 1, high: int = 5) -> np.ndar
         f"SUM(CASE WHEN hs.score = {int(v)} THEN 1 ELSE 0 END)"
         for v in range(low, high + 1)
     )
-    rows = fetch(
+    return int_rows(
         f"SELECT a.response_id, hs.skill_id, {sums}, "
         f"SUM(CASE WHEN hs.score IS NULL THEN 1 ELSE 0 END) "
         f"FROM {quoted_table(HumanScore)} hs JOIN {quoted_table(Assignment)} a "
@@ -272,8 +273,8 @@ def _human_rows(campaign_ids: list[int], low: int = 1, high: int = 5) -> np.ndar
         f"AND {not_excluded_sql('a')} "
         f"GROUP BY a.response_id, hs.skill_id",
         [*campaign_ids, Assignment.Status.SUBMITTED],
+        width + 3,
     )
-    return np.array(rows, dtype=np.int64).reshape(-1, width + 3)
 
 
 # The judge query's stand-in for a null (N/A) score: below every stored score.
@@ -293,14 +294,14 @@ def _judge_rows(run_ids: list[int], rated_in: list[int] | None = None) -> np.nda
             f"({placeholders(rated_in) or 'NULL'}) AND a.status = %s)"
         )
         params += [*rated_in, Assignment.Status.SUBMITTED]
-    rows = fetch(
+    return int_rows(
         f"SELECT js.run_id, js.response_id, js.skill_id, js.sample_index, "
         f"COALESCE(js.score, {NA_SCORE}) "
         f"FROM {quoted_table(JudgeScore)} js "
         f"WHERE js.run_id IN ({placeholders(run_ids)}){where}",
         params,
+        5,
     )
-    return np.array(rows, dtype=np.int64).reshape(-1, 5)
 
 
 def _median_scores(keys: np.ndarray, scores: np.ndarray):

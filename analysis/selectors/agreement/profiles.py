@@ -48,7 +48,7 @@ WHY = {
 }
 
 
-def _row_skills(rows: list[dict], skills: list[str]) -> list[list[int]]:
+def row_skills(rows: list[dict], skills: list[str]) -> list[list[int]]:
     """Per row, the indices (into `skills`) of the skills it covers."""
     out = []
     for row in rows:
@@ -113,6 +113,28 @@ def _shared_item_draws(inp, by_source, n_sk, n_boot, seed, view_code) -> dict:
     return out
 
 
+def item_values(
+    inp: Inputs,
+    reference: tuple[np.ndarray, np.ndarray],
+    runs: dict[int, tuple[np.ndarray, np.ndarray]],
+) -> tuple[tuple[np.ndarray, np.ndarray], dict[int, tuple[np.ndarray, np.ndarray]]]:
+    """The value of each item a source scored numerically, on its skill's scale:
+    (reference (item keys, mean of the raters' numeric scores), run id -> (item
+    keys, score)). `reference`: (item keys, score code counts (n, W)); `runs`: run
+    id -> (item keys, score code 0..V); items without a numeric score are left out.
+    """
+    ref_keys, ref_counts = reference
+    m = ref_counts.sum(axis=1)
+    ok = m > 0
+    codes = np.arange(1, ref_counts.shape[1] + 1, dtype=float)
+    ref = (ref_keys[ok], (ref_counts[ok] @ codes) / np.maximum(m[ok], 1))
+    judged = {rid: (k[s > 0], s[s > 0].astype(float)) for rid, (k, s) in runs.items()}
+    if not inp.skills.flask:  # codes -> values on each skill's scale
+        ref = (ref[0], ref[1] + value_offset(inp, ref[0]))
+        judged = {rid: (k, v + value_offset(inp, k)) for rid, (k, v) in judged.items()}
+    return ref, judged
+
+
 def model_profiles(
     inp: Inputs,
     reference: tuple[np.ndarray, np.ndarray],
@@ -133,15 +155,7 @@ def model_profiles(
     """
     _, n_sk = item_keys(inp.skills)
     names = inp.resp.model_names
-    ref_keys, ref_counts = reference
-    m = ref_counts.sum(axis=1)
-    ok = m > 0
-    codes = np.arange(1, ref_counts.shape[1] + 1, dtype=float)
-    ref = (ref_keys[ok], (ref_counts[ok] @ codes) / np.maximum(m[ok], 1))
-    judged = {rid: (k[s > 0], s[s > 0].astype(float)) for rid, (k, s) in runs.items()}
-    if not inp.skills.flask:  # codes -> values on each skill's scale
-        ref = (ref[0], ref[1] + value_offset(inp, ref[0]))
-        judged = {rid: (k, v + value_offset(inp, k)) for rid, (k, v) in judged.items()}
+    ref, judged = item_values(inp, reference, runs)
     shared = ref[0]
     for keys, _ in judged.values():
         shared = np.intersect1d(shared, keys)
@@ -153,7 +167,7 @@ def model_profiles(
             for sid, (keys, vals) in sources.items()
         },
     }
-    members = _row_skills(rows, inp.skills.keys)
+    members = row_skills(rows, inp.skills.keys)
     mixed = [bool((row.get("scale") or {}).get("mixed")) for row in rows]
     low = inp.skills.low.astype(float)
     span = np.array(

@@ -1,0 +1,431 @@
+"""A report to put in a paper: the dataset's figures as files.
+
+:func:`report_files` returns {relative path: bytes}, :func:`report_zip` the same as a
+zip archive. Every table comes as CSV (every statistic, long form) and as a LaTeX
+``tabular`` (the headline statistics with their 95% CIs); every chart as SVG (the
+app's own charts, `analysis.charts`) and PNG (the same SVG rasterised on the server
+by resvg, no browser); ``README.md`` states the data (counts, campaigns, runs, the
+raters excluded), the methods and the seeds.
+
+Byte-stable: the same data, parameters and seed give the same bytes (no timestamp,
+no random order: files sorted by path, zip entries dated 1980-01-01, fixed modes).
+Sections without data (no pairwise votes, no judge run) are left out and the README
+says why.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from collections.abc import Callable
+
+from django.db.models import Count
+
+from analysis.charts import agreement as agreement_charts
+from analysis.display import model_csv_lines, table_csv_lines
+from analysis.exports.encoding import csv_text
+from analysis.selectors.agreement import AgreementError, agreement_compute
+from annotation.models import (
+    Campaign,
+    Dataset,
+    HumanScore,
+    Instruction,
+    RaterExclusion,
+    Response,
+)
+from judging.models import JudgeRun, JudgeScore
+
+LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
+ZIP_DATE = (1980, 1, 1, 0, 0, 0)
+HEADLINE = (("spearman", "Spearman"), ("qwk", "QWK"), ("exact", "Exact"))
+
+
+def latex_escape(text) -> str:
+    """Text as LaTeX source: the ten special characters escaped, nothing else."""
+    return "".join(LATEX_SPECIAL.get(c, c) for c in str(text))
+
+
+def latex_table(header: list[str], rows: list[list[str]], caption: str) -> str:
+    """A ``table`` with a ``tabular`` (first column left, the others right), the
+    cells escaped; needs nothing beyond LaTeX itself."""
+    cols = "l" + "r" * (len(header) - 1)
+    lines = [
+        r"\begin{table}[ht]",
+        r"\centering",
+        rf"\caption{{{latex_escape(caption)}}}",
+        rf"\begin{{tabular}}{{{cols}}}",
+        r"\hline",
+        " & ".join(latex_escape(h) for h in header) + r" \\",
+        r"\hline",
+    ]
+    lines += [" & ".join(latex_escape(c) for c in row) + r" \\" for row in rows]
+    lines += [r"\hline", r"\end{tabular}", r"\end{table}", ""]
+    return "\n".join(lines)
+
+
+def fmt_stat(stat) -> str:
+    """ "0.61 [0.55, 0.67]", or "n/a" for an undefined statistic."""
+    if not isinstance(stat, dict) or stat.get("value") is None:
+        return "n/a"
+    text = f"{stat['value']:.2f}"
+    if stat.get("ci"):
+        text += f" [{stat['ci'][0]:.2f}, {stat['ci'][1]:.2f}]"
+    return text
+
+
+def png_of(svg: str) -> bytes:
+    """The SVG rasterised (resvg, white background, twice the size for print)."""
+    import resvg_py
+
+    return bytes(
+        resvg_py.svg_to_bytes(
+            svg_string=svg, background="#ffffff", zoom=2.0, font_family="DejaVu Sans"
+        )
+    )
+
+
+def _chart(files: dict, path: str, svg: str) -> None:
+    files[f"{path}.svg"] = svg.encode()
+    files[f"{path}.png"] = png_of(svg)
+
+
+def _agreement(files: dict, notes: list, dataset, campaign_ids, run_ids, n_boot, seed):
+    try:
+        result = agreement_compute(
+            dataset=dataset,
+            campaign_ids=campaign_ids,
+            run_ids=run_ids,
+            n_boot=n_boot,
+            seed=seed,
+        )
+    except AgreementError as exc:
+        notes.append(f"Agreement: left out ({exc}).")
+        return None
+    if not result["runs"]:
+        notes.append("Agreement: left out (no judge run with scores).")
+        return result
+    files["agreement/table.csv"] = csv_text(table_csv_lines(result)).encode()
+    files["agreement/models.csv"] = csv_text(model_csv_lines(result)).encode()
+    runs = agreement_charts.run_labels(result)
+    header = ["Row", "Items"] + [
+        f"{label}: {name}" for _, label in runs for _, name in HEADLINE
+    ]
+    rows = []
+    for row in result["rows"]:
+        judges = row.get("judges") or {}
+        n = max((judges.get(rid, {}).get("qwk") or {}).get("n") or 0 for rid, _ in runs)
+        rows.append(
+            [row.get("label") or row["key"], str(n)]
+            + [
+                fmt_stat((judges.get(rid) or {}).get(stat))
+                for rid, _ in runs
+                for stat, _ in HEADLINE
+            ]
+        )
+    files["agreement/table.tex"] = latex_table(
+        header,
+        rows,
+        f"Judge-human agreement on {dataset.name} (95% bootstrap CIs, "
+        f"{n_boot} resamples, seed {seed})",
+    ).encode()
+    if agreement_charts.find_row(result, "overall"):
+        _chart(
+            files,
+            "agreement/ranks-overall",
+            agreement_charts.rank_bars_from_agreement(result, "overall"),
+        )
+    for model in result.get("models") or []:
+        slug = "".join(c if c.isalnum() or c in "-_." else "-" for c in model)
+        _chart(
+            files,
+            f"agreement/radar-{slug}",
+            agreement_charts.radar_from_agreement(result, model),
+        )
+    return result
+
+
+def _readme(dataset: Dataset, result, notes: list[str], n_boot: int, seed: int) -> str:
+    campaigns = list(
+        Campaign.objects.filter(dataset=dataset).order_by("pk").values("pk", "name")
+    )
+    scores = dict(
+        HumanScore.objects.filter(assignment__campaign__dataset=dataset)
+        .values("assignment__campaign_id")
+        .annotate(n=Count("id"))
+        .order_by()
+        .values_list("assignment__campaign_id", "n")
+    )
+    lines = [
+        f"# Report: {dataset.name}",
+        "",
+        "Made by FLASK Eval (`manage.py report`). The same data, parameters and seed "
+        "give the same files.",
+        "",
+        "## Data",
+        "",
+        f"- Instructions: {Instruction.objects.filter(dataset=dataset).count()}",
+        f"- Responses: {Response.objects.filter(instruction__dataset=dataset).count()}",
+        "- Human scores: "
+        f"{HumanScore.objects.filter(assignment__campaign__dataset=dataset).count()}",
+        f"- Judge scores: {JudgeScore.objects.filter(run__dataset=dataset).count()}",
+        "",
+        "Campaigns:",
+    ]
+    for c in campaigns:
+        lines.append(
+            f"- {c['pk']}: {c['name']} ({scores.get(c['pk'], 0)} human scores)"
+        )
+    lines.append("")
+    lines.append("Judge runs:")
+    for run in JudgeRun.objects.filter(dataset=dataset).order_by("pk"):
+        note = f" ({run.source_note})" if run.source_note else ""
+        lines.append(f"- {run.pk}: {run} [{run.kind}, {run.status}]{note}")
+    exclusions = RaterExclusion.objects.filter(
+        campaign__dataset=dataset, ended_at__isnull=True
+    ).order_by("pk")
+    lines += ["", "Raters excluded from the figures (open exclusions):"]
+    lines += [
+        f"- rater {x.rater_id} in campaign {x.campaign_id} ({x.kind}): {x.reason}"
+        for x in exclusions
+    ] or ["- none"]
+    if result is not None:
+        used = ", ".join(str(c["id"]) for c in result.get("campaigns") or []) or "none"
+        runs = ", ".join(str(r["id"]) for r in result.get("runs") or []) or "none"
+        lines += ["", f"Agreement: campaigns {used}; runs {runs}."]
+    lines += [
+        "",
+        "## Methods",
+        "",
+        "- Agreement (agreement/): per criterion, group and overall, each judge run "
+        "against the raters: Spearman and Pearson with the raters' mean, QWK and exact "
+        "agreement with their median rounded half up; Krippendorff's alpha of the "
+        "raters (the ceiling). N/A is not a score.",
+        f"- Intervals: 95% percentile bootstrap, {n_boot} resamples of items (within "
+        f"each criterion), seed {seed}.",
+        "- Skill profiles (profiles/): per source (the raters' mean of an item, or a "
+        "judge run's score), model and criterion, group and overall, the mean over "
+        "every item the source scored (FLASK's aggregation), 95% CI by a bootstrap "
+        "clustered by instruction (an instruction's responses and criteria drawn "
+        "together), the same resamples giving each model's rank.",
+        "- Leaderboards (leaderboard/): Bradley-Terry ratings from pairwise votes "
+        "(ties as half a win to each side; judge runs with both orders as two votes), "
+        "on an Elo-like scale with mean 1000, 95% CIs over resampled votes.",
+        "- Tables: CSV has every statistic in long form; LaTeX the headline ones with "
+        "their intervals. Charts: SVG, and PNG rasterised from the same SVG.",
+    ]
+    if notes:
+        lines += ["", "## Left out", ""] + [f"- {n}" for n in notes]
+    return "\n".join(lines) + "\n"
+
+
+def _figures(group: dict) -> list[tuple[str, dict]]:
+    """(name, statistic) of a meta-evaluation group's figures with a value field."""
+    return [(k, v) for k, v in group.items() if isinstance(v, dict) and "value" in v]
+
+
+def metaeval_section(files: dict, notes: list, dataset: Dataset, params: dict) -> None:
+    """Each pairwise judge run against the human votes (analysis.selectors.metaeval):
+    metaeval/figures.csv (every figure, overall and per category) and .tex."""
+    from analysis.selectors.metaeval import (
+        MetaevalError,
+        metaeval_compute,
+        pairwise_runs,
+    )
+
+    if not pairwise_runs(dataset):
+        notes.append("Meta-evaluation: left out (no pairwise judge run).")
+        return
+    try:
+        result = metaeval_compute(
+            dataset=dataset, n_boot=params["n_boot"], seed=params["seed"]
+        )
+    except MetaevalError as exc:
+        notes.append(f"Meta-evaluation: left out ({exc}).")
+        return
+    lines = [["run", "run_label", "group", "figure", "value", "ci_low", "ci_high", "n"]]
+    rows = []
+    for run in result["runs"]:
+        report = run["report"]
+        groups = [("overall", report["overall"])] + sorted(
+            (report.get("categories") or {}).items()
+        )
+        for name, group in groups:
+            for figure, stat in _figures(group):
+                ci = stat.get("ci") or [None, None]
+                lines.append(
+                    [run["id"], run["label"], name, figure, stat.get("value"), *ci,
+                     stat.get("n")]
+                )  # fmt: skip
+        rows += [
+            [run["label"], figure, fmt_stat(stat), str(stat.get("n") or 0)]
+            for figure, stat in _figures(report["overall"])
+        ]
+    files["metaeval/figures.csv"] = csv_text(lines).encode()
+    files["metaeval/figures.tex"] = latex_table(
+        ["Run", "Figure", "Value [95% CI]", "n"],
+        rows,
+        f"Pairwise judges against human votes on {dataset.name}",
+    ).encode()
+
+
+def leaderboard_section(files: dict, notes: list, dataset, params: dict) -> None:
+    """Bradley-Terry leaderboards (analysis.selectors.leaderboard) of the human votes
+    and of each pairwise judge run: leaderboard/<source>.csv and .tex, the ratings and
+    win-rate charts."""
+    from analysis.charts.leaderboard import (
+        ratings_from_leaderboard,
+        win_rate_from_leaderboard,
+    )
+    from analysis.selectors.leaderboard import (
+        HUMANS,
+        LeaderboardError,
+        leaderboard_sources,
+        pairwise_leaderboard,
+    )
+
+    sources = leaderboard_sources(dataset)
+    wanted = ([HUMANS] if sources["human_votes"] else []) + [
+        r["id"] for r in sources["runs"]
+    ]
+    if not wanted:
+        notes.append("Leaderboards: left out (no pairwise votes).")
+        return
+    for source in wanted:
+        name = "humans" if source == HUMANS else f"run-{source}"
+        try:
+            board = pairwise_leaderboard(
+                dataset=dataset, source=source, n_boot=params["n_boot"],
+                seed=params["seed"],
+            )  # fmt: skip
+        except LeaderboardError as exc:
+            notes.append(f"Leaderboard of {name}: left out ({exc}).")
+            continue
+        lines = [["model", "rating", "ci_low", "ci_high", "rank", "wins", "losses",
+                  "ties", "votes"]]  # fmt: skip
+        rows = []
+        for m in board["models"]:
+            ci = m["rating"].get("ci") or [None, None]
+            lines.append(
+                [m["name"], m["rating"].get("value"), *ci, m["rank"], m["wins"],
+                 m["losses"], m["ties"], m["votes"]]
+            )  # fmt: skip
+            value = m["rating"].get("value")
+            text = "n/a" if value is None else f"{value:.0f}"
+            if m["rating"].get("ci"):
+                text += f" [{ci[0]:.0f}, {ci[1]:.0f}]"
+            rows.append([m["name"], text, str(m["rank"]), str(m["votes"])])
+        files[f"leaderboard/{name}.csv"] = csv_text(lines).encode()
+        files[f"leaderboard/{name}.tex"] = latex_table(
+            ["Model", "Rating [95% CI]", "Rank", "Votes"],
+            rows,
+            f"Bradley-Terry ratings of {board['source']['label']} on {dataset.name} "
+            "(ties as half wins)",
+        ).encode()
+        _chart(files, f"leaderboard/{name}-ratings", ratings_from_leaderboard(board))
+        _chart(files, f"leaderboard/{name}-win-rates", win_rate_from_leaderboard(board))
+
+
+def profiles_section(files: dict, notes: list, dataset, params: dict) -> None:
+    """FLASK skill profiles (analysis.selectors.skill_profiles): per source, model and
+    row the mean over every item the source scored with its CI clustered by
+    instruction: profiles/profiles.csv and .tex, a radar per source, bars per row."""
+    from analysis.charts.profiles import bars_from_profiles, radar_from_profiles
+    from analysis.selectors.skill_profiles import skill_profiles
+
+    try:
+        result = skill_profiles(
+            dataset=dataset, campaign_ids=params["campaign_ids"],
+            run_ids=params["run_ids"], n_boot=params["n_boot"], seed=params["seed"],
+        )  # fmt: skip
+    except AgreementError as exc:
+        notes.append(f"Skill profiles: left out ({exc}).")
+        return
+    if not result["sources"] or not result["models"]:
+        notes.append("Skill profiles: left out (no scores).")
+        return
+    lines = [["row", "label", "source", "model", "mean", "ci_low", "ci_high", "n",
+              "n_instructions", "rank"]]  # fmt: skip
+    labels = {s["key"]: s["label"] for s in result["sources"]}
+    header = ["Model"] + [f"{labels[k]}: {row['label']}" for row in result["rows"]
+                          if row["level"] == "overall" for k in labels]  # fmt: skip
+    table: dict[str, list[str]] = {m: [m] for m in result["models"]}
+    for row in result["rows"]:
+        for key, source in row["sources"].items():
+            for m in source["models"]:
+                ci = m.get("ci") or [None, None]
+                lines.append(
+                    [row["key"], row["label"], labels.get(key, key), m["model"],
+                     m.get("mean"), *ci, m.get("n"), m.get("n_instructions"),
+                     m.get("rank")]
+                )  # fmt: skip
+                if row["level"] == "overall" and m["model"] in table:
+                    stat = {"value": m.get("mean"), "ci": m.get("ci")}
+                    table[m["model"]].append(fmt_stat(stat))
+    files["profiles/profiles.csv"] = csv_text(lines).encode()
+    files["profiles/overall.tex"] = latex_table(
+        header,
+        [r for r in table.values() if len(r) == len(header)],
+        f"Overall mean score per model on {dataset.name} (95% CIs, bootstrap "
+        "clustered by instruction)",
+    ).encode()
+    for source in result["sources"]:
+        slug = source["key"].replace(":", "-")
+        _chart(
+            files, f"profiles/radar-{slug}", radar_from_profiles(result, source["key"])
+        )
+    for row in result["rows"]:
+        slug = row["key"].replace(":", "-")
+        _chart(files, f"profiles/bars-{slug}", bars_from_profiles(result, row["key"]))
+
+
+# Further sections (name, function(files, notes, dataset, params) -> None), run in
+# order after the agreement; each adds its files or a note saying why it has none.
+SECTIONS: list[tuple[str, Callable]] = [
+    ("profiles", profiles_section),
+    ("leaderboard", leaderboard_section),
+    ("metaeval", metaeval_section),
+]
+
+
+def report_files(
+    *,
+    dataset: Dataset,
+    campaign_ids: list[int] | None = None,
+    run_ids: list[int] | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> dict[str, bytes]:
+    """Every file of the report, by relative path (sorted). Read-only; no
+    permission check (callers do it)."""
+    files: dict[str, bytes] = {}
+    notes: list[str] = []
+    result = _agreement(files, notes, dataset, campaign_ids, run_ids, n_boot, seed)
+    params = {"campaign_ids": campaign_ids, "run_ids": run_ids, "n_boot": n_boot}
+    params["seed"] = seed
+    for _, section in SECTIONS:
+        section(files, notes, dataset, params)
+    files["README.md"] = _readme(dataset, result, notes, n_boot, seed).encode()
+    return dict(sorted(files.items()))
+
+
+def report_zip(files: dict[str, bytes], folder: str) -> bytes:
+    """The files in a zip under `folder/`, byte-stable (fixed dates and modes)."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path, data in sorted(files.items()):
+            info = zipfile.ZipInfo(f"{folder}/{path}", date_time=ZIP_DATE)
+            info.external_attr = 0o644 << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, data)
+    return out.getvalue()

@@ -1,0 +1,101 @@
+"""Prediction-powered estimates page (researchers and admins; raters get 403).
+
+    /estimates/<dataset_id>/?run=<id>&campaign=<id>[&criterion=KEY][&slice=DIM:VALUE]
+
+Per criterion, a table (model, humans only [CI] (n), judge only (no valid CI), PPI
+[CI], effective n, lam) and a chart of the three estimates. Thin: parse, call
+`analysis.selectors.ppi.prediction_powered_means`, render. Without `run` the page
+shows the choice; a bad parameter is shown (status 400) with its name.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from analysis.charts.estimates import means_chart
+from analysis.charts.intervals import Interval
+from analysis.charts.svg import Series
+from analysis.selectors.agreement import AgreementError, agreement_sources_for_user
+from analysis.selectors.ppi import prediction_powered_means
+from annotation import roles
+from annotation import selectors as annotation_selectors
+from flaskapp.bounds import ID
+from flaskapp.params import BadParameter, int_list_param, int_param
+
+SERIES = (("humans", "humans only"), ("judge", "judge only"), ("ppi", "PPI++"))
+
+
+def _interval(row: dict, name: str) -> Interval:
+    est = row.get(name)
+    if not est:
+        return Interval(None, n=row.get("n_labelled", 0), reason=row.get("reason", ""))
+    if not est["valid"]:
+        return Interval(est["value"], n=est["n"])
+    return Interval.from_result(est)
+
+
+def _chart(criterion: dict) -> str:
+    rows = criterion["models"]
+    series = [
+        Series(label, [_interval(r, name) for r in rows], index=k)
+        for k, (name, label) in enumerate(SERIES)
+    ]
+    low, high = criterion["scale"]
+    return means_chart(
+        title=f"{criterion['name']}: mean score by model",
+        groups=[r["model"] for r in rows],
+        series=series,
+        low=low,
+        high=high,
+    )
+
+
+@login_required
+@require_GET
+def dataset_estimates(request: HttpRequest, dataset_id: int) -> HttpResponse:
+    if not roles.is_researcher(request.user):
+        raise PermissionDenied("This page needs the researcher or admin role.")
+    dataset = annotation_selectors.dataset_get_for_user(
+        user=request.user, dataset_id=dataset_id
+    )
+    sources = agreement_sources_for_user(user=request.user, dataset=dataset)
+    error, result = "", None
+    try:
+        run = int_param(request.GET, "run", None, min_value=1, max_value=ID.high)
+        campaigns = int_list_param(request.GET, "campaign", max_value=ID.high)
+    except BadParameter as exc:
+        run, campaigns = None, []
+        error = f"{exc.name}: {exc.problems[0].message}"
+    dim, _, value = request.GET.get("slice", "").partition(":")
+    criterion = request.GET.get("criterion", "") or None
+    if run is not None and not error:
+        try:
+            result = prediction_powered_means(
+                dataset=dataset,
+                run_id=run,
+                campaign_ids=campaigns or None,
+                criterion=criterion,
+                slice_dim=dim,
+                slice_value=value,
+            )
+        except AgreementError as exc:
+            error = str(exc)
+    tables = [
+        {"criterion": c, "chart": _chart(c)} for c in (result or {}).get("criteria", [])
+    ]
+    context = {
+        "dataset": dataset,
+        "sources": sources,
+        "run": run,
+        "campaigns": campaigns,
+        "result": result,
+        "tables": tables,
+        "error": error,
+    }
+    return render(
+        request, "analysis/estimates.html", context, status=400 if error else 200
+    )

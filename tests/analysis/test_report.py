@@ -1,0 +1,122 @@
+"""The report (analysis.exports.report): its files, byte-stable under a seed, the
+command and the page for each role."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.urls import reverse
+
+from analysis.exports.report import latex_escape, report_files, report_zip
+from tests.analysis.agreement_data import make_agreement_setup
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+MODELS = ("alpha", "beta")
+
+
+@pytest.fixture
+def setup():
+    researcher = UserFactory(username="report-researcher", role="researcher")
+    human = {
+        (i, m, "readability"): [1 + (i + k) % 5, 1 + i % 4]
+        for i in range(12)
+        for k, m in enumerate(MODELS)
+    }
+    judge = {
+        (i, m, "readability"): 1 + (2 * i + k) % 5
+        for i in range(12)
+        for k, m in enumerate(MODELS)
+    }
+    s = make_agreement_setup(
+        researcher, human=human, judges=[judge], n_instructions=12, models=MODELS,
+        n_raters=2, name="Report & co_set",
+    )  # fmt: skip
+    return researcher, s
+
+
+def test_the_report_has_tables_charts_and_a_readme_and_is_byte_stable(setup):
+    _, s = setup
+    files = report_files(dataset=s.dataset, n_boot=100, seed=3)
+    for name in ("README.md", "agreement/table.csv", "agreement/table.tex",
+                 "agreement/models.csv", "agreement/ranks-overall.svg",
+                 "agreement/ranks-overall.png", "agreement/radar-alpha.png"):  # fmt: skip
+        assert name in files, name
+    assert files["agreement/ranks-overall.png"].startswith(b"\x89PNG\r\n\x1a\n")
+    assert "profiles/profiles.csv" in files and "profiles/overall.tex" in files
+    assert "profiles/radar-humans.png" in files
+    readme = files["README.md"].decode()
+    assert (
+        "Responses: 24" in readme and "seed 3" in readme and "100 resamples" in readme
+    )
+    assert f"{s.campaign.pk}: {s.campaign.name} (48 human scores)" in readme
+    tex = files["agreement/table.tex"].decode()
+    assert r"Report \& co\_set" in tex and r"\begin{tabular}" in tex
+    again = report_files(dataset=s.dataset, n_boot=100, seed=3)
+    assert again == files
+    assert report_zip(files, "r") == report_zip(again, "r")
+    other = report_files(dataset=s.dataset, n_boot=100, seed=4)
+    assert other["agreement/table.csv"] != files["agreement/table.csv"]
+    names = zipfile.ZipFile(io.BytesIO(report_zip(files, "r"))).namelist()
+    assert names == sorted(f"r/{n}" for n in files)
+
+
+def test_latex_escape_escapes_the_special_characters():
+    assert latex_escape("a_b & 50% #1 {x} ~ ^ $ \\") == (
+        r"a\_b \& 50\% \#1 \{x\} \textasciitilde{} \textasciicircum{} \$ "
+        r"\textbackslash{}"
+    )
+
+
+def test_the_command_writes_a_folder_or_a_zip(setup, tmp_path):
+    _, s = setup
+    out = io.StringIO()
+    call_command("report", "--dataset", s.dataset.name, "--boot", "50",
+                 "--out", str(tmp_path / "r"), stdout=out)  # fmt: skip
+    assert (tmp_path / "r" / "README.md").exists()
+    assert (tmp_path / "r" / "agreement" / "table.tex").exists()
+    call_command("report", "--dataset", s.dataset.name, "--boot", "50",
+                 "--zip", str(tmp_path / "r.zip"), stdout=io.StringIO())  # fmt: skip
+    first = (tmp_path / "r.zip").read_bytes()
+    call_command("report", "--dataset", s.dataset.name, "--boot", "50",
+                 "--zip", str(tmp_path / "r.zip"), stdout=io.StringIO())  # fmt: skip
+    assert (tmp_path / "r.zip").read_bytes() == first
+    with pytest.raises(CommandError, match="--dataset"):
+        call_command("report", "--dataset", "nope", "--zip", str(tmp_path / "x.zip"))
+    with pytest.raises(CommandError, match="--boot"):
+        call_command("report", "--dataset", s.dataset.name, "--boot", "-1",
+                     "--zip", str(tmp_path / "x.zip"))  # fmt: skip
+
+
+def test_the_page_for_each_role(client, setup):
+    researcher, s = setup
+    url = reverse("analysis:dataset-report", args=[s.dataset.pk])
+    assert client.get(url).status_code == 302
+    client.force_login(s.raters[0])
+    assert client.get(url + "?download=1").status_code == 403
+    client.force_login(researcher)
+    assert client.get(url).status_code == 200
+    resp = client.get(url + "?download=1&n_boot=50&seed=1")
+    assert resp.status_code == 200 and resp["Content-Type"] == "application/zip"
+    assert zipfile.ZipFile(io.BytesIO(resp.content)).namelist()
+    assert client.get(url + "?download=1&n_boot=x").status_code == 400
+
+
+def test_a_preference_dataset_gets_the_meta_evaluation_figures():
+    from tests.judging.pairwise_data import make_pref_setup
+
+    dataset, _, run_a, _ = make_pref_setup("report-prefs")
+    files = report_files(dataset=dataset, n_boot=50, seed=0)
+    assert "metaeval/figures.csv" in files and "metaeval/figures.tex" in files
+    csv = files["metaeval/figures.csv"].decode()
+    assert f"{run_a.pk},#{run_a.pk} judge A,overall,accuracy_ab," in csv
+    readme = files["README.md"].decode()
+    assert "Agreement: left out" in readme  # no pointwise scores on this dataset
+    assert report_files(dataset=dataset, n_boot=50, seed=0) == files
+    assert "leaderboard/humans.csv" in files and "leaderboard/humans.tex" in files
+    assert f"leaderboard/run-{run_a.pk}-ratings.png" in files
