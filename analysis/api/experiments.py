@@ -176,8 +176,11 @@ class ExperimentDetailApi(APIView):
         )
 
 
-class ExperimentRunsApi(APIView):
+class _ExperimentRunActionApi(APIView):
+    """POST {run_id}: one service applied to the experiment and that run."""
+
     permission_classes = [IsResearcher]
+    service = staticmethod(experiment_add_run)
 
     @extend_schema(
         tags=["experiments"],
@@ -189,29 +192,18 @@ class ExperimentRunsApi(APIView):
             user=request.user, experiment_id=experiment_id
         )
         data = request.data if isinstance(request.data, dict) else {}
-        experiment = experiment_add_run(
+        experiment = self.service(
             user=request.user, experiment=experiment, run_id=data.get("run_id")
         )
         return Response(_brief(experiment))
 
 
-class ExperimentBaselineApi(APIView):
-    permission_classes = [IsResearcher]
+class ExperimentRunsApi(_ExperimentRunActionApi):
+    service = staticmethod(experiment_add_run)
 
-    @extend_schema(
-        tags=["experiments"],
-        request=OpenApiTypes.OBJECT,
-        responses={200: OpenApiTypes.OBJECT},
-    )
-    def post(self, request, experiment_id: int):
-        experiment = experiment_get_for_user(
-            user=request.user, experiment_id=experiment_id
-        )
-        data = request.data if isinstance(request.data, dict) else {}
-        experiment = experiment_set_baseline(
-            user=request.user, experiment=experiment, run_id=data.get("run_id")
-        )
-        return Response(_brief(experiment))
+
+class ExperimentBaselineApi(_ExperimentRunActionApi):
+    service = staticmethod(experiment_set_baseline)
 
 
 class ExperimentTestLookApi(APIView):

@@ -27,6 +27,7 @@ from flaskapp.htmx import HTMX_STOP_POLLING, render_page_or_fragment, wants_frag
 from flaskapp.params import ascii_int
 from judging.forms import IMPORT_FORMAT_HELP, RunForm, RunImportForm
 from judging.models import (
+    Experiment,
     JudgeCall,
     JudgeConfig,
     JudgeRun,
@@ -36,6 +37,7 @@ from judging.selectors import runs as selectors
 from judging.selectors.fewshot import few_shot_shown
 from judging.selectors.pairwise import pairwise_verdict_counts
 from judging.services.estimates import judge_run_estimate
+from judging.services.experiments import experiment_add_run
 from judging.services.run_imports import judge_run_import
 from judging.services.runs import (
     ANNOTATION_KINDS,
@@ -52,6 +54,14 @@ CRITIQUES_SHOWN = 10
 
 
 # --- Runs ---------------------------------------------------------------------------------
+
+
+def _experiment(raw) -> Experiment | None:
+    """The experiment a run form names (`experiment`), if any."""
+    experiment_id = ascii_int(raw) if raw else None
+    return (
+        Experiment.objects.filter(pk=experiment_id).first() if experiment_id else None
+    )
 
 
 @login_required
@@ -144,6 +154,17 @@ def run_new(request: HttpRequest) -> HttpResponse:
                     name=data["name"],
                     few_shot=form.few_shot_request(),
                 )
+                experiment = _experiment(request.POST.get("experiment"))
+                if experiment is not None:
+                    # Started from an experiment: it joins before anything is paid
+                    # for, or is removed (it judges other items than the baseline).
+                    try:
+                        experiment_add_run(
+                            user=request.user, experiment=experiment, run_id=run.pk
+                        )
+                    except DomainError:
+                        run.delete()
+                        raise
                 if data["start"]:
                     run = judge_run_start(run=run, user=request.user)
             except DomainError as exc:
@@ -176,6 +197,7 @@ def run_new(request: HttpRequest) -> HttpResponse:
         "chosen_models": chosen_models,
         "is_annotation": kind in ANNOTATION_KINDS,
         "estimate": _estimate(config, dataset, params, {n for n, _ in available}),
+        "experiment": _experiment(params.get("experiment")),
     }
     fragment = "run-models" if request.htmx.target == "run-models" else "run-estimate"
     return render_page_or_fragment(

@@ -420,3 +420,29 @@ def test_exports_say_which_split_an_item_is_in(settings, setup, researcher):
         settings.EXPORT_FAST_SQL = False
         slow = b"".join(export_chunks(dataset=setup.dataset, fmt="csv"))
         assert fast == slow and b",test\r\n" in fast and b",dev\r\n" in fast
+
+
+def test_a_run_started_from_the_experiment_joins_it(client, setup, researcher):
+    from judging.models import JudgeRun
+    from tests.judging.data import make_config
+
+    config = make_config(researcher)
+    experiment = experiment_create(
+        user=researcher,
+        dataset=setup.dataset,
+        name="e",
+        run_ids=[r.pk for r in setup.runs],
+    )
+    client.force_login(researcher)
+    url = reverse("judging:run-new")
+    page = client.get(url + f"?dataset={setup.dataset.pk}&experiment={experiment.pk}")
+    assert 'name="experiment"' in page.content.decode()
+    form = {"config": config.pk, "dataset": setup.dataset.pk, "kind": "pointwise",
+            "experiment": experiment.pk}  # fmt: skip
+    before = JudgeRun.objects.count()
+    refused = client.post(url, {**form, "instruction_limit": 2})
+    assert refused.status_code == 400 and "same items" in refused.content.decode()
+    assert JudgeRun.objects.count() == before
+    made = client.post(url, form)
+    assert made.status_code == 302
+    assert experiment.runs.count() == 3
