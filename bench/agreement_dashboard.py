@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import time
 from datetime import UTC, datetime
@@ -44,6 +43,7 @@ os.environ.setdefault("FLASK_DEV", "1")
 sys.path.insert(0, str(ROOT))
 
 from bench.agreement_stats import library_point_stats  # noqa: E402
+from bench.common import median_time  # noqa: E402
 from bench.export_scores import copy_rows, drop_database, scratch_database  # noqa: E402
 
 N_INSTRUCTIONS = 700
@@ -233,15 +233,6 @@ def floor_groups(skills, abilities, data):
     parts = list(per_skill.values())
     groups.append(("overall", *(np.concatenate(p) for p in zip(*parts, strict=True))))
     return groups
-
-
-def median_time(fn, repeat: int) -> tuple[float, list[float]]:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), times
 
 
 def main() -> None:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import time
 from datetime import UTC, datetime
@@ -34,20 +33,12 @@ ROOT = Path(__file__).resolve().parent.parent
 os.environ.setdefault("FLASK_DEV", "1")
 sys.path.insert(0, str(ROOT))
 
+from bench.common import median_time  # noqa: E402
 from bench.export_scores import copy_rows, drop_database, scratch_database  # noqa: E402
 
 N_INSTRUCTIONS, N_MODELS, N_CRITERIA = 1700, 15, 3
 SINGLE, TRIPLE = 2000, 500
 TARGET_COLD, TARGET_CACHED = 5.0, 0.15
-
-
-def median_time(fn, repeat):
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), times
 
 
 def build(skills, n_runs: int, raters, seed: int = 0):

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import time
 from datetime import UTC, datetime
@@ -50,19 +49,11 @@ ROOT = Path(__file__).resolve().parent.parent
 os.environ.setdefault("FLASK_DEV", "1")
 sys.path.insert(0, str(ROOT))
 
+from bench.common import median_time  # noqa: E402
 from bench.export_scores import copy_rows, drop_database, scratch_database  # noqa: E402
 
 TARGET_SECONDS = 5.0
 N_MODELS, N_INSTRUCTIONS, PAIRS_PER_INSTRUCTION, VOTES_PER_PAIR = 15, 2000, 10, 5
-
-
-def median_time(fn, repeat: int) -> tuple[float, list[float]]:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), times
 
 
 def build_votes(seed: int = 0):

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import time
 from datetime import UTC, datetime
@@ -34,6 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 os.environ.setdefault("FLASK_DEV", "1")
 sys.path.insert(0, str(ROOT))
 
+from bench.common import median_time  # noqa: E402
 from bench.export_scores import copy_rows, drop_database, scratch_database  # noqa: E402
 
 N_INSTRUCTIONS = 25_000
@@ -153,15 +153,6 @@ def build(seed: int = 0):
              for v in [verdict(p, order)]),
         )  # fmt: skip
     return dataset, run, len(votes)
-
-
-def median_time(fn, repeat):
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), times
 
 
 def main() -> None:

@@ -48,6 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 os.environ.setdefault("FLASK_DEV", "1")
 sys.path.insert(0, str(ROOT))
 
+from bench.common import median_time  # noqa: E402
 from bench.export_scores import copy_rows, drop_database, scratch_database  # noqa: E402
 
 N_INSTRUCTIONS, N_MODELS, N_RATERS, PER_RESPONSE = 1000, 10, 100, 5
@@ -217,15 +218,6 @@ def build_judge(dataset, skills, rids, truth, rng, now):
          for i, rid in enumerate(rids) for j, s in enumerate(skills)),
     )  # fmt: skip
     return run
-
-
-def median_time(fn, repeat: int) -> tuple[float, list[float]]:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), times
 
 
 def bench_rater_models(campaign, client, repeat: int) -> None:

@@ -6,6 +6,8 @@
   ``Retry-After``.
 - `JSONParser` refuses, with a 400 naming the field, a body nested too deeply for
   Python's parser or holding text PostgreSQL cannot store (`flaskapp.untrusted`).
+- `validated`, `query_data` and `refusal`: the one way views read a query or body
+  through a serializer and turn a selector's refusal into a 400 naming the field.
 - `Pagination` bounds ``offset`` (PostgreSQL takes a bigint) and ``limit``.
 """
 
@@ -75,6 +77,35 @@ def exception_handler(exc, context):
             body = {**response.data, **body}
         response.data = body
     return response
+
+
+def validated(serializer_class, data, *, detail: str = "Bad parameters") -> dict:
+    """`data` as `serializer_class` validates it; otherwise a `DomainError` with one
+    problem per refused field (so a 400 naming each, like DRF's own refusals)."""
+    ser = serializer_class(data=data)
+    if not ser.is_valid():
+        raise DomainError(detail, list(_problems(ser.errors)))
+    return dict(ser.validated_data)
+
+
+def query_data(request, lists: tuple[str, ...] = ()) -> dict:
+    """The query string as a dict; each name in `lists` is repeatable and may hold
+    comma-separated values (``?run=4&run=5`` or ``?run=4,5``), read as a list."""
+    params = request.query_params
+    data = {k: v for k, v in params.items()}
+    for name in lists:
+        values = params.getlist(name)
+        data[name] = [v for part in values for v in part.split(",") if v.strip()]
+    return data
+
+
+def refusal(exc: Exception, detail: str = "Refused") -> DomainError:
+    """A selector's refusal written ``"field name: message"`` (`AgreementError`,
+    `LeaderboardError`, ...) as a `DomainError` naming the field (spaces as _)."""
+    field, _, message = str(exc).partition(": ")
+    return DomainError(
+        detail, [Problem(message or str(exc), field=field.replace(" ", "_"))]
+    )
 
 
 def _problems(detail, field: str | None = None):

@@ -37,6 +37,7 @@ from annotation import selectors as annotation_selectors
 from annotation.api.permissions import IsResearcher
 from annotation.api.serializers.datasets import ProblemOutputSerializer
 from annotation.errors import DomainError, Problem
+from flaskapp.api import query_data, refusal, validated
 from flaskapp.bounds import DISAGREEMENT_LIMIT, ID, N_BOOT, SEED
 
 REFUSED = OpenApiResponse(
@@ -74,32 +75,20 @@ class AgreementInputSerializer(serializers.Serializer):
     )
 
 
-def _params(request) -> dict:
-    """Query parameters (repeatable campaign/run/crun) validated; DomainError names
-    them."""
-    data = {k: v for k, v in request.query_params.items()}
-    for name in ("campaign", "run", "crun"):
-        values = request.query_params.getlist(name)
-        data[name] = [v for part in values for v in part.split(",") if v.strip()]
-    ser = AgreementInputSerializer(data=data)
-    if not ser.is_valid():
-        raise DomainError(
-            "Bad parameters",
-            [
-                Problem("; ".join(str(m) for m in msgs), field=field)
-                for field, msgs in ser.errors.items()
-            ],
-        )
-    out = dict(ser.validated_data)
+def agreement_params(request) -> dict:
+    """The agreement query (repeatable campaign/run/crun) validated, the slice split
+    into ``slice_dim`` and ``slice_value``; a `DomainError` names each bad one."""
+    out = validated(
+        AgreementInputSerializer, query_data(request, ("campaign", "run", "crun"))
+    )
     dim, _, value = out.pop("slice", "").partition(":")
     out["slice_dim"], out["slice_value"] = dim, value
     return out
 
 
-def _refuse(exc: AgreementError) -> DomainError:
-    field, _, message = str(exc).partition(": ")
-    field = field.replace(" ", "_")
-    return DomainError("Agreement refused", [Problem(message or str(exc), field=field)])
+def agreement_refusal(exc: AgreementError) -> DomainError:
+    """`AgreementError` ("field: message") as the 400 naming its field."""
+    return refusal(exc, "Agreement refused")
 
 
 QUERY = [
@@ -145,7 +134,7 @@ class AgreementApi(APIView):
         dataset = annotation_selectors.dataset_get_for_user(
             user=request.user, dataset_id=dataset_id
         )
-        p = _params(request)
+        p = agreement_params(request)
         try:
             result = agreement_compute(
                 dataset=dataset,
@@ -160,7 +149,7 @@ class AgreementApi(APIView):
                 seed=p["seed"],
             )
         except AgreementError as exc:
-            raise _refuse(exc) from exc
+            raise agreement_refusal(exc) from exc
         # The categorical criteria's figures, when the rubric has any.
         categorical = classification_for_agreement(dataset=dataset, result=result)
         if categorical is not None:
@@ -228,7 +217,7 @@ class AgreementDisagreementsApi(APIView):
         dataset = annotation_selectors.dataset_get_for_user(
             user=request.user, dataset_id=dataset_id
         )
-        p = _params(request)
+        p = agreement_params(request)
         campaign_ids, run_id = _one_run(dataset, p)
         try:
             items = agreement_disagreements(
@@ -241,7 +230,7 @@ class AgreementDisagreementsApi(APIView):
                 limit=p["limit"],
             )
         except AgreementError as exc:
-            raise _refuse(exc) from exc
+            raise agreement_refusal(exc) from exc
         return Response({"items": items})
 
 
@@ -289,7 +278,7 @@ class MetaevalApi(APIView):
         dataset = annotation_selectors.dataset_get_for_user(
             user=request.user, dataset_id=dataset_id
         )
-        p = _params(request)
+        p = agreement_params(request)
         try:
             sections_text = request.query_params.get("sections", "")
             if sections_text and not sections_text.lstrip().startswith("{"):
@@ -304,7 +293,7 @@ class MetaevalApi(APIView):
                 seed=p["seed"],
             )
         except MetaevalError as exc:
-            raise _refuse(exc) from exc
+            raise agreement_refusal(exc) from exc
         return Response(result)
 
 
@@ -324,7 +313,7 @@ class PointwiseProbesApi(APIView):
         dataset = annotation_selectors.dataset_get_for_user(
             user=request.user, dataset_id=dataset_id
         )
-        p = _params(request)
+        p = agreement_params(request)
         campaign_ids, run_id = _one_run(dataset, p)
         try:
             result = pointwise_probes(
@@ -335,5 +324,5 @@ class PointwiseProbesApi(APIView):
                 seed=p["seed"],
             )
         except AgreementError as exc:
-            raise _refuse(exc) from exc
+            raise agreement_refusal(exc) from exc
         return Response(result)

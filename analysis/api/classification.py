@@ -14,7 +14,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from analysis.api.agreement import QUERY, REFUSED, _params, _refuse
+from analysis.api.agreement import QUERY, REFUSED, agreement_params, agreement_refusal
 from analysis.selectors.agreement import AgreementError
 from analysis.selectors.classification import classification_compute
 from annotation import selectors as annotation_selectors
@@ -33,7 +33,7 @@ class ClassificationApi(APIView):
         dataset = annotation_selectors.dataset_get_for_user(
             user=request.user, dataset_id=dataset_id
         )
-        p = _params(request)
+        p = agreement_params(request)
         try:
             result = classification_compute(
                 dataset=dataset,
@@ -45,5 +45,5 @@ class ClassificationApi(APIView):
                 seed=p["seed"],
             )
         except AgreementError as exc:
-            raise _refuse(exc) from exc
+            raise agreement_refusal(exc) from exc
         return Response(result)

@@ -15,7 +15,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from analysis.api.agreement import REFUSED, _params, _refuse
+from analysis.api.agreement import REFUSED, agreement_params, agreement_refusal
 from analysis.selectors.agreement import AgreementError
 from analysis.selectors.consistency import self_consistency
 from annotation.api.permissions import IsResearcher
@@ -42,7 +42,7 @@ class RunConsistencyApi(APIView):
     )
     def get(self, request, run_id: int):
         run = judge_run_get_for_user(user=request.user, run_id=run_id)
-        p = _params(request)
+        p = agreement_params(request)
         try:
             result = self_consistency(
                 dataset=run.dataset,
@@ -52,5 +52,5 @@ class RunConsistencyApi(APIView):
                 slice_value=p["slice_value"],
             )
         except AgreementError as exc:
-            raise _refuse(exc) from exc
+            raise agreement_refusal(exc) from exc
         return Response(result)

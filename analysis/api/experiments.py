@@ -28,8 +28,8 @@ from analysis.selectors.agreement.sources import AgreementError
 from analysis.selectors.experiments import PARTS, experiment_figures
 from annotation import selectors as annotation_selectors
 from annotation.api.permissions import IsResearcher
-from annotation.errors import DomainError, Problem
 from annotation.models import Dataset
+from flaskapp.api import refusal
 from flaskapp.params import BadParameter, ascii_int
 from judging.models import TestSplitLook
 from judging.selectors.experiments import (
@@ -43,11 +43,6 @@ from judging.services.experiments import (
     experiment_set_baseline,
 )
 from judging.services.splits import eval_split_create, eval_split_look_record
-
-
-def _refused(exc: AgreementError) -> DomainError:
-    field, _, message = str(exc).partition(": ")
-    return DomainError("refused", [Problem(message or str(exc), field=field)])
 
 
 def _int(request, name: str, default: int) -> int:
@@ -91,7 +86,7 @@ def _figures(experiment, **kwargs) -> dict:
     try:
         result = experiment_figures(experiment=experiment, **kwargs)
     except AgreementError as exc:
-        raise _refused(exc) from exc
+        raise refusal(exc) from exc
     if result.get("split"):
         result = {**result, "split": _split_dict(result["split"])}
     return result

@@ -16,7 +16,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from analysis.api.agreement import REFUSED, _refuse
+from analysis.api.agreement import REFUSED
 from analysis.selectors.leaderboard import (
     HUMANS,
     LeaderboardError,
@@ -24,7 +24,7 @@ from analysis.selectors.leaderboard import (
 )
 from annotation import selectors as annotation_selectors
 from annotation.api.permissions import IsResearcher
-from annotation.errors import DomainError, Problem
+from flaskapp.api import refusal, validated
 from flaskapp.bounds import N_BOOT, SEED
 
 
@@ -62,16 +62,7 @@ class PairwiseLeaderboardApi(APIView):
         dataset = annotation_selectors.dataset_get_for_user(
             user=request.user, dataset_id=dataset_id
         )
-        ser = LeaderboardInputSerializer(data=request.query_params)
-        if not ser.is_valid():
-            raise DomainError(
-                "Bad parameters",
-                [
-                    Problem("; ".join(str(m) for m in msgs), field=field)
-                    for field, msgs in ser.errors.items()
-                ],
-            )
-        p = ser.validated_data
+        p = validated(LeaderboardInputSerializer, request.query_params)
         try:
             result = pairwise_leaderboard(
                 dataset=dataset,
@@ -82,5 +73,5 @@ class PairwiseLeaderboardApi(APIView):
                 compare=p["compare"] or None,
             )
         except LeaderboardError as exc:
-            raise _refuse(exc) from exc
+            raise refusal(exc, "Leaderboard refused") from exc
         return Response(result)

@@ -19,12 +19,12 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from analysis.api.agreement import REFUSED, _refuse
+from analysis.api.agreement import REFUSED, agreement_refusal
 from analysis.selectors.agreement import AgreementError
 from analysis.selectors.ppi import prediction_powered_means
 from annotation import selectors as annotation_selectors
 from annotation.api.permissions import IsResearcher
-from annotation.errors import DomainError, Problem
+from flaskapp.api import query_data, validated
 from flaskapp.bounds import ID
 
 
@@ -42,19 +42,7 @@ class EstimatesInputSerializer(serializers.Serializer):
 
 
 def _params(request) -> dict:
-    data = {k: v for k, v in request.query_params.items()}
-    values = request.query_params.getlist("campaign")
-    data["campaign"] = [v for part in values for v in part.split(",") if v.strip()]
-    ser = EstimatesInputSerializer(data=data)
-    if not ser.is_valid():
-        raise DomainError(
-            "Bad parameters",
-            [
-                Problem("; ".join(str(m) for m in msgs), field=field)
-                for field, msgs in ser.errors.items()
-            ],
-        )
-    return dict(ser.validated_data)
+    return validated(EstimatesInputSerializer, query_data(request, ("campaign",)))
 
 
 class DatasetEstimatesApi(APIView):
@@ -99,5 +87,5 @@ class DatasetEstimatesApi(APIView):
                 lam=p["lam"],
             )
         except AgreementError as exc:
-            raise _refuse(exc) from exc
+            raise agreement_refusal(exc) from exc
         return Response(result)

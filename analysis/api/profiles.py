@@ -16,7 +16,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from analysis.api.agreement import REFUSED, _params, _refuse
+from analysis.api.agreement import REFUSED, agreement_params, agreement_refusal
 from analysis.selectors.agreement import AgreementError
 from analysis.selectors.skill_profiles import skill_profiles
 from annotation import selectors as annotation_selectors
@@ -59,7 +59,7 @@ class LeaderboardProfilesApi(APIView):
         dataset = annotation_selectors.dataset_get_for_user(
             user=request.user, dataset_id=dataset_id
         )
-        p = _params(request)
+        p = agreement_params(request)
         try:
             result = skill_profiles(
                 dataset=dataset,
@@ -71,5 +71,5 @@ class LeaderboardProfilesApi(APIView):
                 seed=p["seed"],
             )
         except AgreementError as exc:
-            raise _refuse(exc) from exc
+            raise agreement_refusal(exc) from exc
         return Response(result)

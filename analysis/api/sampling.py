@@ -16,26 +16,51 @@ from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
-from rest_framework import status
+from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from analysis.selectors.sampling import campaign_sampling_report
 from annotation import selectors as annotation_selectors
 from annotation.api.permissions import IsResearcher
-from annotation.errors import DomainError, Problem
 from annotation.selectors.datasets import dataset_get_for_user
+from flaskapp.api import validated
+from flaskapp.bounds import ID, OVERLAP, SEED
 from flaskapp.params import ascii_int
 from judging.services.sampling import sampling_campaign_start
 
 
-def _dataset(user, raw):
-    if raw in (None, ""):
-        raise DomainError("Bad input", [Problem("is required", field="dataset")])
+class SamplingInputSerializer(serializers.Serializer):
+    """The body's types and bounds; what depends on the data (a run with scores,
+    a budget within the population, a known strategy or criterion) the service
+    checks, naming the same fields."""
+
+    dataset = serializers.CharField(max_length=200)
+    run = serializers.IntegerField(**ID.field_kwargs())
+    budget = serializers.IntegerField(**ID.field_kwargs())
+    name = serializers.CharField(
+        max_length=200, required=False, allow_blank=True, default=""
+    )
+    strategy = serializers.CharField(
+        max_length=40, required=False, default="uncertainty"
+    )
+    seed = serializers.IntegerField(required=False, default=0, **SEED.field_kwargs())
+    skill = serializers.CharField(
+        max_length=100, required=False, allow_blank=True, default=""
+    )
+    models = serializers.ListField(
+        child=serializers.CharField(max_length=200), required=False, default=list
+    )
+    overlap = serializers.IntegerField(
+        required=False, default=1, **OVERLAP.field_kwargs()
+    )
+
+
+def _dataset(user, raw: str):
     dataset_id = ascii_int(raw)
     if dataset_id is not None:
         return dataset_get_for_user(user=user, dataset_id=dataset_id)
-    return dataset_get_for_user(user=user, name=str(raw))
+    return dataset_get_for_user(user=user, name=raw)
 
 
 class SamplingCampaignCreateApi(APIView):
@@ -43,23 +68,23 @@ class SamplingCampaignCreateApi(APIView):
 
     @extend_schema(
         tags=["campaigns"],
-        request=OpenApiTypes.OBJECT,
+        request=SamplingInputSerializer,
         responses={201: OpenApiTypes.OBJECT},
     )
     def post(self, request):
-        data = request.data
-        dataset = _dataset(request.user, data.get("dataset"))
+        data = validated(SamplingInputSerializer, request.data, detail="Bad input")
+        dataset = _dataset(request.user, data["dataset"])
         campaign = sampling_campaign_start(
             user=request.user,
-            name=data.get("name") or f"sampling of {dataset.name}",
+            name=data["name"] or f"sampling of {dataset.name}",
             dataset=dataset,
-            run_id=data.get("run"),
-            budget=data.get("budget"),
-            strategy=data.get("strategy", "uncertainty"),
-            seed=data.get("seed", 0),
-            skill=str(data.get("skill") or ""),
-            models=list(data.get("models") or []),
-            overlap=data.get("overlap", 1),
+            run_id=data["run"],
+            budget=data["budget"],
+            strategy=data["strategy"],
+            seed=data["seed"],
+            skill=data["skill"],
+            models=data["models"],
+            overlap=data["overlap"],
         )
         return Response(
             {"id": campaign.pk, "name": campaign.name, "sampling": campaign.sampling},

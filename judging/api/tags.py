@@ -22,7 +22,7 @@ from rest_framework.views import APIView
 from annotation import selectors as annotation_selectors
 from annotation.api.permissions import IsResearcher
 from annotation.api.serializers.datasets import ProblemOutputSerializer
-from annotation.errors import DomainError, Problem
+from flaskapp.api import validated
 from flaskapp.bounds import ID
 from judging.models import CriterionNote, DisagreementTag
 from judging.selectors import tags as selectors
@@ -76,19 +76,6 @@ class CriterionNoteInputSerializer(serializers.Serializer):
     dataset = serializers.IntegerField(required=False, **ID.field_kwargs())
 
 
-def _valid(serializer_class, data) -> dict:
-    ser = serializer_class(data=data)
-    if not ser.is_valid():
-        raise DomainError(
-            "Bad input",
-            [
-                Problem("; ".join(str(m) for m in msgs), field=field)
-                for field, msgs in ser.errors.items()
-            ],
-        )
-    return dict(ser.validated_data)
-
-
 class FailureTagListApi(APIView):
     """A run's failure tags; tag one of its items, or take a tag off."""
 
@@ -122,7 +109,7 @@ class FailureTagListApi(APIView):
     )
     def post(self, request, run_id: int):
         run = judge_run_get_for_user(user=request.user, run_id=run_id)
-        data = _valid(FailureTagInputSerializer, request.data)
+        data = validated(FailureTagInputSerializer, request.data, detail="Bad input")
         row = failure_tag_apply(
             user=request.user,
             run=run,
@@ -143,7 +130,7 @@ class FailureTagListApi(APIView):
     )
     def delete(self, request, run_id: int):
         run = judge_run_get_for_user(user=request.user, run_id=run_id)
-        data = _valid(FailureTagInputSerializer, request.data)
+        data = validated(FailureTagInputSerializer, request.data, detail="Bad input")
         removed = failure_tag_remove(
             user=request.user,
             run=run,
@@ -176,7 +163,7 @@ class CriterionNoteListApi(APIView):
     )
     def post(self, request, prompt_id: int):
         prompt = selectors.prompt_get_for_user(user=request.user, prompt_id=prompt_id)
-        data = _valid(CriterionNoteInputSerializer, request.data)
+        data = validated(CriterionNoteInputSerializer, request.data, detail="Bad input")
         dataset = (
             annotation_selectors.dataset_get_for_user(
                 user=request.user, dataset_id=data["dataset"]

@@ -54,9 +54,10 @@
     setUpNavMenu();
   });
 
-  // Narrow screens: a main navigation of FOLD_FROM_LINKS links or more (a researcher's,
-  // an admin's) folds into a menu button (app.css shows the
-  // button below 1440 px, only once this ran: without JavaScript the links wrap).
+  // A main navigation of FOLD_FROM_LINKS links or more (a researcher's, an admin's)
+  // folds into a menu button exactly when it does not fit in one row beside the
+  // brand and the user block (checked on load and on every resize, so a long user
+  // name or a larger font folds it too; without JavaScript the links wrap).
   // The button says whether the menu is open (aria-expanded); Esc closes it and gives
   // the focus back to the button, and so does a click elsewhere.
   var FOLD_FROM_LINKS = 5;
@@ -67,12 +68,45 @@
     if (!toggle || !nav) return;
     // A rater's two or three links fit beside the user block at any width: no menu.
     if (nav.querySelectorAll("li").length < FOLD_FROM_LINKS) return;
-    document.documentElement.classList.add("has-nav-menu");
+    var root = document.documentElement;
+    root.classList.add("has-nav-menu");
+    var brand = document.querySelector(".topbar .brand");
+    var user = document.querySelector(".topbar .nav-user");
+    var items = nav.querySelectorAll("li");
 
     function setOpen(open) {
       toggle.setAttribute("aria-expanded", open ? "true" : "false");
       nav.classList.toggle("is-open", open);
     }
+    // One row: the first and the last link on the same line, and the user block on
+    // the brand's line (the bar wraps whatever does not fit).
+    function fitsOneRow() {
+      var first = items[0].getBoundingClientRect();
+      var last = items[items.length - 1].getBoundingClientRect();
+      if (Math.abs(last.top - first.top) > 2) return false;
+      if (!brand || !user) return true;
+      return user.getBoundingClientRect().top < brand.getBoundingClientRect().bottom;
+    }
+    function fold() {
+      var wasFolded = root.classList.contains("nav-folded");
+      root.classList.remove("nav-folded");
+      var folded = !fitsOneRow();
+      root.classList.toggle("nav-folded", folded);
+      if (wasFolded && !folded) setOpen(false);
+    }
+    fold();
+    var pending = false;
+    window.addEventListener("resize", function () {
+      if (pending) return;
+      pending = true;
+      window.requestAnimationFrame(function () {
+        pending = false;
+        fold();
+      });
+    });
+    // Web fonts or zoom can change the widths after load.
+    if (document.fonts && document.fonts.ready) document.fonts.ready.then(fold);
+
     toggle.addEventListener("click", function () {
       var open = toggle.getAttribute("aria-expanded") !== "true";
       setOpen(open);

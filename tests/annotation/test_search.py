@@ -86,6 +86,22 @@ rows["maths"].save()
 rows["sea"].delete()
 out["after_changes"] = ids("sky blue")
 out["vendor"] = __import__("django.db").db.connection.vendor
+# The response delete guard outlives every table rebuild SQLite migrations make.
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.db import IntegrityError, connection, transaction
+from annotation.models import Response
+from annotation.services import campaign_create
+response = Response.objects.create(instruction=rows["sky"], model_name="m", text="t")
+user = get_user_model().objects.create_user("guard-check")
+user.groups.add(Group.objects.get(name="researcher"))
+campaign_create(name="guard", dataset=dataset, user=user)
+try:
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("DELETE FROM annotation_response WHERE id = %s", [response.pk])
+    out["guard"] = "deleted"
+except IntegrityError as error:
+    out["guard"] = str(error)
 print(json.dumps(out))
 """
 
@@ -114,3 +130,4 @@ def test_sqlite_search_finds_every_word_anywhere(tmp_path):
     assert out["vendor"] == "sqlite"
     assert out["found"] == CASES
     assert out["after_changes"] == ["sky", "maths"]
+    assert "campaign item refers to" in out["guard"]

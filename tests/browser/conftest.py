@@ -96,6 +96,15 @@ def login(page, live_server, user, password: str = PASSWORD) -> None:
     page.wait_for_url(f"{live_server.url}/")
 
 
+def follow_nav(page, name: str) -> None:
+    """Follow the main navigation's link `name`, through the menu button when the
+    links are folded into it (they fold whenever they do not fit in one row)."""
+    toggle = page.get_by_role("button", name="Menu")
+    if toggle.is_visible() and toggle.get_attribute("aria-expanded") != "true":
+        toggle.click()
+    page.get_by_role("navigation", name="Main").get_by_role("link", name=name).click()
+
+
 SKILLS = ["comprehension", "factuality", "readability"]  # of the rating campaign
 
 

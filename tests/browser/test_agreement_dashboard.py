@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 
 from tests.analysis.agreement_data import make_agreement_setup
 from tests.analysis.test_views_agreement import MODELS, N_INSTR, score_tables
-from tests.browser.conftest import login
+from tests.browser.conftest import follow_nav, login
 from tests.factories import UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -52,7 +52,7 @@ def test_researcher_compares_a_judge_with_the_raters(
 ):
     judge_b = setup.runs[1]
     login(page, live_server, researcher)
-    page.get_by_role("link", name="Agreement").click()
+    follow_nav(page, "Agreement")
     page.get_by_role("link", name=setup.dataset.name).click()
     # It opens with the defaults: every campaign and each judge's latest run.
     expect(page.locator("#agreement-defaults")).to_be_visible()

@@ -14,6 +14,7 @@ from tests.analysis.test_views_agreement import MODELS, N_INSTR, score_tables
 from tests.browser.conftest import (
     SKILLS,
     login,
+    shot,
     sky_pairwise_campaign,
     sky_rating_campaign,
 )
@@ -94,6 +95,31 @@ def test_wide_screen_shows_the_whole_navigation_in_one_row(page, live_server, ad
     for i in range(links.count()):
         expect(links.nth(i)).to_be_visible()
     assert header_height(page) < 80
+
+
+def test_the_menu_folds_exactly_when_the_links_do_not_fit(page, live_server, admin):
+    """A wide window holds an admin's whole navigation in one row; narrowing it
+    folds the links into the menu, widening it again unfolds them (no reload)."""
+    page.set_viewport_size({"width": 1600, "height": 900})
+    login(page, live_server, admin)
+    nav = page.get_by_role("navigation", name="Main")
+    toggle = page.get_by_role("button", name="Menu")
+    expect(toggle).to_be_hidden()
+    links = nav.get_by_role("link")
+    tops = {round(links.nth(i).bounding_box()["y"]) for i in range(links.count())}
+    assert len(tops) == 1, tops  # one row
+    assert header_height(page) < 80
+    page.set_viewport_size({"width": 1100, "height": 900})
+    expect(toggle).to_be_visible()
+    expect(nav).to_be_hidden()
+    assert header_height(page) < 80
+    toggle.click()
+    expect(nav.get_by_role("link", name="Imports")).to_be_visible()
+    page.set_viewport_size({"width": 1600, "height": 900})
+    expect(toggle).to_be_hidden()
+    expect(nav.get_by_role("link", name="Imports")).to_be_visible()
+    expect(toggle).to_have_attribute("aria-expanded", "false")
+    shot(page, "nav-unfolded-admin")
 
 
 # Every visible control of the agreement form and the slice navigation (its pills are
