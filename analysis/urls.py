@@ -117,6 +117,11 @@ urlpatterns = [
         name="leaderboard-profiles",
     ),
     path("estimates/<int:dataset_id>/", ppi.dataset_estimates, name="estimates"),
+    path(
+        "estimates/<int:dataset_id>/win-rates/",
+        ppi.dataset_win_rates,
+        name="estimates-win-rates",
+    ),
     path("metaeval/", metaeval.metaeval_home, name="metaeval-home"),
     path("metaeval/<int:dataset_id>/", metaeval.metaeval_report, name="metaeval"),
     path(

@@ -81,10 +81,15 @@ def exception_handler(exc, context):
 
 def validated(serializer_class, data, *, detail: str = "Bad parameters") -> dict:
     """`data` as `serializer_class` validates it; otherwise a `DomainError` with one
-    problem per refused field (so a 400 naming each, like DRF's own refusals)."""
+    problem per refused top-level field (``run``, not ``run.0``, for a bad item of a
+    list), its messages joined: a 400 naming each."""
     ser = serializer_class(data=data)
     if not ser.is_valid():
-        raise DomainError(detail, list(_problems(ser.errors)))
+        problems = []
+        for field, errors in ser.errors.items():
+            messages = "; ".join(p.message for p in _problems(errors))
+            problems.append(Problem(messages, field=str(field)))
+        raise DomainError(detail, problems)
     return dict(ser.validated_data)
 
 

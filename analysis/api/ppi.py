@@ -7,6 +7,13 @@ Per ordinal criterion and model: humans only, judge only (its interval is marked
 ``valid: false``: no confidence interval for the human mean), prediction-powered
 (PPI++, lam tuned unless `lam` is given; ``classic``: lam = 1), the effective
 number of human labels. The JSON of `analysis.selectors.ppi.prediction_powered_means`.
+    GET /api/datasets/{id}/estimates/win-rates/?[run=<pairwise run id>][&alpha=]
+        [&lam=]
+
+Per pair of models: the first's win rate from the human votes alone, the judge
+alone and prediction-powered (`analysis.selectors.ppi_pairwise`); without `run`,
+the newest pairwise run.
+
 Researchers and admins (raters 403, anonymous 401); a bad parameter is a 400 naming
 it in ``problems[].field``.
 """
@@ -22,6 +29,7 @@ from rest_framework.views import APIView
 from analysis.api.agreement import REFUSED, agreement_refusal
 from analysis.selectors.agreement import AgreementError
 from analysis.selectors.ppi import prediction_powered_means
+from analysis.selectors.ppi_pairwise import prediction_powered_win_rates
 from annotation import selectors as annotation_selectors
 from annotation.api.permissions import IsResearcher
 from flaskapp.api import query_data, validated
@@ -85,6 +93,42 @@ class DatasetEstimatesApi(APIView):
                 slice_value=value,
                 alpha=p["alpha"],
                 lam=p["lam"],
+            )
+        except AgreementError as exc:
+            raise agreement_refusal(exc) from exc
+        return Response(result)
+
+
+class WinRatesInputSerializer(serializers.Serializer):
+    run = serializers.IntegerField(required=False, allow_null=True, **ID.field_kwargs())
+    alpha = serializers.FloatField(required=False, default=0.05)
+    lam = serializers.FloatField(required=False, allow_null=True, default=None)
+
+
+class DatasetWinRatesApi(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        tags=["agreement"],
+        parameters=[
+            OpenApiParameter(
+                "run", OpenApiTypes.INT, description="Pairwise run (default: newest)"
+            ),
+            OpenApiParameter("alpha", OpenApiTypes.FLOAT, description="Error level"),
+            OpenApiParameter(
+                "lam", OpenApiTypes.FLOAT, description="Fixed lam (default: tuned)"
+            ),
+        ],
+        responses={200: OpenApiTypes.OBJECT, 400: REFUSED},
+    )
+    def get(self, request, dataset_id: int):
+        dataset = annotation_selectors.dataset_get_for_user(
+            user=request.user, dataset_id=dataset_id
+        )
+        p = validated(WinRatesInputSerializer, request.query_params)
+        try:
+            result = prediction_powered_win_rates(
+                dataset=dataset, run_id=p.get("run"), alpha=p["alpha"], lam=p["lam"]
             )
         except AgreementError as exc:
             raise agreement_refusal(exc) from exc

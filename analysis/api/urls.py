@@ -78,6 +78,11 @@ urlpatterns = [
         name="estimates",
     ),
     path(
+        "datasets/<int:dataset_id>/estimates/win-rates/",
+        ppi.DatasetWinRatesApi.as_view(),
+        name="estimates-win-rates",
+    ),
+    path(
         "datasets/<int:dataset_id>/classification/",
         classification.ClassificationApi.as_view(),
         name="classification",

@@ -15,8 +15,12 @@ only, prediction-powered with the tuned lam and with lam = 1, the effective numb
 of human labels). Categorical criteria are left out (the loaders drop them). The
 campaigns sample items uniformly here, so no weights are used.
 
-Not done: pairwise win rates from human votes and a pairwise judge run (the
-estimator is :func:`analysis.stats.ppi.ppi_win_rate`; nothing reads the pairs yet).
+Sampling campaigns (`judging.services.sampling`) drew their items with unequal
+probabilities: their labels are not a uniform sample, so they are left out of the
+default campaigns (and said so in ``left_out``) and refused when chosen; their
+probability-weighted estimates are on their own page (`analysis.selectors.sampling`).
+
+Win rates from pairwise votes: `analysis.selectors.ppi_pairwise`.
 """
 
 from __future__ import annotations
@@ -56,11 +60,22 @@ def _number(x: float) -> float | None:
     return float(x) if math.isfinite(x) else None
 
 
-def _estimates(r: PPIResult) -> dict:
+def estimates_dict(r: PPIResult) -> dict:
+    """A `PPIResult` as JSON (non-finite effective n as None), the judge-only
+    estimate with the note that its interval is not valid."""
     out = r.as_dict()
     out["effective_n"] = _number(r.effective_n)
     out["judge"]["note"] = NO_VALID_CI
     return out
+
+
+def _sampling_campaigns(campaign_ids) -> list[Campaign]:
+    """The campaigns among these that drew their items by a sampling design."""
+    return list(
+        Campaign.objects.filter(pk__in=list(campaign_ids))
+        .exclude(sampling={})
+        .order_by("pk")
+    )
 
 
 def _item_values(inp, run_id: int):
@@ -100,7 +115,7 @@ def _row(model: str, y, f, f_u, alpha: float, lam: float | None) -> dict:
             "the answer and the judge adds nothing"
         )
         return row
-    row.update(_estimates(ppi_mean(y, f, f_u, alpha=alpha, lam=lam)))
+    row.update(estimates_dict(ppi_mean(y, f, f_u, alpha=alpha, lam=lam)))
     row["reason"] = ""
     return row
 
@@ -131,8 +146,23 @@ def prediction_powered_means(
         raise AgreementError(f"alpha: must be between 0 and 1, not {alpha}")
     if lam is not None and not 0 <= lam <= 1:
         raise AgreementError(f"lam: must be between 0 and 1, not {lam}")
+    left_out = []
     if campaign_ids is None:
         campaign_ids = agreement_defaults(dataset=dataset).campaign_ids
+        sampled = _sampling_campaigns(campaign_ids)
+        left_out = [
+            f"{c.name}: a sampling campaign (unequal inclusion probabilities); its "
+            "weighted estimates are on its sampling page"
+            for c in sampled
+        ]
+        campaign_ids = [pk for pk in campaign_ids if pk not in {c.pk for c in sampled}]
+    elif sampled := _sampling_campaigns(campaign_ids):
+        names = ", ".join(c.name for c in sampled)
+        raise AgreementError(
+            f"campaign: {names} drew its items with unequal probabilities (a "
+            "sampling campaign), so its labels are no uniform sample for PPI; its "
+            "probability-weighted estimates are on its sampling page"
+        )
     if not campaign_ids:
         raise AgreementError(
             "campaign: no human-labelled items: the dataset has no pointwise "
@@ -194,6 +224,7 @@ def prediction_powered_means(
         "alpha": alpha,
         "lam": "tuned (PPI++)" if lam is None else lam,
         "criteria": criteria,
+        "left_out": left_out,
         "notes": [
             "humans only: the raters' mean on the labelled items (CLT interval)",
             f"judge only: {NO_VALID_CI}",

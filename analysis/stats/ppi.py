@@ -252,15 +252,17 @@ WIN, TIE, LOSS = 1.0, 0.5, 0.0
 
 
 def ppi_win_rate(y_labelled, f_labelled, f_unlabelled, **kwargs) -> PPIResult:
-    """The first model's win rate over the second: :func:`ppi_mean` on outcomes
-    1 (win), 0.5 (tie), 0 (loss) of the human vote (`y_labelled`) and the judge's
-    verdict (`f_*`) per pair. Raises PPIInputError also for another outcome value."""
+    """The first model's win rate over the second: :func:`ppi_mean` on the outcome
+    of each pair from the first model's side, 1 (win), 0.5 (tie), 0 (loss), or the
+    mean of several (the votes of several raters on a pair, a judge's verdicts in
+    both orders): the human outcome (`y_labelled`) and the judge's (`f_*`). Raises
+    PPIInputError also for an outcome outside [0, 1]."""
     for name, x in (
         ("y_labelled", y_labelled),
         ("f_labelled", f_labelled),
         ("f_unlabelled", f_unlabelled),
     ):
         a = np.asarray(x, dtype=float)
-        if not np.isin(a, (WIN, TIE, LOSS)).all():
-            raise PPIInputError(f"{name}: outcomes must be 0, 0.5 or 1")
+        if not ((a >= LOSS) & (a <= WIN)).all():
+            raise PPIInputError(f"{name}: outcomes must lie between 0 and 1")
     return ppi_mean(y_labelled, f_labelled, f_unlabelled, **kwargs)

@@ -1,11 +1,17 @@
-"""Prediction-powered estimates page (researchers and admins; raters get 403).
+"""Prediction-powered estimates pages (researchers and admins; raters get 403).
 
     /estimates/<dataset_id>/?run=<id>&campaign=<id>[&criterion=KEY][&slice=DIM:VALUE]
+    /estimates/<dataset_id>/win-rates/[?run=<pairwise run id>]
 
 Per criterion, a table (model, humans only [CI] (n), judge only (no valid CI), PPI
 [CI], effective n, lam) and a chart of the three estimates. Thin: parse, call
 `analysis.selectors.ppi.prediction_powered_means`, render. Without `run` the page
 shows the choice; a bad parameter is shown (status 400) with its name.
+
+The win-rate page: per pair of models, the first's win rate from the human votes,
+the pairwise judge run and prediction-powered
+(`analysis.selectors.ppi_pairwise.prediction_powered_win_rates`), a table and a
+chart on the 0-1 axis.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from analysis.charts.intervals import Interval
 from analysis.charts.svg import Series
 from analysis.selectors.agreement import AgreementError, agreement_sources_for_user
 from analysis.selectors.ppi import prediction_powered_means
+from analysis.selectors.ppi_pairwise import FEW_VOTES, prediction_powered_win_rates
 from annotation import roles
 from annotation import selectors as annotation_selectors
 from flaskapp.bounds import ID
@@ -38,17 +45,20 @@ def _interval(row: dict, name: str) -> Interval:
     return Interval.from_result(est)
 
 
-def _chart(criterion: dict) -> str:
-    rows = criterion["models"]
-    series = [
+def _series(rows: list[dict]) -> list[Series]:
+    return [
         Series(label, [_interval(r, name) for r in rows], index=k)
         for k, (name, label) in enumerate(SERIES)
     ]
+
+
+def _chart(criterion: dict) -> str:
+    rows = criterion["models"]
     low, high = criterion["scale"]
     return means_chart(
         title=f"{criterion['name']}: mean score by model",
         groups=[r["model"] for r in rows],
-        series=series,
+        series=_series(rows),
         low=low,
         high=high,
     )
@@ -57,11 +67,7 @@ def _chart(criterion: dict) -> str:
 @login_required
 @require_GET
 def dataset_estimates(request: HttpRequest, dataset_id: int) -> HttpResponse:
-    if not roles.is_researcher(request.user):
-        raise PermissionDenied("This page needs the researcher or admin role.")
-    dataset = annotation_selectors.dataset_get_for_user(
-        user=request.user, dataset_id=dataset_id
-    )
+    dataset = _researcher_dataset(request, dataset_id)
     sources = agreement_sources_for_user(user=request.user, dataset=dataset)
     error, result = "", None
     try:
@@ -98,4 +104,50 @@ def dataset_estimates(request: HttpRequest, dataset_id: int) -> HttpResponse:
     }
     return render(
         request, "analysis/estimates.html", context, status=400 if error else 200
+    )
+
+
+def _researcher_dataset(request: HttpRequest, dataset_id: int):
+    if not roles.is_researcher(request.user):
+        raise PermissionDenied("This page needs the researcher or admin role.")
+    return annotation_selectors.dataset_get_for_user(
+        user=request.user, dataset_id=dataset_id
+    )
+
+
+@login_required
+@require_GET
+def dataset_win_rates(request: HttpRequest, dataset_id: int) -> HttpResponse:
+    dataset = _researcher_dataset(request, dataset_id)
+    error, result, chart = "", None, ""
+    try:
+        run = int_param(request.GET, "run", None, min_value=1, max_value=ID.high)
+    except BadParameter as exc:
+        run, error = None, f"{exc.name}: {exc.problems[0].message}"
+    if not error:
+        try:
+            result = prediction_powered_win_rates(dataset=dataset, run_id=run)
+        except AgreementError as exc:
+            error = str(exc)
+    if result and result["pairs"]:
+        rows = result["pairs"]
+        chart = means_chart(
+            title="Win rate of the first model over the second",
+            groups=[f"{r['model_a']} vs {r['model_b']}" for r in rows],
+            series=_series(rows),
+            low=0.0,
+            high=1.0,
+        )
+    context = {
+        "dataset": dataset,
+        "result": result,
+        "chart": chart,
+        "error": error,
+        "few_votes": FEW_VOTES,
+    }
+    return render(
+        request,
+        "analysis/estimates_win_rates.html",
+        context,
+        status=400 if error else 200,
     )
