@@ -56,7 +56,19 @@ def means_chart(
     if all(c.value is None for row in cells for c in row):
         return empty_chart(title, "no estimate is defined")
     uid = chart_id("means", title, *groups)
-    row_h, gap, left, top, plot_w, right = 16, 14, 150, 62, 300, 190
+    # The value texts right of the plot are as long as they are: the margin fits
+    # the longest (about 6.4 px a character at 11 px).
+    longest = max(
+        (
+            len(f"{shorten(s.label, 12)} {_text(c)}")
+            for s, row in zip(series, cells, strict=True)
+            for c in row
+            if c.value is not None
+        ),
+        default=0,
+    )
+    row_h, gap, left, top, plot_w = 16, 14, 150, 62, 300
+    right = max(190, int(6.4 * longest) + 16)
     group_h = row_h * len(series) + gap
     width = left + plot_w + right
     top += heading_extra(title, width)
