@@ -5,6 +5,7 @@ probabilities that one model ranks above another."""
 from __future__ import annotations
 
 from analysis.charts.svg import (
+    HEADING_X,
     MUTED,
     TEXT,
     empty_chart,
@@ -14,6 +15,7 @@ from analysis.charts.svg import (
     shorten,
     svg_document,
     svg_heading,
+    svg_note,
     svg_text,
 )
 
@@ -139,6 +141,20 @@ def heatmap_chart(
     return svg_document(width, height, title, desc, body)
 
 
+# A matrix chart is at least this wide, so that its title (up to three lines) and
+# its note fit beside a few models; the matrix is centred in it.
+MATRIX_MIN_WIDTH = 440
+
+
+def matrix_frame(labels: list[str], cell: float) -> tuple[float, float]:
+    """(x of the matrix's left edge, the chart's width) for an M x M matrix of
+    `cell`-wide cells with the row labels on its left."""
+    left = 24 + min(22, max(len(x) for x in labels)) * 7
+    natural = left + len(labels) * cell + 30
+    width = max(natural, MATRIX_MIN_WIDTH)
+    return left + (width - natural) / 2, width
+
+
 # ---------------------------------------------------------------------------------
 # Scatter
 
@@ -166,10 +182,15 @@ def order_heatmap_chart(
         return empty_chart(title, "no pairwise order is defined")
     cell = 44 if m <= 8 else max(26, 360 // m)
     size = 12 if cell >= 40 else 9
-    left = 24 + min(22, max(len(x) for x in labels)) * 7
-    width = left + m * cell + 30
+    left, width = matrix_frame(labels, cell)
     top = 58 + heading_extra(title, width) + min(22, max(len(x) for x in labels)) * 5
-    height = top + m * cell + 70
+    note_svg, note_extra = svg_note(
+        HEADING_X,
+        top + m * cell + 24,
+        note or "row above column: share of resamples; darker = more likely",
+        width - HEADING_X,
+    )
+    height = top + m * cell + 70 + note_extra
     body = [svg_heading(title, width)]
     cells = ['<g class="cells">']
     for j, name in enumerate(labels):  # column labels, slanted above the columns
@@ -208,17 +229,7 @@ def order_heatmap_chart(
             )
     cells.append("</g>")
     body += cells
-    legend_y = top + m * cell + 24
-    body.append(
-        svg_text(
-            left,
-            legend_y,
-            note or "row above column: share of resamples; darker = more likely",
-            anchor="start",
-            size=11,
-            fill=MUTED,
-        )
-    )
+    body.append(note_svg)
     desc = f"Probabilities that each of {m} models ranks above each other one."
     if note:
         desc += f" {note}"

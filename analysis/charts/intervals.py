@@ -12,6 +12,7 @@ from analysis.charts.svg import (
     MUTED,
     NOT_ENOUGH,
     TEXT,
+    TEXT_CHAR_EM,
     Series,
     bar_rect,
     chart_id,
@@ -135,7 +136,10 @@ def interval_bars_chart(
     if all(c.value is None for row in cells for c in row):
         return empty_chart(title, "no figure is defined")
     uid = chart_id("intervals", title, *groups)
-    bar_h, gap, left, top, plot_w, right = 16, 16, 150, 62, 300, 170
+    bar_h, gap, left, top, plot_w = 16, 16, 150, 62, 300
+    # The value column is as wide as its longest text (11 px), at least 170.
+    longest = max((len(c.text(kind)) for row in cells for c in row), default=0)
+    right = max(170, 8 + math.ceil(longest * TEXT_CHAR_EM * 11) + 8)
     group_h = bar_h * len(series) + gap
     width = left + plot_w + right
     top += heading_extra(title, width)

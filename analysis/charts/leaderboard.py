@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import math
 
-from analysis.charts.heatmap import _blend, order_heatmap_chart
+from analysis.charts.heatmap import _blend, matrix_frame, order_heatmap_chart
 from analysis.charts.intervals import Interval, interval_bars_chart
 from analysis.charts.svg import (
+    HEADING_X,
     MUTED,
     TEXT,
     Series,
@@ -20,6 +21,7 @@ from analysis.charts.svg import (
     shorten,
     svg_document,
     svg_heading,
+    svg_note,
     svg_text,
 )
 
@@ -50,10 +52,15 @@ def win_rate_chart(*, title: str, labels: list[str], rates, votes) -> str:
     cell = 44 if m <= 8 else max(26, 360 // m)
     size = 12 if cell >= 40 else 9
     longest = min(22, max(len(x) for x in labels))
-    left = 24 + longest * 7
-    width = left + m * cell + 30
+    left, width = matrix_frame(labels, cell)
     top = 58 + heading_extra(title, width) + longest * 5
-    height = top + m * cell + 70
+    note_svg, note_extra = svg_note(
+        HEADING_X,
+        top + m * cell + 24,
+        "row's win rate against the column (ties as half); darker = more wins",
+        width - HEADING_X,
+    )
+    height = top + m * cell + 70 + note_extra
     body = [svg_heading(title, width), '<g class="cells">']
     for j, name in enumerate(labels):
         x, y = left + (j + 0.5) * cell, top - 8
@@ -94,16 +101,7 @@ def win_rate_chart(*, title: str, labels: list[str], rates, votes) -> str:
                 + "</g>"
             )
     body.append("</g>")
-    body.append(
-        svg_text(
-            left,
-            top + m * cell + 24,
-            "row's win rate against the column (ties as half); darker = more wins",
-            anchor="start",
-            size=11,
-            fill=MUTED,
-        )
-    )
+    body.append(note_svg)
     desc = f"Win rates of each of {m} models against each other one."
     return svg_document(width, height, title, desc, body)
 

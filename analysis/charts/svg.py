@@ -89,6 +89,28 @@ def wrap_words(text: str, limit: int, max_lines: int) -> list[str]:
     return lines
 
 
+NOTE_LINE = 15
+
+
+def svg_note(
+    x: float, y: float, text: str, right: float, size: int = 11
+) -> tuple[str, float]:
+    """A muted note below a chart, wrapped so that it ends before `right` (widths
+    estimated at TEXT_CHAR_EM per character, as the axis labels): the <text> and
+    how much lower than one line it reaches."""
+    limit = int((right - x) / (TEXT_CHAR_EM * size))
+    lines = wrap_words(text, limit, 4)
+    spans = "".join(
+        f'<tspan x="{fmt_num(x)}" y="{fmt_num(y + NOTE_LINE * k)}">{esc(line)}</tspan>'
+        for k, line in enumerate(lines)
+    )
+    markup = (
+        f'<text x="{fmt_num(x)}" y="{fmt_num(y)}" text-anchor="start" '
+        f'font-size="{size}" fill="{MUTED}" class="chart-note">{spans}</text>'
+    )
+    return markup, NOTE_LINE * (len(lines) - 1)
+
+
 def heading_lines(title: str, width: float) -> list[str]:
     limit = int((width - 2 * HEADING_X) / HEADING_CHAR)
     return wrap_words(title, limit, HEADING_MAX_LINES)
@@ -259,9 +281,12 @@ def hatch_defs(uid: str, series: list[Series]) -> str:
 
 
 def fmt_value(x: float, kind: str = "share") -> str:
-    """A figure as the pages show it: share 0.62 -> 62%, signed +0.12, corr 0.12."""
+    """A figure as the pages show it: share 0.62 -> 62%, signed +0.12, corr 0.12,
+    rating (Elo scale) 1127."""
     if kind == "share":
         return f"{100 * x:.0f}%"
+    if kind == "rating":
+        return f"{x:.0f}"
     if kind == "signed":
         return f"{x:+.2f}"
     return f"{x:.2f}"

@@ -27,6 +27,7 @@ from math import isfinite, sqrt
 from math import pi as PI
 
 import numpy as np
+from django.db.models import Count
 from django.http import Http404
 
 from analysis.stats.ppi import MeanEstimate
@@ -85,6 +86,25 @@ def _human_means(campaign: Campaign, skill: str) -> dict[int, float]:
     return {r: float(np.mean(s)) for r, s in by_response.items()}
 
 
+def _most_labelled(campaign: Campaign, keys: list[str]) -> str:
+    """Of the criteria `keys` (the run's), the one the campaign's raters scored most
+    often (ties: the first by key); the first key before any label. One query."""
+    top = (
+        HumanScore.objects.filter(
+            assignment__campaign=campaign,
+            assignment__status=Assignment.Status.SUBMITTED,
+            assignment__gold=False,
+            skill__key__in=keys,
+            score__isnull=False,
+        )
+        .values("skill__key")
+        .annotate(n=Count("id"))
+        .order_by("-n", "skill__key")
+        .first()
+    )
+    return top["skill__key"] if top else (keys[0] if keys else "")
+
+
 def _spread(u, f, labels, pi) -> tuple[np.ndarray, str]:
     """Each response's human-label spread around the judge (module doc) and how
     it was obtained."""
@@ -114,7 +134,7 @@ def campaign_sampling_report(
     *, campaign: Campaign, skill: str = "", reps: int = 60
 ) -> SamplingReport:
     """The report of a sampling campaign on criterion `skill` (default: the plan's,
-    else the first the run scored). Http404 for a campaign without a sampling plan;
+    else the one of the run's criteria the raters scored most, `_most_labelled`). Http404 for a campaign without a sampling plan;
     a run that is gone or a criterion it did not score is said in `problem`. A
     few queries and `reps` simulated draws per budget and strategy (seeded by the
     plan's seed: the same page every time for the same labels)."""
@@ -131,7 +151,7 @@ def campaign_sampling_report(
     )
     every = judge_samples(run=run, response_ids=population)
     report.skills = sorted({key for _, key in every.scores})
-    skill = skill or plan.get("skill") or (report.skills[0] if report.skills else "")
+    skill = skill or plan.get("skill") or _most_labelled(campaign, report.skills)
     report.skill = skill
     if skill not in report.skills:
         report.problem = f"run {run.pk} has no scores on criterion {skill!r}"

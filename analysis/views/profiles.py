@@ -79,6 +79,9 @@ def leaderboard_profiles(request: HttpRequest, dataset_id: int) -> HttpResponse:
             )
         except agreement.AgreementError as exc:
             choice.errors.append(str(exc))
+        else:
+            # The summary and the form show the sources used (the defaults too).
+            choice.adopt_sources(result)
     context = {
         "dataset": dataset,
         "page_url": reverse("analysis:leaderboard-profiles", args=[dataset.pk]),

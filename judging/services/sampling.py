@@ -185,7 +185,8 @@ def sampling_plan(
     `budget` is the expected number of responses drawn (1..N, N the population),
     `strategy` one of `judging.designs.STRATEGIES`, `seed` makes the draw
     reproducible, `skill` (a criterion key) narrows the judge's uncertainty to one
-    criterion. Reads only; raises `DomainError` naming `run` (missing, not of this
+    criterion; without it, a run that scored one criterion only names that one in
+    the plan (``sampling["skill"]``). Reads only; raises `DomainError` naming `run` (missing, not of this
     dataset, or without judge scores on an ordinal criterion of these responses),
     `budget`, `strategy`, `seed`, `skill` or `models`."""
     problems = []
@@ -221,6 +222,13 @@ def sampling_plan(
             [Problem(f"run {run.pk} has no judge scores on {what} for these "
                      f"responses of dataset {dataset.name!r}", field="run")],
         )  # fmt: skip
+    if not skill:
+        # A run that scored one criterion: that is what humans are asked for and
+        # what the estimates are on (raters would otherwise score each
+        # instruction's own criteria, which need not include it).
+        keys = {key for _, key in samples.scores}
+        if len(keys) == 1:
+            skill = keys.pop()
     u, measure = response_uncertainty(samples, population)
     pi = inclusion_probabilities(u, budget, strategy=strategy)
     chosen, _ = poisson_sample(pi, seed)
@@ -296,7 +304,7 @@ def sampling_campaign_start(
         sample=plan.sample,
         sampling=plan.sampling,
         models=models,
-        skill=skill,
+        skill=plan.sampling["skill"],
         overlap=overlap,
         lock_ttl_minutes=lock_ttl_minutes,
         raters=raters,

@@ -264,3 +264,55 @@ def test_command_creates_a_campaign_and_names_a_bad_option(admin_user, capsys):
     with pytest.raises(CommandError, match="--budget"):
         call_command("sampling_campaign", "--dataset", dataset.name,
                      "--run", str(run.pk), "--budget", "0")  # fmt: skip
+
+
+def test_a_run_of_one_criterion_makes_raters_score_that_criterion(researcher, rater):
+    """Without a chosen criterion, raters of a sampling campaign would score each
+    instruction's own criteria, which need not hold the one the run scored (and
+    the estimates are on): a run of one criterion names it in the plan and the
+    campaign asks for it."""
+    dataset, _, run, key = sampling_setup()
+    campaign = _start(researcher, dataset, run)
+    assert campaign.sampling["skill"] == key
+    assert campaign.skill_mode == Campaign.SkillMode.CHOSEN
+    assert list(campaign.chosen_skills.values_list("key", flat=True)) == [key]
+    campaign.raters.add(rater)
+    from annotation.selectors.rating import assignment_skills
+
+    served = assignment_next(campaign=campaign, rater=rater).assignment
+    assert [s.key for s in assignment_skills(assignment=served)] == [key]
+
+
+def test_the_report_defaults_to_the_criterion_the_raters_scored(researcher, rater):
+    """A plan without a criterion (a run of several): the report reads the run's
+    criterion with the most human labels, not merely the first by key."""
+    from analysis.selectors.sampling import campaign_sampling_report
+    from annotation.models import HumanScore, Skill
+    from judging.models import JudgeScore
+
+    dataset, responses, run, key = sampling_setup()
+    other = (
+        Skill.objects.filter(rubric=dataset.rubric, kind="ordinal")
+        .exclude(key=key)
+        .order_by("key")
+        .first()
+    )
+    JudgeScore.objects.bulk_create(
+        JudgeScore(run=run, response=r, skill=other, score=3)
+        for r in responses.values()
+    )
+    campaign = _start(researcher, dataset, run, budget=20)
+    assert campaign.sampling["skill"] == ""
+    for item in CampaignItem.objects.filter(campaign=campaign)[:6]:
+        a = Assignment.objects.create(
+            campaign=campaign, item=item, response_id=item.response_id, rater=rater,
+            status="submitted", reason="test", served_at=campaign.created_at,
+            expires_at=campaign.created_at,
+        )  # fmt: skip
+        HumanScore.objects.create(assignment=a, skill=other, score=4)
+        CampaignItem.objects.filter(pk=item.pk).update(submitted=1, open_slots=0)
+    first = min(key, other.key)
+    report = campaign_sampling_report(campaign=campaign)
+    assert report.skill == other.key
+    assert sum(e.labelled for e in report.estimates) == 6
+    assert campaign_sampling_report(campaign=campaign, skill=first).skill == first
