@@ -17,8 +17,14 @@ from django.db.models import QuerySet, Sum
 from django.db.models.functions import Length
 
 from annotation.models import Dataset, Instruction, PreferencePair, Response
+from judging.fewshot import FewShotRequest, example_response_ids
 from judging.models import JudgeConfig, JudgeRun
 from judging.selectors.runs import run_instructions, run_pairs, run_responses
+from judging.services.fewshot import (
+    few_shot_estimate_note,
+    few_shot_examples_draw,
+    few_shot_prompt_chars,
+)
 
 CHARS_PER_TOKEN = 4
 # Pointwise: the rubric of each scored skill (criteria and anchors) and a feedback
@@ -157,9 +163,13 @@ def judge_run_estimate(
     categories: list[str] | None = None,
     sample: int | None = None,
     seed: int = 0,
+    few_shot: FewShotRequest | None = None,
 ) -> dict:
     """The estimate of a run of `kind` over the items `judge_run_create` would
-    choose with these options. Reads only."""
+    choose with these options. With `few_shot` (pointwise, an LLM judge) the
+    examples are drawn as the run will draw them: their text is in every prompt and
+    the responses shown as examples are not judged (``few_shot`` says how many);
+    a request the draw refuses raises its `DomainError`. Reads only."""
     if kind == JudgeRun.Kind.PAIRWISE:
         ids = [
             pk
@@ -177,12 +187,20 @@ def judge_run_estimate(
                 dataset=dataset, instruction_limit=instruction_limit, kind=kind
             ),
         )
-    estimate = (
-        critique_estimate if kind == JudgeRun.Kind.CRITIQUE else pointwise_estimate
+    responses = run_responses(
+        dataset=dataset, models=models, instruction_limit=instruction_limit
     )
-    return estimate(
+    if kind == JudgeRun.Kind.CRITIQUE:
+        return critique_estimate(config=config, responses=responses)
+    if few_shot is None or not few_shot.wanted or config.is_baseline:
+        return pointwise_estimate(config=config, responses=responses)
+    drawn = few_shot_examples_draw(dataset=dataset, request=few_shot)
+    examples = example_response_ids(drawn)
+    left_out = responses.filter(pk__in=examples).count()
+    estimate = pointwise_estimate(
         config=config,
-        responses=run_responses(
-            dataset=dataset, models=models, instruction_limit=instruction_limit
-        ),
+        responses=responses.exclude(pk__in=examples),
+        few_shot_chars=few_shot_prompt_chars(few_shot=drawn),
     )
+    estimate["few_shot"] = few_shot_estimate_note(few_shot=drawn, left_out=left_out)
+    return estimate

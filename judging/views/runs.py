@@ -22,9 +22,10 @@ from annotation import selectors as annotation_selectors
 from annotation.errors import DomainError
 from annotation.models import Dataset
 from annotation.services import import_check_sizes
-from flaskapp.bounds import INSTRUCTION_LIMIT
+from flaskapp.bounds import FEW_SHOT_EXAMPLES, INSTRUCTION_LIMIT, SEED
 from flaskapp.htmx import HTMX_STOP_POLLING, render_page_or_fragment, wants_fragment
 from flaskapp.params import ascii_int
+from judging.fewshot import FewShotRequest
 from judging.forms import IMPORT_FORMAT_HELP, RunForm, RunImportForm
 from judging.models import (
     Experiment,
@@ -96,14 +97,42 @@ def _estimate(config, dataset, params, available) -> dict | None:
     before); so are unparsable numbers (the form reports them)."""
     if config is None or dataset is None:
         return None
-    return judge_run_estimate(
-        config=config,
-        dataset=dataset,
-        kind=params.get("kind") or JudgeRun.Kind.POINTWISE,
-        models=[m for m in params.getlist("models") if m in available],
-        instruction_limit=_limit(params.get("instruction_limit")),
-        sample=_limit(params.get("pair_sample")),
+    options = {
+        "config": config,
+        "dataset": dataset,
+        "kind": params.get("kind") or JudgeRun.Kind.POINTWISE,
+        "models": [m for m in params.getlist("models") if m in available],
+        "instruction_limit": _limit(params.get("instruction_limit")),
+        "sample": _limit(params.get("pair_sample")),
+    }
+    few_shot = _few_shot(params)
+    if few_shot is None or options["kind"] != JudgeRun.Kind.POINTWISE:
+        return judge_run_estimate(**options)
+    try:
+        return judge_run_estimate(**options, few_shot=few_shot)
+    except DomainError as exc:
+        # Shown with the estimate; the form names the field when it is sent.
+        estimate = judge_run_estimate(**options)
+        estimate["few_shot_problem"] = "; ".join(p.message for p in exc.problems)
+        return estimate
+
+
+def _few_shot(params) -> FewShotRequest | None:
+    """The form's few-shot options, leniently (what does not parse is left out:
+    the form reports it when sent), as the run service takes them."""
+    k = ascii_int(params.get("few_shot"))
+    seed = ascii_int(params.get("few_shot_seed"))
+    words = (params.get("few_shot_responses") or "").replace(",", " ").split()
+    request = FewShotRequest(
+        k=k if k is not None and FEW_SHOT_EXAMPLES.contains(k) else None,
+        rule=params.get("few_shot_rule") or "random",
+        seed=seed if seed is not None and SEED.contains(seed) else 0,
+        response_ids=tuple(i for w in words if (i := ascii_int(w)) is not None),
+        criteria=tuple(
+            (params.get("few_shot_criteria") or "").replace(",", " ").split()
+        ),
     )
+    return request if request.wanted else None
 
 
 def _limit(raw) -> int | None:

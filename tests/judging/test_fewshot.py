@@ -563,3 +563,40 @@ def test_a_few_shot_run_against_a_real_judge_server_never_scores_an_example(
     assert (
         run.calls.filter(status=JudgeCall.Status.SUCCEEDED).count() == run.total_calls
     )
+
+
+def test_the_forms_live_estimate_is_the_runs_estimate_with_its_examples(
+    setup, config, researcher, client_for
+):
+    """The estimate the form shows for k examples is the one the run records: the
+    examples' text in every prompt, their responses not judged; a request the draw
+    refuses is said beside an estimate without examples."""
+    client = client_for(researcher)
+    url = reverse("judging:run-new")
+    form = {"config": config.pk, "dataset": setup.dataset.pk, "kind": "pointwise"}
+    plain = client.get(url, form).context["estimate"]
+    live = client.get(url, {**form, "few_shot": "4", "few_shot_seed": "1"})
+    estimate = live.context["estimate"]
+    run = _few_shot_run(setup, config, researcher)
+    assert estimate["calls"] == run.estimate["calls"] == run.total_calls
+    assert estimate["input_tokens"] == run.estimate["input_tokens"]
+    assert estimate["few_shot"] == run.estimate["few_shot"]
+    assert estimate["calls"] < plain["calls"]  # the examples are not judged
+    assert estimate["input_tokens"] > plain["input_tokens"] * (
+        estimate["calls"] / plain["calls"]
+    )  # ... and every prompt carries them
+    html = live.content.decode()
+    assert 'id="estimate-few-shot"' in html and "4 few-shot examples" in html
+    test_response = setup.responses[(4, "beta")]
+    refused = client.get(
+        url,
+        {
+            **form,
+            "few_shot_rule": "manual",
+            "few_shot_responses": str(test_response.pk),
+        },
+    )
+    assert refused.status_code == 200
+    assert refused.context["estimate"]["calls"] == plain["calls"]
+    assert "is in the test split" in refused.context["estimate"]["few_shot_problem"]
+    assert 'id="estimate-few-shot-problem"' in refused.content.decode()
