@@ -103,11 +103,12 @@ def build_dataset(
         copy_rows(
             Instruction,
             ["dataset_id", "external_id", "text", "reference_answer", "source_task",
-             "domain_1", "domain_2", "difficulty", "is_hard", "metadata", "position"],
+             "domain_1", "domain_2", "difficulty", "is_hard", "metadata",
+             "instance_rubric", "position"],
             (
                 (dataset.pk, str(i + 1), f"Question {i}: explain.", "Ref.", "bench",
                  domains[i % 5], domains[(i + 1) % 5] if i % 3 == 0 else "",
-                 i % 5 + 1, i % 10 == 0, "{}", i)
+                 i % 5 + 1, i % 10 == 0, "{}", "{}", i)
                 for i in range(instructions)
             ),
         )  # fmt: skip

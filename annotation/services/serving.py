@@ -65,6 +65,9 @@ class NextResult:
     locked_by_others: int = 0
     skills: list[Skill] | None = None
     counts: tuple[int, int] | None = None
+    # Nothing was free for the rater (not the quota, a gate or a pause): expired
+    # locks returned to the pool may still give them an item (`serve_next`).
+    pool_empty: bool = False
 
 
 @dataclass(frozen=True)
@@ -241,7 +244,9 @@ def serve_next(
     assignment): the rules of `serve_next_locked`. `fast(campaign=, rater=, now=,
     ttl=)`, when given, is a faster rendering of the same rules for the common case
     (the PostgreSQL path): it takes the rater lock itself and returns None when these
-    rules must decide. A campaign that is not active serves nothing, and says so; nor
+    rules must decide. When nothing is free, stale locks are expired in a
+    transaction of their own (`assignments_expire`) and, if any came back, the rules
+    run once more. A campaign that is not active serves nothing, and says so; nor
     does one that paused this rater (`services.exclusions`, pointwise and pairwise).
     """
     if campaign.status != Campaign.Status.ACTIVE:
@@ -258,9 +263,20 @@ def serve_next(
                 return served
         else:
             User.objects.select_for_update().filter(pk=rater.pk).first()
-        return serve_next_locked(
+        result = serve_next_locked(
             campaign=campaign, rater=rater, now=now, ttl=ttl, kind=kind
         )
+    # Nothing free: return stale locks to the pool in their own transaction, then
+    # serve again. Expiring inside the serving transaction would hold the released
+    # items' row locks while the pick waits for items others hold: two raters doing
+    # that at once deadlock (seen under 8 concurrent pairwise raters).
+    if result.pool_empty and assignments_expire(campaign_id=campaign.pk, now=now):
+        with transaction.atomic():
+            User.objects.select_for_update().filter(pk=rater.pk).first()
+            result = serve_next_locked(
+                campaign=campaign, rater=rater, now=now, ttl=ttl, kind=kind
+            )
+    return result
 
 
 def serve_next_locked(
@@ -340,18 +356,17 @@ def serve_next_locked(
         .annotate(mine_expired=Exists(mine.filter(status=Assignment.Status.EXPIRED)))
         .order_by("-submitted", "position")
     )
+    # Stale locks are expired by `serve_next` when nothing is free, and by the
+    # periodic task otherwise, so the common path stays a single pick query.
     item = pick.first()
-    if item is None and assignments_expire(campaign_id=campaign.pk, now=now):
-        # Serving expires stale locks only when nothing is free; the periodic task
-        # returns them otherwise, so the common path stays a single pick query.
-        item = pick.first()
     if item is None:
         # SKIP LOCKED passes over items another transaction holds for a moment (a
         # rater being served one, a submit or skip in flight). Before saying "done" or
         # "locked by others", wait for those: their commit may leave a slot for this
         # rater (PostgreSQL re-checks the filter on the committed row). Row locks on
         # items are held only by short serving, submit and skip transactions, and this
-        # one holds no item lock, so the wait is brief and cannot deadlock.
+        # one holds no item lock (expiry runs in a transaction of its own), so the
+        # wait is brief and cannot deadlock.
         item = pick.select_for_update(skip_locked=False).first()
     mine = mine.exclude(status=Assignment.Status.EXPIRED)
     if item is None:
@@ -368,9 +383,12 @@ def serve_next_locked(
                 f"{kind.verb} by others. Try again in a few minutes; expired locks "
                 "come back.",
                 locked_by_others=locked,
+                pool_empty=True,
             )
         return NextResult(
-            None, "You are done: nothing in this campaign is left for you."
+            None,
+            "You are done: nothing in this campaign is left for you.",
+            pool_empty=True,
         )
     assignment = reserve_item(
         campaign=campaign,
