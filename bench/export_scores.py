@@ -151,10 +151,11 @@ def build_dataset(
         copy_rows(
             Assignment,
             ["campaign_id", "item_id", "response_id", "rater_id", "status", "reason",
-             "served_at", "expires_at", "submitted_at", "skip_reason", "note", "shown_order"],
+             "served_at", "expires_at", "submitted_at", "skip_reason", "note", "shown_order",
+             "critique"],
             (
                 (campaign.pk, items[rid], rid, rater.pk, "submitted", "bench", now,
-                 now, now, "", "", "")
+                 now, now, "", "", "", "")
                 for rid in response_ids
                 for rater in raters
             ),

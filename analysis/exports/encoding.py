@@ -104,11 +104,18 @@ def csv_text(rows: Iterable[Iterable]) -> str:
     return "".join(csv_rows(None, rows))
 
 
+# `json.dumps(row, ensure_ascii=False)` builds an encoder per call; one encoder, the
+# same output (rows are flat dicts of plain values: no cycle to check for).
+_JSON_LINE = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
+
+
 def jsonl(rows: Iterable[dict]) -> Iterator[str]:
-    """Encode `rows` as JSON Lines (one object per line), yielding chunks of text."""
+    """Encode `rows` as JSON Lines (one object per line), yielding chunks of text:
+    each line is ``json.dumps(row, ensure_ascii=False)``."""
     lines: list[str] = []
+    encode = _JSON_LINE
     for row in rows:
-        lines.append(json.dumps(row, ensure_ascii=False))
+        lines.append(encode(row))
         if len(lines) >= ROWS_PER_WRITE:
             lines.append("")
             yield "\n".join(lines)

@@ -360,14 +360,15 @@ class _SkillCells(dict):
     time the skill is met), so FLASK's exports stay at two queries."""
 
     def scale(self, skill_id: int, kind: str, low: int | None, high: int | None):
+        """(the `Scale`, its label), computed once per skill or range."""
         key = skill_id if kind == CATEGORICAL else (low, high)
         found = self.get(key)
         if found is None:
             if kind == CATEGORICAL:
-                found = scale_of(Skill.objects.get(pk=skill_id))
+                scale = scale_of(Skill.objects.get(pk=skill_id))
             else:
-                found = scale_of(SimpleNamespace(scale_min=low, scale_max=high))
-            self[key] = found
+                scale = scale_of(SimpleNamespace(scale_min=low, scale_max=high))
+            found = self[key] = (scale, scale.label)
         return found
 
 
@@ -422,7 +423,10 @@ def _row(
         is_hard,
         source_task,
     ) = common
-    scale = skills.scale(skill_id, kind, scale_min, scale_max)
+    scale, scale_label = skills.scale(skill_id, kind, scale_min, scale_max)
+    created = _iso(created_at)
+    # A judge row's last change is its creation: the same value, written once.
+    updated = created if updated_at is created_at else _iso(updated_at)
     return {
         "dataset": dataset_name,
         "instruction_external_id": external_id,
@@ -442,8 +446,8 @@ def _row(
         "score": score,
         "is_na": score is None,
         "rationale": rationale,
-        "created_at": _iso(created_at),
-        "updated_at": _iso(updated_at),
+        "created_at": created,
+        "updated_at": updated,
         "domains": [d for d in (domain_1, domain_2) if d],
         "difficulty": difficulty,
         "is_hard": is_hard,
@@ -453,7 +457,7 @@ def _row(
         "rubric_version": rubric_version,
         "skill_kind": scale.kind,
         "skill_group": group,
-        "scale": scale.label,
+        "scale": scale_label,
         "value": _value(scale, score),
         "gold": gold,
         "excluded": excluded,

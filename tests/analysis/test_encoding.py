@@ -12,7 +12,13 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from analysis.exports.encoding import FORMULA_STARTS, csv_cell, csv_text, jsonl
+from analysis.exports.encoding import (
+    FORMULA_STARTS,
+    ROWS_PER_WRITE,
+    csv_cell,
+    csv_text,
+    jsonl,
+)
 from annotation.models import HumanPreference, HumanScore, PreferencePair
 from judging.models import JudgeScore
 from tests.analysis.agreement_data import make_agreement_setup
@@ -162,3 +168,16 @@ def test_preferences_export(evil_setup, api_client_for, researcher):
     columns = [c for c in rows[0] if "model" in c or c in ("rationale",)]
     assert_neutralised(rows, columns)
     assert rows[0]["rationale"] == "'=1+1"
+
+
+def test_json_lines_are_json_dumps_of_each_row_unchanged():
+    """One reused encoder writes what `json.dumps(row, ensure_ascii=False)` writes,
+    across chunk boundaries (no escaping of non-ASCII text, formulas untouched)."""
+    rows = [
+        {"text": "é — ☃ \u2028", "n": i, "x": 0.1 * i, "ok": i % 2 == 0,
+         "none": None, "list": ["a", i], "formula": "=1+1"}
+        for i in range(ROWS_PER_WRITE + 3)
+    ]  # fmt: skip
+    out = "".join(jsonl(rows))
+    expected = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    assert out == expected
