@@ -35,6 +35,14 @@ from annotation.api.permissions import IsResearcher
 from flaskapp.api import query_data, validated
 from flaskapp.bounds import ID
 
+# The interval's error level and PPI++'s lam, on both endpoints.
+ALPHA_LAM = [
+    OpenApiParameter("alpha", OpenApiTypes.FLOAT, description="Error level"),
+    OpenApiParameter(
+        "lam", OpenApiTypes.FLOAT, description="Fixed lam (default: tuned)"
+    ),
+]
+
 
 class EstimatesInputSerializer(serializers.Serializer):
     run = serializers.IntegerField(required=False, allow_null=True, **ID.field_kwargs())
@@ -70,10 +78,7 @@ class DatasetEstimatesApi(APIView):
             OpenApiParameter(
                 "slice", OpenApiTypes.STR, description="DIM:VALUE (domain, ...)"
             ),
-            OpenApiParameter("alpha", OpenApiTypes.FLOAT, description="Error level"),
-            OpenApiParameter(
-                "lam", OpenApiTypes.FLOAT, description="Fixed lam (default: tuned)"
-            ),
+            *ALPHA_LAM,
         ],
         responses={200: OpenApiTypes.OBJECT, 400: REFUSED},
     )
@@ -114,10 +119,7 @@ class DatasetWinRatesApi(APIView):
             OpenApiParameter(
                 "run", OpenApiTypes.INT, description="Pairwise run (default: newest)"
             ),
-            OpenApiParameter("alpha", OpenApiTypes.FLOAT, description="Error level"),
-            OpenApiParameter(
-                "lam", OpenApiTypes.FLOAT, description="Fixed lam (default: tuned)"
-            ),
+            *ALPHA_LAM,
         ],
         responses={200: OpenApiTypes.OBJECT, 400: REFUSED},
     )
