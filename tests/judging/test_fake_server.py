@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -84,12 +83,10 @@ async def _many(base_url: str, bodies: list[dict], **client_kwargs):
 def test_200_concurrent_requests_are_served_concurrently(fake_judge_factory):
     judge = fake_judge_factory(latency_ms=200)
     bodies = [_pointwise_body(response=f"Answer number {i}.") for i in range(200)]
-    started = time.monotonic()
     results = _run(_many(judge.base_url, bodies))
-    elapsed = time.monotonic() - started
     assert all(r.text for r in results)
-    # One after another this would take 40 s; concurrently, a little over 0.2 s.
-    assert elapsed < 3.0, f"200 concurrent 200 ms requests took {elapsed:.2f}s"
+    # Concurrency is shown by the requests the server held at once, not by a wall
+    # clock (the suite checks behaviour; a loaded machine stretches any timing).
     stats = judge.stats()
     assert stats["requests"] == 200 and stats["by_status"] == {"200": 200}
     assert stats["max_in_flight"] >= 50
