@@ -1,12 +1,18 @@
 """Means on a criterion's own scale with their intervals, several estimates per model
 (humans only, judge only, prediction-powered): a forest plot with the rules of
 `analysis.charts` (escaped text, a title and description, markers and dashes that
-do not rely on colour). Intervals and whiskers are those of
+do not rely on colour). Intervals, whiskers, notes and group labels are those of
 `analysis.charts.intervals`."""
 
 from __future__ import annotations
 
-from analysis.charts.intervals import Interval, _note, _whisker
+from analysis.charts.intervals import (
+    Interval,
+    group_label,
+    interval_cells,
+    note_text,
+    whisker,
+)
 from analysis.charts.svg import (
     GRID,
     MUTED,
@@ -46,13 +52,7 @@ def means_chart(
     undefined value says so with its reason as the tooltip."""
     if not groups or not series:
         return empty_chart(title, "no model to show")
-    cells = [
-        [
-            v if isinstance(v, Interval) else Interval(None)
-            for v in (list(s.values) + [None] * len(groups))[: len(groups)]
-        ]
-        for s in series
-    ]
+    cells = interval_cells(series, len(groups))
     if all(c.value is None for row in cells for c in row):
         return empty_chart(title, "no estimate is defined")
     uid = chart_id("means", title, *groups)
@@ -92,21 +92,19 @@ def means_chart(
     marks = ['<g class="estimates">']
     for g, group in enumerate(groups):
         y0 = top + g * group_h
-        marks.append(
-            f'<text x="{left - 10}" y="{fmt_num(y0 + row_h * len(series) / 2 + 4)}" '
-            f'text-anchor="end" class="group-label"><title>{esc(group)}</title>'
-            f"{esc(shorten(group))}</text>"
-        )
+        marks.append(group_label(left - 10, y0 + row_h * len(series) / 2 + 4, group))
         for k, s in enumerate(series):
             cell, y = cells[k][g], y0 + k * row_h + row_h / 2
             if cell.value is None:
                 why = cell.reason or NOT_ENOUGH
-                marks.append(_note(left + 4, y + 4, f"{s.label}: {NOT_ENOUGH}", why))
+                marks.append(
+                    note_text(left + 4, y + 4, f"{s.label}: {NOT_ENOUGH}", why)
+                )
                 continue
             tip = f"{group} · {s.label}: {_text(cell)}"
             item = [f'<g class="estimate"><title>{esc(tip)}</title>']
             if cell.has_ci:
-                item.append(_whisker(sx(cell.low), sx(cell.high), y, s.colour))
+                item.append(whisker(sx(cell.low), sx(cell.high), y, s.colour))
             item.append(svg_marker(s.marker, sx(cell.value), y, s.colour, ""))
             item.append("</g>")
             marks.append("".join(item))

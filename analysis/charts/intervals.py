@@ -83,7 +83,27 @@ class Interval:
         return f"{fmt_value(self.value, kind)}{ci}, n={self.n}"
 
 
-def _note(x: float, y: float, text: str, tip: str = "") -> str:
+def interval_cells(series: list[Series], n_groups: int) -> list[list[Interval]]:
+    """Each series' values as `n_groups` Intervals (missing or not an Interval:
+    undefined)."""
+    return [
+        [
+            v if isinstance(v, Interval) else Interval(None)
+            for v in (list(s.values) + [None] * n_groups)[:n_groups]
+        ]
+        for s in series
+    ]
+
+
+def group_label(x: float, y: float, group: str) -> str:
+    """A group's name right-aligned at `x` (shortened; the full name as tooltip)."""
+    return (
+        f'<text x="{x}" y="{fmt_num(y)}" text-anchor="end" class="group-label">'
+        f"<title>{esc(group)}</title>{esc(shorten(group))}</text>"
+    )
+
+
+def note_text(x: float, y: float, text: str, tip: str = "") -> str:
     """A muted "not enough data" text, its reason as the tooltip."""
     title = f"<title>{esc(tip)}</title>" if tip else ""
     return (
@@ -92,7 +112,7 @@ def _note(x: float, y: float, text: str, tip: str = "") -> str:
     )
 
 
-def _whisker(x1: float, x2: float, y: float, colour: str = TEXT) -> str:
+def whisker(x1: float, x2: float, y: float, colour: str = TEXT) -> str:
     """The interval: a line with a cap at each end (class "ci")."""
     caps = "".join(
         f'<line x1="{fmt_num(x)}" y1="{fmt_num(y - 4)}" x2="{fmt_num(x)}" '
@@ -124,13 +144,7 @@ def interval_bars_chart(
     `scale` (low, high) and `kind` (:func:`svg.fmt_value`) put the bars on another
     axis, e.g. mean scores on (1, 5) shown as "mean": five evenly spaced ticks, bars
     from the low end."""
-    cells = [
-        [
-            (v if isinstance(v, Interval) else Interval(None))
-            for v in (list(s.values) + [None] * len(groups))[: len(groups)]
-        ]
-        for s in series
-    ]
+    cells = interval_cells(series, len(groups))
     if not groups or not series:
         return empty_chart(title, "no category to show")
     if all(c.value is None for row in cells for c in row):
@@ -169,17 +183,13 @@ def interval_bars_chart(
     bars = ['<g class="bars">']
     for g, group in enumerate(groups):
         y0 = top + g * group_h
-        body.append(
-            f'<text x="{left - 10}" y="{fmt_num(y0 + bar_h * len(series) / 2 + 4)}" '
-            f'text-anchor="end" class="group-label"><title>{esc(group)}</title>'
-            f"{esc(shorten(group))}</text>"
-        )
+        body.append(group_label(left - 10, y0 + bar_h * len(series) / 2 + 4, group))
         for k, s in enumerate(series):
             cell = cells[k][g]
             y = y0 + k * bar_h
             if cell.value is None:
                 bars.append(
-                    _note(
+                    note_text(
                         left + 4,
                         y + bar_h - 4,
                         f"{s.label}: {cell.text(kind)}",
@@ -193,7 +203,7 @@ def interval_bars_chart(
             if cell.has_ci:
                 lo, hi = frac(cell.low), frac(cell.high)
                 bars.append(
-                    _whisker(left + plot_w * lo, left + plot_w * hi, y + bar_h / 2)
+                    whisker(left + plot_w * lo, left + plot_w * hi, y + bar_h / 2)
                 )
             bars.append(
                 svg_text(
@@ -316,13 +326,15 @@ def effects_chart(*, title: str, effects: list[Effect]) -> str:
         v = e.value
         if v.value is None:
             why = v.reason or NOT_ENOUGH
-            rows.append(_note(left + plot_w + 8, y + 4, f"{NOT_ENOUGH} (n={v.n})", why))
+            rows.append(
+                note_text(left + plot_w + 8, y + 4, f"{NOT_ENOUGH} (n={v.n})", why)
+            )
             continue
         tip = f"{e.label}: {v.text(e.kind)}; baseline {base}"
         g = [f'<g class="effect"><title>{esc(tip)}</title>']
         if v.has_ci:
             g.append(
-                _whisker(sx(v.low - e.baseline), sx(v.high - e.baseline), y, colour)
+                whisker(sx(v.low - e.baseline), sx(v.high - e.baseline), y, colour)
             )
         g.append(svg_marker("square", sx(v.value - e.baseline), y, colour, ""))
         g.append("</g>")

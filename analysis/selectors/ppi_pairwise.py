@@ -114,7 +114,8 @@ def prediction_powered_win_rates(
 
     Raises AgreementError naming the parameter: `run` (no pairwise run, or not one
     of this dataset's), `campaign` (no human vote on a pair the run decided),
-    `alpha`, `lam`. Read only; four queries whatever the number of votes.
+    `alpha`, `lam`. Read only; a constant number of queries (about six) whatever
+    the number of votes.
     """
     if not 0 < alpha < 1:
         raise AgreementError(f"alpha: must be between 0 and 1, not {alpha}")

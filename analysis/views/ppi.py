@@ -17,7 +17,6 @@ chart on the 0-1 axis.
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
@@ -108,8 +107,7 @@ def dataset_estimates(request: HttpRequest, dataset_id: int) -> HttpResponse:
 
 
 def _researcher_dataset(request: HttpRequest, dataset_id: int):
-    if not roles.is_researcher(request.user):
-        raise PermissionDenied("This page needs the researcher or admin role.")
+    roles.require_researcher(request.user)
     return annotation_selectors.dataset_get_for_user(
         user=request.user, dataset_id=dataset_id
     )

@@ -302,3 +302,10 @@ def test_win_rate_coverage_95_percent_and_a_position_biased_judge_misses():
     assert 0.94 <= coverage["classic"] <= 0.96
     assert 0.94 <= coverage["humans"] <= 0.96
     assert coverage["judge"] < 0.2
+
+
+@pytest.mark.django_db
+def test_the_win_rates_take_a_constant_number_of_queries(django_assert_max_num_queries):
+    dataset, run, _ = make_pairwise()
+    with django_assert_max_num_queries(8):
+        prediction_powered_win_rates(dataset=dataset, run_id=run.pk)
