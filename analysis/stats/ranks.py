@@ -18,9 +18,10 @@ import numpy as np
 from analysis.stats.correlations import midrank, pearson_w, tau_b
 from analysis.stats.results import make_result
 
-# Relative tolerance of a tie (module doc). Float sums of up to millions of scores err
-# far less (about 1e-16 per term, relative); real differences between the means or
-# ratings of models are far larger.
+# Relative tolerance of a tie (module doc). A float sum of n terms errs by at most about
+# n * 1.1e-16 (relative), below this up to millions of scores. Two different means
+# closer than this (possible only with very many items, e.g. 11/9 beside a fraction
+# over 10^5 items) count as tied: no interval resolves such a difference.
 TIE_RTOL = 1e-9
 
 

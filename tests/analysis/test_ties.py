@@ -239,3 +239,38 @@ def test_agreement_system_level_correlations_equal_scipy_on_exact_means(tied):
     assert models["kendall"]["value"] == pytest.approx(
         sps.kendalltau(exact, judge).statistic, abs=1e-12
     )
+
+
+@pytest.mark.django_db
+def test_pairwise_leaderboard_api_and_page_show_exchangeable_models_tied(
+    researcher, client_for
+):
+    from annotation.models import HumanPreference, PreferencePair
+    from tests.analysis.agreement_data import make_dataset
+
+    names = tuple(f"m{i}" for i in range(6))
+    dataset, responses = make_dataset("tied-votes", 1, names)
+    for i in range(6):
+        for j in range(i + 1, 6):
+            pair = PreferencePair.objects.create(
+                dataset=dataset,
+                instruction=responses[(0, names[i])].instruction,
+                response_1=responses[(0, names[i])],
+                response_2=responses[(0, names[j])],
+            )
+            labels = ["1"] * WINS[i][j] + ["2"] * WINS[j][i]
+            HumanPreference.objects.bulk_create(
+                HumanPreference(pair=pair, label=v, origin="imported", voter=f"v{k}")
+                for k, v in enumerate(labels)
+            )
+    url = reverse("analysis_api:leaderboard-pairwise", args=[dataset.pk])
+    resp = client_for(researcher).get(url, {"n_boot": 0})
+    assert resp.status_code == 200
+    rank = {m["name"]: m["rank"] for m in resp.json()["models"]}
+    assert rank["m4"] == rank["m5"]
+    assert sorted(rank.values()) == [1, 2, 3, 4, 4, 6]  # 1 + the models rated above
+    page = client_for(researcher).get(
+        reverse("analysis:leaderboard-pairwise", args=[dataset.pk]), {"n_boot": 0}
+    )
+    assert page.status_code == 200
+    assert page.content.decode().count("<td>4 [4, 4]</td>") == 2
