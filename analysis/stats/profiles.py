@@ -95,7 +95,7 @@ def order_probabilities(boot: np.ndarray) -> np.ndarray:
     """(..., M, M) share of the resamples with model i above model j (ties half),
     over those where both are defined (NaN if none; the diagonal is NaN), from
     resampled means `boot` (B, ..., M); ties as :func:`analysis.stats.ranks.tie_safe`."""
-    boot = np.asarray(boot, float)
+    boot = tie_safe(boot)
     m = boot.shape[-1]
     out_shape = boot.shape[1:] + (m,)
     if boot.shape[0] == 0:
@@ -103,7 +103,6 @@ def order_probabilities(boot: np.ndarray) -> np.ndarray:
     score = np.zeros(out_shape)
     both = np.zeros(out_shape)
     for row in boot:  # one resample at a time: memory of one (..., M, M)
-        row = tie_safe(row)
         a, b = row[..., :, None], row[..., None, :]
         score += (a > b) + 0.5 * (a == b)
         both += np.isfinite(a) & np.isfinite(b)

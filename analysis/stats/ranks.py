@@ -40,7 +40,7 @@ def tie_safe(values) -> np.ndarray:
         return x
     finite = np.isfinite(x)
     scale = np.maximum(np.where(finite, np.abs(x), 0.0).max(axis=-1, keepdims=True), 1)
-    order = np.argsort(x, axis=-1, kind="stable")  # NaN last
+    order = np.argsort(x, axis=-1)  # NaN last; the order within a tie is immaterial
     s = np.take_along_axis(x, order, axis=-1)
     with np.errstate(invalid="ignore"):  # inf - inf
         joins = np.diff(s, axis=-1) <= TIE_RTOL * scale
