@@ -20,8 +20,8 @@ from analysis.stats.results import make_result
 
 # Relative tolerance of a tie (module doc). A float sum of n terms errs by at most about
 # n * 1.1e-16 (relative), below this up to millions of scores. Two different means
-# closer than this (possible only with very many items, e.g. 11/9 beside a fraction
-# over 10^5 items) count as tied: no interval resolves such a difference.
+# closer than this (possible only with very many items: means over ~10^5 items each
+# can differ by 1e-10) count as tied: no interval resolves such a difference.
 TIE_RTOL = 1e-9
 
 
@@ -69,8 +69,8 @@ def _greater(x: np.ndarray) -> np.ndarray:
 def rank_correlations_rows(x: np.ndarray, y: np.ndarray) -> dict:
     """Spearman and Kendall tau-b between rows of x and y (B, M); NaN if undefined.
 
-    Values of a row are compared through :func:`tie_safe`. Both come from the order relations of each row (``g[i, j]`` = value i above value
-    j): a value's midrank is 1 + the values below it + half of the others tied with
+    Values of a row are compared through :func:`tie_safe`. Both come from the order
+    relations of each row (``g[i, j]`` = value i above value j): a value's midrank is 1 + the values below it + half of the others tied with
     it (Spearman is Pearson's r of the midranks); Kendall tau-b counts concordant
     (``gx[i, j] gy[i, j]``) and discordant (``gx[i, j] gy[j, i]``) pairs, and pairs
     tied on each side (those in neither order).
