@@ -92,9 +92,9 @@ def instruction_weights(n_instructions: int, n_boot: int, seed: int) -> np.ndarr
 
 
 def order_probabilities(boot: np.ndarray) -> np.ndarray:
-    """(..., M, M) share of the resamples with model i above model j (ties half),
-    over those where both are defined (NaN if none; the diagonal is NaN), from
-    resampled means `boot` (B, ..., M); ties as :func:`analysis.stats.ranks.tie_safe`."""
+    """(..., M, M) share of the resamples with model i above model j (ties half, as
+    :func:`analysis.stats.ranks.tie_safe`), over those where both are defined (NaN
+    if none; the diagonal is NaN), from resampled means `boot` (B, ..., M)."""
     boot = tie_safe(boot)
     m = boot.shape[-1]
     out_shape = boot.shape[1:] + (m,)

@@ -70,10 +70,11 @@ def rank_correlations_rows(x: np.ndarray, y: np.ndarray) -> dict:
     """Spearman and Kendall tau-b between rows of x and y (B, M); NaN if undefined.
 
     Values of a row are compared through :func:`tie_safe`. Both come from the order
-    relations of each row (``g[i, j]`` = value i above value j): a value's midrank is 1 + the values below it + half of the others tied with
-    it (Spearman is Pearson's r of the midranks); Kendall tau-b counts concordant
-    (``gx[i, j] gy[i, j]``) and discordant (``gx[i, j] gy[j, i]``) pairs, and pairs
-    tied on each side (those in neither order).
+    relations of each row (``g[i, j]`` = value i above value j): a value's midrank
+    is 1 + the values below it + half of the others tied with it (Spearman is
+    Pearson's r of the midranks); Kendall tau-b counts concordant (``gx[i, j]
+    gy[i, j]``) and discordant (``gx[i, j] gy[j, i]``) pairs, and pairs tied on
+    each side (those in neither order).
     """
     x = tie_safe(np.atleast_2d(np.asarray(x, dtype=float)))
     y = tie_safe(np.atleast_2d(np.asarray(y, dtype=float)))
