@@ -107,7 +107,7 @@ def logins_text(port: int) -> str:
     import django
 
     django.setup()
-    from judging.management.commands.load_demo import DEMO_USERS
+    from demo.management.commands.load_demo import DEMO_USERS
 
     lines = [
         "",

@@ -84,6 +84,7 @@ INSTALLED_APPS = [
     "annotation",
     "judging",
     "analysis",
+    "demo",
 ]
 
 MIDDLEWARE = [

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from analysis.charts.svg import (
     MUTED,
     Series,
@@ -18,21 +20,14 @@ from analysis.charts.svg import (
     svg_legend,
     svg_text,
 )
+from analysis.stats.ranks import ranks_high_first
 
 
 def ranks_from_means(means: list) -> list:
-    """Rank 1 = highest mean; ties share their average rank; None stays unranked."""
-    known = sorted(((v, i) for i, v in enumerate(means) if v is not None), reverse=True)
-    ranks: list = [None] * len(means)
-    pos = 0
-    while pos < len(known):
-        end = pos
-        while end + 1 < len(known) and known[end + 1][0] == known[pos][0]:
-            end += 1
-        for k in range(pos, end + 1):
-            ranks[known[k][1]] = (pos + end) / 2 + 1
-        pos = end + 1
-    return ranks
+    """Rank 1 = highest mean; ties share their average rank; None stays unranked
+    (the one rank rule: :func:`analysis.stats.ranks.ranks_high_first`)."""
+    ranks = ranks_high_first([np.nan if v is None else v for v in means])
+    return [None if v is None else float(r) for v, r in zip(means, ranks, strict=True)]
 
 
 def rank_bars_chart(*, title: str, models: list[str], series: list[Series]) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import io
 import zipfile
 from collections.abc import Callable
+from pathlib import Path
 
 from django.db.models import Count
 
@@ -48,6 +49,15 @@ LATEX_SPECIAL = {
     "^": r"\textasciicircum{}",
 }
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
+# The PNG charts' text is drawn with fonts the project ships (DejaVu Sans, regular and
+# bold; licence in fonts/LICENSE), never the machine's. The charts name "system-ui,
+# ..., Arial, sans-serif" and resvg maps the generic sans-serif to Arial unless told:
+# on a machine with none of those fonts the PNGs had no text at all. With the system's
+# fonts skipped, one SVG gives the same PNG on every machine.
+FONT_FAMILY = "DejaVu Sans"
+FONT_FILES = tuple(
+    str(p) for p in sorted((Path(__file__).resolve().parent / "fonts").glob("*.ttf"))
+)
 HEADLINE = (("spearman", "Spearman"), ("qwk", "QWK"), ("exact", "Exact"))
 
 
@@ -85,12 +95,21 @@ def fmt_stat(stat) -> str:
 
 
 def png_of(svg: str) -> bytes:
-    """The SVG rasterised (resvg, white background, twice the size for print)."""
+    """The SVG rasterised (resvg, white background, twice the size for print), its
+    text in the shipped fonts (``FONT_FILES``) whatever family the SVG names."""
     import resvg_py
 
     return bytes(
         resvg_py.svg_to_bytes(
-            svg_string=svg, background="#ffffff", zoom=2.0, font_family="DejaVu Sans"
+            svg_string=svg,
+            background="#ffffff",
+            zoom=2.0,
+            skip_system_fonts=True,
+            font_files=list(FONT_FILES),
+            font_family=FONT_FAMILY,
+            sans_serif_family=FONT_FAMILY,
+            serif_family=FONT_FAMILY,
+            monospace_family=FONT_FAMILY,
         )
     )
 

@@ -26,7 +26,9 @@ Conventions
 * Ratings: ``400 / ln 10 * theta + 1000`` with theta centred, so the mean rating is
   exactly 1000 and 400 points are odds of 10 to 1 (the Elo / Chatbot Arena scale).
 * Rank: 1 + the number of models rated strictly higher. ``p_above[i, j]``: the share
-  of bootstrap resamples where model i is rated above model j.
+  of bootstrap resamples where model i is rated above model j. Ratings equal up to
+  float rounding are equal (:func:`analysis.stats.ranks.tie_safe`): two models with
+  the same record against the same opponents share a rank.
 * Win rate ``win_rate[i, j]``: (wins of i over j + ties / 2) / votes between them,
   NaN when they never met. Empirical, not the model's prediction.
 * Bootstrap: votes resampled with replacement (each resample has as many votes as
@@ -52,7 +54,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from analysis.stats.bootstrap import multinomial_chunks, row_codes
-from analysis.stats.ranks import rank_correlations_rows
+from analysis.stats.ranks import rank_correlations_rows, tie_safe
 from analysis.stats.results import Result, make_result, percentile_intervals
 
 SCALE = 400.0 / np.log(10.0)
@@ -274,8 +276,9 @@ def resample_blocks(
 
 
 def ranks_of(theta: np.ndarray) -> np.ndarray:
-    """(B, K) ranks: 1 + the number of models with a strictly higher theta."""
-    theta = np.atleast_2d(theta)
+    """(B, K) ranks: 1 + the number of models with a strictly higher theta (ties as
+    :func:`analysis.stats.ranks.tie_safe`: thetas equal up to float rounding)."""
+    theta = tie_safe(np.atleast_2d(theta))
     return 1 + (theta[:, None, :] > theta[:, :, None]).sum(axis=2)
 
 
@@ -360,11 +363,12 @@ def _rank_summary(theta_rows: np.ndarray):
     rank = r[0]
     if theta_rows.shape[0] > 1:
         lo, hi = np.quantile(r[1:], [0.025, 0.975], axis=0)
-        boot = theta_rows[1:]
+        boot = tie_safe(theta_rows[1:])
         p_above = (boot[:, :, None] > boot[:, None, :]).mean(axis=0)
     else:
         lo = hi = rank.astype(float)
-        p_above = (theta_rows[0][:, None] > theta_rows[0][None, :]).astype(float)
+        data = tie_safe(theta_rows[0])
+        p_above = (data[:, None] > data[None, :]).astype(float)
     return rank, np.column_stack([lo, hi]), p_above
 
 

@@ -21,7 +21,8 @@ Pure numpy, no Django. Conventions:
   is undefined there (NaN) and left out of its interval.
 * Intervals are percentile 95% intervals (:func:`analysis.stats.results.
   percentile_intervals`). Ranks: 1 = highest mean, ties share their average rank,
-  among the models with a mean. ``above[i, j]`` is the share of the resamples (where
+  among the models with a mean (a tie as :func:`analysis.stats.ranks.tie_safe`: means
+  equal up to float rounding). ``above[i, j]`` is the share of the resamples (where
   both are defined) in which model i's mean exceeds model j's, a tie counting half;
   so above[i, j] + above[j, i] = 1 and a model's mean resampled rank is
   1 + sum_j above[j, i].
@@ -34,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from analysis.stats.bootstrap import bootstrap_indices, indices_to_weights
+from analysis.stats.ranks import ranks_high_first, tie_safe
 from analysis.stats.results import percentile_intervals
 
 NOT_ENOUGH_MODELS = "not enough models: a ranking needs 2 models with a mean"
@@ -89,20 +91,11 @@ def instruction_weights(n_instructions: int, n_boot: int, seed: int) -> np.ndarr
     return indices_to_weights(idx, n_instructions).astype(float)
 
 
-def ranks_of(x: np.ndarray) -> np.ndarray:
-    """Ranks along the last axis: 1 = highest, ties averaged; NaN entries unranked."""
-    x = np.asarray(x, float)
-    ok = np.isfinite(x)
-    above = (x[..., None, :] > x[..., :, None]).sum(axis=-1)
-    tied = (x[..., None, :] == x[..., :, None]).sum(axis=-1)  # self included
-    return np.where(ok, 1.0 + above + (tied - 1) / 2.0, np.nan)
-
-
 def order_probabilities(boot: np.ndarray) -> np.ndarray:
-    """(..., M, M) share of the resamples with model i above model j (ties half),
-    over those where both are defined (NaN if none; the diagonal is NaN), from
-    resampled means `boot` (B, ..., M)."""
-    boot = np.asarray(boot, float)
+    """(..., M, M) share of the resamples with model i above model j (ties half, as
+    :func:`analysis.stats.ranks.tie_safe`), over those where both are defined (NaN
+    if none; the diagonal is NaN), from resampled means `boot` (B, ..., M)."""
+    boot = tie_safe(boot)
     m = boot.shape[-1]
     out_shape = boot.shape[1:] + (m,)
     if boot.shape[0] == 0:
@@ -214,11 +207,11 @@ def cluster_profiles(
         np.where(np.isfinite(mean), hi, np.nan),
     )
     rankable = np.isfinite(mean).sum(axis=-1, keepdims=True) >= 2
-    rank = np.where(rankable, ranks_of(mean), np.nan)
+    rank = np.where(rankable, ranks_high_first(mean), np.nan)
     r_lo, r_hi = np.full(mean.shape, np.nan), np.full(mean.shape, np.nan)
     above = np.full(mean.shape + (n_m,), np.nan)
     if n_boot:
-        boot_rank = ranks_of(boot)  # (B, S, R, M)
+        boot_rank = ranks_high_first(boot)  # (B, S, R, M)
         flat_lo, flat_hi, _ = percentile_intervals(boot_rank.reshape(n_boot, -1))
         r_lo = np.where(np.isnan(rank), np.nan, flat_lo.reshape(mean.shape))
         r_hi = np.where(np.isnan(rank), np.nan, flat_hi.reshape(mean.shape))

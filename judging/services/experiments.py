@@ -208,6 +208,25 @@ def experiment_add_run(*, user: User, experiment: Experiment, run_id) -> Experim
     return experiment
 
 
+def experiment_join_new_run(*, user: User, experiment_id, run: JudgeRun) -> Experiment:
+    """Add a run just created for an experiment (not started: nothing paid for yet)
+    to it, or delete the run and raise DomainError when it cannot join (no such
+    experiment, or other items than the baseline's), so a refused request leaves
+    nothing behind. The one workflow of the run form and `manage.py judge
+    --experiment`. Returns the experiment."""
+    experiment = Experiment.objects.filter(pk=experiment_id).first()
+    try:
+        if experiment is None:
+            raise DomainError(
+                "the run was not added",
+                [Problem(f"no experiment {experiment_id}", field="experiment")],
+            )
+        return experiment_add_run(user=user, experiment=experiment, run_id=run.pk)
+    except DomainError:
+        run.delete()
+        raise
+
+
 def experiment_set_baseline(
     *, user: User, experiment: Experiment, run_id
 ) -> Experiment:

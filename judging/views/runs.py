@@ -38,7 +38,7 @@ from judging.selectors import runs as selectors
 from judging.selectors.fewshot import few_shot_shown
 from judging.selectors.pairwise import pairwise_verdict_counts
 from judging.services.estimates import judge_run_estimate
-from judging.services.experiments import experiment_add_run
+from judging.services.experiments import experiment_join_new_run
 from judging.services.run_imports import judge_run_import
 from judging.services.runs import (
     ANNOTATION_KINDS,
@@ -187,13 +187,9 @@ def run_new(request: HttpRequest) -> HttpResponse:
                 if experiment is not None:
                     # Started from an experiment: it joins before anything is paid
                     # for, or is removed (it judges other items than the baseline).
-                    try:
-                        experiment_add_run(
-                            user=request.user, experiment=experiment, run_id=run.pk
-                        )
-                    except DomainError:
-                        run.delete()
-                        raise
+                    experiment_join_new_run(
+                        user=request.user, experiment_id=experiment.pk, run=run
+                    )
                 if data["start"]:
                     run = judge_run_start(run=run, user=request.user)
             except DomainError as exc:

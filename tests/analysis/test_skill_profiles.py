@@ -21,8 +21,8 @@ from analysis.stats.profiles import (
     cluster_profiles,
     instruction_totals,
     order_probabilities,
-    ranks_of,
 )
+from analysis.stats.ranks import ranks_high_first
 from tests.analysis.agreement_data import make_agreement_setup
 
 SKILLS = ("comprehension", "factuality", "readability")
@@ -152,8 +152,12 @@ def test_order_probability_equals_the_loop_with_ties_counted_half(continuous):
 
 
 def test_ranks_average_ties_and_leave_missing_models_unranked():
-    assert ranks_of(np.array([3.0, 4.0, 3.0, np.nan])).tolist()[:3] == [2.5, 1, 2.5]
-    assert np.isnan(ranks_of(np.array([1.0, np.nan]))[1])
+    assert ranks_high_first(np.array([3.0, 4.0, 3.0, np.nan])).tolist()[:3] == [
+        2.5,
+        1,
+        2.5,
+    ]
+    assert np.isnan(ranks_high_first(np.array([1.0, np.nan]))[1])
     p = order_probabilities(np.array([[[1.0, 2.0]], [[2.0, 2.0]]]))  # (B, 1, M)
     assert p[0, 1, 0] == pytest.approx(0.75) and p[0, 0, 1] == pytest.approx(0.25)
 

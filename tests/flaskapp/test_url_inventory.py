@@ -14,7 +14,8 @@ from django.urls import URLResolver, get_resolver
 from drf_spectacular.generators import SchemaGenerator
 
 INVENTORY = json.loads((Path(__file__).parent / "url_inventory.json").read_text())
-OUR_APPS = ("annotation", "judging", "analysis")
+# Every app whose commands the inventory pins (`demo` holds `load_demo`).
+OUR_APPS = ("annotation", "judging", "analysis", "demo")
 
 
 def _routes(patterns, prefix=""):

@@ -23,18 +23,18 @@ from decimal import Decimal, InvalidOperation
 
 from django.core.management.base import CommandError
 
-from annotation.errors import DomainError, Problem
+from annotation.errors import DomainError
 from annotation.management.commands._cli import command_user
 from annotation.management.commands._import_cli import refused
 from annotation.models import Dataset
 from flaskapp.commands import DataCommand
 from judging.fewshot import RULES, FewShotRequest
-from judging.models import Experiment, JudgeConfig, JudgeRun, PromptTemplate
+from judging.models import JudgeConfig, JudgeRun, PromptTemplate
 from judging.selectors import runs as selectors
 from judging.selectors.pairwise import pairwise_verdict_counts
 from judging.services.configs import judge_config_get_or_create
 from judging.services.execution import judge_runs_recover
-from judging.services.experiments import experiment_add_run
+from judging.services.experiments import experiment_join_new_run
 from judging.services.prompts import prompt_get_builtin
 from judging.services.runs import judge_run_create, judge_run_start
 from judging.templatetags.judging_ui import duration, money
@@ -287,19 +287,11 @@ class Command(DataCommand):
         self._wait(run)
 
     def _join(self, run: JudgeRun, experiment_id: int, user) -> None:
-        """Add the new (not yet started) run to the experiment; when it cannot join,
-        remove it, so that a refused command leaves nothing behind."""
-        experiment = Experiment.objects.filter(pk=experiment_id).first()
-        try:
-            if experiment is None:
-                raise DomainError(
-                    "the run was not added",
-                    [Problem(f"no experiment {experiment_id}", field="experiment")],
-                )
-            experiment_add_run(user=user, experiment=experiment, run_id=run.pk)
-        except DomainError:
-            run.delete()
-            raise
+        """Add the new (not yet started) run to the experiment, or remove it
+        (:func:`experiment_join_new_run`): a refused command leaves nothing behind."""
+        experiment = experiment_join_new_run(
+            user=user, experiment_id=experiment_id, run=run
+        )
         self.stdout.write(f"Added to experiment {experiment.pk}: {experiment.name}")
 
     def _config(self, options, user) -> JudgeConfig:
