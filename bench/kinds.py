@@ -47,9 +47,10 @@ TEMPLATE_BRANCH = re.compile(r"""kind\s*(==|!=)\s*["'](\w+)["']""")
 
 
 def is_kind_member(node: ast.AST) -> bool:
-    """`JudgeRun.Kind.X` / `PromptTemplate.Kind.X` (or `...Kind.X` of a model alias)."""
+    """`JudgeRun.Kind.X` / `PromptTemplate.Kind.X` (a member: not `.values`)."""
     return (
         isinstance(node, ast.Attribute)
+        and node.attr.isupper()
         and isinstance(node.value, ast.Attribute)
         and node.value.attr == "Kind"
         and isinstance(node.value.value, ast.Name)

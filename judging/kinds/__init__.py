@@ -260,6 +260,10 @@ class TaskKind:
     ) -> Iterable[dict]:
         raise NotImplementedError(self.key)
 
+    def template_problems(self, user_text: str) -> list[str]:
+        """Why a prompt template's user text cannot render this kind's prompt."""
+        return []
+
     # Executing it -------------------------------------------------------------------------
 
     def load_contexts(

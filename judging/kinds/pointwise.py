@@ -259,6 +259,9 @@ class PointwiseKind(ResponseKind):
             output_tokens=SKILLS_PER_RESPONSE * OUTPUT_TOKENS_PER_SKILL,
         )
 
+    def template_problems(self, user_text: str) -> list[str]:
+        return prompts.template_problems(user_text)
+
     def _examples(self, run, specs) -> tuple:
         # The run's few-shot examples (run.few_shot); each call shows its criteria's.
         return few_shot_prompt_examples(
