@@ -213,6 +213,15 @@ class TaskKind:
     start_refusal: ClassVar[str] = ""
     # The results page's flags (`judging/run_results.html`).
     results_flags: ClassVar[dict[str, bool]] = {}
+    # The kind's template partials (`templates/judging/kinds/`), by slot: "badge"
+    # (before the run's badges), "settings" (the run page's whole settings card,
+    # instead of the judge's), "prompt" and "targets" (its prompt row and the rows
+    # after the judge's settings), "page" (a section at the end of the run page),
+    # "estimate" (the run form's line under the estimate). A slot left out shows
+    # the default (a judge's settings; one call per response and sample).
+    templates: ClassVar[dict[str, str]] = {}
+    kind_badge: ClassVar[bool] = True  # the kind's name as a badge of the run
+    suggests: ClassVar[str] = ""  # what a suggestion run suggests, in a sentence
 
     # Creating a run --------------------------------------------------------------------
 

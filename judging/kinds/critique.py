@@ -29,6 +29,10 @@ class CritiqueKind(ResponseKind):
     training_tasks = ("critique",)
     baseline_refusal = "a baseline judge cannot write a critique; choose an LLM judge"
     results_flags = {"is_critique": True}
+    templates = {
+        "prompt": "judging/kinds/critique_prompt.html",
+        "page": "judging/kinds/critique_page.html",
+    }
 
     def default_name(self, options) -> str:
         return "critiques"

@@ -14,3 +14,4 @@ class DerivedKind(TaskKind):
     creatable = False
     executable = False
     writes_scores = True
+    templates = {"settings": "judging/kinds/derived_settings.html"}

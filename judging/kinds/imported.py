@@ -19,3 +19,8 @@ class ImportedKind(TaskKind):
     writes_scores = True
     reads_values = True
     start_refusal = "an imported run has nothing to execute"
+    kind_badge = False  # its own badge says it
+    templates = {
+        "badge": "judging/kinds/imported_badge.html",
+        "settings": "judging/kinds/imported_settings.html",
+    }

@@ -43,6 +43,7 @@ class InstructionKind(TaskKind):
     baseline_refusal = "a baseline judge cannot annotate metadata; choose an LLM judge"
     refusal = "the annotation run was not created"
     results_flags = {"is_annotation": True}
+    templates = {"estimate": "judging/kinds/instruction_estimate.html"}
 
     def problems(self, *, config, dataset, options: RunOptions) -> list[Problem]:
         limit = options.instruction_limit
@@ -142,6 +143,7 @@ class MetadataKind(InstructionKind):
     label = JudgeRun.Kind.METADATA.label
     form_label = "Suggest instruction metadata (domains, difficulty, skills)"
     prompt_kind = PromptTemplate.Kind.METADATA.value
+    suggests = "domains, difficulty and skills"
 
     def nothing(self, *, dataset, options) -> DomainError:
         return DomainError(
@@ -191,6 +193,7 @@ class ChecklistKind(InstructionKind):
     label = JudgeRun.Kind.CHECKLIST.label
     form_label = "Suggest instance checklists (FLASK-Hard)"
     prompt_kind = PromptTemplate.Kind.CHECKLIST.value
+    suggests = "checklists"
 
     def instructions(self, instructions):
         # FLASK-Hard's own checklists are never overwritten by a suggestion run.

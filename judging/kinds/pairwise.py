@@ -80,6 +80,10 @@ class PairwiseKind(TaskKind):
     takes = frozenset({"categories", "sample", "seed", "allow_tie", "probe", "cue"})
     baseline_refusal = "a baseline judge cannot compare two answers"
     results_flags = {"is_pairwise": True}
+    templates = {
+        "targets": "judging/kinds/pairwise_targets.html",
+        "estimate": "judging/kinds/pairwise_estimate.html",
+    }
 
     def problems(self, *, config, dataset, options: RunOptions) -> list[Problem]:
         problems: list[Problem] = []

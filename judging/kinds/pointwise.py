@@ -228,6 +228,7 @@ class PointwiseKind(ResponseKind):
     takes = ResponseKind.takes | {"few_shot"}
     writes_scores = True
     reads_values = True
+    kind_badge = False  # the default kind
 
     def problems(self, *, config, dataset, options: RunOptions) -> list[Problem]:
         problems = super().problems(config=config, dataset=dataset, options=options)

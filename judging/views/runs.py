@@ -222,7 +222,7 @@ def run_new(request: HttpRequest) -> HttpResponse:
         "config": config,
         "kind": kind,
         "chosen_models": chosen_models,
-        "is_annotation": _form_kind(params).annotates_instructions,
+        "task": _form_kind(params),
         "estimate": _estimate(config, dataset, params, {n for n, _ in available}),
         "experiment": _experiment(params.get("experiment")),
     }
@@ -271,6 +271,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "env_set": selectors.api_key_is_set(env_name),
         "polling": progress.is_live,
         "few_shot": few_shot_shown(run=run),
+        "task": kinds.get(run.kind),
         **_run_actions(run, progress),
     }
     fragment = wants_fragment(request)

@@ -376,3 +376,13 @@ def test_the_scan_finds_a_planted_branch_and_list():
         "w = kind not in PromptTemplate.Kind.values\n"
     )
     assert kind_branches(clean) == [] and kind_lists(clean) == []
+
+
+def test_every_kind_partial_exists_in_a_known_slot():
+    from django.template.loader import get_template
+
+    slots = {"badge", "settings", "prompt", "targets", "page", "estimate"}
+    for kind in kinds.all_kinds():
+        assert set(kind.templates) <= slots, kind
+        for path in kind.templates.values():
+            assert get_template(path).origin.name.endswith(path)
