@@ -20,6 +20,9 @@ model and must recognise the task from the prompt's text) and the training expor
   files          the files a new kind touches: its own module plus every file above
                  that holds a kind list or a kind branch (a lower bound: it does not
                  count templates, tests or migrations).
+  toy kind       the files that name the toy sixth kind of
+                 tests/judging/test_kind_plugins.py ("length_check"), which runs end to
+                 end there: 1 when that module is all it needs.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ CHOICE_OWNERS = {"JudgeRun", "PromptTemplate"}
 EXCLUDED = ("judging/kinds/", "judging/migrations/")
 EXCLUDED_FILES = {"judging/fake_replies.py", "judging/fake_server.py"}
 EXTRA_FILES = ("analysis/exports/training.py",)
+TOY_KEY = "length_check"
 TEMPLATE_BRANCH = re.compile(r"""kind\s*(==|!=)\s*["'](\w+)["']""")
 
 
@@ -172,6 +176,19 @@ def survey(root: Path) -> dict:
     return {"lists": lists, "branches": branches, "templates": templates}
 
 
+def toy_kind_files(root: Path) -> list[str]:
+    """The files of the checkout (code, templates, tests) that name the toy kind."""
+    found = []
+    for pattern in ("*.py", "*.html", "*.json"):
+        for path in root.rglob(pattern):
+            rel = path.relative_to(root).as_posix()
+            if rel.startswith((".venv/", "node_modules/")) or rel == "bench/kinds.py":
+                continue
+            if TOY_KEY in path.read_text(errors="ignore"):
+                found.append(rel)
+    return sorted(found)
+
+
 def main(argv: list[str]) -> None:
     root = Path(argv[1] if len(argv) > 1 else Path(__file__).resolve().parent.parent)
     found = survey(root)
@@ -192,6 +209,11 @@ def main(argv: list[str]) -> None:
     print(
         f"files a new judge task kind touches (its module + files above): "
         f"{1 + len(files)}"
+    )
+    toy = toy_kind_files(root)
+    print(
+        f"files naming the toy kind {TOY_KEY!r}: {len(toy)}"
+        + (f" ({', '.join(toy)})" if toy else " (no toy kind in this checkout)")
     )
 
 
