@@ -34,8 +34,8 @@ Contract of the hooks, in the order a run meets them:
 - `snapshot_extra(config, options)`, `run_fields(options, selection)` and
   `calls(config, options, selection)`: the run row's frozen settings and fields, and
   the `JudgeCall` rows (field dicts), written in one transaction by the service.
-- `load_contexts(run, token, ids, all_skills, template, cache_key)`: render the
-  claimed calls (`CallContext`), a fixed number of queries per batch.
+- `load_contexts(claim)`: render the claimed calls of a `Claim` (`CallContext`s),
+  a fixed number of queries per batch.
 - `parse(ctx, result, text)`: read the answer into `result` (`CallResult`); raises
   `parsing.ParseError`, after which the driver re-asks with `reask(reason, skills)`.
 - `result_rows(run, results)`: the model rows of the succeeded results of a batch,
@@ -46,7 +46,7 @@ Contract of the hooks, in the order a run meets them:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -124,6 +124,25 @@ class Sizes:
 
 
 # --- What the driver hands a kind -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A batch of calls of `run` a driver claimed under `token`, to render: their
+    `ids`, the rubric's skills in order (`all_skills`), the config's prompt
+    `template` (None: the built-in) and `cache_key(snapshot, messages, sample_index,
+    response_format)`, the key of the judge cache."""
+
+    run: JudgeRun
+    token: str
+    ids: list[int]
+    all_skills: list[Skill]
+    template: Any
+    cache_key: Callable[..., str]
+
+    @property
+    def snapshot(self) -> dict:
+        return self.run.settings_snapshot
 
 
 @dataclass
@@ -275,15 +294,7 @@ class TaskKind:
 
     # Executing it -------------------------------------------------------------------------
 
-    def load_contexts(
-        self,
-        run: JudgeRun,
-        token: str,
-        ids: list[int],
-        all_skills: list[Skill],
-        template,
-        cache_key,
-    ) -> list[CallContext]:
+    def load_contexts(self, claim: Claim) -> list[CallContext]:
         raise NotImplementedError(self.key)
 
     def parse(self, ctx: CallContext, result: CallResult, text: str) -> None:

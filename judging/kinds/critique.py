@@ -53,14 +53,15 @@ class CritiqueKind(ResponseKind):
             output_tokens=CRITIQUE_OUTPUT_TOKENS,
         )
 
-    def messages(self, run, template, instruction, response, skills, specs, examples):
-        snapshot = run.settings_snapshot
+    def messages(self, batch, response, skills) -> list[dict]:
+        snapshot = batch.claim.snapshot
+        instruction = response.instruction
         return prompts.render_critique(
             instruction.text,
             response.text,
             reference=instruction.reference_answer or None,
             include_reference=snapshot["include_reference"],
-            layout=snapshot.get("layout") or template_layout(template),
+            layout=snapshot.get("layout") or template_layout(batch.claim.template),
         )
 
     def parse(self, ctx: CallContext, result: CallResult, text: str) -> None:

@@ -21,6 +21,7 @@ from judging import parsing, prompts
 from judging.kinds import (
     CallContext,
     CallResult,
+    Claim,
     RunOptions,
     Selection,
     Sizes,
@@ -93,12 +94,12 @@ class InstructionKind(TaskKind):
             for pk in selection.targets
         )
 
-    def load_contexts(self, run, token, ids, all_skills, template, cache_key):
+    def load_contexts(self, claim: Claim) -> list[CallContext]:
         """Render every claimed call; the skills are the rubric's."""
-        snapshot = run.settings_snapshot
-        specs = [prompts.SkillSpec.from_model(s) for s in all_skills]
+        snapshot = claim.snapshot
+        specs = [prompts.SkillSpec.from_model(s) for s in claim.all_skills]
         calls = list(
-            JudgeCall.objects.filter(pk__in=ids)
+            JudgeCall.objects.filter(pk__in=claim.ids)
             .select_related("instruction")
             .order_by("pk")
         )
@@ -109,13 +110,15 @@ class InstructionKind(TaskKind):
             out.append(
                 CallContext(
                     call_id=call.pk,
-                    token=token,
+                    token=claim.token,
                     response_id=None,
                     sample_index=call.sample_index,
-                    skills=all_skills,
+                    skills=claim.all_skills,
                     messages=messages,
-                    cache_key=cache_key(snapshot, messages, call.sample_index, None),
-                    kind=run.kind,
+                    cache_key=claim.cache_key(
+                        snapshot, messages, call.sample_index, None
+                    ),
+                    kind=self.key,
                     instruction_id=instruction.pk,
                 )
             )

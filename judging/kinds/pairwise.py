@@ -41,6 +41,7 @@ from judging import parsing, prompts
 from judging.kinds import (
     CallContext,
     CallResult,
+    Claim,
     RunOptions,
     Selection,
     Sizes,
@@ -208,18 +209,18 @@ class PairwiseKind(TaskKind):
             for order in PAIR_ORDERS
         )
 
-    def load_contexts(self, run, token, ids, all_skills, template, cache_key):
+    def load_contexts(self, claim: Claim) -> list[CallContext]:
         """Render every claimed call: a fixed number of queries per batch (the calls
         with their pair and both responses in one query)."""
-        snapshot = run.settings_snapshot
-        layout, allow_tie = pairwise_settings(run, template)
+        snapshot = claim.snapshot
+        layout, allow_tie = pairwise_settings(claim.run, claim.template)
         response_format = (
             prompts.pairwise_response_format(allow_tie)
             if snapshot["output_mode"] == JudgeConfig.OutputMode.JSON_SCHEMA
             else None
         )
         calls = list(
-            JudgeCall.objects.filter(pk__in=ids)
+            JudgeCall.objects.filter(pk__in=claim.ids)
             .select_related("pair__instruction", "pair__response_1", "pair__response_2")
             .order_by("pk")
         )
@@ -242,12 +243,12 @@ class PairwiseKind(TaskKind):
             out.append(
                 CallContext(
                     call_id=call.pk,
-                    token=token,
+                    token=claim.token,
                     response_id=None,
                     sample_index=call.sample_index,
                     skills=[],
                     messages=messages,
-                    cache_key=cache_key(
+                    cache_key=claim.cache_key(
                         snapshot, messages, call.sample_index, response_format
                     ),
                     response_format=response_format,

@@ -17,6 +17,8 @@ critique kind builds on it): the options, choosing the responses and the estimat
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.db.models import QuerySet, Sum
 from django.db.models.functions import Length
 
@@ -28,6 +30,7 @@ from judging.fewshot import example_response_ids
 from judging.kinds import (
     CallContext,
     CallResult,
+    Claim,
     RunOptions,
     Selection,
     Sizes,
@@ -64,6 +67,16 @@ def response_chars(config: JudgeConfig, responses: QuerySet[Response]) -> int:
 def template_layout(template) -> str:
     """The prompt layout of a run's template ("flask" without a template)."""
     return getattr(template, "layout", "") or PromptTemplate.Layout.FLASK
+
+
+@dataclass(frozen=True)
+class ResponseBatch:
+    """What every call of a claimed batch shares: the claim, each skill's spec (by
+    skill id) and the run's few-shot examples."""
+
+    claim: Claim
+    specs: dict[int, prompts.SkillSpec]
+    examples: tuple
 
 
 class ResponseKind(TaskKind):
@@ -152,13 +165,13 @@ class ResponseKind(TaskKind):
             for s in range(config.samples)
         )
 
-    def load_contexts(self, run, token, ids, all_skills, template, cache_key):
+    def load_contexts(self, claim: Claim) -> list[CallContext]:
         """Render every claimed call (a fixed number of queries per batch): each
         shows the instruction's skills (else the rubric's) with its own scale or
         labels."""
-        snapshot = run.settings_snapshot
+        snapshot = claim.snapshot
         calls = list(
-            JudgeCall.objects.filter(pk__in=ids)
+            JudgeCall.objects.filter(pk__in=claim.ids)
             .select_related("response", "response__instruction")
             .order_by("pk")
         )
@@ -170,29 +183,29 @@ class ResponseKind(TaskKind):
             .order_by("instruction_id", "rank")
         ):
             links.setdefault(link.instruction_id, []).append(link.skill)
-        specs = {s.pk: prompts.SkillSpec.from_model(s) for s in all_skills}
+        specs = {s.pk: prompts.SkillSpec.from_model(s) for s in claim.all_skills}
         for skill_list in links.values():
             for s in skill_list:
                 specs.setdefault(s.pk, prompts.SkillSpec.from_model(s))
-        examples = self._examples(run, specs)
+        batch = ResponseBatch(
+            claim=claim, specs=specs, examples=self._examples(claim.run, specs)
+        )
         out = []
         for call in calls:
             response = call.response
             instruction = response.instruction
-            skills = links.get(instruction.pk) or all_skills
-            messages = self.messages(
-                run, template, instruction, response, skills, specs, examples
-            )
+            skills = links.get(instruction.pk) or claim.all_skills
+            messages = self.messages(batch, response, skills)
             response_format = self.response_format(snapshot, specs, skills)
             out.append(
                 CallContext(
                     call_id=call.pk,
-                    token=token,
+                    token=claim.token,
                     response_id=response.pk,
                     sample_index=call.sample_index,
                     skills=skills,
                     messages=messages,
-                    cache_key=cache_key(
+                    cache_key=claim.cache_key(
                         snapshot, messages, call.sample_index, response_format
                     )
                     if messages
@@ -201,7 +214,7 @@ class ResponseKind(TaskKind):
                     reference=instruction.reference_answer,
                     instruction_id=instruction.pk,
                     response_format=response_format,
-                    kind=run.kind,
+                    kind=self.key,
                     scales={s.key: specs[s.pk].scale for s in skills},
                 )
             )
@@ -210,7 +223,10 @@ class ResponseKind(TaskKind):
     def _examples(self, run, specs) -> tuple:
         return ()
 
-    def messages(self, run, template, instruction, response, skills, specs, examples):
+    def messages(
+        self, batch: ResponseBatch, response: Response, skills: list[Skill]
+    ) -> list[dict]:
+        """The messages of one call (`[]`: nothing to send)."""
         raise NotImplementedError(self.key)
 
     def response_format(self, snapshot, specs, skills) -> dict | None:
@@ -269,8 +285,9 @@ class PointwiseKind(ResponseKind):
             run=run, specs={spec.key: spec for spec in specs.values()}
         )
 
-    def messages(self, run, template, instruction, response, skills, specs, examples):
-        snapshot = run.settings_snapshot
+    def messages(self, batch, response, skills) -> list[dict]:
+        snapshot = batch.claim.snapshot
+        instruction = response.instruction
         if snapshot["backend"].startswith("baseline"):
             return []  # a baseline reads no prompt (the driver scores it)
         checklist = tuple(
@@ -281,11 +298,12 @@ class PointwiseKind(ResponseKind):
             instruction=instruction.text,
             response=response.text,
             reference=instruction.reference_answer or None,
-            skills=tuple(specs[s.pk] for s in skills),
+            skills=tuple(batch.specs[s.pk] for s in skills),
             checklist=checklist,
             instance_rubric=instruction.instance_rubric or {},
-            examples=examples,
+            examples=batch.examples,
         )
+        template = batch.claim.template
         if template_layout(template) == PromptTemplate.Layout.FLAME:
             # FLAMe text-to-text layout: the template's texts are not used; the
             # judge answers "field: value" lines (or JSON under a schema).

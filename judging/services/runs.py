@@ -1,7 +1,7 @@
 """Judge runs: create (any kind), start, cancel, resume, retry failed calls.
 
 Configs live in `judging.services.configs`, the cost rule in
-`judging.services.estimates`.
+`judging.services.estimates`, what differs between kinds in `judging.kinds`.
 
 Execution itself lives in `judging.services.execution`; this module only changes rows
 and enqueues driver tasks (after commit).

@@ -84,8 +84,8 @@ class LengthCheckKind(TaskKind):
     def calls(self, *, config, options, selection):
         return ({"response_id": pk, "sample_index": 0} for pk in selection.targets)
 
-    def load_contexts(self, run, token, ids, all_skills, template, cache_key):
-        calls = JudgeCall.objects.filter(pk__in=ids).select_related(
+    def load_contexts(self, claim):
+        calls = JudgeCall.objects.filter(pk__in=claim.ids).select_related(
             "response__instruction"
         )
         contexts = []
@@ -100,13 +100,13 @@ class LengthCheckKind(TaskKind):
             contexts.append(
                 CallContext(
                     call_id=call.pk,
-                    token=token,
+                    token=claim.token,
                     response_id=call.response_id,
                     sample_index=call.sample_index,
                     skills=[],
                     messages=messages,
-                    cache_key=cache_key(
-                        run.settings_snapshot, messages, call.sample_index, None
+                    cache_key=claim.cache_key(
+                        claim.snapshot, messages, call.sample_index, None
                     ),
                     kind=self.key,
                     instruction_id=call.response.instruction_id,

@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from annotation.models import Skill
 from judging import baselines, kinds, prompts
-from judging.kinds import CallContext, CallResult
+from judging.kinds import CallContext, CallResult, Claim
 from judging.models import (
     JudgeCache,
     JudgeCall,
@@ -84,7 +84,7 @@ def _load_contexts(
     """Render the prompt of every claimed call (a fixed number of queries per batch):
     the run's kind does it (`TaskKind.load_contexts`)."""
     return kinds.get(run.kind).load_contexts(
-        run, token, ids, all_skills, template, cache_key=_cache_key
+        Claim(run, token, ids, all_skills, template, _cache_key)
     )
 
 
