@@ -8,27 +8,11 @@ from django import forms
 from annotation.errors import DomainError
 from annotation.forms import MultipleFileField
 from flaskapp import bounds
-from judging import endpoints
+from judging import endpoints, kinds
 from judging.fewshot import FewShotRequest
 from judging.models import JudgeConfig, JudgeRun, PromptTemplate
 from judging.selectors.runs import Endpoint, judge_endpoint_list
 
-RUN_KINDS = [
-    (
-        JudgeRun.Kind.POINTWISE,
-        "Score responses criterion by criterion, on the rubric's scales or labels",
-    ),
-    (JudgeRun.Kind.CRITIQUE, "Write an open-ended critique of each response"),
-    (
-        JudgeRun.Kind.METADATA,
-        "Suggest instruction metadata (domains, difficulty, skills)",
-    ),
-    (JudgeRun.Kind.CHECKLIST, "Suggest instance checklists (FLASK-Hard)"),
-    (
-        JudgeRun.Kind.PAIRWISE,
-        "Compare preference pairs in both orders (A/B and B/A)",
-    ),
-]
 PROBES = [
     ("", "No probe"),
     ("bandwagon", "Bandwagon: a sentence says most people preferred one answer"),
@@ -227,7 +211,8 @@ class RunForm(ProblemsFormMixin, forms.Form):
     dataset = forms.ModelChoiceField(
         queryset=None, label="Dataset", empty_label="Choose…"
     )
-    kind = forms.ChoiceField(choices=RUN_KINDS, initial=JudgeRun.Kind.POINTWISE)
+    # Choices: the creatable kinds of `judging.kinds.REGISTRY` (set per form).
+    kind = forms.ChoiceField(choices=(), initial=JudgeRun.Kind.POINTWISE)
     models = forms.MultipleChoiceField(
         required=False, widget=forms.CheckboxSelectMultiple
     )
@@ -300,6 +285,7 @@ class RunForm(ProblemsFormMixin, forms.Form):
         self.fields["config"].queryset = configs
         self.fields["dataset"].queryset = datasets
         self.fields["models"].choices = list(model_choices)
+        self.fields["kind"].choices = kinds.choices()
 
     def clean_few_shot_responses(self) -> list[int]:
         words = self.cleaned_data["few_shot_responses"].replace(",", " ").split()
@@ -321,6 +307,25 @@ class RunForm(ProblemsFormMixin, forms.Form):
             ),
         )
         return request if request.wanted else None
+
+    def run_options(self) -> dict:
+        """The options `judge_run_create` takes from the form: those the chosen kind
+        takes (the form shows every kind's fields; another kind's are ignored), and
+        the few-shot request whatever the kind (another kind refuses it, naming the
+        field)."""
+        data = self.cleaned_data
+        task = kinds.get(data["kind"])
+        fields = {
+            "models": data["models"],
+            "instruction_limit": data["instruction_limit"],
+            "sample": data["pair_sample"],
+            "allow_tie": data["allow_tie"],
+            "probe": data["probe"] or "",
+        }
+        return {
+            **{name: value for name, value in fields.items() if name in task.takes},
+            "few_shot": self.few_shot_request(),
+        }
 
 
 class RunImportForm(ProblemsFormMixin, forms.Form):

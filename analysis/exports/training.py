@@ -63,7 +63,7 @@ import hashlib
 import math
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.utils.crypto import salted_hmac
 
@@ -85,7 +85,6 @@ from annotation.selectors.exclusions import excluded_scores
 from judging.models import JudgeCritique
 from judging.prompts import SkillSpec
 
-KINDS = ("pointwise", "pairwise", "classification", "critique")
 DEDUPE_MODES = ("none", "exact", "input")
 SPLITS = ("train", "validation")
 DEFAULT_VALIDATION_FRACTION = 0.1
@@ -98,7 +97,7 @@ _RATER_SALT = "analysis.exports.training.rater"
 class TrainingOptions:
     """What to export; build it with `training_options_parse` from user input."""
 
-    kinds: tuple[str, ...] = KINDS
+    kinds: tuple[str, ...] = field(default_factory=lambda: KINDS)
     validation_fraction: float = DEFAULT_VALIDATION_FRACTION
     seed: int = 0
     dedupe: str = "none"
@@ -512,13 +511,26 @@ def _critique(key, text: str, external_id: str, input_text: str, source) -> _Exa
     )
 
 
+# The task kinds exported, in this order, and the reader of each; one reader may
+# serve two (pointwise and classification scores are read in one pass). They are
+# FLAMe's task kinds of human judgments; the judge task kinds say which ones they
+# correspond to (`judging.kinds.TaskKind.training_tasks`; a test keeps both equal).
+_READERS = {
+    "pointwise": _score_examples,
+    "pairwise": lambda dataset, kinds: _pairwise_examples(dataset),
+    "classification": _score_examples,
+    "critique": lambda dataset, kinds: _critique_examples(dataset),
+}
+KINDS = tuple(_READERS)
+
+
 def _examples(dataset: Dataset, kinds: tuple[str, ...]) -> Iterator[_Example]:
-    if "pointwise" in kinds or "classification" in kinds:
-        yield from _score_examples(dataset, kinds)
-    if "pairwise" in kinds:
-        yield from _pairwise_examples(dataset)
-    if "critique" in kinds:
-        yield from _critique_examples(dataset)
+    done = set()
+    for kind in KINDS:
+        reader = _READERS[kind]
+        if kind in kinds and reader not in done:
+            done.add(reader)
+            yield from reader(dataset, kinds)
 
 
 # --- De-duplication ---------------------------------------------------------------------

@@ -13,19 +13,12 @@ from rest_framework import serializers
 from annotation.api.serializers.datasets import ImportProblemOutputSerializer
 from annotation.scales import scale_of
 from flaskapp import bounds
+from judging import kinds
 from judging.models import JudgeCall, JudgeConfig, JudgeRun
 from judging.selectors import criteria as criteria_selectors
 from judging.selectors import runs as selectors
 from judging.selectors.fewshot import few_shot_shown
 from judging.services.imports import FORMATS
-
-RUN_CREATE_KINDS = [
-    JudgeRun.Kind.POINTWISE,
-    JudgeRun.Kind.CRITIQUE,
-    JudgeRun.Kind.PAIRWISE,
-    JudgeRun.Kind.METADATA,
-    JudgeRun.Kind.CHECKLIST,
-]
 
 # --- Judge configs ------------------------------------------------------------------------
 
@@ -296,8 +289,9 @@ class JudgeRunCreateInputSerializer(serializers.Serializer):
     dataset = serializers.IntegerField(
         help_text="Dataset id.", **bounds.ID.field_kwargs()
     )
+    # Choices: the creatable kinds of `judging.kinds.REGISTRY` (refreshed per use).
     kind = serializers.ChoiceField(
-        choices=RUN_CREATE_KINDS, default=JudgeRun.Kind.POINTWISE
+        choices=[k.key for k in kinds.creatable()], default=JudgeRun.Kind.POINTWISE
     )
     models = serializers.ListField(
         child=serializers.CharField(max_length=200), required=False, default=list
@@ -372,6 +366,11 @@ class JudgeRunCreateInputSerializer(serializers.Serializer):
         max_length=100,
         help_text="Only examples of these criterion keys.",
     )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # A kind registered after this module was imported is offered too.
+        self.fields["kind"].choices = [k.key for k in kinds.creatable()]
 
 
 class JudgeRunListFilterInputSerializer(serializers.Serializer):

@@ -13,7 +13,9 @@ from annotation.models import Skill, SkillKind
 from annotation.scales import scale_of
 from judging.models import JudgeCritique, JudgeRun, JudgeScore
 
-# Kinds whose results are criterion values (scores or labels).
+# Kinds whose results are criterion values (scores or labels):
+# `judging.kinds.keys(reads_values=True)`, spelt out here because the kinds read
+# through the selectors (tests/judging/test_kind_plugins.py keeps the two equal).
 VALUE_KINDS = (JudgeRun.Kind.POINTWISE, JudgeRun.Kind.IMPORTED)
 
 

@@ -20,7 +20,9 @@ from judging.panels import run_item_value
 
 Item = tuple[int, str]  # (response id, criterion key)
 # The kinds of run whose results are criterion scores (a panel's members, a
-# calibration's source).
+# calibration's source): `judging.kinds.keys(writes_scores=True)`, spelt out here
+# because the kinds read through the selectors (tests/judging/test_kind_plugins.py
+# keeps the two equal).
 SCORE_KINDS = (JudgeRun.Kind.POINTWISE, JudgeRun.Kind.IMPORTED, JudgeRun.Kind.DERIVED)
 
 

@@ -366,8 +366,10 @@ def judge_run_progress(*, run: JudgeRun, now: datetime | None = None) -> RunProg
 
 
 def judge_call_list(*, run: JudgeRun, status: str | None = None) -> QuerySet[JudgeCall]:
-    """A run's calls in order, with their response, instruction, scores (with
-    skills) and, for a critique run, critiques loaded: a page of calls costs the same number of queries at any size."""
+    """A run's calls in order, with their response, instruction and scores (with
+    skills) loaded: a page of calls costs the same number of queries at any size.
+    What a kind's results page shows besides (a pairwise run's pair, a critique run's
+    critiques) its `TaskKind.results_queryset` adds."""
     qs = JudgeCall.objects.filter(run_id=run.pk)
     if status:
         qs = qs.filter(status=status)
@@ -380,7 +382,6 @@ def judge_call_list(*, run: JudgeRun, status: str | None = None) -> QuerySet[Jud
                     "skill__position", "skill_id"
                 ),
             ),
-            *(["critiques"] if run.kind == JudgeRun.Kind.CRITIQUE else []),
         )
         .order_by("pk")
     )
@@ -442,23 +443,15 @@ def run_responses(
 
 
 def run_instructions(
-    *,
-    dataset: Dataset,
-    instruction_limit: int | None,
-    kind: str = JudgeRun.Kind.METADATA,
+    *, dataset: Dataset, instruction_limit: int | None
 ) -> QuerySet[Instruction]:
-    """The instructions a metadata or checklist run over `dataset` would annotate: the
-    first `instruction_limit`; for checklists only those without one (FLASK-Hard's own
-    checklists are never overwritten by a suggestion run)."""
+    """The first `instruction_limit` instructions of `dataset` (all without one), in
+    order: what a run with one call per instruction starts from (a checklist run then
+    keeps those without a checklist: `judging.kinds.metadata`)."""
     qs = Instruction.objects.filter(dataset=dataset).order_by("position", "id")
     if instruction_limit:
         ids = list(qs.values_list("pk", flat=True)[:instruction_limit])
         qs = qs.filter(pk__in=ids)
-    if kind == JudgeRun.Kind.CHECKLIST:
-        ids = [
-            pk for pk, checklist in qs.values_list("pk", "checklist") if not checklist
-        ]
-        qs = Instruction.objects.filter(pk__in=ids).order_by("position", "id")
     return qs
 
 

@@ -24,6 +24,7 @@ from annotation.errors import DomainError, Problem
 from annotation.models import Dataset
 from annotation.services import rubric_freeze
 from flaskapp.untrusted import text_problem
+from judging import kinds
 from judging.models import EvalSplit, JudgeRun, JudgeScore
 from judging.panels import (
     MAJORITY,
@@ -36,7 +37,6 @@ from judging.panels import (
     to_scale,
 )
 from judging.selectors.item_scores import (
-    SCORE_KINDS,
     Criterion,
     dev_human_means,
     response_parts,
@@ -75,10 +75,11 @@ def _score_run_problem(run: JudgeRun, dataset: Dataset) -> str | None:
     """Why `run` cannot be derived from, else None."""
     if run.dataset_id != dataset.pk:
         return f"run #{run.pk} is of dataset {run.dataset.name!r}, not {dataset.name!r}"
-    if run.kind not in SCORE_KINDS:
+    if not kinds.get(run.kind).writes_scores:
         return (
             f"run #{run.pk} is a {run.get_kind_display().lower()} run; only runs "
-            "with criterion scores (pointwise, imported, derived) can be used"
+            f"with criterion scores ({', '.join(kinds.keys(writes_scores=True))}) "
+            "can be used"
         )
     if not run.scores.exists():
         return f"run #{run.pk} has no scores"

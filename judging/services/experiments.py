@@ -16,10 +16,10 @@ from annotation import roles
 from annotation.errors import DomainError, Problem
 from annotation.models import Campaign, Dataset
 from flaskapp.untrusted import text_problem
+from judging import kinds
 from judging.models import Experiment, JudgeCall, JudgeRun, JudgeScore
+from judging.selectors.item_scores import SCORE_KINDS  # noqa: F401 (re-exported)
 
-# Runs that score criteria (what an experiment compares).
-SCORE_KINDS = (JudgeRun.Kind.POINTWISE, JudgeRun.Kind.IMPORTED, JudgeRun.Kind.DERIVED)
 NAME_MAX = Experiment._meta.get_field("name").max_length
 
 
@@ -74,7 +74,7 @@ def _check_runs(
             problems.append(
                 Problem(f"run {run.pk} is of another dataset", field="run_ids")
             )
-        elif run.kind not in SCORE_KINDS:
+        elif not kinds.get(run.kind).writes_scores:
             problems.append(
                 Problem(
                     f"run {run.pk} is a {run.get_kind_display().lower()} run; an "

@@ -26,9 +26,6 @@ from judging.fewshot import (
 from judging.selectors.splits import DEV, TEST, eval_split_of
 
 NOT_MADE = "the few-shot examples were not drawn"
-POINTWISE_ONLY = Problem(
-    "few-shot examples are only for kind 'pointwise'", field="few_shot"
-)
 # Per example: its headings and score lines, besides the texts themselves.
 EXAMPLE_OVERHEAD_CHARS = 160
 

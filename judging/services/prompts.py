@@ -13,7 +13,7 @@ from django.db.models import Max
 from annotation import roles
 from annotation.errors import DomainError, Problem
 from flaskapp.untrusted import text_problem
-from judging import prompts
+from judging import kinds, prompts
 from judging.models import PromptTemplate
 
 NAME_MAX = PromptTemplate._meta.get_field("name").max_length
@@ -24,8 +24,9 @@ def prompt_template_create(
 ) -> PromptTemplate:
     """Create the next version of template `name` (version 1 for a new name).
 
-    Pointwise templates must keep every placeholder the renderer fills (see
-    `judging.prompts.template_problems`). Raises `DomainError` naming the field.
+    The texts of a template of a judge task kind's `prompt_kind` must suit that
+    kind (`TaskKind.template_problems`: a pointwise template keeps every
+    placeholder the renderer fills). Raises `DomainError` naming the field.
     """
     roles.require_researcher(user)
     name = (name or "").strip()
@@ -45,9 +46,12 @@ def prompt_template_create(
         problems.append(Problem(f"unknown kind {kind!r}", field="kind"))
     if not (user_text or "").strip():
         problems.append(Problem("is empty", field="user_text"))
-    elif kind == PromptTemplate.Kind.POINTWISE:
+    else:
         problems += [
-            Problem(p, field="user_text") for p in prompts.template_problems(user_text)
+            Problem(p, field="user_text")
+            for task in kinds.all_kinds()
+            if task.prompt_kind == kind
+            for p in task.template_problems(user_text)
         ]
     if problems:
         raise DomainError("the prompt template was not saved", problems)

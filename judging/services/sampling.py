@@ -34,6 +34,7 @@ from annotation.errors import DomainError, Problem
 from annotation.models import Campaign, Dataset, Response, Skill
 from annotation.scales import scale_of
 from annotation.services.sampling import sampling_campaign_create
+from judging import kinds
 from judging.designs import (
     FLOOR,
     STRATEGIES,
@@ -41,7 +42,6 @@ from judging.designs import (
     poisson_sample,
 )
 from judging.models import JudgeRun, JudgeScore
-from judging.selectors.item_scores import SCORE_KINDS
 
 MEASURE_DISAGREEMENT = "disagreement among the judge's samples"
 MEASURE_BOUNDARY = "closeness of the judge's score to the scale's middle"
@@ -161,7 +161,7 @@ def _run_for(dataset: Dataset, run_id) -> JudgeRun:
             [Problem(f"no judge run {run_id} of dataset {dataset.name!r}",
                      field="run")],
         )  # fmt: skip
-    if run.kind not in SCORE_KINDS:
+    if not kinds.get(run.kind).writes_scores:
         raise DomainError(
             "the sample was not drawn",
             [Problem(f"run {run_id} is a {run.get_kind_display().lower()} run, "

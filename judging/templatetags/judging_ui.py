@@ -7,6 +7,7 @@ from decimal import Decimal, InvalidOperation
 from django import template
 
 from annotation.scales import scale_of
+from judging import kinds
 
 register = template.Library()
 
@@ -81,3 +82,10 @@ def score_label(score) -> str:
     """A `JudgeScore` as pages show it: the point of an ordinal criterion, the display
     name of a categorical one's label (never its code), or N/A."""
     return scale_of(score.skill).name_of(score.score)
+
+
+@register.filter
+def task_kind(run):
+    """The judge task kind of `run` (`judging.kinds`), whose attributes and template
+    partials say what its pages show; None for a kind no longer registered."""
+    return kinds.find(getattr(run, "kind", None))

@@ -25,6 +25,7 @@ from annotation.services import import_check_sizes
 from flaskapp.bounds import FEW_SHOT_EXAMPLES, INSTRUCTION_LIMIT, SEED
 from flaskapp.htmx import HTMX_STOP_POLLING, render_page_or_fragment, wants_fragment
 from flaskapp.params import ascii_int
+from judging import kinds
 from judging.fewshot import FewShotRequest
 from judging.forms import IMPORT_FORMAT_HELP, RunForm, RunImportForm
 from judging.models import (
@@ -36,13 +37,10 @@ from judging.models import (
 from judging.selectors import criteria as criteria_selectors
 from judging.selectors import runs as selectors
 from judging.selectors.fewshot import few_shot_shown
-from judging.selectors.pairwise import pairwise_verdict_counts
 from judging.services.estimates import judge_run_estimate
 from judging.services.experiments import experiment_join_new_run
 from judging.services.run_imports import judge_run_import
 from judging.services.runs import (
-    ANNOTATION_KINDS,
-    RESPONSE_KINDS,
     judge_run_cancel,
     judge_run_create,
     judge_run_retry_failed,
@@ -51,7 +49,6 @@ from judging.services.runs import (
 
 RUNS_PER_PAGE = 50
 CALLS_PER_PAGE = 25
-CRITIQUES_SHOWN = 10
 
 
 # --- Runs ---------------------------------------------------------------------------------
@@ -97,16 +94,17 @@ def _estimate(config, dataset, params, available) -> dict | None:
     before); so are unparsable numbers (the form reports them)."""
     if config is None or dataset is None:
         return None
+    task = _form_kind(params)
     options = {
         "config": config,
         "dataset": dataset,
-        "kind": params.get("kind") or JudgeRun.Kind.POINTWISE,
+        "kind": task.key,
         "models": [m for m in params.getlist("models") if m in available],
         "instruction_limit": _limit(params.get("instruction_limit")),
         "sample": _limit(params.get("pair_sample")),
     }
     few_shot = _few_shot(params)
-    if few_shot is None or options["kind"] != JudgeRun.Kind.POINTWISE:
+    if few_shot is None or "few_shot" not in task.takes:
         return judge_run_estimate(**options)
     try:
         return judge_run_estimate(**options, few_shot=few_shot)
@@ -115,6 +113,12 @@ def _estimate(config, dataset, params, available) -> dict | None:
         estimate = judge_run_estimate(**options)
         estimate["few_shot_problem"] = "; ".join(p.message for p in exc.problems)
         return estimate
+
+
+def _form_kind(params) -> kinds.TaskKind:
+    """The kind the form's values name; an unknown one is the default kind (the
+    form reports it when sent)."""
+    return kinds.find(params.get("kind")) or kinds.default()
 
 
 def _few_shot(params) -> FewShotRequest | None:
@@ -169,19 +173,13 @@ def run_new(request: HttpRequest) -> HttpResponse:
         if form.is_valid():
             data = form.cleaned_data
             try:
-                pairwise = data["kind"] == JudgeRun.Kind.PAIRWISE
                 run = judge_run_create(
                     config=data["config"],
                     dataset=data["dataset"],
                     user=request.user,
                     kind=data["kind"],
-                    models=data["models"] if data["kind"] in RESPONSE_KINDS else None,
-                    instruction_limit=None if pairwise else data["instruction_limit"],
-                    sample=data["pair_sample"] if pairwise else None,
-                    allow_tie=data["allow_tie"],
-                    probe=(data["probe"] or "") if pairwise else "",
                     name=data["name"],
-                    few_shot=form.few_shot_request(),
+                    **form.run_options(),
                 )
                 experiment = _experiment(request.POST.get("experiment"))
                 if experiment is not None:
@@ -212,7 +210,7 @@ def run_new(request: HttpRequest) -> HttpResponse:
             datasets=datasets,
             model_choices=model_choices,
         )
-    kind = params.get("kind") or JudgeRun.Kind.POINTWISE
+    kind = params.get("kind") or kinds.default().key
     chosen_models = params.getlist("models")
     context = {
         "form": form,
@@ -220,7 +218,7 @@ def run_new(request: HttpRequest) -> HttpResponse:
         "config": config,
         "kind": kind,
         "chosen_models": chosen_models,
-        "is_annotation": kind in ANNOTATION_KINDS,
+        "task": _form_kind(params),
         "estimate": _estimate(config, dataset, params, {n for n, _ in available}),
         "experiment": _experiment(params.get("experiment")),
     }
@@ -232,7 +230,7 @@ def run_new(request: HttpRequest) -> HttpResponse:
 
 def _run_actions(run: JudgeRun, progress: selectors.RunProgress) -> dict:
     """Which buttons the run page offers (the services refuse the rest anyway)."""
-    executable = run.kind != JudgeRun.Kind.IMPORTED and run.config_id is not None
+    executable = kinds.get(run.kind).executable and run.config_id is not None
     counts = progress.counts
     return {
         "can_start": executable
@@ -269,23 +267,18 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "env_set": selectors.api_key_is_set(env_name),
         "polling": progress.is_live,
         "few_shot": few_shot_shown(run=run),
+        "task": kinds.get(run.kind),
         **_run_actions(run, progress),
     }
     fragment = wants_fragment(request)
     # A poll also brings the timing table (out of band): its finished time changes
     # when the run ends, with the status in the fragment.
     context["oob_timing"] = fragment
-    if not fragment and run.kind in ANNOTATION_KINDS:
-        context["suggestion_counts"] = selectors.suggestion_counts(run=run)
-    if not fragment and run.kind == JudgeRun.Kind.PAIRWISE:
-        context["verdict_counts"] = pairwise_verdict_counts(run=run)
     if not fragment:
         context["classification_ids"] = criteria_selectors.classification_run_ids([run])
         context["label_counts"] = criteria_selectors.judge_run_label_counts(run=run)
-    if not fragment and run.kind == JudgeRun.Kind.CRITIQUE:
-        critiques = criteria_selectors.judge_run_critiques(run=run)
-        context["critique_count"] = critiques.count()
-        context["critiques"] = critiques[:CRITIQUES_SHOWN]
+        # What the run's kind shows besides (suggestion, verdict or critique counts).
+        context.update(kinds.get(run.kind).page_context(run))
     status = HTMX_STOP_POLLING if fragment and not progress.is_live else 200
     return render_page_or_fragment(
         request, "judging/run_detail.html", "run-progress", context, status=status
@@ -356,20 +349,19 @@ def run_results(request: HttpRequest, run_id: int) -> HttpResponse:
     status = request.GET.get("status", "")
     if status not in JudgeCall.Status.values:
         status = ""
-    calls = selectors.judge_call_list(run=run, status=status or None)
-    is_pairwise = run.kind == JudgeRun.Kind.PAIRWISE
-    if is_pairwise:
-        calls = calls.select_related("pair__response_1", "pair__response_2")
+    task = kinds.get(run.kind)
+    calls = task.results_queryset(
+        selectors.judge_call_list(run=run, status=status or None)
+    )
     page = Paginator(calls, CALLS_PER_PAGE).get_page(request.GET.get("page"))
     context = {
         "run": run,
         "page": page,
         "status": status,
         "statuses": JudgeCall.Status.choices,
-        "is_annotation": run.kind in ANNOTATION_KINDS,
-        "is_pairwise": is_pairwise,
-        "is_critique": run.kind == JudgeRun.Kind.CRITIQUE,
         "classification_ids": criteria_selectors.classification_run_ids([run]),
+        # The kind's columns: is_annotation, is_pairwise or is_critique.
+        **task.results_flags,
     }
     return render_page_or_fragment(
         request, "judging/run_results.html", "run-results", context

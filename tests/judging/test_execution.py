@@ -408,12 +408,11 @@ def test_calls_record_the_hash_of_their_rendered_prompt(eager_tasks, fake_server
 @pytest.mark.parametrize("kind", ["metadata", "checklist"])
 def test_annotation_runs_store_suggestions(eager_tasks, fake_server, kind):
     from judging.models import MetadataSuggestion
-    from judging.services.runs import judge_run_create_annotation
 
     base = fake_server(latency_ms=1)
     config, user = make_config(base, output_mode="text")
     dataset = make_dataset(n_instructions=3)
-    run = judge_run_create_annotation(
+    run = services.judge_run_create(
         config=config, dataset=dataset, user=user, kind=kind
     )
     services.judge_run_start(run=run, user=user)
@@ -432,14 +431,12 @@ def test_annotation_runs_store_suggestions(eager_tasks, fake_server, kind):
 
 
 def test_checklist_runs_skip_instructions_that_have_one(eager_tasks, fake_server):
-    from judging.services.runs import judge_run_create_annotation
-
     config, user = make_config(fake_server(latency_ms=1), output_mode="text")
     dataset = make_dataset(n_instructions=3)
     first = dataset.instructions.order_by("pk").first()
     first.checklist = [{"skill": None, "question": "Does it cite a source?"}]
     first.save(update_fields=["checklist"])
-    run = judge_run_create_annotation(
+    run = services.judge_run_create(
         config=config, dataset=dataset, user=user, kind="checklist"
     )
     assert set(

@@ -371,7 +371,7 @@ def test_bandwagon_cue_reaches_the_prompt_and_its_target_is_recorded(
 
 
 def test_attention_probe_injects_an_irrelevant_sentence(eager_tasks, fake_server):
-    from judging.services.runs import ATTENTION_SENTENCES
+    from judging.probes import ATTENTION_SENTENCES
 
     base = fake_server(latency_ms=1)
     config, user = make_config(base, output_mode="text")
@@ -393,10 +393,10 @@ def test_attention_probe_injects_an_irrelevant_sentence(eager_tasks, fake_server
 
 
 def test_the_balanced_targets_hold_for_many_pairs():
-    from judging.services.runs import _probe_cues
+    from judging.probes import probe_cues
 
     ids = list(range(101))
-    cues, settings_ = _probe_cues("bandwagon", ids, seed=5, cue="")
+    cues, settings_ = probe_cues("bandwagon", ids, seed=5, cue="")
     counts = Counter(c["cue_target"] for c in cues.values())
     assert counts == {"A": 51, "B": 50} and settings_["targets"] == {"A": 51, "B": 50}
     # Not simply the first half: the seed shuffles which pairs get A.

@@ -10,7 +10,7 @@ from django.urls import reverse
 from annotation.errors import DomainError
 from annotation.models import Instruction, InstructionSkill
 from judging.models import JudgeCall, JudgeRun, MetadataSuggestion
-from judging.services.runs import judge_run_create_annotation
+from judging.services.runs import judge_run_create
 from judging.services.suggestions import (
     suggestion_accept,
     suggestion_accept_all,
@@ -63,7 +63,7 @@ def skill_keys(instruction) -> list[str]:
 def test_create_annotation_run_makes_one_pending_call_per_instruction(
     dataset, config, researcher
 ):
-    run = judge_run_create_annotation(
+    run = judge_run_create(
         config=config, dataset=dataset, user=researcher, kind="metadata"
     )
     assert run.kind == JudgeRun.Kind.METADATA
@@ -81,7 +81,7 @@ def test_create_annotation_run_makes_one_pending_call_per_instruction(
 
 
 def test_create_checklist_run_with_an_instruction_limit(dataset, config, researcher):
-    run = judge_run_create_annotation(
+    run = judge_run_create(
         config=config,
         dataset=dataset,
         user=researcher,
@@ -96,19 +96,25 @@ def test_create_annotation_run_refuses_bad_kind_limit_and_baselines(
     dataset, config, researcher
 ):
     with pytest.raises(DomainError) as caught:
-        judge_run_create_annotation(
+        judge_run_create(
             config=config,
             dataset=dataset,
             user=researcher,
-            kind="pairwise",
+            kind="metadata",
             instruction_limit=0,
         )
-    assert {p.field for p in caught.value.problems} == {"kind", "limit"}
+    assert {p.field for p in caught.value.problems} == {"limit"}
+    with pytest.raises(DomainError) as caught:
+        judge_run_create(
+            config=config, dataset=dataset, user=researcher, kind="metadata-ish"
+        )
+    assert [p.field for p in caught.value.problems] == ["kind"]
+    assert "unknown kind 'metadata-ish'" in str(caught.value)
     baseline = make_config(
         researcher, name="rouge", backend="baseline_rouge", base_url=""
     )
     with pytest.raises(DomainError) as caught:
-        judge_run_create_annotation(
+        judge_run_create(
             config=baseline, dataset=dataset, user=researcher, kind="metadata"
         )
     assert caught.value.problems[0].field == "config"
@@ -117,9 +123,7 @@ def test_create_annotation_run_refuses_bad_kind_limit_and_baselines(
 
 def test_raters_cannot_create_annotation_runs(dataset, config, rater):
     with pytest.raises(PermissionDenied):
-        judge_run_create_annotation(
-            config=config, dataset=dataset, user=rater, kind="metadata"
-        )
+        judge_run_create(config=config, dataset=dataset, user=rater, kind="metadata")
 
 
 # --- Accepting and rejecting --------------------------------------------------------------

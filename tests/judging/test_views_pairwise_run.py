@@ -70,18 +70,14 @@ def test_a_placeholder_judge_of_imported_verdicts_cannot_start_runs(
 ):
     from annotation.errors import DomainError
     from judging.models import JudgeConfig
-    from judging.services.runs import (
-        judge_run_create,
-        judge_run_create_annotation,
-        judge_run_create_pairwise,
-    )
+    from judging.services.runs import judge_run_create, judge_run_create_pairwise
 
     dataset, *_ = pref_setup
     placeholder = JudgeConfig.objects.create(name="imported only")  # no URL, no model
     for create, extra in (
         (judge_run_create_pairwise, {}),
         (judge_run_create, {}),
-        (judge_run_create_annotation, {"kind": "metadata"}),
+        (judge_run_create, {"kind": "metadata"}),
     ):
         with pytest.raises(DomainError) as exc:
             create(config=placeholder, dataset=dataset, user=researcher, **extra)

@@ -28,10 +28,10 @@ from annotation.management.commands._cli import command_user
 from annotation.management.commands._import_cli import refused
 from annotation.models import Dataset
 from flaskapp.commands import DataCommand
+from judging import kinds
 from judging.fewshot import RULES, FewShotRequest
 from judging.models import JudgeConfig, JudgeRun, PromptTemplate
 from judging.selectors import runs as selectors
-from judging.selectors.pairwise import pairwise_verdict_counts
 from judging.services.configs import judge_config_get_or_create
 from judging.services.execution import judge_runs_recover
 from judging.services.experiments import experiment_join_new_run
@@ -60,6 +60,15 @@ CONFIG_OPTIONS = (
     "price_out",
     "layout",
 )
+# The run options of the pairwise flags (refused, naming the kinds that take them,
+# with a kind that does not).
+FLAG_OPTIONS = {
+    "category": "categories",
+    "sample": "sample",
+    "no_ties": "allow_tie",
+    "probe": "probe",
+    "cue": "cue",
+}
 
 
 def _decimal(value: str) -> Decimal:
@@ -144,8 +153,8 @@ class Command(DataCommand):
         )
         run.add_argument(
             "--kind",
-            choices=["pointwise", "critique", "pairwise", "metadata", "checklist"],
-            default="pointwise",
+            choices=[k.key for k in kinds.creatable()],
+            default=kinds.default().key,
             help="Score (or label) responses on the rubric's criteria (default), "
             "write an open-ended critique of each response, compare the dataset's "
             "preference pairs in both orders, or suggest instruction "
@@ -235,22 +244,30 @@ class Command(DataCommand):
         if dataset is None:
             raise CommandError(f"no dataset named {options['dataset']!r}")
         config = self._config(options, user)
-        pair_options = [
-            f"--{k.replace('_', '-')}"
-            for k in ("category", "sample", "no_ties", "probe", "cue")
-            if options.get(k)
+        task = kinds.get(options["kind"])
+        foreign = [
+            flag
+            for flag, option in FLAG_OPTIONS.items()
+            if options.get(flag) and option not in task.takes
         ]
-        if pair_options and options["kind"] != "pairwise":
-            raise CommandError(f"{', '.join(pair_options)} need --kind pairwise")
+        if foreign:
+            takers = [
+                k.key
+                for k in kinds.creatable()
+                if all(FLAG_OPTIONS[flag] in k.takes for flag in foreign)
+            ]
+            raise CommandError(
+                ", ".join(f"--{flag.replace('_', '-')}" for flag in foreign)
+                + " need --kind "
+                + " or ".join(takers)
+            )
         try:
             run = judge_run_create(
                 config=config,
                 dataset=dataset,
                 user=user,
                 kind=options["kind"],
-                models=options["models"]
-                if options["kind"] in ("pointwise", "critique")
-                else None,
+                models=options["models"] if "models" in task.takes else None,
                 instruction_limit=options["limit"],
                 max_calls=options["max_calls"],
                 categories=options["category"],
@@ -378,12 +395,7 @@ class Command(DataCommand):
             f"Run {run.pk} {run.get_status_display().lower()}: {c.succeeded:,} done, "
             f"{c.failed:,} failed, {c.tokens:,} tokens, {money(c.cost)}"
         )
-        if run.kind == JudgeRun.Kind.PAIRWISE:
-            counts = pairwise_verdict_counts(run=run)
-            summary += "; verdicts " + ", ".join(
-                f"{order} {'/'.join(f'{k}:{v:,}' for k, v in row.items())}"
-                for order, row in counts["by_order"].items()
-            )
+        summary += kinds.get(run.kind).wait_summary(run)
         if run.status == JudgeRun.Status.COMPLETED:
             self.stdout.write(summary)
             return

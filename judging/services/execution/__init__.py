@@ -1,6 +1,6 @@
-"""Executing judge runs: the event loop (`driver`), its database side (`store`), crash
-recovery (`recovery`) and the per-kind handlers (`pairwise`, `metadata`; pointwise
-scoring is the default)."""
+"""Executing judge runs: the event loop (`driver`), its database side (`store`) and
+crash recovery (`recovery`), the same for every kind; what differs by kind (the
+prompt, the parser, the rows written) is the kind's (`judging.kinds`)."""
 
 from judging.services.execution.driver import judge_run_drive
 from judging.services.execution.recovery import (

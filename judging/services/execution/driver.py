@@ -10,11 +10,10 @@ mid-batch can never store a result twice. A driver keeps a heartbeat (`JudgeDriv
 when it stops beating (its worker died) its claims go back to pending and the run gets
 a new driver (`execution.recovery`). Transport retries happen in one layer: `judging.llm`.
 
-Run kinds: pointwise (FLASK or FLAMe layout, from the config's template; any rubric:
-each skill's value is read against its `annotation.scales.Scale`), critique (one
-`JudgeCritique` per call), pairwise
-(`execution.pairwise`: verdicts unique per run, pair, order and sample), metadata and
-checklist (`execution.metadata`). Everything else is shared.
+Every kind is driven the same way: the run's kind (`judging.kinds`) renders the
+claimed calls (`store._load_contexts`), parses each answer (`TaskKind.parse`), says
+what a re-ask tells the judge (`TaskKind.reask`) and which rows a batch writes
+(`store._flush`). Baseline judges (no prompt) score in `Driver._baseline`.
 """
 
 from __future__ import annotations
@@ -30,7 +29,7 @@ from django.conf import settings
 from django.db import close_old_connections
 
 from annotation.models import Skill
-from judging import baselines, endpoints, llm, parsing
+from judging import baselines, endpoints, kinds, llm, parsing
 from judging.deadlines import HangDeadline
 from judging.models import (
     JudgeCache,
@@ -38,8 +37,6 @@ from judging.models import (
     JudgeConfig,
     JudgeRun,
 )
-from judging.services.execution import metadata as annotation_execution
-from judging.services.execution import pairwise as pairwise_execution
 from judging.services.execution.recovery import (
     driver_beat,
     driver_register,
@@ -58,9 +55,7 @@ from judging.services.execution.store import (
     _run_state,
     judge_run_finish_if_done,
     lease_seconds,
-    reask_message,
 )
-from judging.services.runs import ANNOTATION_KINDS
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +89,7 @@ class Driver:
         self.run = run
         self.snapshot = run.settings_snapshot
         self.config = run.config
+        self.task = kinds.get(run.kind)
         self.concurrency = int(self.snapshot["max_concurrency"])
         self.lease = lease_seconds(self.config)
         self.results: list[CallResult] = []
@@ -369,7 +365,7 @@ class Driver:
                         {"role": "assistant", "content": answer.text},
                         {
                             "role": "user",
-                            "content": reask_message(str(exc), ctx.kind, ctx.skills),
+                            "content": self.task.reask(str(exc), ctx.skills),
                         },
                     ]
                 continue
@@ -377,28 +373,10 @@ class Driver:
                 result.cache_key = ""  # a re-asked answer is not the prompt's answer
             return
 
-    @staticmethod
-    def _store_parse(ctx: CallContext, result: CallResult, text: str) -> None:
-        """Parse `text` for the call's kind into `result`; raises `parsing.ParseError`."""
-        skill_keys = [s.key for s in ctx.skills]
-        if ctx.kind == JudgeRun.Kind.PAIRWISE:
-            pairwise_execution.store_pairwise_parse(ctx, result, text)
-        elif ctx.kind in ANNOTATION_KINDS:
-            annotation_execution.store_annotation_parse(ctx, result, text, skill_keys)
-        elif ctx.kind == JudgeRun.Kind.CRITIQUE:
-            result.critique = parsing.parse_critique(text)
-            result.parsed = {"critique_chars": len(result.critique)}
-        else:
-            parsed = parsing.parse_pointwise(
-                text, [(s.key, s.name) for s in ctx.skills], ctx.scales or None
-            )
-            by_key = {s.key: s.pk for s in ctx.skills}
-            result.parsed = {"scores": parsed.scores, "format": parsed.format}
-            result.scores = [
-                (by_key[key], value, parsed.rationales.get(key, ""))
-                for key, value in parsed.scores.items()
-                if key in by_key
-            ]
+    def _store_parse(self, ctx: CallContext, result: CallResult, text: str) -> None:
+        """Parse `text` with the run's kind into `result`; raises
+        `parsing.ParseError`."""
+        self.task.parse(ctx, result, text)
         result.status = JudgeCall.Status.SUCCEEDED
         result.error = ""
         result.error_kind = ""

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from dataclasses import dataclass, field
 from datetime import timedelta
 from decimal import Decimal
 
@@ -18,102 +17,17 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from annotation.models import InstructionSkill, Skill
-from judging import baselines, prompts
+from annotation.models import Skill
+from judging import baselines, kinds, prompts
+from judging.kinds import CallContext, CallResult, Claim
 from judging.models import (
     JudgeCache,
     JudgeCall,
     JudgeConfig,
-    JudgeCritique,
     JudgeRun,
-    JudgeScore,
-    MetadataSuggestion,
-    PairwiseVerdict,
-    PromptTemplate,
 )
-from judging.selectors.fewshot import few_shot_prompt_examples
-from judging.services.execution import metadata as annotation_execution
-from judging.services.execution import pairwise as pairwise_execution
-from judging.services.runs import ANNOTATION_KINDS
 
 log = logging.getLogger(__name__)
-
-
-def reask_message(
-    reason: str, kind: str = JudgeRun.Kind.POINTWISE, skills: list | None = None
-) -> str:
-    """What the judge is told after an answer that could not be read. Pointwise:
-    FLASK's sentence when every skill is FLASK-shaped (or none is given), else each
-    skill's own values (`judging.prompts.value_hint`)."""
-    if kind == JudgeRun.Kind.PAIRWISE:
-        return pairwise_execution.PAIRWISE_REASK.format(reason=reason)
-    start = f"Your previous answer could not be read ({reason}). "
-    if kind == JudgeRun.Kind.CRITIQUE:
-        return start + "Answer again in the requested format, with your critique."
-    specs = [prompts.SkillSpec.from_model(s) for s in skills or []]
-    if prompts.all_flask(specs):
-        return start + (
-            "Answer again in the requested format, with a score from 1 to 5 or N/A "
-            "for every listed skill."
-        )
-    values = "; ".join(f"{s.key}: {prompts.value_hint(s.scale)}" for s in specs)
-    return start + (
-        "Answer again in the requested format, with a value each listed skill "
-        f"allows ({values})."
-    )
-
-
-@dataclass
-class CallContext:
-    """Everything needed to make one call, loaded before the event loop needs it."""
-
-    call_id: int
-    token: str
-    response_id: int
-    sample_index: int
-    skills: list[Skill]
-    messages: list[dict]
-    cache_key: str
-    response_text: str = ""
-    reference: str = ""
-    kind: str = JudgeRun.Kind.POINTWISE
-    instruction_id: int | None = None
-    response_format: dict | None = None
-    # Pairwise calls (see judging.services.execution.pairwise).
-    pair_id: int | None = None
-    order: str = ""
-    allow_tie: bool = True
-    keep: dict = field(default_factory=dict)  # kept in `parsed` whatever the outcome
-    # Pointwise: skill key -> `annotation.scales.Scale`, what the parser accepts.
-    scales: dict = field(default_factory=dict)
-
-
-@dataclass
-class CallResult:
-    call_id: int
-    token: str
-    response_id: int | None
-    sample_index: int
-    status: str
-    kind: str = JudgeRun.Kind.POINTWISE
-    instruction_id: int | None = None
-    raw_output: str = ""
-    parsed: dict | None = None
-    error: str = ""
-    error_kind: str = ""
-    attempts: int = 0
-    parse_failures: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    latency_ms: int | None = None
-    cached: bool = False
-    cache_key: str = ""
-    prompt_hash: str = ""  # of the rendered request: reproducible from template + data
-    scores: list[tuple[int, int | None, str]] = field(default_factory=list)  # skill id
-    pair_id: int | None = None
-    order: str = ""
-    rationale: str = ""  # a pairwise verdict's rationale
-    critique: str = ""  # a critique call's critique (stored as `JudgeCritique`)
 
 
 def lease_seconds(config: JudgeConfig) -> float:
@@ -164,135 +78,13 @@ def _cache_key(
     )
 
 
-def _skill_specs(skills: list[Skill]) -> tuple:
-    return tuple(prompts.SkillSpec.from_model(s) for s in skills)
-
-
 def _load_contexts(
     run: JudgeRun, token: str, ids: list[int], all_skills: list[Skill], template
 ) -> list[CallContext]:
-    """Render the prompt of every claimed call (a fixed number of queries per batch).
-
-    Pointwise calls show the instruction's skills (else the rubric's) each with its
-    own scale or labels; critique calls the critique task (`prompts.render_critique`,
-    in the template's layout), no rubric and no schema."""
-    if run.kind in (JudgeRun.Kind.METADATA, JudgeRun.Kind.CHECKLIST):
-        return annotation_execution.load_annotation_contexts(
-            run,
-            token,
-            ids,
-            all_skills,
-            _skill_specs(all_skills),
-            CallContext,
-            _cache_key,
-        )
-    if run.kind == JudgeRun.Kind.PAIRWISE:
-        return pairwise_execution.load_pairwise_contexts(
-            run, token, ids, template, CallContext, _cache_key
-        )
-    snapshot = run.settings_snapshot
-    calls = list(
-        JudgeCall.objects.filter(pk__in=ids)
-        .select_related("response", "response__instruction")
-        .order_by("pk")
-    )
-    instruction_ids = {c.response.instruction_id for c in calls}
-    links: dict[int, list[Skill]] = {}
-    for link in (
-        InstructionSkill.objects.filter(instruction_id__in=instruction_ids)
-        .select_related("skill")
-        .order_by("instruction_id", "rank")
-    ):
-        links.setdefault(link.instruction_id, []).append(link.skill)
-    specs = {s.pk: prompts.SkillSpec.from_model(s) for s in all_skills}
-    for skill_list in links.values():
-        for s in skill_list:
-            specs.setdefault(s.pk, prompts.SkillSpec.from_model(s))
-    critique = run.kind == JudgeRun.Kind.CRITIQUE
-    # The run's few-shot examples (run.few_shot); each call shows its criteria's.
-    examples = few_shot_prompt_examples(
-        run=run, specs={spec.key: spec for spec in specs.values()}
-    )
-    out = []
-    for call in calls:
-        response = call.response
-        instruction = response.instruction
-        skills = links.get(instruction.pk) or all_skills
-        checklist = tuple(
-            (item.get("skill"), item.get("question", ""))
-            for item in (instruction.checklist or [])
-        )
-        messages: list[dict] = []
-        if critique:
-            messages = prompts.render_critique(
-                instruction.text,
-                response.text,
-                reference=instruction.reference_answer or None,
-                include_reference=snapshot["include_reference"],
-                layout=snapshot.get("layout") or _layout(template),
-            )
-        elif not snapshot["backend"].startswith("baseline"):
-            inp = prompts.PointwiseInput(
-                instruction=instruction.text,
-                response=response.text,
-                reference=instruction.reference_answer or None,
-                skills=tuple(specs[s.pk] for s in skills),
-                checklist=checklist,
-                instance_rubric=instruction.instance_rubric or {},
-                examples=examples,
-            )
-            if _layout(template) == PromptTemplate.Layout.FLAME:
-                # FLAMe text-to-text layout: the template's texts are not used; the
-                # judge answers "field: value" lines (or JSON under a schema).
-                messages = prompts.render_pointwise_flame(
-                    inp, include_reference=snapshot["include_reference"]
-                )
-            else:
-                messages = prompts.render_pointwise(
-                    inp,
-                    system_text=template.system_text,
-                    user_text=template.user_text,
-                    include_reference=snapshot["include_reference"],
-                    output_mode=snapshot["output_mode"],
-                )
-        response_format = (
-            None if critique else _response_format(snapshot, specs, skills)
-        )
-        out.append(
-            CallContext(
-                call_id=call.pk,
-                token=token,
-                response_id=response.pk,
-                sample_index=call.sample_index,
-                skills=skills,
-                messages=messages,
-                cache_key=_cache_key(
-                    snapshot, messages, call.sample_index, response_format
-                )
-                if messages
-                else "",
-                response_text=response.text,
-                reference=instruction.reference_answer,
-                instruction_id=instruction.pk,
-                response_format=response_format,
-                kind=run.kind,
-                scales={s.key: specs[s.pk].scale for s in skills},
-            )
-        )
-    return out
-
-
-def _layout(template) -> str:
-    """The prompt layout of a run's template ("flask" without a template)."""
-    return getattr(template, "layout", "") or PromptTemplate.Layout.FLASK
-
-
-def _response_format(snapshot: dict, specs: dict, skills: list[Skill]) -> dict | None:
-    """The strict schema of a pointwise call: an enum of each skill's values."""
-    if snapshot["output_mode"] != JudgeConfig.OutputMode.JSON_SCHEMA:
-        return None
-    return prompts.pointwise_response_format(
-        [s.key for s in skills], {s.key: specs[s.pk].scale for s in skills}
+    """Render the prompt of every claimed call (a fixed number of queries per batch):
+    the run's kind does it (`TaskKind.load_contexts`)."""
+    return kinds.get(run.kind).load_contexts(
+        Claim(run, token, ids, all_skills, template, _cache_key)
     )
 
 
@@ -341,54 +133,7 @@ def _flush(run: JudgeRun, results: list[CallResult]) -> None:
                     driver_token="",
                     lease_until=None,
                 )
-        JudgeScore.objects.bulk_create(
-            [
-                JudgeScore(
-                    run_id=run.pk,
-                    call_id=r.call_id,
-                    response_id=r.response_id,
-                    skill_id=skill_id,
-                    sample_index=r.sample_index,
-                    score=score,
-                    rationale=rationale,
-                )
-                for r in kept
-                if r.status == JudgeCall.Status.SUCCEEDED
-                for skill_id, score, rationale in r.scores
-            ],
-            ignore_conflicts=True,
-        )
-        MetadataSuggestion.objects.bulk_create(
-            [
-                MetadataSuggestion(
-                    run_id=run.pk,
-                    instruction_id=r.instruction_id,
-                    **(r.parsed or {}).get("suggestion", {}),
-                )
-                for r in kept
-                if r.status == JudgeCall.Status.SUCCEEDED and r.kind in ANNOTATION_KINDS
-            ],
-            ignore_conflicts=True,
-        )
-        PairwiseVerdict.objects.bulk_create(
-            pairwise_execution.pairwise_verdict_rows(run, kept), ignore_conflicts=True
-        )
-        JudgeCritique.objects.bulk_create(
-            [
-                JudgeCritique(
-                    run_id=run.pk,
-                    call_id=r.call_id,
-                    response_id=r.response_id,
-                    sample_index=r.sample_index,
-                    text=r.critique,
-                )
-                for r in kept
-                if r.status == JudgeCall.Status.SUCCEEDED
-                and r.kind == JudgeRun.Kind.CRITIQUE
-                and r.critique
-            ],
-            ignore_conflicts=True,
-        )
+        _write_result_rows(run, kept)
         JudgeCache.objects.bulk_create(
             [
                 JudgeCache(
@@ -411,6 +156,19 @@ def _flush(run: JudgeRun, results: list[CallResult]) -> None:
             run.pk,
             len(results) - len(kept),
         )
+
+
+def _write_result_rows(run: JudgeRun, kept: list[CallResult]) -> None:
+    """The rows the kind writes for the succeeded results (`TaskKind.result_rows`),
+    by model; each is unique per call target, so a result stored twice is one row."""
+    succeeded = [r for r in kept if r.status == JudgeCall.Status.SUCCEEDED]
+    if not succeeded:
+        return
+    by_model: dict[type, list] = {}
+    for row in kinds.get(run.kind).result_rows(run, succeeded):
+        by_model.setdefault(type(row), []).append(row)
+    for model, rows in by_model.items():
+        model.objects.bulk_create(rows, ignore_conflicts=True)
 
 
 def _cost(r: CallResult, price_in: Decimal, price_out: Decimal) -> Decimal:

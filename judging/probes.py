@@ -1,7 +1,7 @@
 """The bias probes of pairwise runs: what each pair's calls are shown (a bandwagon
 cue naming a position, or an irrelevant sentence) and what `call.parsed` records.
-Pure functions of the pair ids, the seed and the cue; `judging.services.runs` uses
-them when it creates a pairwise run."""
+Pure functions of the pair ids, the seed and the cue; the pairwise kind
+(`judging.kinds.pairwise`) uses them when a pairwise run is created."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ ATTENTION_SENTENCES = (
 )
 
 
-def _probe_cues(
+def probe_cues(
     probe: str, pair_ids: list[int], seed: int, cue: str
 ) -> tuple[dict[int, dict], dict]:
     """Per pair, what a probe injects; and the run's `probe_settings`.
@@ -66,7 +66,7 @@ def _probe_cues(
 PAIR_ORDERS = ("ab", "ba")
 
 
-def _probe_record(cue: dict | None, order: str) -> dict | None:
+def probe_record(cue: dict | None, order: str) -> dict | None:
     """What `call.parsed` starts with: the probe shown to this call, if any."""
     if cue is None:
         return None
