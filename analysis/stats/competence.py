@@ -197,7 +197,7 @@ def fit_rater_model(tasks, workers, labels, *, method: str) -> RaterFit:
 
 def _one_blas_thread():
     """BLAS limited to one thread for the block (module doc); a no-op without
-    threadpoolctl (scikit-learn's dependency)."""
+    threadpoolctl (listed in requirements.txt)."""
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:  # pragma: no cover
