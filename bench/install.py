@@ -171,17 +171,17 @@ def main() -> None:
     try:
         if not args.only_make_run:
             seconds, size = bench_install(args.requirements.resolve(), workdir)
-            print(f"requirements   {args.requirements}")
-            print(f"pip install    {seconds:.1f} s (--no-cache-dir)")
-            print(f"venv size      {size:.0f} MB (target < {TARGET_VENV_MB} MB)")
+            print(f"requirements         {args.requirements}")
+            print(f"pip install          {seconds:.1f} s (--no-cache-dir)")
+            print(f"venv size            {size:.0f} MB (target < {TARGET_VENV_MB} MB)")
             shutil.rmtree(workdir / "venv")
         if args.make_run:
             marks = bench_make_run(args.repo.resolve(), workdir)
-            print(f"make run       clone of {args.repo}")
+            print(f"make run             clone of {args.repo}")
             for step, _ in STEPS:
-                print(f"  {step + ' done':<13}{marks.get(step, float('nan')):.1f} s")
+                print(f"  {step + ' done':<19}{marks.get(step, float('nan')):.1f} s")
             print(
-                f"  first 200    {marks['first_page']:.1f} s "
+                f"  first 200          {marks['first_page']:.1f} s "
                 f"(target < {TARGET_FIRST_PAGE_SECONDS:.0f} s)"
             )
     finally:

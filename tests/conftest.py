@@ -169,6 +169,23 @@ def _sqlite_flush_items_first():
 _sqlite_flush_items_first()
 
 
+@pytest.fixture(autouse=True)
+def _empty_cache_where_ids_come_back():
+    """On SQLite each test starts with an empty cache.
+
+    A test's rolled-back transaction gives its ids back on SQLite (the AUTOINCREMENT
+    counters roll back with it), so the next test's dataset, campaign and runs have
+    the same ids; a result cached under ids and counts (the dataset's responses table
+    keyed by its responses' count and last id) would be served to a test whose data
+    differ. PostgreSQL never hands out an id twice."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        from django.core.cache import cache
+
+        cache.clear()
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _fast_password_hashing():
     """Tests create many users; the production hasher is slow by design."""
