@@ -3,7 +3,11 @@
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
+# Two stamps: the runtime install (`make run`) and the development one (`make test`,
+# `make lint`, CI), so that running the app never installs the test tools.
 STAMP := $(VENV)/.installed
+DEV_STAMP := $(VENV)/.installed-dev
+PIP := $(PY) -m pip install --disable-pip-version-check
 PORT ?= 8000
 # The SQLite database, media and the embedded broker live here (see flaskapp/settings.py).
 VAR_DIR := $(or $(FLASK_VAR_DIR),var)
@@ -16,26 +20,34 @@ export PORT
 # (flaskapp/secret_key.py). Tests get FLASK_DEV=1 from pyproject.toml (pytest-env).
 run migrate demo worker bench: export FLASK_DEV ?= 1
 
-.PHONY: help venv run test lint format migrate worker bench demo
+.PHONY: help venv dev-venv run test lint format migrate worker bench demo
 
 help:
 	@echo "make run      start the app and a worker on http://127.0.0.1:$(PORT) (demo data, SQLite)"
-	@echo "make test     run the test suite (PYTEST_ARGS=... to pass options)"
+	@echo "make test     install requirements-dev.txt, run the test suite (PYTEST_ARGS=...)"
 	@echo "make lint     ruff check, ruff format --check, import contracts"
 	@echo "make format   fix lint and format the code"
 	@echo "make migrate  apply database migrations"
 	@echo "make demo     load the demo users and dataset"
 	@echo "make worker   run one Celery worker in the foreground"
 	@echo "make bench    run every bench/*.py"
-	@echo "make venv     create .venv and install requirements.txt"
+	@echo "make venv     create .venv and install requirements.txt (what the app needs)"
+	@echo "make dev-venv also install requirements-dev.txt (tests, lint; make test does)"
 
 venv: $(STAMP)
 
-# Reinstall whenever requirements.txt is newer than the last install.
+dev-venv: $(DEV_STAMP)
+
+# Reinstall whenever a requirements file is newer than the last install.
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --disable-pip-version-check -r requirements.txt
+	$(PIP) -r requirements.txt
 	touch $(STAMP)
+
+$(DEV_STAMP): requirements.txt requirements-dev.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) -r requirements-dev.txt
+	touch $(STAMP) $(DEV_STAMP)
 
 $(VAR_DIR):
 	mkdir -p $(VAR_DIR)
@@ -54,20 +66,20 @@ run: migrate
 worker: venv | $(VAR_DIR)
 	$(PY) -m celery -A flaskapp worker --pool=prefork --concurrency=$(or $(WORKER_CONCURRENCY),4) --prefetch-multiplier=1 -Q celery,judge --loglevel=INFO
 
-test: venv
+test: dev-venv
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
-lint: venv
+lint: dev-venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
 
-format: venv
+format: dev-venv
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
 # Benchmarks print figures; they are never part of the pass/fail suite.
-bench: venv
+bench: dev-venv
 	@set -e; found=0; for f in bench/*.py; do \
 		[ -e "$$f" ] || continue; found=1; \
 		echo "== $$f"; PYTHONPATH=$(CURDIR) $(PY) "$$f"; \

@@ -1,5 +1,5 @@
 """The arithmetic of derived runs: a panel's combined score, its fitted weights, and
-an isotonic calibration. Pure (numpy, scipy, scikit-learn); no database.
+an isotonic calibration. Pure (numpy, scipy); no database.
 
 Conventions (those of the agreement figures, `analysis.selectors.agreement`):
 
@@ -124,15 +124,20 @@ def fit_isotonic(
     scores: np.ndarray, target: np.ndarray, *, low: int, high: int
 ) -> dict[int, float]:
     """The isotonic (non-decreasing) fit of `target` on `scores`, at each value of
-    the scale ``low..high``: `sklearn.isotonic.IsotonicRegression` with
-    ``out_of_bounds="clip"``, bounded to the scale. {judge score: fitted value}."""
-    from sklearn.isotonic import IsotonicRegression
+    the scale ``low..high``: what `sklearn.isotonic.IsotonicRegression` with
+    ``out_of_bounds="clip"``, ``y_min=low`` and ``y_max=high`` predicts (checked
+    against it in tests/judging/test_derived.py). {judge score: fitted value}."""
+    from scipy.optimize import isotonic_regression
 
-    model = IsotonicRegression(
-        out_of_bounds="clip", increasing=True, y_min=low, y_max=high
-    )
-    model.fit(np.asarray(scores, dtype=float), np.asarray(target, dtype=float))
+    scores = np.asarray(scores, dtype=float)
+    levels, inverse, counts = np.unique(scores, return_inverse=True, return_counts=True)
+    # as scikit-learn: one point per distinct score (the targets' mean, weighted by
+    # their number), the pool-adjacent-violators fit bounded to the scale, then
+    # linear between the scores seen and flat beyond them
+    means = np.bincount(inverse.ravel(), np.asarray(target, dtype=float)) / counts
+    fitted = np.clip(isotonic_regression(means, weights=counts).x, low, high)
     points = np.arange(low, high + 1, dtype=float)
     return {
-        int(v): float(f) for v, f in zip(points, model.predict(points), strict=True)
+        int(v): float(f)
+        for v, f in zip(points, np.interp(points, levels, fitted), strict=True)
     }

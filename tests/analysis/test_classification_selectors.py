@@ -9,6 +9,7 @@ from collections import Counter
 import krippendorff
 import numpy as np
 import pytest
+from django.db import connection
 from sklearn.metrics import (
     accuracy_score,
     cohen_kappa_score,
@@ -18,6 +19,7 @@ from sklearn.metrics import (
 from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
 from analysis.selectors.agreement import AgreementError
+from analysis.selectors.agreement.cache import fingerprint_queries
 from analysis.selectors.classification import (
     classification_compute,
     classification_runs,
@@ -284,8 +286,14 @@ def test_a_new_label_changes_the_cached_result(django_assert_max_num_queries):
         "n_boot": 0,
     }
     first = classification_compute(**kwargs)
-    with django_assert_max_num_queries(8):
+    with django_assert_max_num_queries(7 + fingerprint_queries()):
         assert classification_compute(**kwargs) == first
+    if connection.vendor != "postgresql":
+        pytest.skip(
+            "an in-place judge score change moves PostgreSQL's change log only: the "
+            "scanned fingerprint sees counts and latest ids (the product writes new "
+            "runs instead)"
+        )
     from judging.models import JudgeScore
 
     score = JudgeScore.objects.get(run=setup.runs[0])

@@ -78,19 +78,21 @@ def test_dawid_skene_is_crowdkits(seed):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_mace_is_crowdkits(seed):
-    from crowdkit.aggregation import MACE
+    from tests.analysis.test_competence_mace import codes, crowdkit_mace
 
     tasks, workers, labels = planted_arrays(seed)
     fit = rm.fit_rater_model(tasks, workers, labels, method="mace")
-    frame = rm.label_frame(tasks, workers, labels)
-    model = MACE(n_restarts=rm.MACE_RESTARTS, n_iter=rm.MACE_ITER,
-                 random_state=rm.MACE_SEED).fit(frame)  # fmt: skip
-    assert list(fit.latent) == [model.labels_[t] for t in fit.tasks]
-    # Worker rows of spamming_ come in the order of first appearance in the frame;
-    # the variational pair (spam, know) is renormalised.
-    first_seen = list(dict.fromkeys(frame["worker"]))
+    # crowd-kit on workers and labels renamed to their first appearance (see
+    # test_competence_mace.py): its spamming_ rows are in that order, and the
+    # variational pair (spam, know) is renormalised.
+    frame, coded = codes(tasks, workers, labels)
+    model = crowdkit_mace(frame, coded, rm.MACE_ITER)
+    task_names, worker_names, label_names = (names for _, names in coded)
+    latent = np.asarray(label_names)[model.labels_.reindex(task_names).to_numpy()]
+    by_task = dict(zip(task_names, latent, strict=True))
+    assert list(fit.latent) == [by_task[t] for t in fit.tasks]
     s = model.spamming_
-    knowing = {w: s[i, 1] / (s[i, 0] + s[i, 1]) for i, w in enumerate(first_seen)}
+    knowing = {w: s[i, 1] / (s[i, 0] + s[i, 1]) for i, w in enumerate(worker_names)}
     for w, competence in zip(fit.workers, fit.competence, strict=True):
         assert competence == pytest.approx(knowing[w], abs=1e-12)
 

@@ -151,9 +151,16 @@ def build_site():
 
 
 @pytest.fixture(scope="module")
-def site(django_db_setup, django_db_blocker):
+def site(django_db_setup, django_db_blocker, browser):
     """The module's data and live server; the database stays open to the server's
-    thread until the module ends, then is emptied (built-in rows restored)."""
+    thread until the module ends, then is emptied (built-in rows restored).
+
+    After `browser`: once Playwright's loop runs in this thread, Django's connection
+    handler (a context-local) hands the tests another connection object. On an
+    in-memory SQLite database that is a second connection, whose test transaction
+    (BEGIN IMMEDIATE) locked the server's writes out ("database table is locked":
+    a 503 on every page that writes). Opened after it, the server shares the
+    tests' connection, as pytest-django intends."""
     from django.contrib.contenttypes.models import ContentType
     from django.core.management import call_command
     from pytest_django.live_server_helper import LiveServer

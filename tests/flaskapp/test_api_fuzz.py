@@ -167,7 +167,6 @@ def _fuzz_operation(operation, headers, known, tally, failures):
                 failures.append(f"{label} not run: {exc!r}")
 
 
-@pytest.mark.postgres
 def test_api_fuzz_finds_no_server_error(seeded, celery_in_memory, capsys):
     from flaskapp.wsgi import application
 

@@ -488,6 +488,9 @@ def _closed_port() -> int:
         return sock.getsockname()[1]
 
 
+# The outage is a server that stops answering (the connection goes to a closed port);
+# an SQLite file has no server to lose.
+@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_database_outage_is_a_503_with_retry_after(researcher):
     api = token_client(researcher)
