@@ -108,6 +108,7 @@ def prepare(data: Path, raters: int, rubric: str = "flask") -> dict:
 
     from annotation import services
     from annotation.models import Dataset
+    from annotation.services.campaign_spec import CampaignSpec, ServingPolicy
     from flaskapp.tokens import token_create
 
     call_command("migrate", verbosity=0)
@@ -150,12 +151,14 @@ def prepare(data: Path, raters: int, rubric: str = "flask") -> dict:
         dataset.save(update_fields=["rubric"])
         skill_mode = "all"
     campaign = services.campaign_create(
-        name="bench",
-        dataset=dataset,
-        user=researcher,
-        overlap=1,
-        raters=users,
-        skill_mode=skill_mode,
+        spec=CampaignSpec(
+            name="bench",
+            dataset=dataset,
+            skill_mode=skill_mode,
+            raters=users,
+            serving=ServingPolicy(overlap=1),
+        ),
+        created_by=researcher,
     )
     t2 = time.perf_counter()
     print(

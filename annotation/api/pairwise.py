@@ -36,7 +36,8 @@ from annotation.models import Assignment, Dataset, HumanPreference
 from annotation.models.campaigns import MAX_ACTIVE_SECONDS
 from annotation.selectors import pairwise as pairwise_selectors
 from annotation.services import pairwise as pairwise_services
-from annotation.services.pairwise_campaigns import pairwise_campaign_create
+from annotation.services.campaign_spec import spec_from_fields
+from annotation.services.campaigns import campaign_create
 from flaskapp import bounds
 from flaskapp.api import Pagination
 
@@ -155,26 +156,9 @@ class PairwiseCampaignListApi(APIView):
     def post(self, request):
         serializer = PairwiseCampaignCreateInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
-        campaign = pairwise_campaign_create(
-            name=data["name"],
-            dataset=data["dataset"],
-            user=request.user,
-            pair_mode=data["pair_mode"],
-            baseline_model=data["baseline_model"],
-            models=data["models"],
-            sample=data["sample"],
-            seed=data["seed"],
-            categories=data["categories"],
-            skill_keys=data["skills"],
-            overlap=data["overlap"],
-            overlap_percent=data["overlap_percent"],
-            show_reference=data["show_reference"],
-            show_model_names=data["show_model_names"],
-            lock_ttl_minutes=data["lock_ttl_minutes"],
-            rater_quota=data["rater_quota"],
-            guidelines=data["guidelines"],
-            raters=data["raters"],
+        campaign = campaign_create(
+            spec=spec_from_fields(serializer.validated_data, pairwise=True),
+            created_by=request.user,
         )
         return Response(_campaign_data(campaign), status=201)
 

@@ -1,5 +1,5 @@
 """Pairwise human campaigns: next, submit, amend, skip (creation:
-`services.pairwise_campaigns`; pairs: `services.pairs`).
+`services.campaigns`; pairs: `services.pairs`).
 
 The same rules as pointwise rating (`services.rating`), applied to pairs: each
 `CampaignItem` carries a `pair` (its `response` is the pair's `response_1`) and the

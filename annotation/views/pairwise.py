@@ -36,7 +36,8 @@ from annotation.models import Assignment, Campaign, Dataset, PreferencePair, Ski
 from annotation.selectors import pairwise as pairwise_selectors
 from annotation.services import campaign_set_status
 from annotation.services import pairwise as pairwise_services
-from annotation.services.pairwise_campaigns import pairwise_campaign_create
+from annotation.services.campaign_spec import spec_from_fields
+from annotation.services.campaigns import campaign_create
 from annotation.views.common import (
     HISTORY_PER_PAGE,
     HTMX_INVALID,
@@ -187,27 +188,10 @@ def pairwise_campaign_new(request: HttpRequest) -> HttpResponse:
         dataset = _dataset_from_params(request, request.POST)
         form = PairwiseCampaignForm(request.POST, user=request.user, dataset=dataset)
         if form.is_valid():
-            data = form.cleaned_data
             try:
-                campaign = pairwise_campaign_create(
-                    name=data["name"],
-                    dataset=data["dataset"],
-                    user=request.user,
-                    pair_mode=data["pair_mode"],
-                    baseline_model=data["baseline_model"] or None,
-                    models=data["models"],
-                    sample=data["sample"],
-                    seed=data["seed"] or 0,
-                    categories=data["categories"],
-                    skill_keys=data["skills"],
-                    overlap=data["overlap"],
-                    overlap_percent=data["overlap_percent"],
-                    show_reference=data["show_reference"],
-                    show_model_names=data["show_model_names"],
-                    lock_ttl_minutes=data["lock_ttl_minutes"],
-                    rater_quota=data["rater_quota"],
-                    guidelines=data["guidelines"],
-                    raters=list(data["raters"]),
+                campaign = campaign_create(
+                    spec=spec_from_fields(form.cleaned_data, pairwise=True),
+                    created_by=request.user,
                 )
             except DomainError as exc:
                 form.add_problems(exc)
