@@ -32,6 +32,7 @@ from annotation.api.serializers.rating import (
     RaterProgressOutputSerializer,
     RatingErrorOutputSerializer,
 )
+from annotation.items.pairwise import pairwise_skills, unmap_shown_label
 from annotation.models import Assignment, Dataset, HumanPreference
 from annotation.models.campaigns import MAX_ACTIVE_SECONDS
 from annotation.selectors import pairwise as pairwise_selectors
@@ -279,7 +280,7 @@ def _assignment_data(assignment: Assignment) -> dict:
         "response_b": response(response_b),
         "skills": [
             {"key": s.key, "name": s.name, "criteria": s.criteria}
-            for s in pairwise_services.pairwise_skills(campaign=campaign)
+            for s in pairwise_skills(campaign=campaign)
         ],
     }
 
@@ -361,7 +362,7 @@ def _preference_data(assignment) -> dict:
     """The rater's stored answer to `assignment`, in the terms it was shown in."""
     preference = HumanPreference.objects.get(assignment=assignment)
     order = preference.shown_order
-    unmap = pairwise_services.unmap_shown_label
+    unmap = unmap_shown_label
     return {
         "id": assignment.pk,
         "status": assignment.status,

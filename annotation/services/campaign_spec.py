@@ -36,7 +36,7 @@ from annotation.services.qualification import qualification_problems
 from flaskapp.bounds import LOCK_TTL_MINUTES, OVERLAP, OVERLAP_PERCENT, RATER_QUOTA
 
 # The longest minimum a campaign may ask of a critique (a rating's critique holds up
-# to `services.rating.MAX_CRITIQUE` characters).
+# to `items.pointwise.MAX_CRITIQUE` characters).
 MAX_CRITIQUE_MIN_LENGTH = 5000
 # "existing": the pairs already stored for the dataset (e.g. imported preference data).
 CAMPAIGN_PAIR_MODES = (*PAIR_MODES, "existing")

@@ -32,6 +32,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotation import roles
 from annotation import selectors as selectors
 from annotation.errors import DomainError, Problem
+from annotation.items import PAIRWISE
+from annotation.items.pairwise import pairwise_skills
 from annotation.models import Assignment, Campaign, Dataset, PreferencePair, Skill
 from annotation.selectors import pairwise as pairwise_selectors
 from annotation.services import campaign_set_status
@@ -276,7 +278,7 @@ def pairwise_campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResp
     fragment = wants_fragment(request)
     if not fragment:
         context["settings"] = _campaign_settings(
-            campaign, pairwise_services.pairwise_skills(campaign=campaign)
+            campaign, pairwise_skills(campaign=campaign)
         )
         context["members"] = list(campaign.raters.order_by("username"))
     status = HTMX_STOP_POLLING if fragment and not context["polling"] else 200
@@ -491,9 +493,7 @@ def pairwise_history(request: HttpRequest, campaign_id: int) -> HttpResponse:
         assignment.campaign = campaign  # one query for the page, not one per row
         row = HistoryRow(
             assignment=assignment,
-            amendable=not pairwise_services.pairwise_amend_refusal(
-                assignment=assignment
-            ),
+            amendable=not PAIRWISE.amend_refusal(assignment=assignment),
         )
         preference = next(iter(assignment.preferences.all()), None)
         if preference is not None:

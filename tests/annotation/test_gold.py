@@ -18,6 +18,7 @@ from analysis.exports.scores import score_rows
 from analysis.selectors.agreement.inputs import _human_rows
 from annotation import selectors, services
 from annotation.errors import DomainError
+from annotation.items import POINTWISE
 from annotation.models import (
     Assignment,
     Campaign,
@@ -32,7 +33,7 @@ from annotation.services.campaign_spec import (
     CampaignSpec,
     GoldPolicy,
 )
-from annotation.services.serving import POINTWISE, served_reason
+from annotation.services.serving import served_reason
 from tests.factories import (
     DatasetFactory,
     InstructionFactory,

@@ -17,6 +17,11 @@ from django.utils import timezone
 
 from annotation import services
 from annotation.errors import DomainError
+from annotation.items.pairwise import (
+    map_shown_label,
+    shown_order_for,
+    unmap_shown_label,
+)
 from annotation.models import (
     Assignment,
     Campaign,
@@ -33,12 +38,10 @@ from annotation.services.campaign_spec import (
 from annotation.services.campaigns import campaign_create
 from annotation.services.pairs import pairs_create_from_dataset
 from annotation.services.pairwise import (
-    map_shown_label,
     pairwise_amend,
     pairwise_next,
     pairwise_skip,
     pairwise_submit,
-    shown_order_for,
 )
 from tests.factories import (
     DatasetFactory,
@@ -47,6 +50,21 @@ from tests.factories import (
     UserFactory,
     campaign_from_fields,
 )
+
+
+def pytest_generate_tests(metafunc):
+    """On PostgreSQL every test here serves through both implementations: the raw-SQL
+    hot path (`services.serving_sql`, the same statement as pointwise serving) and
+    the ORM path (the only one on SQLite, and the fallback for the rare cases)."""
+    if "serving_path" in metafunc.fixturenames:
+        paths = ["sql", "orm"] if connection.vendor == "postgresql" else ["orm"]
+        metafunc.parametrize("serving_path", paths, indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def serving_path(request, settings):
+    settings.RATING_FAST_SQL = request.param == "sql"
+    return request.param
 
 
 def make_dataset(n_instructions=3, models=("m-a", "m-b", "m-c")):
@@ -796,3 +814,101 @@ def test_a_paused_rater_is_served_no_pair_until_resumed(campaign, raters, resear
         campaign=campaign, rater=raters[0], kind="pause", user=researcher
     )
     assert serve(campaign, raters[0]) is not None
+
+
+def _pairwise_scenario(*, dataset, researcher, raters):
+    """Serve, resume, skip, submit, expire and revive in a fresh campaign over
+    `dataset`'s existing pairs; what each step served, by item position (the ids
+    differ between campaigns, the order rules do not)."""
+    campaign = campaign_create(
+        spec=CampaignSpec(
+            name="paths",
+            dataset=dataset,
+            raters=raters,
+            serving=ServingPolicy(overlap=2),
+            pairs=PairPolicy(mode="existing"),
+        ),
+        created_by=researcher,
+    )
+    position = dict(campaign.items.values_list("pk", "position"))
+    log = []
+    now = timezone.now()
+
+    def step(name, rater, at):
+        result = pairwise_next(campaign=campaign, rater=rater, now=at)
+        a = result.assignment
+        if a is None:
+            log.append((name, None, result.message, result.locked_by_others))
+            return None
+        a.refresh_from_db()
+        expected = shown_order_for(
+            campaign_id=campaign.pk, pair_id=a.pair_id, rater_id=rater.pk
+        )
+        log.append(
+            (name, position[a.item_id], a.reason, a.status, a.shown_order == expected,
+             a.expires_at - at, a.pair_id == a.item.pair_id)
+        )  # fmt: skip
+        return a
+
+    first = step("r0", raters[0], now)
+    step("r0 resumes", raters[0], now + timedelta(minutes=5))
+    pairwise_submit(
+        assignment_id=first.pk, rater=raters[0], label="A", skill_labels={},
+        rationale=" because ", active_seconds=12.5,
+    )  # fmt: skip
+    step("r0 done", raters[0], now + timedelta(minutes=6))
+    held = step("r1", raters[1], now + timedelta(minutes=7))
+    step("r2 locked", raters[2], now + timedelta(minutes=8))
+    # r1's lock expires; serving r1 again revives the same row.
+    late = now + timedelta(minutes=7 + campaign.lock_ttl_minutes + 1)
+    services.assignments_expire(campaign_id=campaign.pk, now=late)
+    again = step("r1 again", raters[1], late)
+    pairwise_skip(assignment_id=again.pk, rater=raters[1], reason="unclear")
+    late_one = step("r2", raters[2], late)
+    pairwise_submit(assignment_id=late_one.pk, rater=raters[2], label="tie")
+    items = sorted(
+        campaign.items.values_list("position", "submitted", "reserved", "open_slots")
+    )
+    votes = [
+        (position[v.assignment.item_id], unmap_shown_label(v.label, v.shown_order),
+         v.skill_labels, v.rationale,
+         v.origin, v.rater_id, v.shown_order == v.assignment.shown_order,
+         v.assignment.status, v.assignment.active_seconds)
+        for v in HumanPreference.objects.filter(assignment__campaign=campaign)
+        .select_related("assignment").order_by("assignment__item__position")
+    ]  # fmt: skip
+    return {
+        "log": log,
+        "items": items,
+        "votes": votes,
+        "revived_same_row": held.pk == again.pk,
+    }
+
+
+@pytest.mark.postgres
+@pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="the raw-SQL path runs on PostgreSQL"
+)
+def test_sql_path_serves_pairs_exactly_as_the_orm_path_does(
+    researcher, raters, settings, serving_path
+):
+    if serving_path == "orm":
+        pytest.skip("compares both paths itself")
+    dataset = make_dataset(n_instructions=1, models=("m-a", "m-b"))
+    pairs_create_from_dataset(dataset=dataset)
+    results = {}
+    for fast in (True, False):
+        settings.RATING_FAST_SQL = fast
+        results[fast] = _pairwise_scenario(
+            dataset=dataset, researcher=researcher, raters=raters
+        )
+    assert results[True] == results[False]
+    log = {entry[0]: entry for entry in results[True]["log"]}
+    assert all(entry[4] and entry[6] for entry in log.values() if entry[1] is not None)
+    assert log["r0 resumes"][5] == timedelta(minutes=30)
+    assert log["r2 locked"][1] is None and log["r2 locked"][3] == 1
+    assert log["r1 again"][2] == "served again after your earlier lock expired"
+    assert log["r2"][2] == "finishing a partly compared pair (1 of 2)"
+    assert results[True]["revived_same_row"]
+    assert [v[3] for v in results[True]["votes"]] == ["because", ""]
+    assert results[True]["items"] == [(0, 2, 0, 0)]

@@ -900,12 +900,18 @@ def test_sql_path_statements_are_prepared_once_per_connection(
     assert len(prepared) == 2
 
 
-def test_pairwise_campaigns_never_take_the_sql_path():
+def test_pairwise_campaigns_take_the_same_sql_path(settings):
     from types import SimpleNamespace
 
+    from annotation.items import PAIRWISE
     from annotation.services import serving_sql
 
-    assert not serving_sql.enabled(SimpleNamespace(kind="pairwise"))
+    settings.RATING_FAST_SQL = True
+
+    assert serving_sql.enabled(SimpleNamespace(kind="pairwise")) == (
+        connection.vendor == "postgresql"
+    )
+    assert PAIRWISE.sql_fast_path and PAIRWISE.sql_submit
 
 
 @pytest.mark.postgres
@@ -977,3 +983,13 @@ def test_campaign_create_refuses_an_overlap_above_the_chosen_raters(researcher, 
         created_by=researcher,
     )
     assert Campaign.objects.count() == 2
+
+
+def test_the_sql_paths_assignment_columns_follow_the_models_field_order():
+    """`Model.from_db` assigns values in the model's field order: columns read back in
+    another order would land in the wrong attributes (a served assignment's critique
+    holding its note)."""
+    from annotation.services.serving_sql import ASSIGNMENT_FIELDS
+
+    order = [f.attname for f in Assignment._meta.concrete_fields]
+    assert list(ASSIGNMENT_FIELDS) == [f for f in order if f in ASSIGNMENT_FIELDS]

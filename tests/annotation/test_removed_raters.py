@@ -19,6 +19,7 @@ from rest_framework.test import APIClient
 
 from analysis.exports.scores import score_rows
 from annotation import roles, selectors, services
+from annotation.items.pairwise import map_shown_label
 from annotation.models import Assignment, CampaignItem, HumanPreference, HumanScore
 from annotation.selectors import assignment_skills
 from annotation.services.campaign_spec import (
@@ -27,7 +28,7 @@ from annotation.services.campaign_spec import (
     PairPolicy,
 )
 from annotation.services.campaigns import campaign_create
-from annotation.services.pairwise import map_shown_label, pairwise_next, pairwise_submit
+from annotation.services.pairwise import pairwise_next, pairwise_submit
 from annotation.services.serving import REMOVED_NOTE, ROLE_REMOVED_NOTE
 from tests.factories import (
     DatasetFactory,
