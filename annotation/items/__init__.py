@@ -21,7 +21,8 @@ only what differs:
 
 Adding a kind: a module here with its subclass, an entry in `REGISTRY` and in
 `Campaign.Kind` (a migration), its partial and its tests. Generic code looks the kind
-up (`item_kind`); it never tests a campaign's kind itself.
+up (`item_kind`) instead of testing a campaign's kind. (`partial` is not read yet:
+the pages still have one template per kind.)
 """
 
 from __future__ import annotations
@@ -30,8 +31,10 @@ from datetime import datetime
 from typing import Any, ClassVar
 
 from django.contrib.auth.models import User
-from django.db.models import QuerySet
+from django.db.models import F, QuerySet
+from django.http import Http404
 
+from annotation import roles
 from annotation.models import Assignment, Campaign, CampaignItem
 
 
@@ -67,9 +70,32 @@ class ItemKind:
         shows)."""
 
     def lock_own(self, assignment_id: int, rater: User) -> Assignment:
-        """`rater`'s own assignment of this kind, locked (``FOR UPDATE``), with its
-        campaign; `Http404` for any other (another rater's, another kind's)."""
-        raise NotImplementedError
+        """`rater`'s own assignment of this kind, locked (``FOR UPDATE``); `Http404`
+        for any other (another rater's, another kind's: reported exactly like a
+        missing one), `PermissionDenied` for a rater taken out of the campaign.
+
+        Loads only the campaign row and annotates what submit needs from the others:
+        `rubric_id`, `rubric_frozen_at` and `instruction_id` (read by
+        `selectors.rating.assignment_skills`)."""
+        assignment = (
+            Assignment.objects.select_for_update(of=("self",))
+            .select_related("campaign")
+            .annotate(
+                rubric_id=F("campaign__dataset__rubric_id"),
+                rubric_frozen_at=F("campaign__dataset__rubric__frozen_at"),
+                instruction_id=F("response__instruction_id"),
+            )
+            .filter(pk=assignment_id)
+            .first()
+        )
+        if (
+            assignment is None
+            or assignment.rater_id != rater.pk
+            or not self.holds(assignment)
+        ):
+            raise Http404("No such assignment.")
+        roles.require_campaign_rater(rater, assignment.campaign_id)
+        return assignment
 
     def clean(self, *, assignment: Assignment, answer: dict[str, Any]) -> Any:
         """The checked answer, or `DomainError` naming each field (nothing

@@ -17,10 +17,8 @@ from datetime import datetime
 
 from django.contrib.auth.models import User
 from django.db import connection
-from django.db.models import F, QuerySet
-from django.http import Http404
+from django.db.models import QuerySet
 
-from annotation import roles
 from annotation.errors import ConflictError, DomainError, Problem
 from annotation.items import ItemKind
 from annotation.items.pointwise import MAX_RATIONALE
@@ -197,23 +195,6 @@ class PairwiseItem(ItemKind):
                 campaign_id=campaign.pk, pair_id=item.pair_id, rater_id=rater.pk
             ),
         }
-
-    def lock_own(self, assignment_id: int, rater: User) -> Assignment:
-        assignment = (
-            Assignment.objects.select_for_update(of=("self",))
-            .select_related("campaign")
-            .annotate(
-                rubric_id=F("campaign__dataset__rubric_id"),
-                rubric_frozen_at=F("campaign__dataset__rubric__frozen_at"),
-            )
-            .filter(pk=assignment_id, pair__isnull=False)
-            .first()
-        )
-        # Another rater's assignment is reported exactly like a missing one.
-        if assignment is None or assignment.rater_id != rater.pk:
-            raise Http404("No such assignment.")
-        roles.require_campaign_rater(rater, assignment.campaign_id)
-        return assignment
 
     def clean(self, *, assignment: Assignment, answer: dict) -> Answer:
         """`answer`: ``label``, ``skill_labels``, ``rationale``

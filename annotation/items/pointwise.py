@@ -13,10 +13,8 @@ from datetime import datetime
 
 from django.contrib.auth.models import User
 from django.db import connection
-from django.db.models import F, QuerySet
-from django.http import Http404
+from django.db.models import QuerySet
 
-from annotation import roles
 from annotation.errors import ConflictError, DomainError, Problem
 from annotation.items import ItemKind
 from annotation.models import Assignment, Campaign, HumanScore, Response, Skill
@@ -235,28 +233,6 @@ class PointwiseItem(ItemKind):
         assignment.response = Response.objects.select_related("instruction").get(
             pk=assignment.response_id
         )
-
-    def lock_own(self, assignment_id: int, rater: User) -> Assignment:
-        """Loads only the campaign row and annotates what submit needs from the
-        others: `rubric_id`, `rubric_frozen_at` and `instruction_id` (read by
-        `assignment_skills`)."""
-        assignment = (
-            Assignment.objects.select_for_update(of=("self",))
-            .select_related("campaign")
-            .annotate(
-                rubric_id=F("campaign__dataset__rubric_id"),
-                rubric_frozen_at=F("campaign__dataset__rubric__frozen_at"),
-                instruction_id=F("response__instruction_id"),
-            )
-            .filter(pk=assignment_id)
-            .first()
-        )
-        # Another rater's assignment (or a pairwise one) is reported exactly like a
-        # missing one.
-        if assignment is None or assignment.rater_id != rater.pk or assignment.pair_id:
-            raise Http404("No such assignment.")
-        roles.require_campaign_rater(rater, assignment.campaign_id)
-        return assignment
 
     def clean(
         self,

@@ -869,14 +869,14 @@ def _pairwise_scenario(*, dataset, researcher, raters):
     items = sorted(
         campaign.items.values_list("position", "submitted", "reserved", "open_slots")
     )
-    votes = [
-        (position[v.assignment.item_id], unmap_shown_label(v.label, v.shown_order),
-         v.skill_labels, v.rationale,
-         v.origin, v.rater_id, v.shown_order == v.assignment.shown_order,
+    votes = sorted(
+        (position[v.assignment.item_id], v.rater_id,
+         unmap_shown_label(v.label, v.shown_order), v.skill_labels, v.rationale,
+         v.origin, v.shown_order == v.assignment.shown_order,
          v.assignment.status, v.assignment.active_seconds)
         for v in HumanPreference.objects.filter(assignment__campaign=campaign)
-        .select_related("assignment").order_by("assignment__item__position")
-    ]  # fmt: skip
+        .select_related("assignment")
+    )  # fmt: skip
     return {
         "log": log,
         "items": items,
@@ -910,5 +910,5 @@ def test_sql_path_serves_pairs_exactly_as_the_orm_path_does(
     assert log["r1 again"][2] == "served again after your earlier lock expired"
     assert log["r2"][2] == "finishing a partly compared pair (1 of 2)"
     assert results[True]["revived_same_row"]
-    assert [v[3] for v in results[True]["votes"]] == ["because", ""]
+    assert [v[4] for v in results[True]["votes"]] == ["because", ""]
     assert results[True]["items"] == [(0, 2, 0, 0)]
