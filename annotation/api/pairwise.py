@@ -24,6 +24,7 @@ from rest_framework.views import APIView
 
 from annotation import selectors as selectors
 from annotation.api.permissions import IsResearcher
+from annotation.api.rating import HotAuthenticationMixin
 from annotation.api.serializers.rating import (
     RATER_REMOVED,
     CampaignDetailOutputSerializer,
@@ -285,7 +286,7 @@ def _assignment_data(assignment: Assignment) -> dict:
     }
 
 
-class PairwiseNextApi(APIView):
+class PairwiseNextApi(HotAuthenticationMixin, APIView):
     """Serve the next pair to compare (or the one the rater already holds).
 
     Always 200 with the same envelope: `assignment` is null when nothing can be
@@ -325,7 +326,7 @@ class PairwiseNextApi(APIView):
         )
 
 
-class PairwiseSubmitApi(APIView):
+class PairwiseSubmitApi(HotAuthenticationMixin, APIView):
     """Submit a preference in presented terms (A / B / tie, overall and per asked
     skill). Idempotent: a repeat with the same answer returns it unchanged; with
     another answer it is a 409 and changes nothing (amend with ``PUT
