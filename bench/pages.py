@@ -61,6 +61,7 @@ def write_scores(dataset, instructions: int):
         Response,
     )
     from annotation.services import campaign_create
+    from annotation.services.campaign_spec import CampaignSpec, ServingPolicy
     from judging.models import JudgeRun, JudgeScore
 
     now = datetime.now(UTC)
@@ -94,7 +95,10 @@ def write_scores(dataset, instructions: int):
         return (rid * 7 + sid * 3 + salt * 5 + rid // 13) % 5 + 1
 
     campaign = campaign_create(
-        name="pages bench", dataset=dataset, user=researcher, overlap=RATERS
+        spec=CampaignSpec(
+            name="pages bench", dataset=dataset, serving=ServingPolicy(overlap=RATERS)
+        ),
+        created_by=researcher,
     )
     with transaction.atomic():
         items = dict(

@@ -45,16 +45,18 @@ def add_pairwise(dataset, researcher, rater, pairs: int):
     """A pairwise campaign of `pairs` sampled pairs, a synthetic judge run's verdicts
     in both orders and one imported human vote per pair. Returns the campaign."""
     from annotation.models import HumanPreference, PreferencePair
-    from annotation.services.pairwise_campaigns import pairwise_campaign_create
+    from annotation.services.campaign_spec import CampaignSpec, PairPolicy
+    from annotation.services.campaigns import campaign_create
     from judging.models import JudgeRun, PairwiseVerdict
 
-    campaign = pairwise_campaign_create(
-        name="pages bench pairs",
-        dataset=dataset,
-        user=researcher,
-        pair_mode="sample",
-        sample=pairs,
-        raters=[rater],
+    campaign = campaign_create(
+        spec=CampaignSpec(
+            name="pages bench pairs",
+            dataset=dataset,
+            raters=[rater],
+            pairs=PairPolicy(mode="sample", sample=pairs),
+        ),
+        created_by=researcher,
     )
     pair_ids = list(
         PreferencePair.objects.filter(dataset=dataset).values_list("pk", flat=True)

@@ -2,7 +2,7 @@
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
         .venv/bin/python bench/rating_loop.py [--data ../shared/flask-data] [--seconds 30]
-        [--rubric flask|1-10]
+        [--rubric flask|1-10] [--kind pointwise|pairwise]
 
 Creates a scratch database (dropped at the end), imports the FLASK release (1,740
 instructions, 25,500 responses), creates a k=1 campaign over every response and 21
@@ -12,7 +12,9 @@ raters with API tokens, starts gunicorn on loopback, then measures, in a closed 
   (b) 20 concurrent raters, each a distinct user.
 
 Prints p50/p95/p99 per request kind, requests/s and annotations/s, and checks the
-overlap and lock invariants in the database at the end. `--rubric 1-10` rates the same
+overlap and lock invariants in the database at the end. `--kind pairwise` runs the
+same loop on a pairwise campaign instead (`--pairs` sampled pairs of the release's
+responses, one overall A / B / tie answer each, through the pairwise API). `--rubric 1-10` rates the same
 responses on a rubric of three criteria scored 1-10 without N/A (the form's size of
 FLASK's per-instruction skills), to compare a 10-point scale with FLASK's 1-5. Targets (issue #3): (a) p95
 < 30 ms; (b) >= 150 requests/s with p95 < 250 ms; zero overlap violations.
@@ -97,9 +99,12 @@ TEN_POINT_RUBRIC = {
 }
 
 
-def prepare(data: Path, raters: int, rubric: str = "flask") -> dict:
+def prepare(
+    data: Path, raters: int, rubric: str = "flask", kind: str = "pointwise", pairs=0
+) -> dict:
     """Migrate, import the release, create users, tokens and the campaign (on FLASK's
-    rubric, or with `rubric` "1-10" on `TEN_POINT_RUBRIC`)."""
+    rubric, or with `rubric` "1-10" on `TEN_POINT_RUBRIC`; with `kind` "pairwise", a
+    pairwise campaign over `pairs` sampled pairs)."""
     import django
 
     django.setup()
@@ -108,6 +113,11 @@ def prepare(data: Path, raters: int, rubric: str = "flask") -> dict:
 
     from annotation import services
     from annotation.models import Dataset
+    from annotation.services.campaign_spec import (
+        CampaignSpec,
+        PairPolicy,
+        ServingPolicy,
+    )
     from flaskapp.tokens import token_create
 
     call_command("migrate", verbosity=0)
@@ -150,17 +160,24 @@ def prepare(data: Path, raters: int, rubric: str = "flask") -> dict:
         dataset.save(update_fields=["rubric"])
         skill_mode = "all"
     campaign = services.campaign_create(
-        name="bench",
-        dataset=dataset,
-        user=researcher,
-        overlap=1,
-        raters=users,
-        skill_mode=skill_mode,
+        spec=CampaignSpec(
+            name="bench",
+            dataset=dataset,
+            skill_mode=skill_mode,
+            raters=users,
+            serving=ServingPolicy(overlap=1),
+            pairs=(
+                PairPolicy(mode="sample", sample=pairs, seed=1)
+                if kind == "pairwise"
+                else None
+            ),
+        ),
+        created_by=researcher,
     )
     t2 = time.perf_counter()
     print(
-        f"setup: import {t1 - t0:.2f} s, campaign over {campaign.items.count()} "
-        f"responses created in {t2 - t1:.2f} s"
+        f"setup: import {t1 - t0:.2f} s, {kind} campaign over {campaign.items.count()} "
+        f"items created in {t2 - t1:.2f} s"
     )
     from django.db import connection
 
@@ -246,20 +263,51 @@ class HttpClient:
         return status, body
 
 
+# The API of each kind's rater loop: next, submit.
+API = {
+    "pointwise": ("/api/rate/campaigns/{}/next/", "/api/rate/assignments/{}/submit/"),
+    "pairwise": (
+        "/api/pairwise/rate/campaigns/{}/next/",
+        "/api/pairwise/rate/assignments/{}/submit/",
+    ),
+}
+
+
+def answer_of(kind: str, assignment: dict) -> tuple[dict, int]:
+    """A submit body for `assignment` and how many answers it holds: a value of each
+    criterion's own scale (as its keys submit it), or a pair's overall label."""
+    if kind == "pairwise":
+        label = ("A", "B", "tie")[assignment["id"] % 3]
+        return {"label": label, "active_seconds": 10.0}, 1
+    scores = {}
+    for s in assignment["skills"]:
+        values = [v for v in s["keys"].values() if v != "na"]
+        scores[s["key"]] = values[hash((assignment["id"], s["key"])) % len(values)]
+    return {"scores": scores, "active_seconds": 10.0}, len(scores)
+
+
+def saved_ok(kind: str, saved: dict, n: int) -> bool:
+    if saved.get("status") != "submitted":
+        return False
+    return kind == "pairwise" or len(saved["scores"]) == n
+
+
 async def rater_loop(
     client: HttpClient,
     campaign_id: int,
     deadline: float,
     max_items: int | None,
     stats: dict,
+    kind: str = "pointwise",
 ) -> None:
     done = 0
+    next_path, submit_path = API[kind]
     try:
         while time.perf_counter() < deadline and (
             max_items is None or done < max_items
         ):
             t = time.perf_counter()
-            status, raw = await client.post(f"/api/rate/campaigns/{campaign_id}/next/")
+            status, raw = await client.post(next_path.format(campaign_id))
             stats["next"].append(time.perf_counter() - t)
             if status != 200:
                 stats["errors"].append(f"next {status}: {raw[:200]!r}")
@@ -268,29 +316,18 @@ async def rater_loop(
             if not assignment:
                 stats["empty"] += 1
                 return
-            # A value of each criterion's own scale (as its keys submit it).
-            scores = {}
-            for s in assignment["skills"]:
-                values = [v for v in s["keys"].values() if v != "na"]
-                scores[s["key"]] = values[
-                    hash((assignment["id"], s["key"])) % len(values)
-                ]
-            body = json.dumps({"scores": scores, "active_seconds": 10.0}).encode()
+            answer, n = answer_of(kind, assignment)
+            body = json.dumps(answer).encode()
             t = time.perf_counter()
-            status, raw = await client.post(
-                f"/api/rate/assignments/{assignment['id']}/submit/", body
-            )
+            status, raw = await client.post(submit_path.format(assignment["id"]), body)
             stats["submit"].append(time.perf_counter() - t)
             if status != 200:
                 stats["errors"].append(f"submit {status}: {raw[:200]!r}")
                 return
-            saved = json.loads(raw)
-            if saved.get("status") != "submitted" or len(saved["scores"]) != len(
-                scores
-            ):
+            if not saved_ok(kind, json.loads(raw), n):
                 stats["errors"].append(f"submit saved something else: {raw[:200]!r}")
                 return
-            stats["skills"].append(len(scores))
+            stats["skills"].append(n)
             done += 1
     finally:
         await client.close()
@@ -302,6 +339,7 @@ async def run_phase(
     campaign_id: int,
     seconds: float,
     max_items: int | None,
+    kind: str = "pointwise",
 ) -> dict:
     """Each token is one rater with its own connection, in one closed loop."""
     stats = {"next": [], "submit": [], "errors": [], "empty": 0, "skills": []}
@@ -311,7 +349,7 @@ async def run_phase(
     t0 = time.perf_counter()
     await asyncio.gather(
         *(
-            rater_loop(client, campaign_id, deadline, max_items, stats)
+            rater_loop(client, campaign_id, deadline, max_items, stats, kind)
             for client in clients
         )
     )
@@ -354,16 +392,17 @@ def report(
     )
 
 
-def check_invariants(url: str, campaign_id: int) -> None:
+def check_invariants(url: str, campaign_id: int, kind: str = "pointwise") -> None:
+    item = "pair_id" if kind == "pairwise" else "response_id"
     with psycopg.connect(url) as conn:
         over = conn.execute(
-            "SELECT count(*) FROM (SELECT response_id FROM annotation_assignment "
-            "WHERE campaign_id=%s AND status='submitted' GROUP BY response_id "
+            f"SELECT count(*) FROM (SELECT {item} FROM annotation_assignment "
+            f"WHERE campaign_id=%s AND status='submitted' GROUP BY {item} "
             "HAVING count(*) > 1) x",
             (campaign_id,),
         ).fetchone()[0]
         twice = conn.execute(
-            "SELECT count(*) FROM (SELECT response_id, rater_id FROM annotation_assignment "
+            f"SELECT count(*) FROM (SELECT {item}, rater_id FROM annotation_assignment "
             "WHERE campaign_id=%s GROUP BY 1, 2 HAVING count(*) > 1) x",
             (campaign_id,),
         ).fetchone()[0]
@@ -374,19 +413,24 @@ def check_invariants(url: str, campaign_id: int) -> None:
             "annotation_assignment a WHERE a.item_id=i.id AND a.status='served'))",
             (campaign_id,),
         ).fetchone()[0]
+        answers = (
+            "annotation_humanpreference"
+            if kind == "pairwise"
+            else "annotation_humanscore"
+        )
         submitted, scores = conn.execute(
             "SELECT (SELECT count(*) FROM annotation_assignment WHERE campaign_id=%s AND "
-            "status='submitted'), (SELECT count(*) FROM annotation_humanscore h JOIN "
+            f"status='submitted'), (SELECT count(*) FROM {answers} h JOIN "
             "annotation_assignment a ON a.id=h.assignment_id WHERE a.campaign_id=%s)",
             (campaign_id, campaign_id),
         ).fetchone()
     print("\n== invariants")
-    print(f"  responses with more than k=1 submitted ratings: {over}")
-    print(f"  (response, rater) served twice: {twice}")
+    print(f"  items with more than k=1 submitted answers: {over}")
+    print(f"  (item, rater) served twice: {twice}")
     print(
         f"  items whose counters disagree with their assignments (lock races): {drift}"
     )
-    print(f"  submitted assignments {submitted}, human scores stored {scores}")
+    print(f"  submitted assignments {submitted}, answers stored ({answers}) {scores}")
 
 
 def main() -> None:
@@ -400,6 +444,12 @@ def main() -> None:
         choices=["flask", "1-10"],
         default="flask",
         help="FLASK's 1-5 skills, or three criteria scored 1-10 (no N/A)",
+    )
+    parser.add_argument(
+        "--kind", choices=["pointwise", "pairwise"], default="pointwise"
+    )
+    parser.add_argument(
+        "--pairs", type=int, default=20000, help="pairs sampled (--kind pairwise)"
     )
     parser.add_argument("--workers", type=int, default=5)
     parser.add_argument("--threads", type=int, default=1)
@@ -418,8 +468,10 @@ def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "flaskapp.settings")
     server = None
     try:
-        setup = prepare(Path(args.data), args.raters + 1, args.rubric)
-        print(f"rubric: {args.rubric}")
+        setup = prepare(
+            Path(args.data), args.raters + 1, args.rubric, args.kind, args.pairs
+        )
+        print(f"rubric: {args.rubric}, kind: {args.kind}")
         port = free_port()
         env = {**os.environ, "DATABASE_URL": url, "LOG_LEVEL": "WARNING"}
         server = subprocess.Popen(
@@ -455,10 +507,19 @@ def main() -> None:
             f"threads on {base}"
         )
         # Warm-up: every worker process opens its DB connection.
-        asyncio.run(run_phase(base, setup["tokens"][-1:], setup["campaign_id"], 5, 40))
+        asyncio.run(
+            run_phase(
+                base, setup["tokens"][-1:], setup["campaign_id"], 5, 40, args.kind
+            )
+        )
         single = asyncio.run(
             run_phase(
-                base, setup["tokens"][:1], setup["campaign_id"], 120, args.single_items
+                base,
+                setup["tokens"][:1],
+                setup["campaign_id"],
+                120,
+                args.single_items,
+                args.kind,
             )
         )
         report("(a) one rater alone", single, 30, None)
@@ -469,10 +530,11 @@ def main() -> None:
                 setup["campaign_id"],
                 args.seconds,
                 None,
+                args.kind,
             )
         )
         report(f"(b) {args.raters} concurrent raters, closed loop", many, 250, 150)
-        check_invariants(url, setup["campaign_id"])
+        check_invariants(url, setup["campaign_id"], args.kind)
     finally:
         if server is not None:
             os.killpg(server.pid, signal.SIGTERM)

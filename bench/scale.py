@@ -380,6 +380,7 @@ def one_scale(scale: int, args, base_url: str) -> dict[str, float]:
     from analysis.selectors import agreement as sa
     from annotation.models import Dataset, Instruction, Response
     from annotation.services import campaign_create
+    from annotation.services.campaign_spec import CampaignSpec, ServingPolicy
 
     url, admin_url = create_database(base_url, scale)
     figures: dict[str, float] = {}
@@ -414,7 +415,12 @@ def one_scale(scale: int, args, base_url: str) -> dict[str, float]:
         for i in range(args.repeat):
             t0 = time.perf_counter()
             campaign = campaign_create(
-                name=f"scale bench {i}", dataset=dataset, user=admin, overlap=1
+                spec=CampaignSpec(
+                    name=f"scale bench {i}",
+                    dataset=dataset,
+                    serving=ServingPolicy(overlap=1),
+                ),
+                created_by=admin,
             )
             times.append(time.perf_counter() - t0)
         figures["campaign create s"] = statistics.median(times)

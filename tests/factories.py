@@ -8,6 +8,8 @@ from django.contrib.contenttypes.models import ContentType
 
 from annotation.models import Dataset, Instruction, InstructionSkill, Response, Skill
 from annotation.services import rubric_get_default
+from annotation.services.campaign_spec import spec_from_fields
+from annotation.services.campaigns import campaign_create
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -110,3 +112,11 @@ def api_token(user) -> str:
     from flaskapp.tokens import token_create
 
     return token_create(user=user).token
+
+
+def campaign_from_fields(*, created_by, pairwise: bool = False, **fields):
+    """A campaign made by `campaign_create` from the flat fields of the campaign
+    forms and API bodies (`campaign_spec.spec_from_fields`: `skills`, `overlap`,
+    `gold_rate`, `pair_mode`, ...); for helpers whose callers vary a few options."""
+    spec = spec_from_fields(fields, pairwise=pairwise)
+    return campaign_create(spec=spec, created_by=created_by)

@@ -8,7 +8,12 @@ from __future__ import annotations
 import json
 
 from annotation import services
-from tests.factories import DatasetFactory, InstructionFactory, ResponseFactory
+from tests.factories import (
+    DatasetFactory,
+    InstructionFactory,
+    ResponseFactory,
+    campaign_from_fields,
+)
 
 HELPSTEER = {
     "name": "HelpSteer 0-4",
@@ -81,10 +86,10 @@ def dataset_on(spec: dict, *, n_instructions: int = 3, models=("m-a", "m-b")):
 
 def campaign_on(spec: dict, *, user, raters, **options):
     """A pointwise campaign over `dataset_on(spec)`."""
-    return services.campaign_create(
+    return campaign_from_fields(
         name=f"{spec['name']} campaign",
         dataset=dataset_on(spec),
-        user=user,
+        created_by=user,
         raters=list(raters),
         **options,
     )

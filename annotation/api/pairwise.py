@@ -24,6 +24,7 @@ from rest_framework.views import APIView
 
 from annotation import selectors as selectors
 from annotation.api.permissions import IsResearcher
+from annotation.api.rating import HotAuthenticationMixin
 from annotation.api.serializers.rating import (
     RATER_REMOVED,
     CampaignDetailOutputSerializer,
@@ -32,11 +33,13 @@ from annotation.api.serializers.rating import (
     RaterProgressOutputSerializer,
     RatingErrorOutputSerializer,
 )
+from annotation.items.pairwise import pairwise_skills, unmap_shown_label
 from annotation.models import Assignment, Dataset, HumanPreference
 from annotation.models.campaigns import MAX_ACTIVE_SECONDS
 from annotation.selectors import pairwise as pairwise_selectors
 from annotation.services import pairwise as pairwise_services
-from annotation.services.pairwise_campaigns import pairwise_campaign_create
+from annotation.services.campaign_spec import spec_from_fields
+from annotation.services.campaigns import campaign_create
 from flaskapp import bounds
 from flaskapp.api import Pagination
 
@@ -155,26 +158,9 @@ class PairwiseCampaignListApi(APIView):
     def post(self, request):
         serializer = PairwiseCampaignCreateInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
-        campaign = pairwise_campaign_create(
-            name=data["name"],
-            dataset=data["dataset"],
-            user=request.user,
-            pair_mode=data["pair_mode"],
-            baseline_model=data["baseline_model"],
-            models=data["models"],
-            sample=data["sample"],
-            seed=data["seed"],
-            categories=data["categories"],
-            skill_keys=data["skills"],
-            overlap=data["overlap"],
-            overlap_percent=data["overlap_percent"],
-            show_reference=data["show_reference"],
-            show_model_names=data["show_model_names"],
-            lock_ttl_minutes=data["lock_ttl_minutes"],
-            rater_quota=data["rater_quota"],
-            guidelines=data["guidelines"],
-            raters=data["raters"],
+        campaign = campaign_create(
+            spec=spec_from_fields(serializer.validated_data, pairwise=True),
+            created_by=request.user,
         )
         return Response(_campaign_data(campaign), status=201)
 
@@ -295,12 +281,12 @@ def _assignment_data(assignment: Assignment) -> dict:
         "response_b": response(response_b),
         "skills": [
             {"key": s.key, "name": s.name, "criteria": s.criteria}
-            for s in pairwise_services.pairwise_skills(campaign=campaign)
+            for s in pairwise_skills(campaign=campaign)
         ],
     }
 
 
-class PairwiseNextApi(APIView):
+class PairwiseNextApi(HotAuthenticationMixin, APIView):
     """Serve the next pair to compare (or the one the rater already holds).
 
     Always 200 with the same envelope: `assignment` is null when nothing can be
@@ -340,7 +326,7 @@ class PairwiseNextApi(APIView):
         )
 
 
-class PairwiseSubmitApi(APIView):
+class PairwiseSubmitApi(HotAuthenticationMixin, APIView):
     """Submit a preference in presented terms (A / B / tie, overall and per asked
     skill). Idempotent: a repeat with the same answer returns it unchanged; with
     another answer it is a 409 and changes nothing (amend with ``PUT
@@ -377,7 +363,7 @@ def _preference_data(assignment) -> dict:
     """The rater's stored answer to `assignment`, in the terms it was shown in."""
     preference = HumanPreference.objects.get(assignment=assignment)
     order = preference.shown_order
-    unmap = pairwise_services.unmap_shown_label
+    unmap = unmap_shown_label
     return {
         "id": assignment.pk,
         "status": assignment.status,

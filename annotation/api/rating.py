@@ -52,6 +52,7 @@ from annotation.api.serializers.rating import (
     rating_data,
 )
 from annotation.models import Assignment, Campaign, HumanScore, Skill
+from annotation.services.campaign_spec import spec_from_fields
 from flaskapp.api import Pagination
 
 REFUSED = OpenApiResponse(
@@ -122,29 +123,8 @@ class CampaignListApi(APIView):
     def post(self, request):
         serializer = CampaignCreateInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
         campaign = services.campaign_create(
-            name=data["name"],
-            dataset=data["dataset"],
-            user=request.user,
-            models=data["models"],
-            skill_mode=data["skill_mode"],
-            chosen_skill_keys=data["skills"],
-            overlap=data["overlap"],
-            overlap_percent=data["overlap_percent"],
-            show_reference=data["show_reference"],
-            show_model_names=data["show_model_names"],
-            lock_ttl_minutes=data["lock_ttl_minutes"],
-            rater_quota=data["rater_quota"],
-            guidelines=data["guidelines"],
-            raters=data["raters"],
-            critique=data["critique"],
-            critique_min_length=data["critique_min_length"],
-            gold_rate=data["gold_rate"],
-            training_phase=data["training_phase"],
-            qualification_size=data["qualification_size"],
-            qualification_pass=data["qualification_pass"],
-            qualification_rule=data["qualification_rule"],
+            spec=spec_from_fields(serializer.validated_data), created_by=request.user
         )
         return Response(_campaign_detail(campaign), status=status.HTTP_201_CREATED)
 

@@ -1,8 +1,8 @@
 """Serving campaign items to raters: the one set of rules for every item kind.
 
 A campaign's `CampaignItem` rows are its items (a response for pointwise rating, a
-pair for pairwise comparison); `ItemKind` says what differs between kinds, everything
-else is here: resume the rater's live assignment, the quota, the breadth-first pick
+pair for pairwise comparison); its `annotation.items.ItemKind` says what differs
+between kinds, everything else is here: resume the rater's live assignment, the quota, the breadth-first pick
 under ``FOR UPDATE SKIP LOCKED`` (and, in campaigns with a gold rate, the gold
 items of `services.gold` interleaved), reserving a slot and why it was served, expiring
 stale locks, taking the slot at submit (also late, while one is free), and skipping.
@@ -27,7 +27,8 @@ from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
 from annotation.errors import DomainError, Problem
-from annotation.models import Assignment, Campaign, CampaignItem, Response, Skill
+from annotation.items import ItemKind
+from annotation.models import Assignment, Campaign, CampaignItem, Skill
 from annotation.services.exclusions import PAUSED_MESSAGE
 from annotation.services.gold import gold_due, gold_pick
 from annotation.services.qualification import qualification_gate
@@ -68,35 +69,6 @@ class NextResult:
     # Nothing was free for the rater (not the quota, a gate or a pause): expired
     # locks returned to the pool may still give them an item (`serve_next`).
     pool_empty: bool = False
-
-
-@dataclass(frozen=True)
-class ItemKind:
-    """What a campaign item stands for when it is served: everything that differs
-    between pointwise serving (an item is a response) and pairwise serving (a pair)."""
-
-    key: str  # the Assignment field naming the item, e.g. "response_id"
-    noun: str  # "response" / "pair" (messages and reasons)
-    verb: str  # "rated" / "compared"
-    # extra Assignment fields for a new assignment: f(campaign, item, rater) -> dict
-    extra: Callable[[Campaign, CampaignItem, User], dict] | None = None
-    # called with a newly reserved assignment (e.g. to load what the page shows)
-    reserved: Callable[[Assignment], None] | None = None
-    answer: str = "scores"  # what a rater submits: "scores" / "preferences"
-    lost: str = "these scores were not counted"  # a refused late submit
-    skip_submitted: str = "; amend it instead"  # said when skipping a submitted one
-
-
-def _load_response(assignment: Assignment) -> None:
-    """Hand the rows over, so that rendering the form needs no further query."""
-    assignment.response = Response.objects.select_related("instruction").get(
-        pk=assignment.response_id
-    )
-
-
-POINTWISE = ItemKind(
-    key="response_id", noun="response", verb="rated", reserved=_load_response
-)
 
 
 def served_reason(kind: ItemKind, *, submitted: int, target: int) -> str:
@@ -312,7 +284,7 @@ def serve_next_locked(
             f"{campaign.rater_quota} {kind.noun}s. Thank you!",
         )
 
-    if campaign.qualification_size and kind is POINTWISE:
+    if campaign.qualification_size and kind.serves_gold:
         gate = qualification_gate(campaign=campaign, rater=rater)
         if gate.item is not None:  # a qualification item, before any real one
             assignment = reserve_item(
@@ -331,7 +303,7 @@ def serve_next_locked(
             return NextResult(None, gate.message)
     if (
         campaign.gold_rate
-        and kind is POINTWISE
+        and kind.serves_gold
         and gold_due(campaign=campaign, rater=rater)
     ):
         gold = gold_pick(campaign=campaign, rater=rater)
@@ -397,10 +369,9 @@ def serve_next_locked(
         now=now,
         ttl=ttl,
         kind=kind,
-        **(kind.extra(campaign, item, rater) if kind.extra else {}),
+        **kind.extra(campaign, item, rater),
     )
-    if kind.reserved:
-        kind.reserved(assignment)
+    kind.reserved(assignment)
     assignment.campaign = campaign
     return NextResult(assignment)
 

@@ -33,12 +33,12 @@ from django.contrib.auth.models import User
 from django.db import connection
 from django.utils import timezone
 
+from annotation.items import POINTWISE, REGISTRY, ItemKind
 from annotation.models import (
     Assignment,
     Campaign,
     CampaignItem,
     Dataset,
-    HumanScore,
     Instruction,
     InstructionSkill,
     Response,
@@ -47,7 +47,6 @@ from annotation.models import (
 )
 from annotation.selectors.rating import SKILL_SOURCES
 from annotation.services.serving import (
-    POINTWISE,
     REASON_NEW,
     REASON_NEW_MANY,
     REASON_PARTLY,
@@ -60,12 +59,15 @@ SUBMITTED = Assignment.Status.SUBMITTED.value
 SKIPPED = Assignment.Status.SKIPPED.value
 EXPIRED = Assignment.Status.EXPIRED.value
 
-# The assignment columns the hot path reads back (others stay deferred).
+# The assignment columns the hot path reads back, in the model's field order: that is
+# the order `Model.from_db` (`sqlrows.from_row`) assigns values in.
 ASSIGNMENT_FIELDS = (
     "id",
     "campaign_id",
     "item_id",
     "response_id",
+    "pair_id",
+    "shown_order",
     "rater_id",
     "status",
     "reason",
@@ -75,9 +77,9 @@ ASSIGNMENT_FIELDS = (
     "closed_at",
     "active_seconds",
     "skip_reason",
+    "critique",
     "note",
     "updated_at",
-    "critique",
     "gold",
     "qualification_id",
 )
@@ -109,8 +111,9 @@ _JSON_SKILL_FIELDS = {"scale_anchors", "labels"}
 
 def enabled(campaign: Campaign | None = None) -> bool:
     """The raw path runs on PostgreSQL only (setting RATING_FAST_SQL=False turns it
-    off), and serves pointwise campaigns without gold items, a qualification or a sampling plan only (pairwise ones have
-    their own rules; gold ones take the ORM path, which interleaves them)."""
+    off), and serves campaigns whose item kind has it (`ItemKind.sql_fast_path`:
+    pointwise) without gold items, a qualification or a sampling plan (gold ones
+    take the ORM path, which interleaves them)."""
     from django.conf import settings
 
     if connection.vendor != "postgresql" or not getattr(
@@ -123,15 +126,16 @@ def enabled(campaign: Campaign | None = None) -> bool:
     # sampling campaign's reasons carry each item's probability (`sampled_reason`),
     # which the ORM path formats (a sample is small, so its speed is not at stake).
     return (
-        _is_pointwise(getattr(campaign, "kind", None))
+        _takes_fast_path(getattr(campaign, "kind", None))
         and not getattr(campaign, "gold_rate", 0)
         and not getattr(campaign, "qualification_size", 0)
         and not getattr(campaign, "sampling", None)
     )
 
 
-def _is_pointwise(kind) -> bool:
-    return kind in (None, "", "pointwise")
+def _takes_fast_path(kind) -> bool:
+    """Whether a campaign of `kind` (None: a pointwise one) takes this path."""
+    return REGISTRY[kind or POINTWISE.campaign_kind].sql_fast_path
 
 
 def _has_field(model, name: str) -> bool:
@@ -200,11 +204,14 @@ def _assignment_cols(alias: str) -> str:
 
 
 @cache
-def _insert_columns() -> tuple[tuple[str, ...], str]:
-    """The assignment INSERT's column list and its SELECT list over ``pick``.
+def _insert_columns(kind: ItemKind) -> tuple[tuple[str, ...], str, frozenset[str]]:
+    """The assignment INSERT's column list, its SELECT list over ``pick`` and the
+    fields it sets, for items of `kind`.
 
     Every concrete column is named; those the hot path does not set get their field's
-    Python default as a parameter (``%(d_<name>)s``), as `Model.save` would.
+    Python default as a parameter (``%(d_<name>)s``), as `Model.save` would. The
+    kind's own fields (`ItemKind.extra_sql`, what `ItemKind.extra` gives the ORM)
+    are set from ``pick``.
     """
     from_pick = {
         "campaign_id": "%(campaign)s",
@@ -213,12 +220,13 @@ def _insert_columns() -> tuple[tuple[str, ...], str]:
         "rater_id": "%(rater)s",
         "status": f"'{SERVED}'",
         "reason": (
-            f"CASE WHEN pick.submitted > 0 THEN {_reason_sql(REASON_PARTLY)} "
-            f"WHEN pick.target > 1 THEN {_reason_sql(REASON_NEW_MANY)} "
-            f"ELSE {_reason_sql(REASON_NEW)} END"
+            f"CASE WHEN pick.submitted > 0 THEN {_reason_sql(kind, REASON_PARTLY)} "
+            f"WHEN pick.target > 1 THEN {_reason_sql(kind, REASON_NEW_MANY)} "
+            f"ELSE {_reason_sql(kind, REASON_NEW)} END"
         ),
         "served_at": "%(now)s",
         "expires_at": "%(expires)s",
+        **kind.extra_sql,
     }
     columns, values = [], []
     for field in Assignment._meta.concrete_fields:
@@ -226,15 +234,15 @@ def _insert_columns() -> tuple[tuple[str, ...], str]:
             continue
         columns.append(connection.ops.quote_name(field.column))
         values.append(from_pick.get(field.attname, f"%(d_{field.attname})s"))
-    return tuple(columns), ", ".join(values)
+    return tuple(columns), ", ".join(values), frozenset(from_pick)
 
 
-def _reason_sql(template: str) -> str:
+def _reason_sql(kind: ItemKind, template: str) -> str:
     """A `services.serving` reason template as a SQL text expression over ``pick``
-    (pointwise: a response that is rated), so both paths record the same words."""
+    (with the kind's noun and verb), so both paths record the same words."""
     text = template.format(
-        noun=POINTWISE.noun,
-        verb=POINTWISE.verb,
+        noun=kind.noun,
+        verb=kind.verb,
         submitted="\0submitted\0",
         target="\0target\0",
     )
@@ -258,10 +266,33 @@ def _defaults(exclude) -> dict:
     return out
 
 
+def _form_sql(kind: ItemKind, skill_mode: str) -> str:
+    """The statement's last SELECT over ``got`` (the served assignment): with the
+    rows the form shows when the kind's page takes them from here
+    (`ItemKind.sql_form_rows`: the response, instruction and skills), and the rater's
+    counts."""
+    a, r, n = _t(Assignment), _t(Response), _t(Instruction)
+    counts = f"""(SELECT count(*) FROM {a} p WHERE p.campaign_id = %(campaign)s
+        AND p.rater_id = %(rater)s AND p.status = '{SUBMITTED}'),
+    (SELECT count(*) FROM {a} p WHERE p.campaign_id = %(campaign)s
+        AND p.rater_id = %(rater)s AND p.status = '{SKIPPED}')"""
+    if not kind.sql_form_rows:
+        return f"SELECT {_assignment_cols('got')}, {counts} FROM got"
+    return f"""SELECT {_assignment_cols("got")},
+    r.instruction_id, r.model_name, r.text,
+    n.text, n.reference_answer, n.checklist, n.instance_rubric,
+    {_skills_sql(SKILL_FIELDS)[skill_mode]},
+    {counts}
+FROM got
+JOIN {r} r ON r.id = got.response_id
+JOIN {n} n ON n.id = r.instruction_id
+JOIN {_t(Campaign)} c ON c.id = got.campaign_id"""
+
+
 @cache
-def _next_sql(skill_mode: str, with_quota: bool) -> str:
-    a, i, r, n = _t(Assignment), _t(CampaignItem), _t(Response), _t(Instruction)
-    columns, select = _insert_columns()
+def _next_sql(kind: ItemKind, skill_mode: str, with_quota: bool) -> str:
+    a, i = _t(Assignment), _t(CampaignItem)
+    columns, select, _ = _insert_columns(kind)
     quota = (
         f" AND (SELECT count(*) FROM {a} q WHERE q.campaign_id = %(campaign)s "
         f"AND q.rater_id = %(rater)s AND q.status IN ('{SUBMITTED}', '{SERVED}')) "
@@ -270,11 +301,9 @@ def _next_sql(skill_mode: str, with_quota: bool) -> str:
         else ""
     )
     cols = ", ".join(connection.ops.quote_name(f) for f in ASSIGNMENT_FIELDS)
-    # Pairwise campaigns (when the model has them) make the unique index partial.
-    pointwise = " WHERE pair_id IS NULL" if _has_field(Assignment, "pair") else ""
-    items_pointwise = (
-        " AND i.pair_id IS NULL" if _has_field(CampaignItem, "pair") else ""
-    )
+    # The item's key (`ItemKind.key`): one unique index per kind, each partial on
+    # the kind's rows (`ItemKind.sql_where`).
+    key = connection.ops.quote_name(kind.key)
     return f"""
 WITH live AS (
     UPDATE {a} SET expires_at = %(expires)s
@@ -284,12 +313,12 @@ WITH live AS (
     )
     RETURNING {cols}
 ), pick AS (
-    SELECT i.id, i.response_id, i.submitted, i.target FROM {i} i
-    WHERE i.campaign_id = %(campaign)s AND i.open_slots > 0{items_pointwise}
+    SELECT i.id, i.response_id, i.pair_id, i.submitted, i.target FROM {i} i
+    WHERE i.campaign_id = %(campaign)s AND i.open_slots > 0 AND i.{kind.sql_where}
     AND NOT EXISTS (SELECT 1 FROM live){quota}
     AND NOT EXISTS (
         SELECT 1 FROM {a} m WHERE m.campaign_id = %(campaign)s
-        AND m.response_id = i.response_id AND m.rater_id = %(rater)s
+        AND m.{key} = i.{key} AND m.rater_id = %(rater)s
         AND m.status <> '{EXPIRED}'
     )
     ORDER BY i.submitted DESC, i.position LIMIT 1
@@ -297,7 +326,8 @@ WITH live AS (
 ), ins AS (
     INSERT INTO {a} ({", ".join(columns)})
     SELECT {select} FROM pick
-    ON CONFLICT (campaign_id, response_id, rater_id){pointwise} DO UPDATE SET
+    ON CONFLICT (campaign_id, {key}, rater_id) WHERE {kind.sql_where}
+    DO UPDATE SET
         status = '{SERVED}', reason = '{REVIVED_REASON}',
         served_at = EXCLUDED.served_at, expires_at = EXCLUDED.expires_at,
         closed_at = NULL
@@ -310,48 +340,29 @@ WITH live AS (
 ), got AS (
     SELECT {cols} FROM live UNION ALL SELECT {cols} FROM ins
 )
-SELECT {_assignment_cols("got")},
-    r.instruction_id, r.model_name, r.text,
-    n.text, n.reference_answer, n.checklist, n.instance_rubric,
-    {_skills_sql(SKILL_FIELDS)[skill_mode]},
-    (SELECT count(*) FROM {a} p WHERE p.campaign_id = %(campaign)s
-        AND p.rater_id = %(rater)s AND p.status = '{SUBMITTED}'),
-    (SELECT count(*) FROM {a} p WHERE p.campaign_id = %(campaign)s
-        AND p.rater_id = %(rater)s AND p.status = '{SKIPPED}')
-FROM got
-JOIN {r} r ON r.id = got.response_id
-JOIN {n} n ON n.id = r.instruction_id
-JOIN {_t(Campaign)} c ON c.id = got.campaign_id
+{_form_sql(kind, skill_mode)}
 """
 
 
 def serve(*, campaign: Campaign, rater: User, now: datetime, ttl: timedelta):
     """Resume or serve, in the caller's transaction (rater row already locked).
 
-    Returns ``(assignment, skills, (submitted, skipped))`` with the assignment's
-    response and instruction loaded, or ``None`` when neither a live assignment nor a
-    free item was found (the caller then runs the ORM path for the message).
+    Returns ``(assignment, skills, (submitted, skipped))``, or ``None`` when neither
+    a live assignment nor a free item was found (the caller then runs the ORM path
+    for the message). For a kind whose form rows come from here
+    (`ItemKind.sql_form_rows`) the assignment's response and instruction are loaded
+    and `skills` lists the criteria to score; otherwise `skills` is None.
     """
+    kind = REGISTRY[campaign.kind]
     params = {
         "campaign": campaign.pk,
         "rater": rater.pk,
         "now": now,
         "expires": now + ttl,
         "quota": campaign.rater_quota,
-        **_defaults(
-            {
-                "campaign_id",
-                "item_id",
-                "response_id",
-                "rater_id",
-                "status",
-                "reason",
-                "served_at",
-                "expires_at",
-            }
-        ),
+        **_defaults(_insert_columns(kind)[2]),
     }
-    sql = _next_sql(str(campaign.skill_mode), campaign.rater_quota is not None)
+    sql = _next_sql(kind, str(campaign.skill_mode), campaign.rater_quota is not None)
     with prepared_cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
@@ -359,6 +370,9 @@ def serve(*, campaign: Campaign, rater: User, now: datetime, ttl: timedelta):
         return None
     k = len(ASSIGNMENT_FIELDS)
     assignment = from_row(Assignment, ASSIGNMENT_FIELDS, row[:k])
+    assignment.campaign = campaign
+    if not kind.sql_form_rows:
+        return assignment, None, tuple(row[k : k + 2])
     instruction_id, model_name, response_text = row[k : k + 3]
     text, reference, checklist, own_rubric = row[k + 3 : k + 7]
     skills_rows, submitted, skipped = row[k + 7 : k + 10]
@@ -374,7 +388,6 @@ def serve(*, campaign: Campaign, rater: User, now: datetime, ttl: timedelta):
     )
     response.instruction = instruction
     assignment.response = response
-    assignment.campaign = campaign
     return assignment, _skills(skills_rows, SKILL_FIELDS), (submitted, skipped)
 
 
@@ -413,7 +426,8 @@ def submit_read(assignment_id: int):
 
     Returns ``(assignment, campaign_status, rubric_id, rubric_frozen_at, skills,
     critique_mode)`` or ``None`` for an unknown id. The ownership check is the caller's. The campaign
-    status is None for a campaign that is not pointwise (the ORM path handles it).
+    status is None for a campaign whose kind does not take this path (the ORM path
+    handles it).
     """
     with prepared_cursor() as cursor:
         cursor.execute(_submit_read_sql(), [assignment_id])
@@ -431,7 +445,7 @@ def submit_read(assignment_id: int):
         skills_rows,
         critique_mode,
     ) = row[k:]
-    if not _is_pointwise(kind):
+    if not _takes_fast_path(kind):
         campaign_status = None
     assignment.instruction_id = instruction_id
     return (
@@ -445,8 +459,8 @@ def submit_read(assignment_id: int):
 
 
 @cache
-def _submit_write_sql() -> str:
-    a, i, h = _t(Assignment), _t(CampaignItem), _t(HumanScore)
+def _submit_write_sql(kind: ItemKind) -> str:
+    a, i = _t(Assignment), _t(CampaignItem)
     return f"""
 WITH slot AS (
     UPDATE {i} SET reserved = reserved - 1, submitted = submitted + 1
@@ -456,22 +470,18 @@ WITH slot AS (
         active_seconds = %(active)s
     WHERE id = %(assignment)s RETURNING id
 )
-INSERT INTO {h} (assignment_id, skill_id, score, rationale, created_at, updated_at)
-SELECT %(assignment)s, u.skill_id, u.score, u.rationale, %(stamp)s, %(stamp)s
-FROM unnest(%(skills)s::bigint[], %(scores)s::smallint[], %(rationales)s::text[])
-    WITH ORDINALITY AS u(skill_id, score, rationale, ord)
-ORDER BY u.ord
-RETURNING id, skill_id
+{kind.sql_answer_insert()}
 """
 
 
-def submit_write(
-    *, assignment: Assignment, valid: list[tuple[Skill, int | None, str]], now
-) -> list[HumanScore]:
-    """Save a served assignment's validated scores and move its slot to submitted.
+def submit_write(*, kind: ItemKind, assignment: Assignment, valid, now) -> None:
+    """Save a served assignment's checked answer (`ItemKind.clean_read`), move its
+    slot to submitted and close it, in one statement: the kind's INSERT
+    (`ItemKind.sql_answer_insert`) after the slot and the assignment's UPDATEs.
 
     The caller holds the assignment's row lock (`submit_read`) and checked that it is
-    ``served`` in an active campaign. Returns the saved rows, with their skills.
+    ``served`` in an active campaign. The kind then hands the saved rows over to the
+    assignment (`ItemKind.sql_answer_saved`).
     """
     # The rows' own timestamps are the clock's, as auto_now(_add) would set them.
     stamp = timezone.now()
@@ -481,24 +491,9 @@ def submit_write(
         "now": now,
         "stamp": stamp,
         "active": assignment.active_seconds,
-        "skills": [skill.pk for skill, _, _ in valid],
-        "scores": [score for _, score, _ in valid],
-        "rationales": [rationale for _, _, rationale in valid],
+        **kind.sql_answer_params(assignment=assignment, valid=valid),
     }
     with prepared_cursor() as cursor:
-        cursor.execute(_submit_write_sql(), params)
-        ids = dict((skill_id, pk) for pk, skill_id in cursor.fetchall())
-    saved = []
-    for skill, score, rationale in valid:
-        row = HumanScore(
-            id=ids[skill.pk],
-            assignment=assignment,
-            skill=skill,
-            score=score,
-            rationale=rationale,
-            created_at=stamp,
-            updated_at=stamp,
-        )
-        row._state.adding = False
-        saved.append(row)
-    return saved
+        cursor.execute(_submit_write_sql(kind), params)
+        rows = cursor.fetchall()
+    kind.sql_answer_saved(assignment=assignment, valid=valid, rows=rows, stamp=stamp)

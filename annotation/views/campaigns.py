@@ -20,6 +20,7 @@ from annotation.errors import DomainError
 from annotation.models import Campaign, CampaignItem, Dataset, Skill
 from annotation.scales import scale_of
 from annotation.selectors import raters as rater_selectors
+from annotation.services.campaign_spec import spec_from_fields
 from annotation.views.common import LOCKS_SHOWN, rater_users
 from flaskapp import bounds
 from flaskapp.bounds import ID
@@ -186,34 +187,9 @@ def campaign_new(request: HttpRequest) -> HttpResponse:
         if form.is_valid():
             data = form.cleaned_data
             try:
-                campaign = services.campaign_create(
-                    name=data["name"],
-                    dataset=data["dataset"],
-                    user=request.user,
-                    models=data["models"],
-                    skill_mode=data["skill_mode"],
-                    chosen_skill_keys=data["chosen_skills"],
-                    overlap=data["overlap"],
-                    overlap_percent=data["overlap_percent"],
-                    show_reference=data["show_reference"],
-                    show_model_names=data["show_model_names"],
-                    lock_ttl_minutes=data["lock_ttl_minutes"],
-                    rater_quota=data["rater_quota"],
-                    guidelines=data["guidelines"],
-                    raters=list(data["raters"]),
-                    critique=data["critique"] or Campaign.Critique.OFF,
-                    critique_min_length=data["critique_min_length"] or 0,
-                    gold_rate=data["gold_rate"] or 0,
-                    training_phase=data["training_phase"],
-                    qualification_size=data["qualification_size"] or 0,
-                    qualification_pass=(
-                        0.8
-                        if data["qualification_pass"] is None
-                        else data["qualification_pass"]
-                    ),
-                    qualification_rule=data["qualification_rule"]
-                    or Campaign.QualificationRule.EXACT,
-                )
+                # The form's `chosen_skills` are the spec's `skills`.
+                spec = spec_from_fields({**data, "skills": data["chosen_skills"]})
+                campaign = services.campaign_create(spec=spec, created_by=request.user)
             except DomainError as exc:
                 form.add_problems(exc)
             else:

@@ -32,11 +32,14 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotation import roles
 from annotation import selectors as selectors
 from annotation.errors import DomainError, Problem
+from annotation.items import PAIRWISE
+from annotation.items.pairwise import pairwise_skills
 from annotation.models import Assignment, Campaign, Dataset, PreferencePair, Skill
 from annotation.selectors import pairwise as pairwise_selectors
 from annotation.services import campaign_set_status
 from annotation.services import pairwise as pairwise_services
-from annotation.services.pairwise_campaigns import pairwise_campaign_create
+from annotation.services.campaign_spec import spec_from_fields
+from annotation.services.campaigns import campaign_create
 from annotation.views.common import (
     HISTORY_PER_PAGE,
     HTMX_INVALID,
@@ -187,27 +190,10 @@ def pairwise_campaign_new(request: HttpRequest) -> HttpResponse:
         dataset = _dataset_from_params(request, request.POST)
         form = PairwiseCampaignForm(request.POST, user=request.user, dataset=dataset)
         if form.is_valid():
-            data = form.cleaned_data
             try:
-                campaign = pairwise_campaign_create(
-                    name=data["name"],
-                    dataset=data["dataset"],
-                    user=request.user,
-                    pair_mode=data["pair_mode"],
-                    baseline_model=data["baseline_model"] or None,
-                    models=data["models"],
-                    sample=data["sample"],
-                    seed=data["seed"] or 0,
-                    categories=data["categories"],
-                    skill_keys=data["skills"],
-                    overlap=data["overlap"],
-                    overlap_percent=data["overlap_percent"],
-                    show_reference=data["show_reference"],
-                    show_model_names=data["show_model_names"],
-                    lock_ttl_minutes=data["lock_ttl_minutes"],
-                    rater_quota=data["rater_quota"],
-                    guidelines=data["guidelines"],
-                    raters=list(data["raters"]),
+                campaign = campaign_create(
+                    spec=spec_from_fields(form.cleaned_data, pairwise=True),
+                    created_by=request.user,
                 )
             except DomainError as exc:
                 form.add_problems(exc)
@@ -292,7 +278,7 @@ def pairwise_campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResp
     fragment = wants_fragment(request)
     if not fragment:
         context["settings"] = _campaign_settings(
-            campaign, pairwise_services.pairwise_skills(campaign=campaign)
+            campaign, pairwise_skills(campaign=campaign)
         )
         context["members"] = list(campaign.raters.order_by("username"))
     status = HTMX_STOP_POLLING if fragment and not context["polling"] else 200
@@ -507,9 +493,7 @@ def pairwise_history(request: HttpRequest, campaign_id: int) -> HttpResponse:
         assignment.campaign = campaign  # one query for the page, not one per row
         row = HistoryRow(
             assignment=assignment,
-            amendable=not pairwise_services.pairwise_amend_refusal(
-                assignment=assignment
-            ),
+            amendable=not PAIRWISE.amend_refusal(assignment=assignment),
         )
         preference = next(iter(assignment.preferences.all()), None)
         if preference is not None:

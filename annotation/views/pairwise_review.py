@@ -16,6 +16,7 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_http_methods
 
 from annotation.errors import DomainError, Problem
+from annotation.items import PAIRWISE
 from annotation.models import Assignment
 from annotation.selectors import pairwise as pairwise_selectors
 from annotation.services import pairwise as pairwise_services
@@ -76,7 +77,7 @@ def pairwise_amend(request: HttpRequest, assignment_id: int) -> HttpResponse:
                     "annotation:pairwise-amend", assignment_id=assignment.pk
                 )
             saved = True
-    editable = not pairwise_services.pairwise_amend_refusal(assignment=assignment)
+    editable = not PAIRWISE.amend_refusal(assignment=assignment)
     context = {
         "campaign": campaign,
         "assignment": assignment,

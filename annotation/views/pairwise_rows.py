@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from django.http import QueryDict
 
 from annotation.errors import Problem
+from annotation.items.pairwise import pairwise_skills, unmap_shown_label
 from annotation.models import Assignment, Campaign, HumanPreference, Skill
 from annotation.selectors import pairwise as pairwise_selectors
-from annotation.services import pairwise as pairwise_services
 
 LABEL_CHOICES = [("A", "A"), ("tie", "Tie"), ("B", "B")]
 
@@ -89,7 +89,7 @@ def pair_context(
     response_a, response_b = pairwise_selectors.shown_responses(assignment)
     instruction = assignment.pair.instruction
     rows, general_errors = label_rows(
-        skills=pairwise_services.pairwise_skills(campaign=campaign),
+        skills=pairwise_skills(campaign=campaign),
         values=values,
         problems=problems,
     )
@@ -114,7 +114,7 @@ def parse_pair_answer(
     """A posted comparison form -> (label, skill labels, rationale) as the services
     take them (presented terms; validation is theirs), and the posted values by
     form field, to show the form again after an error."""
-    skills = pairwise_services.pairwise_skills(campaign=campaign)
+    skills = pairwise_skills(campaign=campaign)
     label = post.get("label", "")
     skill_labels = {
         s.key: post[f"skill-{s.key}"] for s in skills if post.get(f"skill-{s.key}")
@@ -129,9 +129,9 @@ def shown_answer(preference: HumanPreference) -> tuple[str, dict[str, str]]:
     each "A", "B" or "tie"."""
     order = preference.shown_order
     return (
-        pairwise_services.unmap_shown_label(preference.label, order),
+        unmap_shown_label(preference.label, order),
         {
-            key: pairwise_services.unmap_shown_label(value, order)
+            key: unmap_shown_label(value, order)
             for key, value in preference.skill_labels.items()
         },
     )

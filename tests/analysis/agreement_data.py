@@ -22,6 +22,10 @@ from annotation.models import (
     Response,
     Skill,
 )
+from annotation.services.campaign_spec import (
+    CampaignSpec,
+    ServingPolicy,
+)
 from annotation.services.campaigns import campaign_create
 from judging.models import JudgeRun, JudgeScore
 from tests.factories import (
@@ -151,12 +155,14 @@ def make_agreement_setup(
         UserFactory(username=f"{name}-rater-{k}", role="rater") for k in range(n_raters)
     ]
     campaign = campaign_create(
-        name=f"{name} campaign",
-        dataset=dataset,
-        user=researcher,
-        skill_mode=Campaign.SkillMode.ALL,
-        overlap=n_raters,
-        raters=raters,
+        spec=CampaignSpec(
+            name=f"{name} campaign",
+            dataset=dataset,
+            skill_mode=Campaign.SkillMode.ALL,
+            raters=raters,
+            serving=ServingPolicy(overlap=n_raters),
+        ),
+        created_by=researcher,
     )
     add_human_scores(campaign, responses, human, raters)
     runs = [

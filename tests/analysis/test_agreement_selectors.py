@@ -17,6 +17,10 @@ from analysis.selectors.agreement import (
     agreement_sources_for_user,
 )
 from analysis.selectors.agreement.cache import fingerprint_queries
+from annotation.services.campaign_spec import (
+    CampaignSpec,
+    ServingPolicy,
+)
 from judging.models import JudgeScore
 from tests.analysis.agreement_data import add_judge_run, make_agreement_setup
 
@@ -495,12 +499,14 @@ def test_disagreements_never_list_one_label_twice_for_an_item(researcher):
         name="twice",
     )
     again = campaign_create(
-        name="second look",
-        dataset=s.dataset,
-        user=researcher,
-        skill_mode=Campaign.SkillMode.ALL,
-        overlap=1,
-        raters=[s.raters[0]],
+        spec=CampaignSpec(
+            name="second look",
+            dataset=s.dataset,
+            skill_mode=Campaign.SkillMode.ALL,
+            raters=[s.raters[0]],
+            serving=ServingPolicy(overlap=1),
+        ),
+        created_by=researcher,
     )
     add_human_scores(again, s.responses, {(0, "alpha", "factuality"): [4]}, s.raters)
     s.raters[1].groups.add(Group.objects.get_or_create(name=roles.SYNTHETIC)[0])

@@ -26,6 +26,11 @@ from analysis.stats import competence as rm
 from annotation import services
 from annotation.models import Assignment, Skill
 from annotation.selectors import assignment_skills
+from annotation.services.campaign_spec import (
+    CampaignSpec,
+    GoldPolicy,
+    ServingPolicy,
+)
 from judging.models import JudgeScore
 from judging.services.run_imports import judge_run_import
 from tests.factories import (
@@ -198,10 +203,7 @@ def planted(db, researcher):
     gold = responses[-1]
     services.gold_import(dataset=dataset, user=researcher,
                          rows=[(2, {"response_id": gold.pk, "factuality": 4})])  # fmt: skip
-    campaign = services.campaign_create(
-        name="planted", dataset=dataset, user=researcher,
-        raters=list(raters.values()), overlap=5, gold_rate=5,
-    )  # fmt: skip
+    campaign = services.campaign_create(spec=CampaignSpec(name="planted", dataset=dataset, raters=list(raters.values()), serving=ServingPolicy(overlap=5), gold=GoldPolicy(rate=5)), created_by=researcher)  # fmt: skip
     for name, user in raters.items():
         served = 0
         while a := services.assignment_next(campaign=campaign, rater=user).assignment:
@@ -444,7 +446,9 @@ def test_refused_to_raters_users_without_role_and_anonymous(
 def test_a_campaign_without_ratings_has_no_criteria(researcher, client_for):
     dataset = DatasetFactory()
     ResponseFactory(instruction=InstructionFactory(dataset=dataset), model_name="m")
-    campaign = services.campaign_create(name="e", dataset=dataset, user=researcher)
+    campaign = services.campaign_create(
+        spec=CampaignSpec(name="e", dataset=dataset), created_by=researcher
+    )
     report = campaign_rater_models(campaign=campaign, method="mace")
     assert report.criteria == [] and report.runs == []
     page = client_for(researcher).get(f"/reliability/{campaign.pk}/", {"model": "mace"})

@@ -21,6 +21,9 @@ from analysis.exports.scores import (
 )
 from annotation import services
 from annotation.models import Response, Skill
+from annotation.services.campaign_spec import (
+    CampaignSpec,
+)
 from judging.models import JudgeCall, JudgeRun, JudgeScore
 from tests.factories import (
     DatasetFactory,
@@ -54,7 +57,8 @@ def rate_all(dataset, researcher, rater, *, name="campaign"):
     """A campaign where `rater` scores every response: factuality 4 with a tricky
     rationale, readability N/A."""
     campaign = services.campaign_create(
-        name=name, dataset=dataset, user=researcher, raters=[rater]
+        spec=CampaignSpec(name=name, dataset=dataset, raters=[rater]),
+        created_by=researcher,
     )
     while assignment := services.assignment_next(
         campaign=campaign, rater=rater

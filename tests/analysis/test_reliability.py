@@ -25,6 +25,10 @@ from annotation import services
 from annotation.errors import DomainError
 from annotation.models import Assignment, Campaign, RaterExclusion
 from annotation.selectors import assignment_skills
+from annotation.services.campaign_spec import (
+    CampaignSpec,
+    ServingPolicy,
+)
 from annotation.services.exclusions import PAUSED_MESSAGE
 from tests.factories import (
     DatasetFactory,
@@ -104,10 +108,7 @@ def habits_campaign(db, researcher):
     for _ in range(12):
         instruction = InstructionFactory(dataset=dataset, skill_keys=SKILLS)
         ResponseFactory(instruction=instruction, model_name="m")
-    campaign = services.campaign_create(
-        name="habits", dataset=dataset, user=researcher,
-        raters=list(raters.values()), overlap=4,
-    )  # fmt: skip
+    campaign = services.campaign_create(spec=CampaignSpec(name="habits", dataset=dataset, raters=list(raters.values()), serving=ServingPolicy(overlap=4)), created_by=researcher)  # fmt: skip
     Campaign.objects.filter(pk=campaign.pk).update(speed_threshold_seconds=5)
     campaign.refresh_from_db()
     given = []
@@ -279,8 +280,7 @@ def test_a_paused_rater_is_served_nothing_until_resumed(
     dataset = DatasetFactory()
     for _ in range(3):
         ResponseFactory(instruction=InstructionFactory(dataset=dataset), model_name="m")
-    campaign = services.campaign_create(name="p", dataset=dataset, user=researcher,
-                                        raters=[rater])  # fmt: skip
+    campaign = services.campaign_create(spec=CampaignSpec(name="p", dataset=dataset, raters=[rater]), created_by=researcher)  # fmt: skip
     services.rater_decision_start(campaign=campaign, rater=rater, kind="pause",
                                   reason="checking their work", user=researcher)  # fmt: skip
     body = api_client_for(rater).post(f"/api/rate/campaigns/{campaign.pk}/next/").json()
@@ -379,7 +379,9 @@ def test_every_endpoint_refuses_raters_users_without_role_and_anonymous(
 def test_a_campaign_without_ratings_has_an_empty_report(researcher, client_for):
     dataset = DatasetFactory()
     ResponseFactory(instruction=InstructionFactory(dataset=dataset), model_name="m")
-    campaign = services.campaign_create(name="e", dataset=dataset, user=researcher)
+    campaign = services.campaign_create(
+        spec=CampaignSpec(name="e", dataset=dataset), created_by=researcher
+    )
     report = campaign_reliability(campaign=campaign)
     assert report.raters == [] and report.scores == 0
     page = client_for(researcher).get(f"/reliability/{campaign.pk}/")

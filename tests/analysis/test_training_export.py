@@ -33,9 +33,13 @@ from annotation.models import (
     PreferencePair,
     Skill,
 )
+from annotation.services.campaign_spec import (
+    CampaignSpec,
+    PairPolicy,
+    ServingPolicy,
+)
 from annotation.services.campaigns import campaign_create
 from annotation.services.pairwise import pairwise_next, pairwise_submit
-from annotation.services.pairwise_campaigns import pairwise_campaign_create
 from judging.models import JudgeRun, PairwiseVerdict
 from judging.prompts import SkillSpec
 from tests.analysis.agreement_data import (
@@ -250,8 +254,15 @@ def test_imported_preference_becomes_a_pairwise_example(scored):
 def test_campaign_vote_is_exported_in_the_original_numbering(researcher):
     dataset, _ = make_dataset("pair-set", 1, ("alpha", "beta"))
     raters = [UserFactory(username=f"pw-{i}", role="rater") for i in range(2)]
-    campaign = pairwise_campaign_create(
-        name="pw", dataset=dataset, user=researcher, raters=raters, overlap=2
+    campaign = campaign_create(
+        spec=CampaignSpec(
+            name="pw",
+            dataset=dataset,
+            raters=raters,
+            serving=ServingPolicy(overlap=2),
+            pairs=PairPolicy(),
+        ),
+        created_by=researcher,
     )
     shown = {}
     for rater in raters:
@@ -367,12 +378,14 @@ def duplicated(researcher):
     dataset, responses = make_dataset("dup-set", 1, ("alpha", "beta"))
     raters = [UserFactory(username=f"dup-{k}", role="rater") for k in range(4)]
     campaign = campaign_create(
-        name="dup",
-        dataset=dataset,
-        user=researcher,
-        skill_mode=Campaign.SkillMode.ALL,
-        overlap=4,
-        raters=raters,
+        spec=CampaignSpec(
+            name="dup",
+            dataset=dataset,
+            skill_mode=Campaign.SkillMode.ALL,
+            raters=raters,
+            serving=ServingPolicy(overlap=4),
+        ),
+        created_by=researcher,
     )
     add_human_scores(
         campaign,
@@ -490,7 +503,8 @@ def test_raters_are_anonymised_and_stable(scored, researcher):
     # The same rater in another dataset gets another id.
     other, responses = make_dataset("anon-other", 1, ("alpha",))
     campaign = campaign_create(
-        name="o", dataset=other, user=researcher, raters=[scored.raters[0]]
+        spec=CampaignSpec(name="o", dataset=other, raters=[scored.raters[0]]),
+        created_by=researcher,
     )
     add_human_scores(
         campaign, responses, {(0, "alpha", "factuality"): [3]}, [scored.raters[0]]
@@ -687,12 +701,14 @@ def preferences(researcher):
     pair = make_pair(dataset, category="math", source="hand", external_id="p-1")
     imported = vote(pair, "tie", voter="v-9", rationale="even")
     voter = UserFactory(username="pref-rater", role="rater")
-    campaign = pairwise_campaign_create(
-        name="pw",
-        dataset=dataset,
-        user=researcher,
-        raters=[voter],
-        pair_mode="existing",
+    campaign = campaign_create(
+        spec=CampaignSpec(
+            name="pw",
+            dataset=dataset,
+            raters=[voter],
+            pairs=PairPolicy(mode="existing"),
+        ),
+        created_by=researcher,
     )
     assignment = pairwise_next(campaign=campaign, rater=voter).assignment
     pairwise_submit(assignment_id=assignment.pk, rater=voter, label="B")

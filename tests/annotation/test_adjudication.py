@@ -21,6 +21,10 @@ from annotation.selectors.adjudication import (
     score_history,
 )
 from annotation.services.adjudication import adjudication_rule_set, adjudication_set
+from annotation.services.campaign_spec import (
+    CampaignSpec,
+    ServingPolicy,
+)
 from tests.factories import (
     DatasetFactory,
     InstructionFactory,
@@ -51,10 +55,7 @@ def rated(db, researcher):
         instruction = InstructionFactory(dataset=dataset, skill_keys=SKILLS)
         responses.append(ResponseFactory(instruction=instruction, model_name="m"))
     index = {r.pk: i for i, r in enumerate(responses)}
-    campaign = services.campaign_create(
-        name="adjudicate me", dataset=dataset, user=researcher,
-        raters=list(raters.values()), overlap=3,
-    )  # fmt: skip
+    campaign = services.campaign_create(spec=CampaignSpec(name="adjudicate me", dataset=dataset, raters=list(raters.values()), serving=ServingPolicy(overlap=3)), created_by=researcher)  # fmt: skip
     for name, user in raters.items():
         while a := services.assignment_next(campaign=campaign, rater=user).assignment:
             row = GIVEN[name][index[a.response_id]]

@@ -23,6 +23,7 @@ from tests.factories import (
     ResponseFactory,
     UserFactory,
     api_token,
+    campaign_from_fields,
 )
 
 pytestmark = pytest.mark.django_db
@@ -43,10 +44,10 @@ def make_dataset(n_instructions: int = 3, models=MODELS):
 
 
 def make_campaign(researcher, raters, dataset=None, **kwargs) -> Campaign:
-    return services.campaign_create(
+    return campaign_from_fields(
         name="API campaign",
         dataset=dataset or make_dataset(),
-        user=researcher,
+        created_by=researcher,
         raters=list(raters),
         **kwargs,
     )
@@ -781,7 +782,7 @@ def test_next_serves_the_chosen_skills_in_rubric_order(
         researcher,
         [rater],
         skill_mode="chosen",
-        chosen_skill_keys=["harmlessness", "factuality"],
+        skills=["harmlessness", "factuality"],
     )
     assignment = serve(api_client_for(rater), campaign)
     assert [s["key"] for s in assignment["skills"]] == ["factuality", "harmlessness"]

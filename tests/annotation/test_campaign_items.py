@@ -10,7 +10,11 @@ from django.db.models.deletion import ProtectedError
 
 from annotation import services
 from annotation.models import CampaignItem, Response
-from annotation.services.campaigns import _in_overlap_sample, _serving_order_key
+from annotation.services.campaign_items import in_overlap_sample, serving_order_key
+from annotation.services.campaign_spec import (
+    CampaignSpec,
+    ServingPolicy,
+)
 from tests.factories import ResponseFactory, dataset_with_responses
 
 
@@ -26,10 +30,7 @@ def test_items_follow_the_order_key_and_the_overlap_sample(
 ):
     """The rules as Python states them, whatever the database computes them with."""
     dataset = make_dataset()
-    campaign = services.campaign_create(
-        name="c", dataset=dataset, user=researcher, models=models,
-        overlap=overlap, overlap_percent=percent,
-    )  # fmt: skip
+    campaign = services.campaign_create(spec=CampaignSpec(name="c", dataset=dataset, models=models, serving=ServingPolicy(overlap=overlap, overlap_percent=percent)), created_by=researcher)  # fmt: skip
     items = list(
         CampaignItem.objects.filter(campaign=campaign)
         .order_by("position")
@@ -40,12 +41,12 @@ def test_items_follow_the_order_key_and_the_overlap_sample(
         expected_ids = expected_ids.filter(model_name__in=models)
     order = sorted(
         expected_ids.values_list("pk", flat=True),
-        key=lambda rid: (_serving_order_key(campaign.pk, rid), rid),
+        key=lambda rid: (serving_order_key(campaign.pk, rid), rid),
     )
     assert [i[0] for i in items] == order
     assert [i[3] for i in items] == list(range(len(order)))
     for response_id, target, open_slots, _ in items:
-        sampled = _in_overlap_sample(campaign.pk, response_id, percent)
+        sampled = in_overlap_sample(campaign.pk, response_id, percent)
         assert target == (overlap if sampled else 1)
         assert open_slots == target
     if percent < 100:
@@ -54,7 +55,9 @@ def test_items_follow_the_order_key_and_the_overlap_sample(
 
 def test_a_rated_response_cannot_be_deleted_by_the_orm_nor_by_sql(researcher):
     dataset = make_dataset(n_instructions=2, models=("a",))
-    services.campaign_create(name="c", dataset=dataset, user=researcher)
+    services.campaign_create(
+        spec=CampaignSpec(name="c", dataset=dataset), created_by=researcher
+    )
     response = Response.objects.filter(instruction__dataset=dataset).first()
     with pytest.raises(ProtectedError):
         response.delete()

@@ -18,6 +18,7 @@ from analysis.exports.scores import score_rows
 from analysis.selectors.agreement.inputs import _human_rows
 from annotation import selectors, services
 from annotation.errors import DomainError
+from annotation.items import POINTWISE
 from annotation.models import (
     Assignment,
     Campaign,
@@ -28,8 +29,17 @@ from annotation.models import (
     Response,
 )
 from annotation.selectors import assignment_skills
-from annotation.services.serving import POINTWISE, served_reason
-from tests.factories import DatasetFactory, InstructionFactory, ResponseFactory
+from annotation.services.campaign_spec import (
+    CampaignSpec,
+    GoldPolicy,
+)
+from annotation.services.serving import served_reason
+from tests.factories import (
+    DatasetFactory,
+    InstructionFactory,
+    ResponseFactory,
+    campaign_from_fields,
+)
 
 SKILLS = ["comprehension", "factuality", "readability"]  # InstructionFactory's
 
@@ -230,10 +240,7 @@ def test_a_gold_rate_needs_gold_items_and_stays_in_bounds(researcher, rater):
     dataset = make_dataset()
     for rate, fragment in ((3, "no gold items"), (-1, ""), (1001, "")):
         with pytest.raises(DomainError) as caught:
-            services.campaign_create(
-                name="c", dataset=dataset, user=researcher, raters=[rater],
-                gold_rate=rate,
-            )  # fmt: skip
+            services.campaign_create(spec=CampaignSpec(name="c", dataset=dataset, raters=[rater], gold=GoldPolicy(rate=rate)), created_by=researcher)  # fmt: skip
         assert [p.field for p in caught.value.problems] == ["gold_rate"]
         assert fragment in caught.value.problems[0].message
     assert not Campaign.objects.exists()
@@ -243,8 +250,8 @@ def gold_campaign(researcher, raters, *, n=12, golds=3, rate=4, **kwargs):
     dataset = make_dataset(n=n)
     ids = responses(dataset)
     mark(dataset, researcher, ids[:golds], factuality=4)
-    campaign = services.campaign_create(
-        name="c", dataset=dataset, user=researcher, raters=raters,
+    campaign = campaign_from_fields(
+        name="c", dataset=dataset, created_by=researcher, raters=raters,
         gold_rate=rate, **kwargs,
     )  # fmt: skip
     return campaign, set(ids[:golds])
@@ -372,10 +379,7 @@ def test_gold_accuracy_per_rater_against_statsmodels(researcher, rater, other_ra
         ],
         user=researcher,
     )
-    campaign = services.campaign_create(
-        name="acc", dataset=dataset, user=researcher, raters=[rater, other_rater],
-        gold_rate=1,  # every item served is gold while gold items are left
-    )  # fmt: skip
+    campaign = services.campaign_create(spec=CampaignSpec(name="acc", dataset=dataset, raters=[rater, other_rater], gold=GoldPolicy(rate=1)), created_by=researcher)  # fmt: skip
     given = {rater.pk: 5, other_rater.pk: 4}  # every criterion gets this score
     for user in (rater, other_rater):
         for _ in range(3):

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def campaign(researcher, rater, other_rater):
     return make_campaign(
-        researcher, [rater, other_rater], skill_keys=["factuality"], overlap=2
+        researcher, [rater, other_rater], skills=["factuality"], overlap=2
     )
 
 

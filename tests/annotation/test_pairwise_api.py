@@ -8,8 +8,13 @@ from django.urls import reverse
 
 from annotation import services
 from annotation.models import Assignment, HumanPreference
+from annotation.services.campaign_spec import (
+    CampaignSpec,
+    DisplayPolicy,
+    PairPolicy,
+)
+from annotation.services.campaigns import campaign_create
 from annotation.services.pairwise import pairwise_next
-from annotation.services.pairwise_campaigns import pairwise_campaign_create
 from tests.factories import (
     DatasetFactory,
     InstructionFactory,
@@ -29,13 +34,16 @@ def make_dataset(n_instructions=2):
 
 @pytest.fixture
 def campaign(researcher, rater, other_rater):
-    return pairwise_campaign_create(
-        name="api pairs",
-        dataset=make_dataset(),
-        user=researcher,
-        raters=[rater, other_rater],
-        skill_keys=["factuality"],
-        show_reference=False,
+    return campaign_create(
+        spec=CampaignSpec(
+            name="api pairs",
+            dataset=make_dataset(),
+            skills=["factuality"],
+            raters=[rater, other_rater],
+            display=DisplayPolicy(show_reference=False),
+            pairs=PairPolicy(),
+        ),
+        created_by=researcher,
     )
 
 
@@ -242,7 +250,8 @@ def test_every_endpoint_refuses_outsiders_researchers_and_anonymous(
 
 def test_a_pointwise_campaign_is_404_here(api_client_for, researcher, rater):
     pointwise = services.campaign_create(
-        name="pw", dataset=make_dataset(), user=researcher, raters=[rater]
+        spec=CampaignSpec(name="pw", dataset=make_dataset(), raters=[rater]),
+        created_by=researcher,
     )
     url = reverse("annotation_api:pairwise-next", args=[pointwise.pk])
     assert api_client_for(rater).post(url).status_code == 404
@@ -330,7 +339,7 @@ def test_researcher_endpoints_refuse_raters_and_anonymous(
 
 def test_campaign_detail_of_a_pointwise_campaign_is_404(api_client_for, researcher):
     pointwise = services.campaign_create(
-        name="pw", dataset=make_dataset(), user=researcher
+        spec=CampaignSpec(name="pw", dataset=make_dataset()), created_by=researcher
     )
     url = reverse("annotation_api:pairwise-campaign-detail", args=[pointwise.pk])
     assert api_client_for(researcher).get(url).status_code == 404

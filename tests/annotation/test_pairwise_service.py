@@ -17,6 +17,11 @@ from django.utils import timezone
 
 from annotation import services
 from annotation.errors import DomainError
+from annotation.items.pairwise import (
+    map_shown_label,
+    shown_order_for,
+    unmap_shown_label,
+)
 from annotation.models import (
     Assignment,
     Campaign,
@@ -24,22 +29,42 @@ from annotation.models import (
     HumanPreference,
     PreferencePair,
 )
+from annotation.services.campaign_spec import (
+    CampaignSpec,
+    DisplayPolicy,
+    PairPolicy,
+    ServingPolicy,
+)
+from annotation.services.campaigns import campaign_create
 from annotation.services.pairs import pairs_create_from_dataset
 from annotation.services.pairwise import (
-    map_shown_label,
     pairwise_amend,
     pairwise_next,
     pairwise_skip,
     pairwise_submit,
-    shown_order_for,
 )
-from annotation.services.pairwise_campaigns import pairwise_campaign_create
 from tests.factories import (
     DatasetFactory,
     InstructionFactory,
     ResponseFactory,
     UserFactory,
+    campaign_from_fields,
 )
+
+
+def pytest_generate_tests(metafunc):
+    """On PostgreSQL every test here serves through both implementations: the raw-SQL
+    hot path (`services.serving_sql`, the same statement as pointwise serving) and
+    the ORM path (the only one on SQLite, and the fallback for the rare cases)."""
+    if "serving_path" in metafunc.fixturenames:
+        paths = ["sql", "orm"] if connection.vendor == "postgresql" else ["orm"]
+        metafunc.parametrize("serving_path", paths, indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def serving_path(request, settings):
+    settings.RATING_FAST_SQL = request.param == "sql"
+    return request.param
 
 
 def make_dataset(n_instructions=3, models=("m-a", "m-b", "m-c")):
@@ -58,11 +83,14 @@ def raters(db):
 
 @pytest.fixture
 def campaign(db, researcher, raters):
-    return pairwise_campaign_create(
-        name="pc",
-        dataset=make_dataset(models=("m-a", "m-b")),
-        user=researcher,
-        raters=raters,
+    return campaign_create(
+        spec=CampaignSpec(
+            name="pc",
+            dataset=make_dataset(models=("m-a", "m-b")),
+            raters=raters,
+            pairs=PairPolicy(),
+        ),
+        created_by=researcher,
     )
 
 
@@ -164,14 +192,17 @@ def test_pairs_creation_rejects_bad_input_naming_the_parameter(db, kwargs, field
 
 def test_campaign_create_makes_one_item_per_pair(researcher, raters):
     dataset = make_dataset(n_instructions=4)
-    campaign = pairwise_campaign_create(
-        name="c",
-        dataset=dataset,
-        user=researcher,
-        overlap=2,
-        skill_keys=["factuality", "readability"],
-        raters=raters,
-        guidelines="Compare them.",
+    campaign = campaign_create(
+        spec=CampaignSpec(
+            name="c",
+            dataset=dataset,
+            skills=["factuality", "readability"],
+            raters=raters,
+            serving=ServingPolicy(overlap=2),
+            display=DisplayPolicy(guidelines="Compare them."),
+            pairs=PairPolicy(),
+        ),
+        created_by=researcher,
     )
     assert campaign.kind == Campaign.Kind.PAIRWISE
     assert not campaign.show_model_names  # blind by default
@@ -196,13 +227,14 @@ def test_campaign_from_existing_pairs_by_category(researcher, raters):
             response_2=r2,
             category="chat" if i == 0 else "safety",
         )
-    campaign = pairwise_campaign_create(
-        name="c",
-        dataset=dataset,
-        user=researcher,
-        pair_mode="existing",
-        categories=["safety"],
-        raters=raters,
+    campaign = campaign_create(
+        spec=CampaignSpec(
+            name="c",
+            dataset=dataset,
+            raters=raters,
+            pairs=PairPolicy(mode="existing", categories=["safety"]),
+        ),
+        created_by=researcher,
     )
     assert [i.pair.category for i in campaign.items.select_related("pair")] == [
         "safety"
@@ -211,8 +243,14 @@ def test_campaign_from_existing_pairs_by_category(researcher, raters):
 
 def test_campaign_overlap_percent_samples_pairs(researcher):
     dataset = make_dataset(n_instructions=40)
-    campaign = pairwise_campaign_create(
-        name="c", dataset=dataset, user=researcher, overlap=3, overlap_percent=30
+    campaign = campaign_create(
+        spec=CampaignSpec(
+            name="c",
+            dataset=dataset,
+            serving=ServingPolicy(overlap=3, overlap_percent=30),
+            pairs=PairPolicy(),
+        ),
+        created_by=researcher,
     )
     targets = list(campaign.items.values_list("target", flat=True))
     assert set(targets) == {1, 3}
@@ -228,7 +266,7 @@ def test_campaign_overlap_percent_samples_pairs(researcher):
         ({"lock_ttl_minutes": 0}, "lock_ttl_minutes"),
         ({"rater_quota": 0}, "rater_quota"),
         ({"pair_mode": "nope"}, "pair_mode"),
-        ({"skill_keys": ["nope"]}, "skills"),
+        ({"skills": ["nope"]}, "skills"),
         ({"pair_mode": "existing", "categories": ["nope"]}, "categories"),
         ({"categories": ["chat"]}, "categories"),
         ({"pair_mode": "existing"}, "pair_mode"),  # the dataset has no pairs yet
@@ -240,7 +278,9 @@ def test_campaign_create_rejects_bad_input_naming_the_field(researcher, kwargs, 
     dataset = make_dataset(n_instructions=1)
     options = {"name": "c", **kwargs}
     with pytest.raises(DomainError) as exc:
-        pairwise_campaign_create(dataset=dataset, user=researcher, **options)
+        campaign_from_fields(
+            dataset=dataset, created_by=researcher, pairwise=True, **options
+        )
     assert field in {p.field for p in exc.value.problems}
     assert not Campaign.objects.exists()
     assert not PreferencePair.objects.exists()
@@ -249,10 +289,16 @@ def test_campaign_create_rejects_bad_input_naming_the_field(researcher, kwargs, 
 def test_campaign_create_refuses_raters_and_non_rater_members(rater, researcher):
     dataset = make_dataset(n_instructions=1)
     with pytest.raises(PermissionDenied):
-        pairwise_campaign_create(name="c", dataset=dataset, user=rater)
+        campaign_create(
+            spec=CampaignSpec(name="c", dataset=dataset, pairs=PairPolicy()),
+            created_by=rater,
+        )
     with pytest.raises(DomainError) as exc:
-        pairwise_campaign_create(
-            name="c", dataset=dataset, user=researcher, raters=[researcher]
+        campaign_create(
+            spec=CampaignSpec(
+                name="c", dataset=dataset, raters=[researcher], pairs=PairPolicy()
+            ),
+            created_by=researcher,
         )
     assert exc.value.problems[0].field == "raters"
 
@@ -280,8 +326,15 @@ def test_shown_orders_are_mixed_across_raters_and_pairs(db):
 
 
 def test_next_finishes_partly_compared_pairs_first(researcher, raters):
-    campaign = pairwise_campaign_create(
-        name="c", dataset=make_dataset(), user=researcher, overlap=2, raters=raters
+    campaign = campaign_create(
+        spec=CampaignSpec(
+            name="c",
+            dataset=make_dataset(),
+            raters=raters,
+            serving=ServingPolicy(overlap=2),
+            pairs=PairPolicy(),
+        ),
+        created_by=researcher,
     )
     first = serve(campaign, raters[0])
     pairwise_submit(assignment_id=first.pk, rater=raters[0], label="A")
@@ -291,12 +344,15 @@ def test_next_finishes_partly_compared_pairs_first(researcher, raters):
 
 
 def test_next_never_serves_a_pair_twice_to_one_rater(researcher, raters):
-    campaign = pairwise_campaign_create(
-        name="c",
-        dataset=make_dataset(n_instructions=2),
-        user=researcher,
-        overlap=3,
-        raters=raters,
+    campaign = campaign_create(
+        spec=CampaignSpec(
+            name="c",
+            dataset=make_dataset(n_instructions=2),
+            raters=raters,
+            serving=ServingPolicy(overlap=3),
+            pairs=PairPolicy(),
+        ),
+        created_by=researcher,
     )
     seen = []
     while (a := serve(campaign, raters[0])) is not None:
@@ -306,11 +362,14 @@ def test_next_never_serves_a_pair_twice_to_one_rater(researcher, raters):
 
 
 def test_next_says_when_the_rest_is_locked_by_others(researcher, raters):
-    campaign = pairwise_campaign_create(
-        name="c",
-        dataset=make_dataset(n_instructions=1, models=("m-a", "m-b")),
-        user=researcher,
-        raters=raters,
+    campaign = campaign_create(
+        spec=CampaignSpec(
+            name="c",
+            dataset=make_dataset(n_instructions=1, models=("m-a", "m-b")),
+            raters=raters,
+            pairs=PairPolicy(),
+        ),
+        created_by=researcher,
     )
     assert serve(campaign, raters[0]) is not None
     result = pairwise_next(campaign=campaign, rater=raters[1])
@@ -319,12 +378,15 @@ def test_next_says_when_the_rest_is_locked_by_others(researcher, raters):
 
 
 def test_expired_lock_returns_the_pair_to_the_pool(researcher, raters):
-    campaign = pairwise_campaign_create(
-        name="c",
-        dataset=make_dataset(n_instructions=1, models=("m-a", "m-b")),
-        user=researcher,
-        lock_ttl_minutes=5,
-        raters=raters,
+    campaign = campaign_create(
+        spec=CampaignSpec(
+            name="c",
+            dataset=make_dataset(n_instructions=1, models=("m-a", "m-b")),
+            raters=raters,
+            serving=ServingPolicy(lock_ttl_minutes=5),
+            pairs=PairPolicy(),
+        ),
+        created_by=researcher,
     )
     held = serve(campaign, raters[0])
     later = timezone.now() + timedelta(minutes=6)
@@ -342,7 +404,8 @@ def test_expired_lock_returns_the_pair_to_the_pool(researcher, raters):
 
 def test_next_refuses_a_pointwise_campaign(researcher, raters):
     pointwise = services.campaign_create(
-        name="p", dataset=make_dataset(), user=researcher, raters=raters
+        spec=CampaignSpec(name="p", dataset=make_dataset(), raters=raters),
+        created_by=researcher,
     )
     with pytest.raises(DomainError):
         pairwise_next(campaign=pointwise, rater=raters[0])
@@ -360,8 +423,15 @@ def test_paused_campaign_serves_nothing_and_refuses_submit(
 
 
 def test_quota_limits_a_raters_work(researcher, raters):
-    campaign = pairwise_campaign_create(
-        name="c", dataset=make_dataset(), user=researcher, rater_quota=2, raters=raters
+    campaign = campaign_create(
+        spec=CampaignSpec(
+            name="c",
+            dataset=make_dataset(),
+            raters=raters,
+            serving=ServingPolicy(rater_quota=2),
+            pairs=PairPolicy(),
+        ),
+        created_by=researcher,
     )
     for _ in range(2):
         a = serve(campaign, raters[0])
@@ -387,12 +457,15 @@ def test_quota_limits_a_raters_work(researcher, raters):
 def test_submit_maps_the_shown_label_back_to_the_original_numbering(
     researcher, raters, order, shown, stored
 ):
-    campaign = pairwise_campaign_create(
-        name="c",
-        dataset=make_dataset(n_instructions=1, models=("m-a", "m-b")),
-        user=researcher,
-        skill_keys=["factuality"],
-        raters=raters,
+    campaign = campaign_create(
+        spec=CampaignSpec(
+            name="c",
+            dataset=make_dataset(n_instructions=1, models=("m-a", "m-b")),
+            skills=["factuality"],
+            raters=raters,
+            pairs=PairPolicy(),
+        ),
+        created_by=researcher,
     )
     a = serve(campaign, raters[0])
     Assignment.objects.filter(pk=a.pk).update(shown_order=order)
@@ -467,12 +540,15 @@ def test_submit_is_idempotent(campaign, raters):
     ],
 )
 def test_submit_rejects_bad_input_naming_the_field(researcher, raters, kwargs, field):
-    campaign = pairwise_campaign_create(
-        name="c",
-        dataset=make_dataset(n_instructions=1),
-        user=researcher,
-        skill_keys=["factuality", "readability"],
-        raters=raters,
+    campaign = campaign_create(
+        spec=CampaignSpec(
+            name="c",
+            dataset=make_dataset(n_instructions=1),
+            skills=["factuality", "readability"],
+            raters=raters,
+            pairs=PairPolicy(),
+        ),
+        created_by=researcher,
     )
     a = serve(campaign, raters[0])
     with pytest.raises(DomainError) as exc:
@@ -494,7 +570,8 @@ def test_rater_cannot_submit_or_skip_another_raters_assignment(campaign, raters)
 
 def test_pointwise_assignments_are_not_reachable_here(researcher, raters):
     pointwise = services.campaign_create(
-        name="p", dataset=make_dataset(), user=researcher, raters=raters
+        spec=CampaignSpec(name="p", dataset=make_dataset(), raters=raters),
+        created_by=researcher,
     )
     a = services.assignment_next(campaign=pointwise, rater=raters[0]).assignment
     with pytest.raises(Http404):
@@ -566,8 +643,15 @@ def test_overlap_invariant_holds_under_concurrent_raters(overlap):
     researcher = UserFactory(username="pres", role="researcher")
     raters = [UserFactory(username=f"pcr{i}", role="rater") for i in range(8)]
     dataset = make_dataset(n_instructions=10)  # 3 models: 30 pairs
-    campaign = pairwise_campaign_create(
-        name="load", dataset=dataset, user=researcher, overlap=overlap, raters=raters
+    campaign = campaign_create(
+        spec=CampaignSpec(
+            name="load",
+            dataset=dataset,
+            raters=raters,
+            serving=ServingPolicy(overlap=overlap),
+            pairs=PairPolicy(),
+        ),
+        created_by=researcher,
     )
     errors: list[str] = []
     served: list[tuple[int, int]] = []
@@ -609,8 +693,11 @@ def test_overlap_invariant_holds_under_concurrent_raters(overlap):
 def test_concurrent_next_calls_of_one_rater_hold_one_lock():
     researcher = UserFactory(username="pres2", role="researcher")
     rater = UserFactory(username="p-double-click", role="rater")
-    campaign = pairwise_campaign_create(
-        name="dc", dataset=make_dataset(n_instructions=5), user=researcher
+    campaign = campaign_create(
+        spec=CampaignSpec(
+            name="dc", dataset=make_dataset(n_instructions=5), pairs=PairPolicy()
+        ),
+        created_by=researcher,
     )
     got: list[int] = []
     errors: list[str] = []
@@ -634,12 +721,15 @@ def test_concurrent_next_calls_of_one_rater_hold_one_lock():
 
 
 def test_a_revived_lock_shows_the_same_order(researcher, raters):
-    campaign = pairwise_campaign_create(
-        name="c",
-        dataset=make_dataset(n_instructions=1, models=("m-a", "m-b")),
-        user=researcher,
-        lock_ttl_minutes=1,
-        raters=raters,
+    campaign = campaign_create(
+        spec=CampaignSpec(
+            name="c",
+            dataset=make_dataset(n_instructions=1, models=("m-a", "m-b")),
+            raters=raters,
+            serving=ServingPolicy(lock_ttl_minutes=1),
+            pairs=PairPolicy(),
+        ),
+        created_by=researcher,
     )
     held = serve(campaign, raters[0])
     later = timezone.now() + timedelta(minutes=2)
@@ -653,12 +743,15 @@ def test_a_revived_lock_shows_the_same_order(researcher, raters):
 
 def test_campaign_create_refuses_an_overlap_above_the_chosen_raters(researcher, raters):
     with pytest.raises(DomainError) as exc:
-        pairwise_campaign_create(
-            name="c",
-            dataset=make_dataset(),
-            user=researcher,
-            overlap=len(raters) + 1,
-            raters=raters,
+        campaign_create(
+            spec=CampaignSpec(
+                name="c",
+                dataset=make_dataset(),
+                raters=raters,
+                serving=ServingPolicy(overlap=len(raters) + 1),
+                pairs=PairPolicy(),
+            ),
+            created_by=researcher,
         )
     assert [p.field for p in exc.value.problems] == ["overlap"]
     assert "choose at least" in exc.value.problems[0].message
@@ -721,3 +814,101 @@ def test_a_paused_rater_is_served_no_pair_until_resumed(campaign, raters, resear
         campaign=campaign, rater=raters[0], kind="pause", user=researcher
     )
     assert serve(campaign, raters[0]) is not None
+
+
+def _pairwise_scenario(*, dataset, researcher, raters):
+    """Serve, resume, skip, submit, expire and revive in a fresh campaign over
+    `dataset`'s existing pairs; what each step served, by item position (the ids
+    differ between campaigns, the order rules do not)."""
+    campaign = campaign_create(
+        spec=CampaignSpec(
+            name="paths",
+            dataset=dataset,
+            raters=raters,
+            serving=ServingPolicy(overlap=2),
+            pairs=PairPolicy(mode="existing"),
+        ),
+        created_by=researcher,
+    )
+    position = dict(campaign.items.values_list("pk", "position"))
+    log = []
+    now = timezone.now()
+
+    def step(name, rater, at):
+        result = pairwise_next(campaign=campaign, rater=rater, now=at)
+        a = result.assignment
+        if a is None:
+            log.append((name, None, result.message, result.locked_by_others))
+            return None
+        a.refresh_from_db()
+        expected = shown_order_for(
+            campaign_id=campaign.pk, pair_id=a.pair_id, rater_id=rater.pk
+        )
+        log.append(
+            (name, position[a.item_id], a.reason, a.status, a.shown_order == expected,
+             a.expires_at - at, a.pair_id == a.item.pair_id)
+        )  # fmt: skip
+        return a
+
+    first = step("r0", raters[0], now)
+    step("r0 resumes", raters[0], now + timedelta(minutes=5))
+    pairwise_submit(
+        assignment_id=first.pk, rater=raters[0], label="A", skill_labels={},
+        rationale=" because ", active_seconds=12.5,
+    )  # fmt: skip
+    step("r0 done", raters[0], now + timedelta(minutes=6))
+    held = step("r1", raters[1], now + timedelta(minutes=7))
+    step("r2 locked", raters[2], now + timedelta(minutes=8))
+    # r1's lock expires; serving r1 again revives the same row.
+    late = now + timedelta(minutes=7 + campaign.lock_ttl_minutes + 1)
+    services.assignments_expire(campaign_id=campaign.pk, now=late)
+    again = step("r1 again", raters[1], late)
+    pairwise_skip(assignment_id=again.pk, rater=raters[1], reason="unclear")
+    late_one = step("r2", raters[2], late)
+    pairwise_submit(assignment_id=late_one.pk, rater=raters[2], label="tie")
+    items = sorted(
+        campaign.items.values_list("position", "submitted", "reserved", "open_slots")
+    )
+    votes = sorted(
+        (position[v.assignment.item_id], v.rater_id,
+         unmap_shown_label(v.label, v.shown_order), v.skill_labels, v.rationale,
+         v.origin, v.shown_order == v.assignment.shown_order,
+         v.assignment.status, v.assignment.active_seconds)
+        for v in HumanPreference.objects.filter(assignment__campaign=campaign)
+        .select_related("assignment")
+    )  # fmt: skip
+    return {
+        "log": log,
+        "items": items,
+        "votes": votes,
+        "revived_same_row": held.pk == again.pk,
+    }
+
+
+@pytest.mark.postgres
+@pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="the raw-SQL path runs on PostgreSQL"
+)
+def test_sql_path_serves_pairs_exactly_as_the_orm_path_does(
+    researcher, raters, settings, serving_path
+):
+    if serving_path == "orm":
+        pytest.skip("compares both paths itself")
+    dataset = make_dataset(n_instructions=1, models=("m-a", "m-b"))
+    pairs_create_from_dataset(dataset=dataset)
+    results = {}
+    for fast in (True, False):
+        settings.RATING_FAST_SQL = fast
+        results[fast] = _pairwise_scenario(
+            dataset=dataset, researcher=researcher, raters=raters
+        )
+    assert results[True] == results[False]
+    log = {entry[0]: entry for entry in results[True]["log"]}
+    assert all(entry[4] and entry[6] for entry in log.values() if entry[1] is not None)
+    assert log["r0 resumes"][5] == timedelta(minutes=30)
+    assert log["r2 locked"][1] is None and log["r2 locked"][3] == 1
+    assert log["r1 again"][2] == "served again after your earlier lock expired"
+    assert log["r2"][2] == "finishing a partly compared pair (1 of 2)"
+    assert results[True]["revived_same_row"]
+    assert [v[4] for v in results[True]["votes"]] == ["because", ""]
+    assert results[True]["items"] == [(0, 2, 0, 0)]

@@ -18,13 +18,16 @@ from annotation.models import (
     HumanPreference,
     PreferencePair,
 )
+from annotation.services.campaign_spec import (
+    CampaignSpec,
+)
 from annotation.services.pairwise import pairwise_next
-from annotation.services.pairwise_campaigns import pairwise_campaign_create
 from tests.factories import (
     DatasetFactory,
     InstructionFactory,
     ResponseFactory,
     UserFactory,
+    campaign_from_fields,
 )
 
 HX = {"HTTP_HX_REQUEST": "true"}
@@ -46,11 +49,12 @@ def make_dataset(n_instructions=3, models=("model-alpha", "model-beta")):
 
 
 def make_campaign(researcher, raters, dataset=None, **options):
-    return pairwise_campaign_create(
+    return campaign_from_fields(
         name=options.pop("name", "Pair campaign"),
         dataset=dataset or make_dataset(),
-        user=researcher,
+        created_by=researcher,
         raters=list(raters),
+        pairwise=True,
         **options,
     )
 
@@ -221,7 +225,7 @@ def test_campaign_detail_refuses_raters_and_is_404_for_pointwise(
     assert client_for(rater).get(url, **HX).status_code == 403
     assert_login_redirect(client_for(None).get(url))
     pointwise = services.campaign_create(
-        name="pw", dataset=make_dataset(), user=researcher
+        spec=CampaignSpec(name="pw", dataset=make_dataset()), created_by=researcher
     )
     other = reverse("annotation:pairwise-campaign-detail", args=[pointwise.pk])
     assert client_for(researcher).get(other).status_code == 404
@@ -295,7 +299,7 @@ def test_model_names_and_per_skill_rows_when_the_campaign_asks(
         [rater],
         show_model_names=True,
         show_reference=False,
-        skill_keys=["factuality"],
+        skills=["factuality"],
     )
     html = (
         client_for(rater)
@@ -337,7 +341,8 @@ def test_next_is_404_for_anyone_outside_the_campaign(
 
 def test_next_of_a_pointwise_campaign_is_404(client_for, researcher, rater):
     pointwise = services.campaign_create(
-        name="pw", dataset=make_dataset(), user=researcher, raters=[rater]
+        spec=CampaignSpec(name="pw", dataset=make_dataset(), raters=[rater]),
+        created_by=researcher,
     )
     url = reverse("annotation:pairwise-next", args=[pointwise.pk])
     assert client_for(rater).get(url).status_code == 404
@@ -393,7 +398,7 @@ def test_submit_with_htmx_returns_the_next_pair(client_for, rater, campaign):
 def test_submit_bad_input_names_the_question_and_saves_nothing(
     client_for, researcher, rater
 ):
-    campaign = make_campaign(researcher, [rater], skill_keys=["factuality"])
+    campaign = make_campaign(researcher, [rater], skills=["factuality"])
     a = serve(campaign, rater)
     url = reverse("annotation:pairwise-submit", args=[a.pk])
     response = client_for(rater).post(url, {"label": "C"})
@@ -479,7 +484,7 @@ def test_next_and_submit_query_counts_are_constant(
         researcher,
         [rater],
         dataset=make_dataset(n_instructions=n_instructions),
-        skill_keys=["factuality"],
+        skills=["factuality"],
     )
     client = client_for(rater)
     with django_assert_max_num_queries(NEXT_MAX_QUERIES):
@@ -518,7 +523,7 @@ def test_history_shows_only_own_work_as_shown(
     client_for, researcher, rater, other_rater, outsider
 ):
     campaign = make_campaign(
-        researcher, [rater, other_rater], skill_keys=["factuality"], overlap=2
+        researcher, [rater, other_rater], skills=["factuality"], overlap=2
     )
     mine = serve(campaign, rater)
     Assignment.objects.filter(pk=mine.pk).update(shown_order="21")

@@ -11,7 +11,12 @@ from annotation import selectors, services
 from annotation.errors import DomainError
 from annotation.models import Assignment, Campaign, Qualification
 from annotation.selectors import assignment_skills
+from annotation.services.campaign_spec import (
+    CampaignSpec,
+    GoldPolicy,
+)
 from tests.annotation.test_gold import make_dataset, responses
+from tests.factories import campaign_from_fields
 
 
 def qual_campaign(researcher, raters, *, n=10, golds=4, size=2, **kwargs):
@@ -22,8 +27,8 @@ def qual_campaign(researcher, raters, *, n=10, golds=4, size=2, **kwargs):
         for i, rid in enumerate(ids[:golds])
     ]
     services.gold_import(dataset=dataset, rows=rows, user=researcher)
-    campaign = services.campaign_create(
-        name="q", dataset=dataset, user=researcher, raters=raters,
+    campaign = campaign_from_fields(
+        name="q", dataset=dataset, created_by=researcher, raters=raters,
         qualification_size=size, **kwargs,
     )  # fmt: skip
     return campaign, set(ids[:golds])
@@ -175,8 +180,8 @@ def test_bad_settings_are_refused_naming_the_field(researcher, rater, kwargs, fi
         user=researcher,
     )
     with pytest.raises(DomainError) as caught:
-        services.campaign_create(
-            name="q", dataset=dataset, user=researcher, raters=[rater], **kwargs
+        campaign_from_fields(
+            name="q", dataset=dataset, created_by=researcher, raters=[rater], **kwargs
         )
     assert field in {p.field for p in caught.value.problems}
     assert not Campaign.objects.exists()
@@ -292,7 +297,10 @@ def test_gold_answers_outside_training_stay_amendable(researcher, rater):
         user=researcher,
     )
     campaign = services.campaign_create(
-        name="g", dataset=dataset, user=researcher, raters=[rater], gold_rate=2
+        spec=CampaignSpec(
+            name="g", dataset=dataset, raters=[rater], gold=GoldPolicy(rate=2)
+        ),
+        created_by=researcher,
     )
     done = []
     while a := services.assignment_next(campaign=campaign, rater=rater).assignment:

@@ -12,7 +12,12 @@ from django.urls import reverse
 
 from annotation import services
 from annotation.models import Campaign
-from annotation.services.pairwise_campaigns import pairwise_campaign_create
+from annotation.services.campaign_spec import (
+    CampaignSpec,
+    PairPolicy,
+    ServingPolicy,
+)
+from annotation.services.campaigns import campaign_create
 from tests.factories import DatasetFactory, InstructionFactory, ResponseFactory
 
 
@@ -41,14 +46,18 @@ def dataset(db):
 def campaigns(researcher, rater, other_rater, dataset):
     """A pointwise campaign (6 responses) and a pairwise one (3 pairs, overlap 2)."""
     pointwise = services.campaign_create(
-        name="Score study", dataset=dataset, user=researcher, raters=[rater]
+        spec=CampaignSpec(name="Score study", dataset=dataset, raters=[rater]),
+        created_by=researcher,
     )
-    pairwise = pairwise_campaign_create(
-        name="Pair study",
-        dataset=dataset,
-        user=researcher,
-        overlap=2,
-        raters=[rater, other_rater],
+    pairwise = campaign_create(
+        spec=CampaignSpec(
+            name="Pair study",
+            dataset=dataset,
+            raters=[rater, other_rater],
+            serving=ServingPolicy(overlap=2),
+            pairs=PairPolicy(),
+        ),
+        created_by=researcher,
     )
     return pointwise, pairwise
 

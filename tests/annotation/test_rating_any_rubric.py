@@ -14,6 +14,10 @@ from annotation import services
 from annotation.errors import ConflictError, DomainError
 from annotation.models import Assignment, Campaign, CampaignItem, HumanScore
 from annotation.selectors import assignment_skills
+from annotation.services.campaign_spec import (
+    CampaignSpec,
+    PairPolicy,
+)
 from tests.factories import UserFactory
 from tests.rubric_samples import HELPSTEER, TEN_POINT, YES_NO, campaign_on
 
@@ -684,16 +688,19 @@ def test_campaign_new_form_sets_critique(client_for, researcher, raters):
 
 def test_pairwise_per_criterion_questions_on_a_yes_no_rubric(researcher, raters):
     from annotation.models import HumanPreference
+    from annotation.services.campaigns import campaign_create
     from annotation.services.pairwise import pairwise_next, pairwise_submit
-    from annotation.services.pairwise_campaigns import pairwise_campaign_create
     from tests.rubric_samples import dataset_on
 
-    campaign = pairwise_campaign_create(
-        name="pairs",
-        dataset=dataset_on(YES_NO, n_instructions=1),
-        user=researcher,
-        raters=raters,
-        skill_keys=["consistent"],
+    campaign = campaign_create(
+        spec=CampaignSpec(
+            name="pairs",
+            dataset=dataset_on(YES_NO, n_instructions=1),
+            skills=["consistent"],
+            raters=raters,
+            pairs=PairPolicy(),
+        ),
+        created_by=researcher,
     )
     a = pairwise_next(campaign=campaign, rater=raters[0]).assignment
     with pytest.raises(DomainError) as exc:

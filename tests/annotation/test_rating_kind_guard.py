@@ -9,8 +9,12 @@ from django.urls import reverse
 
 from annotation.models import Assignment, CampaignItem
 from annotation.selectors import rating as selectors_rating
+from annotation.services.campaign_spec import (
+    CampaignSpec,
+    PairPolicy,
+)
+from annotation.services.campaigns import campaign_create
 from annotation.services.pairwise import pairwise_next
-from annotation.services.pairwise_campaigns import pairwise_campaign_create
 from annotation.services.rating import assignment_next, rating_submit
 from tests.analysis.agreement_data import make_dataset
 from tests.factories import UserFactory
@@ -22,8 +26,11 @@ pytestmark = pytest.mark.django_db
 def pairwise(researcher):
     dataset, _ = make_dataset("guard-set", 2, ("alpha", "beta"))
     rater = UserFactory(username="guard-rater", role="rater")
-    campaign = pairwise_campaign_create(
-        name="pairs", dataset=dataset, user=researcher, raters=[rater]
+    campaign = campaign_create(
+        spec=CampaignSpec(
+            name="pairs", dataset=dataset, raters=[rater], pairs=PairPolicy()
+        ),
+        created_by=researcher,
     )
     return campaign, rater
 

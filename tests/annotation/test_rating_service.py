@@ -21,11 +21,16 @@ from annotation.selectors import (
     campaign_progress,
     rater_progress,
 )
+from annotation.services.campaign_spec import (
+    CampaignSpec,
+    ServingPolicy,
+)
 from tests.factories import (
     DatasetFactory,
     InstructionFactory,
     ResponseFactory,
     UserFactory,
+    campaign_from_fields,
 )
 
 
@@ -65,19 +70,22 @@ def raters(db):
 @pytest.fixture
 def campaign(db, researcher, raters):
     return services.campaign_create(
-        name="c", dataset=make_dataset(), user=researcher, raters=raters
+        spec=CampaignSpec(name="c", dataset=make_dataset(), raters=raters),
+        created_by=researcher,
     )
 
 
 def test_campaign_create_makes_one_item_per_response(researcher, raters):
     dataset = make_dataset(n_instructions=4, models=("a", "b", "c"))
     campaign = services.campaign_create(
-        name="c",
-        dataset=dataset,
-        user=researcher,
-        models=["a", "c"],
-        overlap=2,
-        raters=raters,
+        spec=CampaignSpec(
+            name="c",
+            dataset=dataset,
+            models=["a", "c"],
+            raters=raters,
+            serving=ServingPolicy(overlap=2),
+        ),
+        created_by=researcher,
     )
     assert campaign.items.count() == 8
     assert set(campaign.items.values_list("target", flat=True)) == {2}
@@ -88,7 +96,12 @@ def test_campaign_create_makes_one_item_per_response(researcher, raters):
 def test_campaign_create_overlap_percent_samples_responses(researcher):
     dataset = make_dataset(n_instructions=50, models=("a", "b"))
     campaign = services.campaign_create(
-        name="c", dataset=dataset, user=researcher, overlap=3, overlap_percent=30
+        spec=CampaignSpec(
+            name="c",
+            dataset=dataset,
+            serving=ServingPolicy(overlap=3, overlap_percent=30),
+        ),
+        created_by=researcher,
     )
     targets = list(campaign.items.values_list("target", flat=True))
     share = targets.count(3) / len(targets)
@@ -102,16 +115,17 @@ def test_campaign_create_overlap_percent_samples_responses(researcher):
         ({"overlap": 0}, "overlap"),
         ({"overlap_percent": 101}, "overlap_percent"),
         ({"models": ["nope"]}, "models"),
-        ({"skill_mode": "chosen", "chosen_skill_keys": ["made_up"]}, "skills"),
+        ({"skill_mode": "chosen", "skills": ["made_up"]}, "skills"),
         ({"name": " "}, "name"),
         ({"lock_ttl_minutes": 0}, "lock_ttl_minutes"),
     ],
 )
 def test_campaign_create_rejects_bad_input_naming_the_field(researcher, kwargs, field):
     dataset = make_dataset()
-    args = {"name": "c", "dataset": dataset, "user": researcher, **kwargs}
     with pytest.raises(DomainError) as exc:
-        services.campaign_create(**args)
+        campaign_from_fields(
+            **{"name": "c", **kwargs}, dataset=dataset, created_by=researcher
+        )
     assert field in [p.field for p in exc.value.problems]
     assert Campaign.objects.count() == 0
 
@@ -120,7 +134,9 @@ def test_campaign_create_refuses_a_rater(rater):
     from django.core.exceptions import PermissionDenied
 
     with pytest.raises(PermissionDenied):
-        services.campaign_create(name="c", dataset=make_dataset(), user=rater)
+        services.campaign_create(
+            spec=CampaignSpec(name="c", dataset=make_dataset()), created_by=rater
+        )
 
 
 def test_next_resumes_the_raters_live_assignment(campaign, raters):
@@ -133,7 +149,10 @@ def test_next_resumes_the_raters_live_assignment(campaign, raters):
 def test_next_finishes_partly_rated_responses_first(researcher, raters):
     dataset = make_dataset(n_instructions=5, models=("a",))
     campaign = services.campaign_create(
-        name="c", dataset=dataset, user=researcher, overlap=2, raters=raters
+        spec=CampaignSpec(
+            name="c", dataset=dataset, raters=raters, serving=ServingPolicy(overlap=2)
+        ),
+        created_by=researcher,
     )
     a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
     services.rating_submit(assignment_id=a.pk, rater=raters[0], scores=full_scores(a))
@@ -145,7 +164,10 @@ def test_next_finishes_partly_rated_responses_first(researcher, raters):
 def test_next_never_serves_a_response_twice_to_one_rater(researcher, raters):
     dataset = make_dataset(n_instructions=2, models=("a",))
     campaign = services.campaign_create(
-        name="c", dataset=dataset, user=researcher, overlap=3, raters=raters
+        spec=CampaignSpec(
+            name="c", dataset=dataset, raters=raters, serving=ServingPolicy(overlap=3)
+        ),
+        created_by=researcher,
     )
     seen = []
     while True:
@@ -165,7 +187,8 @@ def test_next_never_serves_a_response_twice_to_one_rater(researcher, raters):
 def test_next_says_when_remaining_items_are_locked_by_others(researcher, raters):
     dataset = make_dataset(n_instructions=1, models=("a",))
     campaign = services.campaign_create(
-        name="c", dataset=dataset, user=researcher, raters=raters
+        spec=CampaignSpec(name="c", dataset=dataset, raters=raters),
+        created_by=researcher,
     )
     assert services.assignment_next(campaign=campaign, rater=raters[0]).assignment
     result = services.assignment_next(campaign=campaign, rater=raters[1])
@@ -177,7 +200,13 @@ def test_next_says_when_remaining_items_are_locked_by_others(researcher, raters)
 def test_expired_lock_returns_the_response_to_the_pool(researcher, raters):
     dataset = make_dataset(n_instructions=1, models=("a",))
     campaign = services.campaign_create(
-        name="c", dataset=dataset, user=researcher, lock_ttl_minutes=5, raters=raters
+        spec=CampaignSpec(
+            name="c",
+            dataset=dataset,
+            raters=raters,
+            serving=ServingPolicy(lock_ttl_minutes=5),
+        ),
+        created_by=researcher,
     )
     first = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
     later = timezone.now() + timedelta(minutes=6)
@@ -196,7 +225,13 @@ def test_late_submit_after_expiry_is_refused_when_the_slot_was_taken(
 ):
     dataset = make_dataset(n_instructions=1, models=("a",))
     campaign = services.campaign_create(
-        name="c", dataset=dataset, user=researcher, lock_ttl_minutes=5, raters=raters
+        spec=CampaignSpec(
+            name="c",
+            dataset=dataset,
+            raters=raters,
+            serving=ServingPolicy(lock_ttl_minutes=5),
+        ),
+        created_by=researcher,
     )
     first = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
     later = timezone.now() + timedelta(minutes=6)
@@ -219,7 +254,13 @@ def test_late_submit_after_expiry_is_refused_when_the_slot_was_taken(
 def test_late_submit_after_expiry_is_accepted_while_a_slot_is_free(researcher, raters):
     dataset = make_dataset(n_instructions=1, models=("a",))
     campaign = services.campaign_create(
-        name="c", dataset=dataset, user=researcher, lock_ttl_minutes=5, raters=raters
+        spec=CampaignSpec(
+            name="c",
+            dataset=dataset,
+            raters=raters,
+            serving=ServingPolicy(lock_ttl_minutes=5),
+        ),
+        created_by=researcher,
     )
     first = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
     services.assignments_expire(now=timezone.now() + timedelta(minutes=6))
@@ -356,11 +397,13 @@ def test_paused_campaign_serves_nothing_and_refuses_submit(
 
 def test_quota_limits_a_raters_work(researcher, raters):
     campaign = services.campaign_create(
-        name="c",
-        dataset=make_dataset(n_instructions=5),
-        user=researcher,
-        rater_quota=2,
-        raters=raters,
+        spec=CampaignSpec(
+            name="c",
+            dataset=make_dataset(n_instructions=5),
+            raters=raters,
+            serving=ServingPolicy(rater_quota=2),
+        ),
+        created_by=researcher,
     )
     for _ in range(2):
         a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
@@ -379,17 +422,16 @@ def test_skill_modes(researcher, raters):
         ("chosen", ["harmlessness", "factuality"], ["factuality", "harmlessness"]),
     ]:
         campaign = services.campaign_create(
-            name=mode,
-            dataset=dataset,
-            user=researcher,
-            skill_mode=mode,
-            chosen_skill_keys=keys,
-            raters=raters,
+            spec=CampaignSpec(
+                name=mode, dataset=dataset, skill_mode=mode, skills=keys, raters=raters
+            ),
+            created_by=researcher,
         )
         a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
         assert [s.key for s in assignment_skills(assignment=a)] == expected
     campaign = services.campaign_create(
-        name="all", dataset=dataset, user=researcher, skill_mode="all", raters=raters
+        spec=CampaignSpec(name="all", dataset=dataset, skill_mode="all", raters=raters),
+        created_by=researcher,
     )
     a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
     assert len(assignment_skills(assignment=a)) == 12
@@ -469,7 +511,13 @@ def test_overlap_invariant_holds_under_concurrent_raters(overlap):
     raters = [UserFactory(username=f"cr{i}", role="rater") for i in range(8)]
     dataset = make_dataset(n_instructions=20, models=("a", "b"))
     campaign = services.campaign_create(
-        name="load", dataset=dataset, user=researcher, overlap=overlap, raters=raters
+        spec=CampaignSpec(
+            name="load",
+            dataset=dataset,
+            raters=raters,
+            serving=ServingPolicy(overlap=overlap),
+        ),
+        created_by=researcher,
     )
     errors: list[str] = []
     served: list[tuple[int, int]] = []
@@ -532,10 +580,12 @@ def test_item_held_by_a_transaction_in_flight_is_waited_for_not_called_done():
     researcher = UserFactory(username="res3", role="researcher")
     rater = UserFactory(username="waits", role="rater")
     campaign = services.campaign_create(
-        name="held",
-        dataset=make_dataset(n_instructions=1, models=("a",)),
-        user=researcher,
-        raters=[rater],
+        spec=CampaignSpec(
+            name="held",
+            dataset=make_dataset(n_instructions=1, models=("a",)),
+            raters=[rater],
+        ),
+        created_by=researcher,
     )
     item = CampaignItem.objects.get(campaign=campaign)
     locked, release = threading.Event(), threading.Event()
@@ -581,10 +631,10 @@ def test_concurrent_next_calls_of_one_rater_hold_one_lock():
     researcher = UserFactory(username="res2", role="researcher")
     rater = UserFactory(username="double-click", role="rater")
     campaign = services.campaign_create(
-        name="dc",
-        dataset=make_dataset(n_instructions=10),
-        user=researcher,
-        raters=[rater],
+        spec=CampaignSpec(
+            name="dc", dataset=make_dataset(n_instructions=10), raters=[rater]
+        ),
+        created_by=researcher,
     )
     got: list[int] = []
     errors: list[str] = []
@@ -645,11 +695,13 @@ def test_submit_rejects_rationales_that_are_not_an_object(campaign, raters):
 def test_chosen_skills_need_chosen_mode(researcher):
     with pytest.raises(DomainError) as exc:
         services.campaign_create(
-            name="c",
-            dataset=make_dataset(),
-            user=researcher,
-            skill_mode="all",
-            chosen_skill_keys=["factuality"],
+            spec=CampaignSpec(
+                name="c",
+                dataset=make_dataset(),
+                skill_mode="all",
+                skills=["factuality"],
+            ),
+            created_by=researcher,
         )
     assert "skills" in [p.field for p in exc.value.problems]
 
@@ -686,13 +738,13 @@ def _scenario(*, dataset, small_dataset, researcher, raters, tag: str) -> dict:
         return a
 
     main = services.campaign_create(
-        name=f"main-{tag}",
-        dataset=dataset,
-        user=researcher,
-        raters=raters,
-        overlap=2,
-        rater_quota=3,
-        lock_ttl_minutes=5,
+        spec=CampaignSpec(
+            name=f"main-{tag}",
+            dataset=dataset,
+            raters=raters,
+            serving=ServingPolicy(overlap=2, lock_ttl_minutes=5, rater_quota=3),
+        ),
+        created_by=researcher,
     )
     a = step("r0 first", services.assignment_next(campaign=main, rater=r0, now=t0), t0)
     t1 = t0 + timedelta(minutes=1)
@@ -735,11 +787,13 @@ def _scenario(*, dataset, small_dataset, researcher, raters, tag: str) -> dict:
     log.append(("r2 refused", sorted(p.field for p in bad.value.problems)))
 
     small = services.campaign_create(
-        name=f"small-{tag}",
-        dataset=small_dataset,
-        user=researcher,
-        raters=raters,
-        lock_ttl_minutes=5,
+        spec=CampaignSpec(
+            name=f"small-{tag}",
+            dataset=small_dataset,
+            raters=raters,
+            serving=ServingPolicy(lock_ttl_minutes=5),
+        ),
+        created_by=researcher,
     )
     step("s r0", services.assignment_next(campaign=small, rater=r0, now=t0), t0)
     step("s r1", services.assignment_next(campaign=small, rater=r1, now=t0), t0)
@@ -846,12 +900,18 @@ def test_sql_path_statements_are_prepared_once_per_connection(
     assert len(prepared) == 2
 
 
-def test_pairwise_campaigns_never_take_the_sql_path():
+def test_pairwise_campaigns_take_the_same_sql_path(settings):
     from types import SimpleNamespace
 
+    from annotation.items import PAIRWISE
     from annotation.services import serving_sql
 
-    assert not serving_sql.enabled(SimpleNamespace(kind="pairwise"))
+    settings.RATING_FAST_SQL = True
+
+    assert serving_sql.enabled(SimpleNamespace(kind="pairwise")) == (
+        connection.vendor == "postgresql"
+    )
+    assert PAIRWISE.sql_fast_path and PAIRWISE.sql_submit
 
 
 @pytest.mark.postgres
@@ -867,7 +927,10 @@ def test_sql_campaign_read_equals_the_orm_read(researcher, raters, rating_path):
 
     dataset = make_dataset(n_instructions=2, models=("m-a", "m-b"))
     campaign = services.campaign_create(
-        name="json", dataset=dataset, user=researcher, models=["m-b"], raters=raters[:2]
+        spec=CampaignSpec(
+            name="json", dataset=dataset, models=["m-b"], raters=raters[:2]
+        ),
+        created_by=researcher,
     )
     fast = campaign_get_for_rater(
         user=raters[0], campaign_id=campaign.pk, with_dataset=False
@@ -892,7 +955,13 @@ def test_campaign_create_refuses_an_overlap_above_the_chosen_raters(researcher, 
     dataset = make_dataset()
     with pytest.raises(DomainError) as exc:
         services.campaign_create(
-            name="c", dataset=dataset, user=researcher, overlap=4, raters=raters
+            spec=CampaignSpec(
+                name="c",
+                dataset=dataset,
+                raters=raters,
+                serving=ServingPolicy(overlap=4),
+            ),
+            created_by=researcher,
         )
     [problem] = exc.value.problems
     assert problem.field == "overlap"
@@ -902,7 +971,25 @@ def test_campaign_create_refuses_an_overlap_above_the_chosen_raters(researcher, 
     )
     assert Campaign.objects.count() == 0
     services.campaign_create(
-        name="c", dataset=dataset, user=researcher, overlap=3, raters=raters
+        spec=CampaignSpec(
+            name="c", dataset=dataset, raters=raters, serving=ServingPolicy(overlap=3)
+        ),
+        created_by=researcher,
     )
-    services.campaign_create(name="later", dataset=dataset, user=researcher, overlap=4)
+    services.campaign_create(
+        spec=CampaignSpec(
+            name="later", dataset=dataset, serving=ServingPolicy(overlap=4)
+        ),
+        created_by=researcher,
+    )
     assert Campaign.objects.count() == 2
+
+
+def test_the_sql_paths_assignment_columns_follow_the_models_field_order():
+    """`Model.from_db` assigns values in the model's field order: columns read back in
+    another order would land in the wrong attributes (a served assignment's critique
+    holding its note)."""
+    from annotation.services.serving_sql import ASSIGNMENT_FIELDS
+
+    order = [f.attname for f in Assignment._meta.concrete_fields]
+    assert list(ASSIGNMENT_FIELDS) == [f for f in order if f in ASSIGNMENT_FIELDS]

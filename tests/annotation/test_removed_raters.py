@@ -19,10 +19,16 @@ from rest_framework.test import APIClient
 
 from analysis.exports.scores import score_rows
 from annotation import roles, selectors, services
+from annotation.items.pairwise import map_shown_label
 from annotation.models import Assignment, CampaignItem, HumanPreference, HumanScore
 from annotation.selectors import assignment_skills
-from annotation.services.pairwise import map_shown_label, pairwise_next, pairwise_submit
-from annotation.services.pairwise_campaigns import pairwise_campaign_create
+from annotation.services.campaign_spec import (
+    CampaignSpec,
+    DisplayPolicy,
+    PairPolicy,
+)
+from annotation.services.campaigns import campaign_create
+from annotation.services.pairwise import pairwise_next, pairwise_submit
 from annotation.services.serving import REMOVED_NOTE, ROLE_REMOVED_NOTE
 from tests.factories import (
     DatasetFactory,
@@ -63,7 +69,8 @@ def scores_for(assignment, value=4) -> dict:
 
 def pointwise_campaign(researcher, raters, name="removal"):
     return services.campaign_create(
-        name=name, dataset=make_dataset(), user=researcher, raters=raters
+        spec=CampaignSpec(name=name, dataset=make_dataset(), raters=raters),
+        created_by=researcher,
     )
 
 
@@ -81,13 +88,16 @@ def pointwise(researcher, rater, other_rater):
 @pytest.fixture
 def pairwise(researcher, rater, other_rater):
     """The same for pairs: one submitted, one held."""
-    campaign = pairwise_campaign_create(
-        name="removal pairs",
-        dataset=make_dataset(),
-        user=researcher,
-        raters=[rater, other_rater],
-        skill_keys=["factuality"],
-        show_reference=False,
+    campaign = campaign_create(
+        spec=CampaignSpec(
+            name="removal pairs",
+            dataset=make_dataset(),
+            skills=["factuality"],
+            raters=[rater, other_rater],
+            display=DisplayPolicy(show_reference=False),
+            pairs=PairPolicy(),
+        ),
+        created_by=researcher,
     )
     done = pairwise_next(campaign=campaign, rater=rater).assignment
     pairwise_submit(

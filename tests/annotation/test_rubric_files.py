@@ -18,6 +18,9 @@ from annotation import services
 from annotation.builtin_rubric import BUILTIN_SKILLS
 from annotation.errors import DomainError
 from annotation.models import FLASK_GROUPS, Dataset, Rubric, Skill
+from annotation.services.campaign_spec import (
+    CampaignSpec,
+)
 from annotation.services.imports import dataset_import_files
 from tests.factories import DatasetFactory, InstructionFactory, ResponseFactory
 
@@ -673,7 +676,9 @@ def test_a_campaign_on_a_rubric_that_is_not_flask_compatible_is_created(research
     dataset = DatasetFactory(rubric=rubric)
     ResponseFactory(instruction=InstructionFactory(dataset=dataset, skill_keys=[]))
 
-    campaign = services.campaign_create(name="c", dataset=dataset, user=researcher)
+    campaign = services.campaign_create(
+        spec=CampaignSpec(name="c", dataset=dataset), created_by=researcher
+    )
 
     assert campaign.items.count() == 1
 

@@ -92,10 +92,11 @@ from django.contrib.auth.models import Group
 from django.db import IntegrityError, connection, transaction
 from annotation.models import Response
 from annotation.services import campaign_create
+from annotation.services.campaign_spec import CampaignSpec
 response = Response.objects.create(instruction=rows["sky"], model_name="m", text="t")
 user = get_user_model().objects.create_user("guard-check")
 user.groups.add(Group.objects.get(name="researcher"))
-campaign_create(name="guard", dataset=dataset, user=user)
+campaign_create(spec=CampaignSpec(name="guard", dataset=dataset), created_by=user)
 try:
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("DELETE FROM annotation_response WHERE id = %s", [response.pk])

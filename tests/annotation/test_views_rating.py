@@ -20,6 +20,7 @@ from tests.factories import (
     InstructionFactory,
     ResponseFactory,
     UserFactory,
+    campaign_from_fields,
 )
 
 HX = {"HTTP_HX_REQUEST": "true"}
@@ -45,10 +46,10 @@ def make_dataset(
 
 
 def make_campaign(researcher, raters, dataset=None, **options):
-    return services.campaign_create(
+    return campaign_from_fields(
         name=options.pop("name", "Sky campaign"),
         dataset=dataset or make_dataset(),
-        user=researcher,
+        created_by=researcher,
         raters=list(raters),
         **options,
     )

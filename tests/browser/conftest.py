@@ -11,7 +11,11 @@ from pathlib import Path
 import pytest
 
 from annotation import services
-from annotation.services.pairwise_campaigns import pairwise_campaign_create
+from annotation.services.campaign_spec import (
+    CampaignSpec,
+    PairPolicy,
+)
+from annotation.services.campaigns import campaign_create
 from tests.factories import (
     DatasetFactory,
     InstructionFactory,
@@ -125,7 +129,8 @@ def sky_rating_campaign(*, raters):
             text=f"Answer {i}:\n\n```python\nprint('sky')\n```",
         )
     return services.campaign_create(
-        name="Sky campaign", dataset=dataset, user=researcher, raters=raters
+        spec=CampaignSpec(name="Sky campaign", dataset=dataset, raters=raters),
+        created_by=researcher,
     )
 
 
@@ -148,10 +153,13 @@ def sky_pairwise_campaign(*, raters):
             model_name="model-beta",
             text=f"Beta answer {i}:\n\n```python\nprint('blue')\n```",
         )
-    return pairwise_campaign_create(
-        name="Sky pairs",
-        dataset=dataset,
-        user=researcher,
-        raters=raters,
-        skill_keys=["factuality"],
+    return campaign_create(
+        spec=CampaignSpec(
+            name="Sky pairs",
+            dataset=dataset,
+            skills=["factuality"],
+            raters=raters,
+            pairs=PairPolicy(),
+        ),
+        created_by=researcher,
     )

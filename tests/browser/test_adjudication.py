@@ -11,6 +11,10 @@ from playwright.sync_api import expect
 from annotation import services
 from annotation.models import Adjudication, HumanScore
 from annotation.selectors import assignment_skills
+from annotation.services.campaign_spec import (
+    CampaignSpec,
+    ServingPolicy,
+)
 from tests.browser.conftest import login, shot
 from tests.factories import (
     DatasetFactory,
@@ -50,10 +54,7 @@ def disputed(transactional_db):
             )  # fmt: skip
         )
     index = {r.pk: i for i, r in enumerate(responses)}
-    campaign = services.campaign_create(
-        name="Sky disputes", dataset=dataset, user=researcher,
-        raters=list(raters.values()), overlap=3,
-    )  # fmt: skip
+    campaign = services.campaign_create(spec=CampaignSpec(name="Sky disputes", dataset=dataset, raters=list(raters.values()), serving=ServingPolicy(overlap=3)), created_by=researcher)  # fmt: skip
     for name, user in raters.items():
         while a := services.assignment_next(campaign=campaign, rater=user).assignment:
             row = GIVEN[name][index[a.response_id]]

@@ -11,6 +11,10 @@ from playwright.sync_api import expect
 
 from annotation import services
 from annotation.models import Assignment, GoldItem, GoldScore, Skill
+from annotation.services.campaign_spec import (
+    CampaignSpec,
+    GoldPolicy,
+)
 from tests.browser.conftest import login, shot
 from tests.factories import (
     DatasetFactory,
@@ -80,12 +84,13 @@ def training_campaign(researcher, rater, *, training_phase: bool = True):
             explanation=EXPLANATION,
         )
     campaign = services.campaign_create(
-        name="Sky training",
-        dataset=dataset,
-        user=researcher,
-        raters=[rater],
-        gold_rate=2,
-        training_phase=training_phase,
+        spec=CampaignSpec(
+            name="Sky training",
+            dataset=dataset,
+            raters=[rater],
+            gold=GoldPolicy(rate=2, training_phase=training_phase),
+        ),
+        created_by=researcher,
     )
     return dataset, campaign
 

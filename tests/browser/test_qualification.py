@@ -11,6 +11,10 @@ from playwright.sync_api import expect
 from annotation import services
 from annotation.models import Assignment, Qualification
 from annotation.selectors import assignment_skills
+from annotation.services.campaign_spec import (
+    CampaignSpec,
+    QualificationPolicy,
+)
 from tests.browser.conftest import login, shot
 from tests.factories import (
     DatasetFactory,
@@ -65,13 +69,15 @@ def qualification_campaign(researcher, rater, *, pass_mark=1.0):
             explanation=EXPLANATION,
         )
     campaign = services.campaign_create(
-        name="Sky qualification",
-        dataset=dataset,
-        user=researcher,
-        raters=[rater],
-        qualification_size=2,
-        qualification_pass=pass_mark,
-        qualification_rule="exact",
+        spec=CampaignSpec(
+            name="Sky qualification",
+            dataset=dataset,
+            raters=[rater],
+            qualification=QualificationPolicy(
+                size=2, pass_mark=pass_mark, rule="exact"
+            ),
+        ),
+        created_by=researcher,
     )
     gold_ids = {r.pk for r in responses[:4]}
     return campaign, gold_ids

@@ -13,6 +13,10 @@ from analysis.selectors.reliability import campaign_reliability
 from annotation import services
 from annotation.models import Assignment, Campaign, RaterExclusion
 from annotation.selectors import assignment_skills
+from annotation.services.campaign_spec import (
+    CampaignSpec,
+    ServingPolicy,
+)
 from annotation.services.exclusions import PAUSED_MESSAGE
 from tests.browser.conftest import login, shot
 from tests.factories import (
@@ -64,11 +68,13 @@ def habits(transactional_db, researcher):
         )
         ResponseFactory(instruction=instruction, model_name="model-alpha")
     campaign = services.campaign_create(
-        name="Habits campaign",
-        dataset=dataset,
-        user=researcher,
-        raters=list(raters.values()),
-        overlap=len(HABITS),
+        spec=CampaignSpec(
+            name="Habits campaign",
+            dataset=dataset,
+            raters=list(raters.values()),
+            serving=ServingPolicy(overlap=len(HABITS)),
+        ),
+        created_by=researcher,
     )
     Campaign.objects.filter(pk=campaign.pk).update(speed_threshold_seconds=5)
     campaign.refresh_from_db()

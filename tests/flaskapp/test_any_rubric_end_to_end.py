@@ -18,6 +18,10 @@ from analysis.selectors.agreement.compute import agreement_compute
 from analysis.selectors.classification import classification_compute
 from annotation import services as annotation_services
 from annotation.models import Campaign, Dataset, HumanScore, Response
+from annotation.services.campaign_spec import (
+    CampaignSpec,
+    ServingPolicy,
+)
 from judging.models import JudgeRun, JudgeScore
 from tests.factories import (
     DatasetFactory,
@@ -132,7 +136,13 @@ def test_a_yes_no_classification_campaign_with_two_raters_and_a_judge(
     researcher = UserFactory(username="e2e-researcher", role="researcher")
     raters = [UserFactory(username=f"e2e-rater-{i}", role="rater") for i in range(2)]
     campaign = annotation_services.campaign_create(
-        name="consistency", dataset=dataset, user=researcher, raters=raters, overlap=2
+        spec=CampaignSpec(
+            name="consistency",
+            dataset=dataset,
+            raters=raters,
+            serving=ServingPolicy(overlap=2),
+        ),
+        created_by=researcher,
     )
     rng = np.random.default_rng(7)
     for rater in raters:

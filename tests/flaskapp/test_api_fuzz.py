@@ -25,6 +25,10 @@ from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import response_schema_conformance
 
+from annotation.services.campaign_spec import (
+    CampaignSpec,
+    PairPolicy,
+)
 from tests.factories import (
     InstructionFactory,
     ResponseFactory,
@@ -65,7 +69,7 @@ def seeded(transactional_db):
     """Users per role and a small dataset with a campaign, a pairwise campaign, a
     baseline judge and its run; returns (users by role, known path ids)."""
     from annotation import services
-    from annotation.services.pairwise_campaigns import pairwise_campaign_create
+    from annotation.services.campaigns import campaign_create
     from judging.services.configs import judge_config_create
     from judging.services.runs import judge_run_create
 
@@ -81,16 +85,19 @@ def seeded(transactional_db):
         for model in ("model-a", "model-b"):
             ResponseFactory(instruction=instruction, model_name=model)
     campaign = services.campaign_create(
-        name="fuzz campaign",
-        dataset=dataset,
-        user=users["researcher"],
-        raters=[users["rater"]],
+        spec=CampaignSpec(
+            name="fuzz campaign", dataset=dataset, raters=[users["rater"]]
+        ),
+        created_by=users["researcher"],
     )
-    pairwise = pairwise_campaign_create(
-        name="fuzz pairwise",
-        dataset=dataset,
-        user=users["researcher"],
-        raters=[users["rater"]],
+    pairwise = campaign_create(
+        spec=CampaignSpec(
+            name="fuzz pairwise",
+            dataset=dataset,
+            raters=[users["rater"]],
+            pairs=PairPolicy(),
+        ),
+        created_by=users["researcher"],
     )
     served = services.assignment_next(campaign=campaign, rater=users["rater"])
     config = judge_config_create(

@@ -29,6 +29,11 @@ from annotation.models import (
     Rubric,
 )
 from annotation.selectors import assignment_skills
+from annotation.services.campaign_spec import (
+    CampaignSpec,
+    PairPolicy,
+    ServingPolicy,
+)
 from flaskapp.params import BadParameter, int_param, parse_int
 from judging.models import JudgeConfig, JudgeRun
 from tests.factories import (
@@ -75,7 +80,8 @@ def make_dataset(n=2, models=("model-a",)) -> Dataset:
 @pytest.fixture
 def campaign(researcher, rater):
     return services.campaign_create(
-        name="c", dataset=make_dataset(), user=researcher, raters=[rater]
+        spec=CampaignSpec(name="c", dataset=make_dataset(), raters=[rater]),
+        created_by=researcher,
     )
 
 
@@ -271,7 +277,12 @@ def test_campaign_form_with_a_huge_lock_time_shows_the_field_error(
 def test_service_refuses_a_huge_lock_time_from_any_caller(researcher):
     with pytest.raises(DomainError) as caught:
         services.campaign_create(
-            name="big", dataset=make_dataset(), user=researcher, lock_ttl_minutes=10**12
+            spec=CampaignSpec(
+                name="big",
+                dataset=make_dataset(),
+                serving=ServingPolicy(lock_ttl_minutes=10**12),
+            ),
+            created_by=researcher,
         )
     assert [p.field for p in caught.value.problems] == ["lock_ttl_minutes"]
 
@@ -336,12 +347,15 @@ def test_nul_in_a_skip_reason_re_renders_the_form(client_for, rater, campaign):
 
 
 def test_nul_in_a_pairwise_rationale_and_skip_reason(client_for, researcher, rater):
+    from annotation.services.campaigns import campaign_create
     from annotation.services.pairwise import pairwise_next
-    from annotation.services.pairwise_campaigns import pairwise_campaign_create
 
     dataset = make_dataset(models=("model-a", "model-b"))
-    pairwise = pairwise_campaign_create(
-        name="p", dataset=dataset, user=researcher, raters=[rater]
+    pairwise = campaign_create(
+        spec=CampaignSpec(
+            name="p", dataset=dataset, raters=[rater], pairs=PairPolicy()
+        ),
+        created_by=researcher,
     )
     assignment = pairwise_next(campaign=pairwise, rater=rater).assignment
     client = client_for(rater)

@@ -12,6 +12,9 @@ import pytest
 from django.urls import reverse
 
 from annotation import services
+from annotation.services.campaign_spec import (
+    CampaignSpec,
+)
 from tests.factories import DatasetFactory, InstructionFactory, ResponseFactory
 
 pytestmark = pytest.mark.django_db
@@ -26,7 +29,8 @@ def rating_campaign(*, researcher, rater):
     instruction = InstructionFactory(dataset=dataset, skill_keys=["factuality"])
     ResponseFactory(instruction=instruction, model_name="alpha")
     return services.campaign_create(
-        name="CSP campaign", dataset=dataset, user=researcher, raters=[rater]
+        spec=CampaignSpec(name="CSP campaign", dataset=dataset, raters=[rater]),
+        created_by=researcher,
     )
 
 

@@ -17,6 +17,12 @@ from django.db import transaction
 
 from annotation import roles
 from annotation.errors import DomainError
+from annotation.services.campaign_spec import (
+    CampaignSpec,
+    DisplayPolicy,
+    PairPolicy,
+    ServingPolicy,
+)
 
 # The demo's files are annotation's bundled data (imported like any user's file).
 DEMO_DIR = Path(__file__).resolve().parents[3] / "annotation" / "demo_data"
@@ -88,13 +94,17 @@ class Command(BaseCommand):
         researcher = User.objects.get(username="researcher")
         raters = list(User.objects.filter(username__in=["rater1", "rater2"]))
         campaign_create(
-            name=DEMO_CAMPAIGN,
-            dataset=Dataset.objects.get(name=DEMO_DATASET),
-            user=researcher,
-            overlap=2,
-            raters=raters,
-            guidelines="Score each listed skill from 1 to 5 against its anchors. "
-            "Use **N/A** only when a skill does not apply to the instruction.",
+            spec=CampaignSpec(
+                name=DEMO_CAMPAIGN,
+                dataset=Dataset.objects.get(name=DEMO_DATASET),
+                raters=raters,
+                serving=ServingPolicy(overlap=2),
+                display=DisplayPolicy(
+                    guidelines="Score each listed skill from 1 to 5 against its anchors. "
+                    "Use **N/A** only when a skill does not apply to the instruction."
+                ),
+            ),
+            created_by=researcher,
         )
         self.stdout.write(f"Campaign '{DEMO_CAMPAIGN}' created for rater1 and rater2.")
 
@@ -119,12 +129,16 @@ class Command(BaseCommand):
         User = get_user_model()
         researcher = User.objects.get(username="researcher")
         campaign = campaign_create(
-            name=DEMO_EXAMPLE_CAMPAIGN,
-            dataset=Dataset.objects.get(name=DEMO_DATASET),
-            user=researcher,
-            overlap=2,
-            raters=raters,
-            guidelines="Generated example ratings for the demo; not human judgments.",
+            spec=CampaignSpec(
+                name=DEMO_EXAMPLE_CAMPAIGN,
+                dataset=Dataset.objects.get(name=DEMO_DATASET),
+                raters=raters,
+                serving=ServingPolicy(overlap=2),
+                display=DisplayPolicy(
+                    guidelines="Generated example ratings for the demo; not human judgments."
+                ),
+            ),
+            created_by=researcher,
         )
         rng = random.Random(20261202)
         n = 0
@@ -266,20 +280,24 @@ class Command(BaseCommand):
     def create_pairwise_campaign(self):
         """A pairwise campaign over the demo pairs for rater1 and rater2 (overlap 2)."""
         from annotation.models import Campaign, Dataset
-        from annotation.services.pairwise_campaigns import pairwise_campaign_create
+        from annotation.services.campaigns import campaign_create
 
         if Campaign.objects.filter(name=DEMO_PAIRWISE_CAMPAIGN).exists():
             return
         User = get_user_model()
-        pairwise_campaign_create(
-            name=DEMO_PAIRWISE_CAMPAIGN,
-            dataset=Dataset.objects.get(name=DEMO_DATASET),
-            user=User.objects.get(username="researcher"),
-            pair_mode="existing",
-            overlap=2,
-            raters=list(User.objects.filter(username__in=["rater1", "rater2"])),
-            guidelines="Which answer serves the request better? Choose **A**, **B** "
-            "or **tie**; a sentence of rationale helps.",
+        campaign_create(
+            spec=CampaignSpec(
+                name=DEMO_PAIRWISE_CAMPAIGN,
+                dataset=Dataset.objects.get(name=DEMO_DATASET),
+                raters=list(User.objects.filter(username__in=["rater1", "rater2"])),
+                serving=ServingPolicy(overlap=2),
+                display=DisplayPolicy(
+                    guidelines="Which answer serves the request better? Choose **A**, **B** "
+                    "or **tie**; a sentence of rationale helps."
+                ),
+                pairs=PairPolicy(mode="existing"),
+            ),
+            created_by=User.objects.get(username="researcher"),
         )
         self.stdout.write(f"Pairwise campaign '{DEMO_PAIRWISE_CAMPAIGN}' created.")
 
