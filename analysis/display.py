@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from analysis import charts
+from analysis import charts, statistics
 from analysis.selectors.agreement import HUMAN_REFERENCES, MAX_BOOT
 from flaskapp.params import ascii_int
 
@@ -41,37 +41,6 @@ SLICE_DIMS = {
     "hard": "FLASK-Hard",
     "model": "Model",
 }
-# (key in the judge's dict, column heading, abbreviation, how to show the value)
-JUDGE_COLUMNS = [
-    ("spearman", "Spearman ρ", "ρ", "corr"),
-    ("kendall", "Kendall τ-b", "τ", "corr"),
-    ("qwk", "Quadratic-weighted κ", "QWK", "corr"),
-    ("exact", "Exact agreement", "exact", "share"),
-    ("within1", "Within one point", "±1", "share"),
-    ("leniency", "Leniency (judge minus humans)", "leniency", "signed"),
-    (
-        "alpha_ordinal_gain",
-        "α gain when the judge joins the raters",
-        "α gain",
-        "signed",
-    ),
-]
-# Every statistic of a row, for the CSV (the table shows a subset).
-HUMAN_STATS = ["alpha_ordinal", "alpha_interval", "exact", "within1"]
-JUDGE_STATS = [
-    "pearson",
-    "spearman",
-    "kendall",
-    "qwk",
-    "exact",
-    "within1",
-    "leniency",
-    "mae",
-    "alpha_ordinal_with_judge",
-    "alpha_ordinal_gain",
-    "alpha_interval_with_judge",
-    "alpha_interval_gain",
-]
 CHART_KINDS = ("radar", "heatmap", "scatter", "ranks")
 DRILL_LIMIT = 25
 
@@ -260,9 +229,8 @@ def _sorted_rows(rows: list[dict], sort: str, descending: bool) -> list[dict]:
 def table_context(result: dict, choice: Choice) -> dict:
     """Rows and columns of the per-skill table, in the order asked for."""
     runs = charts.run_labels(result)
-    known_sorts = {"human"} | {
-        f"{rid}.{c[0]}" for rid, _ in runs for c in JUDGE_COLUMNS
-    }
+    columns = statistics.shown_in("table")
+    known_sorts = {"human"} | {f"{rid}.{s.key}" for rid, _ in runs for s in columns}
     sort = choice.sort if choice.sort in known_sorts else ""
     rows = []
     for row in _sorted_rows(result.get("rows") or [], sort, choice.descending):
@@ -273,12 +241,14 @@ def table_context(result: dict, choice: Choice) -> dict:
                 {
                     "run_id": rid,
                     "label": label,
-                    "cells": [(judge.get(c[0]), c[3]) for c in JUDGE_COLUMNS],
+                    "cells": [(judge.get(s.key), s.format) for s in columns],
                     "flag": judge.get("flag") or {},
                     "counts": judge.get("counts") or {},
                 }
             )
         rows.append({"row": row, "human": row.get("human") or {}, "judges": judges})
+
+    ceiling = statistics.get("alpha_ordinal", side="raters")
 
     def header(key: str, label: str, abbr: str) -> dict:
         current = key == sort
@@ -295,14 +265,18 @@ def table_context(result: dict, choice: Choice) -> dict:
     return {
         "rows": rows,
         "runs": runs,
-        "human_header": header("human", "Krippendorff's α (ordinal) among raters", "α"),
+        "human_header": header("human", ceiling.label, ceiling.abbreviation),
         "run_headers": [
-            (rid, label, [header(f"{rid}.{c[0]}", c[1], c[2]) for c in JUDGE_COLUMNS])
+            (
+                rid,
+                label,
+                [header(f"{rid}.{s.key}", s.label, s.abbreviation) for s in columns],
+            )
             for rid, label in runs
         ],
-        "columns": JUDGE_COLUMNS,
+        "columns": columns,
         # cells right of the row label (a row without items spans them with one)
-        "span": 1 + len(runs) * (len(JUDGE_COLUMNS) + 1),
+        "span": 1 + len(runs) * (len(columns) + 1),
         "sort": sort,
         "descending": choice.descending,
         "grouped": not sort,
@@ -431,14 +405,14 @@ def table_csv_lines(result: dict) -> list[list]:
         ref = base + ["reference", charts.reference_label(result)]
         for name in ("n_items", "n_items_multi_rated", "scores", "na"):
             lines.append(ref + [name, human.get(name), None, None, None, None, ""])
-        for name in HUMAN_STATS:
+        for name in statistics.keys("raters"):
             lines.append(_stat_line(ref, name, human.get(name)))
         for rid, label in runs:
             judge = (row.get("judges") or {}).get(rid) or {}
             src = base + [f"run:{rid}", label]
             for name, count in (judge.get("counts") or {}).items():
                 lines.append(src + [f"count_{name}", count, None, None, None, None, ""])
-            for name in JUDGE_STATS:
+            for name in statistics.keys("judge"):
                 lines.append(_stat_line(src, name, judge.get(name)))
             flag = judge.get("flag") or {}
             for name in ("below_ceiling", "significant"):

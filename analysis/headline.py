@@ -6,7 +6,8 @@ Pure functions of `agreement_compute()`'s result (no database access), like
     QWK 0.61 [0.57, 0.65] (n=324) vs human ceiling α 0.72 [0.68, 0.75] (n=410);
     below ceiling on 3 of 12 skills
 
-QWK is the judge's quadratic-weighted kappa with the rounded human median on the items
+The statistic is the registry's headline (:func:`analysis.statistics.headline`):
+QWK, the judge's quadratic-weighted kappa with the rounded human median on the items
 both scored; the ceiling is the raters' ordinal Krippendorff's alpha on their own item
 set (`rows.CEILING_ITEMS`); "below ceiling" counts the skills whose flag is set (the
 judge, as one more rater, lowers alpha) among the skills the judge shares items on.
@@ -16,9 +17,7 @@ flag in the cell's title; the full table (`analysis.display.table_context`) has 
 
 from __future__ import annotations
 
-from analysis import charts
-
-HEADLINE_STAT = ("qwk", "QWK")
+from analysis import charts, statistics
 
 
 def _num(stat: dict | None) -> str:
@@ -47,7 +46,8 @@ def headlines(result: dict) -> list[dict]:
     overall = charts.find_row(result, "overall") or {}
     ceiling = (overall.get("human") or {}).get("alpha_ordinal")
     skills = [r for r in result.get("rows") or [] if r.get("level") == "skill"]
-    key, name = HEADLINE_STAT
+    stat = statistics.headline()
+    key, name = stat.key, stat.short
     out = []
     for rid, label in charts.run_labels(result):
         judge = (overall.get("judges") or {}).get(rid) or {}
@@ -100,7 +100,8 @@ def _title(what: str, stat: dict | None, extra: str = "") -> str:
 def compact_table(result: dict) -> dict:
     """The compact table: per row the ceiling's α and each run's QWK, one number per
     cell (None when undefined), the interval, n and flag in `title`."""
-    key, name = HEADLINE_STAT
+    stat = statistics.headline()
+    key, name = stat.key, stat.short
     runs = charts.run_labels(result)
     rows = []
     for row in result.get("rows") or []:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from django.db.models import Count
 
+from analysis import statistics
 from analysis.charts import agreement as agreement_charts
 from analysis.display import model_csv_lines, table_csv_lines
 from analysis.exports.encoding import csv_text
@@ -58,7 +59,6 @@ FONT_FAMILY = "DejaVu Sans"
 FONT_FILES = tuple(
     str(p) for p in sorted((Path(__file__).resolve().parent / "fonts").glob("*.ttf"))
 )
-HEADLINE = (("spearman", "Spearman"), ("qwk", "QWK"), ("exact", "Exact"))
 
 
 def latex_escape(text) -> str:
@@ -137,19 +137,26 @@ def _agreement(files: dict, notes: list, dataset, campaign_ids, run_ids, n_boot,
     files["agreement/table.csv"] = csv_text(table_csv_lines(result)).encode()
     files["agreement/models.csv"] = csv_text(model_csv_lines(result)).encode()
     runs = agreement_charts.run_labels(result)
+    columns = statistics.shown_in("report")
+    items_of = statistics.headline().key  # its n: the items the row stands on
     header = ["Row", "Items"] + [
-        f"{label}: {name}" for _, label in runs for _, name in HEADLINE
+        f"{label}: {s.short[:1].upper()}{s.short[1:]}"
+        for _, label in runs
+        for s in columns
     ]
     rows = []
     for row in result["rows"]:
         judges = row.get("judges") or {}
-        n = max((judges.get(rid, {}).get("qwk") or {}).get("n") or 0 for rid, _ in runs)
+        n = max(
+            ((judges.get(rid) or {}).get(items_of) or {}).get("n") or 0
+            for rid, _ in runs
+        )
         rows.append(
             [row.get("label") or row["key"], str(n)]
             + [
-                fmt_stat((judges.get(rid) or {}).get(stat))
+                fmt_stat((judges.get(rid) or {}).get(s.key))
                 for rid, _ in runs
-                for stat, _ in HEADLINE
+                for s in columns
             ]
         )
     files["agreement/table.tex"] = latex_table(

@@ -39,6 +39,7 @@ from analysis.display import (
     table_csv_lines,
 )
 from analysis.exports.encoding import csv_text
+from analysis.glossary import agreement_glossary
 from analysis.selectors import agreement as agreement
 from analysis.selectors.classification import classification_for_agreement
 from annotation import roles
@@ -142,6 +143,7 @@ def agreement_dashboard(request: HttpRequest, dataset_id: int) -> HttpResponse:
         context["headlines"] = headline.headlines(result)
         context["compact"] = headline.compact_table(result)
         context["table"] = table_context(result, choice)
+        context["glossary"] = agreement_glossary()
         context.update(charts_context(result, choice))
         context["categorical"] = classification_for_agreement(
             dataset=dataset, result=result

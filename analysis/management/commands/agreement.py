@@ -19,6 +19,7 @@ import json
 
 from django.core.management.base import CommandError
 
+from analysis import statistics
 from analysis.selectors.agreement import (
     HUMAN_REFERENCES,
     AgreementError,
@@ -28,14 +29,6 @@ from analysis.selectors.agreement.rows import CEILING_ITEMS
 from analysis.selectors.classification import classification_for_agreement
 from annotation.models import Dataset
 from flaskapp.commands import DataCommand
-
-TABLE_STATS = (
-    ("spearman", "Spearman"),
-    ("kendall", "Kendall"),
-    ("qwk", "QWK"),
-    ("exact", "exact"),
-    ("leniency", "leniency"),
-)
 
 
 def fmt(r: dict | None, digits: int = 2) -> str:
@@ -63,9 +56,10 @@ def render_table(result: dict, *, ordinal: bool = True) -> str:
     used = result.get("defaults") or {}
     if used.get("campaigns") or used.get("runs"):
         lines.append(f"defaults: {used['rule']}")
+    columns = statistics.shown_in("command")
     for run in result["runs"] if ordinal else []:
         rid = str(run["id"])
-        head = ["skill", "n", "ceiling alpha"] + [h for _, h in TABLE_STATS] + ["flag"]
+        head = ["skill", "n", "ceiling alpha"] + [s.short for s in columns] + ["flag"]
         body = []
         for row in result["rows"]:
             j = row["judges"].get(rid)
@@ -75,14 +69,14 @@ def render_table(result: dict, *, ordinal: bool = True) -> str:
             mark = "!!" if flag["significant"] else "!" if flag["below_ceiling"] else ""
             label = row["label"] if row["level"] == "skill" else row["label"].upper()
             if row.get("note"):
-                body.append([label, "0", row["note"], *([""] * len(TABLE_STATS)), ""])
+                body.append([label, "0", row["note"], *([""] * len(columns)), ""])
                 continue
             body.append(
                 [
                     label,
                     str(j["counts"]["scored_by_both"]),
                     fmt(row["human"].get("alpha_ordinal")),
-                    *(fmt(j.get(k)) for k, _ in TABLE_STATS),
+                    *(fmt(j.get(s.key)) for s in columns),
                     mark,
                 ]
             )

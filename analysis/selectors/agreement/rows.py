@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from analysis import statistics
 from analysis.selectors.agreement.inputs import Inputs, Skills, item_keys
 from analysis.stats.report import GroupItems, Report, human_ceiling_table
 from analysis.stats.results import Result, make_result
@@ -25,24 +26,6 @@ def result_dict(r: Result) -> dict:
     }
 
 
-# The statistics a row carries, as named in analysis.stats.report.Report.
-HUMAN_STATS = ("alpha_ordinal", "alpha_interval", "exact", "within1")
-JUDGE_STATS = (
-    "pearson",
-    "spearman",
-    "kendall",
-    "qwk",
-    "exact",
-    "within1",
-    "leniency",
-    "mae",
-    "alpha_ordinal_with_judge",
-    "alpha_ordinal_gain",
-    "alpha_interval_with_judge",
-    "alpha_interval_gain",
-)
-
-
 def _human_dict(rep: Report) -> dict:
     h = rep.human
     return {
@@ -50,7 +33,7 @@ def _human_dict(rep: Report) -> dict:
         "n_items_multi_rated": int(h.get("n_items_multi_rated", 0)),
         "scores": int(rep.counts.get("human_scores", 0)),
         "na": int(rep.counts.get("human_na", 0)),
-        **{k: result_dict(h[k]) for k in HUMAN_STATS if k in h},
+        **{k: result_dict(h[k]) for k in statistics.keys("raters") if k in h},
     }
 
 
@@ -129,7 +112,7 @@ def judge_dict(rep: Report, items: GroupItems | None, names: list[str]):
     j = rep.judge
     out = {
         "counts": {k: int(v) for k, v in rep.counts.items()},
-        **{k: result_dict(j[k]) for k in JUDGE_STATS if k in j},
+        **{k: result_dict(j[k]) for k in statistics.keys("judge") if k in j},
         "confusion": np.asarray(
             j.get("confusion", np.zeros((rep.values.size, rep.values.size)))
         )
@@ -310,7 +293,7 @@ def ceiling_rows(
             "n_items_multi_rated": int(h.get("n_items_multi_rated", 0)),
             "scores": int(tally[1]),
             "na": int(tally[2]),
-            **{k: result_dict(h[k]) for k in HUMAN_STATS if k in h},
+            **{k: result_dict(h[k]) for k in statistics.keys("raters") if k in h},
         }
     return out
 
@@ -324,7 +307,7 @@ def empty_ceiling() -> dict:
         "n_items_multi_rated": 0,
         "scores": 0,
         "na": 0,
-        **{k: dict(undefined) for k in HUMAN_STATS},
+        **{k: dict(undefined) for k in statistics.keys("raters")},
     }
 
 
@@ -339,7 +322,7 @@ def mixed_scale_rows(rows: list[dict], run_ids: list[int]) -> None:
         undefined = {**result_dict(make_result(np.nan, None, 0)), "reason": note}
         row["human"] = {
             **empty_ceiling(),
-            **{k: dict(undefined) for k in HUMAN_STATS},
+            **{k: dict(undefined) for k in statistics.keys("raters")},
         }
         members = [
             r
@@ -354,7 +337,7 @@ def mixed_scale_rows(rows: list[dict], run_ids: list[int]) -> None:
                     counts[k] = counts.get(k, 0) + v
             row["judges"][rid] = {
                 "counts": counts,
-                **{k: dict(undefined) for k in JUDGE_STATS},
+                **{k: dict(undefined) for k in statistics.keys("judge")},
                 "confusion": [],
                 "flag": {"below_ceiling": False, "significant": False, "reason": note},
                 "human": {
@@ -362,7 +345,7 @@ def mixed_scale_rows(rows: list[dict], run_ids: list[int]) -> None:
                     "n_items_multi_rated": 0,
                     "scores": 0,
                     "na": 0,
-                    **{k: dict(undefined) for k in HUMAN_STATS},
+                    **{k: dict(undefined) for k in statistics.keys("raters")},
                 },
                 "models": {
                     "models": [],
