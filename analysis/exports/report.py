@@ -27,6 +27,7 @@ from analysis.charts import agreement as agreement_charts
 from analysis.display import model_csv_lines, table_csv_lines
 from analysis.exports.encoding import csv_text
 from analysis.selectors.agreement import AgreementError, agreement_compute
+from analysis.selectors.agreement.result import AgreementResult, Stat
 from annotation.models import (
     Campaign,
     Dataset,
@@ -84,8 +85,11 @@ def latex_table(header: list[str], rows: list[list[str]], caption: str) -> str:
     return "\n".join(lines)
 
 
-def fmt_stat(stat) -> str:
-    """ "0.61 [0.55, 0.67]", or "n/a" for an undefined statistic."""
+def fmt_stat(stat: dict | Stat | None) -> str:
+    """ "0.61 [0.55, 0.67]", or "n/a" for an undefined statistic (a figure's JSON
+    or an agreement :class:`Stat`)."""
+    if isinstance(stat, Stat):
+        stat = stat.to_dict()
     if not isinstance(stat, dict) or stat.get("value") is None:
         return "n/a"
     text = f"{stat['value']:.2f}"
@@ -134,9 +138,10 @@ def _agreement(files: dict, notes: list, dataset, campaign_ids, run_ids, n_boot,
     if not result["runs"]:
         notes.append("Agreement: left out (no judge run with scores).")
         return result
-    files["agreement/table.csv"] = csv_text(table_csv_lines(result)).encode()
+    typed = AgreementResult.of(result)
+    files["agreement/table.csv"] = csv_text(table_csv_lines(typed)).encode()
     files["agreement/models.csv"] = csv_text(model_csv_lines(result)).encode()
-    runs = agreement_charts.run_labels(result)
+    runs = typed.run_labels
     columns = statistics.shown_in("report")
     items_of = statistics.headline().key  # its n: the items the row stands on
     header = ["Row", "Items"] + [
@@ -145,19 +150,12 @@ def _agreement(files: dict, notes: list, dataset, campaign_ids, run_ids, n_boot,
         for s in columns
     ]
     rows = []
-    for row in result["rows"]:
-        judges = row.get("judges") or {}
-        n = max(
-            ((judges.get(rid) or {}).get(items_of) or {}).get("n") or 0
-            for rid, _ in runs
-        )
+    for row in typed.rows:
+        cells = [row.judge(rid) for rid, _ in runs]
+        n = max((c.stat(items_of).n if c and c.stat(items_of) else 0) for c in cells)
         rows.append(
-            [row.get("label") or row["key"], str(n)]
-            + [
-                fmt_stat((judges.get(rid) or {}).get(s.key))
-                for rid, _ in runs
-                for s in columns
-            ]
+            [row.label or row.key, str(n)]
+            + [fmt_stat(c.stat(s.key) if c else None) for c in cells for s in columns]
         )
     files["agreement/table.tex"] = latex_table(
         header,

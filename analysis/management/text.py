@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from analysis.selectors.agreement.result import Stat
+
 
 def text_table(rows: list[list[str]]) -> list[str]:
     """The rows as aligned columns (two spaces apart), the first row a heading
@@ -15,8 +17,11 @@ def text_table(rows: list[list[str]]) -> list[str]:
     return [line.rstrip() for line in lines]
 
 
-def stat_text(r: dict | None, digits: int = 2) -> str:
-    """A statistic as "0.61 [0.55, 0.67]" or "n/a (n=1)"."""
+def stat_text(r: dict | Stat | None, digits: int = 2) -> str:
+    """A statistic (its JSON or a :class:`Stat`) as "0.61 [0.55, 0.67]" or
+    "n/a (n=1)"."""
+    if isinstance(r, Stat):
+        r = r.to_dict()
     if not r or r.get("value") is None:
         return f"n/a (n={r['n'] if r else 0})"
     text = f"{r['value']:.{digits}f}"

@@ -26,6 +26,7 @@ from analysis.selectors.agreement import (
     AgreementError,
     agreement_compute,
 )
+from analysis.selectors.agreement.result import AgreementResult
 from analysis.selectors.agreement.rows import CEILING_ITEMS
 from analysis.selectors.classification import classification_for_agreement
 from annotation.models import Dataset
@@ -48,26 +49,26 @@ def render_table(result: dict, *, ordinal: bool = True) -> str:
     if used.get("campaigns") or used.get("runs"):
         lines.append(f"defaults: {used['rule']}")
     columns = statistics.shown_in("command")
-    for run in result["runs"] if ordinal else []:
+    typed = AgreementResult.of(result)
+    for run in typed.runs if ordinal else []:
         rid = str(run["id"])
         head = ["skill", "n", "ceiling alpha"] + [s.short for s in columns] + ["flag"]
         body = []
-        for row in result["rows"]:
-            j = row["judges"].get(rid)
+        for row in typed.rows:
+            j = row.judge(rid)
             if j is None:
                 continue
-            flag = j["flag"]
-            mark = "!!" if flag["significant"] else "!" if flag["below_ceiling"] else ""
-            label = row["label"] if row["level"] == "skill" else row["label"].upper()
-            if row.get("note"):
-                body.append([label, "0", row["note"], *([""] * len(columns)), ""])
+            mark = "!!" if j.flag.significant else "!" if j.flag.below_ceiling else ""
+            label = row.label if row.level == "skill" else row.label.upper()
+            if row.note:
+                body.append([label, "0", row.note, *([""] * len(columns)), ""])
                 continue
             body.append(
                 [
                     label,
-                    str(j["counts"]["scored_by_both"]),
-                    stat_text(row["human"].get("alpha_ordinal")),
-                    *(stat_text(j.get(s.key)) for s in columns),
+                    str(j.counts["scored_by_both"]),
+                    stat_text(row.human.stat("alpha_ordinal")),
+                    *(stat_text(j.stat(s.key)) for s in columns),
                     mark,
                 ]
             )
