@@ -130,6 +130,7 @@ class Tables:
         self.hround = hround
         self.counts = counts
         self.judge_code = judge_code
+        self._alpha_rows: dict[tuple[str, bool], np.ndarray] = {}
 
     @cached_property
     def n(self) -> np.ndarray:
@@ -211,11 +212,10 @@ class Tables:
         return self._alphas(level, True)
 
     def _alphas(self, level: str, with_judge: bool) -> np.ndarray:
-        cache = self.__dict__.setdefault("_alpha_rows", {})
-        if (level, with_judge) not in cache:
+        if (level, with_judge) not in self._alpha_rows:
             counts = self._with_judge if with_judge else self.counts
-            cache[level, with_judge] = self._alpha(counts, level)
-        return cache[level, with_judge]
+            self._alpha_rows[level, with_judge] = self._alpha(counts, level)
+        return self._alpha_rows[level, with_judge]
 
     def count(self, name: str) -> int:
         """The n of a statistic's result (``Statistic.count``), from row 0."""

@@ -106,7 +106,9 @@ COUNT_KEYS = (
 
 @dataclass
 class Report:
-    """One group's statistics (values are :class:`Result` unless noted).
+    """One group's statistics (values are :class:`Result` unless noted): ``human``
+    and ``judge`` hold the statistics of :data:`analysis.statistics.REGISTRY` of
+    their side, in its order (today's entries below).
 
     counts: items, scored_by_both, human_only, judge_only, human_scores, human_na,
         judge_na (items), judge_na_samples (N/A samples inside items the judge also
