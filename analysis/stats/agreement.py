@@ -130,6 +130,7 @@ class Tables:
         self.hround = hround
         self.counts = counts
         self.judge_code = judge_code
+        self._coincidence: dict[bool, np.ndarray] = {}
         self._alpha_rows: dict[tuple[str, bool], np.ndarray] = {}
 
     @cached_property
@@ -184,24 +185,29 @@ class Tables:
     def _pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return rater_pairs(self.counts, self.scale)
 
+    @cached_property
+    def _weighted_pairs(self) -> np.ndarray:
+        return self.w @ self._pairs[0]
+
     def pair_share(self, which: str) -> np.ndarray:
         """Share of rater pairs within items giving the same score (``"exact"``) or
         scores at most one point apart (``"within1"``)."""
-        pairs, exact, within = self._pairs
+        _, exact, within = self._pairs
         agreeing = exact if which == "exact" else within
-        return ratio(self.w @ agreeing, self.w @ pairs)
+        return ratio(self.w @ agreeing, self._weighted_pairs)
 
-    def _alpha(self, counts: np.ndarray, level: str) -> np.ndarray:
-        v = self.values.size
-        co = item_coincidences(counts).reshape(len(counts), v * v)
-        o = (self.w @ co).reshape(-1, v, v)
-        return alpha_from_coincidence(o, level, self.scale)
-
-    @cached_property
-    def _with_judge(self) -> np.ndarray:
-        with_j = np.array(self.counts, dtype=float)
-        with_j[np.arange(len(with_j)), np.asarray(self.judge_code) - 1] += 1
-        return with_j
+    def _coincidences(self, with_judge: bool) -> np.ndarray:
+        """(B, V, V) coincidence matrices of the raters (and the judge as one more
+        rater), once each: both alpha levels read them."""
+        if with_judge not in self._coincidence:
+            counts = self.counts
+            if with_judge:
+                counts = np.array(self.counts, dtype=float)
+                counts[np.arange(len(counts)), np.asarray(self.judge_code) - 1] += 1
+            v = self.values.size
+            co = item_coincidences(counts).reshape(len(counts), v * v)
+            self._coincidence[with_judge] = (self.w @ co).reshape(-1, v, v)
+        return self._coincidence[with_judge]
 
     def alpha(self, level: str) -> np.ndarray:
         """Krippendorff's alpha of the raters (`level`: ordinal or interval)."""
@@ -213,8 +219,10 @@ class Tables:
 
     def _alphas(self, level: str, with_judge: bool) -> np.ndarray:
         if (level, with_judge) not in self._alpha_rows:
-            counts = self._with_judge if with_judge else self.counts
-            self._alpha_rows[level, with_judge] = self._alpha(counts, level)
+            o = self._coincidences(with_judge)
+            self._alpha_rows[level, with_judge] = alpha_from_coincidence(
+                o, level, self.scale
+            )
         return self._alpha_rows[level, with_judge]
 
     def count(self, name: str) -> int:
