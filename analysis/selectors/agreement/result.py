@@ -5,7 +5,10 @@ dict's keys.
 :func:`agreement_compute` returns (and caches) the JSON form the API and ``--format
 json`` print; :meth:`AgreementResult.of` reads it into these dataclasses and
 :meth:`AgreementResult.to_dict` writes it back, key for key and in the same order
-(``to_dict(of(d)) == d``; tests/analysis/test_agreement_result.py). The statistics a
+(``to_dict(of(d)) == d``; tests/analysis/test_agreement_result.py).
+``analysis.selectors.agreement.rows`` builds the figures, cells and ceilings with
+these classes and writes them with ``to_dict``: the JSON's keys are written here
+only. The statistics a
 cell carries are those of :mod:`analysis.statistics`, by side: a :class:`Ceiling`
 holds the raters' statistics, a :class:`JudgeCell` the judge's.
 
@@ -35,6 +38,20 @@ class Stat:
     @property
     def defined(self) -> bool:
         return self.value is not None
+
+    @classmethod
+    def from_result(cls, r) -> Stat:
+        """An :class:`analysis.stats.results.Result` as a figure (its interval only
+        when both ends are defined)."""
+        ci = None
+        if r.ci_low is not None and r.ci_high is not None:
+            ci = (r.ci_low, r.ci_high)
+        return cls(r.value, r.n, ci, r.reason, r.n_undefined)
+
+    @classmethod
+    def undefined(cls, reason: str) -> Stat:
+        """A figure of no items, undefined for `reason`."""
+        return cls(None, 0, None, reason, 0)
 
     @classmethod
     def of(cls, d: dict) -> Stat:
