@@ -28,8 +28,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from analysis import charts
+from analysis import charts, statistics
 from analysis.selectors.agreement import HUMAN_REFERENCES, MAX_BOOT
+from analysis.selectors.agreement.result import AgreementResult, Row, Stat
 from flaskapp.params import ascii_int
 
 N_BOOT_DEFAULT = 1000
@@ -41,37 +42,6 @@ SLICE_DIMS = {
     "hard": "FLASK-Hard",
     "model": "Model",
 }
-# (key in the judge's dict, column heading, abbreviation, how to show the value)
-JUDGE_COLUMNS = [
-    ("spearman", "Spearman ρ", "ρ", "corr"),
-    ("kendall", "Kendall τ-b", "τ", "corr"),
-    ("qwk", "Quadratic-weighted κ", "QWK", "corr"),
-    ("exact", "Exact agreement", "exact", "share"),
-    ("within1", "Within one point", "±1", "share"),
-    ("leniency", "Leniency (judge minus humans)", "leniency", "signed"),
-    (
-        "alpha_ordinal_gain",
-        "α gain when the judge joins the raters",
-        "α gain",
-        "signed",
-    ),
-]
-# Every statistic of a row, for the CSV (the table shows a subset).
-HUMAN_STATS = ["alpha_ordinal", "alpha_interval", "exact", "within1"]
-JUDGE_STATS = [
-    "pearson",
-    "spearman",
-    "kendall",
-    "qwk",
-    "exact",
-    "within1",
-    "leniency",
-    "mae",
-    "alpha_ordinal_with_judge",
-    "alpha_ordinal_gain",
-    "alpha_interval_with_judge",
-    "alpha_interval_gain",
-]
 CHART_KINDS = ("radar", "heatmap", "scatter", "ranks")
 DRILL_LIMIT = 25
 
@@ -231,15 +201,17 @@ def _value(stat) -> float | None:
     return stat.get("value") if isinstance(stat, dict) else None
 
 
-def _sort_value(row: dict, sort: str) -> float | None:
+def _sort_value(row: Row, sort: str) -> float | None:
     if sort == "human":
-        return _value((row.get("human") or {}).get("alpha_ordinal"))
-    run_id, _, stat = sort.partition(".")
-    judge = (row.get("judges") or {}).get(run_id) or {}
-    return _value(judge.get(stat))
+        stat = row.human.stat("alpha_ordinal")
+    else:
+        run_id, _, key = sort.partition(".")
+        judge = row.judge(run_id)
+        stat = judge.stat(key) if judge else None
+    return stat.value if stat else None
 
 
-def _sorted_rows(rows: list[dict], sort: str, descending: bool) -> list[dict]:
+def _sorted_rows(rows: list[Row], sort: str, descending: bool) -> list[Row]:
     """Skills by the column, then abilities by the column, then overall; undefined
     values last whichever the direction. Without `sort`: the contract's grouped order."""
     if not sort:
@@ -252,33 +224,46 @@ def _sorted_rows(rows: list[dict], sort: str, descending: bool) -> list[dict]:
     levels = ("skill", "ability", "overall")
     out = []
     for level in levels:
-        out += sorted((r for r in rows if r.get("level") == level), key=key)
-    out += [r for r in rows if r.get("level") not in levels]
+        out += sorted((r for r in rows if r.level == level), key=key)
+    out += [r for r in rows if r.level not in levels]
     return out
 
 
-def table_context(result: dict, choice: Choice) -> dict:
-    """Rows and columns of the per-skill table, in the order asked for."""
-    runs = charts.run_labels(result)
-    known_sorts = {"human"} | {
-        f"{rid}.{c[0]}" for rid, _ in runs for c in JUDGE_COLUMNS
-    }
+def table_context(result: dict | AgreementResult, choice: Choice) -> dict:
+    """Rows and columns of the per-skill table, in the order asked for: the
+    registry's table statistics (`analysis.statistics`) per run."""
+    result = AgreementResult.of(result)
+    runs = result.run_labels
+    columns = statistics.shown_in("table")
+    known_sorts = {"human"} | {f"{rid}.{s.key}" for rid, _ in runs for s in columns}
     sort = choice.sort if choice.sort in known_sorts else ""
     rows = []
-    for row in _sorted_rows(result.get("rows") or [], sort, choice.descending):
+    for row in _sorted_rows(result.rows, sort, choice.descending):
         judges = []
         for rid, label in runs:
-            judge = (row.get("judges") or {}).get(rid) or {}
+            judge = row.judge(rid)
             judges.append(
                 {
                     "run_id": rid,
                     "label": label,
-                    "cells": [(judge.get(c[0]), c[3]) for c in JUDGE_COLUMNS],
-                    "flag": judge.get("flag") or {},
-                    "counts": judge.get("counts") or {},
+                    "cells": [
+                        (judge.stat(s.key) if judge else None, s.format)
+                        for s in columns
+                    ],
+                    "flag": judge.flag if judge else {},
+                    "counts": judge.counts if judge else {},
                 }
             )
-        rows.append({"row": row, "human": row.get("human") or {}, "judges": judges})
+        rows.append(
+            {
+                "row": row,
+                "human": row.human,
+                "ceiling": row.human.stat("alpha_ordinal"),
+                "judges": judges,
+            }
+        )
+
+    ceiling = statistics.get("alpha_ordinal", side="raters")
 
     def header(key: str, label: str, abbr: str) -> dict:
         current = key == sort
@@ -295,14 +280,18 @@ def table_context(result: dict, choice: Choice) -> dict:
     return {
         "rows": rows,
         "runs": runs,
-        "human_header": header("human", "Krippendorff's α (ordinal) among raters", "α"),
+        "human_header": header("human", ceiling.label, ceiling.abbreviation),
         "run_headers": [
-            (rid, label, [header(f"{rid}.{c[0]}", c[1], c[2]) for c in JUDGE_COLUMNS])
+            (
+                rid,
+                label,
+                [header(f"{rid}.{s.key}", s.label, s.abbreviation) for s in columns],
+            )
             for rid, label in runs
         ],
-        "columns": JUDGE_COLUMNS,
+        "columns": columns,
         # cells right of the row label (a row without items spans them with one)
-        "span": 1 + len(runs) * (len(JUDGE_COLUMNS) + 1),
+        "span": 1 + len(runs) * (len(columns) + 1),
         "sort": sort,
         "descending": choice.descending,
         "grouped": not sort,
@@ -389,18 +378,11 @@ def chart_svg(kind: str, params, result: dict) -> tuple[str, list]:
     return render_chart(result, row, judge), [row, f"run{judge}"]
 
 
-def _stat_line(prefix: list, name: str, stat) -> list:
-    stat = stat if isinstance(stat, dict) else {}
-    ci = stat.get("ci") or [None, None]
-    return prefix + [
-        name,
-        stat.get("value"),
-        ci[0],
-        ci[1],
-        stat.get("n"),
-        stat.get("n_undefined"),
-        stat.get("reason", ""),
-    ]
+def _stat_line(prefix: list, name: str, stat: Stat | None) -> list:
+    if stat is None:
+        return prefix + [name, None, None, None, None, None, ""]
+    lo, hi = stat.ci or (None, None)
+    return prefix + [name, stat.value, lo, hi, stat.n, stat.n_undefined, stat.reason]
 
 
 TABLE_CSV_HEADER = [
@@ -420,41 +402,36 @@ TABLE_CSV_HEADER = [
 ]
 
 
-def table_csv_lines(result: dict) -> list[list]:
+def table_csv_lines(result: dict | AgreementResult) -> list[list]:
     """The table in long form: one line per row, source and statistic, with the
-    reference's ceiling (source "reference"), every judge statistic and its flag."""
+    reference's ceiling (source "reference"), every statistic of the registry
+    (`analysis.statistics`) and each run's flag."""
+    result = AgreementResult.of(result)
     lines = [TABLE_CSV_HEADER]
-    runs = charts.run_labels(result)
-    for row in result.get("rows") or []:
-        base = [row.get("key"), row.get("level"), row.get("ability"), row.get("label")]
-        human = row.get("human") or {}
-        ref = base + ["reference", charts.reference_label(result)]
+    runs = result.run_labels
+    for row in result.rows:
+        base = [row.key, row.level, row.ability, row.label]
+        human = row.human
+        ref = base + ["reference", result.reference_label]
         for name in ("n_items", "n_items_multi_rated", "scores", "na"):
-            lines.append(ref + [name, human.get(name), None, None, None, None, ""])
-        for name in HUMAN_STATS:
-            lines.append(_stat_line(ref, name, human.get(name)))
+            lines.append(ref + [name, getattr(human, name), None, None, None, None, ""])
+        for name in statistics.keys("raters"):
+            lines.append(_stat_line(ref, name, human.stat(name)))
         for rid, label in runs:
-            judge = (row.get("judges") or {}).get(rid) or {}
+            judge = row.judge(rid)
             src = base + [f"run:{rid}", label]
-            for name, count in (judge.get("counts") or {}).items():
+            for name, count in (judge.counts if judge else {}).items():
                 lines.append(src + [f"count_{name}", count, None, None, None, None, ""])
-            for name in JUDGE_STATS:
-                lines.append(_stat_line(src, name, judge.get(name)))
-            flag = judge.get("flag") or {}
+            for name in statistics.keys("judge"):
+                stat = judge.stat(name) if judge else None
+                lines.append(_stat_line(src, name, stat))
+            flag = judge.flag if judge else None
             for name in ("below_ceiling", "significant"):
-                value = flag.get(name)
+                value = getattr(flag, name) if flag else None
                 text = "" if value is None else ("true" if value else "false")
+                reason = flag.reason if flag else ""
                 lines.append(
-                    src
-                    + [
-                        f"flag_{name}",
-                        text,
-                        None,
-                        None,
-                        None,
-                        None,
-                        flag.get("reason", ""),
-                    ]
+                    src + [f"flag_{name}", text, None, None, None, None, reason]
                 )
     return lines
 

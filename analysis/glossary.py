@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from analysis import statistics
+
 
 @dataclass(frozen=True)
 class Figure:
@@ -472,3 +474,13 @@ def glossary(keys, *, probe_detail_keys=()) -> list[Figure]:
             seen.add(f.label)
             out.append(f)
     return out
+
+
+def agreement_glossary() -> list[Figure]:
+    """The agreement statistics as the dashboard's glossary lists them: every
+    statistic of :data:`analysis.statistics.REGISTRY` (the raters', then the
+    judge's), its page label, glossary text, display kind and abbreviation."""
+    return [
+        Figure(s.label, s.glossary, s.format, s.abbreviation)
+        for s in statistics.iter_glossary()
+    ]

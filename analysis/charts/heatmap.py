@@ -20,7 +20,7 @@ from analysis.charts.svg import (
 )
 
 
-def _blend(t: float) -> str:
+def blend(t: float) -> str:
     """Sequential light-to-dark blue (readable in every common colour-vision type)."""
     lo, hi = (0xF3, 0xF7, 0xFC), (0x08, 0x30, 0x6B)
     rgb = (round(a + (b - a) * t) for a, b in zip(lo, hi, strict=True))
@@ -104,7 +104,7 @@ def heatmap_chart(
             cells.append(
                 f'<g class="cell"><title>{esc(tip)}</title>'
                 f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" '
-                f'fill="{_blend(t)}" {stroke}/>'
+                f'fill="{blend(t)}" {stroke}/>'
                 + svg_text(
                     x + cell / 2, y + cell / 2 + 5, count, size=count_size, fill=ink
                 )
@@ -121,7 +121,7 @@ def heatmap_chart(
     legend = [f'<g class="legend" transform="translate({left},{legend_y})">']
     for i in range(6):
         legend.append(
-            f'<rect x="{i * 30}" y="0" width="30" height="12" fill="{_blend(i / 5)}"/>'
+            f'<rect x="{i * 30}" y="0" width="30" height="12" fill="{blend(i / 5)}"/>'
         )
     legend.append(svg_text(0, 28, 0, anchor="start", size=11, fill=MUTED))
     legend.append(svg_text(180, 28, peak, anchor="end", size=11, fill=MUTED))
@@ -221,7 +221,7 @@ def order_heatmap_chart(
             cells.append(
                 f'<g class="cell"><title>{esc(tip)}</title>'
                 f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" '
-                f'fill="{_blend(p)}" stroke="#ffffff"/>'
+                f'fill="{blend(p)}" stroke="#ffffff"/>'
                 + svg_text(
                     x + cell / 2, y + cell / 2 + 4, f"{p:.2f}", size=size, fill=ink
                 )

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from analysis.charts.heatmap import _blend, matrix_frame, order_heatmap_chart
+from analysis.charts.heatmap import blend, matrix_frame, order_heatmap_chart
 from analysis.charts.intervals import Interval, interval_bars_chart
 from analysis.charts.svg import (
     HEADING_X,
@@ -94,7 +94,7 @@ def win_rate_chart(*, title: str, labels: list[str], rates, votes) -> str:
             body.append(
                 f'<g class="cell"><title>{esc(tip)}</title>'
                 f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" '
-                f'fill="{_blend(v)}" stroke="#ffffff"/>'
+                f'fill="{blend(v)}" stroke="#ffffff"/>'
                 + svg_text(
                     x + cell / 2, y + cell / 2 + 4, f"{v:.2f}", size=size, fill=ink
                 )

@@ -22,10 +22,12 @@ from pathlib import Path
 
 from django.db.models import Count
 
+from analysis import statistics
 from analysis.charts import agreement as agreement_charts
 from analysis.display import model_csv_lines, table_csv_lines
 from analysis.exports.encoding import csv_text
 from analysis.selectors.agreement import AgreementError, agreement_compute
+from analysis.selectors.agreement.result import AgreementResult, Stat
 from annotation.models import (
     Campaign,
     Dataset,
@@ -58,7 +60,6 @@ FONT_FAMILY = "DejaVu Sans"
 FONT_FILES = tuple(
     str(p) for p in sorted((Path(__file__).resolve().parent / "fonts").glob("*.ttf"))
 )
-HEADLINE = (("spearman", "Spearman"), ("qwk", "QWK"), ("exact", "Exact"))
 
 
 def latex_escape(text) -> str:
@@ -84,8 +85,11 @@ def latex_table(header: list[str], rows: list[list[str]], caption: str) -> str:
     return "\n".join(lines)
 
 
-def fmt_stat(stat) -> str:
-    """ "0.61 [0.55, 0.67]", or "n/a" for an undefined statistic."""
+def fmt_stat(stat: dict | Stat | None) -> str:
+    """ "0.61 [0.55, 0.67]", or "n/a" for an undefined statistic (a figure's JSON
+    or an agreement :class:`Stat`)."""
+    if isinstance(stat, Stat):
+        stat = stat.to_dict()
     if not isinstance(stat, dict) or stat.get("value") is None:
         return "n/a"
     text = f"{stat['value']:.2f}"
@@ -134,23 +138,24 @@ def _agreement(files: dict, notes: list, dataset, campaign_ids, run_ids, n_boot,
     if not result["runs"]:
         notes.append("Agreement: left out (no judge run with scores).")
         return result
-    files["agreement/table.csv"] = csv_text(table_csv_lines(result)).encode()
+    typed = AgreementResult.of(result)
+    files["agreement/table.csv"] = csv_text(table_csv_lines(typed)).encode()
     files["agreement/models.csv"] = csv_text(model_csv_lines(result)).encode()
-    runs = agreement_charts.run_labels(result)
+    runs = typed.run_labels
+    columns = statistics.shown_in("report")
+    items_of = statistics.headline().key  # its n: the items the row stands on
     header = ["Row", "Items"] + [
-        f"{label}: {name}" for _, label in runs for _, name in HEADLINE
+        f"{label}: {s.short[:1].upper()}{s.short[1:]}"
+        for _, label in runs
+        for s in columns
     ]
     rows = []
-    for row in result["rows"]:
-        judges = row.get("judges") or {}
-        n = max((judges.get(rid, {}).get("qwk") or {}).get("n") or 0 for rid, _ in runs)
+    for row in typed.rows:
+        cells = [row.judge(rid) for rid, _ in runs]
+        n = max((c.stat(items_of).n if c and c.stat(items_of) else 0) for c in cells)
         rows.append(
-            [row.get("label") or row["key"], str(n)]
-            + [
-                fmt_stat((judges.get(rid) or {}).get(stat))
-                for rid, _ in runs
-                for stat, _ in HEADLINE
-            ]
+            [row.label or row.key, str(n)]
+            + [fmt_stat(c.stat(s.key) if c else None) for c in cells for s in columns]
         )
     files["agreement/table.tex"] = latex_table(
         header,

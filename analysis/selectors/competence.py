@@ -13,7 +13,7 @@ Inputs (read only; a fixed number of queries whatever the data size):
   categorical criteria (labels as their codes; Dawid-Skene is the classic model
   for them);
 * humans: the scores of the campaign's submitted real assignments, read as the
-  reliability report reads them (`analysis.selectors.reliability._load`: gold items
+  reliability report reads them (`analysis.selectors.reliability.submitted_ratings`: gold items
   apart, they measure raters, not responses); N/A left out; a score outside its
   criterion's scale left out; raters with an open exclusion
   (`annotation.selectors.open_exclusions`) left out;
@@ -53,14 +53,14 @@ from analysis.selectors.agreement.cache import (
 )
 from analysis.selectors.agreement.inputs import (
     SKILL_FIELDS,
-    _as_codes,
-    _judge_rows,
+    as_scale_codes,
     dataset_skills,
     item_keys,
     judge_by_item,
+    judge_rows,
 )
 from analysis.selectors.agreement.sources import agreement_defaults, run_label
-from analysis.selectors.reliability import _load
+from analysis.selectors.reliability import submitted_ratings
 from analysis.stats.competence import (
     COMPETENCE_RULES,
     METHODS,
@@ -194,9 +194,9 @@ class _Labels:
 def _gather(campaign: Campaign, run_ids: list[int], with_judges: bool):
     """(skills, rubric skill id per key index, labels, excluded usernames)."""
     dataset = campaign.dataset
-    assignments, scores = _load(campaign)
+    assignments, scores = submitted_ratings(campaign)
     excluded = open_exclusions(campaign_ids=[campaign.pk])
-    judge = _judge_rows(run_ids) if with_judges else np.zeros((0, 5), np.int64)
+    judge = judge_rows(run_ids) if with_judges else np.zeros((0, 5), np.int64)
     rubric_rows = list(
         Skill.objects.filter(rubric_id=dataset.rubric_id).values(*SKILL_FIELDS)
     )
@@ -234,7 +234,7 @@ def _gather(campaign: Campaign, run_ids: list[int], with_judges: bool):
 
     parts = [human]
     if with_judges and len(judge) and skills.keys:
-        _, codes = _as_codes(skills, np.zeros((0, 8), np.int64), judge, 1)
+        _, codes = as_scale_codes(skills, np.zeros((0, 8), np.int64), judge, 1)
         key_fn, n_sk = item_keys(skills)
         for run_id in run_ids:
             keys, code = judge_by_item(codes, run_id, key_fn)

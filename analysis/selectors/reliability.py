@@ -271,7 +271,7 @@ def _frame(sql: str, params: list, columns: int) -> np.ndarray:
     return pd.read_csv(buffer, header=None, dtype=float).to_numpy().reshape(-1, columns)
 
 
-def _load(campaign: Campaign):
+def submitted_ratings(campaign: Campaign):
     """(assignments, scores): the campaign's submitted real assignments in submit
     order as (id, rater id, response id, seconds) and their scores as (assignment
     id, skill id, score or NaN). Seconds: the active time, else served-to-submitted."""
@@ -300,7 +300,7 @@ def _load(campaign: Campaign):
 def _compute(campaign: Campaign) -> Reliability:
     from django.contrib.auth.models import User
 
-    assignments, score_rows = _load(campaign)
+    assignments, score_rows = submitted_ratings(campaign)
     skills = list(
         Skill.objects.filter(rubric_id=campaign.dataset.rubric_id).order_by("position")
     )

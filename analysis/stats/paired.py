@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from analysis.stats.agreement import JUDGE_WHY, judge_stats_w
+from analysis import statistics
+from analysis.stats.agreement import judge_stats_w
 from analysis.stats.bootstrap import aggregate_weights, multinomial_chunks, row_codes
 from analysis.stats.results import result_from_rows
 from analysis.stats.scale import mean_from_counts, median_from_counts, round_half_up
@@ -116,7 +117,7 @@ def paired_comparison(
     out: dict = {"n": n, "a": {}, "b": {}, "diff": {}, "excludes_zero": {}}
     out["winner"] = {}
     for stat in PAIRED_STATS:
-        why = JUDGE_WHY[stat]
+        why = statistics.get(stat).undefined_when
         for side in ("a", "b"):
             out[side][stat] = result_from_rows(raw[side][stat], n, why)
         diff = result_from_rows(raw["a"][stat] - raw["b"][stat], n, why)

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.sparse import csr_array
 
-from analysis.stats.agreement import JUDGE_WHY, judge_stats_w, rater_pairs
-from analysis.stats.alpha import LEVELS, alpha_from_coincidence, item_coincidences
+from analysis import statistics
+from analysis.stats.agreement import Tables
 from analysis.stats.bootstrap import aggregate_weights, multinomial_chunks, row_codes
 from analysis.stats.ranks import rank_correlations_rows
 from analysis.stats.results import ResultBatch, ratio
@@ -106,7 +106,9 @@ COUNT_KEYS = (
 
 @dataclass
 class Report:
-    """One group's statistics (values are :class:`Result` unless noted).
+    """One group's statistics (values are :class:`Result` unless noted): ``human``
+    and ``judge`` hold the statistics of :data:`analysis.statistics.REGISTRY` of
+    their side, in its order (today's entries below).
 
     counts: items, scored_by_both, human_only, judge_only, human_scores, human_na,
         judge_na (items), judge_na_samples (N/A samples inside items the judge also
@@ -319,53 +321,26 @@ def report_from_projection(proj: Projected, human_only: bool = False) -> Report:
         prof = np.zeros((1, v + 1), np.int64)
         prof[0, 0] = prof[0, v] = 1
         w = np.zeros((w.shape[0], 1))
-    n = int(round(w[0].sum()))
     p_hc = prof[:, :v].astype(float)
     p_code = prof[:, v].astype(np.int64)
     p_judge = _judge_values(prof[:, v].astype(float), values)
-    m = p_hc.sum(axis=1)
     p_mean = mean_from_counts(p_hc, values)
     p_round = round_half_up(median_from_counts(p_hc, values))
+    t = Tables(w, p_judge, p_mean, p_round, values, counts=p_hc, judge_code=p_code)
+    n = t.count("items")
 
-    # human-human
-    n_multi = int(round(w[0] @ (m >= 2)))
-    co_h = item_coincidences(p_hc).reshape(len(prof), v * v)
-    o_h = (w @ co_h).reshape(-1, v, v)
-    pairs, exact, within = rater_pairs(p_hc, values)
-    why_alpha = "needs items with 2+ human scores and 2+ distinct values"
-    n_pairs = int(round(w[0] @ pairs))
+    # Every statistic of the registry, on its side: among the raters, then (unless
+    # `human_only`) the judge against them.
     rep.human["n_items"] = n
-    rep.human["n_items_multi_rated"] = n_multi
-    alphas = {}
-    for level in LEVELS:
-        alphas[level] = alpha_from_coincidence(o_h, level, values)
-        batch.add(rep.human, f"alpha_{level}", alphas[level], n_multi, why_alpha)
-    w_pairs = w @ pairs
-    for k, agreeing in (("exact", exact), ("within1", within)):
-        batch.add(rep.human, k, ratio(w @ agreeing, w_pairs), n_pairs, "no rater pairs")
+    rep.human["n_items_multi_rated"] = t.count("multi_rated")
+    sides = [("raters", rep.human)] + ([] if human_only else [("judge", rep.judge)])
+    for side, target in sides:
+        for s in statistics.of_side(side):
+            batch.add(target, s.key, s.compute(t), t.count(s.count), s.undefined_when)
     if human_only:
         batch.resolve()
         return rep
-
-    # judge vs humans
-    raw = judge_stats_w(w, p_judge, p_mean, p_round, values)
-    for k, why in JUDGE_WHY.items():
-        batch.add(rep.judge, k, raw[k], n, why)
-    rep.judge["confusion"] = raw["confusion"]
-    # judge as one more rater
-    with_j = p_hc.copy()
-    with_j[np.arange(len(prof)), p_code - 1] += 1
-    o_hj = (w @ item_coincidences(with_j).reshape(len(prof), v * v)).reshape(-1, v, v)
-    for level in LEVELS:
-        a = alpha_from_coincidence(o_hj, level, values)
-        batch.add(rep.judge, f"alpha_{level}_with_judge", a, n, why_alpha)
-        batch.add(
-            rep.judge,
-            f"alpha_{level}_gain",
-            a - alphas[level],
-            n,
-            "alpha undefined with or without the judge",
-        )
+    rep.judge["confusion"] = t.confusion[0].astype(int)
 
     # model level: per-model means and rank agreement
     models = proj.models

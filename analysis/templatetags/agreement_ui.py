@@ -9,6 +9,8 @@ from django import template
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
+from analysis.selectors.agreement.result import Stat
+
 register = template.Library()
 
 
@@ -35,8 +37,11 @@ def format_number(value, kind: str = "corr") -> str:
 
 @register.filter
 def stat(result, kind: str = "corr") -> SafeString:
-    """`{{ r|stat:"corr" }}` for a statistic dict {"value", "n", "ci", "reason"}:
-    the value, its 95% interval and n; kinds: corr (0.00), share (0%), signed (+0.00)."""
+    """`{{ r|stat:"corr" }}` for a statistic dict {"value", "n", "ci", "reason"} (or
+    an agreement :class:`Stat`): the value, its 95% interval and n; kinds: corr
+    (0.00), share (0%), signed (+0.00)."""
+    if isinstance(result, Stat):
+        result = result.to_dict()
     if not isinstance(result, dict):
         return mark_safe('<span class="stat-undefined">not enough data (n=0)</span>')
     n = result.get("n") or 0

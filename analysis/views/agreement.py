@@ -39,7 +39,9 @@ from analysis.display import (
     table_csv_lines,
 )
 from analysis.exports.encoding import csv_text
+from analysis.glossary import agreement_glossary
 from analysis.selectors import agreement as agreement
+from analysis.selectors.agreement.result import AgreementResult
 from analysis.selectors.classification import classification_for_agreement
 from annotation import roles
 from annotation import selectors as annotation_selectors
@@ -139,9 +141,11 @@ def agreement_dashboard(request: HttpRequest, dataset_id: int) -> HttpResponse:
         else "",
     }
     if result is not None:
-        context["headlines"] = headline.headlines(result)
-        context["compact"] = headline.compact_table(result)
-        context["table"] = table_context(result, choice)
+        typed = AgreementResult.of(result)  # read once for the three tables
+        context["headlines"] = headline.headlines(typed)
+        context["compact"] = headline.compact_table(typed)
+        context["table"] = table_context(typed, choice)
+        context["glossary"] = agreement_glossary()
         context.update(charts_context(result, choice))
         context["categorical"] = classification_for_agreement(
             dataset=dataset, result=result

@@ -54,9 +54,11 @@ def test_headline_states_qwk_ceiling_and_skills_below(setup):
 def test_compact_table_has_one_number_per_judge_and_skill(setup):
     result = agreement_compute(dataset=setup.dataset, n_boot=60)
     table = compact_table(result)
-    fact = next(r for r in table["rows"] if r["row"]["key"] == "skill:factuality")
+    fact = next(r for r in table["rows"] if r["row"].key == "skill:factuality")
     b = fact["cells"][1]
-    stat = fact["row"]["judges"][str(setup.runs[1].pk)]["qwk"]
+    stat = next(r for r in result["rows"] if r["key"] == "skill:factuality")["judges"][
+        str(setup.runs[1].pk)
+    ]["qwk"]
     assert b["value"] == stat["value"] and b["mark"] == "▼▼"
     assert f"[{stat['ci'][0]:.2f}, {stat['ci'][1]:.2f}]" in b["title"]
     assert f"n={stat['n']}" in b["title"]

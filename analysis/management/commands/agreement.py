@@ -19,33 +19,18 @@ import json
 
 from django.core.management.base import CommandError
 
+from analysis import statistics
+from analysis.management.text import stat_text, text_table
 from analysis.selectors.agreement import (
     HUMAN_REFERENCES,
     AgreementError,
     agreement_compute,
 )
+from analysis.selectors.agreement.result import AgreementResult
 from analysis.selectors.agreement.rows import CEILING_ITEMS
 from analysis.selectors.classification import classification_for_agreement
 from annotation.models import Dataset
 from flaskapp.commands import DataCommand
-
-TABLE_STATS = (
-    ("spearman", "Spearman"),
-    ("kendall", "Kendall"),
-    ("qwk", "QWK"),
-    ("exact", "exact"),
-    ("leniency", "leniency"),
-)
-
-
-def fmt(r: dict | None, digits: int = 2) -> str:
-    """A statistic as "0.61 [0.55, 0.67]" or "n/a (n=1)"."""
-    if not r or r.get("value") is None:
-        return f"n/a (n={r['n'] if r else 0})"
-    text = f"{r['value']:.{digits}f}"
-    if r.get("ci"):
-        text += f" [{r['ci'][0]:.{digits}f}, {r['ci'][1]:.{digits}f}]"
-    return text
 
 
 def render_table(result: dict, *, ordinal: bool = True) -> str:
@@ -63,39 +48,32 @@ def render_table(result: dict, *, ordinal: bool = True) -> str:
     used = result.get("defaults") or {}
     if used.get("campaigns") or used.get("runs"):
         lines.append(f"defaults: {used['rule']}")
-    for run in result["runs"] if ordinal else []:
+    columns = statistics.shown_in("command")
+    typed = AgreementResult.of(result)
+    for run in typed.runs if ordinal else []:
         rid = str(run["id"])
-        head = ["skill", "n", "ceiling alpha"] + [h for _, h in TABLE_STATS] + ["flag"]
+        head = ["skill", "n", "ceiling alpha"] + [s.short for s in columns] + ["flag"]
         body = []
-        for row in result["rows"]:
-            j = row["judges"].get(rid)
+        for row in typed.rows:
+            j = row.judge(rid)
             if j is None:
                 continue
-            flag = j["flag"]
-            mark = "!!" if flag["significant"] else "!" if flag["below_ceiling"] else ""
-            label = row["label"] if row["level"] == "skill" else row["label"].upper()
-            if row.get("note"):
-                body.append([label, "0", row["note"], *([""] * len(TABLE_STATS)), ""])
+            mark = "!!" if j.flag.significant else "!" if j.flag.below_ceiling else ""
+            label = row.label if row.level == "skill" else row.label.upper()
+            if row.note:
+                body.append([label, "0", row.note, *([""] * len(columns)), ""])
                 continue
             body.append(
                 [
                     label,
-                    str(j["counts"]["scored_by_both"]),
-                    fmt(row["human"].get("alpha_ordinal")),
-                    *(fmt(j.get(k)) for k, _ in TABLE_STATS),
+                    str(j.counts["scored_by_both"]),
+                    stat_text(row.human.stat("alpha_ordinal")),
+                    *(stat_text(j.stat(s.key)) for s in columns),
                     mark,
                 ]
             )
-        lines += ["", f"Judge run {run['label']}", *_grid(head, body)]
+        lines += ["", f"Judge run {run['label']}", *text_table([head, *body])]
     return "\n".join(lines)
-
-
-def _grid(head: list[str], body: list[list[str]]) -> list[str]:
-    widths = [max(len(r[c]) for r in [head, *body]) for c in range(len(head))]
-    return [
-        "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
-        for r in [head, ["-" * w for w in widths], *body]
-    ]
 
 
 def render_categorical(section: dict) -> str:
@@ -111,10 +89,10 @@ def render_categorical(section: dict) -> str:
         lines += [
             "",
             f"{crit['name']} ({' / '.join(lab['key'] for lab in crit['labels'])}): "
-            f"{h['n_items']} items; raters: Fleiss kappa {fmt(h['fleiss'])}, "
-            f"Krippendorff nominal alpha {fmt(h['alpha_nominal'])}, leave-one-out "
-            f"ceiling accuracy {fmt(h['ceiling']['accuracy'])}, "
-            f"kappa {fmt(h['ceiling']['kappa'])}",
+            f"{h['n_items']} items; raters: Fleiss kappa {stat_text(h['fleiss'])}, "
+            f"Krippendorff nominal alpha {stat_text(h['alpha_nominal'])}, leave-one-out "
+            f"ceiling accuracy {stat_text(h['ceiling']['accuracy'])}, "
+            f"kappa {stat_text(h['ceiling']['kappa'])}",
         ]
         head = ["run", "n", "accuracy", "Cohen kappa", "alpha with judge", "macro F1"]
         body = []
@@ -127,9 +105,9 @@ def render_categorical(section: dict) -> str:
                 [
                     run["label"],
                     str(j["n_items"]),
-                    fmt(j["accuracy"]),
-                    fmt(j["kappa"]),
-                    fmt(j["alpha_with_judge"]),
+                    stat_text(j["accuracy"]),
+                    stat_text(j["kappa"]),
+                    stat_text(j["alpha_with_judge"]),
                     macro,
                 ]
             )
@@ -147,7 +125,7 @@ def render_categorical(section: dict) -> str:
             ]
             body += labels
         if body:
-            lines += _grid(head, body)
+            lines += text_table([head, *body])
             lines.append("  (label rows: support, precision, recall, F1)")
     return "\n".join(lines)
 

@@ -22,6 +22,7 @@ import json
 
 from django.core.management.base import CommandError
 
+from analysis.management.text import text_table
 from analysis.selectors.agreement import AgreementError
 from analysis.selectors.leaderboard import (
     HUMANS,
@@ -40,16 +41,6 @@ def _ci(r: dict, digits: int = 0) -> str:
     if r.get("ci"):
         text += f" [{r['ci'][0]:.{digits}f}, {r['ci'][1]:.{digits}f}]"
     return text
-
-
-def _table(rows: list[list[str]]) -> list[str]:
-    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
-    lines = []
-    for i, r in enumerate(rows):
-        lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
-        if i == 0:
-            lines.append("  ".join("-" * w for w in widths))
-    return [line.rstrip() for line in lines]
 
 
 def render_pairwise(result: dict) -> str:
@@ -74,7 +65,7 @@ def render_pairwise(result: dict) -> str:
             c = m["length_controlled"]
             row += [_ci(c["rating"]), str(c["rank"])]
         rows.append(row + [str(m["wins"]), str(m["losses"]), str(m["ties"])])
-    lines += _table(rows)
+    lines += text_table(rows)
     if lc:
         lines.append(
             f"length coefficient: {_ci(result['length']['beta'], 3)} log-odds per SD "
@@ -129,7 +120,7 @@ def render_profiles(result: dict) -> str:
                 rank = f" #{e['rank']:g}" if e.get("rank") is not None else ""
                 cells.append(f"{text} (n={e.get('n', 0)}){rank}")
             table.append([model, *cells])
-        lines += _table(table)
+        lines += text_table(table)
         lines += [
             f"{s['label']}: {row['sources'][s['key']]['ranking']}"
             for s in sources

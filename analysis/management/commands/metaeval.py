@@ -18,7 +18,8 @@ import json
 
 from django.core.management.base import CommandError
 
-from analysis.management.commands.agreement import fmt, render_categorical
+from analysis.management.commands.agreement import render_categorical
+from analysis.management.text import stat_text, text_table
 from analysis.selectors.metaeval import (
     MetaevalError,
     metaeval_with_classification,
@@ -38,18 +39,6 @@ FIGURES = (
     ("rm_accuracy", "RM acc"),
     ("human_loo", "human LOO"),
 )
-
-
-def _table(rows: list[list[str]]) -> list[str]:
-    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
-    lines = []
-    for i, r in enumerate(rows):
-        lines.append(
-            "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-        )
-        if i == 0:
-            lines.append("  ".join("-" * w for w in widths))
-    return lines
 
 
 def render_table(result: dict) -> str:
@@ -77,12 +66,14 @@ def render_table(result: dict) -> str:
             pairs = str(
                 g["counts"].get("pairs", g["counts"].get("pairs_with_votes", ""))
             )
-            rows.append([name or "(none)", pairs] + [fmt(g.get(k)) for k, _ in FIGURES])
-        lines += _table(rows)
+            rows.append(
+                [name or "(none)", pairs] + [stat_text(g.get(k)) for k, _ in FIGURES]
+            )
+        lines += text_table(rows)
         if rep.get("sections"):
             lines.append("sections (example-weighted, tie/error = 0.5):")
             for name, sec in rep["sections"].items():
-                lines.append(f"  {name}: {fmt(sec['score'])}")
+                lines.append(f"  {name}: {stat_text(sec['score'])}")
         lines.append("bias probes (value, count, CI; random baseline):")
         probes = dict(rep.get("probes", {}))
         if run.get("cue"):
@@ -90,7 +81,7 @@ def render_table(result: dict) -> str:
         for name, p in probes.items():
             v = p["value"]
             lines.append(
-                f"  {name:16s} {fmt(v, 3)} n={v['n']}  baseline {p['baseline']}"
+                f"  {name:16s} {stat_text(v, 3)} n={v['n']}  baseline {p['baseline']}"
             )
     classification = result.get("classification")
     if classification:

@@ -16,7 +16,7 @@ import json
 
 from django.core.management.base import CommandError
 
-from analysis.management.commands.metaeval import _table
+from analysis.management.text import text_table
 from analysis.selectors.competence import (
     METHODS,
     campaign_rater_models,
@@ -52,7 +52,7 @@ def render_table(report) -> str:
             str(r.fast),
             str(len(r.flags)),
         ])  # fmt: skip
-    lines = _table(rows)
+    lines = text_table(rows)
     for r in report.raters:
         for flag in r.flags:
             lines.append(f"{r.username}: {flag}")
@@ -73,7 +73,7 @@ def render_models_table(report) -> str:
         for a in c.annotators:
             rows.append([str(a.rank), a.name, a.kind, str(a.n_labels),
                          _f(a.competence, 3)])  # fmt: skip
-        lines += ["  " + line for line in _table(rows)]
+        lines += ["  " + line for line in text_table(rows)]
         if c.note:
             lines.append(f"  note: {c.note}")
         lines += [f"  {j.sentence}" for j in c.judges]

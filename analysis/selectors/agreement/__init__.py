@@ -24,13 +24,15 @@ Conventions (the contract the dashboard, the API and ``manage.py agreement`` sha
   new or amended score gives a new key: stale numbers are never served.
 
 Modules: ``sources`` (campaigns and runs, parameter checks), ``inputs`` (scores into
-arrays), ``cache`` (fingerprint and key), ``rows`` (result dicts), ``compute``
+arrays), ``cache`` (fingerprint and key), ``rows`` (result dicts), ``result`` (the
+result read as typed objects), ``compute``
 (:func:`agreement_compute`), ``disagreements`` (the drill-down), ``slices`` (the
 slice values).
 """
 
 from analysis.selectors.agreement.compute import HUMAN_REFERENCES, agreement_compute
 from analysis.selectors.agreement.disagreements import agreement_disagreements
+from analysis.selectors.agreement.result import AgreementResult
 from analysis.selectors.agreement.rows import result_dict
 from analysis.selectors.agreement.slices import agreement_slice_values
 from analysis.selectors.agreement.sources import (
@@ -49,6 +51,7 @@ __all__ = [
     "MAX_BOOT",
     "AgreementDefaults",
     "AgreementError",
+    "AgreementResult",
     "agreement_compute",
     "agreement_defaults",
     "agreement_disagreements",

@@ -9,6 +9,7 @@ from contextlib import nullcontext
 import numpy as np
 from django.core.cache import cache
 
+from analysis import statistics
 from analysis.selectors.agreement.cache import (
     CACHE_SECONDS,
     cache_key,
@@ -174,6 +175,8 @@ def agreement_compute(
         "n_boot": n_boot,
         "seed": seed,
         "defaulted": defaulted,
+        # A statistic added to (or removed from) the registry changes every result.
+        "statistics": statistics.signature(),
     }
     key = responses = None
     if use_cache:

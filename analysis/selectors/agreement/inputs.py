@@ -281,7 +281,7 @@ def _human_rows(campaign_ids: list[int], low: int = 1, high: int = 5) -> np.ndar
 NA_SCORE = -(2**15)
 
 
-def _judge_rows(run_ids: list[int], rated_in: list[int] | None = None) -> np.ndarray:
+def judge_rows(run_ids: list[int], rated_in: list[int] | None = None) -> np.ndarray:
     """(n, 5): run id, response id, skill id, sample index, score (NA_SCORE = N/A);
     with `rated_in` (campaign ids), only responses submitted in those campaigns."""
     if not run_ids:
@@ -418,7 +418,7 @@ def load_inputs(
     rubric_rows = _skill_rows(rubric_id=dataset.rubric_id)
     low, high = _scale_range(rubric_rows)
     human = _human_rows(campaign_ids, low, high)
-    judge = _judge_rows(judge_run_ids, campaign_ids if human_items_only else None)
+    judge = judge_rows(judge_run_ids, campaign_ids if human_items_only else None)
     # A run's own few-shot examples never count for it (and never on the test split).
     judge = judge_rows_without_examples(judge, judge_run_ids, slice_dim, slice_value)
     skill_ids = set(human[:, 1].tolist()) | set(judge[:, 2].tolist())
@@ -434,11 +434,11 @@ def load_inputs(
         human = human[np.isin(human[:, 0], list(keep))]
     if len(judge):
         judge = judge[np.isin(judge[:, 1], list(keep))]
-    human, judge = _as_codes(skills, human, judge, low)
+    human, judge = as_scale_codes(skills, human, judge, low)
     return Inputs(resp, skills, human, judge, low, high), slice_label
 
 
-def _as_codes(skills: Skills, human: np.ndarray, judge: np.ndarray, low: int):
+def as_scale_codes(skills: Skills, human: np.ndarray, judge: np.ndarray, low: int):
     """Human rows (counts of the values low..) and judge rows (scores) as codes of
     each skill's scale; rows of skills left out (categorical) are dropped. FLASK
     rows (every skill on 1..5 and low = 1) pass through unchanged."""

@@ -10,7 +10,7 @@ import numpy as np
 
 from analysis.selectors.agreement.inputs import (
     Inputs,
-    _as_codes,
+    as_scale_codes,
     fetch,
     human_side,
     item_keys,
@@ -91,7 +91,7 @@ def settled_side(inp: Inputs, rows: np.ndarray):
     keys, counts, na = human_side(inp)
     if not len(rows) or not len(keys):
         return keys, counts, na
-    rows = _as_codes(inp.skills, rows, np.zeros((0, 5), np.int64), inp.low)[0]
+    rows = as_scale_codes(inp.skills, rows, np.zeros((0, 5), np.int64), inp.low)[0]
     key_fn, _ = item_keys(inp.skills)
     settled, first = np.unique(key_fn(rows[:, 0], rows[:, 1]), return_index=True)
     rows = rows[first]

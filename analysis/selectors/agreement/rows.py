@@ -1,68 +1,51 @@
-"""The agreement table's rows as JSON-safe dicts (shape: :func:`agreement_compute`)."""
+"""The agreement table's rows as JSON-safe dicts (shape: :func:`agreement_compute`),
+built with the typed figures of :mod:`analysis.selectors.agreement.result`."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from analysis import statistics
 from analysis.selectors.agreement.inputs import Inputs, Skills, item_keys
+from analysis.selectors.agreement.result import Ceiling, Flag, JudgeCell, Stat
 from analysis.stats.report import GroupItems, Report, human_ceiling_table
-from analysis.stats.results import Result, make_result
+from analysis.stats.results import Result
 from analysis.stats.scale import same_scale
 from annotation.models import Ability
 
 
 def result_dict(r: Result) -> dict:
     """A statistic as JSON: value (None when undefined), n, 95% CI, reason."""
-    ci = None
-    if r.ci_low is not None and r.ci_high is not None:
-        ci = [r.ci_low, r.ci_high]
+    return Stat.from_result(r).to_dict()
+
+
+def _stats(results: dict, side: str) -> dict[str, Stat]:
+    """The registry's statistics of `side` found in `results` (Results), in order."""
     return {
-        "value": r.value,
-        "n": r.n,
-        "ci": ci,
-        "reason": r.reason,
-        "n_undefined": r.n_undefined,
+        k: Stat.from_result(results[k]) for k in statistics.keys(side) if k in results
     }
 
 
-# The statistics a row carries, as named in analysis.stats.report.Report.
-HUMAN_STATS = ("alpha_ordinal", "alpha_interval", "exact", "within1")
-JUDGE_STATS = (
-    "pearson",
-    "spearman",
-    "kendall",
-    "qwk",
-    "exact",
-    "within1",
-    "leniency",
-    "mae",
-    "alpha_ordinal_with_judge",
-    "alpha_ordinal_gain",
-    "alpha_interval_with_judge",
-    "alpha_interval_gain",
-)
+def _undefined(side: str, reason: str) -> dict[str, Stat]:
+    return {k: Stat.undefined(reason) for k in statistics.keys(side)}
 
 
-def _human_dict(rep: Report) -> dict:
+def _raters(rep: Report) -> Ceiling:
     h = rep.human
-    return {
-        "n_items": int(h.get("n_items", 0)),
-        "n_items_multi_rated": int(h.get("n_items_multi_rated", 0)),
-        "scores": int(rep.counts.get("human_scores", 0)),
-        "na": int(rep.counts.get("human_na", 0)),
-        **{k: result_dict(h[k]) for k in HUMAN_STATS if k in h},
-    }
+    return Ceiling(
+        n_items=int(h.get("n_items", 0)),
+        n_items_multi_rated=int(h.get("n_items_multi_rated", 0)),
+        scores=int(rep.counts.get("human_scores", 0)),
+        na=int(rep.counts.get("human_na", 0)),
+        stats=_stats(h, "raters"),
+    )
 
 
-def _flag(rep: Report) -> dict:
+def _flag(rep: Report) -> Flag:
     """Below the human ceiling: adding the judge as one more rater lowers alpha."""
     gain = rep.judge.get("alpha_ordinal_gain")
     if gain is None or gain.value is None:
-        return {
-            "below_ceiling": False,
-            "significant": False,
-            "reason": "not enough data to compare with the human ceiling",
-        }
+        return Flag(reason="not enough data to compare with the human ceiling")
     below = gain.value < 0
     significant = below and gain.ci_high is not None and gain.ci_high < 0
     if not below:
@@ -71,7 +54,7 @@ def _flag(rep: Report) -> dict:
         reason = "the judge lowers inter-rater alpha (95% CI of the change below 0)"
     else:
         reason = "the judge lowers inter-rater alpha (CI includes 0)"
-    return {"below_ceiling": below, "significant": significant, "reason": reason}
+    return Flag(below, significant, reason)
 
 
 def _scatter(items: GroupItems) -> list[list[float]]:
@@ -127,17 +110,17 @@ def judge_dict(rep: Report, items: GroupItems | None, names: list[str]):
     without items says "no items" as every statistic's reason (and the flag's);
     one whose items are not shared says why no statistic is defined."""
     j = rep.judge
-    out = {
-        "counts": {k: int(v) for k, v in rep.counts.items()},
-        **{k: result_dict(j[k]) for k in JUDGE_STATS if k in j},
-        "confusion": np.asarray(
+    cell = JudgeCell(
+        counts={k: int(v) for k, v in rep.counts.items()},
+        stats=_stats(j, "judge"),
+        confusion=np.asarray(
             j.get("confusion", np.zeros((rep.values.size, rep.values.size)))
         )
         .astype(int)
         .tolist(),
-        "flag": _flag(rep),
-        "human": _human_dict(rep),
-        "models": {
+        flag=_flag(rep),
+        human=_raters(rep),
+        models={
             "models": [
                 {
                     "model": names[m["model"]] if m["model"] < len(names) else "",
@@ -153,8 +136,9 @@ def judge_dict(rep: Report, items: GroupItems | None, names: list[str]):
                 if k in rep.models
             },
         },
-        "scatter": _scatter(items) if items is not None else [],
-    }
+        scatter=_scatter(items) if items is not None else [],
+    )
+    out = cell.to_dict()
     if not out["counts"].get("scored_by_both"):
         reason = NO_ITEMS if not out["counts"].get("items") else NO_SHARED_ITEMS
         _say_no_items(out, reason)
@@ -304,28 +288,28 @@ def ceiling_rows(
         h = table.get(label, {})
         if not tally.any():
             continue  # no reference score in this row: empty_ceiling()
-        out[label] = {
-            "item_set": CEILING_ITEMS,
-            "n_items": int(tally[0]),
-            "n_items_multi_rated": int(h.get("n_items_multi_rated", 0)),
-            "scores": int(tally[1]),
-            "na": int(tally[2]),
-            **{k: result_dict(h[k]) for k in HUMAN_STATS if k in h},
-        }
+        out[label] = Ceiling(
+            item_set=CEILING_ITEMS,
+            n_items=int(tally[0]),
+            n_items_multi_rated=int(h.get("n_items_multi_rated", 0)),
+            scores=int(tally[1]),
+            na=int(tally[2]),
+            stats=_stats(h, "raters"),
+        ).to_dict()
     return out
 
 
-def empty_ceiling() -> dict:
-    """The ceiling of a row without reference scores: every figure "no items"."""
-    undefined = {**result_dict(make_result(np.nan, None, 0)), "reason": NO_ITEMS}
-    return {
-        "item_set": CEILING_ITEMS,
-        "n_items": 0,
-        "n_items_multi_rated": 0,
-        "scores": 0,
-        "na": 0,
-        **{k: dict(undefined) for k in HUMAN_STATS},
-    }
+def empty_ceiling(reason: str = NO_ITEMS) -> dict:
+    """The ceiling of a row without reference scores: every figure undefined for
+    `reason` ("no items")."""
+    return Ceiling(
+        item_set=CEILING_ITEMS,
+        n_items=0,
+        n_items_multi_rated=0,
+        scores=0,
+        na=0,
+        stats=_undefined("raters", reason),
+    ).to_dict()
 
 
 def mixed_scale_rows(rows: list[dict], run_ids: list[int]) -> None:
@@ -336,11 +320,7 @@ def mixed_scale_rows(rows: list[dict], run_ids: list[int]) -> None:
         note = mixed_scale_note(row)
         if not note:
             continue
-        undefined = {**result_dict(make_result(np.nan, None, 0)), "reason": note}
-        row["human"] = {
-            **empty_ceiling(),
-            **{k: dict(undefined) for k in HUMAN_STATS},
-        }
+        row["human"] = empty_ceiling(note)
         members = [
             r
             for r in rows
@@ -352,22 +332,16 @@ def mixed_scale_rows(rows: list[dict], run_ids: list[int]) -> None:
             for r in members:
                 for k, v in (r["judges"].get(rid) or {}).get("counts", {}).items():
                     counts[k] = counts.get(k, 0) + v
-            row["judges"][rid] = {
-                "counts": counts,
-                **{k: dict(undefined) for k in JUDGE_STATS},
-                "confusion": [],
-                "flag": {"below_ceiling": False, "significant": False, "reason": note},
-                "human": {
-                    "n_items": 0,
-                    "n_items_multi_rated": 0,
-                    "scores": 0,
-                    "na": 0,
-                    **{k: dict(undefined) for k in HUMAN_STATS},
-                },
-                "models": {
+            row["judges"][rid] = JudgeCell(
+                counts=counts,
+                stats=_undefined("judge", note),
+                confusion=[],
+                flag=Flag(reason=note),
+                human=Ceiling(0, 0, 0, 0, _undefined("raters", note)),
+                models={
                     "models": [],
-                    "spearman": dict(undefined),
-                    "kendall": dict(undefined),
+                    "spearman": Stat.undefined(note).to_dict(),
+                    "kendall": Stat.undefined(note).to_dict(),
                 },
-                "scatter": [],
-            }
+                scatter=[],
+            ).to_dict()
