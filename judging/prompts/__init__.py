@@ -40,12 +40,12 @@ from judging.prompts.examples import (
     with_examples_slot,
 )
 from judging.prompts.pointwise import (
-    _METACOGNITION_NOTE,
     BUILTIN_POINTWISE_SYSTEM,
     BUILTIN_POINTWISE_USER,
     JUDGE_CHECKLIST_HEADING,
     LABELS_LINE,
     LABELS_SEPARATOR,
+    METACOGNITION_NOTE,
     NA,
     REQUIRED_PLACEHOLDERS,
     SCALE_LINE,
@@ -109,7 +109,7 @@ __all__ = [
     "SCHEMA_POINTWISE",
     "SCORE_VALUES",
     "TEMPLATE_PLACEHOLDERS",
-    "_METACOGNITION_NOTE",
+    "METACOGNITION_NOTE",
     "FewShotExample",
     "PointwiseInput",
     "SkillSpec",

@@ -55,11 +55,11 @@ from judging.models import JudgeCall, JudgeCritique, JudgeRun, JudgeScore
 from judging.services.import_rows import (
     GENERIC_FIELDS,
     CallRow,
+    DatasetLookups,
+    RowCollector,
     ScoreRow,
-    _Collector,
-    _Lookups,
-    _parse_mapping,
-    _where,
+    line_ref,
+    parse_mapping,
 )
 
 FORMATS = ("flask_review", "jsonl", "csv")
@@ -70,7 +70,7 @@ def _flask_review_file(
     data: FileData,
     file: str,
     model: str,
-    collector: _Collector,
+    collector: RowCollector,
     problems: list[Problem],
 ) -> None:
     for line, row in read_rows(data, file=file, fmt="jsonl", problems=problems):
@@ -138,7 +138,7 @@ def _flask_review_file(
             continue
         call = collector.call(file, line, response_id, 0, model)
         if (call.file, call.line) != (file, line):
-            where = _where(call.file, call.line, file)
+            where = line_ref(call.file, call.line, file)
             same = {(s.skill_id, s.score) for s in call.scores} == {
                 (skill.pk, score) for skill, score in parsed
             }
@@ -166,7 +166,7 @@ def _generic_file(
     fmt: str,
     column: dict[str, str],
     default_model: str | None,
-    collector: _Collector,
+    collector: RowCollector,
     problems: list[Problem],
 ) -> None:
     required = ["id"] + ([] if default_model else ["model"])
@@ -305,11 +305,11 @@ def import_judge_results(
                 )
             ],
         )
-    column = {n: n for n in GENERIC_FIELDS} | _parse_mapping(mapping)
-    lookups = _Lookups.load(dataset)
+    column = {n: n for n in GENERIC_FIELDS} | parse_mapping(mapping)
+    lookups = DatasetLookups.load(dataset)
     problems: list[Problem] = []
     warnings: list[Problem] = []
-    collector = _Collector(lookups, problems, warnings)
+    collector = RowCollector(lookups, problems, warnings)
     for file, data in files:
         if fmt == "flask_review":
             file_model = model or model_name_from_file(file)
