@@ -47,6 +47,7 @@ from annotation.importers.base import (
     read_rows,
     type_name,
 )
+from annotation.importers.fields import RowReader
 from annotation.importers.flask import model_name_from_file
 from annotation.models import Dataset, Skill
 from annotation.scales import Scale
@@ -64,6 +65,51 @@ from judging.services.import_rows import (
 
 FORMATS = ("flask_review", "jsonl", "csv")
 MAX_SAMPLE_INDEX = 1000
+
+
+def _score_pairs(
+    row: dict, scores, external_id: str, reader: RowReader, collector: RowCollector
+) -> list[tuple[Skill, object]]:
+    """(skill, raw value) of each score of a FLASK review record: `score` is a dict
+    keyed by skill name, or a list aligned with the record's `skill` / `metrics`
+    names or else with the instruction's assigned skills. Problems go to `reader`:
+    an unknown skill name (left out), or a shape or length that does not fit (no
+    pairs)."""
+    pairs: list[tuple[Skill, object]] = []
+    if isinstance(scores, dict):
+        for name, value in scores.items():
+            skill = collector.skill(reader, name, "score")
+            if skill is not None:
+                pairs.append((skill, value))
+    elif isinstance(scores, list):
+        names_field = next((f for f in ("skill", "metrics") if f in row), None)
+        skills: list[Skill | None] = []
+        if names_field is not None:
+            names = reader.string_list(names_field) or []
+            skills = [collector.skill(reader, n, names_field) for n in names]
+        else:
+            instruction_id = collector.lookups.instructions.get(external_id)
+            by_id = {s.pk: s for s in collector.lookups.skill_by_name.values()}
+            skills = [
+                by_id[pk]
+                for pk in collector.lookups.instruction_skills.get(instruction_id, [])
+            ]
+        if len(skills) != len(scores):
+            reader.fail(
+                "score",
+                f"has {len(scores)} scores but the record lists {len(skills)} "
+                f"skills{f' in `{names_field}`' if names_field else ''}; give "
+                "a score per skill or a dict keyed by skill name",
+            )
+        else:
+            pairs = [(s, v) for s, v in zip(skills, scores, strict=True) if s]
+    else:
+        reader.fail(
+            "score",
+            "must be a dict keyed by skill name or a list aligned with the "
+            f"record's skills, got {type_name(scores)}",
+        )
+    return pairs
 
 
 def _flask_review_file(
@@ -93,42 +139,7 @@ def _flask_review_file(
         if external_id is None:
             continue
         response_id = collector.response(reader, external_id, id_field, model, "model")
-        pairs: list[tuple[Skill, object]] = []
-        if isinstance(scores, dict):
-            for name, value in scores.items():
-                skill = collector.skill(reader, name, "score")
-                if skill is not None:
-                    pairs.append((skill, value))
-        elif isinstance(scores, list):
-            names_field = next((f for f in ("skill", "metrics") if f in row), None)
-            skills: list[Skill | None] = []
-            if names_field is not None:
-                names = reader.string_list(names_field) or []
-                skills = [collector.skill(reader, n, names_field) for n in names]
-            else:
-                instruction_id = collector.lookups.instructions.get(external_id)
-                by_id = {s.pk: s for s in collector.lookups.skill_by_name.values()}
-                skills = [
-                    by_id[pk]
-                    for pk in collector.lookups.instruction_skills.get(
-                        instruction_id, []
-                    )
-                ]
-            if len(skills) != len(scores):
-                reader.fail(
-                    "score",
-                    f"has {len(scores)} scores but the record lists {len(skills)} "
-                    f"skills{f' in `{names_field}`' if names_field else ''}; give "
-                    "a score per skill or a dict keyed by skill name",
-                )
-            else:
-                pairs = [(s, v) for s, v in zip(skills, scores, strict=True) if s]
-        else:
-            reader.fail(
-                "score",
-                "must be a dict keyed by skill name or a list aligned with the "
-                f"record's skills, got {type_name(scores)}",
-            )
+        pairs = _score_pairs(row, scores, external_id, reader, collector)
         parsed: list[tuple[Skill, int | None]] = []
         for skill, value in pairs:
             ok, score = collector.lookups.parse(reader, skill, value, "score")
