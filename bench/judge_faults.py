@@ -74,8 +74,9 @@ def main() -> None:
     from django.core.management import call_command
     from django.db import connection
 
-    from judging import services
     from judging.models import JudgeCall, JudgeRun, JudgeScore
+    from judging.services.configs import judge_config_create
+    from judging.services.runs import judge_run_create, judge_run_start
 
     server = workers = None
     times: dict[str, list[float]] = {}
@@ -99,7 +100,7 @@ def main() -> None:
                 server = start_fake_server(
                     port, args.latency_ms, faults=faults, retry_after=1, seed=port
                 )
-                config = services.judge_config_create(
+                config = judge_config_create(
                     user=user,
                     operator=True,  # the bench runs as the operator does
                     name=f"faults-{name}-{time.monotonic_ns()}",
@@ -109,7 +110,7 @@ def main() -> None:
                     timeout_seconds=120,
                     is_dev_server=True,
                 )
-                run = services.judge_run_create(
+                run = judge_run_create(
                     config=config,
                     dataset=dataset,
                     user=user,
@@ -118,7 +119,7 @@ def main() -> None:
                 )
                 connection.close()
                 t0 = time.perf_counter()
-                services.judge_run_start(run=run, user=user)
+                judge_run_start(run=run, user=user)
                 while True:
                     status = JudgeRun.objects.get(pk=run.pk).status
                     if status != "running":

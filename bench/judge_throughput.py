@@ -253,9 +253,10 @@ def main() -> None:
     from django.db import connection
 
     from annotation.models import Skill
-    from judging import services
     from judging.models import JudgeCall, JudgeRun, JudgeScore
-    from judging.services.execution.store import _load_contexts
+    from judging.services.configs import judge_config_create
+    from judging.services.execution.store import load_contexts
+    from judging.services.runs import judge_run_create, judge_run_start
 
     server = workers = None
     try:
@@ -296,7 +297,7 @@ def main() -> None:
             port = free_port()
             server = start_fake_server(port, args.latency_ms, errors)
             base = f"http://127.0.0.1:{port}/v1"
-            config = services.judge_config_create(
+            config = judge_config_create(
                 user=user,
                 operator=True,
                 name=f"bench-{concurrency}-{errors}-{time.monotonic_ns()}",
@@ -308,7 +309,7 @@ def main() -> None:
                 price_output_per_m=2,
                 is_dev_server=True,
             )
-            run = services.judge_run_create(
+            run = judge_run_create(
                 config=config,
                 dataset=dataset,
                 user=user,
@@ -323,14 +324,14 @@ def main() -> None:
                     JudgeCall.objects.filter(run=run).values_list("pk", flat=True)
                 )
                 skills = list(Skill.objects.filter(rubric_id=dataset.rubric_id))
-                contexts = _load_contexts(run, "bench", ids, skills, config.prompt)
+                contexts = load_contexts(run, "bench", ids, skills, config.prompt)
                 sample = [(c.messages, c.response_format) for c in contexts]
                 bare_times[concurrency] = asyncio.run(
                     bare_loop(base, calls, concurrency, sample)
                 )
             connection.close()
             t0 = time.perf_counter()
-            services.judge_run_start(run=run, user=user)
+            judge_run_start(run=run, user=user)
             while True:
                 status = (
                     JudgeRun.objects.filter(pk=run.pk)

@@ -155,10 +155,10 @@ def main() -> None:
     from django.core.management import call_command
     from django.db import connection
 
-    from judging import services
     from judging.models import JudgeCall, JudgeRun, PairwiseVerdict
     from judging.selectors.pairwise import pairwise_verdict_counts
-    from judging.services.runs import judge_run_create_pairwise
+    from judging.services.configs import judge_config_create
+    from judging.services.runs import judge_run_create_pairwise, judge_run_start
 
     server = workers = None
     try:
@@ -199,7 +199,7 @@ def main() -> None:
         port = free_port()
         server = start_fake_server(port, args.latency_ms)
         print(f"fake judge server on http://127.0.0.1:{port}/ (GET /stats)", flush=True)
-        config = services.judge_config_create(
+        config = judge_config_create(
             user=user,
             operator=True,
             name=f"bench-pairwise-{time.monotonic_ns()}",
@@ -224,7 +224,7 @@ def main() -> None:
         )
         connection.close()
         t0 = time.perf_counter()
-        services.judge_run_start(run=run, user=user)
+        judge_run_start(run=run, user=user)
         while True:
             status = (
                 JudgeRun.objects.filter(pk=run.pk)

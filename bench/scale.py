@@ -305,16 +305,17 @@ def judge_part(dataset, admin, calls: int, workers: int) -> dict[str, float]:
     from django.db import connection
 
     from annotation.models import Skill
-    from judging import services
     from judging.models import JudgeCall, JudgeRun
-    from judging.services.execution.store import _load_contexts
+    from judging.services.configs import judge_config_create
+    from judging.services.execution.store import load_contexts
+    from judging.services.runs import judge_run_create, judge_run_start
 
     server = worker_proc = None
     try:
         port = free_port()
         server = start_fake_server(port, LATENCY_MS)
         base = f"http://127.0.0.1:{port}/v1"
-        config = services.judge_config_create(
+        config = judge_config_create(
             user=admin,
             name=f"scale-bench-{time.monotonic_ns()}",
             base_url=base,
@@ -325,7 +326,7 @@ def judge_part(dataset, admin, calls: int, workers: int) -> dict[str, float]:
             price_output_per_m=2,
             is_dev_server=True,
         )
-        run = services.judge_run_create(
+        run = judge_run_create(
             config=config, dataset=dataset, user=admin, models=MODELS, max_calls=calls
         )
         calls = run.total_calls
@@ -335,7 +336,7 @@ def judge_part(dataset, admin, calls: int, workers: int) -> dict[str, float]:
             .values_list("pk", flat=True)[:2000]
         )
         skills = list(Skill.objects.filter(rubric_id=dataset.rubric_id))
-        contexts = _load_contexts(run, "bench", ids, skills, config.prompt)
+        contexts = load_contexts(run, "bench", ids, skills, config.prompt)
         sample = [(c.messages, c.response_format) for c in contexts]
         bare = asyncio.run(bare_loop(base, calls, IN_FLIGHT, sample))
         print(f"  bare loop: {calls:,} calls in {bare:.1f} s")
@@ -343,7 +344,7 @@ def judge_part(dataset, admin, calls: int, workers: int) -> dict[str, float]:
         worker_proc = start_worker(workers)
         time.sleep(4)
         t0 = time.perf_counter()
-        services.judge_run_start(run=run, user=admin)
+        judge_run_start(run=run, user=admin)
         status = ""
         while time.perf_counter() - t0 < 1800:
             status = (

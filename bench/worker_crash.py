@@ -83,8 +83,9 @@ def main() -> None:
     from django.db import connection
     from django.utils import timezone
 
-    from judging import services
     from judging.models import JudgeCall, JudgeRun, JudgeScore
+    from judging.services.configs import judge_config_create
+    from judging.services.runs import judge_run_create, judge_run_start
 
     server = worker = None
     schedule = Path(f"/tmp/flaskeval-bench-beat-{os.getpid()}")
@@ -108,7 +109,7 @@ def main() -> None:
                 redis.Redis.from_url(broker).flushdb()
                 connection.close()
                 worker = start_crash_worker(beat, schedule)
-                config = services.judge_config_create(
+                config = judge_config_create(
                     user=user,
                     operator=True,  # the bench runs as the operator does
                     name=f"crash-{time.monotonic_ns()}",
@@ -119,14 +120,14 @@ def main() -> None:
                     timeout_seconds=60,
                     is_dev_server=True,
                 )
-                run = services.judge_run_create(
+                run = judge_run_create(
                     config=config,
                     dataset=dataset,
                     user=user,
                     models=MODELS,
                     instruction_limit=max(1, args.calls // len(MODELS)),
                 )
-                services.judge_run_start(run=run, user=user)
+                judge_run_start(run=run, user=user)
                 while (
                     JudgeCall.objects.filter(run=run, status="succeeded").count()
                     < 0.4 * run.total_calls

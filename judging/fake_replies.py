@@ -92,7 +92,9 @@ def _between(text: str, start: str, end: str) -> str | None:
     return text[i:j] if j >= 0 else None
 
 
-def _prompt_text(body: dict) -> str:
+def prompt_text(body: dict) -> str:
+    """The contents of every message of a chat request `body`, joined by newlines:
+    what the fake judge reads its task from (and counts its tokens by)."""
     return "\n".join(str(m.get("content") or "") for m in body.get("messages") or [])
 
 
@@ -303,7 +305,7 @@ def build_reply(
 ) -> str:
     """The assistant text the fake judge answers `body` (a chat-completions request)
     with; `out_of_scale` (pointwise) gives the last skill a value it does not allow."""
-    text = _prompt_text(body)
+    text = prompt_text(body)
     name, schema = _schema(body)
     kind = _task_kind(name, text)
     reply = _REPLIES.get(kind)

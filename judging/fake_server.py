@@ -38,7 +38,7 @@ from collections.abc import Callable
 
 from aiohttp import web
 
-from judging.fake_replies import _prompt_text, build_reply, fake_score
+from judging.fake_replies import build_reply, fake_score, prompt_text
 
 __all__ = [
     "OUTCOMES",
@@ -158,9 +158,9 @@ def _completion(body: dict, state: _State, content: str) -> web.Response:
             }
         ],
         "usage": {
-            "prompt_tokens": len(_prompt_text(body)) // 4,
+            "prompt_tokens": len(prompt_text(body)) // 4,
             "completion_tokens": len(content) // 4,
-            "total_tokens": len(_prompt_text(body)) // 4 + len(content) // 4,
+            "total_tokens": len(prompt_text(body)) // 4 + len(content) // 4,
         },
     }
     return web.Response(body=json.dumps(payload), content_type="application/json")

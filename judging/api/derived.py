@@ -21,7 +21,7 @@ from annotation import selectors as annotation_selectors
 from annotation.api.permissions import IsResearcher
 from annotation.api.serializers.datasets import ProblemOutputSerializer
 from flaskapp.bounds import ID
-from judging.api.views import _get_or_400, _run_data
+from judging.api.views import get_or_400, run_data
 from judging.panels import METHODS
 from judging.selectors import runs as selectors
 from judging.services.derived import judge_run_calibrate, judge_run_panel_create
@@ -60,7 +60,7 @@ class JudgeRunCalibrateInputSerializer(_HumansInputSerializer):
 
 def _created(run, request) -> Response:
     run = selectors.judge_run_get_for_user(user=request.user, run_id=run.pk)
-    body = {**_run_data(run, request), "recipe": run.settings_snapshot}
+    body = {**run_data(run, request), "recipe": run.settings_snapshot}
     return Response(body, status=status.HTTP_201_CREATED)
 
 
@@ -78,7 +78,7 @@ class JudgeRunPanelCreateApi(APIView):
         ser = JudgeRunPanelInputSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
         data = ser.validated_data
-        dataset = _get_or_400(
+        dataset = get_or_400(
             lambda: annotation_selectors.dataset_get_for_user(
                 user=request.user, dataset_id=data["dataset"]
             ),

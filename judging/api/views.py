@@ -50,8 +50,9 @@ REFUSED = OpenApiResponse(
 )
 
 
-def _run_data(run: JudgeRun, request) -> dict:
-    """One run with its live progress (counts, tokens, cost, calls/s, ETA)."""
+def run_data(run: JudgeRun, request) -> dict:
+    """The API body of one run: its serializer output with its live progress
+    (counts, tokens, cost, calls/s, ETA)."""
     progress = selectors.judge_run_progress(run=run)
     return JudgeRunOutputSerializer(
         run, context={"request": request, "progress": progress}
@@ -182,14 +183,14 @@ class JudgeRunListApi(ListApi):
         serializer = JudgeRunCreateInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        config = _get_or_400(
+        config = get_or_400(
             lambda: selectors.judge_config_get_for_user(
                 user=request.user, config_id=data["config"]
             ),
             "config",
             f"no judge config with id {data['config']}",
         )
-        dataset = _get_or_400(
+        dataset = get_or_400(
             lambda: annotation_selectors.dataset_get_for_user(
                 user=request.user, dataset_id=data["dataset"]
             ),
@@ -221,11 +222,13 @@ class JudgeRunListApi(ListApi):
         if data["start"]:
             run = judge_run_start(run=run, user=request.user)
         run = selectors.judge_run_get_for_user(user=request.user, run_id=run.pk)
-        return Response(_run_data(run, request), status=status.HTTP_201_CREATED)
+        return Response(run_data(run, request), status=status.HTTP_201_CREATED)
 
 
-def _get_or_400(get, field: str, message: str):
-    """An id in the request body that names nothing is bad input (400), not a 404."""
+def get_or_400(get, field: str, message: str):
+    """`get()`'s result; when it raises Http404, a DomainError (400) naming `field`
+    with `message` instead: an id in the request body that names nothing is bad
+    input, not a missing page."""
     try:
         return get()
     except Http404:
@@ -238,7 +241,7 @@ class JudgeRunDetailApi(APIView):
     @extend_schema(tags=["runs"], responses=JudgeRunOutputSerializer)
     def get(self, request, run_id: int):
         run = selectors.judge_run_get_for_user(user=request.user, run_id=run_id)
-        return Response(_run_data(run, request))
+        return Response(run_data(run, request))
 
 
 class JudgeRunStartApi(APIView):
@@ -254,7 +257,7 @@ class JudgeRunStartApi(APIView):
     def post(self, request, run_id: int):
         run = selectors.judge_run_get_for_user(user=request.user, run_id=run_id)
         run = judge_run_start(run=run, user=request.user)
-        return Response(_run_data(run, request))
+        return Response(run_data(run, request))
 
 
 class JudgeRunCancelApi(APIView):
@@ -264,7 +267,7 @@ class JudgeRunCancelApi(APIView):
     def post(self, request, run_id: int):
         run = selectors.judge_run_get_for_user(user=request.user, run_id=run_id)
         run = judge_run_cancel(run=run, user=request.user)
-        return Response(_run_data(run, request))
+        return Response(run_data(run, request))
 
 
 class JudgeRunRetryFailedApi(APIView):
@@ -277,7 +280,7 @@ class JudgeRunRetryFailedApi(APIView):
         run = selectors.judge_run_get_for_user(user=request.user, run_id=run_id)
         n = judge_run_retry_failed(run=run, user=request.user)
         run.refresh_from_db()
-        return Response({"retried": n, "run": _run_data(run, request)})
+        return Response({"retried": n, "run": run_data(run, request)})
 
 
 class JudgeCallListApi(ListApi):
@@ -359,7 +362,7 @@ class JudgeRunImportApi(APIView):
         serializer = JudgeRunImportInputSerializer(data=payload)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        dataset = _get_or_400(
+        dataset = get_or_400(
             lambda: annotation_selectors.dataset_get_for_user(
                 user=request.user, dataset_id=data["dataset"]
             ),
@@ -379,7 +382,7 @@ class JudgeRunImportApi(APIView):
             strict=data["strict"],
         )
         run = selectors.judge_run_get_for_user(user=request.user, run_id=run.pk)
-        return Response(_run_data(run, request), status=status.HTTP_201_CREATED)
+        return Response(run_data(run, request), status=status.HTTP_201_CREATED)
 
 
 class PairwiseVerdictListApi(ListApi):

@@ -3,7 +3,10 @@ Pure functions, no Django imports.
 
 The package: `base` (ParseError, finding JSON in text, FLAMe fields), `pointwise`
 (scores of any rubric's criteria: see its docstring), `tasks` (pairwise,
-classification, critique, metadata, checklist). Every public name is re-exported here.
+classification, critique, metadata, checklist). The package is the API: callers
+outside it import from `judging.parsing`, and `__all__` lists what they may use; the
+package's own modules import each other's defining module, and a public name of a
+submodule not listed here (`check_size`, `field_text`, ...) is shared between them only.
 """
 
 from judging.parsing.base import (

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 MAX_TEXT_CHARS = 200_000
 
-_WRAPPER_KEYS = (
+# The key spellings judges use in their JSON, shared by every parser of the package.
+WRAPPER_KEYS = (
     "scores",
     "score",
     "ratings",
@@ -19,8 +20,8 @@ _WRAPPER_KEYS = (
     "results",
     "evaluation",
 )
-_FEEDBACK_KEYS = ("feedback", "rationale", "reasoning", "explanation", "comment")
-_SCORE_KEYS = ("score", "rating", "value", "label")
+FEEDBACK_KEYS = ("feedback", "rationale", "reasoning", "explanation", "comment")
+SCORE_KEYS = ("score", "rating", "value", "label")
 
 
 class ParseError(ValueError):
@@ -104,14 +105,16 @@ def load_object(candidate: str) -> object | None:
         return None
 
 
-def _whole_json(text: str) -> object | None:
+def whole_json(text: str) -> object | None:
+    """The object or list when the whole of `text` (code fences stripped) is one
+    JSON or Python-literal value, else None."""
     body = _strip_fences(text)
     if not body.startswith(("{", "[")):
         return None
     return load_object(body)
 
 
-def _objects_from_end(text: str):
+def objects_from_end(text: str):
     """(start, parsed dict) for each balanced object that parses, last first."""
     for start, candidate in reversed(balanced_objects(text)):
         value = load_object(candidate)
@@ -119,7 +122,9 @@ def _objects_from_end(text: str):
             yield start, value
 
 
-def _check_size(text: str) -> str:
+def check_size(text: str) -> str:
+    """`text` itself when it is a non-blank string of at most MAX_TEXT_CHARS;
+    ParseError otherwise. Every parser calls it first."""
     if not isinstance(text, str) or not text.strip():
         raise ParseError("the judge returned an empty reply")
     if len(text) > MAX_TEXT_CHARS:
@@ -127,14 +132,14 @@ def _check_size(text: str) -> str:
     return text
 
 
-_RATIONALE_KEYS = ("rationale", "explanation", "reasoning", "reason", "feedback")
+RATIONALE_KEYS = ("rationale", "explanation", "reasoning", "reason", "feedback")
 _FIELD_RE = re.compile(
     r"^[\s>*#\-]*[*`_]*\s*(?P<label>[A-Za-z][A-Za-z _-]{0,40}?)"
     r"\s*[*`_]*\s*:\s*(?P<rest>.*)$"
 )
 
 
-def _field_text(text: str, name: str) -> str | None:
+def field_text(text: str, name: str) -> str | None:
     """The value of a "name: value" field, running on over the following lines until
     the next "field:" line that is not part of it; None when there is no such field."""
     lines = text.splitlines()

@@ -27,16 +27,16 @@ import re
 from annotation.importers.base import is_na
 from annotation.scales import Scale
 from judging.parsing.base import (
-    _FEEDBACK_KEYS,
-    _SCORE_KEYS,
-    _WRAPPER_KEYS,
+    FEEDBACK_KEYS,
+    SCORE_KEYS,
+    WRAPPER_KEYS,
     ParseError,
     PointwiseParse,
-    _check_size,
-    _field_text,
-    _objects_from_end,
-    _whole_json,
+    check_size,
+    field_text,
     normalize_label,
+    objects_from_end,
+    whole_json,
 )
 
 
@@ -113,15 +113,14 @@ def _score_mapping(obj: dict, index: _SkillIndex) -> tuple[dict, dict | None]:
     """The dict that holds the scores, and a separate feedback dict if there is one."""
     if index.mentioned(obj):
         return obj, None
-    for key in _WRAPPER_KEYS:
+    for key in WRAPPER_KEYS:
         for k, v in obj.items():
             if normalize_label(k) == key and isinstance(v, dict) and index.mentioned(v):
                 feedback = next(
                     (
                         fv
                         for fk, fv in obj.items()
-                        if normalize_label(fk) in _FEEDBACK_KEYS
-                        and isinstance(fv, dict)
+                        if normalize_label(fk) in FEEDBACK_KEYS and isinstance(fv, dict)
                     ),
                     None,
                 )
@@ -140,10 +139,10 @@ def _from_mapping(obj: dict, index: _SkillIndex) -> tuple[dict, dict]:
         rationale = ""
         if isinstance(value, dict):
             entry = {normalize_label(k): v for k, v in value.items()}
-            score_field = next((f for f in _SCORE_KEYS if f in entry), None)
+            score_field = next((f for f in SCORE_KEYS if f in entry), None)
             if score_field is None:
                 raise ParseError(f"skill {key!r}: the entry has no score")
-            rationale = next((str(entry[f]) for f in _FEEDBACK_KEYS if f in entry), "")
+            rationale = next((str(entry[f]) for f in FEEDBACK_KEYS if f in entry), "")
             value = entry[score_field]
         scores[key] = index.value(key, value)
         if feedback is not None:
@@ -225,12 +224,12 @@ def parse_pointwise(
     read against its `scales[key]` (FLASK's 1-5 when it has none) and returned as the
     Scale stores it (a point, or a categorical label's code)."""
     index = _SkillIndex(skills, scales)
-    text = _check_size(text)
-    whole = _whole_json(text)
+    text = check_size(text)
+    whole = whole_json(text)
     if isinstance(whole, dict):
         scores, rationales = _from_mapping(whole, index)
         return _finish(scores, rationales, index, "json")
-    for start, obj in _objects_from_end(text):
+    for start, obj in objects_from_end(text):
         if index.mentioned(obj) or index.mentioned(_score_mapping(obj, index)[0]):
             scores, rationales = _from_mapping(obj, index)
             prose = _text_rationales(text[:start], index)
@@ -248,7 +247,7 @@ def _line_rationales(text: str, index: _SkillIndex) -> dict[str, str]:
     layout ("feedback: ..." then "skill_key: n" fields) the feedback field is split the
     same way, and a skill it does not name gets the whole feedback."""
     rationales = _text_rationales(text, index)
-    feedback = _field_text(text, "feedback")
+    feedback = field_text(text, "feedback")
     if feedback is None:
         return rationales
     kept = [

@@ -7,13 +7,13 @@ import re
 
 from annotation.importers.base import is_na
 from judging.parsing.base import (
-    _RATIONALE_KEYS,
+    RATIONALE_KEYS,
     ParseError,
-    _check_size,
-    _field_text,
-    _objects_from_end,
-    _whole_json,
+    check_size,
+    field_text,
     normalize_label,
+    objects_from_end,
+    whole_json,
 )
 from judging.parsing.pointwise import score_value
 
@@ -50,17 +50,17 @@ def _verdict_value(value: object, allow_tie: bool) -> str:
 
 def parse_pairwise(text: str, *, allow_tie: bool) -> tuple[str, str]:
     """("A" | "B" | "tie", rationale)."""
-    text = _check_size(text)
-    whole = _whole_json(text)
+    text = check_size(text)
+    whole = whole_json(text)
     candidates = (
-        [whole] if isinstance(whole, dict) else [o for _, o in _objects_from_end(text)]
+        [whole] if isinstance(whole, dict) else [o for _, o in objects_from_end(text)]
     )
     for obj in candidates:
         entry = {normalize_label(k): v for k, v in obj.items()}
         field = next((k for k in _VERDICT_KEYS if k in entry), None)
         if field is None:
             continue
-        rationale = next((str(entry[k]) for k in _RATIONALE_KEYS if k in entry), "")
+        rationale = next((str(entry[k]) for k in RATIONALE_KEYS if k in entry), "")
         if not rationale and whole is None:
             rationale = text[: text.rfind("{")].strip()
         return _verdict_value(entry[field], allow_tie), rationale
@@ -108,22 +108,22 @@ def parse_classification(text: str, *, labels: list[str]) -> tuple[str, str]:
     """
     if len(labels) < 2:
         raise ValueError("need at least two labels")
-    text = _check_size(text)
-    whole = _whole_json(text)
+    text = check_size(text)
+    whole = whole_json(text)
     candidates = (
-        [whole] if isinstance(whole, dict) else [o for _, o in _objects_from_end(text)]
+        [whole] if isinstance(whole, dict) else [o for _, o in objects_from_end(text)]
     )
     for obj in candidates:
         entry = {normalize_label(k): v for k, v in obj.items()}
         field = next((k for k in _LABEL_KEYS if k in entry), None)
         if field is None:
             continue
-        rationale = next((str(entry[k]) for k in _RATIONALE_KEYS if k in entry), "")
+        rationale = next((str(entry[k]) for k in RATIONALE_KEYS if k in entry), "")
         return _label_value(entry[field], labels), rationale
     lines = list(_LABEL_LINE_RE.finditer(text))
     if lines:
         last = lines[-1]
-        rationale = _field_text(text, "rationale")
+        rationale = field_text(text, "rationale")
         if rationale is None:
             rationale = text[: last.start()].strip()
         return _label_value(last.group("value"), labels), rationale
@@ -140,8 +140,8 @@ def parse_classification(text: str, *, labels: list[str]) -> tuple[str, str]:
 def parse_critique(text: str) -> str:
     """The critique text: a JSON object's "critique", else what follows a
     "critique:" field, else the whole reply. Empty critiques raise `ParseError`."""
-    text = _check_size(text)
-    whole = _whole_json(text)
+    text = check_size(text)
+    whole = whole_json(text)
     if isinstance(whole, dict):
         entry = {normalize_label(k): v for k, v in whole.items()}
         value = entry.get("critique", entry.get("feedback"))
@@ -149,7 +149,7 @@ def parse_critique(text: str) -> str:
             raise ParseError("the JSON reply has no 'critique' text")
         critique = value.strip()
     else:
-        field = _field_text(text, "critique")
+        field = field_text(text, "critique")
         critique = (field if field is not None else text).strip()
     if not critique:
         raise ParseError("the critique is empty")
@@ -160,11 +160,11 @@ def parse_critique(text: str) -> str:
 
 
 def _json_reply(text: str, wanted: tuple[str, ...]) -> dict:
-    text = _check_size(text)
-    whole = _whole_json(text)
+    text = check_size(text)
+    whole = whole_json(text)
     if isinstance(whole, dict):
         return whole
-    for _, obj in _objects_from_end(text):
+    for _, obj in objects_from_end(text):
         if any(normalize_label(k) in wanted for k in obj):
             return obj
     raise ParseError("found no JSON object in the reply")
@@ -218,8 +218,8 @@ def parse_checklist(text: str, *, skill_keys: list[str]) -> list[dict]:
     wanted = tuple(
         normalize_label(k) for k in [*skill_keys, "checklist", "items", "general"]
     )
-    text = _check_size(text)
-    whole = _whole_json(text)
+    text = check_size(text)
+    whole = whole_json(text)
     if isinstance(whole, list):
         obj: object = {"checklist": whole}
     elif isinstance(whole, dict):

@@ -15,7 +15,11 @@ purpose (``Task type: <kind>``, ``Skill key: <key>``, ``Scale: ...``, ``Labels: 
 The package: `base` (shared parts, the FLAMe layout, schemas, hash), `pointwise`
 (criterion blocks and scores for any rubric: `annotation.scales`), `examples`
 (the few-shot block of human-scored examples), `tasks` (pairwise,
-classification, critique, metadata, checklist). Every name is re-exported here.
+classification, critique, metadata, checklist). The package is the API: callers
+outside it import from `judging.prompts`, and `__all__` lists what they may use; the
+package's own modules import each other's defining module, and a public name of a
+submodule not listed here (`chat_messages`, `strict_object`, ...) is shared between
+them only.
 """
 
 from judging.prompts.base import (
@@ -40,12 +44,12 @@ from judging.prompts.examples import (
     with_examples_slot,
 )
 from judging.prompts.pointwise import (
-    _METACOGNITION_NOTE,
     BUILTIN_POINTWISE_SYSTEM,
     BUILTIN_POINTWISE_USER,
     JUDGE_CHECKLIST_HEADING,
     LABELS_LINE,
     LABELS_SEPARATOR,
+    METACOGNITION_NOTE,
     NA,
     REQUIRED_PLACEHOLDERS,
     SCALE_LINE,
@@ -109,7 +113,7 @@ __all__ = [
     "SCHEMA_POINTWISE",
     "SCORE_VALUES",
     "TEMPLATE_PLACEHOLDERS",
-    "_METACOGNITION_NOTE",
+    "METACOGNITION_NOTE",
     "FewShotExample",
     "PointwiseInput",
     "SkillSpec",

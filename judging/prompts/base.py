@@ -30,7 +30,9 @@ ANSWER_START = "### Answer to review"
 ANSWER_END = "### End of answer"
 
 
-def _norm(text: str) -> str:
+def loose_key(text: str) -> str:
+    """The comparison key of a skill or label name: lower case, without whitespace,
+    underscores or dashes, so "Logical Correctness" and "logical_correctness" match."""
     return re.sub(r"[\s_\-]+", "", text.lower())
 
 
@@ -43,7 +45,9 @@ def reference_block(reference: str | None, include_reference: bool) -> str:
     )
 
 
-def _messages(system_text: str, user_text: str) -> list[dict]:
+def chat_messages(system_text: str, user_text: str) -> list[dict]:
+    """The chat messages of a prompt: a system message only when `system_text` is
+    not blank, then the user message."""
     messages = []
     if system_text.strip():
         messages.append({"role": "system", "content": system_text})
@@ -51,7 +55,9 @@ def _messages(system_text: str, user_text: str) -> list[dict]:
     return messages
 
 
-def _strict_object(properties: dict[str, dict]) -> dict:
+def strict_object(properties: dict[str, dict]) -> dict:
+    """A JSON schema object for strict structured outputs: every property of
+    `properties` required, no other property allowed."""
     # Strict structured outputs need every property required and no extras.
     return {
         "type": "object",
@@ -61,7 +67,9 @@ def _strict_object(properties: dict[str, dict]) -> dict:
     }
 
 
-def _response_format(name: str, schema: dict) -> dict:
+def json_schema_format(name: str, schema: dict) -> dict:
+    """The chat API's `response_format` asking for strict JSON that fits `schema`,
+    under the schema name `name` (the fake judge server reads the name)."""
     return {
         "type": "json_schema",
         "json_schema": {"name": name, "strict": True, "schema": schema},
@@ -103,6 +111,7 @@ def render_flame(
     return [{"role": "user", "content": f"{instructions}\n\n{ctx}\n\n{evaluation}"}]
 
 
-def _layout_check(layout: str) -> None:
+def check_layout(layout: str) -> None:
+    """Raise ValueError unless `layout` is 'flask' or 'flame', the two prompt layouts."""
     if layout not in ("flask", "flame"):
         raise ValueError(f"unknown layout {layout!r}; use 'flask' or 'flame'")

@@ -24,12 +24,12 @@ from judging.prompts.base import (
     ANSWER_START,
     OUTPUT_MODES,
     SCHEMA_POINTWISE,
-    _messages,
-    _norm,
-    _response_format,
-    _strict_object,
+    chat_messages,
+    json_schema_format,
+    loose_key,
     reference_block,
     render_flame,
+    strict_object,
 )
 from judging.prompts.examples import (
     EXAMPLES_PLACEHOLDER,
@@ -136,7 +136,7 @@ REQUIRED_PLACEHOLDERS = (
 )
 _PLACEHOLDER_RE = re.compile(r"\{(" + "|".join(TEMPLATE_PLACEHOLDERS) + r")\}")
 
-_METACOGNITION_NOTE = (
+METACOGNITION_NOTE = (
     "Note: declining to answer, or saying how unsure one is, is the right behaviour "
     "when a request is ambiguous, unanswerable or beyond what can be known reliably. "
     "When such a refusal or hedge is justified, it deserves a high score here, up to 5."
@@ -237,10 +237,10 @@ def scale_lines(scale: Scale) -> list[str]:
 
 def _metacognition_note(skill: SkillSpec) -> str | None:
     if skill.is_flask:
-        return _METACOGNITION_NOTE
+        return METACOGNITION_NOTE
     if skill.scale.is_categorical:
         return None
-    return _METACOGNITION_NOTE.replace("up to 5", f"up to {skill.scale.high}")
+    return METACOGNITION_NOTE.replace("up to 5", f"up to {skill.scale.high}")
 
 
 def skill_lines(
@@ -267,7 +267,10 @@ def skill_lines(
     if questions:
         lines.append(checklist_heading)
         lines += [f"- {q}" for q in questions]
-    if _norm(skill.key) == "metacognition" or _norm(skill.name) == "metacognition":
+    if (
+        loose_key(skill.key) == "metacognition"
+        or loose_key(skill.name) == "metacognition"
+    ):
         if note := _metacognition_note(skill):
             lines.append(note)
     return lines
@@ -276,14 +279,14 @@ def skill_lines(
 def _split_checklist(
     inp: PointwiseInput,
 ) -> tuple[dict[str, list[str]], list[str]]:
-    by_norm = {_norm(s.key): s.key for s in inp.skills}
+    by_norm = {loose_key(s.key): s.key for s in inp.skills}
     per_skill: dict[str, list[str]] = {s.key: [] for s in inp.skills}
     general: list[str] = []
     for skill_key, question in inp.checklist:
         question = question.strip()
         if not question:
             continue
-        key = by_norm.get(_norm(skill_key)) if skill_key else None
+        key = by_norm.get(loose_key(skill_key)) if skill_key else None
         if key is None:
             # A general question, or one for a skill this call does not score.
             general.append(question)
@@ -389,7 +392,7 @@ def render_pointwise(
     }
     if values["examples"]:
         user_text = with_examples_slot(user_text)
-    return _messages(system_text, fill_template(user_text, values))
+    return chat_messages(system_text, fill_template(user_text, values))
 
 
 def score_schema(scale: Scale) -> dict:
@@ -422,10 +425,10 @@ def pointwise_response_format(
 
     def entry(key: str) -> dict:
         score = score_schema(scales.get(key, FLASK_SCALE))
-        return _strict_object({"feedback": {"type": "string"}, "score": score})
+        return strict_object({"feedback": {"type": "string"}, "score": score})
 
-    return _response_format(
-        SCHEMA_POINTWISE, _strict_object({key: entry(key) for key in skill_keys})
+    return json_schema_format(
+        SCHEMA_POINTWISE, strict_object({key: entry(key) for key in skill_keys})
     )
 
 

@@ -12,13 +12,13 @@ from judging.prompts.base import (
     SCHEMA_CLASSIFICATION,
     SCHEMA_METADATA,
     SCHEMA_PAIRWISE,
-    _layout_check,
-    _messages,
-    _norm,
-    _response_format,
-    _strict_object,
+    chat_messages,
+    check_layout,
+    json_schema_format,
+    loose_key,
     reference_block,
     render_flame,
+    strict_object,
 )
 from judging.prompts.pointwise import LABELS_LINE, LABELS_SEPARATOR, SkillSpec
 
@@ -94,15 +94,15 @@ def render_pairwise(
         f"### Answer A\n{response_a}\n\n### Answer B\n{response_b}\n### End of answers\n\n"
         f"### How to reply\n{reply}"
     )
-    return _messages(_PAIRWISE_SYSTEM, user)
+    return chat_messages(_PAIRWISE_SYSTEM, user)
 
 
 def pairwise_response_format(allow_tie: bool) -> dict:
     winners = ["A", "B", "tie"] if allow_tie else ["A", "B"]
-    schema = _strict_object(
+    schema = strict_object(
         {"rationale": {"type": "string"}, "winner": {"type": "string", "enum": winners}}
     )
-    return _response_format(SCHEMA_PAIRWISE, schema)
+    return json_schema_format(SCHEMA_PAIRWISE, schema)
 
 
 # --- Classification and critique -------------------------------------------------------
@@ -133,7 +133,7 @@ def _check_labels(labels: tuple[str, ...] | list[str]) -> tuple[str, ...]:
         raise ValueError("a classification needs at least two labels")
     if any(not label or "\n" in label or "|" in label for label in cleaned):
         raise ValueError("labels must be non-empty, on one line, and without '|'")
-    if len({_norm(label) for label in cleaned}) != len(cleaned):
+    if len({loose_key(label) for label in cleaned}) != len(cleaned):
         raise ValueError(f"labels must differ from each other: {cleaned}")
     return cleaned
 
@@ -153,7 +153,7 @@ def render_classification(
     layout: a reasoning paragraph and a last line "Label: <label>". With output mode
     "json_schema" the reply is {"rationale": ..., "label": ...} in either layout.
     """
-    _layout_check(layout)
+    check_layout(layout)
     if output_mode not in OUTPUT_MODES:
         raise ValueError(f"unknown output mode {output_mode!r}")
     labels = _check_labels(labels)
@@ -195,17 +195,17 @@ def render_classification(
         f"{ANSWER_START}\n{response}\n{ANSWER_END}\n\n"
         f"### How to reply\n{reply}"
     )
-    return _messages(_CLASSIFICATION_SYSTEM, user)
+    return chat_messages(_CLASSIFICATION_SYSTEM, user)
 
 
 def classification_response_format(labels: tuple[str, ...] | list[str]) -> dict:
-    schema = _strict_object(
+    schema = strict_object(
         {
             "rationale": {"type": "string"},
             "label": {"type": "string", "enum": list(_check_labels(labels))},
         }
     )
-    return _response_format(SCHEMA_CLASSIFICATION, schema)
+    return json_schema_format(SCHEMA_CLASSIFICATION, schema)
 
 
 def render_critique(
@@ -221,7 +221,7 @@ def render_critique(
     FLAMe layout: the judge answers in a "critique: ..." field (it may run over
     several lines); FLASK layout: the critique under a "Critique:" heading.
     """
-    _layout_check(layout)
+    check_layout(layout)
     show_reference = include_reference and bool((reference or "").strip())
     if layout == "flame":
         context = {"request": instruction}
@@ -245,7 +245,7 @@ def render_critique(
         '### How to reply\nStart your reply with "Critique:" and then write the '
         "critique."
     )
-    return _messages(_CRITIQUE_SYSTEM, user)
+    return chat_messages(_CRITIQUE_SYSTEM, user)
 
 
 # --- Metadata and checklist suggestions ---------------------------------------------------
@@ -288,11 +288,11 @@ def render_metadata_annotation(
         '{"rationale": "...", "domains": [...], "difficulty": <1-5>, "skills": '
         "[<key>, <key>, <key>]}. Use only the domains and skill keys listed above."
     )
-    return _messages("You label user requests for an evaluation dataset.", user)
+    return chat_messages("You label user requests for an evaluation dataset.", user)
 
 
 def metadata_response_format(domains: list[str], skill_keys: list[str]) -> dict:
-    schema = _strict_object(
+    schema = strict_object(
         {
             "rationale": {"type": "string"},
             "domains": {
@@ -306,7 +306,7 @@ def metadata_response_format(domains: list[str], skill_keys: list[str]) -> dict:
             },
         }
     )
-    return _response_format(SCHEMA_METADATA, schema)
+    return json_schema_format(SCHEMA_METADATA, schema)
 
 
 def render_checklist(
@@ -327,7 +327,7 @@ def render_checklist(
         "list of questions per skill key and a list of general questions: "
         f'{{{example}, "{CHECKLIST_GENERAL_KEY}": []}}'
     )
-    return _messages("You write precise review checklists.", user)
+    return chat_messages("You write precise review checklists.", user)
 
 
 def checklist_response_format(skill_keys: list[str]) -> dict:
@@ -336,4 +336,4 @@ def checklist_response_format(skill_keys: list[str]) -> dict:
     questions = {"type": "array", "items": {"type": "string"}}
     props = {key: questions for key in skill_keys}
     props[CHECKLIST_GENERAL_KEY] = questions
-    return _response_format(SCHEMA_CHECKLIST, _strict_object(props))
+    return json_schema_format(SCHEMA_CHECKLIST, strict_object(props))

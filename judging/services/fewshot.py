@@ -57,19 +57,9 @@ def _candidates(dataset: Dataset, **filters) -> list[Candidate]:
     return [Candidate(*row) for row in rows]
 
 
-def few_shot_examples_draw(*, dataset: Dataset, request: FewShotRequest) -> dict:
-    """The few-shot examples of a new run over `dataset`, as `JudgeRun.few_shot`:
-    {"rule", "k", "seed", "split_id", "examples": [{"response_id", "instruction_id",
-    "instruction_external_id", "model", "skill", "score", "rationale"}, ...]}.
-
-    Examples come from the dataset's development split only. "random" draws
-    `request.k` (stratified by criterion and score level, seeded: `judging.fewshot`);
-    "manual" takes the named responses, each with one human score per criterion
-    (`request.criteria`, or all it has). Refused, with `DomainError` naming the field
-    (`few_shot_examples` for the examples) and nothing written: no split yet, a
-    response that is in the test split (naming it and its instruction), not in the
-    dataset, or without a human score; a bad rule, k or seed. Reads only.
-    """
+def _request_problems(request: FewShotRequest) -> list[Problem]:
+    """The problems of the request on its own (rule, seed, k, the named responses),
+    before anything is read from the database."""
     problems: list[Problem] = []
     if request.rule not in RULES:
         problems.append(
@@ -100,6 +90,23 @@ def few_shot_examples_draw(*, dataset: Dataset, request: FewShotRequest) -> dict
                     field=FIELD,
                 )
             )
+    return problems
+
+
+def few_shot_examples_draw(*, dataset: Dataset, request: FewShotRequest) -> dict:
+    """The few-shot examples of a new run over `dataset`, as `JudgeRun.few_shot`:
+    {"rule", "k", "seed", "split_id", "examples": [{"response_id", "instruction_id",
+    "instruction_external_id", "model", "skill", "score", "rationale"}, ...]}.
+
+    Examples come from the dataset's development split only. "random" draws
+    `request.k` (stratified by criterion and score level, seeded: `judging.fewshot`);
+    "manual" takes the named responses, each with one human score per criterion
+    (`request.criteria`, or all it has). Refused, with `DomainError` naming the field
+    (`few_shot_examples` for the examples) and nothing written: no split yet, a
+    response that is in the test split (naming it and its instruction), not in the
+    dataset, or without a human score; a bad rule, k or seed. Reads only.
+    """
+    problems = _request_problems(request)
     skill_order = list(
         Skill.objects.filter(rubric_id=dataset.rubric_id)
         .order_by("position", "pk")

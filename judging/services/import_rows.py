@@ -1,5 +1,5 @@
 """The rows of a judge-results import while they are checked: validated scores and
-calls, what the dataset offers (`_Lookups`: instructions, responses, skills and each
+calls, what the dataset offers (`DatasetLookups`: instructions, responses, skills and each
 skill's `annotation.scales.Scale`) and the collector that reports unknown ids and
 duplicates. Used by `judging.services.imports`; nothing here writes."""
 
@@ -54,8 +54,9 @@ class CallRow:
 
 
 @dataclass
-class _Lookups:
-    """What validation needs to know about the dataset, loaded in a few queries."""
+class DatasetLookups:
+    """What validation needs to know about the dataset, loaded in a few queries
+    (`load`); `parse` checks a value against a skill's scale."""
 
     dataset: Dataset
     instructions: dict[str, int]
@@ -65,7 +66,7 @@ class _Lookups:
     scales: dict[int, Scale] = field(default_factory=dict)  # skill id -> Scale
 
     @classmethod
-    def load(cls, dataset: Dataset) -> _Lookups:
+    def load(cls, dataset: Dataset) -> DatasetLookups:
         skills = list(Skill.objects.filter(rubric_id=dataset.rubric_id))
         by_name: dict[str, Skill] = {}
         for skill in skills:
@@ -107,7 +108,7 @@ class _Lookups:
         return ok, score
 
 
-def _parse_mapping(mapping) -> dict[str, str]:
+def parse_mapping(mapping) -> dict[str, str]:
     """`["score=rating", ...]` or {"score": "rating"} -> {"score": "rating"}.
 
     Raises `DomainError` whose one problem, on field `mapping`, names the bad spec.
@@ -120,18 +121,19 @@ def _parse_mapping(mapping) -> dict[str, str]:
         ) from exc
 
 
-def _where(file: str, line: int, other_file: str) -> str:
-    """ "line N", plus " of FILE" when that line is in another file than `other_file`."""
+def line_ref(file: str, line: int, other_file: str) -> str:
+    """ "line N", plus " of FILE" when that line is in another file than `other_file`:
+    how a problem message points at an earlier row."""
     return f"line {line}" + ("" if file == other_file else f" of {file}")
 
 
-class _Collector:
+class RowCollector:
     """Collects calls and scores, reporting unknown ids, models and skills and
     conflicting duplicate (response, skill, sample) keys with the line of their first
     use; same-value duplicates and scores for unassigned skills go to `warnings`."""
 
     def __init__(
-        self, lookups: _Lookups, problems: list[Problem], warnings: list[Problem]
+        self, lookups: DatasetLookups, problems: list[Problem], warnings: list[Problem]
     ):
         self.lookups = lookups
         self.problems = problems
@@ -204,7 +206,7 @@ class _Collector:
         if call.critique_at is None:
             call.critique, call.critique_at = text, (file, line)
             return
-        where = _where(*call.critique_at, file)
+        where = line_ref(*call.critique_at, file)
         if call.critique == text:
             self.warnings.append(
                 Problem(
@@ -231,7 +233,7 @@ class _Collector:
         key = (score.response_id, score.skill_id, score.sample)
         first = self.seen.get(key)
         if first is not None:
-            where = _where(first[0], first[1], score.file)
+            where = line_ref(first[0], first[1], score.file)
             scale = self.lookups.scales[score.skill_id]
             if first[2] == score.score:
                 self.warnings.append(

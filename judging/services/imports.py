@@ -47,6 +47,7 @@ from annotation.importers.base import (
     read_rows,
     type_name,
 )
+from annotation.importers.fields import RowReader
 from annotation.importers.flask import model_name_from_file
 from annotation.models import Dataset, Skill
 from annotation.scales import Scale
@@ -55,22 +56,67 @@ from judging.models import JudgeCall, JudgeCritique, JudgeRun, JudgeScore
 from judging.services.import_rows import (
     GENERIC_FIELDS,
     CallRow,
+    DatasetLookups,
+    RowCollector,
     ScoreRow,
-    _Collector,
-    _Lookups,
-    _parse_mapping,
-    _where,
+    line_ref,
+    parse_mapping,
 )
 
 FORMATS = ("flask_review", "jsonl", "csv")
 MAX_SAMPLE_INDEX = 1000
 
 
+def _score_pairs(
+    row: dict, scores, external_id: str, reader: RowReader, collector: RowCollector
+) -> list[tuple[Skill, object]]:
+    """(skill, raw value) of each score of a FLASK review record: `score` is a dict
+    keyed by skill name, or a list aligned with the record's `skill` / `metrics`
+    names or else with the instruction's assigned skills. Problems go to `reader`:
+    an unknown skill name (left out), or a shape or length that does not fit (no
+    pairs)."""
+    pairs: list[tuple[Skill, object]] = []
+    if isinstance(scores, dict):
+        for name, value in scores.items():
+            skill = collector.skill(reader, name, "score")
+            if skill is not None:
+                pairs.append((skill, value))
+    elif isinstance(scores, list):
+        names_field = next((f for f in ("skill", "metrics") if f in row), None)
+        skills: list[Skill | None] = []
+        if names_field is not None:
+            names = reader.string_list(names_field) or []
+            skills = [collector.skill(reader, n, names_field) for n in names]
+        else:
+            instruction_id = collector.lookups.instructions.get(external_id)
+            by_id = {s.pk: s for s in collector.lookups.skill_by_name.values()}
+            skills = [
+                by_id[pk]
+                for pk in collector.lookups.instruction_skills.get(instruction_id, [])
+            ]
+        if len(skills) != len(scores):
+            reader.fail(
+                "score",
+                f"has {len(scores)} scores but the record lists {len(skills)} "
+                f"skills{f' in `{names_field}`' if names_field else ''}; give "
+                "a score per skill or a dict keyed by skill name",
+            )
+        else:
+            pairs = [(s, v) for s, v in zip(skills, scores, strict=True) if s]
+    else:
+        reader.fail(
+            "score",
+            "must be a dict keyed by skill name or a list aligned with the "
+            f"record's skills, got {type_name(scores)}",
+        )
+    return pairs
+
+
 def _flask_review_file(
     data: FileData,
     file: str,
     model: str,
-    collector: _Collector,
+    collector: RowCollector,
     problems: list[Problem],
 ) -> None:
     for line, row in read_rows(data, file=file, fmt="jsonl", problems=problems):
@@ -93,42 +139,7 @@ def _flask_review_file(
         if external_id is None:
             continue
         response_id = collector.response(reader, external_id, id_field, model, "model")
-        pairs: list[tuple[Skill, object]] = []
-        if isinstance(scores, dict):
-            for name, value in scores.items():
-                skill = collector.skill(reader, name, "score")
-                if skill is not None:
-                    pairs.append((skill, value))
-        elif isinstance(scores, list):
-            names_field = next((f for f in ("skill", "metrics") if f in row), None)
-            skills: list[Skill | None] = []
-            if names_field is not None:
-                names = reader.string_list(names_field) or []
-                skills = [collector.skill(reader, n, names_field) for n in names]
-            else:
-                instruction_id = collector.lookups.instructions.get(external_id)
-                by_id = {s.pk: s for s in collector.lookups.skill_by_name.values()}
-                skills = [
-                    by_id[pk]
-                    for pk in collector.lookups.instruction_skills.get(
-                        instruction_id, []
-                    )
-                ]
-            if len(skills) != len(scores):
-                reader.fail(
-                    "score",
-                    f"has {len(scores)} scores but the record lists {len(skills)} "
-                    f"skills{f' in `{names_field}`' if names_field else ''}; give "
-                    "a score per skill or a dict keyed by skill name",
-                )
-            else:
-                pairs = [(s, v) for s, v in zip(skills, scores, strict=True) if s]
-        else:
-            reader.fail(
-                "score",
-                "must be a dict keyed by skill name or a list aligned with the "
-                f"record's skills, got {type_name(scores)}",
-            )
+        pairs = _score_pairs(row, scores, external_id, reader, collector)
         parsed: list[tuple[Skill, int | None]] = []
         for skill, value in pairs:
             ok, score = collector.lookups.parse(reader, skill, value, "score")
@@ -138,7 +149,7 @@ def _flask_review_file(
             continue
         call = collector.call(file, line, response_id, 0, model)
         if (call.file, call.line) != (file, line):
-            where = _where(call.file, call.line, file)
+            where = line_ref(call.file, call.line, file)
             same = {(s.skill_id, s.score) for s in call.scores} == {
                 (skill.pk, score) for skill, score in parsed
             }
@@ -166,7 +177,7 @@ def _generic_file(
     fmt: str,
     column: dict[str, str],
     default_model: str | None,
-    collector: _Collector,
+    collector: RowCollector,
     problems: list[Problem],
 ) -> None:
     required = ["id"] + ([] if default_model else ["model"])
@@ -305,11 +316,11 @@ def import_judge_results(
                 )
             ],
         )
-    column = {n: n for n in GENERIC_FIELDS} | _parse_mapping(mapping)
-    lookups = _Lookups.load(dataset)
+    column = {n: n for n in GENERIC_FIELDS} | parse_mapping(mapping)
+    lookups = DatasetLookups.load(dataset)
     problems: list[Problem] = []
     warnings: list[Problem] = []
-    collector = _Collector(lookups, problems, warnings)
+    collector = RowCollector(lookups, problems, warnings)
     for file, data in files:
         if fmt == "flask_review":
             file_model = model or model_name_from_file(file)

@@ -863,7 +863,7 @@ def test_training_text_and_judge_prompt_share_the_skill_block():
     """One text per skill: a training example shows the skill exactly as the judge
     prompt does, the Metacognition note included (it used to be judge-only)."""
     from analysis.exports.examples import pointwise_input
-    from judging.prompts import _METACOGNITION_NOTE, SkillSpec, skill_lines
+    from judging.prompts import METACOGNITION_NOTE, SkillSpec, skill_lines
 
     skill = SkillSpec(
         "metacognition",
@@ -879,4 +879,4 @@ def test_training_text_and_judge_prompt_share_the_skill_block():
     )
     block = "\n".join(skill_lines(skill, []))
     assert block in text
-    assert _METACOGNITION_NOTE in text
+    assert METACOGNITION_NOTE in text

@@ -11,9 +11,10 @@ import pytest
 
 from annotation.models import Response
 from annotation.scales import scale_of
-from judging import services
 from judging.models import JudgeCall, JudgeCritique, JudgeRun, JudgeScore
+from judging.services.configs import judge_config_create
 from judging.services.prompts import prompt_get_builtin
+from judging.services.runs import judge_run_create, judge_run_start
 from tests.factories import UserFactory, grant_endpoint_rights
 from tests.judging.rubric_data import HELPSTEER, MT_BENCH, YES_NO, dataset_on
 
@@ -48,12 +49,12 @@ def make_config(base_url, *, layout="flask", **kw):
         "prompt": prompt_get_builtin("pointwise", layout),
         **kw,
     }
-    return services.judge_config_create(user=user, **fields), user
+    return judge_config_create(user=user, **fields), user
 
 
 def run_to_end(config, user, dataset, **kw):
-    run = services.judge_run_create(config=config, dataset=dataset, user=user, **kw)
-    services.judge_run_start(run=run, user=user)  # eager: drives inline until done
+    run = judge_run_create(config=config, dataset=dataset, user=user, **kw)
+    judge_run_start(run=run, user=user)  # eager: drives inline until done
     run.refresh_from_db()
     return run
 
@@ -205,13 +206,11 @@ def test_a_critique_run_stores_one_critique_per_call(eager_tasks, fake_server, l
     base = fake_server(latency_ms=1)
     config, user = make_config(base, layout=layout, samples=2)
     dataset = dataset_on(HELPSTEER, instructions=2)
-    run = services.judge_run_create(
-        config=config, dataset=dataset, user=user, kind="critique"
-    )
+    run = judge_run_create(config=config, dataset=dataset, user=user, kind="critique")
     assert run.kind == JudgeRun.Kind.CRITIQUE and run.total_calls == 8
     assert run.estimate["calls"] == 8 and run.estimate["output_tokens"] > 0
     assert run.estimate["input_tokens"] > 0
-    services.judge_run_start(run=run, user=user)
+    judge_run_start(run=run, user=user)
     run.refresh_from_db()
     assert run.status == JudgeRun.Status.COMPLETED
     critiques = JudgeCritique.objects.filter(run=run)
@@ -243,21 +242,19 @@ def test_a_baseline_judge_cannot_write_critiques(eager_tasks):
     from annotation.errors import DomainError
 
     user = UserFactory(username="base-critic", role="researcher")
-    config = services.judge_config_create(
+    config = judge_config_create(
         user=user, name="length", backend="baseline_length", model="length"
     )
     dataset = dataset_on(HELPSTEER, instructions=1)
     with pytest.raises(DomainError) as exc:
-        services.judge_run_create(
-            config=config, dataset=dataset, user=user, kind="critique"
-        )
+        judge_run_create(config=config, dataset=dataset, user=user, kind="critique")
     assert [p.field for p in exc.value.problems] == ["config"]
     assert not JudgeRun.objects.exists()
 
 
 def test_a_length_baseline_scores_ordinal_criteria_on_their_scale(eager_tasks):
     user = UserFactory(username="base-scorer", role="researcher")
-    config = services.judge_config_create(
+    config = judge_config_create(
         user=user, name="length", backend="baseline_length", model="length"
     )
     dataset = dataset_on(MT_BENCH, instructions=3)

@@ -12,9 +12,12 @@ import pytest
 from django.urls import reverse
 
 from annotation.errors import DomainError
-from judging import endpoints, services
+from judging import endpoints
 from judging.models import JudgeCall, JudgeConfig, JudgeRun
 from judging.selectors.runs import api_key_is_set
+from judging.services.configs import judge_config_create, judge_config_update
+from judging.services.execution import judge_run_drive
+from judging.services.runs import judge_run_create
 from tests.factories import UserFactory, grant_endpoint_rights
 from tests.judging.data import KEY_ENV, SECRET, make_dataset
 from tests.judging.test_execution import stats
@@ -53,7 +56,7 @@ def test_an_undeclared_variable_is_refused_naming_the_field_even_for_an_admin(
     admin_user, name
 ):
     with pytest.raises(DomainError) as caught:
-        services.judge_config_create(user=admin_user, **_fields(api_key_env=name))
+        judge_config_create(user=admin_user, **_fields(api_key_env=name))
     fields = {p.field: p.message for p in caught.value.problems}
     assert "declared key variable" in fields["api_key_env"]
     assert "JUDGE_KEY_ENV_ALLOWED" in fields["api_key_env"]
@@ -100,7 +103,7 @@ def test_the_api_reports_api_key_set_only_for_declared_names(
 @pytest.mark.django_db
 def test_a_researcher_cannot_introduce_an_endpoint(researcher):
     with pytest.raises(DomainError) as caught:
-        services.judge_config_create(user=researcher, **_fields())
+        judge_config_create(user=researcher, **_fields())
     assert [p.field for p in caught.value.problems] == ["base_url"]
     assert "judging.manage_endpoints" in caught.value.problems[0].message
     assert not JudgeConfig.objects.exists()
@@ -108,14 +111,14 @@ def test_a_researcher_cannot_introduce_an_endpoint(researcher):
 
 @pytest.mark.django_db
 def test_a_researcher_reuses_an_endpoint_an_admin_configured(admin_user, researcher):
-    services.judge_config_create(user=admin_user, **_fields(name="admin-judge"))
-    config = services.judge_config_create(
+    judge_config_create(user=admin_user, **_fields(name="admin-judge"))
+    config = judge_config_create(
         user=researcher, **_fields(name="my-judge", temperature=0.7, samples=3)
     )
     assert config.endpoint_approved_by == admin_user  # approved by who configured it
     # Same URL, another key variable: a new endpoint, refused naming the key field.
     with pytest.raises(DomainError) as caught:
-        services.judge_config_create(
+        judge_config_create(
             user=researcher, **_fields(name="x", api_key_env="JUDGE_KEY_OTHER")
         )
     assert [p.field for p in caught.value.problems] == ["api_key_env"]
@@ -126,27 +129,27 @@ def test_the_right_can_be_granted_and_an_endpoint_of_a_demoted_person_is_not_off
     researcher,
 ):
     grant_endpoint_rights(researcher)
-    services.judge_config_create(user=researcher, **_fields(name="granted"))
+    judge_config_create(user=researcher, **_fields(name="granted"))
     other = UserFactory(username="second-researcher", role="researcher")
     # The same pair is now a configured endpoint for everyone...
-    services.judge_config_create(user=other, **_fields(name="reused"))
+    judge_config_create(user=other, **_fields(name="reused"))
     # ...until whoever approved it loses the right.
     researcher.user_permissions.clear()
     researcher = type(researcher).objects.get(pk=researcher.pk)
     with pytest.raises(DomainError):
-        services.judge_config_create(user=other, **_fields(name="again"))
+        judge_config_create(user=other, **_fields(name="again"))
 
 
 @pytest.mark.django_db
 def test_changing_the_endpoint_needs_the_right_and_parameters_do_not(
     admin_user, researcher
 ):
-    config = services.judge_config_create(user=admin_user, **_fields())
-    services.judge_config_update(user=researcher, config=config, temperature=1.0)
+    config = judge_config_create(user=admin_user, **_fields())
+    judge_config_update(user=researcher, config=config, temperature=1.0)
     config.refresh_from_db()
     assert config.temperature == 1.0
     with pytest.raises(DomainError) as caught:
-        services.judge_config_update(
+        judge_config_update(
             user=researcher, config=config, base_url="https://evil.example.net/v1"
         )
     assert [p.field for p in caught.value.problems] == ["base_url"]
@@ -219,7 +222,7 @@ def test_pages_refuse_a_new_endpoint_and_other_roles(
     assert created.status_code == 302, created.context["form"].errors
     assert JudgeConfig.objects.get().endpoint_approved_by == researcher
     JudgeConfig.objects.all().delete()
-    config = services.judge_config_create(user=admin_user, **_fields())
+    config = judge_config_create(user=admin_user, **_fields())
     edit = reverse("judging:judge-edit", args=[config.pk])
     assert client_for(rater).get(edit).status_code == 403
     assert client_for(researcher).get(edit).status_code == 200
@@ -231,7 +234,7 @@ def test_pages_refuse_a_new_endpoint_and_other_roles(
 @pytest.mark.django_db
 def test_allowed_hosts_bound_where_configs_may_point(settings, admin_user):
     settings.JUDGE_ALLOWED_HOSTS = "api.openai.com,*.example.org"
-    services.judge_config_create(
+    judge_config_create(
         user=admin_user, **_fields(name="ok", base_url="https://llm.example.org/v1")
     )
     for url in (
@@ -240,9 +243,7 @@ def test_allowed_hosts_bound_where_configs_may_point(settings, admin_user):
         "https://api.openai.com@evil.net/v1",
     ):
         with pytest.raises(DomainError) as caught:
-            services.judge_config_create(
-                user=admin_user, **_fields(name="no", base_url=url)
-            )
+            judge_config_create(user=admin_user, **_fields(name="no", base_url=url))
         assert [p.field for p in caught.value.problems] == ["base_url"], url
 
 
@@ -255,10 +256,10 @@ def _running_run(admin_user, base_url, **snapshot_changes):
     operator narrowed them), left for a driver to pick up (as recovery would)."""
     from django.utils import timezone
 
-    config = services.judge_config_create(
+    config = judge_config_create(
         user=admin_user, **_fields(base_url=base_url, api_key_env="")
     )
-    run = services.judge_run_create(
+    run = judge_run_create(
         config=config, dataset=make_dataset(instructions=1), user=admin_user
     )
     snapshot = {**run.settings_snapshot, **snapshot_changes}
@@ -278,7 +279,7 @@ def test_a_stored_undeclared_key_variable_is_never_sent(
     monkeypatch.setenv("DJANGO_SECRET_KEY", SECRET)
     base = fake_server(latency_ms=1)
     run = _running_run(admin_user, base, api_key_env="DJANGO_SECRET_KEY")
-    services.judge_run_drive(run_id=run.pk)
+    judge_run_drive(run_id=run.pk)
     run.refresh_from_db()
     assert run.status == JudgeRun.Status.FAILED
     calls = list(JudgeCall.objects.filter(run=run))
@@ -296,7 +297,7 @@ def test_a_host_refused_after_the_run_started_gets_no_request(
     base = fake_server(latency_ms=1)
     run = _running_run(admin_user, base)
     settings.JUDGE_ALLOWED_HOSTS = "api.openai.com"  # the operator narrows it later
-    services.judge_run_drive(run_id=run.pk)
+    judge_run_drive(run_id=run.pk)
     calls = list(JudgeCall.objects.filter(run=run))
     assert calls and {c.error_kind for c in calls} == {"refused"}
     assert all("JUDGE_ALLOWED_HOSTS" in c.error for c in calls)

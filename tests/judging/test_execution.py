@@ -15,8 +15,15 @@ import pytest
 from django.db import connection
 
 from annotation.models import InstructionSkill, Response
-from judging import services
 from judging.models import JudgeCache, JudgeCall, JudgeConfig, JudgeRun, JudgeScore
+from judging.services.configs import judge_config_create
+from judging.services.execution import judge_run_drive
+from judging.services.runs import (
+    judge_run_cancel,
+    judge_run_create,
+    judge_run_retry_failed,
+    judge_run_start,
+)
 from tests.factories import (
     DatasetFactory,
     InstructionFactory,
@@ -69,12 +76,12 @@ def make_config(base_url, **kw):
         "price_output_per_m": 2,
         **kw,
     }
-    return services.judge_config_create(user=user, **fields), user
+    return judge_config_create(user=user, **fields), user
 
 
 def run_to_end(config, user, dataset, **kw):
-    run = services.judge_run_create(config=config, dataset=dataset, user=user, **kw)
-    services.judge_run_start(run=run, user=user)  # eager: drives inline until done
+    run = judge_run_create(config=config, dataset=dataset, user=user, **kw)
+    judge_run_start(run=run, user=user)  # eager: drives inline until done
     run.refresh_from_db()
     return run
 
@@ -230,20 +237,20 @@ def test_cancel_resume_and_retry_failed(eager_tasks, fake_server, settings):
     httpx.post(
         base.rstrip("/").removesuffix("/v1") + "/reset", json={"server_error": 0.0}
     )
-    assert services.judge_run_retry_failed(run=run, user=user) == 4
+    assert judge_run_retry_failed(run=run, user=user) == 4
     run.refresh_from_db()
     assert run.status == JudgeRun.Status.COMPLETED
     assert JudgeScore.objects.filter(run=run).count() == 12
 
     # Cancel before anything runs: calls stay pending; resume finishes them.
-    run2 = services.judge_run_create(config=config, dataset=dataset, user=user)
+    run2 = judge_run_create(config=config, dataset=dataset, user=user)
     JudgeRun.objects.filter(pk=run2.pk).update(status=JudgeRun.Status.RUNNING)
-    services.judge_run_cancel(run=run2, user=user)
+    judge_run_cancel(run=run2, user=user)
     run2.refresh_from_db()
     assert run2.status == JudgeRun.Status.CANCELLED
-    assert services.judge_run_drive(run_id=run2.pk) == JudgeRun.Status.CANCELLED
+    assert judge_run_drive(run_id=run2.pk) == JudgeRun.Status.CANCELLED
     assert JudgeCall.objects.filter(run=run2, status="pending").count() == 4
-    services.judge_run_start(run=run2, user=user)
+    judge_run_start(run=run2, user=user)
     run2.refresh_from_db()
     assert run2.status == JudgeRun.Status.COMPLETED
 
@@ -252,7 +259,7 @@ def test_baseline_judges_need_no_network(eager_tasks):
     user = UserFactory(username="base-res", role="researcher")
     dataset = make_dataset(n_instructions=5)
     for backend in ("baseline_rouge", "baseline_length"):
-        config = services.judge_config_create(user=user, name=backend, backend=backend)
+        config = judge_config_create(user=user, name=backend, backend=backend)
         run = run_to_end(config, user, dataset)
         assert run.status == JudgeRun.Status.COMPLETED
         scores = list(
@@ -301,7 +308,7 @@ def test_config_refuses_a_key_in_place_of_a_variable_name():
 
     user = UserFactory(username="cfg-res", role="researcher")
     with pytest.raises(DomainError) as exc:
-        services.judge_config_create(
+        judge_config_create(
             user=user,
             name="x",
             base_url="http://127.0.0.1:1/v1",
@@ -321,8 +328,8 @@ def test_worker_completes_a_run_with_every_score(celery_worker_process, fake_ser
     worker = celery_worker_process()
     config, user = make_config(base, max_concurrency=16)
     dataset = make_dataset(n_instructions=15)
-    run = services.judge_run_create(config=config, dataset=dataset, user=user)
-    services.judge_run_start(run=run, user=user)
+    run = judge_run_create(config=config, dataset=dataset, user=user)
+    judge_run_start(run=run, user=user)
     wait_for(
         lambda: JudgeRun.objects.get(pk=run.pk).status in ("completed", "failed"),
         timeout=90,
@@ -343,8 +350,8 @@ def test_killing_the_worker_mid_run_loses_and_duplicates_nothing(
     first = celery_worker_process(**env)
     config, user = make_config(base, max_concurrency=4, timeout_seconds=1)
     dataset = make_dataset(n_instructions=30)
-    run = services.judge_run_create(config=config, dataset=dataset, user=user)
-    services.judge_run_start(run=run, user=user)
+    run = judge_run_create(config=config, dataset=dataset, user=user)
+    judge_run_start(run=run, user=user)
     wait_for(
         lambda: JudgeCall.objects.filter(run=run, status="succeeded").count() >= 8,
         timeout=60,
@@ -382,10 +389,10 @@ def test_concurrency_limit_holds_across_two_worker_processes(
     celery_worker_process(concurrency=1)
     celery_worker_process(concurrency=1)
     config, user = make_config(base, max_concurrency=5)
-    run = services.judge_run_create(
+    run = judge_run_create(
         config=config, dataset=make_dataset(n_instructions=20), user=user
     )
-    services.judge_run_start(run=run, user=user)
+    judge_run_start(run=run, user=user)
     wait_for(
         lambda: JudgeRun.objects.get(pk=run.pk).status in ("completed", "failed"),
         timeout=90,
@@ -412,10 +419,8 @@ def test_annotation_runs_store_suggestions(eager_tasks, fake_server, kind):
     base = fake_server(latency_ms=1)
     config, user = make_config(base, output_mode="text")
     dataset = make_dataset(n_instructions=3)
-    run = services.judge_run_create(
-        config=config, dataset=dataset, user=user, kind=kind
-    )
-    services.judge_run_start(run=run, user=user)
+    run = judge_run_create(config=config, dataset=dataset, user=user, kind=kind)
+    judge_run_start(run=run, user=user)
     run.refresh_from_db()
     assert run.status == JudgeRun.Status.COMPLETED
     suggestions = list(MetadataSuggestion.objects.filter(run=run))
@@ -436,9 +441,7 @@ def test_checklist_runs_skip_instructions_that_have_one(eager_tasks, fake_server
     first = dataset.instructions.order_by("pk").first()
     first.checklist = [{"skill": None, "question": "Does it cite a source?"}]
     first.save(update_fields=["checklist"])
-    run = services.judge_run_create(
-        config=config, dataset=dataset, user=user, kind="checklist"
-    )
+    run = judge_run_create(config=config, dataset=dataset, user=user, kind="checklist")
     assert set(
         JudgeCall.objects.filter(run=run).values_list("instruction_id", flat=True)
     ) == set(dataset.instructions.exclude(pk=first.pk).values_list("pk", flat=True))

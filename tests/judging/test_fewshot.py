@@ -26,7 +26,7 @@ from judging.models import (
     JudgeScore,
 )
 from judging.models import TestSplitLook as SplitLook  # not a test class
-from judging.services.execution.store import _load_contexts
+from judging.services.execution.store import load_contexts
 from judging.services.fewshot import few_shot_examples_draw
 from judging.services.runs import judge_run_create, judge_run_start
 from tests.analysis.agreement_data import make_agreement_setup
@@ -281,7 +281,7 @@ def test_the_rendered_prompt_shows_the_examples_before_the_item(
     )
     call = run.calls.order_by("pk").first()
     skills = list(Skill.objects.filter(rubric_id=setup.dataset.rubric_id))
-    (ctx,) = _load_contexts(run, "", [call.pk], skills, config.prompt)
+    (ctx,) = load_contexts(run, "", [call.pk], skills, config.prompt)
     text = ctx.messages[-1]["content"]
     assert prompts.EXAMPLES_HEADING in text
     assert chosen.text in text and chosen.instruction.text in text

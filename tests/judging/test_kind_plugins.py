@@ -20,13 +20,16 @@ from django.urls import reverse
 from annotation.errors import DomainError, Problem
 from annotation.models import Response
 from bench.kinds import KIND_KEYS, kind_branches, kind_lists, survey
-from judging import kinds, parsing, prompts, services
+from judging import kinds, parsing, prompts
 from judging.api.serializers import JudgeRunCreateInputSerializer
 from judging.forms import RunForm
 from judging.kinds import CallContext, Selection, Sizes, TaskKind
 from judging.models import JudgeCall, JudgeConfig, JudgeRun
 from judging.selectors.criteria import VALUE_KINDS
 from judging.selectors.item_scores import SCORE_KINDS
+from judging.services.configs import judge_config_create
+from judging.services.estimates import judge_run_estimate
+from judging.services.runs import judge_run_create, judge_run_start
 from tests.factories import (
     DatasetFactory,
     InstructionFactory,
@@ -162,7 +165,7 @@ def make_dataset(models=("m-a", "m-b")):
 def make_config(base_url: str, **fields) -> tuple[JudgeConfig, object]:
     user = UserFactory(username=f"kinds-{time.monotonic_ns()}", role="researcher")
     grant_endpoint_rights(user)
-    config = services.judge_config_create(
+    config = judge_config_create(
         user=user,
         name=f"judge-{time.monotonic_ns()}",
         base_url=base_url,
@@ -188,10 +191,10 @@ def test_a_kind_defined_in_one_module_runs_end_to_end(
     config, user = make_config(base)
     dataset = make_dataset()
 
-    estimate = services.judge_run_estimate(
+    estimate = judge_run_estimate(
         config=config, dataset=dataset, kind="length_check", models=["m-a"]
     )
-    run = services.judge_run_create(
+    run = judge_run_create(
         config=config, dataset=dataset, user=user, kind="length_check", models=["m-a"]
     )
     assert run.kind == "length_check" and run.status == JudgeRun.Status.PENDING
@@ -199,7 +202,7 @@ def test_a_kind_defined_in_one_module_runs_end_to_end(
     assert run.estimate == estimate and estimate["input_tokens"] == 300
     assert "length check" in run.name
 
-    services.judge_run_start(run=run, user=user)  # eager: driven inline to the end
+    judge_run_start(run=run, user=user)  # eager: driven inline to the end
     run.refresh_from_db()
     assert run.status == JudgeRun.Status.COMPLETED
     calls = list(JudgeCall.objects.filter(run=run).order_by("pk"))
@@ -229,11 +232,11 @@ def test_a_judge_answer_the_kind_cannot_parse_is_re_asked_then_failed(
     # The fake judge answers "undecided": not a label, re-asked, then failed.
     base = fake_server(latency_ms=1, malformed=1.0)
     config, user = make_config(base, max_parse_retries=1)
-    run = services.judge_run_create(
+    run = judge_run_create(
         config=config, dataset=make_dataset(models=("m-a",)), user=user,
         kind="length_check",
     )  # fmt: skip
-    services.judge_run_start(run=run, user=user)
+    judge_run_start(run=run, user=user)
     run.refresh_from_db()
     assert run.status == JudgeRun.Status.FAILED
     call = JudgeCall.objects.filter(run=run).first()
@@ -268,7 +271,7 @@ def test_options_a_kind_does_not_take_are_refused_naming_who_takes_them(
 ):
     config = JudgeConfig.objects.create(name="j", base_url="", model="")
     with pytest.raises(DomainError) as caught:
-        services.judge_run_create(
+        judge_run_create(
             config=config,
             dataset=DatasetFactory(),
             user=researcher,

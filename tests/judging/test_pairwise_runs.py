@@ -17,7 +17,6 @@ from django.urls import reverse
 
 from annotation.errors import DomainError
 from annotation.models import PreferencePair
-from judging import services
 from judging.models import (
     JudgeCache,
     JudgeCall,
@@ -25,7 +24,12 @@ from judging.models import (
     PairwiseVerdict,
     PromptTemplate,
 )
-from judging.services.runs import judge_run_create_pairwise
+from judging.services.configs import judge_config_create
+from judging.services.runs import (
+    judge_run_create_pairwise,
+    judge_run_retry_failed,
+    judge_run_start,
+)
 from tests.factories import DatasetFactory, InstructionFactory, ResponseFactory
 from tests.judge_fixtures import wait_for
 from tests.judging import FakeJudge
@@ -74,7 +78,7 @@ def make_pairs(n=4, categories=("chat", "safety")):
 
 def create_and_run(config, user, dataset, **kw):
     run = judge_run_create_pairwise(config=config, dataset=dataset, user=user, **kw)
-    services.judge_run_start(run=run, user=user)  # eager: drives inline until done
+    judge_run_start(run=run, user=user)  # eager: drives inline until done
     run.refresh_from_db()
     return run
 
@@ -168,9 +172,7 @@ def test_no_pairs_baseline_and_rater_are_refused(rater):
     with pytest.raises(DomainError) as exc:
         judge_run_create_pairwise(config=config, dataset=DatasetFactory(), user=user)
     assert exc.value.problems[0].field == "dataset"
-    baseline = services.judge_config_create(
-        user=user, name="len", backend="baseline_length"
-    )
+    baseline = judge_config_create(user=user, name="len", backend="baseline_length")
     with pytest.raises(DomainError) as exc:
         judge_run_create_pairwise(config=baseline, dataset=make_pairs(1), user=user)
     assert exc.value.problems[0].field == "config"
@@ -220,7 +222,7 @@ def test_the_prompt_shows_the_responses_in_the_call_order(eager_tasks, fake_serv
         )
         JudgeCall.objects.filter(run=run, order=order).update(status="pending")
         JudgeRun.objects.filter(pk=run.pk).update(status="pending")
-        services.judge_run_start(run=run, user=user)
+        judge_run_start(run=run, user=user)
         text = judge.last_request()["messages"][-1]["content"]
         first, second = pair.response_1.text, pair.response_2.text
         if order == "ba":
@@ -272,7 +274,7 @@ def test_unparseable_answers_fail_with_the_reason_and_retry_works(
     assert last[-1]["role"] == "user" and "a tie is not allowed" in last[-1]["content"]
     # A judge that now answers: retrying the failed calls completes the run.
     FakeJudge(base).reset(pairwise_verdict="B")
-    assert services.judge_run_retry_failed(run=run, user=user) == 4
+    assert judge_run_retry_failed(run=run, user=user) == 4
     run.refresh_from_db()
     assert run.status == JudgeRun.Status.COMPLETED
     assert set(verdicts(run).values()) == {("B", "2"), ("B", "1")}
@@ -291,7 +293,7 @@ def test_transport_failures_keep_their_reason(eager_tasks, fake_server, settings
     assert failed.error_kind == "server_error" and failed.error
     assert PairwiseVerdict.objects.filter(run=run).count() == 3
     assert not PairwiseVerdict.objects.filter(call=failed).exists()
-    assert services.judge_run_retry_failed(run=run, user=user) == 1
+    assert judge_run_retry_failed(run=run, user=user) == 1
     run.refresh_from_db()
     assert run.status == JudgeRun.Status.COMPLETED
     assert PairwiseVerdict.objects.filter(run=run).count() == 4
@@ -349,7 +351,7 @@ def test_bandwagon_cue_reaches_the_prompt_and_its_target_is_recorded(
         assert probe["cue_target_original"] == expected[call.order][probe["cue_target"]]
         by_pair.setdefault(call.pair_id, set()).add(probe["cue_target"])
     assert all(len(t) == 1 for t in by_pair.values())  # one position per pair
-    services.judge_run_start(run=run, user=user)
+    judge_run_start(run=run, user=user)
     run.refresh_from_db()
     assert run.status == JudgeRun.Status.COMPLETED
     last = FakeJudge(base).last_request()["messages"][-1]["content"]
@@ -556,7 +558,7 @@ def test_worker_completes_a_pairwise_run(celery_worker_process, fake_server):
     config, user = make_config(base, max_concurrency=8)
     dataset = make_pairs(15)
     run = judge_run_create_pairwise(config=config, dataset=dataset, user=user)
-    services.judge_run_start(run=run, user=user)
+    judge_run_start(run=run, user=user)
     wait_for(
         lambda: JudgeRun.objects.get(pk=run.pk).status in ("completed", "failed"),
         timeout=90,
@@ -584,7 +586,7 @@ def test_killing_the_worker_mid_pairwise_run_loses_and_duplicates_nothing(
     first = celery_worker_process(**env)
     config, user = make_config(base, max_concurrency=4, timeout_seconds=1)
     run = judge_run_create_pairwise(config=config, dataset=make_pairs(30), user=user)
-    services.judge_run_start(run=run, user=user)
+    judge_run_start(run=run, user=user)
     wait_for(
         lambda: JudgeCall.objects.filter(run=run, status="succeeded").count() >= 8,
         timeout=60,

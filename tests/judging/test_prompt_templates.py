@@ -5,24 +5,24 @@ from __future__ import annotations
 import pytest
 
 from annotation.errors import DomainError
-from judging import services
 from judging.models import PromptTemplate
+from judging.services.prompts import prompt_get_builtin, prompt_template_create
 
 
 @pytest.fixture
 def builtin(db):
-    return services.prompt_get_builtin(PromptTemplate.Kind.POINTWISE)
+    return prompt_get_builtin(PromptTemplate.Kind.POINTWISE)
 
 
 def test_saving_makes_the_next_version(researcher, builtin):
-    first = services.prompt_template_create(
+    first = prompt_template_create(
         user=researcher,
         name="mine",
         kind="pointwise",
         system_text="s",
         user_text=builtin.user_text,
     )
-    second = services.prompt_template_create(
+    second = prompt_template_create(
         user=researcher,
         name="mine",
         kind="pointwise",
@@ -36,7 +36,7 @@ def test_saving_makes_the_next_version(researcher, builtin):
 
 def test_a_pointwise_template_must_keep_its_placeholders(researcher):
     with pytest.raises(DomainError) as exc:
-        services.prompt_template_create(
+        prompt_template_create(
             user=researcher,
             name="broken",
             kind="pointwise",

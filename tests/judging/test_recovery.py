@@ -16,13 +16,13 @@ from uuid import uuid4
 import pytest
 from django.utils import timezone
 
-from judging import services
 from judging.models import JudgeCall, JudgeDriver, JudgeRun, JudgeScore
 from judging.services.execution.recovery import (
     driver_beat,
     driver_register,
     judge_runs_recover,
 )
+from judging.services.runs import judge_run_create, judge_run_start
 from tests.judge_fixtures import wait_for
 from tests.judging.test_execution import eager_tasks, make_config, make_dataset, stats
 
@@ -33,7 +33,7 @@ __all__ = ["eager_tasks"]  # a fixture used below
 def _running_run(base_url, *, n_instructions=3):
     """A run marked running with nothing driving it yet (as right after a start)."""
     config, user = make_config(base_url, max_concurrency=4, timeout_seconds=5)
-    run = services.judge_run_create(
+    run = judge_run_create(
         config=config, dataset=make_dataset(n_instructions=n_instructions), user=user
     )
     JudgeRun.objects.filter(pk=run.pk).update(
@@ -156,10 +156,10 @@ def test_claims_record_their_driver_and_a_finished_driver_leaves_no_row(
 ):
     base = fake_server(latency_ms=1)
     config, user = make_config(base)
-    run = services.judge_run_create(
+    run = judge_run_create(
         config=config, dataset=make_dataset(n_instructions=2), user=user
     )
-    services.judge_run_start(run=run, user=user)
+    judge_run_start(run=run, user=user)
     run.refresh_from_db()
     assert run.status == JudgeRun.Status.COMPLETED
     assert not JudgeDriver.objects.filter(run=run).exists()
@@ -182,10 +182,10 @@ def test_a_killed_worker_is_replaced_within_seconds_without_lease_expiry(
     args = ("--beat", "--schedule", str(tmp_path / "beat-schedule")) if beat else ()
     first = celery_worker_process(extra_args=args)
     config, user = make_config(base, max_concurrency=4, timeout_seconds=30)
-    run = services.judge_run_create(
+    run = judge_run_create(
         config=config, dataset=make_dataset(n_instructions=30), user=user
     )
-    services.judge_run_start(run=run, user=user)
+    judge_run_start(run=run, user=user)
     wait_for(
         lambda: JudgeCall.objects.filter(run=run, status="succeeded").count() >= 8,
         timeout=60,

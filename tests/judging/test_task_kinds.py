@@ -275,8 +275,8 @@ def test_fake_judge_scripted_label_and_schema():
 @pytest.mark.django_db(transaction=True)
 def test_pointwise_run_with_a_flame_layout_config_stores_scores(fake_server, settings):
     from flaskapp.celery import app
-    from judging import services
     from judging.models import JudgeCall, JudgeRun, JudgeScore, PromptTemplate
+    from judging.services.runs import judge_run_create, judge_run_start
     from tests.judging import FakeJudge
     from tests.judging.test_execution import expected_scores, make_config, make_dataset
 
@@ -294,8 +294,8 @@ def test_pointwise_run_with_a_flame_layout_config_stores_scores(fake_server, set
         )
         config, user = make_config(base, output_mode="text", prompt=template)
         dataset = make_dataset(n_instructions=2)
-        run = services.judge_run_create(config=config, dataset=dataset, user=user)
-        services.judge_run_start(run=run, user=user)
+        run = judge_run_create(config=config, dataset=dataset, user=user)
+        judge_run_start(run=run, user=user)
         run.refresh_from_db()
     finally:
         app.conf.task_always_eager = before

@@ -306,11 +306,8 @@ class Command(BaseCommand):
         worker completes it offline and the judge pages have something to show."""
         from annotation.models import Dataset
         from judging.models import JudgeConfig, JudgeRun
-        from judging.services import (
-            judge_config_create,
-            judge_run_create,
-            judge_run_start,
-        )
+        from judging.services.configs import judge_config_create
+        from judging.services.runs import judge_run_create, judge_run_start
 
         User = get_user_model()
         researcher = User.objects.get(username="researcher")

@@ -11,9 +11,9 @@ when it stops beating (its worker died) its claims go back to pending and the ru
 a new driver (`execution.recovery`). Transport retries happen in one layer: `judging.llm`.
 
 Every kind is driven the same way: the run's kind (`judging.kinds`) renders the
-claimed calls (`store._load_contexts`), parses each answer (`TaskKind.parse`), says
+claimed calls (`store.load_contexts`), parses each answer (`TaskKind.parse`), says
 what a re-ask tells the judge (`TaskKind.reask`) and which rows a batch writes
-(`store._flush`). Baseline judges (no prompt) score in `Driver._baseline`.
+(`store.flush_results`). Baseline judges (no prompt) score in `Driver._baseline`.
 """
 
 from __future__ import annotations
@@ -45,16 +45,16 @@ from judging.services.execution.recovery import (
 from judging.services.execution.store import (
     CallContext,
     CallResult,
-    _cached,
-    _claim,
-    _close_connection,
-    _flush,
-    _length_scores,
-    _load_contexts,
-    _renew_leases,
-    _run_state,
+    cached_entries,
+    claim_calls,
+    close_connection,
+    flush_results,
     judge_run_finish_if_done,
     lease_seconds,
+    load_contexts,
+    renew_leases,
+    run_length_scores,
+    run_state,
 )
 
 log = logging.getLogger(__name__)
@@ -173,7 +173,7 @@ class Driver:
         limiter = self._limiter()
         client = self._client(limiter)
         if self.snapshot["backend"] == JudgeConfig.Backend.BASELINE_LENGTH:
-            self.length_scores = await self.db(_length_scores)(self.run.pk)
+            self.length_scores = await self.db(run_length_scores)(self.run.pk)
         await self.db(driver_register)(run_id=self.run.pk, token=self.token)
         last_flush = last_status = last_renew = last_beat = time.monotonic()
         beat_every = settings.JUDGE_DRIVER_BEAT_SECONDS
@@ -191,7 +191,7 @@ class Driver:
                         await limiter.renew()
                 if now - last_status > STATUS_CHECK_SECONDS:
                     last_status = now
-                    state = await self.db(_run_state)(self.run.pk)
+                    state = await self.db(run_state)(self.run.pk)
                     self.stop = state != JudgeRun.Status.RUNNING
                 free = calls_to_start(
                     concurrency=self.concurrency,
@@ -217,7 +217,7 @@ class Driver:
                     await self._flush()
                     last_flush = time.monotonic()
                 if time.monotonic() - last_renew > RENEW_SECONDS:
-                    await self.db(_renew_leases)(list(self.held), self.lease)
+                    await self.db(renew_leases)(list(self.held), self.lease)
                     last_renew = time.monotonic()
             await self._flush()
         finally:
@@ -226,21 +226,23 @@ class Driver:
             except Exception:  # the row is then taken for dead: nothing is lost
                 log.exception("run %s: could not unregister driver", self.run.pk)
             # The DB thread's connection is this driver's: close it, or it outlives us.
-            await self.db(_close_connection)()
+            await self.db(close_connection)()
             await client.aclose()
             if hasattr(limiter, "aclose"):
                 await limiter.aclose()
 
     async def _claim_and_launch(self, free: int, all_skills, template, client) -> None:
-        token, ids = await self.db(_claim)(self.run.pk, free, self.lease, self.token)
+        token, ids = await self.db(claim_calls)(
+            self.run.pk, free, self.lease, self.token
+        )
         if not ids:
             # Nothing pending now; keep looping only while our own calls are in flight.
             self.exhausted = True
             return
-        contexts = await self.db(_load_contexts)(
+        contexts = await self.db(load_contexts)(
             self.run, token, ids, all_skills, template
         )
-        cache = await self.db(_cached)([c.cache_key for c in contexts])
+        cache = await self.db(cached_entries)([c.cache_key for c in contexts])
         for ctx in contexts:
             self.held[ctx.call_id] = token
             task = asyncio.create_task(self._one(ctx, cache.get(ctx.cache_key), client))
@@ -250,7 +252,7 @@ class Driver:
     async def _flush(self) -> None:
         batch, self.results = self.results, []
         if batch:
-            await self.db(_flush)(self.run, batch)
+            await self.db(flush_results)(self.run, batch)
 
     async def _one(
         self, ctx: CallContext, cached: JudgeCache | None, client: llm.JudgeClient

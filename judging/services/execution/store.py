@@ -2,7 +2,8 @@
 need, the cache, writing results in batches, finishing and recovering runs.
 
 Runs in the driver's database thread (`driver.Driver`), synchronously. A result is
-written only under the claim that produced it (see `driver`).
+written only under the claim that produced it (see `driver`). Its public functions
+are what the driver calls; each is one database step of a run's execution.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def lease_seconds(config: JudgeConfig) -> float:
     return max(settings.JUDGE_MIN_LEASE_SECONDS, config.timeout_seconds * 3)
 
 
-def _claim(
+def claim_calls(
     run_id: int, n: int, lease: float, driver_token: str = ""
 ) -> tuple[str, list[int]]:
     """Atomically move up to `n` pending calls of the run to running under a new token,
@@ -78,7 +79,7 @@ def _cache_key(
     )
 
 
-def _load_contexts(
+def load_contexts(
     run: JudgeRun, token: str, ids: list[int], all_skills: list[Skill], template
 ) -> list[CallContext]:
     """Render the prompt of every claimed call (a fixed number of queries per batch):
@@ -88,11 +89,12 @@ def _load_contexts(
     )
 
 
-def _cached(keys: list[str]) -> dict[str, JudgeCache]:
+def cached_entries(keys: list[str]) -> dict[str, JudgeCache]:
+    """The cache entries of the non-empty `keys`, by key; a key with no entry is absent."""
     return {c.key: c for c in JudgeCache.objects.filter(key__in=[k for k in keys if k])}
 
 
-def _flush(run: JudgeRun, results: list[CallResult]) -> None:
+def flush_results(run: JudgeRun, results: list[CallResult]) -> None:
     """Write finished calls (only under their current claim), their scores and new cache
     entries, in one transaction; refresh the run's heartbeat."""
     if not results:
@@ -179,7 +181,7 @@ def _cost(r: CallResult, price_in: Decimal, price_out: Decimal) -> Decimal:
     ) / (Decimal(1_000_000))
 
 
-def _renew_leases(call_ids: list[int], lease: float) -> None:
+def renew_leases(call_ids: list[int], lease: float) -> None:
     """Keep the claims of calls still in flight (slow endpoints, long retries) alive."""
     if call_ids:
         JudgeCall.objects.filter(
@@ -231,7 +233,7 @@ def _update_calls_pg(
         cursor.execute(sql, [now, *params])
 
 
-def _length_scores(run_id: int) -> dict[int, tuple[int, int]]:
+def run_length_scores(run_id: int) -> dict[int, tuple[int, int]]:
     """Response id -> (1-5 score by length quintile within the run, length)."""
     from django.db.models.functions import Length
 
@@ -246,12 +248,14 @@ def _length_scores(run_id: int) -> dict[int, tuple[int, int]]:
     }
 
 
-def _close_connection() -> None:
+def close_connection() -> None:
     """Close the calling thread's database connection (resolved in that thread)."""
     connection.close()
 
 
-def _run_state(run_id: int) -> str:
+def run_state(run_id: int) -> str:
+    """The run's current status as stored ("" when the run is gone): how the driver
+    notices a pause or cancel made elsewhere."""
     return (
         JudgeRun.objects.filter(pk=run_id).values_list("status", flat=True).first()
         or ""
