@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent  # the default paths' checkout
-OURS = ("annotation", "judging", "analysis", "flaskapp")
+OURS = ("annotation", "judging", "analysis", "flaskapp", "demo")
 
 
 def _module_name(path: Path) -> str:
