@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 from annotation import selectors as selectors
 from annotation import services
 from annotation.api.permissions import IsResearcher
-from annotation.api.rating import REFUSED, _campaign_detail
+from annotation.api.rating import REFUSED, campaign_body
 from annotation.api.serializers.rating import (
     CampaignDetailOutputSerializer,
     CampaignGoldOutputSerializer,
@@ -46,7 +46,7 @@ class CampaignTrainingApi(APIView):
             on=serializer.validated_data["training_phase"],
             user=request.user,
         )
-        return Response(_campaign_detail(campaign))
+        return Response(campaign_body(campaign))
 
 
 class CampaignGoldApi(APIView):

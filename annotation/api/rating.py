@@ -70,7 +70,10 @@ def _paginate(view: APIView, queryset) -> list:
     return view._paginator.paginate_queryset(queryset, view.request, view=view)
 
 
-def _campaign_detail(campaign: Campaign) -> dict:
+def campaign_body(campaign: Campaign) -> dict:
+    """The API's body for one campaign (settings, criteria, task label, progress per
+    rater): what create, detail and every status action answer, here and in
+    `annotation.api.quality`."""
     progress = selectors.campaign_progress(campaign=campaign)
     criteria = selectors.campaign_criteria(campaign=campaign)
     task = selectors.campaign_task_label(
@@ -126,7 +129,7 @@ class CampaignListApi(APIView):
         campaign = services.campaign_create(
             spec=spec_from_fields(serializer.validated_data), created_by=request.user
         )
-        return Response(_campaign_detail(campaign), status=status.HTTP_201_CREATED)
+        return Response(campaign_body(campaign), status=status.HTTP_201_CREATED)
 
 
 class CampaignDetailApi(APIView):
@@ -139,7 +142,7 @@ class CampaignDetailApi(APIView):
         campaign = selectors.campaign_get_for_user(
             user=request.user, campaign_id=campaign_id
         )
-        return Response(_campaign_detail(campaign))
+        return Response(campaign_body(campaign))
 
 
 class CampaignStatusApi(APIView):
@@ -163,7 +166,7 @@ class CampaignStatusApi(APIView):
             status=serializer.validated_data["status"],
             user=request.user,
         )
-        return Response(_campaign_detail(campaign))
+        return Response(campaign_body(campaign))
 
 
 class CampaignCritiqueApi(APIView):
@@ -189,7 +192,7 @@ class CampaignCritiqueApi(APIView):
             critique_min_length=serializer.validated_data["critique_min_length"],
             user=request.user,
         )
-        return Response(_campaign_detail(campaign))
+        return Response(campaign_body(campaign))
 
 
 class CampaignRatersApi(APIView):
@@ -213,7 +216,7 @@ class CampaignRatersApi(APIView):
             raters=serializer.validated_data["raters"],
             user=request.user,
         )
-        return Response(_campaign_detail(campaign))
+        return Response(campaign_body(campaign))
 
 
 class CampaignLockListApi(APIView):
