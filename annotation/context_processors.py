@@ -1,6 +1,6 @@
 from django.http import HttpRequest
 
-from annotation import roles
+from flaskapp import roles
 
 
 def roles_context(request: HttpRequest) -> dict:

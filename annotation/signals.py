@@ -28,13 +28,13 @@ from django.contrib.auth.models import Group, User
 from django.db.models.signals import m2m_changed, pre_delete
 from django.dispatch import receiver
 
-from annotation import roles
 from annotation.models import Campaign
 from annotation.services.serving import (
     REMOVED_NOTE,
     ROLE_REMOVED_NOTE,
     rater_locks_release,
 )
+from flaskapp import roles
 
 CampaignRaters = Campaign.raters.through
 UserGroups = User.groups.through

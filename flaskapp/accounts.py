@@ -40,9 +40,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.api.serializers.datasets import ProblemOutputSerializer
-from annotation.errors import DomainError, Problem
 from annotation.models import TemporaryPassword
 from flaskapp import tokens
+from flaskapp.errors import DomainError, Problem
+from flaskapp.middleware import TEMPORARY_PASSWORD_SESSION_KEY
 
 LOCKED_OUT = (
     "Too many failed logins for this username: try again in {minutes} minutes, or ask "
@@ -206,8 +207,6 @@ class TokenListApi(APIView):
 # its owner before anything else. The login records it in the session, so that the
 # middleware costs no query per request (the session is read anyway); an admin's later
 # reset changes the password hash, which ends the rater's sessions.
-
-TEMPORARY_PASSWORD_SESSION_KEY = "temporary_password"
 
 
 def has_temporary_password(user) -> bool:

@@ -1,6 +1,6 @@
 """Project-wide API plumbing: the one exception handler, the JSON parser, the paginator.
 
-- `exception_handler` turns domain errors (`annotation.errors.DomainError`, and so
+- `exception_handler` turns domain errors (`flaskapp.errors.DomainError`, and so
   `flaskapp.params.BadParameter`) into 400s with every problem (`ConflictError`: 409),
   and a database that is down (`flaskapp.middleware.DATABASE_DOWN`) into a 503 with
   ``Retry-After``.
@@ -25,8 +25,8 @@ from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
-from annotation.errors import ConflictError, DomainError, Problem
 from flaskapp.bounds import ID
+from flaskapp.errors import ConflictError, DomainError, Problem
 from flaskapp.middleware import (
     DATABASE_DOWN,
     OUTAGE_MESSAGE,
@@ -58,7 +58,7 @@ def exception_handler(exc, context):
     code = None
     if isinstance(exc, DjangoPermissionDenied) and str(exc):
         # Keep our message ("... needs the admin role"); DRF would drop it. A removed
-        # rater's refusal (`annotation.roles.RatingRefused`) also names its code.
+        # rater's refusal (`flaskapp.errors.RatingRefused`) also names its code.
         code = getattr(exc, "code", None)
         exc = exceptions.PermissionDenied(str(exc))
     # Imported here, not at the top: `rest_framework.views` reads DEFAULT_PARSER_CLASSES

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from django.core.validators import MaxValueValidator, MinValueValidator
 
-from annotation.errors import Problem
+from flaskapp.errors import Problem
 
 
 @dataclass(frozen=True)

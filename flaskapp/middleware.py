@@ -28,7 +28,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.defaults import server_error as django_server_error
 
-from annotation.errors import ConflictError, DomainError, Problem
+from flaskapp.errors import ConflictError, DomainError, Problem
 
 log = logging.getLogger(__name__)
 
@@ -139,6 +139,11 @@ class BadInputMiddleware:
         return None
 
 
+# The session key the login sets when the account holds a temporary password
+# (flaskapp.accounts), read here so that the check costs no query per request.
+TEMPORARY_PASSWORD_SESSION_KEY = "temporary_password"
+
+
 class TemporaryPasswordMiddleware:
     """A user logged in with a password someone else set (a new or reset rater) must
     choose their own first: every page redirects to the password page (with ``next``),
@@ -151,8 +156,6 @@ class TemporaryPasswordMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        from flaskapp.accounts import TEMPORARY_PASSWORD_SESSION_KEY
-
         session = getattr(request, "session", None)
         try:  # reading the session may be the request's first database query
             held = (

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from annotation.errors import DomainError, Problem
+from flaskapp.errors import DomainError, Problem
 
 _INT = re.compile(r"-?[0-9]+")
 # Longer than any id or count; also keeps int() far from its digit limit.

@@ -165,7 +165,7 @@ def call_refusal(base_url: str | None, api_key_env: str | None) -> str:
 def can_manage_endpoints(user) -> bool:
     """Whether `user` may introduce a new endpoint or change a config's endpoint:
     admins and superusers, and researchers holding ``judging.manage_endpoints``."""
-    from annotation import roles
+    from flaskapp import roles
 
     if user is None or not getattr(user, "is_authenticated", False):
         return False

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from django import forms
 
-from annotation.errors import DomainError
 from annotation.forms import MultipleFileField
 from flaskapp import bounds
+from flaskapp.errors import DomainError
 from judging import endpoints, kinds
 from judging.fewshot import FewShotRequest
 from judging.models import JudgeConfig, JudgeRun, PromptTemplate

@@ -36,9 +36,9 @@ from analysis.selectors.classification import classification_for_agreement
 from annotation import selectors as annotation_selectors
 from annotation.api.permissions import IsResearcher
 from annotation.api.serializers.datasets import ProblemOutputSerializer
-from annotation.errors import DomainError, Problem
 from flaskapp.api import query_data, refusal, validated
 from flaskapp.bounds import DISAGREEMENT_LIMIT, ID, N_BOOT, SEED
+from flaskapp.errors import DomainError, Problem
 
 REFUSED = OpenApiResponse(
     ProblemOutputSerializer, description="Bad input: each problem names its parameter."

@@ -23,8 +23,8 @@ from analysis.exports.scores import (
 from annotation import selectors as selectors
 from annotation.api.permissions import IsResearcher
 from annotation.api.serializers.datasets import ProblemOutputSerializer
-from annotation.errors import DomainError, Problem
 from flaskapp.bounds import ID
+from flaskapp.errors import DomainError, Problem
 from flaskapp.params import int_list_param
 
 CONTENT_TYPES = {

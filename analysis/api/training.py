@@ -32,7 +32,7 @@ from analysis.exports.training import (
 from annotation import selectors as selectors
 from annotation.api.permissions import IsResearcher
 from annotation.api.serializers.datasets import ProblemOutputSerializer
-from annotation.errors import DomainError, Problem
+from flaskapp.errors import DomainError, Problem
 
 CONTENT_TYPES = {
     "csv": "text/csv; charset=utf-8",

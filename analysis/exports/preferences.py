@@ -21,9 +21,9 @@ from datetime import datetime
 from analysis.exports.encoding import csv_dicts
 from analysis.exports.scores import export_jsonl
 from analysis.exports.training import rater_anon_id
-from annotation.errors import DomainError, Problem
 from annotation.labels import unmap_verdict
 from annotation.models import Dataset, HumanPreference, ShownOrder
+from flaskapp.errors import DomainError, Problem
 from judging.models import JudgeRun, PairOrder, PairwiseVerdict
 
 CHUNK_SIZE = 5000

@@ -19,11 +19,11 @@ from types import SimpleNamespace
 from analysis.exports import scores_sql
 from analysis.exports.encoding import csv_dicts, csv_rows, parquet
 from analysis.exports.encoding import jsonl as export_jsonl
-from annotation import roles
-from annotation.errors import DomainError, Problem
 from annotation.models import Adjudication, Campaign, Dataset, HumanScore, Skill
 from annotation.scales import CATEGORICAL, Scale, scale_of
 from annotation.selectors.exclusions import excluded_scores
+from flaskapp import roles
+from flaskapp.errors import DomainError, Problem
 from judging.models import JudgeRun, JudgeScore
 from judging.selectors.splits import split_part_by_instruction
 

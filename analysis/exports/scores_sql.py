@@ -41,7 +41,6 @@ from psycopg import ClientCursor
 
 from analysis.exports.encoding import csv_text
 from analysis.selectors.agreement.inputs import not_excluded_sql
-from annotation import roles
 from annotation.models import (
     Adjudication,
     Assignment,
@@ -53,6 +52,7 @@ from annotation.models import (
     Skill,
 )
 from annotation.scales import CATEGORICAL
+from flaskapp import roles
 from judging.models import EvalSplitMember, JudgeRun, JudgeScore
 
 FETCH_ROWS = 5000

@@ -76,12 +76,12 @@ from analysis.exports.examples import (
     pointwise_target,
     split_for,
 )
-from annotation import roles
-from annotation.errors import DomainError, Problem
 from annotation.labels import unmap_verdict
 from annotation.models import Assignment, Dataset, HumanPreference, HumanScore, Skill
 from annotation.scales import Scale, scale_of
 from annotation.selectors.exclusions import excluded_scores
+from flaskapp import roles
+from flaskapp.errors import DomainError, Problem
 from judging.models import JudgeCritique
 from judging.prompts import SkillSpec
 

@@ -67,10 +67,10 @@ from analysis.stats.competence import (
     check_method,
     fit_rater_model,
 )
-from annotation import roles
 from annotation.models import Campaign, Skill
 from annotation.scales import CATEGORICAL
 from annotation.selectors import open_exclusions
+from flaskapp import roles
 from judging.models import JudgeRun
 
 RATER_MODELS_VERSION = "rater-models-v3"

@@ -49,7 +49,6 @@ from analysis.selectors.agreement.inputs import fetch, quoted_table
 from analysis.stats.correlations import spearman
 from analysis.stats.kappa import quadratic_kappa
 from analysis.stats.raters import leave_one_out, leave_one_out_mode, round_half_up
-from annotation import roles
 from annotation import selectors as annotation_selectors
 from annotation.models import (
     Assignment,
@@ -60,6 +59,7 @@ from annotation.models import (
     Skill,
 )
 from annotation.scales import scale_of
+from flaskapp import roles
 
 RELIABILITY_VERSION = "reliability-v2"
 STRAIGHT_MIN_CRITERIA = 3

@@ -43,9 +43,9 @@ from analysis.glossary import agreement_glossary
 from analysis.selectors import agreement as agreement
 from analysis.selectors.agreement.result import AgreementResult
 from analysis.selectors.classification import classification_for_agreement
-from annotation import roles
 from annotation import selectors as annotation_selectors
-from annotation.errors import DomainError
+from flaskapp import roles
+from flaskapp.errors import DomainError
 from flaskapp.htmx import render_page_or_fragment, wants_fragment
 
 COMPUTE_ERRORS = (DomainError, agreement.AgreementError)

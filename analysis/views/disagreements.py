@@ -35,8 +35,8 @@ from analysis.selectors.agreement import (
     agreement_sources_for_user,
     run_label,
 )
-from annotation.errors import DomainError
 from annotation.models import Skill, SkillKind
+from flaskapp.errors import DomainError
 from flaskapp.htmx import render_page_or_fragment, wants_fragment
 from flaskapp.params import ascii_int
 from flaskapp.untrusted import printable, text_problem

@@ -23,10 +23,10 @@ from django.views.decorators.http import require_http_methods
 
 from analysis.selectors.agreement.sources import AgreementError
 from analysis.selectors.experiments import experiment_figures
-from annotation import roles
 from annotation import selectors as annotation_selectors
-from annotation.errors import DomainError, Problem
 from annotation.models import Dataset
+from flaskapp import roles
+from flaskapp.errors import DomainError, Problem
 from flaskapp.params import ascii_int
 from judging.models import JudgeRun, TestSplitLook
 from judging.selectors.experiments import (

@@ -38,9 +38,9 @@ from analysis.selectors.metaeval import (
     pairwise_runs,
     pointwise_probes,
 )
-from annotation import roles
 from annotation import selectors as annotation_selectors
 from annotation.models import Dataset, PreferencePair
+from flaskapp import roles
 from flaskapp.bounds import ID, N_BOOT
 from flaskapp.params import BadParameter, int_list_param, int_param
 

@@ -27,8 +27,8 @@ from analysis.charts.svg import Series
 from analysis.selectors.agreement import AgreementError, agreement_sources_for_user
 from analysis.selectors.ppi import prediction_powered_means
 from analysis.selectors.ppi_pairwise import FEW_VOTES, prediction_powered_win_rates
-from annotation import roles
 from annotation import selectors as annotation_selectors
+from flaskapp import roles
 from flaskapp.bounds import ID
 from flaskapp.params import BadParameter, int_list_param, int_param
 

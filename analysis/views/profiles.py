@@ -26,8 +26,8 @@ from analysis.charts.profiles import (
 from analysis.display import N_BOOT_MAX, parse_choice
 from analysis.selectors import agreement
 from analysis.selectors.skill_profiles import skill_profiles
-from annotation import roles
 from annotation import selectors as annotation_selectors
+from flaskapp import roles
 from flaskapp.htmx import render_page_or_fragment, wants_fragment
 
 # The slices a leaderboard offers (the issue's: domain, difficulty, FLASK-Hard).

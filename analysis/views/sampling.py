@@ -20,8 +20,8 @@ from django.views.decorators.http import require_GET, require_http_methods
 from analysis.charts.lines import width_curve_chart
 from analysis.selectors.sampling import campaign_sampling_report
 from annotation import selectors as annotation_selectors
-from annotation.errors import DomainError
 from annotation.selectors.datasets import dataset_get_for_user
+from flaskapp.errors import DomainError
 from flaskapp.params import ascii_int
 from judging.designs import STRATEGIES
 from judging.models import JudgeRun

@@ -21,11 +21,11 @@ from annotation.api.serializers.adjudication import (
     AdjudicationRuleSerializer,
     HistoryEventSerializer,
 )
-from annotation.errors import DomainError, Problem
 from annotation.models import Adjudication
 from annotation.scales import scale_of
 from annotation.selectors import adjudication as selectors
 from annotation.services.adjudication import adjudication_rule_set, adjudication_set
+from flaskapp.errors import DomainError, Problem
 from flaskapp.params import ascii_int
 
 

@@ -23,8 +23,8 @@ from knox.models import AuthToken
 from knox.settings import CONSTANTS
 from rest_framework import exceptions
 
-from annotation import roles
 from annotation.sqlrows import from_row, prepared_cursor
+from flaskapp import roles
 
 
 def _sql() -> tuple[str, tuple[str, ...]]:

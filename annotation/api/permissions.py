@@ -1,4 +1,4 @@
-"""Role checks for the REST API, the same rules as the pages (annotation.roles).
+"""Role checks for the REST API, the same rules as the pages (flaskapp.roles).
 
 These guard the door; the `*_for_user` selectors check again, so a view that forgets
 its permission class still cannot leak data. An anonymous request is refused with 401
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from rest_framework.permissions import BasePermission
 
-from annotation import roles
+from flaskapp import roles
 
 
 class IsResearcher(BasePermission):

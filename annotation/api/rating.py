@@ -24,8 +24,8 @@ from rest_framework.authentication import SessionAuthentication
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation import roles, services
 from annotation import selectors as selectors
+from annotation import services
 from annotation.api.authentication import RaterTokenAuthentication
 from annotation.api.permissions import IsResearcher
 from annotation.api.serializers.rating import (
@@ -53,6 +53,7 @@ from annotation.api.serializers.rating import (
 )
 from annotation.models import Assignment, Campaign, HumanScore, Skill
 from annotation.services.campaign_spec import spec_from_fields
+from flaskapp import roles
 from flaskapp.api import Pagination
 
 REFUSED = OpenApiResponse(

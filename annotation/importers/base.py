@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from annotation.errors import Problem
 from annotation.importers import formats
+from flaskapp.errors import Problem
 from flaskapp.untrusted import JSONInputError, json_loads, json_syntax_error
 
 DOMAIN_BY_NAME = {

@@ -11,7 +11,6 @@ from typing import Any
 
 from django.conf import settings
 
-from annotation.errors import Problem
 from annotation.importers.base import (
     DIFFICULTY_BY_NAME,
     DOMAIN_ALIASES,
@@ -24,6 +23,7 @@ from annotation.importers.base import (
     type_name,
 )
 from annotation.importers.rubric_file import MAX_POINTS, MIN_POINTS
+from flaskapp.errors import Problem
 from flaskapp.untrusted import JSONInputError, json_loads, printable, text_problem
 
 _ASCII_DIGITS = re.compile(r"[0-9]+")

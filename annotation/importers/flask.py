@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from pathlib import PurePath
 
 from annotation.builtin_rubric import BUILTIN_SKILLS
-from annotation.errors import Problem
 from annotation.importers.base import (
     MAX_IDENTIFIER_LENGTH,
     PREVIEW_ROWS,
@@ -26,6 +25,7 @@ from annotation.importers.base import (
     read_rows,
 )
 from annotation.importers.fields import RowReader
+from flaskapp.errors import Problem
 from flaskapp.untrusted import (
     MAX_JSON_DEPTH,
     JSONInputError,

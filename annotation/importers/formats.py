@@ -28,7 +28,7 @@ from typing import BinaryIO
 
 from django.conf import settings
 
-from annotation.errors import Problem
+from flaskapp.errors import Problem
 from flaskapp.untrusted import json_problem
 
 GZIP_MAGIC = b"\x1f\x8b"

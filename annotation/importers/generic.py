@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 
-from annotation.errors import Problem
 from annotation.importers.base import (
     MAX_IDENTIFIER_LENGTH,
     PREVIEW_ROWS,
@@ -35,6 +34,7 @@ from annotation.importers.base import (
 )
 from annotation.importers.fields import RowReader
 from annotation.importers.scores import ScoreColumns, ScoreRecord, split_mapping
+from flaskapp.errors import Problem
 
 FIELDS = (
     "id",

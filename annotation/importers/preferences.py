@@ -46,7 +46,6 @@ import json
 import math
 from dataclasses import dataclass, field
 
-from annotation.errors import Problem
 from annotation.importers.base import (
     MAX_IDENTIFIER_LENGTH,
     MAX_PROBLEMS,
@@ -58,6 +57,7 @@ from annotation.importers.base import (
     type_name,
 )
 from annotation.importers.fields import RowReader
+from flaskapp.errors import Problem
 
 FIELDS = (
     "prompt",

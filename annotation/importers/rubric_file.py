@@ -36,7 +36,7 @@ from typing import Any
 
 import yaml
 
-from annotation.errors import Problem
+from flaskapp.errors import Problem
 from flaskapp.untrusted import MAX_JSON_DEPTH, text_problem
 
 SLUG = re.compile(r"^[-a-zA-Z0-9_]+$")

@@ -29,9 +29,9 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
-from annotation.errors import Problem
 from annotation.importers.base import normalise_name, type_name
 from annotation.importers.fields import RowReader
+from flaskapp.errors import Problem
 from flaskapp.untrusted import text_problem
 
 SCORE_PREFIXES = ("score.", "scores.")

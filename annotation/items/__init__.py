@@ -34,7 +34,7 @@ from django.contrib.auth.models import User
 from django.db.models import F, QuerySet
 from django.http import Http404
 
-from annotation import roles
+from annotation import membership
 from annotation.models import Assignment, Campaign, CampaignItem
 
 
@@ -94,7 +94,7 @@ class ItemKind:
             or not self.holds(assignment)
         ):
             raise Http404("No such assignment.")
-        roles.require_campaign_rater(rater, assignment.campaign_id)
+        membership.require_campaign_rater(rater, assignment.campaign_id)
         return assignment
 
     def clean(self, *, assignment: Assignment, answer: dict[str, Any]) -> Any:

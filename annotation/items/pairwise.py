@@ -19,7 +19,6 @@ from django.contrib.auth.models import User
 from django.db import connection
 from django.db.models import QuerySet
 
-from annotation.errors import ConflictError, DomainError, Problem
 from annotation.items import ItemKind
 from annotation.items.pointwise import MAX_RATIONALE
 
@@ -35,6 +34,7 @@ from annotation.models import (
     Skill,
 )
 from annotation.selectors.pairwise import pairwise_rater_history
+from flaskapp.errors import ConflictError, DomainError, Problem
 from flaskapp.untrusted import text_problem
 
 SHOWN_LABELS = ("A", "B", "tie")

@@ -15,12 +15,12 @@ from django.contrib.auth.models import User
 from django.db import connection
 from django.db.models import QuerySet
 
-from annotation.errors import ConflictError, DomainError, Problem
 from annotation.items import ItemKind
 from annotation.models import Assignment, Campaign, HumanScore, Response, Skill
 from annotation.models.campaigns import SCORE_HISTORY
 from annotation.scales import scale_of
 from annotation.selectors.rating import assignment_skills, rater_assignments
+from flaskapp.errors import ConflictError, DomainError, Problem
 from flaskapp.untrusted import text_problem
 
 MAX_RATIONALE = 5000

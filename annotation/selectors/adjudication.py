@@ -26,7 +26,6 @@ from datetime import datetime
 from django.db.models import Count, F, Max, Min, QuerySet
 from django.http import Http404
 
-from annotation import roles
 from annotation.models import (
     Adjudication,
     Assignment,
@@ -38,6 +37,7 @@ from annotation.models import (
 )
 from annotation.scales import Scale, scale_of
 from annotation.selectors.exclusions import excluded_scores
+from flaskapp import roles
 
 PAGE_SIZE = 50
 STATES = ("open", "settled", "all")

@@ -10,7 +10,6 @@ from django.db import connections
 from django.db.models import Count, F, Prefetch, Q, QuerySet
 from django.http import Http404
 
-from annotation import roles
 from annotation.models import (
     Dataset,
     Difficulty,
@@ -22,6 +21,7 @@ from annotation.models import (
     Rubric,
     Skill,
 )
+from flaskapp import roles
 
 
 def rubric_list() -> QuerySet[Rubric]:

@@ -12,9 +12,10 @@ from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery, 
 from django.db.models.functions import Coalesce
 from django.http import Http404
 
-from annotation import roles
+from annotation import membership
 from annotation.models import Assignment, Campaign, CampaignItem, HumanPreference
 from annotation.selectors.rating import campaign_get_for_rater, campaign_get_for_user
+from flaskapp import roles
 
 
 def pairwise_campaign_get_for_user(*, user, campaign_id: int) -> Campaign:
@@ -79,7 +80,7 @@ def pairwise_assignment_get_for_rater(*, user, assignment_id: int) -> Assignment
     )
     if assignment is None:
         raise Http404("No such assignment.")
-    roles.require_campaign_rater(user, assignment.campaign_id)
+    membership.require_campaign_rater(user, assignment.campaign_id)
     return assignment
 
 

@@ -8,8 +8,8 @@ from django.contrib.auth.models import User
 from django.db.models import Count, Exists, OuterRef
 from django.http import Http404
 
-from annotation import roles
 from annotation.models import Assignment, Campaign
+from flaskapp import roles
 
 
 @dataclass

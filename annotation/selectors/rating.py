@@ -15,7 +15,7 @@ from django.db import connection
 from django.db.models import Count, Prefetch, Q, QuerySet, Sum
 from django.http import Http404
 
-from annotation import roles
+from annotation import membership
 from annotation.models import (
     Assignment,
     Campaign,
@@ -26,6 +26,7 @@ from annotation.models import (
 )
 from annotation.scales import Scale, scale_of
 from annotation.sqlrows import columns, concrete_attnames, from_row, prepared_cursor
+from flaskapp import roles
 
 
 def campaign_list_for_user(*, user) -> QuerySet[Campaign]:
@@ -130,7 +131,7 @@ def campaign_get_for_rater(
     rates in; any other id, or a campaign of the other kind, is a 404 (no existence
     leak; pairwise campaigns have their own pages, `annotation.views.pairwise`). A
     rater removed from it (or whose rater role was removed) who worked in it gets a
-    403 naming the reason instead (`roles.explain_missing_campaign`).
+    403 naming the reason instead (`membership.explain_missing_campaign`).
 
     `with_dataset=False` (the API's next, a hot path) skips loading the dataset and
     rubric rows, which serving and rendering the form do not read; on PostgreSQL it is
@@ -144,7 +145,7 @@ def campaign_get_for_rater(
     ):
         campaign = _campaign_get_for_rater_sql(user=user, campaign_id=campaign_id)
         if campaign is None:
-            roles.explain_missing_campaign(user, campaign_id, kind)
+            membership.explain_missing_campaign(user, campaign_id, kind)
             raise Http404("No such campaign.")
         return campaign
     qs = Campaign.objects.filter(kind=kind)
@@ -161,7 +162,7 @@ def campaign_get_for_rater(
         campaign = qs.filter(pk=campaign_id, raters=user).first()
         is_rater = roles.is_rater(user)
     if campaign is None or not is_rater:
-        roles.explain_missing_campaign(user, campaign_id, kind)
+        membership.explain_missing_campaign(user, campaign_id, kind)
         raise Http404("No such campaign.")
     return campaign
 
@@ -222,7 +223,7 @@ def assignment_get_for_rater(*, user, assignment_id: int) -> Assignment:
     )
     if assignment is None:
         raise Http404("No such assignment.")
-    roles.require_campaign_rater(user, assignment.campaign_id)
+    membership.require_campaign_rater(user, assignment.campaign_id)
     return assignment
 
 
@@ -237,7 +238,7 @@ def assignment_scores_for_rater(*, user, assignment_id: int) -> Assignment:
     )
     if assignment is None:
         raise Http404("No such assignment.")
-    roles.require_campaign_rater(user, assignment.campaign_id)
+    membership.require_campaign_rater(user, assignment.campaign_id)
     return assignment
 
 

@@ -11,11 +11,10 @@ from __future__ import annotations
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from annotation import roles
-from annotation.errors import DomainError, Problem
 from annotation.models import Adjudication, Assignment, Campaign, HumanScore, Skill
 from annotation.scales import scale_of
-from flaskapp import bounds
+from flaskapp import bounds, roles
+from flaskapp.errors import DomainError, Problem
 from flaskapp.untrusted import text_problem
 
 MAX_NOTE = 4000

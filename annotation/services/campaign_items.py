@@ -12,11 +12,11 @@ from collections.abc import Callable
 
 from django.db import connection
 
-from annotation.errors import DomainError, Problem
 from annotation.models import Campaign, CampaignItem, PreferencePair, Response
 from annotation.services.campaign_spec import CampaignSpec
 from annotation.services.import_rows import copy_rows
 from annotation.services.pairs import pairs_create_from_dataset
+from flaskapp.errors import DomainError, Problem
 
 
 def in_overlap_sample(campaign_id: int, item_key: int, percent: int) -> bool:

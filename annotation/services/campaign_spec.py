@@ -27,13 +27,13 @@ from dataclasses import dataclass, field
 
 from django.contrib.auth.models import User
 
-from annotation import roles
-from annotation.errors import Problem
 from annotation.models import Campaign, Dataset, PreferencePair, Response, Skill
 from annotation.services.gold import gold_rate_problems
 from annotation.services.pairs import PAIR_MODES, dataset_models, pair_problems
 from annotation.services.qualification import qualification_problems
+from flaskapp import roles
 from flaskapp.bounds import LOCK_TTL_MINUTES, OVERLAP, OVERLAP_PERCENT, RATER_QUOTA
+from flaskapp.errors import Problem
 
 # The longest minimum a campaign may ask of a critique (a rating's critique holds up
 # to `items.pointwise.MAX_CRITIQUE` characters).

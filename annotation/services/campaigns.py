@@ -7,12 +7,12 @@ from django.contrib.auth.models import User
 from django.db import connection, transaction
 from django.utils import timezone
 
-from annotation import roles
-from annotation.errors import DomainError, Problem
 from annotation.models import Campaign
 from annotation.services.campaign_items import ITEMS_CREATE
 from annotation.services.campaign_spec import CampaignSpec, CritiquePolicy
 from annotation.services.gold import gold_items_create
+from flaskapp import roles
+from flaskapp.errors import DomainError, Problem
 
 
 def campaign_set_critique(
@@ -121,7 +121,7 @@ def campaign_set_raters(
     `serving.REMOVED_NOTE`) and their items go back to the pool. That release is done
     by the `m2m_changed` receiver in `annotation.signals`, not here, so that every
     way of removing a rater (this service, the Django admin, a shell) does it; from
-    then on every rating operation refuses the rater (`roles.require_campaign_rater`).
+    then on every rating operation refuses the rater (`membership.require_campaign_rater`).
     """
     roles.require_researcher(user)
     not_raters = [u.username for u in raters if not roles.is_rater(u)]

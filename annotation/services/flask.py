@@ -3,7 +3,6 @@ official rubric file as a new rubric version, FLASK-Hard marks; one transaction.
 
 from __future__ import annotations
 
-from annotation.errors import DomainError, Problem
 from annotation.importers.base import (
     FileData,
     InstructionRecord,
@@ -27,6 +26,7 @@ from annotation.services.imports import (
     skill_lookup,
 )
 from annotation.services.rubrics import rubric_import
+from flaskapp.errors import DomainError, Problem
 
 # The rubric version that `import_flask --rubric FILE` creates from FLASK's own file.
 IMPORTED_RUBRIC_NAME = "FLASK (imported)"

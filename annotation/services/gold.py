@@ -27,8 +27,6 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 
-from annotation import roles
-from annotation.errors import DomainError, Problem
 from annotation.importers.base import read_rows
 from annotation.models import (
     Assignment,
@@ -43,7 +41,8 @@ from annotation.models import (
 )
 from annotation.scales import Scale, scale_of
 from annotation.services.import_rows import copy_rows
-from flaskapp import bounds
+from flaskapp import bounds, roles
+from flaskapp.errors import DomainError, Problem
 
 # Row fields of a gold file besides the criteria (CSV columns, JSON keys).
 ROW_FIELDS = ("instruction", "model", "response_id", "tolerance", "explanation", "kind")

@@ -16,7 +16,6 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.errors import DomainError, Problem
 from annotation.models import Dataset, ImportJob
 from annotation.services.imports import (
     dataset_import_files,
@@ -27,6 +26,7 @@ from annotation.services.imports import (
 )
 from annotation.services.score_imports import rubric_scales
 from annotation.tasks import import_job_execute_task
+from flaskapp.errors import DomainError, Problem
 
 T = TypeVar("T")
 

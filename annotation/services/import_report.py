@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from annotation.errors import Problem
 from annotation.importers.base import MAX_PROBLEMS
+from flaskapp.errors import Problem
 
 
 @dataclass

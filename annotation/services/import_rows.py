@@ -16,7 +16,6 @@ from django.db.models.functions import MD5
 from django.utils import timezone
 from psycopg.copy import QueuedLibpqWriter
 
-from annotation.errors import DomainError, Problem
 from annotation.importers.base import (
     FileData,
     InstructionRecord,
@@ -32,6 +31,7 @@ from annotation.models import (
     Skill,
 )
 from annotation.services.import_report import ImportReport
+from flaskapp.errors import DomainError, Problem
 
 BATCH = 5000
 

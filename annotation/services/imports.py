@@ -13,8 +13,6 @@ from collections.abc import Callable, Iterator
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
-from annotation import roles
-from annotation.errors import DomainError, Problem
 from annotation.importers.base import (
     MAX_IDENTIFIER_LENGTH,
     MAX_PROBLEMS,
@@ -52,6 +50,8 @@ from annotation.services.score_imports import (
     scores_plan,
     scores_write,
 )
+from flaskapp import roles
+from flaskapp.errors import DomainError, Problem
 
 log = logging.getLogger(__name__)
 

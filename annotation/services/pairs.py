@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
-from annotation.errors import DomainError, Problem
 from annotation.models import Dataset, PreferencePair, Response
 from flaskapp.bounds import PAIR_SAMPLE, SEED
+from flaskapp.errors import DomainError, Problem
 
 PAIR_MODES = ("all_pairs", "baseline", "sample")
 

@@ -14,11 +14,11 @@ from datetime import datetime
 
 from django.contrib.auth.models import User
 
-from annotation.errors import DomainError, Problem
 from annotation.items import PAIRWISE
 from annotation.models import Assignment, Campaign
 from annotation.services.rating import item_amend, item_next, item_skip, item_submit
 from annotation.services.serving import NextResult
+from flaskapp.errors import DomainError, Problem
 
 
 def pairwise_next(

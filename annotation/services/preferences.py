@@ -24,8 +24,6 @@ from typing import Protocol
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 
-from annotation import roles
-from annotation.errors import DomainError, Problem
 from annotation.importers.base import (
     MAX_IDENTIFIER_LENGTH,
     MAX_PROBLEMS,
@@ -49,6 +47,8 @@ from annotation.models import (
 )
 from annotation.services.imports import import_check_sizes
 from annotation.services.rubrics import rubric_get_default
+from flaskapp import roles
+from flaskapp.errors import DomainError, Problem
 
 log = logging.getLogger(__name__)
 

@@ -26,8 +26,6 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from annotation import roles
-from annotation.errors import DomainError, Problem
 from annotation.models import (
     Assignment,
     Campaign,
@@ -38,7 +36,8 @@ from annotation.models import (
 from annotation.scales import scale_of
 from annotation.selectors.gold import qualification_answers, qualification_tolerance
 from annotation.services.gold import gold_pick
-from flaskapp import bounds
+from flaskapp import bounds, roles
+from flaskapp.errors import DomainError, Problem
 
 MAX_ATTEMPTS = 2  # the first, and one retry a researcher allows
 

@@ -24,10 +24,9 @@ from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from annotation import roles
-from annotation.errors import DomainError, Problem
 from annotation.models import TemporaryPassword
-from flaskapp import tokens
+from flaskapp import roles, tokens
+from flaskapp.errors import DomainError, Problem
 
 # 16 URL-safe characters (96 bits): far beyond any validator, easy to copy.
 GENERATED_PASSWORD_BYTES = 12

@@ -25,8 +25,7 @@ from django.db import transaction
 from django.http import Http404
 from django.utils import timezone
 
-from annotation import roles
-from annotation.errors import DomainError
+from annotation import membership
 from annotation.items import POINTWISE, ItemKind, item_kind
 from annotation.items.pointwise import MAX_CRITIQUE, MAX_RATIONALE, critique_clean
 from annotation.models import Assignment, Campaign
@@ -45,6 +44,7 @@ from annotation.services.serving import (
     submit_take_slot,
 )
 from annotation.sqlrows import prepared_cursor
+from flaskapp.errors import DomainError
 
 # --- The loop, for every kind ---------------------------------------------------------
 
@@ -177,7 +177,7 @@ def _submit_sql(
     # missing one.
     if read is None or read[0].rater_id != rater.pk or not kind.holds(read[0]):
         raise Http404("No such assignment.")
-    roles.require_campaign_rater(rater, read[0].campaign_id)
+    membership.require_campaign_rater(rater, read[0].campaign_id)
     assignment, campaign_status, rubric_id, frozen_at, skills, critique_mode = read
     if (
         assignment.status != Assignment.Status.SERVED

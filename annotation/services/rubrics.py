@@ -9,10 +9,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.builtin_rubric import BUILTIN_RUBRIC_NAME, BUILTIN_RUBRIC_VERSION
-from annotation.errors import DomainError, Problem
 from annotation.importers.flask import parse_rubric
 from annotation.importers.rubric_file import looks_like_rubric_file, parse_rubric_file
 from annotation.models import FLASK_GROUPS, Ability, Rubric, Skill, SkillKind
+from flaskapp.errors import DomainError, Problem
 
 # A FLASK file uploaded without a name becomes a version of this rubric.
 FLASK_FILE_DEFAULT_NAME = "FLASK official"

@@ -31,8 +31,6 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import make_password
 from django.utils import timezone
 
-from annotation import roles
-from annotation.errors import Problem
 from annotation.importers.base import ParseResult
 from annotation.models import (
     Assignment,
@@ -46,6 +44,8 @@ from annotation.models import (
 from annotation.scales import Scale, scale_of
 from annotation.services.import_report import ImportReport
 from annotation.services.rubrics import rubric_freeze
+from flaskapp import roles
+from flaskapp.errors import Problem
 
 BATCH = 5000
 IMPORT_KEY = "import key"

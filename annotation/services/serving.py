@@ -26,12 +26,12 @@ from django.db import connection, transaction
 from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
-from annotation.errors import DomainError, Problem
 from annotation.items import ItemKind
 from annotation.models import Assignment, Campaign, CampaignItem, Skill
 from annotation.services.exclusions import PAUSED_MESSAGE
 from annotation.services.gold import gold_due, gold_pick
 from annotation.services.qualification import qualification_gate
+from flaskapp.errors import DomainError, Problem
 from flaskapp.untrusted import text_problem
 
 # Why an item was served (Assignment.reason): the templates take the kind's noun and

@@ -11,11 +11,11 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation import roles
-from annotation.errors import DomainError
 from annotation.models import Campaign
 from annotation.selectors import adjudication as selectors
 from annotation.services.adjudication import adjudication_rule_set, adjudication_set
+from flaskapp import roles
+from flaskapp.errors import DomainError
 from flaskapp.params import ascii_int
 
 

@@ -14,16 +14,16 @@ from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation import roles, services
 from annotation import selectors as selectors
-from annotation.errors import DomainError
+from annotation import services
 from annotation.models import Campaign, CampaignItem, Dataset, Skill
 from annotation.scales import scale_of
 from annotation.selectors import raters as rater_selectors
 from annotation.services.campaign_spec import spec_from_fields
 from annotation.views.common import LOCKS_SHOWN, rater_users
-from flaskapp import bounds
+from flaskapp import bounds, roles
 from flaskapp.bounds import ID
+from flaskapp.errors import DomainError
 from flaskapp.htmx import HTMX_STOP_POLLING, render_page_or_fragment, wants_fragment
 from flaskapp.params import ascii_int, int_list_param
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 
-from annotation import roles
+from flaskapp import roles
 
 # An htmx form answer that carries validation errors: rater.js swaps it in anyway.
 HTMX_INVALID = 422

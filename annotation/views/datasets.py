@@ -16,12 +16,13 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation import roles, services
 from annotation import selectors as selectors
-from annotation.errors import DomainError
+from annotation import services
 from annotation.forms import FORMAT_HELP, ImportForm, RubricImportForm
 from annotation.models import DATASET_FORMAT_CHOICES, ImportJob
 from annotation.selectors.rubric_files import NEW_RUBRIC_TEMPLATE, rubric_file_yaml
+from flaskapp import roles
+from flaskapp.errors import DomainError
 from flaskapp.htmx import HTMX_STOP_POLLING, render_page_or_fragment, wants_fragment
 
 INSTRUCTIONS_PER_PAGE = 50

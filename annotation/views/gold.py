@@ -10,9 +10,9 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation import selectors, services
-from annotation.errors import DomainError
 from annotation.models import GoldItem
 from annotation.scales import scale_of
+from flaskapp.errors import DomainError
 from flaskapp.params import ascii_int
 
 GOLD_SHOWN = 200

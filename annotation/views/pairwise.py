@@ -29,9 +29,7 @@ from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation import roles
 from annotation import selectors as selectors
-from annotation.errors import DomainError, Problem
 from annotation.items import PAIRWISE
 from annotation.items.pairwise import pairwise_skills
 from annotation.models import Assignment, Campaign, Dataset, PreferencePair, Skill
@@ -52,7 +50,8 @@ from annotation.views.pairwise_rows import (
     shown_answer,
 )
 from annotation.views.rows import parse_active_seconds
-from flaskapp import bounds
+from flaskapp import bounds, roles
+from flaskapp.errors import DomainError, Problem
 from flaskapp.htmx import HTMX_STOP_POLLING, render_page_or_fragment, wants_fragment
 from flaskapp.params import ascii_int
 

@@ -15,13 +15,13 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_http_methods
 
-from annotation.errors import DomainError, Problem
 from annotation.items import PAIRWISE
 from annotation.models import Assignment
 from annotation.selectors import pairwise as pairwise_selectors
 from annotation.services import pairwise as pairwise_services
 from annotation.views.common import HTMX_INVALID
 from annotation.views.pairwise_rows import pair_context, parse_pair_answer, shown_answer
+from flaskapp.errors import DomainError, Problem
 from flaskapp.htmx import render_page_or_fragment, wants_fragment
 
 TEMPLATE = "annotation/pairwise_amend.html"

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 
 from django.http import QueryDict
 
-from annotation.errors import Problem
 from annotation.items.pairwise import pairwise_skills, unmap_shown_label
 from annotation.models import Assignment, Campaign, HumanPreference, Skill
 from annotation.selectors import pairwise as pairwise_selectors
+from flaskapp.errors import Problem
 
 LABEL_CHOICES = [("A", "A"), ("tie", "Tie"), ("B", "B")]
 

@@ -15,10 +15,10 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.errors import DomainError, Problem
 from annotation.selectors import raters as selectors
 from annotation.services.campaigns import campaign_add_rater
 from annotation.services.raters import rater_create, rater_password_reset
+from flaskapp.errors import DomainError, Problem
 from flaskapp.params import ascii_int
 
 

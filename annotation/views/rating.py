@@ -14,7 +14,6 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotation import selectors as selectors
 from annotation import services
-from annotation.errors import DomainError, Problem
 from annotation.models import Assignment, Campaign
 from annotation.scales import scale_of
 from annotation.views.common import HISTORY_PER_PAGE, HTMX_INVALID
@@ -27,6 +26,7 @@ from annotation.views.rows import (
     skill_rows,
 )
 from flaskapp.bounds import ID
+from flaskapp.errors import DomainError, Problem
 from flaskapp.htmx import render_page_or_fragment, wants_fragment
 from flaskapp.params import int_param
 

@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 
 from django.http import QueryDict
 
-from annotation.errors import Problem
 from annotation.importers.base import is_na
 from annotation.models import Ability, Skill
 from annotation.models.campaigns import MAX_ACTIVE_SECONDS
 from annotation.scales import Scale, scale_of
 from annotation.views.common import METACOGNITION
+from flaskapp.errors import Problem
 from flaskapp.params import ascii_int
 
 

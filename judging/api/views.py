@@ -15,8 +15,8 @@ from annotation import selectors as annotation_selectors
 from annotation.api.datasets import ListApi
 from annotation.api.permissions import IsResearcher
 from annotation.api.serializers.datasets import ProblemOutputSerializer
-from annotation.errors import DomainError, Problem
 from annotation.services import import_check_sizes
+from flaskapp.errors import DomainError, Problem
 from judging.api.serializers import (
     JudgeCallFilterInputSerializer,
     JudgeCallOutputSerializer,

@@ -50,8 +50,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from annotation.errors import DomainError, Problem
 from annotation.models import Dataset, Skill
+from flaskapp.errors import DomainError, Problem
 from judging.fewshot import FewShotRequest
 from judging.models import JudgeConfig, JudgeRun
 

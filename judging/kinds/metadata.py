@@ -13,10 +13,10 @@ from __future__ import annotations
 from django.db.models import Sum
 from django.db.models.functions import Length
 
-from annotation.errors import DomainError, Problem
 from annotation.importers.base import normalise_name
 from annotation.models import Domain, Instruction
 from flaskapp.bounds import INSTRUCTION_LIMIT
+from flaskapp.errors import DomainError, Problem
 from judging import parsing, prompts
 from judging.kinds import (
     CallContext,

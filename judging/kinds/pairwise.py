@@ -34,9 +34,9 @@ from django.db.models import Sum
 from django.db.models.functions import Length
 
 from annotation import labels as pairwise
-from annotation.errors import DomainError, Problem
 from annotation.models import PreferencePair
 from flaskapp.bounds import PAIR_SAMPLE, SEED
+from flaskapp.errors import DomainError, Problem
 from judging import parsing, prompts
 from judging.kinds import (
     CallContext,

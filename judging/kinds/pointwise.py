@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from django.db.models import QuerySet, Sum
 from django.db.models.functions import Length
 
-from annotation.errors import DomainError, Problem
 from annotation.models import InstructionSkill, Response, Skill
 from flaskapp.bounds import INSTRUCTION_LIMIT, MAX_CALLS
+from flaskapp.errors import DomainError, Problem
 from judging import parsing, prompts
 from judging.fewshot import example_response_ids
 from judging.kinds import (

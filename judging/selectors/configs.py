@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 
-from annotation import roles
+from flaskapp import roles
 from judging.models import JudgeConfig, JudgeConfigVersion
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.db.models import Count, QuerySet
 from django.http import Http404
 
-from annotation import roles
 from annotation.models import Dataset
+from flaskapp import roles
 from judging.models import Experiment
 
 

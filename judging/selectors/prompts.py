@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import difflib
 
-from annotation import roles
 from annotation.models import InstructionSkill, Response, Skill, SkillKind
+from flaskapp import roles
 from judging import prompts
 from judging.models import PromptTemplate
 

@@ -20,7 +20,6 @@ from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet, Sum
 from django.http import Http404
 from django.utils import timezone
 
-from annotation import roles
 from annotation.models import (
     Dataset,
     Instruction,
@@ -30,6 +29,7 @@ from annotation.models import (
     Skill,
     SkillKind,
 )
+from flaskapp import roles
 from judging import endpoints
 from judging.models import (
     JudgeCall,

@@ -17,8 +17,8 @@ from collections import defaultdict
 from django.db.models import Count, Q, QuerySet
 from django.http import Http404
 
-from annotation import roles
 from annotation.models import Dataset, Skill
+from flaskapp import roles
 from judging.models import (
     CriterionNote,
     DisagreementTag,

@@ -17,9 +17,8 @@ from urllib.parse import urlparse
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from annotation import roles
-from annotation.errors import DomainError, Problem
-from flaskapp import bounds
+from flaskapp import bounds, roles
+from flaskapp.errors import DomainError, Problem
 from judging import endpoints
 from judging.models import JudgeConfig, JudgeConfigVersion, PromptTemplate
 from judging.selectors.runs import judge_endpoint_list

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from asgiref.sync import async_to_sync
 from django.contrib.auth.models import User
 
-from annotation import roles
+from flaskapp import roles
 from judging import endpoints, llm
 from judging.models import JudgeConfig
 from judging.services.configs import config_endpoint_problems

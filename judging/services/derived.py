@@ -19,10 +19,10 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from annotation import roles
-from annotation.errors import DomainError, Problem
 from annotation.models import Dataset
 from annotation.services import rubric_freeze
+from flaskapp import roles
+from flaskapp.errors import DomainError, Problem
 from flaskapp.untrusted import text_problem
 from judging import kinds
 from judging.models import EvalSplit, JudgeRun, JudgeScore

@@ -12,9 +12,9 @@ from __future__ import annotations
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
-from annotation import roles
-from annotation.errors import DomainError, Problem
 from annotation.models import Campaign, Dataset
+from flaskapp import roles
+from flaskapp.errors import DomainError, Problem
 from flaskapp.untrusted import text_problem
 from judging import kinds
 from judging.models import Experiment, JudgeCall, JudgeRun, JudgeScore

@@ -11,10 +11,10 @@ from __future__ import annotations
 from django.db.models import Sum
 from django.db.models.functions import Length
 
-from annotation.errors import DomainError, Problem
 from annotation.models import Assignment, Dataset, HumanScore, Response, Skill
 from annotation.selectors.exclusions import excluded_scores
 from flaskapp.bounds import FEW_SHOT_EXAMPLES, SEED
+from flaskapp.errors import DomainError, Problem
 from judging.fewshot import (
     FIELD,
     RULES,

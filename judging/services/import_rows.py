@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from annotation.errors import DomainError, Problem
 from annotation.importers.base import normalise_name, parse_field_map
 from annotation.importers.fields import RowReader
 from annotation.models import Dataset, Instruction, InstructionSkill, Response, Skill
 from annotation.scales import Scale, scale_of
+from flaskapp.errors import DomainError, Problem
 
 GENERIC_FIELDS = (
     "id",

@@ -39,8 +39,6 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from annotation import roles
-from annotation.errors import DomainError, Problem
 from annotation.importers.base import (
     MAX_PROBLEMS,
     FileData,
@@ -52,6 +50,8 @@ from annotation.importers.flask import model_name_from_file
 from annotation.models import Dataset, Skill
 from annotation.scales import Scale
 from annotation.services.rubrics import rubric_freeze
+from flaskapp import roles
+from flaskapp.errors import DomainError, Problem
 from judging.models import JudgeCall, JudgeCritique, JudgeRun, JudgeScore
 from judging.services.import_rows import (
     GENERIC_FIELDS,

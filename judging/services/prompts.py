@@ -10,8 +10,8 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Max
 
-from annotation import roles
-from annotation.errors import DomainError, Problem
+from flaskapp import roles
+from flaskapp.errors import DomainError, Problem
 from flaskapp.untrusted import text_problem
 from judging import kinds, prompts
 from judging.models import PromptTemplate

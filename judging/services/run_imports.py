@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 from django.utils import timezone
 
-from annotation import roles
 from annotation.models import Dataset, ImportJob
 from annotation.services.import_jobs import import_recorded
+from flaskapp import roles
 from judging.models import JudgeRun
 from judging.services.imports import import_judge_results
 

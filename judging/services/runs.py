@@ -14,10 +14,10 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from annotation import roles
-from annotation.errors import DomainError, Problem
 from annotation.models import Dataset
 from annotation.services.rubrics import rubric_freeze
+from flaskapp import roles
+from flaskapp.errors import DomainError, Problem
 from judging import kinds
 from judging.fewshot import FewShotRequest
 from judging.kinds import REFUSED_FOREIGN_OPTIONS, RunOptions, TaskKind

@@ -29,11 +29,11 @@ from dataclasses import dataclass
 import numpy as np
 from django.contrib.auth.models import User
 
-from annotation import roles
-from annotation.errors import DomainError, Problem
 from annotation.models import Campaign, Dataset, Response, Skill
 from annotation.scales import scale_of
 from annotation.services.sampling import sampling_campaign_create
+from flaskapp import roles
+from flaskapp.errors import DomainError, Problem
 from judging import kinds
 from judging.designs import (
     FLOOR,

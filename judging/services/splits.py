@@ -15,9 +15,9 @@ import numpy as np
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
-from annotation import roles
-from annotation.errors import DomainError, Problem
 from annotation.models import Dataset, Instruction
+from flaskapp import roles
+from flaskapp.errors import DomainError, Problem
 from flaskapp.untrusted import text_problem
 from judging.models import EvalSplit, EvalSplitMember, Experiment, TestSplitLook
 

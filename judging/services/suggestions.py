@@ -15,11 +15,11 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from annotation import roles
-from annotation.errors import DomainError, Problem
 from annotation.importers.base import skill_lookup_for
 from annotation.importers.fields import RowReader
 from annotation.models import Instruction, InstructionSkill, Skill
+from flaskapp import roles
+from flaskapp.errors import DomainError, Problem
 from judging.models import JudgeRun, MetadataSuggestion
 
 # The same frozen copy of the config as a pointwise run (the engine reads these keys).

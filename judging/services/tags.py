@@ -18,9 +18,9 @@ import unicodedata
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from annotation import roles
-from annotation.errors import DomainError, Problem
 from annotation.models import Response, Skill
+from flaskapp import roles
+from flaskapp.errors import DomainError, Problem
 from flaskapp.untrusted import text_problem
 from judging.models import (
     CriterionNote,

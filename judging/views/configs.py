@@ -12,8 +12,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation import roles
-from annotation.errors import DomainError
+from flaskapp import roles
+from flaskapp.errors import DomainError
 from flaskapp.htmx import render_page_or_fragment, wants_fragment
 from judging import endpoints
 from judging.forms import JudgeConfigForm

@@ -11,9 +11,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from annotation import roles
 from annotation import selectors as annotation_selectors
-from annotation.errors import DomainError, Problem
+from flaskapp import roles
+from flaskapp.errors import DomainError, Problem
 from flaskapp.params import ascii_int
 from judging.panels import METHODS
 from judging.selectors import runs as selectors

@@ -8,9 +8,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
-from annotation import roles
-from annotation.errors import DomainError
+from flaskapp import roles
 from flaskapp.bounds import ID
+from flaskapp.errors import DomainError
 from flaskapp.params import int_param
 from judging.models import (
     PromptTemplate,

@@ -17,12 +17,12 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation import roles
 from annotation import selectors as annotation_selectors
-from annotation.errors import DomainError
 from annotation.models import Dataset
 from annotation.services import import_check_sizes
+from flaskapp import roles
 from flaskapp.bounds import FEW_SHOT_EXAMPLES, INSTRUCTION_LIMIT, SEED
+from flaskapp.errors import DomainError
 from flaskapp.htmx import HTMX_STOP_POLLING, render_page_or_fragment, wants_fragment
 from flaskapp.params import ascii_int
 from judging import kinds

@@ -9,8 +9,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation import roles
-from annotation.errors import DomainError
+from flaskapp import roles
+from flaskapp.errors import DomainError
 from flaskapp.htmx import render_page_or_fragment, wants_fragment
 from judging.models import (
     JudgeRun,

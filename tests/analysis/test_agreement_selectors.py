@@ -483,9 +483,9 @@ def test_disagreements_never_list_one_label_twice_for_an_item(researcher):
     synthetic account's entry says it is generated."""
     from django.contrib.auth.models import Group
 
-    from annotation import roles
     from annotation.models import Campaign
     from annotation.services.campaigns import campaign_create
+    from flaskapp import roles
     from tests.analysis.agreement_data import add_human_scores
 
     human = {(0, "alpha", "factuality"): [2, 3]}

@@ -95,7 +95,7 @@ def test_dawid_skene_on_labels_matches_crowd_kit(labelled):
 def test_a_synthetic_rater_is_marked(labelled):
     from django.contrib.auth.models import Group
 
-    from annotation import roles
+    from flaskapp import roles
 
     s = labelled
     s.raters[1].groups.add(Group.objects.get_or_create(name=roles.SYNTHETIC)[0])

@@ -22,7 +22,7 @@ from analysis.selectors.agreement.sources import AgreementError
 from analysis.selectors.experiments import experiment_figures
 from analysis.stats.paired import paired_comparison
 from analysis.stats.scale import VALUES
-from annotation.errors import DomainError
+from flaskapp.errors import DomainError
 from judging.models import EvalSplit, EvalSplitMember, Experiment, TestSplitLook
 from judging.services.experiments import experiment_add_run, experiment_create
 from judging.services.splits import (

@@ -16,8 +16,8 @@ from django.db import connection
 
 from analysis.exports import scores_sql
 from analysis.exports.scores import export_chunks
-from annotation import roles
 from annotation.models import Adjudication, HumanScore, Instruction, Response
+from flaskapp import roles
 from judging.models import JudgeScore
 from tests.analysis.test_exports import judge_all, make_dataset, rate_all
 from tests.factories import UserFactory

@@ -228,7 +228,7 @@ def test_scores_of_synthetic_accounts_are_exported_as_synthetic(
     person's and a judge's rows do not."""
     from django.contrib.auth.models import Group
 
-    from annotation import roles
+    from flaskapp import roles
 
     dataset = make_dataset(2)
     rate_all(dataset, researcher, rater, name="people")

@@ -22,7 +22,6 @@ from analysis.stats.correlations import spearman
 from analysis.stats.kappa import quadratic_kappa as qwk
 from analysis.stats.raters import leave_one_out, leave_one_out_mode, round_half_up
 from annotation import services
-from annotation.errors import DomainError
 from annotation.models import Assignment, Campaign, RaterExclusion
 from annotation.selectors import assignment_skills
 from annotation.services.campaign_spec import (
@@ -30,6 +29,7 @@ from annotation.services.campaign_spec import (
     ServingPolicy,
 )
 from annotation.services.exclusions import PAUSED_MESSAGE
+from flaskapp.errors import DomainError
 from tests.factories import (
     DatasetFactory,
     InstructionFactory,
@@ -393,7 +393,7 @@ def test_generated_ratings_are_labelled_synthetic(
 ):
     from django.contrib.auth.models import Group
 
-    from annotation import roles
+    from flaskapp import roles
 
     campaign, raters, _ = habits_campaign
     raters["dan"].groups.add(Group.objects.get_or_create(name=roles.SYNTHETIC)[0])

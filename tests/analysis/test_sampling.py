@@ -7,9 +7,9 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from analysis.stats.sampling import design_widths, sampled_mean, synthetic_population
-from annotation.errors import DomainError
 from annotation.models import Assignment, Campaign, CampaignItem
 from annotation.services.rating import assignment_next, assignment_skip
+from flaskapp.errors import DomainError
 from judging.designs import inclusion_probabilities, poisson_sample
 from judging.models import JudgeRun
 from judging.services.sampling import sampling_campaign_start, sampling_plan

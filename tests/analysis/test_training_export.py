@@ -24,7 +24,6 @@ from analysis.exports.training import (
     training_examples,
     training_options_parse,
 )
-from annotation.errors import DomainError
 from annotation.models import (
     Assignment,
     Campaign,
@@ -40,6 +39,7 @@ from annotation.services.campaign_spec import (
 )
 from annotation.services.campaigns import campaign_create
 from annotation.services.pairwise import pairwise_next, pairwise_submit
+from flaskapp.errors import DomainError
 from judging.models import JudgeRun, PairwiseVerdict
 from judging.prompts import SkillSpec
 from tests.analysis.agreement_data import (

@@ -13,7 +13,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from analysis.exports.training import training_examples, training_options_parse
-from annotation import roles
+from flaskapp import roles
 from tests.analysis.rubric_data import (
     HELPSTEER,
     rubric_0_4,

@@ -341,7 +341,7 @@ def test_generated_ratings_are_labelled_on_the_instruction_page(
 ):
     from django.contrib.auth.models import Group
 
-    from annotation import roles
+    from flaskapp import roles
 
     bot = max(small.raters, key=lambda u: u.pk)  # "Rater C"
     bot.groups.add(Group.objects.get_or_create(name=roles.SYNTHETIC)[0])

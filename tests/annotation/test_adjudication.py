@@ -9,7 +9,6 @@ import pytest
 from django.urls import reverse
 
 from annotation import services
-from annotation.errors import DomainError
 from annotation.models import Adjudication, Campaign, HumanScore
 from annotation.scales import FLASK_SCALE, Scale
 from annotation.selectors import assignment_skills
@@ -25,6 +24,7 @@ from annotation.services.campaign_spec import (
     CampaignSpec,
     ServingPolicy,
 )
+from flaskapp.errors import DomainError
 from tests.factories import (
     DatasetFactory,
     InstructionFactory,

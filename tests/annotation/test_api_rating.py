@@ -1319,7 +1319,7 @@ NEXT_MAX_QUERIES = 16
 SUBMIT_MAX_QUERIES = 14
 # The raw-SQL path (PostgreSQL), exactly: next = token with roles, campaign membership,
 # the rater's row lock, one statement that serves; submit = token, the locked read, the
-# rater's membership (roles.require_campaign_rater), one statement that saves; each +
+# rater's membership (membership.require_campaign_rater), one statement that saves; each +
 # the savepoint and its release that stand for BEGIN and
 # COMMIT inside the test's transaction.
 SQL_NEXT_QUERIES = 4 + 2

@@ -7,7 +7,6 @@ import dataclasses
 
 import pytest
 
-from annotation.errors import DomainError
 from annotation.items import REGISTRY
 from annotation.models import Campaign, PreferencePair
 from annotation.services.campaign_spec import (
@@ -21,6 +20,7 @@ from annotation.services.campaign_spec import (
     spec_from_fields,
 )
 from annotation.services.campaigns import campaign_create
+from flaskapp.errors import DomainError
 from tests.factories import dataset_with_responses
 
 pytestmark = pytest.mark.django_db

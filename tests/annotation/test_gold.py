@@ -17,7 +17,6 @@ from statsmodels.stats.proportion import proportion_confint
 from analysis.exports.scores import score_rows
 from analysis.selectors.agreement.inputs import _human_rows
 from annotation import selectors, services
-from annotation.errors import DomainError
 from annotation.items import POINTWISE
 from annotation.models import (
     Assignment,
@@ -34,6 +33,7 @@ from annotation.services.campaign_spec import (
     GoldPolicy,
 )
 from annotation.services.serving import served_reason
+from flaskapp.errors import DomainError
 from tests.factories import (
     DatasetFactory,
     InstructionFactory,

@@ -15,10 +15,10 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotation.errors import DomainError
 from annotation.models import Dataset, HumanPreference, PreferencePair, Response
 from annotation.services import dataset_import_files
 from annotation.services.preference_imports import preferences_import
+from flaskapp.errors import DomainError
 from judging.models import JudgeRun
 from judging.services.run_imports import judge_run_import
 from judging.services.verdicts import imported_verdicts

@@ -8,7 +8,6 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 
 from annotation.builtin_rubric import BUILTIN_SKILLS
-from annotation.errors import DomainError
 from annotation.models import (
     Dataset,
     ImportJob,
@@ -28,6 +27,7 @@ from annotation.services import (
     rubric_get_default,
     rubric_import,
 )
+from flaskapp.errors import DomainError
 
 pytestmark = pytest.mark.django_db
 

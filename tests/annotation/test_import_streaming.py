@@ -12,9 +12,9 @@ import json
 
 import pytest
 
-from annotation.errors import DomainError
 from annotation.models import Dataset, Instruction, Response
 from annotation.services import dataset_import_flask
+from flaskapp.errors import DomainError
 
 pytestmark = pytest.mark.django_db
 

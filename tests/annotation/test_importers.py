@@ -8,7 +8,6 @@ import json
 import pytest
 
 from annotation.builtin_rubric import BUILTIN_SKILLS
-from annotation.errors import Problem
 from annotation.importers.base import (
     NA_WORDS,
     is_na,
@@ -28,6 +27,7 @@ from annotation.importers.preferences import (
     parse_original_verdict,
     parse_presented_verdict,
 )
+from flaskapp.errors import Problem
 
 LOOKUP = skill_lookup_for([(key, name) for key, name, *_ in BUILTIN_SKILLS])
 

@@ -11,9 +11,9 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from annotation.errors import DomainError
 from annotation.models import Instruction, Response
 from annotation.services import dataset_import_files
+from flaskapp.errors import DomainError
 from tests.annotation.test_views_rating import make_campaign, make_dataset
 
 pytestmark = pytest.mark.django_db

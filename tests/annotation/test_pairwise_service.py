@@ -16,7 +16,6 @@ from django.http import Http404
 from django.utils import timezone
 
 from annotation import services
-from annotation.errors import DomainError
 from annotation.items.pairwise import (
     map_shown_label,
     shown_order_for,
@@ -43,6 +42,7 @@ from annotation.services.pairwise import (
     pairwise_skip,
     pairwise_submit,
 )
+from flaskapp.errors import DomainError
 from tests.factories import (
     DatasetFactory,
     InstructionFactory,

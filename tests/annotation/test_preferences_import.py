@@ -11,7 +11,6 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotation.errors import DomainError
 from annotation.importers.preferences import anonymous_model_name
 from annotation.models import (
     Dataset,
@@ -26,6 +25,7 @@ from annotation.selectors.preferences import (
     pairs_for_dataset,
 )
 from annotation.services.preference_imports import preferences_import
+from flaskapp.errors import DomainError
 from judging.models import JudgeConfig, JudgeRun, PairwiseVerdict
 from judging.services.verdicts import imported_verdicts
 from tests.factories import DatasetFactory, InstructionFactory, ResponseFactory

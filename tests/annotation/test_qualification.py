@@ -8,13 +8,13 @@ import pytest
 from django.core.exceptions import PermissionDenied
 
 from annotation import selectors, services
-from annotation.errors import DomainError
 from annotation.models import Assignment, Campaign, Qualification
 from annotation.selectors import assignment_skills
 from annotation.services.campaign_spec import (
     CampaignSpec,
     GoldPolicy,
 )
+from flaskapp.errors import DomainError
 from tests.annotation.test_gold import make_dataset, responses
 from tests.factories import campaign_from_fields
 

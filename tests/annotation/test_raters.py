@@ -12,14 +12,14 @@ from django.core.exceptions import PermissionDenied
 from django.urls import reverse
 from knox.models import AuthToken
 
-from annotation import roles, services
-from annotation.errors import DomainError
+from annotation import services
 from annotation.models import Assignment, Campaign
 from annotation.selectors.raters import rater_overview_list_for_user
 from annotation.selectors.rating import assignment_skills
 from annotation.services.campaigns import campaign_add_rater
 from annotation.services.raters import rater_create, rater_password_reset
-from flaskapp import tokens
+from flaskapp import roles, tokens
+from flaskapp.errors import DomainError
 from tests.annotation.test_views_rating import make_campaign, make_dataset
 from tests.factories import UserFactory
 

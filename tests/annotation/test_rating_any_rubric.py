@@ -11,13 +11,13 @@ from django.db import connection
 from django.urls import reverse
 
 from annotation import services
-from annotation.errors import ConflictError, DomainError
 from annotation.models import Assignment, Campaign, CampaignItem, HumanScore
 from annotation.selectors import assignment_skills
 from annotation.services.campaign_spec import (
     CampaignSpec,
     PairPolicy,
 )
+from flaskapp.errors import ConflictError, DomainError
 from tests.factories import UserFactory
 from tests.rubric_samples import HELPSTEER, TEN_POINT, YES_NO, campaign_on
 

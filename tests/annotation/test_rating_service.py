@@ -14,7 +14,6 @@ from django.http import Http404
 from django.utils import timezone
 
 from annotation import services
-from annotation.errors import DomainError
 from annotation.models import Assignment, Campaign, CampaignItem, HumanScore
 from annotation.selectors import (
     assignment_skills,
@@ -25,6 +24,7 @@ from annotation.services.campaign_spec import (
     CampaignSpec,
     ServingPolicy,
 )
+from flaskapp.errors import DomainError
 from tests.factories import (
     DatasetFactory,
     InstructionFactory,

@@ -101,9 +101,9 @@ def test_slim_instructions_are_written_from_the_file_read_again(tmp_path):
 
 
 def test_a_file_changed_between_check_and_write_is_refused():
-    from annotation.errors import DomainError
     from annotation.importers.base import InstructionRecord
     from annotation.services.import_rows import _full_records
+    from flaskapp.errors import DomainError
 
     checked = [InstructionRecord(external_id="1", text="old", line=1, file="f")]
     slim = [r.slimmed() for r in checked]

@@ -18,7 +18,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from analysis.exports.scores import score_rows
-from annotation import roles, selectors, services
+from annotation import membership, selectors, services
 from annotation.items.pairwise import map_shown_label
 from annotation.models import Assignment, CampaignItem, HumanPreference, HumanScore
 from annotation.selectors import assignment_skills
@@ -30,6 +30,7 @@ from annotation.services.campaign_spec import (
 from annotation.services.campaigns import campaign_create
 from annotation.services.pairwise import pairwise_next, pairwise_submit
 from annotation.services.serving import REMOVED_NOTE, ROLE_REMOVED_NOTE
+from flaskapp import roles
 from tests.factories import (
     DatasetFactory,
     InstructionFactory,
@@ -134,9 +135,9 @@ def remove(how, campaign, rater, researcher) -> tuple[str, str]:
     """Remove `rater` the `how` way; the (message, code) every refusal must carry."""
     if how == "campaign":
         remove_from_campaign(campaign, rater, researcher)
-        return roles.REMOVED_FROM_CAMPAIGN, "not_campaign_member"
+        return membership.REMOVED_FROM_CAMPAIGN, "not_campaign_member"
     remove_role(rater)
-    return roles.ROLE_REMOVED, "rater_role_removed"
+    return membership.ROLE_REMOVED, "rater_role_removed"
 
 
 def token_client(user) -> APIClient:

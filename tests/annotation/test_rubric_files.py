@@ -16,12 +16,12 @@ from django.urls import reverse
 
 from annotation import services
 from annotation.builtin_rubric import BUILTIN_SKILLS
-from annotation.errors import DomainError
 from annotation.models import FLASK_GROUPS, Dataset, Rubric, Skill
 from annotation.services.campaign_spec import (
     CampaignSpec,
 )
 from annotation.services.imports import dataset_import_files
+from flaskapp.errors import DomainError
 from tests.factories import DatasetFactory, InstructionFactory, ResponseFactory
 
 pytestmark = pytest.mark.django_db

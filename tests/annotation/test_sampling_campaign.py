@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.errors import DomainError
 from annotation.models import Campaign, CampaignItem, Skill
 from annotation.services.rating import assignment_next, rating_submit
 from annotation.services.sampling import sampling_campaign_create
+from flaskapp.errors import DomainError
 from tests.analysis.agreement_data import make_dataset
 
 pytestmark = pytest.mark.django_db

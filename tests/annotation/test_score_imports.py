@@ -19,7 +19,6 @@ from django.core.management.base import CommandError
 from analysis.selectors.agreement.inputs import _human_rows
 from analysis.selectors.agreement.sources import agreement_defaults
 from annotation import services
-from annotation.errors import DomainError
 from annotation.models import (
     Assignment,
     Campaign,
@@ -31,6 +30,7 @@ from annotation.models import (
     Response,
 )
 from annotation.scales import scale_of
+from flaskapp.errors import DomainError
 
 pytestmark = pytest.mark.django_db
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from annotation import roles, services
+from annotation import membership, services
 from annotation.models import Assignment, HumanScore
 from tests.browser.conftest import SKILLS, login, sky_rating_campaign
 from tests.factories import UserFactory
@@ -242,11 +242,13 @@ def test_a_rater_removed_meanwhile_is_told_why_the_submit_was_refused(
         page.keyboard.press("3")
     page.keyboard.press("Enter")
     expect(page.locator("#htmx-error")).to_contain_text(
-        "Not allowed: " + roles.REMOVED_FROM_CAMPAIGN
+        "Not allowed: " + membership.REMOVED_FROM_CAMPAIGN
     )
     # ... and the hint under the button no longer says it is submitting.
     expect(page.locator("[data-submit-hint]")).to_contain_text("Not submitted")
     assert not HumanScore.objects.filter(assignment_id=held).exists()
     # A reload shows the refusal page with the same reason.
     page.reload()
-    expect(page.locator("[data-refusal]")).to_have_text(roles.REMOVED_FROM_CAMPAIGN)
+    expect(page.locator("[data-refusal]")).to_have_text(
+        membership.REMOVED_FROM_CAMPAIGN
+    )

@@ -63,7 +63,7 @@ def test_load_demo_creates_everything_once(eager_tasks, capsys):
     }
     # Generated ratings belong to synthetic accounts, never to the real demo raters
     # (bug 9), and every export says they are generated.
-    from annotation import roles
+    from flaskapp import roles
 
     assert set(submitted.values_list("rater__username", flat=True)) == {
         "synthetic-rater-1",

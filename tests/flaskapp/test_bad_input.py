@@ -18,7 +18,6 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation import services
-from annotation.errors import DomainError
 from annotation.models import (
     Assignment,
     Campaign,
@@ -34,6 +33,7 @@ from annotation.services.campaign_spec import (
     PairPolicy,
     ServingPolicy,
 )
+from flaskapp.errors import DomainError
 from flaskapp.params import BadParameter, int_param, parse_int
 from judging.models import JudgeConfig, JudgeRun
 from tests.factories import (

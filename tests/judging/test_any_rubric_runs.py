@@ -239,7 +239,7 @@ def test_an_empty_critique_is_a_recorded_parse_failure(eager_tasks, fake_server)
 
 
 def test_a_baseline_judge_cannot_write_critiques(eager_tasks):
-    from annotation.errors import DomainError
+    from flaskapp.errors import DomainError
 
     user = UserFactory(username="base-critic", role="researcher")
     config = judge_config_create(

@@ -364,8 +364,8 @@ def test_import_judge_run_unknown_dataset_or_file(dataset, tmp_path):
 def test_judge_without_any_admin_acts_as_the_documented_system_user():
     from django.contrib.auth import get_user_model
 
-    from annotation import roles
     from annotation.management.commands._cli import SYSTEM_USERNAME
+    from flaskapp import roles
 
     make_dataset(name="fresh", instructions=2, models=("alpha", "beta"))
     assert not get_user_model().objects.filter(is_superuser=True).exists()

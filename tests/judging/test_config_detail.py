@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from annotation.errors import DomainError
+from flaskapp.errors import DomainError
 from judging.models import JudgeConfig, JudgeConfigVersion, JudgeRun
 from judging.services.configs import judge_config_update
 from judging.services.connection import TEST_MAX_TOKENS

@@ -10,7 +10,7 @@ import json
 import pytest
 from django.urls import reverse
 
-from annotation.errors import DomainError
+from flaskapp.errors import DomainError
 from judging.models import JudgeCall, JudgeCritique, JudgeRun, JudgeScore
 from judging.services.run_imports import judge_run_import
 from tests.factories import UserFactory

@@ -13,8 +13,8 @@ from django.core.management import CommandError, call_command
 from scipy.optimize import nnls
 from sklearn.isotonic import IsotonicRegression
 
-from annotation.errors import DomainError
 from annotation.models import HumanScore, RaterExclusion
+from flaskapp.errors import DomainError
 from judging.models import JudgeRun, JudgeScore
 from judging.selectors.splits import split_part_by_instruction
 from judging.services.derived import judge_run_calibrate, judge_run_panel_create

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from annotation.errors import DomainError
+from flaskapp.errors import DomainError
 from judging import endpoints
 from judging.models import JudgeCall, JudgeConfig, JudgeRun
 from judging.selectors.runs import api_key_is_set

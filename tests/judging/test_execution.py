@@ -304,7 +304,7 @@ def test_api_key_never_reaches_the_database_or_logs(
 
 
 def test_config_refuses_a_key_in_place_of_a_variable_name():
-    from annotation.errors import DomainError
+    from flaskapp.errors import DomainError
 
     user = UserFactory(username="cfg-res", role="researcher")
     with pytest.raises(DomainError) as exc:

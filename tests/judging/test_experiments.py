@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.errors import DomainError
+from flaskapp.errors import DomainError
 from judging.models import JudgeRun
 from judging.services.experiments import experiment_create, experiment_join_new_run
 from judging.services.runs import judge_run_create

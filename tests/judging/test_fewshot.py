@@ -14,8 +14,8 @@ from django.urls import reverse
 
 from analysis.selectors.agreement.inputs import load_inputs
 from analysis.selectors.agreement.sources import AgreementError
-from annotation.errors import DomainError
 from annotation.models import Response, Skill
+from flaskapp.errors import DomainError
 from judging import prompts
 from judging.fewshot import Candidate, FewShotRequest, draw_stratified
 from judging.models import (

@@ -11,7 +11,7 @@ import json
 import pytest
 from django.core.exceptions import PermissionDenied
 
-from annotation.errors import DomainError
+from flaskapp.errors import DomainError
 from judging.models import JudgeCall, JudgeRun, JudgeScore
 from judging.services.run_imports import judge_run_import
 from tests.judging.data import make_dataset

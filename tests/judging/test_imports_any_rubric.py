@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from annotation.errors import DomainError
+from flaskapp.errors import DomainError
 from judging.models import JudgeCall, JudgeRun, JudgeScore
 from judging.services.run_imports import judge_run_import
 from tests.factories import UserFactory

@@ -17,9 +17,9 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from annotation.errors import DomainError, Problem
 from annotation.models import Response
 from bench.kinds import KIND_KEYS, kind_branches, kind_lists, survey
+from flaskapp.errors import DomainError, Problem
 from judging import kinds, parsing, prompts
 from judging.api.serializers import JudgeRunCreateInputSerializer
 from judging.forms import RunForm

@@ -15,8 +15,8 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from annotation.errors import DomainError
 from annotation.models import PreferencePair
+from flaskapp.errors import DomainError
 from judging.models import (
     JudgeCache,
     JudgeCall,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.errors import DomainError
+from flaskapp.errors import DomainError
 from judging.models import PromptTemplate
 from judging.services.prompts import prompt_get_builtin, prompt_template_create
 

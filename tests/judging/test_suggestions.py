@@ -7,8 +7,8 @@ import pytest
 from django.core.exceptions import PermissionDenied
 from django.urls import reverse
 
-from annotation.errors import DomainError
 from annotation.models import Instruction, InstructionSkill
+from flaskapp.errors import DomainError
 from judging.models import JudgeCall, JudgeRun, MetadataSuggestion
 from judging.services.runs import judge_run_create
 from judging.services.suggestions import (

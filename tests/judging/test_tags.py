@@ -9,7 +9,7 @@ import pytest
 from django.core.exceptions import PermissionDenied
 from django.urls import reverse
 
-from annotation.errors import DomainError
+from flaskapp.errors import DomainError
 from judging.models import (
     CriterionNote,
     DisagreementTag,

@@ -68,7 +68,7 @@ def test_bad_pairwise_input_names_the_field(pref_setup, researcher, client_for):
 def test_a_placeholder_judge_of_imported_verdicts_cannot_start_runs(
     pref_setup, researcher
 ):
-    from annotation.errors import DomainError
+    from flaskapp.errors import DomainError
     from judging.models import JudgeConfig
     from judging.services.runs import judge_run_create, judge_run_create_pairwise
 

@@ -21,10 +21,10 @@ from django.core.management.base import CommandError
 
 from analysis.selectors.agreement.sources import AgreementError
 from analysis.selectors.experiments import PARTS, experiment_figures
-from annotation.errors import DomainError
 from annotation.management.commands._cli import command_user
 from annotation.models import Dataset
 from flaskapp.commands import DataCommand
+from flaskapp.errors import DomainError
 from judging.models import Experiment
 from judging.selectors.splits import eval_split_of
 from judging.services.experiments import experiment_add_run, experiment_create

@@ -18,10 +18,10 @@ from analysis.exports.scores import (
     export_chunks,
     export_filters_check,
 )
-from annotation.errors import DomainError
 from annotation.management.commands._import_cli import refused
 from annotation.models import Dataset
 from flaskapp.commands import DataCommand
+from flaskapp.errors import DomainError
 
 
 class Command(DataCommand):

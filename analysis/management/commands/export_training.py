@@ -24,10 +24,10 @@ from analysis.exports.training import (
     training_options_parse,
     training_summary,
 )
-from annotation.errors import DomainError
 from annotation.management.commands._import_cli import refused
 from annotation.models import Dataset
 from flaskapp.commands import DataCommand
+from flaskapp.errors import DomainError
 
 
 class Command(DataCommand):

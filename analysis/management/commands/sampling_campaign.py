@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.errors import DomainError
 from annotation.management.commands._cli import command_user
 from annotation.models import Dataset
+from flaskapp.errors import DomainError
 from judging.designs import STRATEGIES
 from judging.services.sampling import sampling_campaign_start
 

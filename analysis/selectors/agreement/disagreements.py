@@ -6,9 +6,9 @@ import numpy as np
 
 from analysis.selectors.agreement.inputs import item_keys, load_inputs, scored_by_both
 from analysis.selectors.agreement.sources import AgreementError, check_params
-from annotation import roles
 from annotation.models import Assignment, Dataset, HumanScore, Response
 from annotation.selectors.exclusions import excluded_scores
+from flaskapp import roles
 from judging.models import JudgeScore
 
 

@@ -14,10 +14,10 @@ from analysis.selectors.browse.rules import (
     rater_letter,
     row_scale,
 )
-from annotation import roles
 from annotation.models import Assignment, HumanScore, Instruction, Response
 from annotation.scales import Scale, scale_of
 from annotation.selectors.exclusions import excluded_scores
+from flaskapp import roles
 from judging.models import JudgeCritique, JudgeRun, JudgeScore
 
 _SKILL_SCALE = tuple(f"skill__{f}" for f in SCALE_FIELDS)

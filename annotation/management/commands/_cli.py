@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management.base import CommandError
 
-from annotation import roles
+from flaskapp import roles
 
 # The operator's stand-in when no admin account exists yet (a fresh database): an admin
 # that cannot log in (no usable password), the owner of what commands create then.

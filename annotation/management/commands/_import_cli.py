@@ -9,9 +9,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.errors import DomainError
 from annotation.importers.base import FileData
 from annotation.services import ImportReport, import_check_sizes
+from flaskapp.errors import DomainError
 
 
 def add_file_options(parser, *, fields, dataset_help: str = "Dataset name.") -> None:

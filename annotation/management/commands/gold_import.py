@@ -13,12 +13,12 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
-from annotation.errors import DomainError
 from annotation.management.commands._cli import command_user
 from annotation.management.commands._import_cli import refused
 from annotation.models import Dataset
 from annotation.services import gold_import_file
 from flaskapp.commands import DataCommand
+from flaskapp.errors import DomainError
 
 
 class Command(DataCommand):

@@ -15,7 +15,6 @@ from pathlib import Path
 from django.core.management.base import CommandError
 from django.utils import timezone
 
-from annotation.errors import DomainError
 from annotation.importers.generic import FIELDS
 from annotation.management.commands._import_cli import (
     add_file_options,
@@ -27,6 +26,7 @@ from annotation.management.commands._import_cli import (
 from annotation.services import dataset_import_files, import_job_record_command
 from annotation.services.imports import rubric_named
 from flaskapp.commands import DataCommand
+from flaskapp.errors import DomainError
 
 
 class Command(DataCommand):

@@ -12,7 +12,6 @@ from pathlib import Path
 from django.core.management.base import CommandError
 from django.utils import timezone
 
-from annotation.errors import DomainError
 from annotation.management.commands._import_cli import (
     add_strict_option,
     print_report,
@@ -22,6 +21,7 @@ from annotation.management.commands._import_cli import (
 from annotation.models import ImportJob
 from annotation.services import dataset_import_flask, import_job_record_command
 from flaskapp.commands import DataCommand
+from flaskapp.errors import DomainError
 
 
 def output_paths(values: list[str]) -> list[Path]:

@@ -10,10 +10,10 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
-from annotation.errors import DomainError
 from annotation.management.commands._import_cli import refused
 from annotation.services import rubric_import
 from flaskapp.commands import DataCommand
+from flaskapp.errors import DomainError
 
 
 class Command(DataCommand):

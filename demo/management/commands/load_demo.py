@@ -15,14 +15,14 @@ from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from annotation import roles
-from annotation.errors import DomainError
 from annotation.services.campaign_spec import (
     CampaignSpec,
     DisplayPolicy,
     PairPolicy,
     ServingPolicy,
 )
+from flaskapp import roles
+from flaskapp.errors import DomainError
 
 # The demo's files are annotation's bundled data (imported like any user's file).
 DEMO_DIR = Path(__file__).resolve().parents[3] / "annotation" / "demo_data"

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from django.core.management.base import CommandError
 
-from annotation.errors import DomainError
 from annotation.management.commands._cli import command_user
 from annotation.models import Dataset
 from flaskapp.commands import DataCommand
+from flaskapp.errors import DomainError
 from judging.models import JudgeRun
 from judging.panels import METHODS
 from judging.services.derived import judge_run_calibrate, judge_run_panel_create

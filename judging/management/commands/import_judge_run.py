@@ -13,7 +13,6 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
-from annotation.errors import DomainError
 from annotation.management.commands._cli import command_user
 from annotation.management.commands._import_cli import (
     add_strict_option,
@@ -24,6 +23,7 @@ from annotation.management.commands._import_cli import (
 )
 from annotation.models import Dataset, ImportJob
 from flaskapp.commands import DataCommand
+from flaskapp.errors import DomainError
 from judging.services.imports import FORMATS, GENERIC_FIELDS
 from judging.services.run_imports import judge_run_import
 

@@ -13,7 +13,6 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
-from annotation.errors import DomainError, Problem
 from annotation.importers.preferences import FIELDS, LABEL_SCHEMES
 from annotation.management.commands._import_cli import (
     add_file_options,
@@ -26,6 +25,7 @@ from annotation.models import ImportJob
 from annotation.services.preference_imports import preferences_import
 from annotation.services.preferences import PreferenceImportReport
 from flaskapp.commands import DataCommand
+from flaskapp.errors import DomainError, Problem
 from judging.services.verdicts import imported_verdicts
 
 

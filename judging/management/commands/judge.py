@@ -23,11 +23,11 @@ from decimal import Decimal, InvalidOperation
 
 from django.core.management.base import CommandError
 
-from annotation.errors import DomainError
 from annotation.management.commands._cli import command_user
 from annotation.management.commands._import_cli import refused
 from annotation.models import Dataset
 from flaskapp.commands import DataCommand
+from flaskapp.errors import DomainError
 from judging import kinds
 from judging.fewshot import RULES, FewShotRequest
 from judging.models import JudgeConfig, JudgeRun, PromptTemplate

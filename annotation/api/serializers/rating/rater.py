@@ -345,7 +345,7 @@ class RatingErrorOutputSerializer(serializers.Serializer):
 
 
 class RaterRemovedOutputSerializer(serializers.Serializer):
-    """A removed rater's refusal (`annotation.roles.RatingRefused`, a 403)."""
+    """A removed rater's refusal (`flaskapp.errors.RatingRefused`, a 403)."""
 
     detail = serializers.CharField()
     code = serializers.ChoiceField(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from django.core.exceptions import PermissionDenied
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -56,3 +58,12 @@ class ConflictError(DomainError):
     """A request that contradicts what is already stored (the API answers 409): e.g.
     a resubmit of a submitted assignment with other scores, which would otherwise be
     silently ignored. Amend the stored answer instead."""
+
+
+class RatingRefused(PermissionDenied):
+    """A removed rater's refusal: the message for people, `code` for clients (the API
+    answers ``{"detail": message, "code": code}`` with a 403)."""
+
+    def __init__(self, message: str, code: str) -> None:
+        super().__init__(message)
+        self.code = code
