@@ -44,6 +44,7 @@ from annotation.models import (
 from annotation.scales import Scale, scale_of
 from annotation.services.import_rows import copy_rows
 from flaskapp import bounds
+from flaskapp.params import ascii_int
 
 # Row fields of a gold file besides the criteria (CSV columns, JSON keys).
 ROW_FIELDS = ("instruction", "model", "response_id", "tolerance", "explanation", "kind")
@@ -67,9 +68,8 @@ def _skills(dataset: Dataset) -> dict[str, Skill]:
 def _as_id(value):
     """A response id as a file gives it: an int, or digits in text (CSV); anything
     else is returned as is (and refused by the caller)."""
-    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
-        return int(value.strip())
-    return value
+    number = ascii_int(value) if isinstance(value, str) else None
+    return number if number is not None and number >= 0 else value
 
 
 def _plan(dataset: Dataset, rows: Iterable[tuple[int | None, dict]], file: str):
@@ -154,8 +154,8 @@ def _plan(dataset: Dataset, rows: Iterable[tuple[int | None, dict]], file: str):
         tolerance = row.get("tolerance")
         if tolerance in (None, ""):
             tolerance = DEFAULT_TOLERANCE
-        elif isinstance(tolerance, str) and tolerance.strip().isdigit():
-            tolerance = int(tolerance.strip())
+        elif isinstance(tolerance, str) and ascii_int(tolerance) is not None:
+            tolerance = ascii_int(tolerance)
         if not (
             isinstance(tolerance, int) and bounds.GOLD_TOLERANCE.contains(tolerance)
         ):
