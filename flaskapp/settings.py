@@ -213,6 +213,11 @@ IMPORT_MAX_BYTES = env_int("IMPORT_MAX_BYTES", 200 * 1024 * 1024)
 IMPORT_MAX_DECOMPRESSED_BYTES = env_int(
     "IMPORT_MAX_DECOMPRESSED_BYTES", 2 * 1024 * 1024 * 1024, minimum=1
 )
+# ... and to at most this many times its compressed size (at least 1 MiB): real data
+# compresses 3-20x, a bomb of newlines or repeated cells 1,000x and more.
+IMPORT_MAX_DECOMPRESSION_RATIO = env_int(
+    "IMPORT_MAX_DECOMPRESSION_RATIO", 100, minimum=1
+)
 # The largest text field (instruction, response, reference, rationale, ...) an import
 # accepts, in bytes of UTF-8; a longer one is refused naming its line and field.
 IMPORT_MAX_FIELD_BYTES = env_int("IMPORT_MAX_FIELD_BYTES", 1_000_000, minimum=1)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from annotation.errors import Problem
+from annotation.errors import DomainError, Problem
 from annotation.importers import formats
 from flaskapp.untrusted import JSONInputError, json_loads, json_syntax_error
 
@@ -87,6 +87,49 @@ def content_key(
 
 def text_key(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
+
+
+# The one cap on the problems an import lists (`Problems`, `refusal`): a file of a
+# million bad rows must not make a million messages (each may name the rubric's
+# criteria: a 2 KB gzip upload once made 2.3 GB of them).
+MAX_PROBLEMS = 1000
+
+
+class Problems(list):
+    """An import's problems, at most `MAX_PROBLEMS` of them kept: past the cap,
+    `append` and `extend` only count them (`more`), so memory stays bounded whatever
+    the file. A plain list everywhere else (`refusal` reads `more`)."""
+
+    def __init__(self, problems=(), *, limit: int = MAX_PROBLEMS):
+        super().__init__()
+        self.limit = limit
+        self.more = 0
+        self.extend(problems)
+
+    def append(self, problem: Problem) -> None:
+        if len(self) < self.limit:
+            super().append(problem)
+        else:
+            self.more += 1
+
+    def extend(self, problems) -> None:
+        for problem in problems:
+            self.append(problem)
+        self.more += getattr(problems, "more", 0)
+
+    def __iadd__(self, problems):
+        self.extend(problems)
+        return self
+
+
+def refusal(message: str, problems: list[Problem]) -> DomainError:
+    """The `DomainError` refusing an import for `problems`: the first `MAX_PROBLEMS`
+    listed, and the message saying how many more were found ("... (and 41,210 more
+    problems)"). Every importer's refusal is made here."""
+    more = max(0, len(problems) - MAX_PROBLEMS) + getattr(problems, "more", 0)
+    if more:
+        message = f"{message} (and {more:,} more problems)"
+    return DomainError(message, list(problems[:MAX_PROBLEMS]))
 
 
 @dataclass(slots=True)  # many thousands of them are held during an import
@@ -169,7 +212,7 @@ class ParseResult:
     referenced: dict = field(default_factory=dict)
     # Rows that name an instruction by id only, (external id) -> (file, line, field).
     referenced_instructions: dict = field(default_factory=dict)
-    problems: list[Problem] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=Problems)
     # Accepted but worth a look (an empty model response): listed in the report, or
     # refused as problems with `strict`.
     warnings: list[Problem] = field(default_factory=list)
@@ -210,9 +253,6 @@ class ParseResult:
 
 
 PREVIEW_ROWS = 10
-MAX_PROBLEMS = 1000
-
-
 # --- Names, N/A words and scores ------------------------------------------------------
 
 

@@ -12,7 +12,8 @@ Streaming: every format is read from an open file, never from the whole file in 
 a Parquet file one record batch at a time, a JSON array one element at a time (ijson,
 behind `JSONNestingGuard`, which refuses nesting past `MAX_JSON_DEPTH` before ijson
 sees it), a gzip stream decompressed as it is read. Decompression stops at
-`IMPORT_MAX_DECOMPRESSED_BYTES` (a gzip bomb is a problem, not a full disk or memory);
+`IMPORT_MAX_DECOMPRESSED_BYTES`, or sooner at `IMPORT_MAX_DECOMPRESSION_RATIO` times
+the compressed size (a gzip bomb is a problem, not a full disk, memory or minutes);
 only Parquet inside gzip (it needs to seek) and CSV (read whole, see `base`) are held
 in memory, within that limit.
 """
@@ -36,6 +37,8 @@ from flaskapp.untrusted import MAX_JSON_DEPTH, json_problem
 GZIP_MAGIC = b"\x1f\x8b"
 PARQUET_MAGIC = b"PAR1"
 BATCH_ROWS = 2000
+# The ratio limit never refuses less than this (a small file of repeated values).
+MIN_RATIO_LIMIT = 1 << 20
 
 
 class FileProblem(Exception):
@@ -68,6 +71,12 @@ class _GunzipRaw(io.RawIOBase):
         self._gzip = gzip.GzipFile(fileobj=fileobj)
         self._file = file
         self._limit = settings.IMPORT_MAX_DECOMPRESSED_BYTES
+        self._setting = "IMPORT_MAX_DECOMPRESSED_BYTES"
+        size = _size(fileobj)
+        ratio = settings.IMPORT_MAX_DECOMPRESSION_RATIO
+        if size is not None and max(size * ratio, MIN_RATIO_LIMIT) < self._limit:
+            self._limit = max(size * ratio, MIN_RATIO_LIMIT)
+            self._setting = f"{ratio} times its size, IMPORT_MAX_DECOMPRESSION_RATIO"
         self._count = 0
 
     def readable(self) -> bool:
@@ -85,7 +94,7 @@ class _GunzipRaw(io.RawIOBase):
             raise FileProblem(
                 Problem(
                     f"decompresses to more than {self._limit:,} bytes "
-                    "(IMPORT_MAX_DECOMPRESSED_BYTES)",
+                    f"({self._setting})",
                     file=self._file,
                 )
             )
@@ -94,6 +103,17 @@ class _GunzipRaw(io.RawIOBase):
     def close(self) -> None:
         self._gzip.close()
         super().close()
+
+
+def _size(fileobj: BinaryIO) -> int | None:
+    """The size of a seekable stream (its position kept), else None."""
+    try:
+        here = fileobj.tell()
+        end = fileobj.seek(0, io.SEEK_END)
+        fileobj.seek(here)
+    except (OSError, ValueError, AttributeError):
+        return None
+    return end
 
 
 def gunzip_stream(fileobj: BinaryIO, file: str) -> io.BufferedReader:

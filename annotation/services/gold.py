@@ -28,8 +28,8 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 
 from annotation import roles
-from annotation.errors import DomainError, Problem
-from annotation.importers.base import read_rows
+from annotation.errors import Problem
+from annotation.importers.base import Problems, read_rows, refusal
 from annotation.models import (
     Assignment,
     Campaign,
@@ -76,7 +76,7 @@ def _plan(dataset: Dataset, rows: Iterable[tuple[int | None, dict]], file: str):
     """(GoldRow per row, problems): every check, no write."""
     skills = _skills(dataset)
     scales = {k: scale_of(s) for k, s in skills.items()}
-    problems: list[Problem] = []
+    problems = Problems()
     rows = list(rows)
 
     def problem(message, line, name):
@@ -231,7 +231,7 @@ def gold_import(
     if not planned and not problems:
         problems.append(Problem("has no rows", file=file or None))
     if problems:
-        raise DomainError("no gold item was saved", problems)
+        raise refusal("no gold item was saved", problems)
     created = updated = 0
     with transaction.atomic():
         existing = {
@@ -429,8 +429,8 @@ def gold_import_file(
     roles.require_researcher(user)
     if fmt is None:
         fmt = "csv" if file.lower().removesuffix(".gz").endswith(".csv") else "jsonl"
-    problems: list[Problem] = []
+    problems = Problems()
     rows = list(read_rows(data, file=file, fmt=fmt, problems=problems))
     if problems:
-        raise DomainError("no gold item was saved", problems)
+        raise refusal("no gold item was saved", problems)
     return gold_import(dataset=dataset, rows=rows, user=user, file=file)

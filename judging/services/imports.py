@@ -45,6 +45,7 @@ from annotation.importers.base import (
     MAX_PROBLEMS,
     FileData,
     read_rows,
+    refusal,
     type_name,
 )
 from annotation.importers.flask import model_name_from_file
@@ -331,9 +332,7 @@ def import_judge_results(
             Problem("no scores or critiques were found in the files", field="files")
         )
     if problems:
-        raise DomainError(
-            "the judge results were not imported", problems[:MAX_PROBLEMS]
-        )
+        raise refusal("the judge results were not imported", problems)
     if strict and warnings:
         raise DomainError(
             "the judge results were not imported: with strict, warnings are errors",

@@ -383,3 +383,18 @@ def test_the_nesting_guard_refuses_exactly_the_rows_too_deep(rows, size, ascii_o
         assert "nested more than 3 levels deep" in refused.problem.message
     else:
         assert expected is None and read == data
+
+
+def test_decompression_stops_at_a_ratio_of_the_compressed_size():
+    bomb = gzip.compress(b"\n" * (8 << 20))  # 8 MiB of newlines in ~8 kB
+    with pytest.raises(DomainError) as caught:
+        _generic(bomb, "bomb.jsonl.gz")
+    limit = max(100 * len(bomb), 1 << 20)
+    assert (
+        f"decompresses to more than {limit:,} bytes "
+        "(100 times its size, IMPORT_MAX_DECOMPRESSION_RATIO)"
+    ) in str(caught.value)
+    # Real data, far below the ratio, is read whole.
+    rows = [dict(GENERIC[0], qid=f"q{i}") for i in range(3000)]
+    _generic(gzip.compress(jsonl(rows)), "fine.jsonl.gz")
+    assert Response.objects.filter(instruction__dataset__name="public").count() == 3000
