@@ -14,8 +14,7 @@ behind `JSONNestingGuard`, which refuses nesting past `MAX_JSON_DEPTH` before ij
 sees it), a gzip stream decompressed as it is read. Decompression stops at
 `IMPORT_MAX_DECOMPRESSED_BYTES`, or sooner at `IMPORT_MAX_DECOMPRESSION_RATIO` times
 the compressed size (a gzip bomb is a problem, not a full disk, memory or minutes);
-only Parquet inside gzip (it needs to seek) and CSV (read whole, see `base`) are held
-in memory, within that limit.
+only Parquet inside gzip (it needs to seek) is held in memory, within that limit.
 """
 
 from __future__ import annotations
