@@ -248,6 +248,9 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Human raters and LLM judges scoring the same responses, skill by skill.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The schema and the docs are for signed-in users, like every page but the login:
+    # they list every operation and field (README, "Roles and what each may do").
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     "COMPONENT_SPLIT_REQUEST": True,
     # Several `format` parameters take different choice sets: name this one.
     "ENUM_NAME_OVERRIDES": {"CsvJsonlFormatEnum": ["csv", "jsonl"]},
