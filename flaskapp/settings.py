@@ -361,6 +361,9 @@ JUDGE_ALLOWED_HOSTS = [
     for h in os.environ.get("JUDGE_ALLOWED_HOSTS", "").split(",")
     if h.strip()
 ]
+# Ports refused to judges on any host unless JUDGE_ALLOWED_HOSTS names host:port;
+# unset or empty: judging.endpoints.DEFAULT_BLOCKED_PORTS (the app's PORT is added).
+JUDGE_BLOCKED_PORTS = os.environ.get("JUDGE_BLOCKED_PORTS") or None
 CELERY_TASK_ROUTES = {"judging.tasks.judge_run_drive_task": {"queue": "judge"}}
 CELERY_BEAT_SCHEDULE = {
     "recover-judge-runs": {
