@@ -39,8 +39,8 @@ get ``max_connections`` and ``timeout``.
 
 The API key is never logged and never part of an error message or a repr: messages
 are built from status codes and the server's own error text with every form of the key
-redacted (`scrub_secret`: verbatim, reversed, URL-encoded, hex, base64 inside any text
-such as ``Bearer key`` or ``user:key``, and any 8 characters or more of one of these),
+redacted (`judging.redaction`: verbatim, reversed, URL-encoded, hex, base64 inside any
+text such as ``Bearer key`` or ``user:key``, and any 8 characters or more of these),
 and a reply that reflects the key in any such form is not kept: the call fails with
 ``echoed_credentials`` (a debug proxy or gateway echoing our request headers).
 """
@@ -48,9 +48,7 @@ and a reply that reflects the key in any such form is not kept: the call fails w
 from __future__ import annotations
 
 import asyncio
-import base64
 import email.utils
-import functools
 import json
 import logging
 import math
@@ -61,7 +59,6 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
-from urllib.parse import quote, quote_plus
 
 import aiohttp
 import httpx
@@ -70,6 +67,7 @@ import openai
 
 from judging import endpoints
 from judging.deadlines import HangDeadline
+from judging.redaction import holds_secret, scrub_secret
 
 logger = logging.getLogger(__name__)
 
@@ -78,8 +76,6 @@ logger = logging.getLogger(__name__)
 RETRY_AFTER_MAX = 120.0
 _DETAIL_CHARS = 300
 _SECRET_RE = re.compile(r"(sk-[A-Za-z0-9_\-*]{6,}|Bearer\s+\S+)")
-# The shortest run of a key's characters (in any of its forms) taken for the key.
-SECRET_MIN_CHARS = 8
 ECHOED_CREDENTIALS = "the endpoint echoed the credentials; its reply was not kept"
 TRANSPORTS = ("aiohttp", "httpx")
 # How often a waiting attempt looks at its hang deadline again.
@@ -160,73 +156,6 @@ def api_key_from_env(var_name: str) -> str | None:
         return None
     value = os.environ.get(var_name, "").strip()
     return value or None
-
-
-@functools.lru_cache(maxsize=64)
-def secret_forms(secret: str) -> tuple[str, ...]:
-    """The texts a reflected `secret` may appear as: itself, reversed, URL-encoded,
-    hex, and the part of its base64 (standard and URL-safe) that is the same whatever
-    comes before and after it (three alignments), so ``Bearer key`` or ``user:key``
-    encoded whole is found too."""
-    raw = secret.encode("utf-8")
-    forms = {secret, secret[::-1], quote(secret, safe=""), quote_plus(secret)}
-    forms |= {raw.hex(), raw.hex().upper()}
-    for offset in range(3):
-        encoded = base64.b64encode(b"\0" * offset + raw + b"\0\0\0").decode()
-        # Characters mixing the key with what surrounds it differ from text to text.
-        start = -(-offset * 4 // 3) + (1 if offset else 0)
-        stable = encoded[start : (offset + len(raw)) * 4 // 3]
-        forms |= {stable, stable.replace("+", "-").replace("/", "_")}
-    return tuple(
-        sorted(f for f in forms if len(f) >= min(SECRET_MIN_CHARS, len(secret)))
-    )
-
-
-def _secret_spans(text: str, secret: str) -> list[tuple[int, int]]:
-    """The (start, end) of every run of `SECRET_MIN_CHARS` or more characters of a
-    form of `secret` in `text` (the whole form when it is shorter). Any such run holds
-    a whole aligned block of half that length: only those are searched for, then
-    grown while the text goes on matching the form."""
-    spans = []
-    for form in secret_forms(secret):
-        need = min(SECRET_MIN_CHARS, len(form))
-        block = max(1, need // 2)
-        for at in range(0, len(form) - block + 1, block):
-            found = text.find(form[at : at + block])
-            while found >= 0:
-                start, end, i = found, found + block, at
-                while start > 0 and i > 0 and text[start - 1] == form[i - 1]:
-                    start, i = start - 1, i - 1
-                j = at + block
-                while end < len(text) and j < len(form) and text[end] == form[j]:
-                    end, j = end + 1, j + 1
-                if end - start >= need:
-                    spans.append((start, end))
-                found = text.find(form[at : at + block], found + 1)
-    return spans
-
-
-def scrub_secret(text: str, secret: str | None) -> str:
-    """`text` with every form of `secret` (`secret_forms`, runs of 8 characters or
-    more) replaced by ``[redacted]``."""
-    if not secret or not text:
-        return text
-    spans = sorted(_secret_spans(text, secret))
-    if not spans:
-        return text
-    out, last = [], 0
-    for start, end in spans:
-        if end <= last:
-            continue
-        out.append(text[last : max(start, last)] + "[redacted]")
-        last = end
-    out.append(text[last:])
-    return "".join(out)
-
-
-def holds_secret(text: str, secret: str | None) -> bool:
-    """Whether `text` holds any form of `secret` (what `scrub_secret` would redact)."""
-    return bool(secret and text and _secret_spans(text, secret))
 
 
 def estimate_tokens(text: str) -> int:

@@ -375,7 +375,7 @@ def test_a_run_keeps_no_reply_that_echoes_the_key(
     from django.utils import timezone
 
     from judging.fake_server import ECHO_FORMS
-    from judging.llm import holds_secret
+    from judging.redaction import holds_secret
 
     settings.REDIS_URL = ""
     monkeypatch.setenv(KEY_ENV, SECRET)

@@ -21,11 +21,10 @@ from judging.llm import (
     api_key_from_env,
     estimate_request_tokens,
     estimate_tokens,
-    holds_secret,
     parse_retry_after,
-    scrub_secret,
 )
 from judging.parsing import parse_pointwise
+from judging.redaction import holds_secret, scrub_secret
 from tests.judging import FakeJudge
 
 SKILL = prompts.SkillSpec(
