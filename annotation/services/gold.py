@@ -108,17 +108,17 @@ def _plan(dataset: Dataset, rows: Iterable[tuple[int | None, dict]], file: str):
         by_key = {(r.instruction.external_id, r.model_name): r for r in found}
     planned: list[GoldRow] = []
     seen: dict[int, int | None] = {}
+    # One text for every unknown column of every row (it lists the criteria).
+    not_a_field = (
+        "is neither a criterion of the dataset's rubric nor a gold field "
+        f"({', '.join(ROW_FIELDS)}); criteria: {', '.join(skills)}"
+    )
     for line, row in rows:
         unknown = [
             k for k in row if k not in ROW_FIELDS and k not in skills and k != "scores"
         ]
         for k in unknown:
-            problem(
-                "is neither a criterion of the dataset's rubric nor a gold field "
-                f"({', '.join(ROW_FIELDS)}); criteria: {', '.join(skills)}",
-                line,
-                k,
-            )
+            problem(not_a_field, line, k)
         response = None
         rid = row.get("response_id")
         if rid is not None:
