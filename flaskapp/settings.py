@@ -213,6 +213,11 @@ IMPORT_MAX_BYTES = env_int("IMPORT_MAX_BYTES", 200 * 1024 * 1024)
 IMPORT_MAX_DECOMPRESSED_BYTES = env_int(
     "IMPORT_MAX_DECOMPRESSED_BYTES", 2 * 1024 * 1024 * 1024, minimum=1
 )
+# ... and to at most this many times its compressed size (at least 1 MiB): real data
+# compresses 3-20x, a bomb of newlines or repeated cells 1,000x and more.
+IMPORT_MAX_DECOMPRESSION_RATIO = env_int(
+    "IMPORT_MAX_DECOMPRESSION_RATIO", 100, minimum=1
+)
 # The largest text field (instruction, response, reference, rationale, ...) an import
 # accepts, in bytes of UTF-8; a longer one is refused naming its line and field.
 IMPORT_MAX_FIELD_BYTES = env_int("IMPORT_MAX_FIELD_BYTES", 1_000_000, minimum=1)
@@ -243,6 +248,9 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Human raters and LLM judges scoring the same responses, skill by skill.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The schema and the docs are for signed-in users, like every page but the login:
+    # they list every operation and field (README, "Roles and what each may do").
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     "COMPONENT_SPLIT_REQUEST": True,
     # Several `format` parameters take different choice sets: name this one.
     "ENUM_NAME_OVERRIDES": {"CsvJsonlFormatEnum": ["csv", "jsonl"]},
@@ -353,6 +361,9 @@ JUDGE_ALLOWED_HOSTS = [
     for h in os.environ.get("JUDGE_ALLOWED_HOSTS", "").split(",")
     if h.strip()
 ]
+# Ports refused to judges on any host unless JUDGE_ALLOWED_HOSTS names host:port;
+# unset or empty: judging.endpoints.DEFAULT_BLOCKED_PORTS (the app's PORT is added).
+JUDGE_BLOCKED_PORTS = os.environ.get("JUDGE_BLOCKED_PORTS") or None
 CELERY_TASK_ROUTES = {"judging.tasks.judge_run_drive_task": {"queue": "judge"}}
 CELERY_BEAT_SCHEDULE = {
     "recover-judge-runs": {

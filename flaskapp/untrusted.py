@@ -10,6 +10,11 @@ Three traps turned bad input into 500s, and this module is the one home of their
 - A lone UTF-16 surrogate (JSON ``"\\ud800"``) is a Python string that cannot be
   encoded as UTF-8, so the database driver fails with `UnicodeEncodeError` on save.
 
+- Python refuses to turn more than 4,300 digits into an int (a plain `ValueError`
+  from `json.loads`, YAML's loader or `int()`, against quadratic-time conversion):
+  `json_loads` refuses such a number with `JSONInputError` naming its field, and
+  `int_text_problem` says so for a digit string before anyone calls `int()` on it.
+
 `text_problem` says what is wrong with one string (or None); `json_problem` finds the
 first such string, or a too-deep value, anywhere in a parsed JSON value. The API's JSON
 parser (`flaskapp.api`), every importer and the services' text checks call them.
@@ -23,6 +28,10 @@ from typing import Any
 
 # Deeper than any JSON this application reads; far below Python's recursion limit.
 MAX_JSON_DEPTH = 64
+# Python's default int-str conversion limit (`sys.get_int_max_str_digits`): longer
+# digit strings make `int()` raise ValueError, so they are refused before it is called.
+MAX_INT_DIGITS = 4300
+LONG_INTEGER = f"holds a whole number of more than {MAX_INT_DIGITS:,} digits"
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -47,6 +56,13 @@ def text_problem(value: str) -> str | None:
             "valid Unicode and cannot be stored"
         )
     return None
+
+
+def int_text_problem(text: str) -> str | None:
+    """Why the digit string `text` (an optional sign, then digits) cannot be read as
+    an int (`LONG_INTEGER`), else None; call it before `int(text)` on untrusted text."""
+    digits = text.strip().lstrip("+-")
+    return LONG_INTEGER if len(digits) > MAX_INT_DIGITS else None
 
 
 def json_syntax_error(exc: json.JSONDecodeError, *, with_line: bool = False) -> str:
@@ -121,6 +137,15 @@ def json_loads(
         raise JSONInputError(
             f"is nested more than {max_depth} levels deep", _deep_field(text, max_depth)
         ) from None
+    except (JSONInputError, json.JSONDecodeError):
+        raise
+    except ValueError:
+        # Not a syntax error: an integer past Python's int-str limit (no hook needed,
+        # so ordinary numbers keep the C scanner's speed).
+        field, line = _scan(text, max_depth)
+        if line is None:
+            raise
+        raise JSONInputError(LONG_INTEGER, field) from None
     if _may_hold_a_problem(text, max_depth):
         problem = json_problem(value, max_depth=max_depth)
         if problem is not None:
@@ -155,12 +180,15 @@ def _may_hold_a_problem(text: str | bytes, max_depth: int) -> bool:
     )
 
 
-_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}:]')
+_TOKEN = re.compile(
+    r'"(?:[^"\\]|\\.)*"|[\[\]{}:]|-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?'
+)
 
 
 def _scan(text: str | bytes, max_depth: int) -> tuple[str | None, int | None]:
     """(top-level key, line) of the first place in JSON `text` that nests past
-    `max_depth` or holds a string `text_problem` refuses: a scan of the tokens, for
+    `max_depth`, holds a string `text_problem` refuses or an integer longer than
+    `MAX_INT_DIGITS`: a scan of the tokens, for
     text the parser cannot handle and to point at a line of a multi-line document."""
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
@@ -178,6 +206,8 @@ def _scan(text: str | bytes, max_depth: int) -> tuple[str | None, int | None]:
             key = last
         elif string is not None:
             bad = text_problem(string) is not None
+        elif token[-1].isdigit() and token.lstrip("-").isdigit():  # an integer
+            bad = int_text_problem(token) is not None
         if bad:
             return printable(key), text.count("\n", 0, match.start()) + 1
         last = string

@@ -1,5 +1,6 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
@@ -28,9 +29,11 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # The split view serves Swagger UI's start-up script from this same URL
     # (`?script`), so the page needs no inline script under the CSP.
+    # A page: anonymous visitors are sent to the login, as on every other page (the
+    # schema itself answers 401/403 like the rest of the API: SERVE_PERMISSIONS).
     path(
         "api/docs/",
-        SpectacularSwaggerSplitView.as_view(url_name="api-schema"),
+        login_required(SpectacularSwaggerSplitView.as_view(url_name="api-schema")),
         name="api-docs",
     ),
 ]

@@ -15,10 +15,15 @@ declared key names     a config may only name a variable matching ``JUDGE_KEY_EN
                        variable of the server (``DJANGO_SECRET_KEY``, ``DATABASE_URL``,
                        ``HOME``) does not exist as far as judging is concerned.
 allowed hosts          with ``JUDGE_ALLOWED_HOSTS`` set (host names or glob patterns,
-                       no port), a base URL must point at one of them: checked when a
-                       config is saved, when a run starts, and by the client before every
-                       call (a permanent ``refused`` error; nothing is sent). Empty (the
-                       default, for local use): any host.
+                       each with an optional port: ``localhost:8000``), a base URL must
+                       point at one of them: checked when a config is saved, when a run
+                       starts, and by the client before every call (a permanent
+                       ``refused`` error; nothing is sent). Empty (the default, for local
+                       use): any host.
+service ports          whatever the hosts, the ports of the deployment's own services
+                       (``JUDGE_BLOCKED_PORTS``: PostgreSQL, Redis, the app's ``PORT``,
+                       ...) are refused unless an allowed-hosts entry names the host
+                       WITH that port, so allowing ``localhost`` does not open Redis.
 endpoint rights        only admins, superusers and researchers holding the
                        ``judging.manage_endpoints`` permission may introduce a new pair
                        (`can_manage_endpoints`); other researchers may reuse a pair such
@@ -40,6 +45,10 @@ from django.conf import settings
 
 PERMISSION = "judging.manage_endpoints"
 DEFAULT_KEY_ENV_ALLOWED = "JUDGE_KEY_*,OPENAI_API_KEY"
+# The ports of services a deployment runs beside the app, refused to judges unless
+# allowed by host AND port: SSH, SMTP, PostgreSQL, MySQL, Redis, AMQP, memcached,
+# MongoDB, Elasticsearch, the Docker API, Celery Flower (the app's PORT is added).
+DEFAULT_BLOCKED_PORTS = "22,25,2375,2376,3306,5432,5555,5672,6379,9200,11211,27017"
 # What an environment variable's name looks like; anything else is probably a pasted key.
 ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]{0,99}$")
 URL_PROBLEM = "must be an http(s) URL, e.g. https://api.openai.com/v1"
@@ -47,9 +56,11 @@ URL_PROBLEM = "must be an http(s) URL, e.g. https://api.openai.com/v1"
 
 def _setting(name: str, default: str) -> list[str]:
     if settings.configured:
-        value = getattr(settings, name, default)
+        value = getattr(settings, name, None)
     else:
-        value = os.environ.get(name, default)
+        value = os.environ.get(name)
+    if value is None:  # unset: the default (an empty list stays empty)
+        value = default
     if isinstance(value, str):
         value = value.split(",")
     return [v.strip() for v in value if v and v.strip()]
@@ -61,8 +72,46 @@ def key_env_patterns() -> list[str]:
 
 
 def host_patterns() -> list[str]:
-    """The hosts judges may call (``JUDGE_ALLOWED_HOSTS``); empty means any host."""
+    """The hosts judges may call (``JUDGE_ALLOWED_HOSTS``), each ``host`` or
+    ``host:port``; empty means any host."""
     return [p.lower() for p in _setting("JUDGE_ALLOWED_HOSTS", "")]
+
+
+def blocked_ports() -> set[int]:
+    """The service ports no judge may call unless an allowed-hosts entry names the
+    host with that port (``JUDGE_BLOCKED_PORTS``; `DEFAULT_BLOCKED_PORTS` and the
+    app's own ``PORT``)."""
+    ports = {int(p) for p in _setting("JUDGE_BLOCKED_PORTS", DEFAULT_BLOCKED_PORTS)
+             if p.isdigit()}  # fmt: skip
+    app_port = os.environ.get("PORT", "8000").strip()
+    if app_port.isdigit():
+        ports.add(int(app_port))
+    return ports
+
+
+def url_port(url: str | None) -> int | None:
+    """The port `url` connects to (the scheme's default when none is written); None
+    when it has none or an invalid one."""
+    try:
+        parts = urlsplit(url or "")
+        port = parts.port
+    except ValueError:
+        return None
+    if port is None:
+        port = {"http": 80, "https": 443}.get(parts.scheme.lower())
+    return port
+
+
+def _split_pattern(pattern: str) -> tuple[str, int | None]:
+    """``host`` -> (host, None), ``host:8000`` / ``[::1]:8000`` -> (host, 8000)."""
+    if pattern.startswith("["):
+        host, _, rest = pattern[1:].partition("]")
+        port = rest[1:] if rest.startswith(":") else ""
+    elif pattern.count(":") == 1:
+        host, _, port = pattern.partition(":")
+    else:
+        host, port = pattern, ""
+    return host, int(port) if port.isdigit() else None
 
 
 def key_env_declared(name: str | None) -> bool:
@@ -83,26 +132,51 @@ def url_host(url: str | None) -> str:
 
 
 def host_allowed(url: str | None) -> bool:
-    """Whether a judge may send requests to `url`: its host matches one of
-    `host_patterns`, or that list is empty. A URL with user info or a backslash is
-    never allowed when the list is set: parsers disagree on which host it names."""
+    """Whether a judge may send requests to `url`: its host (and port, for an entry
+    that names one) matches one of `host_patterns`, or that list is empty; and its
+    port is not one of `blocked_ports` unless the matching entry names that port. A
+    URL with user info or a backslash is never allowed when the list is set: parsers
+    disagree on which host it names."""
+    return not _host_problem(url)
+
+
+def _host_problem(url: str | None) -> str:
+    """Why `url`'s host or port may not be called ("" when it may)."""
     patterns = host_patterns()
-    if not patterns:
-        return True
-    if not _plain_url(url or ""):
-        return False
-    host = url_host(url)
-    return bool(host) and any(fnmatchcase(host, pattern) for pattern in patterns)
+    host, port = url_host(url), url_port(url)
+    if patterns and not _plain_url(url or ""):
+        return f"the host {host or '(none)'!r} is not in JUDGE_ALLOWED_HOSTS"
+    if not patterns and port not in blocked_ports():
+        return ""
+    named_port = False
+    for pattern in patterns:
+        want_host, want_port = _split_pattern(pattern)
+        if host and fnmatchcase(host, want_host) and want_port in (None, port):
+            if want_port == port:
+                named_port = True
+                break
+            if port not in blocked_ports():
+                return ""
+    if named_port:
+        return ""
+    if port in blocked_ports() and (not patterns or _host_listed(host, patterns)):
+        return (
+            f"port {port} is a service port (JUDGE_BLOCKED_PORTS): judges may call "
+            f"it only where JUDGE_ALLOWED_HOSTS names the host with it ({host}:{port})"
+        )
+    return f"the host {host or '(none)'!r} is not in JUDGE_ALLOWED_HOSTS"
+
+
+def _host_listed(host: str, patterns: list[str]) -> bool:
+    return bool(host) and any(fnmatchcase(host, _split_pattern(p)[0]) for p in patterns)
 
 
 def host_refusal(url: str | None) -> str:
     """Why a call to `url` is refused ("" when it is allowed), for the call's error."""
-    if host_allowed(url):
+    problem = _host_problem(url)
+    if not problem:
         return ""
-    return (
-        f"the host {url_host(url) or '(none)'!r} of the base URL is not in "
-        "JUDGE_ALLOWED_HOSTS; nothing was sent"
-    )
+    return f"{problem}; nothing was sent"
 
 
 def key_env_problem(name: str | None) -> str:
@@ -137,11 +211,9 @@ def endpoint_problems(base_url: str | None, api_key_env: str | None) -> dict[str
                 "must not contain user info (user:password@) or a backslash; give the "
                 "key as an environment variable's name"
             )
-        elif not host_allowed(base_url):
-            problems["base_url"] = (
-                f"the host {url_host(base_url)!r} is not one judges may call "
-                f"(JUDGE_ALLOWED_HOSTS: {', '.join(host_patterns())})"
-            )
+        elif problem := _host_problem(base_url):
+            allowed = ", ".join(host_patterns()) or "any host but service ports"
+            problems["base_url"] = f"{problem} (now: {allowed})"
     key_problem = key_env_problem(api_key_env)
     if key_problem:
         problems["api_key_env"] = key_problem

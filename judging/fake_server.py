@@ -28,6 +28,7 @@ Each request costs a JSON decode, a few regex scans and a JSON encode; waiting i
 from __future__ import annotations
 
 import asyncio
+import base64
 import dataclasses
 import json
 import random
@@ -35,6 +36,7 @@ import threading
 import time
 from collections import Counter, deque
 from collections.abc import Callable
+from urllib.parse import quote
 
 from aiohttp import web
 
@@ -76,6 +78,11 @@ class FakeServerConfig:
     # Put the presented key in the 401 message, as some providers do (partly): lets
     # tests prove that the client scrubs it.
     echo_key_in_errors: bool = False
+    # Reflect the request's Authorization header in every reply, as a debug proxy or
+    # a gateway might: "" (never), or how (`ECHO_FORMS`: "verbatim", "base64",
+    # "basic", "urlencoded", "reversed", "partial"). Lets tests prove the client
+    # keeps no reply that holds the key, in any of these forms.
+    echo_authorization: str = ""
     hold_seconds: float = 600.0
     length_bias: float = 0.3  # weight of normalised length in a score, 0..1
     position_bias: float = 0.05  # bonus for answer A in pairwise prompts
@@ -166,6 +173,20 @@ def _completion(body: dict, state: _State, content: str) -> web.Response:
     return web.Response(body=json.dumps(payload), content_type="application/json")
 
 
+def _bearer(header: str) -> str:
+    return header.removeprefix("Bearer ")
+
+
+ECHO_FORMS: dict[str, Callable[[str], str]] = {
+    "verbatim": lambda h: h,
+    "base64": lambda h: base64.b64encode(h.encode()).decode(),
+    "basic": lambda h: base64.b64encode(f"user:{_bearer(h)}".encode()).decode(),
+    "urlencoded": lambda h: quote(h, safe=""),
+    "reversed": lambda h: h[::-1],
+    "partial": lambda h: _bearer(h)[3:15],
+}
+
+
 async def _answer(request: web.Request, state: _State) -> web.Response:
     config = state.config
     if config.require_api_key:
@@ -213,6 +234,11 @@ async def _answer(request: web.Request, state: _State) -> web.Response:
         malformed=outcome == "malformed",
         out_of_scale=outcome == "out_of_scale",
     )
+    if config.echo_authorization:
+        shown = ECHO_FORMS[config.echo_authorization](
+            request.headers.get("Authorization", "")
+        )
+        reply = f"{reply}\n[debug: authorization {shown}]"
     return _completion(body, state, reply)
 
 

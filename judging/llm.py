@@ -20,6 +20,7 @@ connection refused / reset                    connection                  transi
 any other 4xx                                 client_error                permanent
 3xx (redirects are never followed)            client_error                permanent
 host not allowed, undeclared key variable     refused (nothing is sent)   permanent
+a reply that holds any form of the key        echoed_credentials          permanent
 ============================================  ==========================  =========
 
 The hang deadline (`judging.deadlines.HangDeadline`, optional) cuts an attempt that
@@ -37,7 +38,11 @@ open connections; ``transport="httpx"`` selects an ``httpx.AsyncClient`` instead
 get ``max_connections`` and ``timeout``.
 
 The API key is never logged and never part of an error message or a repr: messages
-are built from status codes and the server's own error text with the key redacted.
+are built from status codes and the server's own error text with every form of the key
+redacted (`judging.redaction`: verbatim, reversed, URL-encoded, hex, base64 inside any
+text such as ``Bearer key`` or ``user:key``, and any 8 characters or more of these),
+and a reply that reflects the key in any such form is not kept: the call fails with
+``echoed_credentials`` (a debug proxy or gateway echoing our request headers).
 """
 
 from __future__ import annotations
@@ -62,6 +67,7 @@ import openai
 
 from judging import endpoints
 from judging.deadlines import HangDeadline
+from judging.redaction import holds_secret, scrub_secret
 
 logger = logging.getLogger(__name__)
 
@@ -70,6 +76,7 @@ logger = logging.getLogger(__name__)
 RETRY_AFTER_MAX = 120.0
 _DETAIL_CHARS = 300
 _SECRET_RE = re.compile(r"(sk-[A-Za-z0-9_\-*]{6,}|Bearer\s+\S+)")
+ECHOED_CREDENTIALS = "the endpoint echoed the credentials; its reply was not kept"
 TRANSPORTS = ("aiohttp", "httpx")
 # How often a waiting attempt looks at its hang deadline again.
 HANG_RECHECK_SECONDS = 0.25
@@ -421,9 +428,7 @@ class JudgeClient:
         return TransientJudgeError("connection", f"cannot reach {self._url}: {detail}")
 
     def _scrub(self, text: str) -> str:
-        if self._secret:
-            text = text.replace(self._secret, "[redacted]")
-        text = _SECRET_RE.sub("[redacted]", text)
+        text = _SECRET_RE.sub("[redacted]", scrub_secret(text, self._secret))
         return text[:_DETAIL_CHARS]
 
     def _status_error(self, exc: openai.APIStatusError) -> JudgeError:
@@ -463,6 +468,10 @@ class JudgeClient:
                 "invalid_response", f"{why} (from {self._url})", status_code=200
             )
 
+        if holds_secret(body, self._secret):
+            raise PermanentJudgeError(
+                "echoed_credentials", f"{ECHOED_CREDENTIALS} (from {self._url})"
+            )
         try:
             data = json.loads(body)
         except (ValueError, RecursionError):

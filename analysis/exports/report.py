@@ -67,9 +67,18 @@ def latex_escape(text) -> str:
     return "".join(LATEX_SPECIAL.get(c, c) for c in str(text))
 
 
+def latex_row(cells: list) -> str:
+    """One ``tabular`` row, its cells escaped, starting with ``{}``: LaTeX reads a
+    ``[`` or ``*`` right after the previous row's ``\\`` as that command's argument
+    (a model named "[2cm] x" was spacing, "*x" a star), and an empty group first
+    ends that search."""
+    return "{}" + " & ".join(latex_escape(c) for c in cells) + r" \\"
+
+
 def latex_table(header: list[str], rows: list[list[str]], caption: str) -> str:
     """A ``table`` with a ``tabular`` (first column left, the others right), the
-    cells escaped; needs nothing beyond LaTeX itself."""
+    cells escaped, every row started safely (`latex_row`); needs nothing beyond
+    LaTeX itself."""
     cols = "l" + "r" * (len(header) - 1)
     lines = [
         r"\begin{table}[ht]",
@@ -77,12 +86,25 @@ def latex_table(header: list[str], rows: list[list[str]], caption: str) -> str:
         rf"\caption{{{latex_escape(caption)}}}",
         rf"\begin{{tabular}}{{{cols}}}",
         r"\hline",
-        " & ".join(latex_escape(h) for h in header) + r" \\",
+        latex_row(header),
         r"\hline",
     ]
-    lines += [" & ".join(latex_escape(c) for c in row) + r" \\" for row in rows]
+    lines += [latex_row(row) for row in rows]
     lines += [r"\hline", r"\end{tabular}", r"\end{table}", ""]
     return "\n".join(lines)
+
+
+def file_slug(text, default: str = "x") -> str:
+    """`text` as one safe part of a file name: letters, digits, ``-``, ``_`` and
+    ``.`` kept, anything else (``/``, ``\\``, ``:``, spaces) a ``-``, no leading
+    ``.`` or ``-`` (so never ``..``), at most 80 characters; `default` if none is
+    left. Every name in the report's folder and zip is made of these."""
+    slug = "".join(c if c.isalnum() or c in "-_." else "-" for c in str(text))
+    return slug.lstrip(".-")[:80] or default
+
+
+def _safe_path(path: str) -> str:
+    return "/".join(file_slug(part) for part in path.split("/"))
 
 
 def fmt_stat(stat: dict | Stat | None) -> str:
@@ -170,7 +192,7 @@ def _agreement(files: dict, notes: list, dataset, campaign_ids, run_ids, n_boot,
             agreement_charts.rank_bars_from_agreement(result, "overall"),
         )
     for model in result.get("models") or []:
-        slug = "".join(c if c.isalnum() or c in "-_." else "-" for c in model)
+        slug = file_slug(model)
         _chart(
             files,
             f"agreement/radar-{slug}",
@@ -404,12 +426,12 @@ def profiles_section(files: dict, notes: list, dataset, params: dict) -> None:
         "clustered by instruction)",
     ).encode()
     for source in result["sources"]:
-        slug = source["key"].replace(":", "-")
+        slug = file_slug(source["key"])
         _chart(
             files, f"profiles/radar-{slug}", radar_from_profiles(result, source["key"])
         )
     for row in result["rows"]:
-        slug = row["key"].replace(":", "-")
+        slug = file_slug(row["key"])
         _chart(files, f"profiles/bars-{slug}", bars_from_profiles(result, row["key"]))
 
 
@@ -430,8 +452,9 @@ def report_files(
     n_boot: int = 1000,
     seed: int = 0,
 ) -> dict[str, bytes]:
-    """Every file of the report, by relative path (sorted). Read-only; no
-    permission check (callers do it)."""
+    """Every file of the report, by relative path (sorted), each part of it a
+    `file_slug` (no ``..``, no absolute path, whatever the names in the data).
+    Read-only; no permission check (callers do it)."""
     files: dict[str, bytes] = {}
     notes: list[str] = []
     result = _agreement(files, notes, dataset, campaign_ids, run_ids, n_boot, seed)
@@ -440,15 +463,17 @@ def report_files(
     for _, section in SECTIONS:
         section(files, notes, dataset, params)
     files["README.md"] = _readme(dataset, result, notes, n_boot, seed).encode()
-    return dict(sorted(files.items()))
+    return dict(sorted((_safe_path(p), data) for p, data in files.items()))
 
 
 def report_zip(files: dict[str, bytes], folder: str) -> bytes:
-    """The files in a zip under `folder/`, byte-stable (fixed dates and modes)."""
+    """The files in a zip under `folder/`, byte-stable (fixed dates and modes);
+    every part of every entry's name a `file_slug`."""
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
         for path, data in sorted(files.items()):
-            info = zipfile.ZipInfo(f"{folder}/{path}", date_time=ZIP_DATE)
+            name = _safe_path(f"{file_slug(folder, 'report')}/{path}")
+            info = zipfile.ZipInfo(name, date_time=ZIP_DATE)
             info.external_attr = 0o644 << 16
             info.compress_type = zipfile.ZIP_DEFLATED
             archive.writestr(info, data)

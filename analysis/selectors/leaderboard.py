@@ -38,6 +38,7 @@ from analysis.stats import leaderboard as lb
 from analysis.stats.pairwise import encode_labels
 from annotation.models import Campaign, Dataset, HumanPreference
 from annotation.selectors.exclusions import excluded_scores, exclusions_note
+from flaskapp.params import ascii_int
 from judging.models import JudgeRun, PairwiseVerdict
 
 HUMANS = "humans"
@@ -73,12 +74,13 @@ def _source(dataset: Dataset, source) -> JudgeRun | None:
     if source == HUMANS:
         return None
     text = str(source).strip()
-    if not text.isdigit():
+    run_id = ascii_int(text)  # "²".isdigit() and 5,000 digits both broke int()
+    if run_id is None or run_id < 0:
         raise LeaderboardError(
-            f"source: must be {HUMANS!r} or a pairwise judge run id, not {text!r}"
+            f"source: must be {HUMANS!r} or a pairwise judge run id, not {text[:40]!r}"
         )
     run = (
-        JudgeRun.objects.filter(pk=int(text), dataset=dataset)
+        JudgeRun.objects.filter(pk=run_id, dataset=dataset)
         .select_related("config")
         .first()
     )

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from annotation.importers import formats
-from flaskapp.errors import Problem
+from flaskapp.errors import DomainError, Problem
 from flaskapp.untrusted import JSONInputError, json_loads, json_syntax_error
 
 DOMAIN_BY_NAME = {
@@ -87,6 +87,49 @@ def content_key(
 
 def text_key(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
+
+
+# The one cap on the problems an import lists (`Problems`, `refusal`): a file of a
+# million bad rows must not make a million messages (each may name the rubric's
+# criteria: a 2 KB gzip upload once made 2.3 GB of them).
+MAX_PROBLEMS = 1000
+
+
+class Problems(list):
+    """An import's problems, at most `MAX_PROBLEMS` of them kept: past the cap,
+    `append` and `extend` only count them (`more`), so memory stays bounded whatever
+    the file. A plain list everywhere else (`refusal` reads `more`)."""
+
+    def __init__(self, problems=(), *, limit: int = MAX_PROBLEMS):
+        super().__init__()
+        self.limit = limit
+        self.more = 0
+        self.extend(problems)
+
+    def append(self, problem: Problem) -> None:
+        if len(self) < self.limit:
+            super().append(problem)
+        else:
+            self.more += 1
+
+    def extend(self, problems) -> None:
+        for problem in problems:
+            self.append(problem)
+        self.more += getattr(problems, "more", 0)
+
+    def __iadd__(self, problems):
+        self.extend(problems)
+        return self
+
+
+def refusal(message: str, problems: list[Problem]) -> DomainError:
+    """The `DomainError` refusing an import for `problems`: the first `MAX_PROBLEMS`
+    listed, and the message saying how many more were found ("... (and 41,210 more
+    problems)"). Every importer's refusal is made here."""
+    more = max(0, len(problems) - MAX_PROBLEMS) + getattr(problems, "more", 0)
+    if more:
+        message = f"{message} (and {more:,} more problems)"
+    return DomainError(message, list(problems[:MAX_PROBLEMS]))
 
 
 @dataclass(slots=True)  # many thousands of them are held during an import
@@ -169,7 +212,7 @@ class ParseResult:
     referenced: dict = field(default_factory=dict)
     # Rows that name an instruction by id only, (external id) -> (file, line, field).
     referenced_instructions: dict = field(default_factory=dict)
-    problems: list[Problem] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=Problems)
     # Accepted but worth a look (an empty model response): listed in the report, or
     # refused as problems with `strict`.
     warnings: list[Problem] = field(default_factory=list)
@@ -210,9 +253,6 @@ class ParseResult:
 
 
 PREVIEW_ROWS = 10
-MAX_PROBLEMS = 1000
-
-
 # --- Names, N/A words and scores ------------------------------------------------------
 
 
@@ -378,17 +418,18 @@ def read_rows(
 
     The one reader of every importer. `data` is the file's bytes or its path; a path
     is read as the rows are consumed (JSON Lines line by line, JSON arrays element by
-    element, Parquet batch by batch, gzip decompressed on the way), so a large file is
-    never in memory whole; CSV is read whole. Line numbers are the file's own,
+    element, Parquet batch by batch, CSV and gzip line by line), so a large file is
+    never in memory whole. Line numbers are the file's own,
     counting from 1 (a UTF-8 byte-order mark is dropped; blank lines are skipped but
     counted; a CSV row is numbered by the line it ends on). A JSONL row is the line's
     JSON object; a CSV row maps each header column to its cell, an empty cell to None.
 
     Problems are appended to `problems`, never raised, each with its file and line.
     JSONL goes line by line: a bad line (not UTF-8, not JSON, not an object) is
-    reported and skipped. CSV is all or nothing: a file that is not UTF-8 or not valid
-    CSV yields no row, nor one whose header lacks a column of `header_columns` (field
-    -> column); a row with more cells than the header is reported and skipped. An
+    reported and skipped. CSV checks its header first: one that lacks a column of
+    `header_columns` (field -> column) yields no row; a line that is not UTF-8 or not
+    valid CSV ends the file; a row with more cells than the header is reported and
+    skipped. An
     empty file yields no row. A damaged or oversized gzip stream ends the file with a
     problem (rows read before it have been yielded: the caller rejects the import on
     any problem).
@@ -484,18 +525,50 @@ def _csv_rows(
     file: str,
     problems: list[Problem],
     header_columns: Mapping[str, str],
-) -> list[tuple[int, dict]]:
-    before = len(problems)
-    lines = list(_decode_lines(stream, file, problems))
-    if len(problems) > before:
-        return []
-    if not any(text.strip() for _, text in lines):
-        problems.append(_empty_file(file))
-        return []
-    reader = csv.DictReader(io.StringIO("\n".join(t for _, t in lines), newline=""))
-    rows = []
+) -> Iterator[tuple[int, dict]]:
+    """A CSV file's rows as it is read, line by line: the header is checked first (a
+    missing column of `header_columns` yields no row), then each row is yielded; a line
+    that is not UTF-8 or a CSV error ends the file with a problem (the rows before it
+    were yielded: the caller refuses the import on any problem)."""
+    not_utf8: list[Problem] = []
+
+    def lines() -> Iterator[str]:
+        for _, text in _decode_lines(stream, file, not_utf8):
+            if not_utf8:  # the line before was not UTF-8: stop there
+                break
+            yield text + "\n"
+        problems.extend(not_utf8)
+
+    reader = csv.DictReader(lines())
     try:
         header = reader.fieldnames or []
+        if not any(name.strip() for name in header):
+            if any(any(cell.strip() for cell in row) for row in reader.reader):
+                problems.append(
+                    Problem(
+                        "the first line, the CSV header, is empty", line=1, file=file
+                    )
+                )
+            elif not not_utf8:
+                problems.append(_empty_file(file))
+            return
+        missing = [
+            f"`{column}` (for field `{name}`)"
+            for name, column in header_columns.items()
+            if column not in header
+        ]
+        if missing:
+            problems.append(
+                Problem(
+                    "the CSV header has no column "
+                    + ", ".join(missing)
+                    + "; its columns are: "
+                    + ", ".join(header),
+                    line=1,
+                    file=file,
+                )
+            )
+            return
         for row in reader:
             if None in row:
                 problems.append(
@@ -507,30 +580,12 @@ def _csv_rows(
                     )
                 )
                 continue
-            rows.append(
-                (reader.line_num, {k: (v if v != "" else None) for k, v in row.items()})
+            yield (
+                reader.line_num,
+                {k: (v if v != "" else None) for k, v in row.items()},
             )
     except csv.Error as exc:
         problems.append(Problem(f"CSV error: {exc}", line=reader.line_num, file=file))
-        return []
-    missing = [
-        f"`{column}` (for field `{name}`)"
-        for name, column in header_columns.items()
-        if column not in header
-    ]
-    if missing:
-        problems.append(
-            Problem(
-                "the CSV header has no column "
-                + ", ".join(missing)
-                + "; its columns are: "
-                + ", ".join(header),
-                line=1,
-                file=file,
-            )
-        )
-        return []
-    return rows
 
 
 # --- Reading fields of a row ----------------------------------------------------------

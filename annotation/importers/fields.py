@@ -24,7 +24,13 @@ from annotation.importers.base import (
 )
 from annotation.importers.rubric_file import MAX_POINTS, MIN_POINTS
 from flaskapp.errors import Problem
-from flaskapp.untrusted import JSONInputError, json_loads, printable, text_problem
+from flaskapp.untrusted import (
+    JSONInputError,
+    int_text_problem,
+    json_loads,
+    printable,
+    text_problem,
+)
 
 _ASCII_DIGITS = re.compile(r"[0-9]+")
 # Per-instance rubrics and checklists (Prometheus / BiGGen-Bench): what a judge prompt
@@ -239,7 +245,7 @@ class RowReader:
             if is_unknown(value):
                 return None
             # Numbers first: normalise_name would turn "-2" into "2".
-            if SIGNED_INTEGER.fullmatch(value.strip()):
+            if SIGNED_INTEGER.fullmatch(value.strip()) and not int_text_problem(value):
                 level = int(value.strip())
                 if 1 <= level <= 5:
                     return level
@@ -402,6 +408,9 @@ class RowReader:
                 self.fail(
                     column, f"describes score {key!r}, which is not a whole number"
                 )
+                return None
+            if problem := int_text_problem(key):
+                self.fail(column, f"describes a score that {problem}")
                 return None
             if int(key) in by_point:
                 self.fail(column, f"describes score {int(key)} twice")

@@ -27,6 +27,7 @@ from annotation.importers.base import (
 from annotation.importers.fields import RowReader
 from flaskapp.errors import Problem
 from flaskapp.untrusted import (
+    LONG_INTEGER,
     MAX_JSON_DEPTH,
     JSONInputError,
     json_problem,
@@ -267,6 +268,7 @@ def parse_rubric(data: bytes, *, file: str) -> tuple[list[dict], list[Problem]]:
     file order. Skill names must be FLASK skill names (to know their ability).
     """
     problems: list[Problem] = []
+    long_integer = False
     try:
         text = data.decode("utf-8")
         items = json.loads(text)
@@ -276,10 +278,13 @@ def parse_rubric(data: bytes, *, file: str) -> tuple[list[dict], list[Problem]]:
         return [], [Problem(f"invalid JSON ({exc.msg})", line=exc.lineno, file=file)]
     except RecursionError:
         items = None  # too deep: reported below, with the line
+    except ValueError:  # a number past int()'s digit limit: reported below
+        items, long_integer = None, True
+    too_deep = f"is nested more than {MAX_JSON_DEPTH} levels deep"
     bad = (
         json_problem(items)
         if items is not None
-        else JSONInputError(f"is nested more than {MAX_JSON_DEPTH} levels deep")
+        else JSONInputError(LONG_INTEGER if long_integer else too_deep)
     )
     if bad is not None:
         return [], [_rubric_problem(text, items, bad, file)]

@@ -9,11 +9,12 @@ Lines row, so every importer's `--map` and field checks apply unchanged; a row's
 (``line`` in the problems) counts rows from 1.
 
 Streaming: every format is read from an open file, never from the whole file in memory:
-a Parquet file one record batch at a time, a JSON array one element at a time (ijson), a
-gzip stream decompressed as it is read. Decompression stops at
-`IMPORT_MAX_DECOMPRESSED_BYTES` (a gzip bomb is a problem, not a full disk or memory);
-only Parquet inside gzip (it needs to seek) and CSV (read whole, see `base`) are held
-in memory, within that limit.
+a Parquet file one record batch at a time, a JSON array one element at a time (ijson,
+behind `JSONNestingGuard`, which refuses nesting past `MAX_JSON_DEPTH` before ijson
+sees it), a gzip stream decompressed as it is read. Decompression stops at
+`IMPORT_MAX_DECOMPRESSED_BYTES`, or sooner at `IMPORT_MAX_DECOMPRESSION_RATIO` times
+the compressed size (a gzip bomb is a problem, not a full disk, memory or minutes);
+only Parquet inside gzip (it needs to seek) is held in memory, within that limit.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import datetime as dt
 import decimal
 import gzip
 import io
+import re
 import zlib
 from collections.abc import Iterator
 from typing import BinaryIO
@@ -29,11 +31,13 @@ from typing import BinaryIO
 from django.conf import settings
 
 from flaskapp.errors import Problem
-from flaskapp.untrusted import json_problem
+from flaskapp.untrusted import MAX_JSON_DEPTH, json_problem
 
 GZIP_MAGIC = b"\x1f\x8b"
 PARQUET_MAGIC = b"PAR1"
 BATCH_ROWS = 2000
+# The ratio limit never refuses less than this (a small file of repeated values).
+MIN_RATIO_LIMIT = 1 << 20
 
 
 class FileProblem(Exception):
@@ -66,6 +70,12 @@ class _GunzipRaw(io.RawIOBase):
         self._gzip = gzip.GzipFile(fileobj=fileobj)
         self._file = file
         self._limit = settings.IMPORT_MAX_DECOMPRESSED_BYTES
+        self._setting = "IMPORT_MAX_DECOMPRESSED_BYTES"
+        size = _size(fileobj)
+        ratio = settings.IMPORT_MAX_DECOMPRESSION_RATIO
+        if size is not None and max(size * ratio, MIN_RATIO_LIMIT) < self._limit:
+            self._limit = max(size * ratio, MIN_RATIO_LIMIT)
+            self._setting = f"{ratio} times its size, IMPORT_MAX_DECOMPRESSION_RATIO"
         self._count = 0
 
     def readable(self) -> bool:
@@ -83,7 +93,7 @@ class _GunzipRaw(io.RawIOBase):
             raise FileProblem(
                 Problem(
                     f"decompresses to more than {self._limit:,} bytes "
-                    "(IMPORT_MAX_DECOMPRESSED_BYTES)",
+                    f"({self._setting})",
                     file=self._file,
                 )
             )
@@ -92,6 +102,17 @@ class _GunzipRaw(io.RawIOBase):
     def close(self) -> None:
         self._gzip.close()
         super().close()
+
+
+def _size(fileobj: BinaryIO) -> int | None:
+    """The size of a seekable stream (its position kept), else None."""
+    try:
+        here = fileobj.tell()
+        end = fileobj.seek(0, io.SEEK_END)
+        fileobj.seek(here)
+    except (OSError, ValueError, AttributeError):
+        return None
+    return end
 
 
 def gunzip_stream(fileobj: BinaryIO, file: str) -> io.BufferedReader:
@@ -180,19 +201,90 @@ def parquet_rows(
         )
 
 
+# The rest of a JSON string after its opening quote, up to its closing quote (which
+# is not part of the match); a whole string. Both run in the regex engine, not in a
+# Python loop over bytes.
+_STRING_REST = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*', re.DOTALL)
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b"[]{},")
+
+
+class JSONNestingGuard:
+    """A JSON stream read through, its nesting followed as the bytes pass: past
+    `max_depth` levels, the read raises `FileProblem` naming the row, before the
+    parser sees the bytes. ijson's C parser takes seconds per thousand levels of
+    ``[[[[...`` while holding the GIL (a 200 KB file held a web worker until it was
+    killed); this scan is linear and mostly in C: strings are cut out by a regex,
+    then only the brackets and commas left are walked."""
+
+    def __init__(self, stream: BinaryIO, file: str, max_depth: int):
+        self._stream = stream
+        self._file = file
+        self._max_depth = max_depth
+        self._depth = 0
+        self._row = 1  # the element of the top-level array being read
+        self._in_string = False
+        self._escaped = False  # the last chunk ended with a backslash in a string
+
+    def read(self, size: int = -1) -> bytes:
+        chunk = self._stream.read(size)
+        self._scan(chunk)
+        return chunk
+
+    def _scan(self, chunk: bytes) -> None:
+        if self._in_string:
+            start = min(len(chunk), 1 if self._escaped else 0)
+            end = _STRING_REST.match(chunk, start).end()
+            if end == len(chunk) or chunk[end] == 0x5C:  # the string goes on
+                self._escaped = end < len(chunk)  # a backslash, the last byte
+                return
+            self._in_string = self._escaped = False
+            chunk = chunk[end + 1 :]
+        outside = _STRING.sub(b"", chunk)
+        quote = outside.find(b'"')
+        if quote >= 0:  # a string begins that the next chunk continues
+            tail = outside[quote:]
+            self._in_string = True
+            self._escaped = _STRING_REST.match(tail, 1).end() == len(tail) - 1
+            outside = outside[:quote]
+        self._walk(outside.translate(None, _NOT_STRUCTURE))
+
+    def _walk(self, structure: bytes) -> None:
+        """Follow the brackets and top-level commas `structure` holds, in order."""
+        depth, row = self._depth, self._row
+        for byte in structure:
+            if byte == 0x2C:  # a comma
+                row += depth == 1
+            elif byte == 0x5B or byte == 0x7B:  # [ {
+                depth += 1
+                if depth > self._max_depth:
+                    raise FileProblem(
+                        Problem(
+                            f"is nested more than {self._max_depth - 1} levels deep",
+                            line=row,
+                            file=self._file,
+                        )
+                    )
+            else:
+                depth -= 1
+        self._depth, self._row = depth, row
+
+
 def json_array_rows(
     stream: io.BufferedReader, file: str, problems: list[Problem]
 ) -> Iterator[tuple[int, dict]]:
     """The elements of a top-level JSON array, one at a time (ijson, reading `stream`
     as it goes); each must be an object. A syntax error ends the file (a problem naming
-    the row reached)."""
+    the row reached), and so does an element nested more than `MAX_JSON_DEPTH` levels
+    deep, found before it is parsed (`JSONNestingGuard`)."""
     import ijson
 
     if stream.peek(3)[:3] == b"\xef\xbb\xbf":
         stream.read(3)
+    guarded = JSONNestingGuard(stream, file, MAX_JSON_DEPTH + 1)  # + the array itself
     number = 0
     try:
-        for item in ijson.items(stream, "item", use_float=True):
+        for item in ijson.items(guarded, "item", use_float=True):
             number += 1
             if not isinstance(item, dict):
                 kind = type(item).__name__

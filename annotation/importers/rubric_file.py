@@ -37,7 +37,13 @@ from typing import Any
 import yaml
 
 from flaskapp.errors import Problem
-from flaskapp.untrusted import MAX_JSON_DEPTH, text_problem
+from flaskapp.untrusted import (
+    LONG_INTEGER,
+    MAX_JSON_DEPTH,
+    int_text_problem,
+    json_problem_line,
+    text_problem,
+)
 
 SLUG = re.compile(r"^[-a-zA-Z0-9_]+$")
 MAX_KEY_LENGTH = 64
@@ -161,12 +167,84 @@ def _read_json(text: str, file: str, problems: list[Problem]) -> Any:
         ) from exc
     except RecursionError as exc:
         raise _FileError(
-            Problem(f"is nested more than {MAX_JSON_DEPTH} levels deep", file=file)
+            Problem(
+                f"is nested more than {MAX_JSON_DEPTH} levels deep",
+                line=json_problem_line(text),
+                file=file,
+            )
+        ) from exc
+    except ValueError as exc:  # not a syntax error: a number past int()'s limit
+        raise _FileError(
+            Problem(LONG_INTEGER, line=json_problem_line(text), file=file)
+        ) from exc
+
+
+# The events of libyaml's parser when PyYAML has it (50x faster), else PyYAML's own.
+_EventLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _yaml_size_check(text: str, file: str) -> None:
+    """Refuse YAML nested deeper than `MAX_JSON_DEPTH` or with more than `MAX_NODES`
+    values, from its parser's events, before a node tree is built: composing the tree
+    recurses once per level (a `RecursionError` on ``[[[[...``) and takes seconds for
+    a few hundred thousand values. Syntax errors are left to the reader that follows,
+    which reports them in its own words."""
+    loader = _EventLoader(text)
+    depth = nodes = 0
+    try:
+        while loader.check_event():
+            event = loader.get_event()
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+                continue
+            elif not isinstance(event, yaml.NodeEvent):
+                continue
+            nodes += 1
+            if depth > MAX_JSON_DEPTH or nodes > MAX_NODES:
+                raise _FileError(
+                    Problem(
+                        "is too large or nested too deep",
+                        line=event.start_mark.line + 1,
+                        file=file,
+                    )
+                )
+    except yaml.MarkedYAMLError as exc:
+        # libyaml stops at 1,000 levels ("exceeded maximum nesting depth") where
+        # PyYAML's own reader would recurse; other syntax errors are the reader's.
+        if "nesting depth" in str(exc.problem) and exc.problem_mark is not None:
+            raise _FileError(
+                Problem(
+                    "is too large or nested too deep",
+                    line=exc.problem_mark.line + 1,
+                    file=file,
+                )
+            ) from exc
+    except yaml.YAMLError:
+        return
+    finally:
+        loader.dispose()
+
+
+def _yaml_scalar(loader, node, file: str) -> Any:
+    """A scalar node's value; one its constructor cannot build (an integer past
+    `int()`'s digit limit, a date like 2024-13-45) is a problem with its line."""
+    try:
+        return loader.construct_object(node)
+    except ValueError as exc:
+        too_long = node.tag.endswith(":int") and int_text_problem(
+            node.value.replace("_", "")
+        )
+        message = too_long or f"cannot be read as {node.tag.rsplit(':', 1)[-1]}"
+        raise _FileError(
+            Problem(message, line=node.start_mark.line + 1, file=file)
         ) from exc
 
 
 def _read_yaml(text: str, file: str, problems: list[Problem]) -> Any:
     """YAML (one document, safe tags only) with the line of every key and item."""
+    _yaml_size_check(text, file)
     loader = None
     try:
         loader = yaml.SafeLoader(text)  # reads ahead: may raise on a bad character
@@ -224,7 +302,7 @@ def _read_yaml(text: str, file: str, problems: list[Problem]) -> Any:
                 sequence = Sequence(convert(item, depth + 1) for item in node.value)
                 sequence.line = line
                 return sequence
-            return loader.construct_object(node)
+            return _yaml_scalar(loader, node, file)
 
         return convert(root, 0)
     except yaml.MarkedYAMLError as exc:
@@ -416,6 +494,9 @@ def _ordinal(check: _Checker, item: Mapping, path: str, out: dict) -> None:
         line = anchors.line_of(key)
         point = key if _integer(key) else None
         if isinstance(key, str) and re.fullmatch(r"-?\d+", key.strip()):
+            if too_long := int_text_problem(key):
+                check.fail(f"a point {too_long}", line, where)
+                continue
             point = int(key)
         if point is None or not low <= point <= high:
             check.fail(f"{key!r} is not a point of the scale {low}-{high}", line, where)

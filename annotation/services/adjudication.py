@@ -15,6 +15,7 @@ from annotation.models import Adjudication, Assignment, Campaign, HumanScore, Sk
 from annotation.scales import scale_of
 from flaskapp import bounds, roles
 from flaskapp.errors import DomainError, Problem
+from flaskapp.params import ascii_int
 from flaskapp.untrusted import text_problem
 
 MAX_NOTE = 4000
@@ -28,8 +29,8 @@ def adjudication_rule_set(*, campaign: Campaign, spread, split, user: User) -> C
     unknown."""
     roles.require_researcher(user)
     problems = []
-    if isinstance(spread, str) and spread.strip().lstrip("-").isdigit():
-        spread = int(spread)
+    if isinstance(spread, str) and ascii_int(spread) is not None:
+        spread = ascii_int(spread)
     if problem := bounds.ADJUDICATION_RANGE.problem(spread, "adjudication_range"):
         problems.append(problem)
     if split not in Campaign.SplitRule.values:
@@ -90,8 +91,8 @@ def adjudication_set(
             "only pointwise campaigns have an adjudication queue",
             [Problem("not a pointwise campaign", field="campaign")],
         )
-    if isinstance(response_id, str) and response_id.strip().isdigit():
-        response_id = int(response_id)
+    if isinstance(response_id, str) and ascii_int(response_id) is not None:
+        response_id = ascii_int(response_id)
     if not isinstance(response_id, int) or isinstance(response_id, bool):
         raise DomainError(
             "say which response", [Problem("must be an id", field="response_id")]

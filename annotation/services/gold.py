@@ -27,7 +27,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 
-from annotation.importers.base import read_rows
+from annotation.importers.base import Problems, read_rows, refusal
 from annotation.models import (
     Assignment,
     Campaign,
@@ -42,7 +42,8 @@ from annotation.models import (
 from annotation.scales import Scale, scale_of
 from annotation.services.import_rows import copy_rows
 from flaskapp import bounds, roles
-from flaskapp.errors import DomainError, Problem
+from flaskapp.errors import Problem
+from flaskapp.params import ascii_int
 
 # Row fields of a gold file besides the criteria (CSV columns, JSON keys).
 ROW_FIELDS = ("instruction", "model", "response_id", "tolerance", "explanation", "kind")
@@ -66,16 +67,15 @@ def _skills(dataset: Dataset) -> dict[str, Skill]:
 def _as_id(value):
     """A response id as a file gives it: an int, or digits in text (CSV); anything
     else is returned as is (and refused by the caller)."""
-    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
-        return int(value.strip())
-    return value
+    number = ascii_int(value) if isinstance(value, str) else None
+    return number if number is not None and number >= 0 else value
 
 
 def _plan(dataset: Dataset, rows: Iterable[tuple[int | None, dict]], file: str):
     """(GoldRow per row, problems): every check, no write."""
     skills = _skills(dataset)
     scales = {k: scale_of(s) for k, s in skills.items()}
-    problems: list[Problem] = []
+    problems = Problems()
     rows = list(rows)
 
     def problem(message, line, name):
@@ -107,17 +107,17 @@ def _plan(dataset: Dataset, rows: Iterable[tuple[int | None, dict]], file: str):
         by_key = {(r.instruction.external_id, r.model_name): r for r in found}
     planned: list[GoldRow] = []
     seen: dict[int, int | None] = {}
+    # One text for every unknown column of every row (it lists the criteria).
+    not_a_field = (
+        "is neither a criterion of the dataset's rubric nor a gold field "
+        f"({', '.join(ROW_FIELDS)}); criteria: {', '.join(skills)}"
+    )
     for line, row in rows:
         unknown = [
             k for k in row if k not in ROW_FIELDS and k not in skills and k != "scores"
         ]
         for k in unknown:
-            problem(
-                "is neither a criterion of the dataset's rubric nor a gold field "
-                f"({', '.join(ROW_FIELDS)}); criteria: {', '.join(skills)}",
-                line,
-                k,
-            )
+            problem(not_a_field, line, k)
         response = None
         rid = row.get("response_id")
         if rid is not None:
@@ -153,8 +153,8 @@ def _plan(dataset: Dataset, rows: Iterable[tuple[int | None, dict]], file: str):
         tolerance = row.get("tolerance")
         if tolerance in (None, ""):
             tolerance = DEFAULT_TOLERANCE
-        elif isinstance(tolerance, str) and tolerance.strip().isdigit():
-            tolerance = int(tolerance.strip())
+        elif isinstance(tolerance, str) and ascii_int(tolerance) is not None:
+            tolerance = ascii_int(tolerance)
         if not (
             isinstance(tolerance, int) and bounds.GOLD_TOLERANCE.contains(tolerance)
         ):
@@ -230,7 +230,7 @@ def gold_import(
     if not planned and not problems:
         problems.append(Problem("has no rows", file=file or None))
     if problems:
-        raise DomainError("no gold item was saved", problems)
+        raise refusal("no gold item was saved", problems)
     created = updated = 0
     with transaction.atomic():
         existing = {
@@ -428,8 +428,8 @@ def gold_import_file(
     roles.require_researcher(user)
     if fmt is None:
         fmt = "csv" if file.lower().removesuffix(".gz").endswith(".csv") else "jsonl"
-    problems: list[Problem] = []
+    problems = Problems()
     rows = list(read_rows(data, file=file, fmt=fmt, problems=problems))
     if problems:
-        raise DomainError("no gold item was saved", problems)
+        raise refusal("no gold item was saved", problems)
     return gold_import(dataset=dataset, rows=rows, user=user, file=file)

@@ -19,9 +19,11 @@ from annotation.importers.base import (
     FileData,
     InstructionRecord,
     ParseResult,
+    Problems,
     ResponseRecord,
     content_key,
     file_size,
+    refusal,
     skill_lookup_for,
 )
 from annotation.importers.flask import (
@@ -381,7 +383,7 @@ def import_parsed(
     failed; then nothing more is sent).
     """
     output_files = list(output_files or [])
-    problems = list(parsed.problems)
+    problems = Problems(parsed.problems)
     if options.get("strict") and parsed.warnings and not problems:
         raise DomainError(
             "the file was not imported: with strict, warnings are errors",
@@ -459,7 +461,7 @@ def import_parsed(
                 write=not problems and not dry_run,
             )
         if problems:
-            raise DomainError("the file was not imported", problems[:MAX_PROBLEMS])
+            raise refusal("the file was not imported", problems)
         if options.get("strict") and report.warnings:
             raise DomainError(
                 "the file was not imported: with strict, warnings are errors",

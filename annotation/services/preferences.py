@@ -29,6 +29,7 @@ from annotation.importers.base import (
     MAX_PROBLEMS,
     FileData,
     file_size,
+    refusal,
 )
 from annotation.importers.preferences import (
     FORMATS,
@@ -131,7 +132,7 @@ def _chunks(values: list, size: int = IN_CHUNK):
 
 
 def _refuse(problems: list[Problem]) -> DomainError:
-    return DomainError("the preferences were not imported", problems[:MAX_PROBLEMS])
+    return refusal("the preferences were not imported", problems)
 
 
 def _check_options(

@@ -24,6 +24,9 @@ TEST_MAX_TOKENS = 8
 # A test should tell quickly; a run's own timeout may be minutes.
 TEST_TIMEOUT_SECONDS = 20.0
 REPLY_CHARS = 200
+NO_CHAT_API = "the endpoint did not answer like a chat API"
+# Failures decided here, not by the endpoint: they name their reason.
+OUR_REFUSALS = ("refused", "echoed_credentials")
 
 
 @dataclass(frozen=True)
@@ -43,8 +46,10 @@ def judge_config_test_connection(*, user: User, config: JudgeConfig) -> Connecti
     """Send one small chat request to `config`'s endpoint and model and report what
     happened. Needs the researcher role (`PermissionDenied`).
 
-    Nothing is written to the database and nothing is retried: a failure is reported
-    as it came (`llm.JudgeError` kind and message, key redacted). A baseline judge, a
+    Nothing is written to the database and nothing is retried: a failure of the
+    endpoint is reported as `NO_CHAT_API` and nothing more (kind ``no_chat_api``),
+    so the test tells nothing about what listens on a host's ports; a refusal of our
+    own rules (`OUR_REFUSALS`) names its reason. A baseline judge, a
     config without an endpoint, or an endpoint today's rules refuse sends nothing and
     reports why. The key is read from the server's environment (declared variables
     only) and never appears in the result.
@@ -80,7 +85,11 @@ def judge_config_test_connection(*, user: User, config: JudgeConfig) -> Connecti
     try:
         result = async_to_sync(_send)(config.base_url, key, timeout, refusal, request)
     except llm.JudgeError as exc:
-        return ConnectionCheck(ok=False, kind=exc.kind, message=exc.message)
+        if exc.kind in OUR_REFUSALS:  # our own rule: nothing was sent
+            return ConnectionCheck(ok=False, kind=exc.kind, message=exc.message)
+        # No more than this: which error came back (refused, timed out, not HTTP,
+        # 401) would tell a researcher whether a port answers (a port scanner).
+        return ConnectionCheck(ok=False, kind="no_chat_api", message=NO_CHAT_API)
     reply = " ".join(result.text.split())[:REPLY_CHARS]
     return ConnectionCheck(
         ok=True,

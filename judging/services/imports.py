@@ -43,6 +43,7 @@ from annotation.importers.base import (
     MAX_PROBLEMS,
     FileData,
     read_rows,
+    refusal,
     type_name,
 )
 from annotation.importers.fields import RowReader
@@ -342,9 +343,7 @@ def import_judge_results(
             Problem("no scores or critiques were found in the files", field="files")
         )
     if problems:
-        raise DomainError(
-            "the judge results were not imported", problems[:MAX_PROBLEMS]
-        )
+        raise refusal("the judge results were not imported", problems)
     if strict and warnings:
         raise DomainError(
             "the judge results were not imported: with strict, warnings are errors",

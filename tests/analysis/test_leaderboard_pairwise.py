@@ -249,6 +249,9 @@ def test_selector_refuses_one_model_no_votes_and_a_bad_source():
         board_for(dataset=dataset, source="nobody", n_boot=0)
     with pytest.raises(LeaderboardError, match=r"^source: run 999999"):
         board_for(dataset=dataset, source=999999, n_boot=0)
+    for bad in ("²", "1" * 4301, "-3"):  # int() raised ValueError on the first two
+        with pytest.raises(LeaderboardError, match=r"^source: must be"):
+            board_for(dataset=dataset, source=bad, n_boot=0)
     with pytest.raises(LeaderboardError, match=r"^n_boot: "):
         board_for(dataset=dataset, n_boot=-1)
     # every vote on one pair of responses of one model: a single model

@@ -4,6 +4,9 @@ command and the page for each role."""
 from __future__ import annotations
 
 import io
+import re
+import shutil
+import subprocess
 import zipfile
 
 import pytest
@@ -11,7 +14,13 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.urls import reverse
 
-from analysis.exports.report import latex_escape, report_files, report_zip
+from analysis.exports.report import (
+    latex_escape,
+    latex_table,
+    report_files,
+    report_zip,
+)
+from annotation.models import Skill
 from tests.analysis.agreement_data import make_agreement_setup
 from tests.factories import UserFactory
 
@@ -120,3 +129,55 @@ def test_a_preference_dataset_gets_the_meta_evaluation_figures():
     assert report_files(dataset=dataset, n_boot=50, seed=0) == files
     assert "leaderboard/humans.csv" in files and "leaderboard/humans.tex" in files
     assert f"leaderboard/run-{run_a.pk}-ratings.png" in files
+
+
+HOSTILE_NAMES = ["[2cm] model", "*starred", " [0pt] spaced", "plain"]
+
+
+def _rows_start_safely(tex: str) -> bool:
+    """The parser check: after a row's ``\\\\`` (spaces and newlines skipped, as
+    LaTeX skips them), no ``[`` or ``*`` that LaTeX would read as its argument."""
+    return re.search(r"\\\\\s*[\[*]", tex) is None
+
+
+def test_latex_rows_start_safely_whatever_the_names():
+    tex = latex_table(["Model", "Spearman"], [[n, "0.50"] for n in HOSTILE_NAMES], "c")
+    assert _rows_start_safely(tex)
+    body = tex.split(r"\hline")[2]
+    assert [line.split(" & ")[0] for line in body.strip().splitlines()] == [
+        "{}" + latex_escape(n) for n in HOSTILE_NAMES
+    ]
+
+
+def test_latex_tables_compile_with_hostile_names(tmp_path):
+    engine = next(
+        (e for e in ("pdflatex", "lualatex", "xelatex") if shutil.which(e)), None
+    )
+    if engine is None:
+        pytest.skip("no TeX engine (pdflatex, lualatex, xelatex) on this machine")
+    tex = latex_table(["Model", "Spearman"], [[n, "0.50"] for n in HOSTILE_NAMES], "c")
+    (tmp_path / "t.tex").write_text(
+        "\\documentclass{article}\\begin{document}\n" + tex + "\\end{document}\n"
+    )
+    done = subprocess.run(
+        [engine, "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert "Missing number" not in done.stdout and "Illegal unit" not in done.stdout
+
+
+SAFE_PART = re.compile(r"[^./\\][^/\\]*")
+
+
+def test_every_file_and_zip_entry_name_is_a_safe_slug(setup, tmp_path):
+    _, s = setup
+    Skill.objects.filter(rubric=s.dataset.rubric).update(ability="../../evil")
+    files = report_files(dataset=s.dataset, n_boot=20, seed=1)
+    assert any("evil" in name for name in files)  # the hostile name is used
+    names = zipfile.ZipFile(io.BytesIO(report_zip(files, "../up"))).namelist()
+    for name in [*files, *names]:
+        parts = name.split("/")
+        assert all(SAFE_PART.fullmatch(p) for p in parts), name
+        assert ".." not in parts and not name.startswith("/"), name
+    assert all(n.startswith("up/") for n in names)

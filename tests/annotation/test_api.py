@@ -843,3 +843,12 @@ def test_docs_page_renders_for_logged_in_user(client_for, researcher):
     response = client_for(researcher).get("/api/docs/")
     assert response.status_code == 200
     assert b"swagger" in response.content.lower()
+
+
+def test_schema_and_docs_are_for_signed_in_users_only(client, api_client_for, rater):
+    # Anonymous users see the login page and nothing else (README, Security).
+    assert client.get("/api/schema/").status_code in (401, 403)
+    docs = client.get("/api/docs/")
+    assert docs.status_code == 302 and docs["Location"].startswith("/login/")
+    assert client.get("/api/docs/?script").status_code == 302
+    assert api_client_for(rater).get("/api/schema/").status_code == 200

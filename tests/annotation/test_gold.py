@@ -589,3 +589,24 @@ def test_gold_page_for_researchers_only(researcher, rater, client_for):
     assert client_for(rater).post(delete).status_code == 403
     assert GoldItem.objects.count() == 1
     assert page.post(delete).status_code == 302 and not GoldItem.objects.exists()
+
+
+def test_a_gold_file_of_many_bad_rows_lists_the_first_thousand_and_counts_the_rest(
+    researcher, api_client_for
+):
+    import gzip
+
+    dataset = make_dataset()
+    header = "response_id,factuality,nonsense_a,nonsense_b\n"
+    data = gzip.compress((header + "x,4,1,2\n" * 600).encode())  # 3 problems a row
+    upload = io.BytesIO(data)
+    upload.name = "gold.csv.gz"
+    response = api_client_for(researcher).post(
+        f"/api/datasets/{dataset.pk}/gold/import/", {"file": upload},
+        format="multipart",
+    )  # fmt: skip
+    assert response.status_code == 400
+    body = response.json()
+    assert len(body["problems"]) == 1000
+    assert body["detail"].startswith("no gold item was saved (and 800 more problems)")
+    assert not GoldItem.objects.exists()

@@ -14,7 +14,11 @@ import pyarrow.parquet as pq
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from hypothesis import given
+from hypothesis import settings as hyp_settings
+from hypothesis import strategies as st
 
+from annotation.importers import formats
 from annotation.models import Dataset, HumanPreference, PreferencePair, Response
 from annotation.services import dataset_import_files
 from annotation.services.preference_imports import preferences_import
@@ -322,3 +326,75 @@ def test_a_field_over_the_size_limit_is_refused_before_anything_is_written(setti
     big = [{**GENERIC[0], "output": "y" * 1001}]
     with pytest.raises(DomainError, match="field `output`: is 1,001 bytes long"):
         _generic(jsonl(big), "rows.jsonl")
+
+
+# --- nesting, followed before the parser sees the bytes -----------------------------------
+
+json_values = st.recursive(
+    st.none() | st.integers() | st.text(alphabet='ab"\\[]{},\u00e9', max_size=6),
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.dictionaries(st.text(alphabet='k"\\[{', max_size=3), children, max_size=3)
+    ),
+    max_leaves=30,
+)
+
+
+def _depth(value) -> int:
+    if isinstance(value, dict | list):
+        children = value.values() if isinstance(value, dict) else value
+        return 1 + max((_depth(c) for c in children), default=0)
+    return 0
+
+
+def _first_too_deep(rows: list, limit: int) -> int | None:
+    """The number (from 1) of the first row nested deeper than `limit`, else None."""
+    for number, row in enumerate(rows, start=1):
+        if _depth(row) > limit:
+            return number
+    return None
+
+
+class _Chunks(io.RawIOBase):
+    """`data` read back `size` bytes at a time, whatever the reader asks for."""
+
+    def __init__(self, data: bytes, size: int):
+        self._data, self._at, self._size = data, 0, size
+
+    def read(self, n: int = -1) -> bytes:
+        chunk = self._data[self._at : self._at + self._size]
+        self._at += len(chunk)
+        return chunk
+
+
+@hyp_settings(max_examples=300, deadline=None)
+@given(st.lists(json_values, max_size=5), st.integers(1, 9), st.booleans())
+def test_the_nesting_guard_refuses_exactly_the_rows_too_deep(rows, size, ascii_only):
+    limit = 3
+    data = json.dumps(rows, ensure_ascii=ascii_only).encode()
+    guard = formats.JSONNestingGuard(_Chunks(data, size), "f.json", limit + 1)
+    read = b""
+    expected = _first_too_deep(rows, limit)
+    try:
+        while chunk := guard.read(size):
+            read += chunk
+    except formats.FileProblem as refused:
+        assert refused.problem.line == expected
+        assert "nested more than 3 levels deep" in refused.problem.message
+    else:
+        assert expected is None and read == data
+
+
+def test_decompression_stops_at_a_ratio_of_the_compressed_size():
+    bomb = gzip.compress(b"\n" * (8 << 20))  # 8 MiB of newlines in ~8 kB
+    with pytest.raises(DomainError) as caught:
+        _generic(bomb, "bomb.jsonl.gz")
+    limit = max(100 * len(bomb), 1 << 20)
+    assert (
+        f"decompresses to more than {limit:,} bytes "
+        "(100 times its size, IMPORT_MAX_DECOMPRESSION_RATIO)"
+    ) in str(caught.value)
+    # Real data, far below the ratio, is read whole.
+    rows = [dict(GENERIC[0], qid=f"q{i}") for i in range(3000)]
+    _generic(gzip.compress(jsonl(rows)), "fine.jsonl.gz")
+    assert Response.objects.filter(instruction__dataset__name="public").count() == 3000

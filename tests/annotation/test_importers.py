@@ -667,10 +667,11 @@ def test_csv_row_with_more_cells_than_the_header_is_reported_and_skipped():
     ]
 
 
-def test_csv_that_is_not_utf8_yields_no_row_and_names_the_line():
-    rows, problems = read(b"a,b\n1,2\n\xff,3\n", "csv")
+def test_csv_that_is_not_utf8_ends_at_that_line_and_names_it():
+    # Streamed: the rows before it are read (the import is refused on the problem).
+    rows, problems = read(b"a,b\n1,2\n\xff,3\n4,5\n", "csv")
 
-    assert rows == []
+    assert rows == [(2, {"a": "1", "b": "2"})]
     assert problems == [
         "f, line 3: not valid UTF-8 (byte 0xff at column 1); save the file as UTF-8"
     ]

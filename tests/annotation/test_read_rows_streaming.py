@@ -32,7 +32,8 @@ ENCODINGS = {
 
 
 @pytest.mark.parametrize("name", sorted(ENCODINGS))
-def test_a_file_on_disk_is_read_as_it_is_consumed(tmp_path, name):
+def test_a_file_on_disk_is_read_as_it_is_consumed(tmp_path, name, settings):
+    settings.IMPORT_MAX_DECOMPRESSION_RATIO = 10_000  # TEXT repeats one word
     path = tmp_path / name
     path.write_bytes(ENCODINGS[name](_rows()))
     problems = []
@@ -115,3 +116,57 @@ def test_a_file_changed_between_check_and_write_is_refused():
     assert [r.text for r in _full_records(slim, same)] == ["old"]
     with pytest.raises(DomainError):
         list(_full_records(slim, iter([])))  # rows gone
+
+
+def _csv(rows) -> bytes:
+    return ("id,text\n" + "".join(f'{r["id"]},"{r["text"]}"\n' for r in rows)).encode()
+
+
+def _peak(read) -> int:
+    tracemalloc.start()
+    try:
+        read()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("gzipped", [False, True], ids=["csv", "csv-gzip"])
+def test_a_csv_file_is_read_as_it_is_consumed_its_header_checked_first(
+    tmp_path, gzipped, settings
+):
+    settings.IMPORT_MAX_DECOMPRESSION_RATIO = 10_000  # TEXT repeats one word
+    data = _csv(_rows())
+    path = tmp_path / "rows.csv"
+    path.write_bytes(gzip.compress(data, compresslevel=1) if gzipped else data)
+    content = ROWS * len(TEXT)
+    problems, seen = [], []
+
+    def consume():
+        for number, row in read_rows(
+            path, file="rows.csv", fmt="csv", problems=problems
+        ):
+            seen.append(number)
+            assert row["id"] == str(number - 2)
+
+    peak = _peak(consume)
+    assert problems == [] and len(seen) == ROWS
+    assert peak < content / 10, f"peak {peak:,} bytes for {content:,} bytes of text"
+    # A header without the columns asked for: refused after its first line.
+    refused = []
+
+    def wrong_header():
+        read = read_rows(
+            path,
+            file="rows.csv",
+            fmt="csv",
+            problems=refused,
+            header_columns={"instruction": "prompt"},
+        )
+        assert list(read) == []
+
+    peak = _peak(wrong_header)
+    assert [(p.line, p.message[:33]) for p in refused] == [
+        (1, "the CSV header has no column `pro")
+    ]
+    assert peak < content / 10, f"peak {peak:,} bytes for {content:,} bytes of text"

@@ -590,3 +590,151 @@ def test_dataset_and_preference_imports_share_one_creation_rule(researcher):
         )
     rule = "creating a dataset needs the admin role"
     assert rule in str(by_rows.value) and rule in str(by_prefs.value)
+
+
+# --- 10. Integers past Python's int-str limit (4,300 digits: a ValueError) -----------
+
+LONG = "1" * 4301  # one digit past the limit
+
+
+def test_a_long_integer_in_a_json_body_is_a_400_naming_the_field(researcher):
+    body = '{"name": "x", "lock_ttl_minutes": ' + LONG + "}"
+    response = token_client(researcher).post(
+        "/api/campaigns/", body, content_type="application/json"
+    )
+    assert response.status_code == 400
+    [problem] = response.json()["problems"]
+    assert problem["field"] == "lock_ttl_minutes"
+    assert problem["message"] == "holds a whole number of more than 4,300 digits"
+    assert not Campaign.objects.exists()
+
+
+def test_a_long_integer_in_import_lines_and_cells_names_line_and_field(admin_user):
+    rows = b'{"id": "1", "instruction": "Q"}\n{"id": "2", "difficulty": ' + (
+        LONG.encode() + b', "instruction": "Q"}\n'
+    )
+    csv_rows = b"id,instruction,difficulty\n1,Q,2\n2,Q," + LONG.encode() + b"\n"
+    rubric = json.dumps(
+        {"criteria": "c", "scores": {LONG: "a", "1": "b", "2": "c"}}
+    ).encode()
+    per_instance = b'{"id": "1", "instruction": "Q", "score_rubric": ' + rubric + b"}"
+    client = token_client(admin_user)
+    for name, data, where in (
+        ("rows.jsonl", rows, (2, "difficulty")),
+        ("rows.csv", csv_rows, (3, "difficulty")),
+        ("rubric.jsonl", per_instance, (1, "score_rubric")),
+    ):
+        fmt = name.rsplit(".", 1)[1]
+        response = client.post(
+            "/api/datasets/long-ints/imports/",
+            {"format": fmt, "files": upload(name, data)},
+        )
+        assert response.status_code == 400, (name, response.content)
+        (problem,) = response.json()["errors"]
+        assert (problem["line"], problem["field"]) == where, name
+    assert not Dataset.objects.filter(name="long-ints").exists()
+
+
+@pytest.mark.parametrize(
+    "name, data, line",
+    [
+        ("r.yaml", f"name: x\ncriteria:\n  - key: {LONG}\n", 3),
+        (
+            "r.yaml",
+            "name: x\ncriteria:\n  - {key: a, name: A, scale: {min: 1, max: 5},\n"
+            f'     anchors: {{1: lo, 5: hi,\n ? "{LONG}"\n : mid}}}}\n',
+            5,
+        ),
+        ("r.json", '{"name": "x",\n "criteria": [' + LONG + "]}", 2),
+        ("skills.json", '[{"Skill": "Factuality",\n "Criteria": ' + LONG + "}]", 2),
+    ],
+)
+def test_a_long_integer_in_a_rubric_file_is_refused_with_its_line(
+    admin_user, name, data, line
+):
+    before = Rubric.objects.count()
+    response = token_client(admin_user).post(
+        "/api/rubrics/import/", {"name": "long", "file": upload(name, data.encode())}
+    )
+    assert response.status_code == 400
+    (problem,) = response.json()["problems"]
+    assert problem["line"] == line
+    assert "more than 4,300 digits" in problem["message"]
+    assert Rubric.objects.count() == before
+
+
+def test_a_long_response_id_in_a_gold_file_or_adjudication_names_the_field(
+    researcher, campaign
+):
+    from annotation.services.adjudication import adjudication_set
+
+    dataset = campaign.dataset
+    response = token_client(researcher).post(
+        f"/api/datasets/{dataset.pk}/gold/import/",
+        {"file": upload("gold.csv", f"response_id,factuality\n{LONG},4\n".encode())},
+    )
+    assert response.status_code == 400
+    assert [(p["line"], p["field"]) for p in response.json()["problems"]] == [
+        (2, "response_id")
+    ]
+    with pytest.raises(DomainError) as refused:
+        adjudication_set(
+            campaign=campaign,
+            user=researcher,
+            response_id=LONG,
+            criterion="factuality",
+            score=3,
+            note="n",
+        )
+    assert {p.field for p in refused.value.problems} == {"response_id"}
+
+
+# --- 11. Nesting refused before parsing ---------------------------------------------
+
+
+def test_a_deep_json_array_import_is_refused_at_once_naming_the_row(admin_user):
+    import time
+
+    deep = b"[" * 100_000 + b"]" * 100_000  # ijson took seconds per 1,000 levels
+    data = b'[{"id": "1", "instruction": "Q"},\n {"id": "2", "instruction": ' + (
+        deep + b"}]"
+    )
+    started = time.perf_counter()
+    response = token_client(admin_user).post(
+        "/api/datasets/deep-array/imports/",
+        {"format": "jsonl", "files": upload("rows.json", data)},
+    )
+    assert time.perf_counter() - started < 5
+    assert response.status_code == 400
+    (problem,) = response.json()["errors"]
+    assert problem["line"] == 2 and "nested more than 64 levels" in problem["message"]
+    assert not Dataset.objects.filter(name="deep-array").exists()
+
+
+@pytest.mark.parametrize(
+    "text, line",
+    [
+        ("name: x\ncriteria: " + "[" * 115_000 + "]" * 115_000, 2),  # was a 500
+        ("name: x\ncriteria:\n" + "".join(" " * i + "-\n" for i in range(1, 400)), 66),
+        ("name: x\ncriteria: [" + ", ".join(["1"] * 70_000) + "]", 2),  # was 5-8 s
+    ],
+)
+def test_a_deep_or_huge_yaml_rubric_is_refused_fast_with_its_line(
+    admin_user, text, line
+):
+    import time
+
+    before = Rubric.objects.count()
+    started = time.perf_counter()
+    response = token_client(admin_user).post(
+        "/api/rubrics/import/",
+        {"name": "deep", "file": upload("r.yaml", text.encode())},
+    )
+    assert time.perf_counter() - started < 1
+    assert response.status_code == 400
+    (problem,) = response.json()["problems"]
+    assert (problem["line"], problem["message"]) == (
+        line,
+        "is too large or nested too deep",
+    )
+    assert Rubric.objects.count() == before

@@ -10,7 +10,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flaskapp.untrusted import MAX_JSON_DEPTH, JSONInputError, json_loads, json_problem
+from flaskapp.untrusted import (
+    LONG_INTEGER,
+    MAX_INT_DIGITS,
+    MAX_JSON_DEPTH,
+    JSONInputError,
+    json_loads,
+    json_problem,
+    json_problem_line,
+)
 
 
 def reference(text):
@@ -88,3 +96,16 @@ json_values = st.recursive(
 def test_any_value_is_refused_exactly_when_the_full_walk_refuses_it(value, ascii_only):
     text = json.dumps(value, ensure_ascii=ascii_only)
     assert ours(text) == reference(text)
+
+
+def test_an_integer_past_the_int_str_limit_is_refused_naming_its_field_and_line():
+    long = "1" * (MAX_INT_DIGITS + 1)
+    text = '{"a": 1,\n "b": [2, ' + long + "]}"
+    with pytest.raises(JSONInputError) as refused:
+        json_loads(text)
+    assert (refused.value.field, refused.value.message) == ("b", LONG_INTEGER)
+    assert json_problem_line(text) == 2
+    # At the limit, as text, or as a float's long fraction: a value like any other.
+    assert json_loads("-" + "9" * MAX_INT_DIGITS) == -int("9" * MAX_INT_DIGITS)
+    assert json_loads(f'{{"a": "{long}", "b": 1.{long}}}')["a"] == long
+    assert json_problem_line(f'{{"a": 1.{long},\n "b": [[[1]]]}}', max_depth=2) == 2

@@ -204,8 +204,8 @@ def test_connection_test_shows_the_error_without_the_key(
     )
     assert response.status_code == 200
     text = page_text(response)
-    assert "The test failed (auth)" in text and "HTTP 401" in text
-    assert SECRET not in response.content.decode()
+    assert "The test failed (no_chat_api): the endpoint did not answer" in text
+    assert "HTTP 401" not in text and SECRET not in response.content.decode()
     # Without htmx the whole page comes back, with the result in it.
     page = client_for(researcher).post(reverse("judging:judge-test", args=[config.pk]))
     assert page.status_code == 200
@@ -220,7 +220,38 @@ def test_connection_test_reports_an_unreachable_endpoint(
         reverse("judging:judge-test", args=[config.pk]), **HX
     )
     assert response.status_code == 200
-    assert "The test failed (connection)" in page_text(response)
+    assert (
+        "The test failed (no_chat_api): the endpoint did not answer like a chat API"
+        in page_text(response)
+    )
+
+
+def _connection_result(client, config) -> str:
+    response = client.post(reverse("judging:judge-test", args=[config.pk]), **HX)
+    return page_text(response)
+
+
+def test_connection_test_tells_nothing_of_what_listens_on_a_port(
+    client_for, researcher, fake_server
+):
+    client = client_for(researcher)
+    garbage, missing = fake_server(latency_ms=1), fake_server(latency_ms=1)
+    FakeJudge(garbage).script("garbage")  # HTTP, but not a chat API
+    FakeJudge(missing).script(404)
+    shown = set()
+    for n, base in enumerate(
+        (
+            "http://127.0.0.1:9/v1",  # nothing listens: connection refused
+            fake_server(latency_ms=1, require_api_key="another-key"),  # HTTP 401
+            garbage,
+            missing,
+        )
+    ):
+        config = make_config(researcher, base_url=base, name=f"probe-{n}")
+        text = _connection_result(client, config)
+        assert "The test failed" in text, base
+        shown.add(text.split("The test failed", 1)[1].split(".")[0])
+    assert shown == {" (no_chat_api): the endpoint did not answer like a chat API"}
 
 
 def test_connection_test_sends_nothing_without_the_key(

@@ -302,3 +302,99 @@ def test_a_host_refused_after_the_run_started_gets_no_request(
     assert calls and {c.error_kind for c in calls} == {"refused"}
     assert all("JUDGE_ALLOWED_HOSTS" in c.error for c in calls)
     assert stats(base)["requests"] == 0
+
+
+# --- ports ------------------------------------------------------------------------------
+
+
+def test_allowed_hosts_take_ports_and_service_ports_need_their_own_entry(
+    settings, admin_user
+):
+    settings.JUDGE_BLOCKED_PORTS = "5432,6379"
+    cases = {
+        # JUDGE_ALLOWED_HOSTS: {url: allowed}
+        "": {
+            "http://127.0.0.1:11434/v1": True,
+            "http://127.0.0.1:6379/v1": False,
+            "https://api.openai.com:5432/v1": False,
+        },
+        "localhost": {
+            "http://localhost:11434/v1": True,
+            "http://localhost/v1": True,
+            "http://localhost:5432/v1": False,
+            "http://localhost:6379/v1": False,
+        },
+        "localhost:8000,localhost:6379,[::1]:9000": {
+            "http://localhost:8000/v1": True,
+            "http://localhost:6379/v1": True,
+            "http://localhost:11434/v1": False,
+            "http://localhost/v1": False,
+            "http://localhost:5432/v1": False,
+            "http://[::1]:9000/v1": True,
+            "http://[::1]:9001/v1": False,
+        },
+    }
+    for hosts, urls in cases.items():
+        settings.JUDGE_ALLOWED_HOSTS = hosts
+        for url, allowed in urls.items():
+            assert endpoints.host_allowed(url) is allowed, (hosts, url)
+            problems = endpoints.endpoint_problems(url, KEY_ENV)
+            assert ("base_url" not in problems) is allowed, (hosts, url)
+    settings.JUDGE_ALLOWED_HOSTS = "localhost"
+    with pytest.raises(DomainError) as caught:
+        judge_config_create(
+            user=admin_user, **_fields(base_url="http://localhost:6379/v1")
+        )
+    [problem] = caught.value.problems
+    assert problem.field == "base_url" and "localhost:6379" in problem.message
+
+
+def test_the_apps_own_port_is_a_service_port(settings, monkeypatch):
+    settings.JUDGE_ALLOWED_HOSTS = ""
+    monkeypatch.setenv("PORT", "8123")
+    assert not endpoints.host_allowed("http://127.0.0.1:8123/v1")
+    assert endpoints.host_allowed("http://127.0.0.1:8124/v1")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_service_port_gets_no_request_at_call_time(fake_server, admin_user, settings):
+    settings.REDIS_URL = ""
+    base = fake_server(latency_ms=1)
+    run = _running_run(admin_user, base)
+    settings.JUDGE_BLOCKED_PORTS = str(endpoints.url_port(base))  # e.g. Redis's
+    judge_run_drive(run_id=run.pk)
+    calls = list(JudgeCall.objects.filter(run=run))
+    assert calls and {c.error_kind for c in calls} == {"refused"}
+    assert all("JUDGE_BLOCKED_PORTS" in c.error for c in calls)
+    assert stats(base)["requests"] == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_run_keeps_no_reply_that_echoes_the_key(
+    fake_server, admin_user, monkeypatch, settings
+):
+    from django.utils import timezone
+
+    from judging.fake_server import ECHO_FORMS
+    from judging.redaction import holds_secret
+
+    settings.REDIS_URL = ""
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    dataset = make_dataset(instructions=1)
+    for form in sorted(ECHO_FORMS):
+        base = fake_server(latency_ms=1, echo_authorization=form)
+        config = judge_config_create(
+            user=admin_user, **_fields(name=f"echo-{form}", base_url=base)
+        )
+        run = judge_run_create(config=config, dataset=dataset, user=admin_user)
+        JudgeRun.objects.filter(pk=run.pk).update(
+            status=JudgeRun.Status.RUNNING, started_at=timezone.now()
+        )
+        judge_run_drive(run_id=run.pk)
+        calls = list(JudgeCall.objects.filter(run=run))
+        assert calls and {c.error_kind for c in calls} == {"echoed_credentials"}, form
+        for call in calls:
+            assert call.raw_output == "" and call.parsed is None
+            assert "the endpoint echoed the credentials" in call.error
+            stored = [call.error, call.raw_output, str(call.parsed)]
+            assert not any(holds_secret(text, SECRET) for text in stored), form

@@ -12,6 +12,7 @@ import traceback
 import pytest
 
 from judging import prompts
+from judging.fake_server import ECHO_FORMS
 from judging.llm import (
     ChatRequest,
     JudgeClient,
@@ -23,6 +24,7 @@ from judging.llm import (
     parse_retry_after,
 )
 from judging.parsing import parse_pointwise
+from judging.redaction import holds_secret, scrub_secret
 from tests.judging import FakeJudge
 
 SKILL = prompts.SkillSpec(
@@ -385,3 +387,41 @@ def test_a_call_sleeping_before_its_retry_is_counted_as_backing_off(
     assert result.attempts == 2
     assert seen == [(1, 0)]  # sleeping: backing off, no request in flight
     assert after == 0
+
+
+# --- Any form of the key, reflected by the endpoint ---------------------------------------
+
+ECHO_SECRET = "sk-test-Reflected-Key-5f3a9c0e7b21d4"
+
+
+@pytest.mark.parametrize("form", sorted(ECHO_FORMS))
+def test_every_form_of_the_key_is_scrubbed_from_text(form):
+    shown = ECHO_FORMS[form](f"Bearer {ECHO_SECRET}")
+    text = f"upstream said: {shown} (end)"
+    assert holds_secret(text, ECHO_SECRET)
+    scrubbed = scrub_secret(text, ECHO_SECRET)
+    assert "[redacted]" in scrubbed and "(end)" in scrubbed
+    assert not holds_secret(scrubbed, ECHO_SECRET)
+    assert shown not in scrubbed and ECHO_SECRET[3:11] not in scrubbed
+    plain = "a reply with sk-test and other words, nothing of the key"
+    assert scrub_secret(plain, ECHO_SECRET) == plain and not holds_secret(
+        plain, ECHO_SECRET
+    )
+
+
+@pytest.mark.parametrize("form", sorted(ECHO_FORMS))
+def test_a_reply_echoing_the_key_in_any_form_is_not_kept(
+    fake_judge_factory, caplog, form
+):
+    judge = fake_judge_factory(echo_authorization=form)
+    caplog.set_level(logging.DEBUG)
+    error, sleep = _complete(judge.base_url, api_key=ECHO_SECRET)
+    assert isinstance(error, PermanentJudgeError)
+    assert (error.kind, error.attempts) == ("echoed_credentials", 1)
+    assert "the endpoint echoed the credentials" in error.message
+    shown = [str(error), repr(error), caplog.text]
+    assert not any(holds_secret(text, ECHO_SECRET) for text in shown)
+    assert sleep.delays == [] and judge.stats()["requests"] == 1
+    # Without a key nothing can be echoed: the same endpoint's reply is kept.
+    result, _ = _complete(judge.base_url, api_key=None)
+    assert "[debug: authorization" in result.text
