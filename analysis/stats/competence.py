@@ -145,16 +145,23 @@ def _checked(tasks, workers, labels):
     return tasks, workers, labels
 
 
-def label_frame(tasks, workers, labels):
-    """The crowd-kit DataFrame (columns task, worker, label) of the arrays, sorted by
-    task then worker: the one input every model here is fitted on."""
-    import pandas as pd
-
+def label_rows(tasks, workers, labels):
+    """(tasks, workers, labels) sorted by task then worker: the one input every model
+    here is fitted on (crowd-kit's DataFrame of these three columns, row for row)."""
     tasks, workers, labels = _checked(tasks, workers, labels)
     order = np.lexsort((workers, tasks))
-    return pd.DataFrame(
-        {"task": tasks[order], "worker": workers[order], "label": labels[order]}
-    )
+    return tasks[order], workers[order], labels[order]
+
+
+def first_appearance_codes(values) -> tuple[np.ndarray, np.ndarray]:
+    """(codes, names): each value's code and the distinct values numbered in the order
+    they first appear (pandas' `factorize`, which crowd-kit's codes follow)."""
+    values = np.asarray(values).ravel()
+    names, first, inverse = np.unique(values, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(len(order), dtype=np.intp)
+    rank[order] = np.arange(len(order))
+    return rank[inverse.ravel()], names[order]
 
 
 def fit_rater_model(tasks, workers, labels, *, method: str) -> RaterFit:
@@ -187,10 +194,10 @@ def fit_rater_model(tasks, workers, labels, *, method: str) -> RaterFit:
             np.ones(len(u_workers)), n_labels,
             note="every label is the same: nothing tells the workers apart",
         )  # fmt: skip
-    frame = label_frame(tasks, workers, labels)
+    rows = label_rows(tasks, workers, labels)
     fit = {"dawid_skene": _dawid_skene, "mace": _mace, "glad": _glad}[method]
     with _one_blas_thread():
-        latent, competence, iterations = fit(frame, u_tasks, u_workers)
+        latent, competence, iterations = fit(rows, u_tasks, u_workers)
     return RaterFit(method, u_tasks, latent, u_workers,
                     np.clip(competence, 0.0, 1.0), n_labels, iterations)  # fmt: skip
 
@@ -291,14 +298,13 @@ def ds_fit(t_idx, w_idx, l_idx, n_t: int, n_w: int, n_k: int) -> DsFit:
     return DsFit(probas, priors, errors, history)
 
 
-def _dawid_skene(frame, tasks, workers):
-    import pandas as pd
-
+def _dawid_skene(rows, tasks, workers):
+    row_tasks, row_workers, row_labels = rows
     # crowd-kit's label columns come in the order of first appearance in the frame
     # (pandas 3's value_counts groups with sort=False), and so do ties in its argmax
-    l_idx, labels = pd.factorize(frame["label"])
-    fit = ds_fit(np.searchsorted(tasks, frame["task"].to_numpy()),
-                 np.searchsorted(workers, frame["worker"].to_numpy()),
+    l_idx, labels = first_appearance_codes(row_labels)
+    fit = ds_fit(np.searchsorted(tasks, row_tasks),
+                 np.searchsorted(workers, row_workers),
                  l_idx, len(tasks), len(workers), len(labels))  # fmt: skip
     # crowd-kit's priors_ are the unclipped mean (its clip acts on a copy)
     competence = np.einsum("c,wcc->w", fit.priors, fit.errors)
@@ -397,24 +403,18 @@ def mace_competence(spamming: np.ndarray) -> np.ndarray:
     return spamming[:, 1] / spamming.sum(axis=1)
 
 
-def _mace(frame, tasks, workers):
-    import pandas as pd
-
+def _mace(rows, tasks, workers):
     # crowd-kit's codes: first appearance in the frame (the random start and the
     # tie rule of the latent label follow them)
-    t_codes, task_names = pd.factorize(frame["task"])
-    w_codes, worker_names = pd.factorize(frame["worker"])
-    l_codes, label_names = pd.factorize(frame["label"])
+    (t_codes, task_names), (w_codes, worker_names), (l_codes, label_names) = (
+        first_appearance_codes(column) for column in rows
+    )
     fit = mace_fit(t_codes, w_codes, l_codes, len(task_names), len(worker_names),
                    len(label_names))  # fmt: skip
-    latent = np.empty(len(tasks), dtype=np.asarray(label_names).dtype)
-    latent[np.searchsorted(tasks, np.asarray(task_names))] = np.asarray(label_names)[
-        fit.probas.argmax(axis=1)
-    ]
+    latent = np.empty(len(tasks), dtype=label_names.dtype)
+    latent[np.searchsorted(tasks, task_names)] = label_names[fit.probas.argmax(axis=1)]
     competence = np.zeros(len(workers))
-    competence[np.searchsorted(workers, np.asarray(worker_names))] = mace_competence(
-        fit.spamming
-    )
+    competence[np.searchsorted(workers, worker_names)] = mace_competence(fit.spamming)
     return latent, competence, MACE_ITER
 
 
@@ -441,22 +441,21 @@ class GladFit:
     iterations: int
 
 
-def glad_fit(frame) -> GladFit:
+def glad_fit(tasks, workers, labels) -> GladFit:
     """crowd-kit's `GLAD(n_iter=GLAD_ITER, tol=GLAD_TOL, m_step_max_iter=GLAD_M_ITER,
-    m_step_tol=GLAD_M_TOL).fit(frame)` in numpy (module doc). The sums over classes
-    of crowd-kit's melted frame are taken in closed form: with p = the posterior of
-    a row's own label, sum_k posterior_k * (delta_k - sigma) = p - sigma."""
-    import pandas as pd
+    m_step_tol=GLAD_M_TOL).fit(frame)` in numpy (module doc), on the frame's three
+    columns (:func:`label_rows`). The sums over classes of crowd-kit's melted frame
+    are taken in closed form: with p = the posterior of a row's own label, sum_k
+    posterior_k * (delta_k - sigma) = p - sigma."""
     from scipy.optimize import minimize
     from scipy.special import logsumexp
 
-    t_codes, task_names = pd.factorize(frame["task"])
-    w_codes, worker_names = pd.factorize(frame["worker"])
-    seen = pd.unique(frame["label"])
-    label_names = np.sort(np.asarray(seen))
-    l_codes = np.searchsorted(label_names, frame["label"].to_numpy())
+    t_codes, task_names = first_appearance_codes(tasks)
+    w_codes, worker_names = first_appearance_codes(workers)
+    label_names, l_codes = np.unique(labels, return_inverse=True)
+    l_codes = l_codes.ravel()
     n_t, n_w, n_k = len(task_names), len(worker_names), len(label_names)
-    n_rows = len(frame) * n_k  # crowd-kit's melted frame: one row per class
+    n_rows = len(t_codes) * n_k  # crowd-kit's melted frame: one row per class
     wrong = np.log(n_k - 1)
     log_prior = np.log(1.0 / n_k)
     log_norm = 0.5 * np.log(2 * np.pi)
@@ -508,8 +507,8 @@ def glad_fit(frame) -> GladFit:
         value = q_and_gradient(alpha, beta, p)[0] / n_rows
         if value - last < GLAD_TOL:
             break
-    return GladFit(label_names, np.asarray(worker_names), np.asarray(task_names),
-                   alpha, beta, post, iterations)  # fmt: skip
+    return GladFit(label_names, worker_names, task_names, alpha, beta, post,
+                   iterations)  # fmt: skip
 
 
 def glad_competence(fit: GladFit, workers: np.ndarray) -> np.ndarray:
@@ -522,8 +521,8 @@ def glad_competence(fit: GladFit, workers: np.ndarray) -> np.ndarray:
     return out
 
 
-def _glad(frame, tasks, workers):
-    fit = glad_fit(frame)
+def _glad(rows, tasks, workers):
+    fit = glad_fit(*rows)
     latent = np.empty(len(tasks), dtype=fit.labels.dtype)
     latent[np.searchsorted(tasks, fit.tasks)] = fit.labels[fit.probas.argmax(axis=1)]
     return latent, glad_competence(fit, workers), fit.iterations

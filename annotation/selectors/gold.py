@@ -3,7 +3,7 @@
 A rater's answer to one criterion of a gold item is right by `Scale.matches` (within
 the item's tolerance; a label exactly). Accuracy is right / checked over the rater's
 submitted gold items of a campaign, with a Wilson 95% interval
-(`statsmodels.stats.proportion.proportion_confint`); exact and within-1 agreement are
+(`annotation.intervals.wilson_interval`); exact and within-1 agreement are
 counted beside it on ordinal criteria. Attention checks are counted apart, one
 pass per item (every criterion right).
 """
@@ -14,8 +14,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from django.db.models import Count
-from statsmodels.stats.proportion import proportion_confint
 
+from annotation.intervals import wilson_interval
 from annotation.models import (
     Assignment,
     Campaign,
@@ -137,10 +137,7 @@ def campaign_gold_accuracy(*, campaign: Campaign) -> list[RaterGold]:
             row.attention_passed += passed
     for row in rows.values():
         if row.checked:
-            row.low, row.high = (
-                float(v)
-                for v in proportion_confint(row.right, row.checked, method="wilson")
-            )
+            row.low, row.high = wilson_interval(row.right, row.checked)
     return sorted(rows.values(), key=lambda r: r.username)
 
 

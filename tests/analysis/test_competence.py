@@ -33,6 +33,7 @@ from annotation.services.campaign_spec import (
 )
 from judging.models import JudgeScore
 from judging.services.run_imports import judge_run_import
+from tests.analysis.test_competence_ds import label_frame
 from tests.factories import (
     DatasetFactory,
     InstructionFactory,
@@ -67,7 +68,7 @@ def test_dawid_skene_is_crowdkits(seed):
     tasks, workers, labels = planted_arrays(seed)
     fit = rm.fit_rater_model(tasks, workers, labels, method="dawid_skene")
     model = DawidSkene(n_iter=rm.DS_ITER, tol=rm.DS_TOL).fit(
-        rm.label_frame(tasks, workers, labels)
+        label_frame(tasks, workers, labels)
     )
     assert list(fit.tasks) == sorted(set(tasks))
     assert list(fit.latent) == [model.labels_[t] for t in fit.tasks]
@@ -109,7 +110,7 @@ def test_glad_is_crowdkits(seed):
     tasks, workers, labels = planted_arrays(seed, n_tasks=30)
     fit = rm.fit_rater_model(tasks, workers, labels, method="glad")
     model = GLAD(n_iter=rm.GLAD_ITER, tol=rm.GLAD_TOL, m_step_max_iter=rm.GLAD_M_ITER,
-                 m_step_tol=rm.GLAD_M_TOL).fit(rm.label_frame(tasks, workers, labels))  # fmt: skip
+                 m_step_tol=rm.GLAD_M_TOL).fit(label_frame(tasks, workers, labels))  # fmt: skip
     assert list(fit.latent) == [model.labels_[t] for t in fit.tasks]
     scale = np.exp(np.median(model.betas_.to_numpy()))
     for w, competence in zip(fit.workers, fit.competence, strict=True):

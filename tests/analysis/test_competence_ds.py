@@ -17,6 +17,13 @@ from analysis.stats import competence as rm
 pytestmark = pytest.mark.filterwarnings("ignore:::crowdkit")
 
 
+def label_frame(tasks, workers, labels) -> pd.DataFrame:
+    """crowd-kit's DataFrame (columns task, worker, label) of the rows every model
+    here is fitted on (`rm.label_rows`)."""
+    rows = rm.label_rows(tasks, workers, labels)
+    return pd.DataFrame(dict(zip(("task", "worker", "label"), rows, strict=True)))
+
+
 def random_arrays(seed: int):
     rng = np.random.default_rng(seed)
     n_tasks = int(rng.integers(200, 500))
@@ -45,7 +52,7 @@ def random_arrays(seed: int):
 def crowdkit_and_numpy(tasks, workers, labels, tol):
     from crowdkit.aggregation import DawidSkene
 
-    frame = rm.label_frame(tasks, workers, labels)
+    frame = label_frame(tasks, workers, labels)
     model = DawidSkene(n_iter=rm.DS_ITER, tol=tol).fit(frame)
     u_tasks, u_workers = np.unique(tasks), np.unique(workers)
     l_idx, u_labels = pd.factorize(frame["label"])  # first appearance, as crowd-kit
@@ -100,7 +107,7 @@ def test_a_tie_goes_to_the_label_seen_first_as_in_crowdkit():
     labels[10:] = labels[10:][::-1]
     ours = rm.fit_rater_model(tasks, workers, labels, method="dawid_skene")
     model = DawidSkene(n_iter=rm.DS_ITER, tol=rm.DS_TOL).fit(
-        rm.label_frame(tasks, workers, labels)
+        label_frame(tasks, workers, labels)
     )
     assert list(ours.latent) == list(model.labels_.reindex(np.arange(10))) == [4] * 10
     assert ours.iterations == len(model.loss_history_)

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from analysis.stats import competence as rm
-from tests.analysis.test_competence_ds import random_arrays
+from tests.analysis.test_competence_ds import label_frame, random_arrays
 
 # crowd-kit 1.4.2 passes keywords pandas 3.1 deprecates.
 pytestmark = pytest.mark.filterwarnings("ignore:::crowdkit")
@@ -28,7 +28,7 @@ ATOL = 1e-12
 def codes(tasks, workers, labels):
     """The frame every model is fitted on, and its crowd-kit codes (first
     appearance) with their names."""
-    frame = rm.label_frame(tasks, workers, labels)
+    frame = label_frame(tasks, workers, labels)
     coded = [pd.factorize(frame[column]) for column in ("task", "worker", "label")]
     return frame, coded
 
@@ -102,9 +102,21 @@ def test_the_names_of_the_labels_do_not_change_the_fit():
     # whenever sorted and first-appearance orders differ (the reason for `codes`)
     fits = [
         MACE(n_restarts=1, n_iter=rm.MACE_ITER, random_state=rm.MACE_SEED).fit(
-            rm.label_frame(tasks, workers, x)
+            label_frame(tasks, workers, x)
         )
         for x in (labels, renamed)
     ]
     knowing = [f.spamming_[:, 1] / f.spamming_.sum(axis=1) for f in fits]
     assert np.abs(knowing[0] - knowing[1]).max() > 1e-3
+
+
+@pytest.mark.parametrize(
+    "values",
+    [[3, 1, 3, 2, 1], ["b", "a", "b", "c"], [2.5, -0.0, 0.0, 2.5, -1.0], [7],
+     list(np.random.default_rng(0).integers(0, 50, 1000))],
+)  # fmt: skip
+def test_first_appearance_codes_are_pandas_factorize(values):
+    codes, names = rm.first_appearance_codes(np.array(values))
+    their_codes, their_names = pd.factorize(pd.Series(values))
+    np.testing.assert_array_equal(codes, their_codes)
+    assert list(names) == list(their_names)

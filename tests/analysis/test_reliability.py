@@ -17,7 +17,11 @@ from sklearn.metrics import cohen_kappa_score
 
 from analysis.exports.scores import score_rows
 from analysis.selectors.agreement.inputs import _human_rows
-from analysis.selectors.reliability import campaign_reliability
+from analysis.selectors.reliability import (
+    campaign_reliability,
+    copy_binary_floats,
+    query_floats,
+)
 from analysis.stats.correlations import spearman
 from analysis.stats.kappa import quadratic_kappa as qwk
 from analysis.stats.raters import leave_one_out, leave_one_out_mode, round_half_up
@@ -401,3 +405,33 @@ def test_generated_ratings_are_labelled_synthetic(
     assert {r.username for r in report.raters if r.synthetic} == {"dan"}
     html = client_for(researcher).get(f"/reliability/{campaign.pk}/").content.decode()
     assert html.count(">synthetic</span>") == 1
+
+
+# --- reading a query of numbers -----------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_query_floats_reads_every_row_in_order_with_null_as_nan():
+    # integers past 2**31, numerics, doubles and NULLs, in the query's (descending)
+    # order; on PostgreSQL through the binary COPY, elsewhere through fetch
+    sql = (
+        "SELECT g, g * 3000000000, CASE WHEN g %% 3 = 0 THEN NULL ELSE g * 0.25 END, "
+        "CASE WHEN g %% 4 = 0 THEN NULL ELSE g / 8.0 END FROM ({}) AS s "
+        "WHERE g >= %s ORDER BY g DESC"
+    ).format(" UNION ALL ".join(f"SELECT {i} AS g" for i in range(1, 13)))
+    got = query_floats(sql, [2], 4)
+    g = np.arange(12, 1, -1, dtype=float)
+    want = np.stack([g, g * 3e9, np.where(g % 3 == 0, np.nan, g * 0.25),
+                     np.where(g % 4 == 0, np.nan, g / 8)], axis=1)  # fmt: skip
+    np.testing.assert_array_equal(got, want)
+    assert query_floats(sql, [99], 4).shape == (0, 4)
+
+
+def test_a_binary_copy_of_other_fields_is_refused():
+    with pytest.raises(ValueError, match="^data: not a PostgreSQL binary COPY"):
+        copy_binary_floats(b"1,2\n", 2)
+    header = b"PGCOPY\n\xff\r\n\x00" + bytes(8)
+    int4_row = (1).to_bytes(2, "big") + (4).to_bytes(4, "big") + (7).to_bytes(4, "big")
+    with pytest.raises(ValueError, match="^data: rows are not all float8"):
+        copy_binary_floats(header + int4_row + b"\xff\xff", 1)
+    assert copy_binary_floats(header + b"\xff\xff", 3).shape == (0, 3)

@@ -1,6 +1,7 @@
 """Drift is flagged only when the fall in exact agreement from the first to the last
 quarter is large and significant: a handful of items cannot flag it by chance. The
-p-value is statsmodels' two-proportion z-test, checked here against the formula."""
+p-value is the two-proportion z-test (analysis.stats.proportions), checked here
+against the formula."""
 
 from __future__ import annotations
 
