@@ -200,7 +200,7 @@ class JudgeClient:
     ``async with JudgeClient(...) as client`` or call `aclose`.
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - the client's settings, keyword-only, one per JudgeConfig field
         self,
         *,
         base_url: str,

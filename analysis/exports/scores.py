@@ -383,7 +383,7 @@ def _value(scale: Scale, score: int | None) -> int | str | None:
     return scale.labels[score] if 0 <= score < len(scale.labels) else None
 
 
-def _row(
+def _row(  # noqa: PLR0913 - one export row's columns, passed by name from the one streaming query
     dataset_name: str,
     common: list,
     skills: _SkillCells,

@@ -343,7 +343,7 @@ class RowReader:
                 return None
         return items or None
 
-    def score_rubric(self, column: str) -> dict[str, Any]:
+    def score_rubric(self, column: str) -> dict[str, Any]:  # noqa: C901 - every shape an instance rubric may take in a row, each refused with its own field
         """This instruction's own score rubric, as ``{"criteria", "scores": {"1": ...}}``.
 
         Read from Prometheus's ``{criteria, score1_description, ...}`` or from ``{criteria,

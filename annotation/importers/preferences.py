@@ -257,7 +257,7 @@ def parse_original_verdict(value, scheme: str) -> tuple[str | None, str]:
     return label, ""
 
 
-def parse_preferences(
+def parse_preferences(  # noqa: C901 - the preference file's header checks, each with its own message
     data: FileData,
     *,
     file: str,
@@ -412,7 +412,7 @@ def parse_preferences(
     return result
 
 
-def _parse_row(
+def _parse_row(  # noqa: C901 - one preference row's columns, each refused with its own field
     row: dict,
     line: int,
     file: str,

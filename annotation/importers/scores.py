@@ -201,7 +201,7 @@ class ScoreColumns:
                 )
         return out
 
-    def read(self, reader: RowReader) -> list[tuple[str, int | None, str, str]]:
+    def read(self, reader: RowReader) -> list[tuple[str, int | None, str, str]]:  # noqa: C901 - a score file's row, each column refused with its own field
         """(criterion key, stored value, rationale, field) of each score on the row;
         a bad value, an unknown criterion or a criterion scored twice on the row is
         recorded on `reader` (naming the line and the column)."""

@@ -30,7 +30,7 @@ MAX_CRITIQUE = 20000
 Rating = tuple[list[tuple[Skill, int | None, str]], str]
 
 
-def scores_clean(
+def scores_clean(  # noqa: C901 - one rule per way a submitted score can be wrong, each with its own message
     *,
     skills: list[Skill],
     scores: dict,

@@ -32,7 +32,7 @@ from flaskapp.errors import DomainError, Problem
 IMPORTED_RUBRIC_NAME = "FLASK (imported)"
 
 
-def dataset_import_flask(
+def dataset_import_flask(  # noqa: C901 - the FLASK release's files, each validated in order with its own message
     *,
     dataset_name: str,
     eval_files: list[tuple[str, FileData]],

@@ -356,7 +356,7 @@ def skill_lookup(rubric: Rubric) -> dict[str, str]:
     return skill_lookup_for(list(rubric.skills.values_list("key", "name")))
 
 
-def import_parsed(
+def import_parsed(  # noqa: C901 - the import's one transaction, each optional part (scores, rubric, history) a guarded step
     *,
     dataset_name: str,
     dataset: Dataset | None,

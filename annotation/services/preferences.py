@@ -202,7 +202,7 @@ def _pair_key(row: PreferenceRow) -> tuple[str, str, str]:
     return (row.prompt, row.model_1, row.model_2)
 
 
-def _plan(dataset: Dataset | None, rows: list[PreferenceRow], file: str) -> _Plan:
+def _plan(dataset: Dataset | None, rows: list[PreferenceRow], file: str) -> _Plan:  # noqa: C901 - the whole file is validated before one transaction; each check names its line
     """Match rows to stored instructions, responses, pairs and votes; list conflicts."""
     plan = _Plan()
     prompts = list(dict.fromkeys(r.prompt for r in rows))
@@ -321,7 +321,7 @@ def _import_key(digest: str, options: dict) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
-def import_preference_file(
+def import_preference_file(  # noqa: PLR0913 - keyword-only options of the import, one per page and API field
     *,
     dataset_name: str,
     file: str,

@@ -23,7 +23,7 @@ from annotation.services.campaign_spec import (
 from annotation.services.campaigns import campaign_create
 
 
-def sampling_campaign_create(
+def sampling_campaign_create(  # noqa: PLR0913 - keyword-only fields of the sampling form, mapped onto one CampaignSpec
     *,
     name: str,
     dataset: Dataset,

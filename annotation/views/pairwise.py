@@ -313,7 +313,7 @@ def pairwise_campaign_status(request: HttpRequest, campaign_id: int) -> HttpResp
 # --- Raters: compare ---------------------------------------------------------------------
 
 
-def _panel_context(
+def _panel_context(  # noqa: PLR0913 - the rating panel's context pieces, keyword-only
     request: HttpRequest,
     *,
     campaign: Campaign,

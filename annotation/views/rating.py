@@ -39,7 +39,7 @@ def rate_home(request: HttpRequest) -> HttpResponse:
     return render(request, "annotation/rate_home.html", {"rows": rows})
 
 
-def _panel_context(
+def _panel_context(  # noqa: PLR0913 - the rating panel's context pieces, keyword-only
     request: HttpRequest,
     *,
     campaign: Campaign,

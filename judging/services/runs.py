@@ -37,7 +37,7 @@ from judging.services.run_names import run_default_name
 from judging.tasks import judge_run_drive_task
 
 
-def judge_run_create(
+def judge_run_create(  # noqa: PLR0913 - keyword-only options, one per form, API and command field; each kind refuses those it does not take
     *,
     config: JudgeConfig,
     dataset: Dataset,

@@ -258,7 +258,7 @@ def sampling_plan(
     )
 
 
-def sampling_campaign_start(
+def sampling_campaign_start(  # noqa: PLR0913 - keyword-only options of the sampling plan, one per form field
     *,
     user: User,
     name: str,

@@ -1,23 +1,16 @@
-"""The house layout (STYLE.md) holds: packages instead of name prefixes, modules of a
-readable size, one pages and one API include per app."""
+"""The house layout (STYLE.md) holds: packages instead of name prefixes, one pages and
+one API include per app. A function's size is ruff's to watch (C901, PLR0913 in
+pyproject.toml), not a module's line count."""
 
+import re
 from pathlib import Path
 
 import pytest
 from django.urls import URLResolver, get_resolver
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-APPS = ("annotation", "judging", "analysis", "flaskapp")
+APPS = ("annotation", "judging", "analysis", "flaskapp", "demo")
 LAYERS = ("views", "selectors", "services", "urls", "api", "models", "exports", "tasks")
-MAX_LINES = 600
-# Modules allowed past MAX_LINES, each with the reason STYLE.md gives.
-LONG_MODULES = {
-    "judging/prompts.py": "every prompt text the judges see, reviewed in one place",
-    "judging/fake_server.py": "a self-contained development server, run on its own",
-    "judging/parsing.py": "every reply parser, each next to the format it reads",
-    "analysis/exports/training.py": "the FLAMe training layout of every task kind, "
-    "pointwise, pairwise, classification and critique, read as one format",
-}
 
 
 def _modules():
@@ -37,13 +30,17 @@ def test_no_module_carries_a_layer_prefix_or_suffix():
     assert prefixed == []
 
 
-def test_modules_stay_under_the_size_limit_unless_a_reason_is_written():
-    long = {
-        str(p.relative_to(ROOT)): n
+def test_every_size_exception_states_its_reason():
+    """A `# noqa` for ruff's complexity or argument-count rule names its reason after
+    it (`# noqa: C901 - why`), so the exceptions are written down where they are."""
+    bare = [
+        f"{p.relative_to(ROOT)}:{n}"
         for p in _modules()
-        if (n := len(p.read_text().splitlines())) > MAX_LINES
-    }
-    assert set(long) <= set(LONG_MODULES), long
+        for n, line in enumerate(p.read_text().splitlines(), 1)
+        if re.search(r"noqa: [^#]*(C901|PLR0913)", line)
+        and not re.search(r"noqa: [A-Z0-9, ]+ - \S", line)
+    ]
+    assert bare == []
 
 
 @pytest.mark.parametrize("prefix", ["", "api/"])

@@ -97,7 +97,7 @@ def _latent(campaign_ids: list[int]) -> dict[tuple[int, int], int]:
 
 
 @gc_paused()  # the result is many small, lasting objects: see gc_paused
-def agreement_compute(
+def agreement_compute(  # noqa: C901, PLR0913 - the one entry point of the dashboard, CLI and API; each option (slices, references, exclusions, cache) is one guarded step
     *,
     dataset: Dataset,
     campaign_ids: list[int] | None = None,

@@ -259,7 +259,7 @@ def _passes(flt: ResponseFilter, scale: Scale, mean, majority, judge) -> bool:
     )
 
 
-def response_matches(*, dataset: Dataset, flt: ResponseFilter) -> list[ResponseMatch]:
+def response_matches(*, dataset: Dataset, flt: ResponseFilter) -> list[ResponseMatch]:  # noqa: C901 - one clause per filter of the browse page's form, read top to bottom
     """The responses of `dataset` that pass `flt`, in dataset order (instruction
     position, instruction id, model).
 
