@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
 from django.contrib.auth import get_user_model
+from django.http import HttpRequest, QueryDict
 
 from annotation import roles
+from annotation.items import ItemKind
+from annotation.models import Assignment, Campaign
 
 # An htmx form answer that carries validation errors: rater.js swaps it in anyway.
 HTMX_INVALID = 422
@@ -23,3 +28,63 @@ def rater_users():
         .order_by("username")
         .distinct()
     )
+
+
+class LoopPage:
+    """What the rater loop's pages (`annotation.views.loop`) need from one item
+    kind: a subclass per kind, next to that kind's other pages."""
+
+    kind: ClassVar[ItemKind]
+    template: ClassVar[str]  # the next-item page
+    panel: ClassVar[str]  # its fragment, swapped by htmx
+    next_url: ClassVar[str]  # the URL name of the next-item page
+    history_template: ClassVar[str]
+
+    def campaign(self, request: HttpRequest, campaign_id: int) -> Campaign:
+        """The rater's campaign of this kind (404 for any other)."""
+        raise NotImplementedError
+
+    def assignment(self, request: HttpRequest, assignment_id: int) -> Assignment:
+        """The rater's own assignment of this kind, with what the panel shows."""
+        raise NotImplementedError
+
+    def next_context(self, request: HttpRequest, campaign: Campaign) -> dict:
+        """The next-item page's context (serves the next item; reads ``?saved=``)."""
+        raise NotImplementedError
+
+    def served(
+        self, request: HttpRequest, campaign: Campaign, *, saved: Assignment | None
+    ) -> dict:
+        """The next item's panel after a submit (`saved`) or a skip (None)."""
+        raise NotImplementedError
+
+    def saved_query(self, assignment: Assignment) -> str:
+        """The ``?saved=`` value of the redirect after a submit."""
+        raise NotImplementedError
+
+    def parse(
+        self, post: QueryDict, *, campaign: Campaign
+    ) -> tuple[dict[str, Any], dict]:
+        """A posted answer as the kind's service takes it, and the panel's
+        arguments that show the posted values back with their errors."""
+        raise NotImplementedError
+
+    def panel_context(
+        self,
+        request: HttpRequest,
+        *,
+        campaign: Campaign,
+        assignment: Assignment,
+        **state,
+    ) -> dict:
+        """The panel of `assignment` with `state` (posted values, problems, error,
+        skip error and reason)."""
+        raise NotImplementedError
+
+    def page_context(self, campaign: Campaign) -> dict:
+        """What the full page adds to the panel (the rubric help)."""
+        return {}
+
+    def history_context(self, request: HttpRequest, campaign: Campaign) -> dict:
+        """The rater's own submitted and skipped items, paginated."""
+        raise NotImplementedError
