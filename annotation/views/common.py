@@ -34,9 +34,27 @@ class LoopPage:
     """What the rater loop's pages (`annotation.views.loop`) need from one item
     kind: a subclass per kind, next to that kind's other pages."""
 
+    # The templates read the page's attributes (`item_page`); none is to be called.
+    do_not_call_in_templates = True
     kind: ClassVar[ItemKind]
-    template: ClassVar[str]  # the next-item page
-    panel: ClassVar[str]  # its fragment, swapped by htmx
+    template: ClassVar[str] = "annotation/item_next.html"  # the next-item page
+    panel: ClassVar[str] = "item-panel"  # its fragment, swapped by htmx
+    # The kind's parts of that page: a file of partials #progress, #notices, #item
+    # (the form of a served item) and #empty (nothing served, and why).
+    partial: ClassVar[str]
+    # The page's words and assets.
+    title: ClassVar[str]
+    page_class: ClassVar[str]
+    styles: ClassVar[tuple[str, ...]]
+    scripts: ClassVar[tuple[str, ...]]
+    home_url: ClassVar[str]
+    home_label: ClassVar[str]
+    history_url: ClassVar[str]
+    history_label: ClassVar[str]
+    panel_id: ClassVar[str]  # the section htmx swaps (its JS finds it by this id)
+    panel_class: ClassVar[str]
+    guidelines_auto_open: ClassVar[bool] = False
+    help_pairwise: ClassVar[bool] = False
     next_url: ClassVar[str]  # the URL name of the next-item page
     history_template: ClassVar[str]
 

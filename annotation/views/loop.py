@@ -46,7 +46,7 @@ def _invalid_panel(request: HttpRequest, page: LoopPage, context: dict) -> HttpR
     # sees the errors in place. A plain form post gets the usual 400.
     status = HTMX_INVALID if wants_fragment(request) else 400
     return render_page_or_fragment(
-        request, page.template, page.panel, context, status=status
+        request, page.template, page.panel, context | {"item_page": page}, status=status
     )
 
 
@@ -62,7 +62,7 @@ def _after_answer(
     if not wants_fragment(request):
         url = reverse(page.next_url, args=[campaign.pk])
         return redirect(f"{url}?saved={page.saved_query(saved)}" if saved else url)
-    context = page.served(request, campaign, saved=saved)
+    context = page.served(request, campaign, saved=saved) | {"item_page": page}
     response = render(request, f"{page.template}#{page.panel}", context)
     patch_vary_headers(response, ("HX-Request",))
     return response
@@ -76,6 +76,7 @@ def item_next(request: HttpRequest, campaign_id: int, kind: str) -> HttpResponse
     page = _page(kind)
     campaign = page.campaign(request, campaign_id)
     context = page.next_context(request, campaign)
+    context["item_page"] = page
     if not wants_fragment(request):
         context.update(page.page_context(campaign))
     return render_page_or_fragment(request, page.template, page.panel, context)

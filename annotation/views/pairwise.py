@@ -329,7 +329,7 @@ def _panel_context(
     skip_reason: str = "",
     saved: bool = False,
 ) -> dict:
-    """Everything `pairwise_next.html#pairwise-panel` shows."""
+    """Everything `item_next.html#item-panel` shows of a pair."""
     context: dict = {
         "campaign": campaign,
         "assignment": assignment,
@@ -383,8 +383,18 @@ class PairwisePage(LoopPage):
     """The rater loop's pages of pairs to compare (`annotation.views.loop`)."""
 
     kind = PAIRWISE
-    template = "annotation/pairwise_next.html"
-    panel = "pairwise-panel"
+    partial = "annotation/partials/pair_item.html"
+    title = "Compare"
+    page_class = "rate-page pairwise-page"
+    styles = ("css/rating.css", "css/pairwise.css")
+    scripts = ("js/rater.js", "js/pairwise.js")
+    home_url = "annotation:pairwise-home"
+    home_label = "Pairwise"
+    history_url = "annotation:pairwise-history"
+    history_label = "My comparisons"
+    panel_id = "pairwise-panel"
+    panel_class = "rating-panel pairwise-panel"
+    help_pairwise = True
     next_url = "annotation:pairwise-next"
     history_template = "annotation/pairwise_history.html"
 

@@ -56,7 +56,7 @@ def _panel_context(
     counts: tuple[int, int] | None = None,
     critique: str = "",
 ) -> dict:
-    """Everything `rate_next.html#rating-panel` shows (a fixed number of queries).
+    """Everything `item_next.html#item-panel` shows of a response (a fixed number of queries).
 
     `counts`: the rater's ``(submitted, skipped)`` when `services.assignment_next`
     handed them over (then the progress costs no query)."""
@@ -137,8 +137,18 @@ class PointwisePage(LoopPage):
     """The rater loop's pages of responses to score (`annotation.views.loop`)."""
 
     kind = POINTWISE
-    template = "annotation/rate_next.html"
-    panel = "rating-panel"
+    partial = "annotation/partials/rate_item.html"
+    title = "Rate"
+    page_class = "rate-page"
+    styles = ("css/rating.css",)
+    scripts = ("js/rater.js", "js/rating.js")
+    home_url = "annotation:rate-home"
+    home_label = "My campaigns"
+    history_url = "annotation:rate-history"
+    history_label = "My ratings"
+    panel_id = "rating-panel"
+    panel_class = "rating-panel"
+    guidelines_auto_open = True
     next_url = "annotation:rate-next"
     history_template = "annotation/rate_history.html"
 
