@@ -13,7 +13,6 @@ from annotation.views import (
     gold,
     loop,
     pairwise,
-    pairwise_review,
     raters,
     rating,
 )
@@ -132,7 +131,8 @@ urlpatterns = [
     ),
     path(
         "rate/assignments/<int:assignment_id>/",
-        rating.assignment_review,
+        loop.item_amend,
+        POINTWISE_ROUTE,
         name="assignment-review",
     ),
     path(
@@ -184,7 +184,8 @@ urlpatterns = [
     ),
     path(
         "pairwise/compare/assignments/<int:assignment_id>/amend/",
-        pairwise_review.pairwise_amend,
+        loop.item_amend,
+        PAIRWISE_ROUTE,
         name="pairwise-amend",
     ),
     path(

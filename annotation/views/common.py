@@ -55,6 +55,12 @@ class LoopPage:
     panel_class: ClassVar[str]
     guidelines_auto_open: ClassVar[bool] = False
     help_pairwise: ClassVar[bool] = False
+    # The amend page: its URL name, template, htmx fragment (None: a full page only)
+    # and the message after a save.
+    amend_url: ClassVar[str]
+    amend_template: ClassVar[str]
+    amend_panel: ClassVar[str | None] = None
+    amended_message: ClassVar[str]
     next_url: ClassVar[str]  # the URL name of the next-item page
     history_template: ClassVar[str]
 
@@ -105,4 +111,22 @@ class LoopPage:
 
     def history_context(self, request: HttpRequest, campaign: Campaign) -> dict:
         """The rater's own submitted and skipped items, paginated."""
+        raise NotImplementedError
+
+    def stored(self, assignment: Assignment) -> dict:
+        """The panel's arguments that show the stored answer of a submitted (or
+        skipped) assignment, as `parse` shows a posted one; `Http404` when the kind
+        has nothing to amend."""
+        raise NotImplementedError
+
+    def amend_context(
+        self,
+        assignment: Assignment,
+        *,
+        problems: list,
+        error: str,
+        saved: bool,
+        **shown,
+    ) -> dict:
+        """The amend page of `assignment` showing `shown` (stored or posted)."""
         raise NotImplementedError

@@ -1,5 +1,5 @@
-"""The rater loop's pages, one set for both item kinds: the next item, submit, skip
-and the rater's history.
+"""The rater loop's pages, one set for both item kinds: the next item, submit, skip,
+the rater's history and the amend page of a submitted answer.
 
 The route fixes the item kind (``kwargs={"kind": ...}`` in `annotation.urls`: the
 ``rate/`` paths serve pointwise responses, the ``pairwise/compare/`` paths pairs); the
@@ -15,14 +15,15 @@ htmx gets the next item's panel; a plain post is redirected to the next page.
 
 from __future__ import annotations
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation.errors import DomainError
+from annotation.errors import DomainError, Problem
 from annotation.models import Assignment
 from annotation.services import rating as loop_services
 from annotation.views.common import HTMX_INVALID, LoopPage
@@ -150,4 +151,51 @@ def item_history(request: HttpRequest, campaign_id: int, kind: str) -> HttpRespo
     campaign = page.campaign(request, campaign_id)
     return render(
         request, page.history_template, page.history_context(request, campaign)
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def item_amend(request: HttpRequest, assignment_id: int, kind: str) -> HttpResponse:
+    """GET: the rater's own submitted answer, editable while the kind allows it.
+    POST: save the changed answer; bad input or a refusal re-renders the form with
+    the posted values and the reason (400, or 422 for htmx where the page has a
+    fragment), nothing changed. After a save: the page again (a redirect), or for
+    htmx the panel with "saved". An item still being answered goes to the next-item
+    page."""
+    page = _page(kind)
+    assignment = page.assignment(request, assignment_id)
+    if assignment.status == Assignment.Status.SERVED:
+        return redirect(page.next_url, campaign_id=assignment.campaign_id)
+    shown = page.stored(assignment)
+    problems: list[Problem] = []
+    error = ""
+    status = 200
+    saved = False
+    fragment = page.amend_panel is not None and wants_fragment(request)
+    if request.method == "POST":
+        answer, shown = page.parse(request.POST, campaign=assignment.campaign)
+        try:
+            amended = loop_services.item_amend(
+                kind=page.kind,
+                assignment_id=assignment.pk,
+                rater=request.user,
+                answer=answer,
+            )
+        except DomainError as exc:
+            problems, error = exc.problems, exc.message
+            status = HTMX_INVALID if fragment else 400
+        else:
+            assignment.updated_at = amended.updated_at
+            if not fragment:
+                messages.success(request, page.amended_message)
+                return redirect(page.amend_url, assignment_id=assignment.pk)
+            saved = True
+    context = page.amend_context(
+        assignment, problems=problems, error=error, saved=saved, **shown
+    )
+    if page.amend_panel is None:
+        return render(request, page.amend_template, context, status=status)
+    return render_page_or_fragment(
+        request, page.amend_template, page.amend_panel, context, status=status
     )

@@ -3,7 +3,7 @@ compare two responses side by side (A / B / tie, optionally per skill).
 
 Function views, thin: parse, call one service or selector, render. The raters' next,
 submit, skip and history pages are the rater loop's (`annotation.views.loop`), with
-this kind's `PairwisePage`. Permission checks
+this kind's `PairwisePage`, and so is the rater's amend page of a submitted vote. Permission checks
 live in the selectors: researcher pages go through `pairwise_campaign_get_for_user`
 (a rater gets 403), rater pages through `pairwise_campaign_get_for_rater` /
 `pairwise_assignment_get_for_rater` (anyone outside the campaign, or asking for
@@ -396,6 +396,12 @@ class PairwisePage(LoopPage):
     panel_class = "rating-panel pairwise-panel"
     help_pairwise = True
     next_url = "annotation:pairwise-next"
+    # Answers are as the rater saw the pair, with the compare page's keys
+    # (pairwise.js).
+    amend_url = "annotation:pairwise-amend"
+    amend_template = "annotation/pairwise_amend.html"
+    amend_panel = "amend-panel"
+    amended_message = "Your changed vote is saved."
     history_template = "annotation/pairwise_history.html"
 
     def campaign(self, request: HttpRequest, campaign_id: int) -> Campaign:
@@ -439,6 +445,44 @@ class PairwisePage(LoopPage):
         return _panel_context(
             request, campaign=campaign, assignment=assignment, **state
         )
+
+    def stored(self, assignment: Assignment) -> dict:
+        preference = pairwise_selectors.pairwise_assignment_preference(
+            assignment=assignment
+        )
+        if preference is None:
+            raise Http404("This pair has no submitted vote to amend.")
+        label, skill_labels = shown_answer(preference)
+        values = {"label": label} | {f"skill-{k}": v for k, v in skill_labels.items()}
+        return {"values": values, "rationale": preference.rationale}
+
+    def amend_context(
+        self,
+        assignment: Assignment,
+        *,
+        problems: list,
+        error: str,
+        saved: bool,
+        values: dict[str, str],
+        rationale: str,
+    ) -> dict:
+        # The vote may change while the campaign is open (paused included); once it
+        # is closed the page shows it read-only (the kind's one rule).
+        editable = not PAIRWISE.amend_refusal(assignment=assignment)
+        return {
+            "campaign": assignment.campaign,
+            "assignment": assignment,
+            "editable": editable,
+            "readonly": not editable,
+            "error": error,
+            "saved": saved,
+            **pair_context(
+                assignment=assignment,
+                values=values,
+                rationale=rationale,
+                problems=problems,
+            ),
+        }
 
     def history_context(self, request: HttpRequest, campaign: Campaign) -> dict:
         page = Paginator(

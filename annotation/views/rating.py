@@ -1,21 +1,20 @@
-"""Raters' pages of pointwise campaigns: their campaigns, the review (amend) of a
-submitted rating, and the pointwise `LoopPage` of the rater loop's pages (next,
-submit, skip, history: `annotation.views.loop`)."""
+"""Raters' pages of pointwise campaigns: their campaigns, and the pointwise
+`LoopPage` of the rater loop's pages (next, submit, skip, history and the review
+(amend) of a submitted rating: `annotation.views.loop`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, QueryDict
-from django.shortcuts import redirect, render
-from django.views.decorators.http import require_GET, require_http_methods
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
 
 from annotation import selectors as selectors
 from annotation import services
-from annotation.errors import DomainError, Problem
+from annotation.errors import Problem
 from annotation.items import POINTWISE
 from annotation.models import Assignment, Campaign
 from annotation.scales import scale_of
@@ -150,6 +149,9 @@ class PointwisePage(LoopPage):
     panel_class = "rating-panel"
     guidelines_auto_open = True
     next_url = "annotation:rate-next"
+    amend_url = "annotation:assignment-review"
+    amend_template = "annotation/assignment_review.html"
+    amended_message = "Your changes are saved."
     history_template = "annotation/rate_history.html"
 
     def campaign(self, request: HttpRequest, campaign_id: int) -> Campaign:
@@ -211,6 +213,69 @@ class PointwisePage(LoopPage):
     def page_context(self, campaign: Campaign) -> dict:
         return help_context(selectors.campaign_skills(campaign=campaign))
 
+    def stored(self, assignment: Assignment) -> dict:
+        existing = list(assignment.scores.all())
+        return {
+            "values": {s.skill.key: score_value(s.skill, s.score) for s in existing},
+            "rationales": {s.skill.key: s.rationale for s in existing},
+            "critique": assignment.critique,
+        }
+
+    def amend_context(
+        self,
+        assignment: Assignment,
+        *,
+        problems: list,
+        error: str,
+        saved: bool,
+        values: dict[str, str],
+        rationales: dict[str, str],
+        critique: str,
+    ) -> dict:
+        # The rater's own submitted scores, editable while the campaign is not
+        # closed; a skipped response shows no form.
+        campaign = assignment.campaign
+        submitted = assignment.status == Assignment.Status.SUBMITTED
+        editable = submitted and campaign.status != Campaign.Status.CLOSED
+        skills = selectors.assignment_skills(assignment=assignment)
+        if not submitted or campaign.critique == Campaign.Critique.ONLY:
+            skills_shown = []
+        else:
+            skills_shown = skills
+        problems, critique_ctx = critique_context(
+            campaign=campaign, critique=critique, problems=problems
+        )
+        if not submitted:
+            critique_ctx["critique_asked"] = False
+        instruction = assignment.response.instruction
+        rows, questions, general_errors = skill_rows(
+            skills=skills_shown,
+            checklist=instruction.checklist,
+            values=values,
+            rationales=rationales,
+            problems=problems,
+        )
+        return {
+            **critique_ctx,
+            **help_context(skills),
+            "campaign": campaign,
+            "assignment": assignment,
+            "instruction": instruction,
+            "response_text": assignment.response.text,
+            "model_name": assignment.response.model_name
+            if campaign.show_model_names
+            else "",
+            "reference": instruction.reference_answer
+            if campaign.show_reference
+            else "",
+            "rows": rows,
+            "general_questions": questions,
+            "general_errors": general_errors,
+            "error": error,
+            "editable": editable,
+            "readonly": not editable,
+        }
+
     def history_context(self, request: HttpRequest, campaign: Campaign) -> dict:
         assignments = selectors.rater_assignments(user=request.user, campaign=campaign)
         page = Paginator(assignments, HISTORY_PER_PAGE).get_page(
@@ -225,85 +290,3 @@ class PointwisePage(LoopPage):
             "page": page,
             "progress": selectors.rater_progress(user=request.user, campaign=campaign),
         }
-
-
-@login_required
-@require_http_methods(["GET", "POST"])
-def assignment_review(request: HttpRequest, assignment_id: int) -> HttpResponse:
-    """The rater's own submitted scores; editable while the campaign is not closed."""
-    assignment = selectors.assignment_get_for_rater(
-        user=request.user, assignment_id=assignment_id
-    )
-    campaign = assignment.campaign
-    if assignment.status == Assignment.Status.SERVED:
-        # Still being rated: the rating page is where it is scored.
-        return redirect("annotation:rate-next", campaign_id=campaign.pk)
-    editable = (
-        assignment.status == Assignment.Status.SUBMITTED
-        and campaign.status != Campaign.Status.CLOSED
-    )
-    existing = list(assignment.scores.all())
-    values = {s.skill.key: score_value(s.skill, s.score) for s in existing}
-    rationales = {s.skill.key: s.rationale for s in existing}
-    critique = assignment.critique
-    problems: list[Problem] = []
-    error = ""
-    status = 200
-    if request.method == "POST":
-        scores, posted_rationales, raw = parse_scores(request.POST)
-        posted_critique = request.POST.get("critique")
-        try:
-            services.rating_amend(
-                assignment_id=assignment.pk,
-                rater=request.user,
-                scores=scores,
-                rationales=posted_rationales,
-                critique=posted_critique,
-            )
-        except DomainError as exc:
-            values, rationales = raw, posted_rationales
-            critique = posted_critique or ""
-            problems, error, status = exc.problems, exc.message, 400
-        else:
-            messages.success(request, "Your changes are saved.")
-            return redirect("annotation:assignment-review", assignment_id=assignment.pk)
-    skills = selectors.assignment_skills(assignment=assignment)
-    if (
-        assignment.status != Assignment.Status.SUBMITTED
-        or campaign.critique == Campaign.Critique.ONLY
-    ):
-        skills_shown = []
-    else:
-        skills_shown = skills
-    problems, critique_ctx = critique_context(
-        campaign=campaign, critique=critique, problems=problems
-    )
-    if assignment.status != Assignment.Status.SUBMITTED:
-        critique_ctx["critique_asked"] = False
-    instruction = assignment.response.instruction
-    rows, questions, general_errors = skill_rows(
-        skills=skills_shown,
-        checklist=instruction.checklist,
-        values=values,
-        rationales=rationales,
-        problems=problems,
-    )
-    context = {
-        **critique_ctx,
-        **help_context(skills),
-        "campaign": campaign,
-        "assignment": assignment,
-        "instruction": instruction,
-        "response_text": assignment.response.text,
-        "model_name": assignment.response.model_name
-        if campaign.show_model_names
-        else "",
-        "reference": instruction.reference_answer if campaign.show_reference else "",
-        "rows": rows,
-        "general_questions": questions,
-        "general_errors": general_errors,
-        "error": error,
-        "editable": editable,
-        "readonly": not editable,
-    }
-    return render(request, "annotation/assignment_review.html", context, status=status)
