@@ -62,7 +62,8 @@ class LoopPage:
     amend_panel: ClassVar[str | None] = None
     amended_message: ClassVar[str]
     next_url: ClassVar[str]  # the URL name of the next-item page
-    history_template: ClassVar[str]
+    history_template: ClassVar[str] = "annotation/item_history.html"
+    next_label: ClassVar[str]
 
     def campaign(self, request: HttpRequest, campaign_id: int) -> Campaign:
         """The rater's campaign of this kind (404 for any other)."""

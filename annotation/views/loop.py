@@ -149,9 +149,8 @@ def item_history(request: HttpRequest, campaign_id: int, kind: str) -> HttpRespo
     as they gave them. Never another rater's."""
     page = _page(kind)
     campaign = page.campaign(request, campaign_id)
-    return render(
-        request, page.history_template, page.history_context(request, campaign)
-    )
+    context = page.history_context(request, campaign) | {"item_page": page}
+    return render(request, page.history_template, context)
 
 
 @login_required

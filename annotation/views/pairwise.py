@@ -395,6 +395,7 @@ class PairwisePage(LoopPage):
     panel_id = "pairwise-panel"
     panel_class = "rating-panel pairwise-panel"
     help_pairwise = True
+    next_label = "Compare the next pair"  # the history page's way back
     next_url = "annotation:pairwise-next"
     # Answers are as the rater saw the pair, with the compare page's keys
     # (pairwise.js).
@@ -402,7 +403,6 @@ class PairwisePage(LoopPage):
     amend_template = "annotation/pairwise_amend.html"
     amend_panel = "amend-panel"
     amended_message = "Your changed vote is saved."
-    history_template = "annotation/pairwise_history.html"
 
     def campaign(self, request: HttpRequest, campaign_id: int) -> Campaign:
         return pairwise_selectors.pairwise_campaign_get_for_rater(

@@ -148,11 +148,11 @@ class PointwisePage(LoopPage):
     panel_id = "rating-panel"
     panel_class = "rating-panel"
     guidelines_auto_open = True
+    next_label = "Back to rating"  # the history page's way back
     next_url = "annotation:rate-next"
     amend_url = "annotation:assignment-review"
     amend_template = "annotation/assignment_review.html"
     amended_message = "Your changes are saved."
-    history_template = "annotation/rate_history.html"
 
     def campaign(self, request: HttpRequest, campaign_id: int) -> Campaign:
         return selectors.campaign_get_for_rater(
