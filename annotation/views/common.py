@@ -58,7 +58,8 @@ class LoopPage:
     # The amend page: its URL name, template, htmx fragment (None: a full page only)
     # and the message after a save.
     amend_url: ClassVar[str]
-    amend_template: ClassVar[str]
+    amend_template: ClassVar[str] = "annotation/item_amend.html"
+    amend_title: ClassVar[str]
     amend_panel: ClassVar[str | None] = None
     amended_message: ClassVar[str]
     next_url: ClassVar[str]  # the URL name of the next-item page

@@ -192,7 +192,7 @@ def item_amend(request: HttpRequest, assignment_id: int, kind: str) -> HttpRespo
             saved = True
     context = page.amend_context(
         assignment, problems=problems, error=error, saved=saved, **shown
-    )
+    ) | {"item_page": page}
     if page.amend_panel is None:
         return render(request, page.amend_template, context, status=status)
     return render_page_or_fragment(

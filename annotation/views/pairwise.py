@@ -400,7 +400,7 @@ class PairwisePage(LoopPage):
     # Answers are as the rater saw the pair, with the compare page's keys
     # (pairwise.js).
     amend_url = "annotation:pairwise-amend"
-    amend_template = "annotation/pairwise_amend.html"
+    amend_title = "Your vote"
     amend_panel = "amend-panel"
     amended_message = "Your changed vote is saved."
 

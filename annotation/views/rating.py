@@ -151,7 +151,7 @@ class PointwisePage(LoopPage):
     next_label = "Back to rating"  # the history page's way back
     next_url = "annotation:rate-next"
     amend_url = "annotation:assignment-review"
-    amend_template = "annotation/assignment_review.html"
+    amend_title = "Your rating"
     amended_message = "Your changes are saved."
 
     def campaign(self, request: HttpRequest, campaign_id: int) -> Campaign:
