@@ -5,18 +5,24 @@ Names: ``annotation:<entity>-<page>``.
 
 from django.urls import path
 
+from annotation.items import PAIRWISE, POINTWISE
 from annotation.views import (
     adjudication,
     campaigns,
     datasets,
     gold,
+    loop,
     pairwise,
-    pairwise_review,
     raters,
     rating,
 )
 
 app_name = "annotation"
+
+# The rater loop's pages (`views.loop`) are one set for both item kinds; the route
+# says which kind it serves.
+POINTWISE_ROUTE = {"kind": POINTWISE.campaign_kind}
+PAIRWISE_ROUTE = {"kind": PAIRWISE.campaign_kind}
 
 urlpatterns = [
     # datasets, rubrics, imports
@@ -116,21 +122,29 @@ urlpatterns = [
         name="rater-campaign-add",
     ),
     path("rate/", rating.rate_home, name="rate-home"),
-    path("rate/<int:campaign_id>/", rating.rate_next, name="rate-next"),
-    path("rate/<int:campaign_id>/mine/", rating.rate_history, name="rate-history"),
+    path("rate/<int:campaign_id>/", loop.item_next, POINTWISE_ROUTE, name="rate-next"),
+    path(
+        "rate/<int:campaign_id>/mine/",
+        loop.item_history,
+        POINTWISE_ROUTE,
+        name="rate-history",
+    ),
     path(
         "rate/assignments/<int:assignment_id>/",
-        rating.assignment_review,
+        loop.item_amend,
+        POINTWISE_ROUTE,
         name="assignment-review",
     ),
     path(
         "rate/assignments/<int:assignment_id>/submit/",
-        rating.assignment_submit,
+        loop.item_submit,
+        POINTWISE_ROUTE,
         name="assignment-submit",
     ),
     path(
         "rate/assignments/<int:assignment_id>/skip/",
-        rating.assignment_skip,
+        loop.item_skip,
+        POINTWISE_ROUTE,
         name="assignment-skip",
     ),
     # pairwise campaigns and the raters' comparison UI
@@ -152,27 +166,32 @@ urlpatterns = [
     ),
     path(
         "pairwise/compare/<int:campaign_id>/",
-        pairwise.pairwise_next,
+        loop.item_next,
+        PAIRWISE_ROUTE,
         name="pairwise-next",
     ),
     path(
         "pairwise/compare/<int:campaign_id>/mine/",
-        pairwise.pairwise_history,
+        loop.item_history,
+        PAIRWISE_ROUTE,
         name="pairwise-history",
     ),
     path(
         "pairwise/compare/assignments/<int:assignment_id>/submit/",
-        pairwise.pairwise_submit,
+        loop.item_submit,
+        PAIRWISE_ROUTE,
         name="pairwise-submit",
     ),
     path(
         "pairwise/compare/assignments/<int:assignment_id>/amend/",
-        pairwise_review.pairwise_amend,
+        loop.item_amend,
+        PAIRWISE_ROUTE,
         name="pairwise-amend",
     ),
     path(
         "pairwise/compare/assignments/<int:assignment_id>/skip/",
-        pairwise.pairwise_skip,
+        loop.item_skip,
+        PAIRWISE_ROUTE,
         name="pairwise-skip",
     ),
 ]

@@ -71,7 +71,7 @@ def _as_id(value):
     return number if number is not None and number >= 0 else value
 
 
-def _plan(dataset: Dataset, rows: Iterable[tuple[int | None, dict]], file: str):
+def _plan(dataset: Dataset, rows: Iterable[tuple[int | None, dict]], file: str):  # noqa: C901 - the whole file is validated before one transaction; each check names its line
     """(GoldRow per row, problems): every check, no write."""
     skills = _skills(dataset)
     scales = {k: scale_of(s) for k, s in skills.items()}

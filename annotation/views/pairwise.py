@@ -1,7 +1,9 @@
 """HTML pages of pairwise campaigns: researchers create them and watch progress; raters
 compare two responses side by side (A / B / tie, optionally per skill).
 
-Function views, thin: parse, call one service or selector, render. Permission checks
+Function views, thin: parse, call one service or selector, render. The raters' next,
+submit, skip and history pages are the rater loop's (`annotation.views.loop`), with
+this kind's `PairwisePage`, and so is the rater's amend page of a submitted vote. Permission checks
 live in the selectors: researcher pages go through `pairwise_campaign_get_for_user`
 (a rater gets 403), rater pages through `pairwise_campaign_get_for_rater` /
 `pairwise_assignment_get_for_rater` (anyone outside the campaign, or asking for
@@ -16,6 +18,7 @@ recorded order as "A" and "B".
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django import forms
 from django.contrib import messages
@@ -25,8 +28,6 @@ from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
-from django.urls import reverse
-from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation import selectors as selectors
@@ -40,8 +41,8 @@ from annotation.services.campaign_spec import spec_from_fields
 from annotation.services.campaigns import campaign_create
 from annotation.views.common import (
     HISTORY_PER_PAGE,
-    HTMX_INVALID,
     LOCKS_SHOWN,
+    LoopPage,
     rater_users,
 )
 from annotation.views.pairwise_rows import (
@@ -49,7 +50,6 @@ from annotation.views.pairwise_rows import (
     parse_pair_answer,
     shown_answer,
 )
-from annotation.views.rows import parse_active_seconds
 from flaskapp import bounds, roles
 from flaskapp.errors import DomainError, Problem
 from flaskapp.htmx import HTMX_STOP_POLLING, render_page_or_fragment, wants_fragment
@@ -328,7 +328,7 @@ def _panel_context(  # noqa: PLR0913 - the rating panel's context pieces, keywor
     skip_reason: str = "",
     saved: bool = False,
 ) -> dict:
-    """Everything `pairwise_next.html#pairwise-panel` shows."""
+    """Everything `item_next.html#item-panel` shows of a pair."""
     context: dict = {
         "campaign": campaign,
         "assignment": assignment,
@@ -369,103 +369,6 @@ def _serve_next(request: HttpRequest, campaign: Campaign, **extra) -> dict:
     )
 
 
-@login_required
-@require_GET
-def pairwise_next(request: HttpRequest, campaign_id: int) -> HttpResponse:
-    """The rater's current pair (or the next one). Full page normally; the
-    `#pairwise-panel` fragment when htmx asks ("Check again")."""
-    campaign = pairwise_selectors.pairwise_campaign_get_for_rater(
-        user=request.user, campaign_id=campaign_id
-    )
-    context = _serve_next(request, campaign, saved=request.GET.get("saved") == "1")
-    return render_page_or_fragment(
-        request, "annotation/pairwise_next.html", "pairwise-panel", context
-    )
-
-
-def _after_answer(request: HttpRequest, campaign: Campaign, *, saved: bool):
-    """The next pair's panel for htmx; a redirect to the next page otherwise."""
-    if not wants_fragment(request):
-        url = reverse("annotation:pairwise-next", args=[campaign.pk])
-        return redirect(f"{url}?saved=1" if saved else url)
-    context = _serve_next(request, campaign, saved=saved)
-    response = render(request, "annotation/pairwise_next.html#pairwise-panel", context)
-    patch_vary_headers(response, ("HX-Request",))
-    return response
-
-
-def _invalid_panel(request: HttpRequest, context: dict) -> HttpResponse:
-    # htmx swaps 422 answers in (rater.js), so the rater sees errors in place.
-    status = HTMX_INVALID if wants_fragment(request) else 400
-    return render_page_or_fragment(
-        request,
-        "annotation/pairwise_next.html",
-        "pairwise-panel",
-        context,
-        status=status,
-    )
-
-
-@login_required
-@require_POST
-def pairwise_submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
-    """Save the rater's preference (labels as shown: A / B / tie), then serve the next
-    pair. Bad input re-renders the form with the posted choices and each error next
-    to its question (400, or 422 for htmx); nothing is saved then."""
-    assignment = pairwise_selectors.pairwise_assignment_get_for_rater(
-        user=request.user, assignment_id=assignment_id
-    )
-    campaign = assignment.campaign
-    label, skill_labels, rationale, values = parse_pair_answer(
-        request.POST, campaign=campaign
-    )
-    try:
-        pairwise_services.pairwise_submit(
-            assignment_id=assignment.pk,
-            rater=request.user,
-            label=label,
-            skill_labels=skill_labels,
-            rationale=rationale,
-            active_seconds=parse_active_seconds(request.POST.get("active_seconds")),
-        )
-    except DomainError as exc:
-        context = _panel_context(
-            request,
-            campaign=campaign,
-            assignment=assignment,
-            values=values,
-            rationale=rationale,
-            problems=exc.problems,
-            error=exc.message,
-        )
-        return _invalid_panel(request, context)
-    return _after_answer(request, campaign, saved=True)
-
-
-@login_required
-@require_POST
-def pairwise_skip(request: HttpRequest, assignment_id: int) -> HttpResponse:
-    """Skip the pair with a reason; the next one is served."""
-    assignment = pairwise_selectors.pairwise_assignment_get_for_rater(
-        user=request.user, assignment_id=assignment_id
-    )
-    reason = request.POST.get("reason", "")
-    try:
-        pairwise_services.pairwise_skip(
-            assignment_id=assignment.pk, rater=request.user, reason=reason
-        )
-    except DomainError as exc:
-        context = _panel_context(
-            request,
-            campaign=assignment.campaign,
-            assignment=assignment,
-            skip_error=exc.message,
-            skip_reason=reason,
-        )
-        return _invalid_panel(request, context)
-    return _after_answer(request, assignment.campaign, saved=False)
-
-
 @dataclass
 class HistoryRow:
     assignment: Assignment
@@ -475,35 +378,134 @@ class HistoryRow:
     amendable: bool = False
 
 
-@login_required
-@require_GET
-def pairwise_history(request: HttpRequest, campaign_id: int) -> HttpResponse:
-    """The rater's own submitted and skipped pairs, with their answers as shown to
-    them (A / B / tie). Never another rater's."""
-    campaign = pairwise_selectors.pairwise_campaign_get_for_rater(
-        user=request.user, campaign_id=campaign_id
-    )
-    page = Paginator(
-        pairwise_selectors.pairwise_rater_history(user=request.user, campaign=campaign),
-        HISTORY_PER_PAGE,
-    ).get_page(request.GET.get("page"))
-    rows = []
-    for assignment in page:
-        assignment.campaign = campaign  # one query for the page, not one per row
-        row = HistoryRow(
-            assignment=assignment,
-            amendable=not PAIRWISE.amend_refusal(assignment=assignment),
+class PairwisePage(LoopPage):
+    """The rater loop's pages of pairs to compare (`annotation.views.loop`)."""
+
+    kind = PAIRWISE
+    partial = "annotation/partials/pair_item.html"
+    title = "Compare"
+    page_class = "rate-page pairwise-page"
+    styles = ("css/rating.css", "css/pairwise.css")
+    scripts = ("js/rater.js", "js/pairwise.js")
+    home_url = "annotation:pairwise-home"
+    home_label = "Pairwise"
+    history_url = "annotation:pairwise-history"
+    history_label = "My comparisons"
+    panel_id = "pairwise-panel"
+    panel_class = "rating-panel pairwise-panel"
+    help_pairwise = True
+    next_label = "Compare the next pair"  # the history page's way back
+    next_url = "annotation:pairwise-next"
+    # Answers are as the rater saw the pair, with the compare page's keys
+    # (pairwise.js).
+    amend_url = "annotation:pairwise-amend"
+    amend_title = "Your vote"
+    amend_panel = "amend-panel"
+    amended_message = "Your changed vote is saved."
+
+    def campaign(self, request: HttpRequest, campaign_id: int) -> Campaign:
+        return pairwise_selectors.pairwise_campaign_get_for_rater(
+            user=request.user, campaign_id=campaign_id
         )
-        preference = next(iter(assignment.preferences.all()), None)
-        if preference is not None:
-            row.label, skill_labels = shown_answer(preference)
-            row.skill_labels = sorted(skill_labels.items())
-            row.rationale = preference.rationale
-        rows.append(row)
-    context = {
-        "campaign": campaign,
-        "page": page,
-        "rows": rows,
-        "progress": selectors.rater_progress(user=request.user, campaign=campaign),
-    }
-    return render(request, "annotation/pairwise_history.html", context)
+
+    def assignment(self, request: HttpRequest, assignment_id: int) -> Assignment:
+        return pairwise_selectors.pairwise_assignment_get_for_rater(
+            user=request.user, assignment_id=assignment_id
+        )
+
+    def next_context(self, request: HttpRequest, campaign: Campaign) -> dict:
+        return _serve_next(request, campaign, saved=request.GET.get("saved") == "1")
+
+    def served(
+        self, request: HttpRequest, campaign: Campaign, *, saved: Assignment | None
+    ) -> dict:
+        return _serve_next(request, campaign, saved=saved is not None)
+
+    def saved_query(self, assignment: Assignment) -> str:
+        return "1"
+
+    def parse(
+        self, post: QueryDict, *, campaign: Campaign
+    ) -> tuple[dict[str, Any], dict]:
+        label, skill_labels, rationale, values = parse_pair_answer(
+            post, campaign=campaign
+        )
+        answer = {"label": label, "skill_labels": skill_labels, "rationale": rationale}
+        return answer, {"values": values, "rationale": rationale}
+
+    def panel_context(
+        self,
+        request: HttpRequest,
+        *,
+        campaign: Campaign,
+        assignment: Assignment,
+        **state,
+    ) -> dict:
+        return _panel_context(
+            request, campaign=campaign, assignment=assignment, **state
+        )
+
+    def stored(self, assignment: Assignment) -> dict:
+        preference = pairwise_selectors.pairwise_assignment_preference(
+            assignment=assignment
+        )
+        if preference is None:
+            raise Http404("This pair has no submitted vote to amend.")
+        label, skill_labels = shown_answer(preference)
+        values = {"label": label} | {f"skill-{k}": v for k, v in skill_labels.items()}
+        return {"values": values, "rationale": preference.rationale}
+
+    def amend_context(
+        self,
+        assignment: Assignment,
+        *,
+        problems: list,
+        error: str,
+        saved: bool,
+        values: dict[str, str],
+        rationale: str,
+    ) -> dict:
+        # The vote may change while the campaign is open (paused included); once it
+        # is closed the page shows it read-only (the kind's one rule).
+        editable = not PAIRWISE.amend_refusal(assignment=assignment)
+        return {
+            "campaign": assignment.campaign,
+            "assignment": assignment,
+            "editable": editable,
+            "readonly": not editable,
+            "error": error,
+            "saved": saved,
+            **pair_context(
+                assignment=assignment,
+                values=values,
+                rationale=rationale,
+                problems=problems,
+            ),
+        }
+
+    def history_context(self, request: HttpRequest, campaign: Campaign) -> dict:
+        page = Paginator(
+            pairwise_selectors.pairwise_rater_history(
+                user=request.user, campaign=campaign
+            ),
+            HISTORY_PER_PAGE,
+        ).get_page(request.GET.get("page"))
+        rows = []
+        for assignment in page:
+            assignment.campaign = campaign  # one query for the page, not one per row
+            row = HistoryRow(
+                assignment=assignment,
+                amendable=not PAIRWISE.amend_refusal(assignment=assignment),
+            )
+            preference = next(iter(assignment.preferences.all()), None)
+            if preference is not None:
+                row.label, skill_labels = shown_answer(preference)
+                row.skill_labels = sorted(skill_labels.items())
+                row.rationale = preference.rationale
+            rows.append(row)
+        return {
+            "campaign": campaign,
+            "page": page,
+            "rows": rows,
+            "progress": selectors.rater_progress(user=request.user, campaign=campaign),
+        }

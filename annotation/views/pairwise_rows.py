@@ -2,7 +2,7 @@
 one per skill), the pair as the rater sees it (A and B in the assignment's recorded
 order), the parsing of a posted answer, and a stored vote turned back into the
 presented terms the rater saw. Used by the compare page (views/pairwise.py) and the
-amend page (views/pairwise_review.py)."""
+amend page (views/loop.py, with `views.pairwise.PairwisePage`)."""
 
 from __future__ import annotations
 

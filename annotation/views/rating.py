@@ -1,33 +1,32 @@
-"""Raters' pages: their campaigns, the next response to score, submit, skip, their
-history and the review (amend) of a submitted rating."""
+"""Raters' pages of pointwise campaigns: their campaigns, and the pointwise
+`LoopPage` of the rater loop's pages (next, submit, skip, history and the review
+(amend) of a submitted rating: `annotation.views.loop`)."""
 
 from __future__ import annotations
 
-from django.contrib import messages
+from typing import Any
+
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
-from django.urls import reverse
-from django.utils.cache import patch_vary_headers
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.http import HttpRequest, HttpResponse, QueryDict
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
 
 from annotation import selectors as selectors
 from annotation import services
+from annotation.items import POINTWISE
 from annotation.models import Assignment, Campaign
 from annotation.scales import scale_of
-from annotation.views.common import HISTORY_PER_PAGE, HTMX_INVALID
+from annotation.views.common import HISTORY_PER_PAGE, LoopPage
 from annotation.views.rows import (
     critique_context,
     help_context,
-    parse_active_seconds,
     parse_scores,
     score_value,
     skill_rows,
 )
 from flaskapp.bounds import ID
-from flaskapp.errors import DomainError, Problem
-from flaskapp.htmx import render_page_or_fragment, wants_fragment
+from flaskapp.errors import Problem
 from flaskapp.params import int_param
 
 
@@ -56,7 +55,7 @@ def _panel_context(  # noqa: PLR0913 - the rating panel's context pieces, keywor
     counts: tuple[int, int] | None = None,
     critique: str = "",
 ) -> dict:
-    """Everything `rate_next.html#rating-panel` shows (a fixed number of queries).
+    """Everything `item_next.html#item-panel` shows of a response (a fixed number of queries).
 
     `counts`: the rater's ``(submitted, skipped)`` when `services.assignment_next`
     handed them over (then the progress costs no query)."""
@@ -133,221 +132,161 @@ def _saved_assignment(request: HttpRequest) -> int | None:
     return int_param(request.GET, "saved", None, min_value=1, max_value=ID.high)
 
 
-@login_required
-@require_GET
-def rate_next(request: HttpRequest, campaign_id: int) -> HttpResponse:
-    """The rater's current response (or the next one), ready to score.
+class PointwisePage(LoopPage):
+    """The rater loop's pages of responses to score (`annotation.views.loop`)."""
 
-    Full page normally; the `#rating-panel` fragment when htmx asks ("Check again").
-    """
-    campaign = selectors.campaign_get_for_rater(
-        user=request.user, campaign_id=campaign_id
-    )
-    context = _serve_next(request, campaign)
-    context["saved_id"] = _saved_assignment(request)
-    if context["saved_id"] and campaign.training_phase:
-        saved = selectors.assignment_get_for_rater(
-            user=request.user, assignment_id=context["saved_id"]
+    kind = POINTWISE
+    partial = "annotation/partials/rate_item.html"
+    title = "Rate"
+    page_class = "rate-page"
+    styles = ("css/rating.css",)
+    scripts = ("js/rater.js", "js/rating.js")
+    home_url = "annotation:rate-home"
+    home_label = "My campaigns"
+    history_url = "annotation:rate-history"
+    history_label = "My ratings"
+    panel_id = "rating-panel"
+    panel_class = "rating-panel"
+    guidelines_auto_open = True
+    next_label = "Back to rating"  # the history page's way back
+    next_url = "annotation:rate-next"
+    amend_url = "annotation:assignment-review"
+    amend_title = "Your rating"
+    amended_message = "Your changes are saved."
+
+    def campaign(self, request: HttpRequest, campaign_id: int) -> Campaign:
+        return selectors.campaign_get_for_rater(
+            user=request.user, campaign_id=campaign_id
         )
-        context["feedback"] = services.gold_feedback(saved)
-    if not wants_fragment(request):
-        context.update(help_context(selectors.campaign_skills(campaign=campaign)))
-    return render_page_or_fragment(
-        request, "annotation/rate_next.html", "rating-panel", context
-    )
 
-
-def _after_rating(
-    request: HttpRequest, assignment: Assignment, *, saved: bool, feedback=None
-) -> HttpResponse:
-    """The next response's panel for htmx; a redirect to rate-next otherwise
-    (which shows the training-phase `feedback` of a gold item from `?saved=`)."""
-    campaign = assignment.campaign
-    if not wants_fragment(request):
-        url = reverse("annotation:rate-next", args=[campaign.pk])
-        return redirect(f"{url}?saved={assignment.pk}" if saved else url)
-    context = _serve_next(request, campaign)
-    context["saved_id"] = assignment.pk if saved else None
-    context["feedback"] = feedback
-    response = render(request, "annotation/rate_next.html#rating-panel", context)
-    patch_vary_headers(response, ("HX-Request",))
-    return response
-
-
-def _invalid_panel(request: HttpRequest, context: dict) -> HttpResponse:
-    # htmx does not swap 4xx answers by default; rater.js swaps 422 in, so the rater
-    # sees the errors in place. A plain form post gets the usual 400.
-    status = HTMX_INVALID if wants_fragment(request) else 400
-    return render_page_or_fragment(
-        request, "annotation/rate_next.html", "rating-panel", context, status=status
-    )
-
-
-@login_required
-@require_POST
-def assignment_submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
-    """Save the scores of one assignment, then serve the next response.
-
-    Bad input re-renders the form with the posted values and each error next to its
-    skill row (400, or 422 for htmx); nothing is saved then.
-    """
-    assignment = selectors.assignment_get_for_rater(
-        user=request.user, assignment_id=assignment_id
-    )
-    scores, rationales, raw = parse_scores(request.POST)
-    critique = request.POST.get("critique")
-    try:
-        submitted = services.rating_submit(
-            assignment_id=assignment.pk,
-            rater=request.user,
-            scores=scores,
-            rationales=rationales,
-            critique=critique,
-            active_seconds=parse_active_seconds(request.POST.get("active_seconds")),
+    def assignment(self, request: HttpRequest, assignment_id: int) -> Assignment:
+        return selectors.assignment_get_for_rater(
+            user=request.user, assignment_id=assignment_id
         )
-    except DomainError as exc:
-        context = _panel_context(
-            request,
-            campaign=assignment.campaign,
-            assignment=assignment,
-            values=raw,
-            rationales=rationales,
-            problems=exc.problems,
-            error=exc.message,
-            critique=critique or "",
-        )
-        if not wants_fragment(request):
-            context.update(
-                help_context(selectors.campaign_skills(campaign=assignment.campaign))
+
+    def next_context(self, request: HttpRequest, campaign: Campaign) -> dict:
+        context = _serve_next(request, campaign)
+        context["saved_id"] = _saved_assignment(request)
+        if context["saved_id"] and campaign.training_phase:
+            saved = selectors.assignment_get_for_rater(
+                user=request.user, assignment_id=context["saved_id"]
             )
-        return _invalid_panel(request, context)
-    return _after_rating(
-        request, assignment, saved=True, feedback=services.gold_feedback(submitted)
-    )
+            # The expected answers of a gold item, after the redirect of a submit.
+            context["feedback"] = services.gold_feedback(saved)
+        return context
 
+    def served(
+        self, request: HttpRequest, campaign: Campaign, *, saved: Assignment | None
+    ) -> dict:
+        context = _serve_next(request, campaign)
+        context["saved_id"] = saved.pk if saved else None
+        context["feedback"] = services.gold_feedback(saved) if saved else None
+        return context
 
-@login_required
-@require_POST
-def assignment_skip(request: HttpRequest, assignment_id: int) -> HttpResponse:
-    """Skip the response with a reason; the next one is served."""
-    assignment = selectors.assignment_get_for_rater(
-        user=request.user, assignment_id=assignment_id
-    )
-    reason = request.POST.get("reason", "")
-    try:
-        services.assignment_skip(
-            assignment_id=assignment.pk, rater=request.user, reason=reason
+    def saved_query(self, assignment: Assignment) -> str:
+        return str(assignment.pk)
+
+    def parse(
+        self, post: QueryDict, *, campaign: Campaign
+    ) -> tuple[dict[str, Any], dict]:
+        scores, rationales, raw = parse_scores(post)
+        critique = post.get("critique")
+        answer = {"scores": scores, "rationales": rationales, "critique": critique}
+        return answer, {
+            "values": raw,
+            "rationales": rationales,
+            "critique": critique or "",
+        }
+
+    def panel_context(
+        self,
+        request: HttpRequest,
+        *,
+        campaign: Campaign,
+        assignment: Assignment,
+        **state,
+    ) -> dict:
+        return _panel_context(
+            request, campaign=campaign, assignment=assignment, **state
         )
-    except DomainError as exc:
-        context = _panel_context(
-            request,
-            campaign=assignment.campaign,
-            assignment=assignment,
-            skip_error=exc.message,
-            skip_reason=reason,
-        )
-        return _invalid_panel(request, context)
-    return _after_rating(request, assignment, saved=False)
 
+    def page_context(self, campaign: Campaign) -> dict:
+        return help_context(selectors.campaign_skills(campaign=campaign))
 
-@login_required
-@require_GET
-def rate_history(request: HttpRequest, campaign_id: int) -> HttpResponse:
-    """The rater's own submitted and skipped responses in a campaign."""
-    campaign = selectors.campaign_get_for_rater(
-        user=request.user, campaign_id=campaign_id
-    )
-    assignments = selectors.rater_assignments(user=request.user, campaign=campaign)
-    page = Paginator(assignments, HISTORY_PER_PAGE).get_page(request.GET.get("page"))
-    for assignment in page.object_list:
-        for score in assignment.scores.all():
-            # As the rater chose it: the label's name for a categorical criterion.
-            score.shown = scale_of(score.skill, anchors=False).name_of(score.score)
-    context = {
-        "campaign": campaign,
-        "page": page,
-        "progress": selectors.rater_progress(user=request.user, campaign=campaign),
-    }
-    return render(request, "annotation/rate_history.html", context)
+    def stored(self, assignment: Assignment) -> dict:
+        existing = list(assignment.scores.all())
+        return {
+            "values": {s.skill.key: score_value(s.skill, s.score) for s in existing},
+            "rationales": {s.skill.key: s.rationale for s in existing},
+            "critique": assignment.critique,
+        }
 
-
-@login_required
-@require_http_methods(["GET", "POST"])
-def assignment_review(request: HttpRequest, assignment_id: int) -> HttpResponse:
-    """The rater's own submitted scores; editable while the campaign is not closed."""
-    assignment = selectors.assignment_get_for_rater(
-        user=request.user, assignment_id=assignment_id
-    )
-    campaign = assignment.campaign
-    if assignment.status == Assignment.Status.SERVED:
-        # Still being rated: the rating page is where it is scored.
-        return redirect("annotation:rate-next", campaign_id=campaign.pk)
-    editable = (
-        assignment.status == Assignment.Status.SUBMITTED
-        and campaign.status != Campaign.Status.CLOSED
-    )
-    existing = list(assignment.scores.all())
-    values = {s.skill.key: score_value(s.skill, s.score) for s in existing}
-    rationales = {s.skill.key: s.rationale for s in existing}
-    critique = assignment.critique
-    problems: list[Problem] = []
-    error = ""
-    status = 200
-    if request.method == "POST":
-        scores, posted_rationales, raw = parse_scores(request.POST)
-        posted_critique = request.POST.get("critique")
-        try:
-            services.rating_amend(
-                assignment_id=assignment.pk,
-                rater=request.user,
-                scores=scores,
-                rationales=posted_rationales,
-                critique=posted_critique,
-            )
-        except DomainError as exc:
-            values, rationales = raw, posted_rationales
-            critique = posted_critique or ""
-            problems, error, status = exc.problems, exc.message, 400
+    def amend_context(
+        self,
+        assignment: Assignment,
+        *,
+        problems: list,
+        error: str,
+        saved: bool,
+        values: dict[str, str],
+        rationales: dict[str, str],
+        critique: str,
+    ) -> dict:
+        # The rater's own submitted scores, editable while the campaign is not
+        # closed; a skipped response shows no form.
+        campaign = assignment.campaign
+        submitted = assignment.status == Assignment.Status.SUBMITTED
+        editable = submitted and campaign.status != Campaign.Status.CLOSED
+        skills = selectors.assignment_skills(assignment=assignment)
+        if not submitted or campaign.critique == Campaign.Critique.ONLY:
+            skills_shown = []
         else:
-            messages.success(request, "Your changes are saved.")
-            return redirect("annotation:assignment-review", assignment_id=assignment.pk)
-    skills = selectors.assignment_skills(assignment=assignment)
-    if (
-        assignment.status != Assignment.Status.SUBMITTED
-        or campaign.critique == Campaign.Critique.ONLY
-    ):
-        skills_shown = []
-    else:
-        skills_shown = skills
-    problems, critique_ctx = critique_context(
-        campaign=campaign, critique=critique, problems=problems
-    )
-    if assignment.status != Assignment.Status.SUBMITTED:
-        critique_ctx["critique_asked"] = False
-    instruction = assignment.response.instruction
-    rows, questions, general_errors = skill_rows(
-        skills=skills_shown,
-        checklist=instruction.checklist,
-        values=values,
-        rationales=rationales,
-        problems=problems,
-    )
-    context = {
-        **critique_ctx,
-        **help_context(skills),
-        "campaign": campaign,
-        "assignment": assignment,
-        "instruction": instruction,
-        "response_text": assignment.response.text,
-        "model_name": assignment.response.model_name
-        if campaign.show_model_names
-        else "",
-        "reference": instruction.reference_answer if campaign.show_reference else "",
-        "rows": rows,
-        "general_questions": questions,
-        "general_errors": general_errors,
-        "error": error,
-        "editable": editable,
-        "readonly": not editable,
-    }
-    return render(request, "annotation/assignment_review.html", context, status=status)
+            skills_shown = skills
+        problems, critique_ctx = critique_context(
+            campaign=campaign, critique=critique, problems=problems
+        )
+        if not submitted:
+            critique_ctx["critique_asked"] = False
+        instruction = assignment.response.instruction
+        rows, questions, general_errors = skill_rows(
+            skills=skills_shown,
+            checklist=instruction.checklist,
+            values=values,
+            rationales=rationales,
+            problems=problems,
+        )
+        return {
+            **critique_ctx,
+            **help_context(skills),
+            "campaign": campaign,
+            "assignment": assignment,
+            "instruction": instruction,
+            "response_text": assignment.response.text,
+            "model_name": assignment.response.model_name
+            if campaign.show_model_names
+            else "",
+            "reference": instruction.reference_answer
+            if campaign.show_reference
+            else "",
+            "rows": rows,
+            "general_questions": questions,
+            "general_errors": general_errors,
+            "error": error,
+            "editable": editable,
+            "readonly": not editable,
+        }
+
+    def history_context(self, request: HttpRequest, campaign: Campaign) -> dict:
+        assignments = selectors.rater_assignments(user=request.user, campaign=campaign)
+        page = Paginator(assignments, HISTORY_PER_PAGE).get_page(
+            request.GET.get("page")
+        )
+        for assignment in page.object_list:
+            for score in assignment.scores.all():
+                # As the rater chose it: the label's name for a categorical criterion.
+                score.shown = scale_of(score.skill, anchors=False).name_of(score.score)
+        return {
+            "campaign": campaign,
+            "page": page,
+            "progress": selectors.rater_progress(user=request.user, campaign=campaign),
+        }

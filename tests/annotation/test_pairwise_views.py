@@ -9,7 +9,7 @@ work) and a query count that does not grow with the dataset.
 from __future__ import annotations
 
 import pytest
-from django.urls import reverse
+from django.urls import resolve, reverse
 
 from annotation import services
 from annotation.models import (
@@ -557,3 +557,22 @@ def test_history_shows_only_own_work_as_shown(
     for user in (outsider, researcher):
         assert client_for(user).get(url).status_code == 404
     assert_login_redirect(client_for(None).get(url))
+
+
+@pytest.mark.parametrize(
+    ("compare", "rate"),
+    [
+        ("pairwise-next", "rate-next"),
+        ("pairwise-history", "rate-history"),
+        ("pairwise-submit", "assignment-submit"),
+        ("pairwise-skip", "assignment-skip"),
+        ("pairwise-amend", "assignment-review"),
+    ],
+)
+def test_compare_routes_are_the_rater_loops_views_for_pairs(compare, rate):
+    # Issue 33: one rater loop for both item kinds; the route says which kind.
+    pair_route = resolve(reverse(f"annotation:{compare}", args=[7]))
+    rate_route = resolve(reverse(f"annotation:{rate}", args=[7]))
+    assert pair_route.func is rate_route.func
+    assert pair_route.kwargs["kind"] == "pairwise"
+    assert rate_route.kwargs["kind"] == "pointwise"
