@@ -16,13 +16,13 @@ only what differs:
 | `amend_refusal`, `amend` | whether a submitted answer may change now; the change written |
 | `history` | the rater's own submitted and skipped items, newest first |
 | `holds`, `uses_rubric` | whether an assignment is of the kind; whether an answer freezes the rubric |
-| `partial` | the template partial of its form (`templates/annotation/partials/`) |
 | `sql_*`, `extra_sql`, `clean_read` | how the raw-SQL fast path (`services.serving_sql`) serves the kind and stores its answers |
 
 Adding a kind: a module here with its subclass, an entry in `REGISTRY` and in
-`Campaign.Kind` (a migration), its partial and its tests. Generic code looks the kind
-up (`item_kind`) instead of testing a campaign's kind. (`partial` is not read yet:
-the pages still have one template per kind.)
+`Campaign.Kind` (a migration), its tests, and for its pages a `LoopPage` in
+`annotation/views/` with its partials (`templates/annotation/partials/`): the pages
+know templates, the kinds do not. Generic code looks the kind up (`item_kind`)
+instead of testing a campaign's kind.
 """
 
 from __future__ import annotations
@@ -50,7 +50,6 @@ class ItemKind:
     skip_submitted: ClassVar[str] = "; amend it instead"  # skipping a submitted one
     # Gold items and qualifications (`services.gold`, `services.qualification`).
     serves_gold: ClassVar[bool] = False
-    partial: ClassVar[str]
     # The raw-SQL path (`services.serving_sql`): whether serve (and submit, with
     # `sql_submit`) take it; the condition of this kind's items and assignments (their
     # partial unique indexes); `extra`'s fields as SQL over the picked item ``pick``;

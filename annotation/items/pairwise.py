@@ -185,7 +185,6 @@ class PairwiseItem(ItemKind):
             f"THEN '{ShownOrder.ORIGINAL.value}' ELSE '{ShownOrder.SWAPPED.value}' END"
         ),
     }
-    partial = "annotation/partials/pair_questions.html"
 
     def extra(self, campaign: Campaign, item: CampaignItem, rater: User) -> dict:
         """A new pairwise assignment's pair and the order its rater is shown."""

@@ -226,7 +226,6 @@ class PointwiseItem(ItemKind):
     sql_submit = True
     sql_where = "pair_id IS NULL"
     sql_form_rows = True
-    partial = "annotation/partials/skill_rows.html"
 
     def reserved(self, assignment: Assignment) -> None:
         """Hand the rows over, so that rendering the form needs no further query."""
