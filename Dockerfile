@@ -10,8 +10,9 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 WORKDIR /app
 
 # Dependencies first, so code changes do not reinstall them.
-COPY requirements.txt .
-RUN pip install -r requirements.txt
+# Parquet (requirements-parquet.txt) is optional for `make run`; the image has it.
+COPY requirements.txt requirements-parquet.txt ./
+RUN pip install -r requirements.txt -r requirements-parquet.txt
 
 COPY . .
 

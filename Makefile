@@ -20,7 +20,7 @@ export PORT
 # (flaskapp/secret_key.py). Tests get FLASK_DEV=1 from pyproject.toml (pytest-env).
 run migrate demo worker bench: export FLASK_DEV ?= 1
 
-.PHONY: help venv dev-venv run test lint format migrate worker bench demo
+.PHONY: help venv dev-venv parquet run test lint format migrate worker bench demo
 
 help:
 	@echo "make run      start the app and a worker on http://127.0.0.1:$(PORT) (demo data, SQLite)"
@@ -33,10 +33,15 @@ help:
 	@echo "make bench    run every bench/*.py"
 	@echo "make venv     create .venv and install requirements.txt (what the app needs)"
 	@echo "make dev-venv also install requirements-dev.txt (tests, lint; make test does)"
+	@echo "make parquet  add pyarrow (requirements-parquet.txt) for Parquet imports and exports"
 
 venv: $(STAMP)
 
 dev-venv: $(DEV_STAMP)
+
+# Parquet imports and exports need pyarrow, which `make run` leaves out (flaskapp/optional.py).
+parquet: venv
+	$(PIP) -r requirements-parquet.txt
 
 # Reinstall whenever a requirements file is newer than the last install.
 $(STAMP): requirements.txt
@@ -44,7 +49,7 @@ $(STAMP): requirements.txt
 	$(PIP) -r requirements.txt
 	touch $(STAMP)
 
-$(DEV_STAMP): requirements.txt requirements-dev.txt
+$(DEV_STAMP): requirements.txt requirements-dev.txt requirements-parquet.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) -r requirements-dev.txt
 	touch $(STAMP) $(DEV_STAMP)

@@ -19,12 +19,12 @@ from analysis.exports.scores import (
     FORMATS,
     export_chunks,
     export_filters_check,
+    export_format_check,
 )
 from annotation import selectors as selectors
 from annotation.api.permissions import IsResearcher
 from annotation.api.serializers.datasets import ProblemOutputSerializer
 from flaskapp.bounds import ID
-from flaskapp.errors import DomainError, Problem
 from flaskapp.params import int_list_param
 
 CONTENT_TYPES = {
@@ -74,16 +74,7 @@ class DatasetExportApi(APIView):
             user=request.user, dataset_id=dataset_id
         )
         fmt = request.query_params.get("format", "csv")
-        if fmt not in FORMATS:
-            raise DomainError(
-                "Unknown export format",
-                [
-                    Problem(
-                        f"must be one of {', '.join(FORMATS)}, not {fmt!r}",
-                        field="format",
-                    )
-                ],
-            )
+        export_format_check(fmt)
         campaign_ids, run_ids = _ids(request, "campaign"), _ids(request, "run")
         export_filters_check(
             dataset=dataset, campaign_ids=campaign_ids, run_ids=run_ids

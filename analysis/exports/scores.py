@@ -24,6 +24,7 @@ from annotation.scales import CATEGORICAL, Scale, scale_of
 from annotation.selectors.exclusions import excluded_scores
 from flaskapp import roles
 from flaskapp.errors import DomainError, Problem
+from flaskapp.optional import PARQUET
 from judging.models import JudgeRun, JudgeScore
 from judging.selectors.splits import split_part_by_instruction
 
@@ -32,6 +33,34 @@ CHUNK_SIZE = 5000
 # writes, small enough that a chunk stays well under a megabyte.
 
 FORMATS = ("csv", "jsonl", "parquet")
+# Parquet needs pyarrow, an optional package (flaskapp/optional.py).
+
+
+def formats_available() -> tuple[str, ...]:
+    """The export formats this server can write: `FORMATS`, without Parquet when
+    pyarrow is not installed."""
+    return (
+        FORMATS if PARQUET.available() else tuple(f for f in FORMATS if f != "parquet")
+    )
+
+
+def export_format_check(fmt: str) -> None:
+    """`DomainError` naming `format` when `fmt` is not an export format, or is
+    Parquet on a server without pyarrow (the message says how to enable it)."""
+    if fmt not in FORMATS:
+        raise DomainError(
+            "Unknown export format",
+            [
+                Problem(
+                    f"must be one of {', '.join(FORMATS)}, not {fmt!r}", field="format"
+                )
+            ],
+        )
+    if fmt not in formats_available():
+        raise DomainError(
+            "Export format not available", [Problem(PARQUET.missing(), field="format")]
+        )
+
 
 FIELDS = (
     "dataset",
@@ -483,7 +512,9 @@ def export_chunks(
     chunks of UTF-8 in `fmt` (CSV, JSON Lines), or of one Parquet file
     (`parquet_schema`, streamed one row group at a time); adds the number of rows written to `counter[0]` when
     given. CSV on PostgreSQL is written by the database (`scores_sql`, the same bytes);
-    otherwise `score_rows` through `export_encode`. `DomainError` on another format."""
+    otherwise `score_rows` through `export_encode`. `DomainError` on another format,
+    and on Parquet without pyarrow (`export_format_check`)."""
+    export_format_check(fmt)
     if fmt == "csv" and scores_sql.enabled():
         return scores_sql.csv_chunks(
             dataset=dataset,

@@ -31,6 +31,7 @@ from typing import BinaryIO
 from django.conf import settings
 
 from flaskapp.errors import Problem
+from flaskapp.optional import PARQUET
 from flaskapp.untrusted import MAX_JSON_DEPTH, json_problem
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -147,7 +148,12 @@ def parquet_rows(
     """Rows of a Parquet file, one record batch at a time. A file whose schema lacks a
     column of `required_columns` (field -> column) yields no row. Parquet is read by
     seeking (its index is at the end): a stream that cannot seek (the content of a
-    gzip file) is read into memory first, within the decompression limit."""
+    gzip file) is read into memory first, within the decompression limit. Without
+    pyarrow (an optional package, `flaskapp.optional`) the file is one problem
+    saying so, and yields no row."""
+    if not PARQUET.available():
+        problems.append(Problem(PARQUET.missing(), file=file))
+        return
     import pyarrow as pa
     import pyarrow.parquet as pq
 

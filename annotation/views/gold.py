@@ -13,6 +13,7 @@ from annotation import selectors, services
 from annotation.models import GoldItem
 from annotation.scales import scale_of
 from flaskapp.errors import DomainError
+from flaskapp.optional import PARQUET
 from flaskapp.params import ascii_int
 
 GOLD_SHOWN = 200
@@ -98,6 +99,7 @@ def dataset_gold(request: HttpRequest, dataset_id: int) -> HttpResponse:
         "kinds": GoldItem.Kind.choices,
         "problems": problems,
         "posted": request.POST if request.method == "POST" else {},
+        "parquet": PARQUET.available(),
     }
     return render(request, "annotation/dataset_gold.html", context, status=status)
 

@@ -17,6 +17,7 @@ from analysis.exports.scores import (
     FORMATS,
     export_chunks,
     export_filters_check,
+    export_format_check,
 )
 from annotation.management.commands._import_cli import refused
 from annotation.models import Dataset
@@ -53,6 +54,10 @@ class Command(DataCommand):
         dataset = Dataset.objects.filter(name=options["dataset"]).first()
         if dataset is None:
             raise CommandError(f"no dataset named {options['dataset']!r}")
+        try:
+            export_format_check(options["format"])
+        except DomainError as exc:
+            raise refused(exc, self.stderr) from None
         if options["format"] == "parquet" and not options["out"]:
             raise CommandError("--format parquet writes a binary file: give --out FILE")
         campaign_ids, run_ids = options["campaign"], options["run"]
