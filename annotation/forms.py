@@ -6,6 +6,7 @@ from django import forms
 
 from annotation import selectors as selectors
 from annotation.models import DATASET_FORMAT_CHOICES, ImportJob, Rubric
+from flaskapp import limits
 
 FORMAT_HELP = {
     ImportJob.Format.FLASK: (
@@ -90,6 +91,7 @@ class ImportForm(forms.Form):
     )
     description = forms.CharField(
         required=False,
+        max_length=limits.DESCRIPTION,
         widget=forms.Textarea(attrs={"rows": 2}),
         help_text="Only used when the import creates a new dataset.",
     )

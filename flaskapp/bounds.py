@@ -91,5 +91,8 @@ FEW_SHOT_EXAMPLES = Bound(1, 20)  # k: human-scored examples shown to a judge
 N_BOOT = Bound(0, 10_000)
 DISAGREEMENT_LIMIT = Bound(1, 500)
 
+# A rubric's version number (annotation.models.Rubric.version: PostgreSQL integer)
+RUBRIC_VERSION = Bound(1, 2**31 - 1)
+
 # Any id in a URL or parameter: PostgreSQL bigint
 ID = Bound(1, 2**63 - 1)

@@ -47,7 +47,15 @@ def parse_int(
     """`raw` as an int within [min_value, max_value]; `BadParameter` naming `name`."""
     value = ascii_int(raw)
     if value is None:
-        raise BadParameter(name, f"{str(raw)[:40]!r} is not a whole number")
+        text = str(raw).strip()
+        if _INT.fullmatch(text):  # a whole number, but longer than any id or count
+            too_many = f"is a whole number of {len(text.lstrip('-')):,} digits"
+            if min_value is None and max_value is None:
+                raise BadParameter(name, f"{too_many}, too many")
+            raise BadParameter(
+                name, f"{too_many}; it {_range_message(min_value, max_value)}"
+            )
+        raise BadParameter(name, f"{text[:40]!r} is not a whole number")
     if min_value is not None and value < min_value:
         raise BadParameter(name, _range_message(min_value, max_value))
     if max_value is not None and value > max_value:

@@ -95,6 +95,9 @@ class FakeServerConfig:
     # Classification: answer this label to every prompt. "" = derived from a hash.
     classification_label: str = ""
     model: str = "fake-judge"
+    # Append this many spaces to every reply (it still parses), whatever max_tokens
+    # says: an endless answer from a server that ignores the limit.
+    pad_chars: int = 0
 
 
 class _State:
@@ -152,6 +155,7 @@ def _completion(body: dict, state: _State, content: str) -> web.Response:
     finish = "stop"
     if isinstance(max_tokens, int) and max_tokens > 0 and len(content) > 4 * max_tokens:
         content, finish = content[: 4 * max_tokens], "length"
+    content += " " * state.config.pad_chars  # past max_tokens: a server that ignores it
     payload = {
         "id": f"chatcmpl-fake-{state.requests}",
         "object": "chat.completion",

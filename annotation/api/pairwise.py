@@ -40,7 +40,7 @@ from annotation.selectors import pairwise as pairwise_selectors
 from annotation.services import pairwise as pairwise_services
 from annotation.services.campaign_spec import spec_from_fields
 from annotation.services.campaigns import campaign_create
-from flaskapp import bounds
+from flaskapp import bounds, limits
 from flaskapp.api import Pagination
 
 REFUSED = OpenApiResponse(
@@ -104,7 +104,9 @@ class PairwiseCampaignCreateInputSerializer(serializers.Serializer):
         default=None,
         **bounds.RATER_QUOTA.field_kwargs(),
     )
-    guidelines = serializers.CharField(required=False, allow_blank=True, default="")
+    guidelines = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=limits.GUIDELINES
+    )
     raters = RaterListField(
         required=False, default=list, help_text="Usernames or user ids."
     )

@@ -23,7 +23,9 @@ from annotation.importers.base import (
     type_name,
 )
 from annotation.importers.rubric_file import MAX_POINTS, MIN_POINTS
+from flaskapp import limits
 from flaskapp.errors import Problem
+from flaskapp.limits import too_long
 from flaskapp.untrusted import (
     JSONInputError,
     int_text_problem,
@@ -36,7 +38,7 @@ _ASCII_DIGITS = re.compile(r"[0-9]+")
 # Per-instance rubrics and checklists (Prometheus / BiGGen-Bench): what a judge prompt
 # and a rating page can show next to the skill rubric.
 MAX_CHECKLIST_ITEMS = 20
-MAX_RUBRIC_TEXT = 5000
+MAX_RUBRIC_TEXT = limits.RUBRIC_TEXT
 
 
 class RowReader:
@@ -139,10 +141,8 @@ class RowReader:
             # PostgreSQL text cannot hold NUL; without this the import dies on COPY.
             self.fail(column, problem)
             return ""
-        if max_length is not None and len(value) > max_length:
-            self.fail(
-                column, f"is {len(value)} characters long; the limit is {max_length}"
-            )
+        if max_length is not None and (why := too_long(value, max_length)):
+            self.fail(column, why)
             return ""
         return value
 

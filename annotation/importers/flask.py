@@ -25,6 +25,7 @@ from annotation.importers.base import (
     read_rows,
 )
 from annotation.importers.fields import RowReader
+from flaskapp import limits
 from flaskapp.errors import Problem
 from flaskapp.untrusted import (
     LONG_INTEGER,
@@ -95,8 +96,12 @@ def iter_eval_set(
         schema = LEGACY if "question_id" in row and "idx" not in row else CURRENT
         reader = RowReader(row, line, file, result.problems)
         external_id = reader.identifier(schema["id"], integer=True)
-        text = reader.text(schema["instruction"], required=True)
-        answer = reader.text(schema["answer"], required=False)
+        text = reader.text(
+            schema["instruction"], required=True, max_length=limits.INSTRUCTION_TEXT
+        )
+        answer = reader.text(
+            schema["answer"], required=False, max_length=limits.RESPONSE_TEXT
+        )
         task = reader.text(
             schema["task"], required=False, max_length=MAX_IDENTIFIER_LENGTH
         )
@@ -210,7 +215,7 @@ def iter_outputs(
         external_id = reader.identifier(id_field, integer=True)
         # An empty text is a real (if poor) output: davinci_003 has 22 of them. A null or
         # absent one is a broken line.
-        text = reader.text(text_field, required=False)
+        text = reader.text(text_field, required=False, max_length=limits.RESPONSE_TEXT)
         if row.get(text_field) is None:
             reader.fail(text_field, "is missing")
         elif not text.strip():

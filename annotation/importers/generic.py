@@ -34,6 +34,7 @@ from annotation.importers.base import (
 )
 from annotation.importers.fields import RowReader
 from annotation.importers.scores import ScoreColumns, ScoreRecord, split_mapping
+from flaskapp import limits
 from flaskapp.errors import Problem
 
 FIELDS = (
@@ -153,8 +154,18 @@ def parse_generic(  # noqa: C901 - the generic importer's one pass over a row, e
             and given_id is not None
             and row.get(column["instruction"]) is None
         )
-        text = "" if by_id else reader.text(column["instruction"], required=True)
-        reference = reader.text(column["reference"], required=False)
+        text = (
+            ""
+            if by_id
+            else reader.text(
+                column["instruction"],
+                required=True,
+                max_length=limits.INSTRUCTION_TEXT,
+            )
+        )
+        reference = reader.text(
+            column["reference"], required=False, max_length=limits.RESPONSE_TEXT
+        )
         response = row.get(column["response"])
         model = reader.identifier(column["model"], required=False)
         rater = scoring.rater(reader) if scores else None
@@ -170,7 +181,13 @@ def parse_generic(  # noqa: C901 - the generic importer's one pass over a row, e
             )
         elif isinstance(response, str):
             response = (
-                reader.text(column["response"], required=False) if response else ""
+                reader.text(
+                    column["response"],
+                    required=False,
+                    max_length=limits.RESPONSE_TEXT,
+                )
+                if response
+                else ""
             )
             if reader.ok and not response.strip() and model is not None:
                 reader.warn(

@@ -57,6 +57,7 @@ from annotation.importers.base import (
     type_name,
 )
 from annotation.importers.fields import RowReader
+from flaskapp import limits
 from flaskapp.errors import Problem
 
 FIELDS = (
@@ -426,9 +427,21 @@ def _parse_row(  # noqa: C901 - one preference row's columns, each refused with 
 ) -> PreferenceRow | None:
     """One row, or None when it has a problem (recorded in `problems`)."""
     reader = RowReader(row, line, file, problems, warnings)
-    prompt = reader.text(column["prompt"], required=True)
-    response_1 = reader.text(column["response_1"], required=True, allow_empty=True)
-    response_2 = reader.text(column["response_2"], required=True, allow_empty=True)
+    prompt = reader.text(
+        column["prompt"], required=True, max_length=limits.INSTRUCTION_TEXT
+    )
+    response_1 = reader.text(
+        column["response_1"],
+        required=True,
+        allow_empty=True,
+        max_length=limits.RESPONSE_TEXT,
+    )
+    response_2 = reader.text(
+        column["response_2"],
+        required=True,
+        allow_empty=True,
+        max_length=limits.RESPONSE_TEXT,
+    )
     model_1 = reader.identifier(column["model_1"], required=False)
     model_2 = reader.identifier(column["model_2"], required=False)
     row_id = reader.identifier(column["id"], required=False) or ""
@@ -439,7 +452,9 @@ def _parse_row(  # noqa: C901 - one preference row's columns, each refused with 
     source = reader.text(
         column["source"], required=False, max_length=MAX_IDENTIFIER_LENGTH
     ).strip()
-    rationale = reader.text(column["rationale"], required=False)
+    rationale = reader.text(
+        column["rationale"], required=False, max_length=limits.RATIONALE
+    )
 
     label = None
     raw_label = row.get(column["label"])

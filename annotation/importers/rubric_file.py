@@ -36,7 +36,9 @@ from typing import Any
 
 import yaml
 
+from flaskapp import limits
 from flaskapp.errors import Problem
+from flaskapp.limits import too_long
 from flaskapp.untrusted import (
     LONG_INTEGER,
     MAX_JSON_DEPTH,
@@ -372,12 +374,8 @@ class _Checker:
             return ""
         if required and not value:
             self.fail("is empty", parent.line_of(key), where)
-        if max_length is not None and len(value) > max_length:
-            self.fail(
-                f"is {len(value)} characters long; the limit is {max_length}",
-                parent.line_of(key),
-                where,
-            )
+        if max_length is not None and (why := too_long(value, max_length)):
+            self.fail(why, parent.line_of(key), where)
         return value
 
     def slug(self, parent: Mapping, key: str, path: str) -> str:
@@ -504,7 +502,9 @@ def _ordinal(check: _Checker, item: Mapping, path: str, out: dict) -> None:  # n
         if point in texts:
             check.fail(f"point {point} has two anchors", line, where)
             continue
-        value = check.text(anchors, key, where, required=True)
+        value = check.text(
+            anchors, key, where, required=True, max_length=limits.RUBRIC_TEXT
+        )
         if value:
             texts[point] = value
     for end in (low, high):
@@ -544,7 +544,9 @@ def _categorical(check: _Checker, item: Mapping, path: str, out: dict) -> None:
             continue
         key = check.slug(label, "key", where)
         name = check.text(label, "name", where, required=False, max_length=100)
-        description = check.text(label, "description", where, required=False)
+        description = check.text(
+            label, "description", where, required=False, max_length=limits.RUBRIC_TEXT
+        )
         keys.append((key, label.line_of("key"), f"{where}.key"))
         labels.append({"key": key, "name": name or key, "description": description})
     check.unique(keys, "label")
@@ -561,7 +563,9 @@ def _criterion(
     out: dict = {
         "key": check.slug(item, "key", path),
         "name": check.text(item, "name", path, required=True, max_length=100),
-        "criteria": check.text(item, "description", path, required=False),
+        "criteria": check.text(
+            item, "description", path, required=False, max_length=limits.RUBRIC_TEXT
+        ),
         "position": index,
         "scale_anchors": {},
         "labels": [],
@@ -604,7 +608,9 @@ def _check(top, file: str, problems: list[Problem]) -> RubricData | None:
     if top is None:
         return None
     name = check.text(top, "name", "", required=False, max_length=MAX_NAME_LENGTH)
-    description = check.text(top, "description", "", required=False)
+    description = check.text(
+        top, "description", "", required=False, max_length=limits.DESCRIPTION
+    )
     groups, explicit = _groups(check, top)
     group_keys = {g["key"] for g in groups if g["key"]}
     items = check.items(top, "criteria", "")

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from annotation.importers.base import normalise_name, type_name
 from annotation.importers.fields import RowReader
+from flaskapp import limits
 from flaskapp.errors import Problem
 from flaskapp.untrusted import text_problem
 
@@ -41,7 +42,7 @@ SCORES_OBJECT = "scores"
 DEFAULT_RATER = "imported"
 # A rater's account name is "import:<dataset id>:<rater>" (at most 150 characters).
 MAX_RATER_LENGTH = 120
-MAX_RATIONALE = 20_000
+MAX_RATIONALE = limits.RATIONALE  # HumanScore.rationale
 
 
 @dataclass(slots=True)

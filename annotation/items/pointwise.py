@@ -20,11 +20,12 @@ from annotation.models import Assignment, Campaign, HumanScore, Response, Skill
 from annotation.models.campaigns import SCORE_HISTORY
 from annotation.scales import scale_of
 from annotation.selectors.rating import assignment_skills, rater_assignments
+from flaskapp import limits
 from flaskapp.errors import ConflictError, DomainError, Problem
 from flaskapp.untrusted import text_problem
 
-MAX_RATIONALE = 5000
-MAX_CRITIQUE = 20000
+MAX_RATIONALE = limits.RATIONALE  # HumanScore.rationale
+MAX_CRITIQUE = limits.RATIONALE  # Assignment.critique
 
 # A checked rating: (skill, stored value, rationale) per listed skill, and the critique.
 Rating = tuple[list[tuple[Skill, int | None, str]], str]

@@ -8,7 +8,7 @@ from django.db.models import F, Q
 from simple_history.models import HistoricalRecords
 
 from annotation.models.datasets import Dataset, Response, Skill
-from flaskapp import bounds
+from flaskapp import bounds, limits
 
 
 class ShownOrder(models.TextChoices):
@@ -85,7 +85,9 @@ class Campaign(models.Model):
         validators=bounds.RATER_QUOTA.validators(),
         help_text="At most this many responses per rater (optional).",
     )
-    guidelines = models.TextField(blank=True, help_text="Markdown shown to raters.")
+    guidelines = models.TextField(
+        max_length=limits.GUIDELINES, blank=True, help_text="Markdown shown to raters."
+    )
     critique = models.CharField(
         max_length=12, choices=Critique.choices, default=Critique.OFF
     )
@@ -349,9 +351,11 @@ class Assignment(models.Model):
     active_seconds = models.FloatField(null=True, blank=True)
     skip_reason = models.CharField(max_length=500, blank=True)
     # The rater's written critique of the response (campaigns with `critique` on).
-    critique = models.TextField(blank=True)
+    critique = models.TextField(max_length=limits.RATIONALE, blank=True)
     note = models.TextField(
-        blank=True, help_text="What happened, e.g. a refused late submit."
+        max_length=limits.NOTE,
+        blank=True,
+        help_text="What happened, e.g. a refused late submit.",
     )
     updated_at = models.DateTimeField(null=True, blank=True)
     # A gold item (a copy of `item.gold`, set when served, never changed): its scores
@@ -425,7 +429,7 @@ class HumanScore(models.Model):
     )
     skill = models.ForeignKey(Skill, on_delete=models.PROTECT, related_name="+")
     score = models.SmallIntegerField(null=True, blank=True)
-    rationale = models.TextField(blank=True)
+    rationale = models.TextField(max_length=limits.RATIONALE, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     # Every change of a score (an amend) with who and when; see SCORE_HISTORY.

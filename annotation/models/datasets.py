@@ -6,6 +6,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from flaskapp import limits
+
 
 class Ability(models.TextChoices):
     """The four primary abilities of FLASK, in the paper's order."""
@@ -46,7 +48,7 @@ class Rubric(models.Model):
 
     name = models.CharField(max_length=100)
     version = models.PositiveIntegerField(default=1)
-    description = models.TextField(blank=True)
+    description = models.TextField(max_length=limits.DESCRIPTION, blank=True)
     is_builtin = models.BooleanField(default=False)
     # [{"key", "name"}] in display order; FLASK's rubrics: its four abilities.
     groups = models.JSONField(default=list, blank=True)
@@ -97,12 +99,24 @@ class Skill(models.Model):
     key = models.SlugField(max_length=64)
     name = models.CharField(max_length=100)
     ability = models.CharField(max_length=32, choices=Ability.choices)
-    criteria = models.TextField()
-    anchor_1 = models.TextField()
-    anchor_2 = models.TextField()
-    anchor_3 = models.TextField()
-    anchor_4 = models.TextField()
-    anchor_5 = models.TextField()
+    criteria = models.TextField(
+        max_length=limits.RUBRIC_TEXT,
+    )
+    anchor_1 = models.TextField(
+        max_length=limits.RUBRIC_TEXT,
+    )
+    anchor_2 = models.TextField(
+        max_length=limits.RUBRIC_TEXT,
+    )
+    anchor_3 = models.TextField(
+        max_length=limits.RUBRIC_TEXT,
+    )
+    anchor_4 = models.TextField(
+        max_length=limits.RUBRIC_TEXT,
+    )
+    anchor_5 = models.TextField(
+        max_length=limits.RUBRIC_TEXT,
+    )
     position = models.PositiveSmallIntegerField(default=0)
     kind = models.CharField(
         max_length=16, choices=SkillKind.choices, default=SkillKind.ORDINAL
@@ -168,7 +182,7 @@ class Dataset(models.Model):
     """A named collection of instructions (and their responses) scored with one rubric."""
 
     name = models.CharField(max_length=200, unique=True)
-    description = models.TextField(blank=True)
+    description = models.TextField(max_length=limits.DESCRIPTION, blank=True)
     rubric = models.ForeignKey(
         Rubric, on_delete=models.PROTECT, related_name="datasets"
     )
@@ -199,8 +213,10 @@ class Instruction(models.Model):
         Dataset, on_delete=models.CASCADE, related_name="instructions"
     )
     external_id = models.CharField(max_length=200)
-    text = models.TextField()
-    reference_answer = models.TextField(blank=True)
+    text = models.TextField(
+        max_length=limits.INSTRUCTION_TEXT,
+    )
+    reference_answer = models.TextField(max_length=limits.RESPONSE_TEXT, blank=True)
     source_task = models.CharField(max_length=200, blank=True, db_index=True)
     domain_1 = models.CharField(max_length=32, choices=Domain.choices, blank=True)
     domain_2 = models.CharField(max_length=32, choices=Domain.choices, blank=True)
@@ -280,7 +296,9 @@ class Response(models.Model):
         Instruction, on_delete=models.CASCADE, related_name="responses"
     )
     model_name = models.CharField(max_length=200)
-    text = models.TextField()
+    text = models.TextField(
+        max_length=limits.RESPONSE_TEXT,
+    )
     metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -8,6 +8,7 @@ from django.db.models import F, Q
 
 from annotation.models.campaigns import Assignment, ShownOrder
 from annotation.models.datasets import Dataset, Instruction, Response
+from flaskapp import limits
 
 
 class PreferenceLabel(models.TextChoices):
@@ -98,7 +99,7 @@ class HumanPreference(models.Model):
     )
     label = models.CharField(max_length=3, choices=PreferenceLabel.choices)
     skill_labels = models.JSONField(default=dict, blank=True)
-    rationale = models.TextField(blank=True)
+    rationale = models.TextField(max_length=limits.RATIONALE, blank=True)
     origin = models.CharField(max_length=10, choices=Origin.choices)
     voter = models.CharField(max_length=200, blank=True)
     source_key = models.CharField(max_length=100, blank=True)

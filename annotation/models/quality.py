@@ -27,7 +27,7 @@ from simple_history.models import HistoricalRecords
 
 from annotation.models.campaigns import Campaign
 from annotation.models.datasets import Dataset, Response, Skill
-from flaskapp import bounds
+from flaskapp import bounds, limits
 
 
 class GoldItem(models.Model):
@@ -45,7 +45,7 @@ class GoldItem(models.Model):
     tolerance = models.PositiveSmallIntegerField(
         default=0, validators=bounds.GOLD_TOLERANCE.validators()
     )
-    explanation = models.TextField(blank=True)
+    explanation = models.TextField(max_length=limits.GOLD_EXPLANATION, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
@@ -146,7 +146,9 @@ class RaterExclusion(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
     )
     kind = models.CharField(max_length=10, choices=Kind.choices)
-    reason = models.TextField()
+    reason = models.TextField(
+        max_length=limits.NOTE,
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
@@ -162,7 +164,7 @@ class RaterExclusion(models.Model):
         related_name="+",
     )
     ended_at = models.DateTimeField(null=True, blank=True)
-    end_reason = models.TextField(blank=True)
+    end_reason = models.TextField(max_length=limits.NOTE, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
     history = HistoricalRecords(excluded_fields=["updated_at"])
 
@@ -196,7 +198,9 @@ class Adjudication(models.Model):
     response = models.ForeignKey(Response, on_delete=models.PROTECT, related_name="+")
     skill = models.ForeignKey(Skill, on_delete=models.PROTECT, related_name="+")
     score = models.SmallIntegerField(null=True, blank=True)
-    note = models.TextField()
+    note = models.TextField(
+        max_length=limits.NOTE,
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,

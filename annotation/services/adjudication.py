@@ -13,12 +13,12 @@ from django.db import transaction
 
 from annotation.models import Adjudication, Assignment, Campaign, HumanScore, Skill
 from annotation.scales import scale_of
-from flaskapp import bounds, roles
+from flaskapp import bounds, limits, roles
 from flaskapp.errors import DomainError, Problem
 from flaskapp.params import ascii_int
 from flaskapp.untrusted import text_problem
 
-MAX_NOTE = 4000
+MAX_NOTE = limits.NOTE  # Adjudication.note
 
 
 def adjudication_rule_set(*, campaign: Campaign, spread, split, user: User) -> Campaign:

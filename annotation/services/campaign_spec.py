@@ -34,6 +34,8 @@ from annotation.services.qualification import qualification_problems
 from flaskapp import roles
 from flaskapp.bounds import LOCK_TTL_MINUTES, OVERLAP, OVERLAP_PERCENT, RATER_QUOTA
 from flaskapp.errors import Problem
+from flaskapp.limits import model_text_problems
+from flaskapp.untrusted import text_problem
 
 # The longest minimum a campaign may ask of a critique (a rating's critique holds up
 # to `items.pointwise.MAX_CRITIQUE` characters).
@@ -100,7 +102,10 @@ class DisplayPolicy:
     guidelines: str = ""
 
     def problems(self, spec: CampaignSpec) -> list[Problem]:
-        return []
+        guidelines = self.guidelines or ""
+        if problem := text_problem(guidelines):
+            return [Problem(problem, field="guidelines")]
+        return model_text_problems(Campaign, {"guidelines": guidelines})
 
     def fields(self) -> dict:
         return {

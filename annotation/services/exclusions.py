@@ -19,7 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Assignment, Campaign, RaterExclusion
-from flaskapp import roles
+from flaskapp import limits, roles
 from flaskapp.errors import DomainError, Problem
 from flaskapp.untrusted import text_problem
 
@@ -27,7 +27,7 @@ PAUSED_MESSAGE = (
     "A researcher has paused your work in this campaign; nothing new is served to "
     "you for now."
 )
-MAX_REASON = 2000
+MAX_REASON = limits.NOTE  # RaterExclusion.reason and end_reason
 
 
 def _reason(reason, field: str = "reason") -> str:
@@ -100,8 +100,8 @@ def rater_decision_end(
     why). Refused when there is none open."""
     roles.require_researcher(user)
     reason = reason.strip() if isinstance(reason, str) else ""
-    if reason and (problem := text_problem(reason)):
-        raise DomainError(f"the reason {problem}", [Problem(problem, field="reason")])
+    if reason:
+        reason = _reason(reason)
     with transaction.atomic():
         locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
         decision = (

@@ -41,9 +41,11 @@ from annotation.models import (
 )
 from annotation.scales import Scale, scale_of
 from annotation.services.import_rows import copy_rows
-from flaskapp import bounds, roles
+from flaskapp import bounds, limits, roles
 from flaskapp.errors import Problem
+from flaskapp.limits import too_long
 from flaskapp.params import ascii_int
+from flaskapp.untrusted import text_problem
 
 # Row fields of a gold file besides the criteria (CSV columns, JSON keys).
 ROW_FIELDS = ("instruction", "model", "response_id", "tolerance", "explanation", "kind")
@@ -167,6 +169,11 @@ def _plan(dataset: Dataset, rows: Iterable[tuple[int | None, dict]], file: str):
         explanation = row.get("explanation") or ""
         if not isinstance(explanation, str):
             problem("must be text", line, "explanation")
+            explanation = ""
+        elif why := text_problem(explanation) or too_long(
+            explanation, limits.GOLD_EXPLANATION
+        ):
+            problem(why, line, "explanation")
             explanation = ""
         given = row.get("scores")
         if given is None:

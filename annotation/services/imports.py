@@ -52,8 +52,11 @@ from annotation.services.score_imports import (
     scores_plan,
     scores_write,
 )
-from flaskapp import roles
+from flaskapp import bounds, roles
 from flaskapp.errors import DomainError, Problem
+from flaskapp.limits import model_text_problems
+from flaskapp.params import ascii_int
+from flaskapp.untrusted import printable, text_problem
 
 log = logging.getLogger(__name__)
 
@@ -324,17 +327,27 @@ def rubric_for(dataset: Dataset | None, options: dict) -> Rubric:
 def rubric_named(name: str) -> Rubric:
     """The rubric a command line names: its id, or its name (the latest version;
     "Name v2" or "Name@2" for another). Raises `DomainError` naming `rubric` and
-    listing the rubrics when there is none."""
+    listing the rubrics when there is none.
+
+    Ids and versions are read with `flaskapp.params.ascii_int` within their bounds:
+    "²" or a 5,000-digit number is a name nobody has, not a traceback from `int()`.
+    """
     text = str(name).strip()
     rubric = None
-    if text.isdigit():
-        rubric = Rubric.objects.filter(pk=int(text)).first()
+    number = ascii_int(text)
+    if number is not None and bounds.ID.contains(number):
+        rubric = Rubric.objects.filter(pk=number).first()
     if rubric is None:
         base, version = text, None
         for sep in ("@", " v"):
             head, _, tail = text.rpartition(sep)
-            if head and tail.isdigit():
-                base, version = head.strip(), int(tail)
+            tail_number = ascii_int(tail)
+            if (
+                head
+                and tail_number is not None
+                and bounds.RUBRIC_VERSION.contains(tail_number)
+            ):
+                base, version = head.strip(), tail_number
                 break
         found = Rubric.objects.filter(name=text).order_by("-version")
         if not found.exists() and version is not None:
@@ -345,9 +358,10 @@ def rubric_named(name: str) -> Rubric:
             f"{r.name!r} (id {r.pk})"
             for r in Rubric.objects.order_by("name", "version")
         )
+        shown = printable(text if len(text) <= 80 else f"{text[:80]}...")
         raise DomainError(
-            f"no rubric named {text!r}",
-            [Problem(f"no rubric {text!r}; the rubrics are: {names}", field="rubric")],
+            f"no rubric named {shown!r}",
+            [Problem(f"no rubric {shown!r}; the rubrics are: {names}", field="rubric")],
         )
     return rubric
 
@@ -383,6 +397,7 @@ def import_parsed(  # noqa: C901 - the import's one transaction, each optional p
     failed; then nothing more is sent).
     """
     output_files = list(output_files or [])
+    _check_description(options.get("description") or "")
     problems = Problems(parsed.problems)
     if options.get("strict") and parsed.warnings and not problems:
         raise DomainError(
@@ -474,6 +489,16 @@ def import_parsed(  # noqa: C901 - the import's one transaction, each optional p
             after_write(dataset, report)
     log.info("import into %s: %s", dataset_name, report.as_dict())
     return report
+
+
+def _check_description(description: str) -> None:
+    """Refuse (DomainError naming `description`) a new dataset's description that
+    cannot be stored or is longer than `Dataset.description` allows."""
+    problem = text_problem(description)
+    problems = [Problem(problem, field="description")] if problem else []
+    problems += model_text_problems(Dataset, {"description": description})
+    if problems:
+        raise DomainError("the file was not imported", problems)
 
 
 def dataset_import_files(

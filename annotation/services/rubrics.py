@@ -13,10 +13,12 @@ from annotation.importers.flask import parse_rubric
 from annotation.importers.rubric_file import looks_like_rubric_file, parse_rubric_file
 from annotation.models import FLASK_GROUPS, Ability, Rubric, Skill, SkillKind
 from flaskapp.errors import DomainError, Problem
+from flaskapp.limits import model_text_problems
 
 # A FLASK file uploaded without a name becomes a version of this rubric.
 FLASK_FILE_DEFAULT_NAME = "FLASK official"
 MAX_RUBRIC_FILE_BYTES = 1_000_000
+SKILL_TEXTS = ("criteria", *(f"anchor_{i}" for i in range(1, 6)))
 
 
 def rubric_get_default() -> Rubric:
@@ -105,6 +107,19 @@ def rubric_import(*, name: str | None = None, data: bytes, file: str) -> Rubric:
         description = f"Imported from {Path(file).name}"
         groups = FLASK_GROUPS
         skills = [_flask_skill(s) for s in flask_skills]
+    # Both file formats check their texts; this is the models' own limit, for all.
+    problems = [
+        problem
+        for skill in skills
+        for problem in model_text_problems(
+            Skill,
+            {f: skill.get(f, "") for f in SKILL_TEXTS},
+            names={f: f"{skill.get('key')}.{f}" for f in SKILL_TEXTS},
+            file=file,
+        )
+    ]
+    if problems:
+        raise DomainError("the rubric was not imported", problems)
     with transaction.atomic():
         last = (
             Rubric.objects.select_for_update()

@@ -21,7 +21,7 @@ from annotation.scales import scale_of
 from annotation.selectors import raters as rater_selectors
 from annotation.services.campaign_spec import spec_from_fields
 from annotation.views.common import LOCKS_SHOWN, rater_users
-from flaskapp import bounds, roles
+from flaskapp import bounds, limits, roles
 from flaskapp.bounds import ID
 from flaskapp.errors import DomainError
 from flaskapp.htmx import HTMX_STOP_POLLING, render_page_or_fragment, wants_fragment
@@ -96,7 +96,9 @@ class CampaignForm(forms.Form):
         required=False, **bounds.RATER_QUOTA.field_kwargs()
     )
     guidelines = forms.CharField(
-        required=False, widget=forms.Textarea(attrs={"rows": 6})
+        required=False,
+        max_length=limits.GUIDELINES,
+        widget=forms.Textarea(attrs={"rows": 6}),
     )
     raters = forms.ModelMultipleChoiceField(
         queryset=get_user_model().objects.none(),

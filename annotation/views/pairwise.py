@@ -50,7 +50,7 @@ from annotation.views.pairwise_rows import (
     parse_pair_answer,
     shown_answer,
 )
-from flaskapp import bounds, roles
+from flaskapp import bounds, limits, roles
 from flaskapp.errors import DomainError, Problem
 from flaskapp.htmx import HTMX_STOP_POLLING, render_page_or_fragment, wants_fragment
 from flaskapp.params import ascii_int
@@ -125,7 +125,9 @@ class PairwiseCampaignForm(forms.Form):
         required=False, **bounds.RATER_QUOTA.field_kwargs()
     )
     guidelines = forms.CharField(
-        required=False, widget=forms.Textarea(attrs={"rows": 5})
+        required=False,
+        max_length=limits.GUIDELINES,
+        widget=forms.Textarea(attrs={"rows": 5}),
     )
     raters = forms.ModelMultipleChoiceField(
         queryset=get_user_model().objects.none(),

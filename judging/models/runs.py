@@ -7,7 +7,7 @@ from django.db import models
 from django.db.models import Q
 
 from annotation.models import Dataset, Instruction, PreferencePair, Response, Skill
-from flaskapp import bounds
+from flaskapp import bounds, limits
 
 
 class PromptTemplate(models.Model):
@@ -31,9 +31,10 @@ class PromptTemplate(models.Model):
     layout = models.CharField(
         max_length=10, choices=Layout.choices, default=Layout.FLASK
     )
-    system_text = models.TextField(blank=True)
+    system_text = models.TextField(max_length=limits.PROMPT_TEMPLATE, blank=True)
     user_text = models.TextField(
-        help_text="Template with {placeholders}; see judging.prompts"
+        max_length=limits.PROMPT_TEMPLATE,
+        help_text="Template with {placeholders}; see judging.prompts",
     )
     is_builtin = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -262,7 +263,9 @@ class JudgeRun(models.Model):
         null=True, blank=True, help_text="Last sign of life of a worker driving it."
     )
     source_note = models.TextField(
-        blank=True, help_text="For imported runs: where from."
+        max_length=limits.DESCRIPTION,
+        blank=True,
+        help_text="For imported runs: where from.",
     )
     # Few-shot examples the prompt showed (judging.fewshot): the rule that drew them
     # and each example's response, criterion, human score and rationale. A run is
@@ -320,9 +323,9 @@ class JudgeCall(models.Model):
         max_length=20, choices=Status.choices, default=Status.PENDING
     )
     prompt_hash = models.CharField(max_length=64, blank=True)
-    raw_output = models.TextField(blank=True)
+    raw_output = models.TextField(max_length=limits.JUDGE_OUTPUT, blank=True)
     parsed = models.JSONField(null=True, blank=True)
-    error = models.TextField(blank=True)
+    error = models.TextField(max_length=limits.CALL_ERROR, blank=True)
     error_kind = models.CharField(max_length=40, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
     parse_failures = models.PositiveSmallIntegerField(default=0)
@@ -408,7 +411,9 @@ class JudgeCache(models.Model):
     """
 
     key = models.CharField(max_length=64, unique=True)
-    raw_output = models.TextField()
+    raw_output = models.TextField(
+        max_length=limits.JUDGE_OUTPUT,
+    )
     input_tokens = models.PositiveIntegerField(default=0)
     output_tokens = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -433,7 +438,7 @@ class JudgeScore(models.Model):
     skill = models.ForeignKey(Skill, on_delete=models.PROTECT, related_name="+")
     sample_index = models.PositiveSmallIntegerField(default=0)
     score = models.SmallIntegerField(null=True, blank=True)
-    rationale = models.TextField(blank=True)
+    rationale = models.TextField(max_length=limits.JUDGE_OUTPUT, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -465,7 +470,9 @@ class JudgeCritique(models.Model):
     )
     response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="+")
     sample_index = models.PositiveSmallIntegerField(default=0)
-    text = models.TextField()
+    text = models.TextField(
+        max_length=limits.JUDGE_OUTPUT,
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -508,7 +515,7 @@ class PairwiseVerdict(models.Model):
     sample_index = models.PositiveSmallIntegerField(default=0)
     verdict_raw = models.CharField(max_length=8, choices=Raw.choices, blank=True)
     verdict = models.CharField(max_length=8, choices=Verdict.choices, blank=True)
-    rationale = models.TextField(blank=True)
+    rationale = models.TextField(max_length=limits.JUDGE_OUTPUT, blank=True)
     call = models.ForeignKey(
         JudgeCall,
         null=True,

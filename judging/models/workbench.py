@@ -16,6 +16,7 @@ from django.db import models
 from django.db.models import Q
 
 from annotation.models import Dataset, Instruction, Response, Skill
+from flaskapp import limits
 from judging.models.runs import JudgeRun, PromptTemplate
 
 
@@ -99,7 +100,7 @@ class TestSplitLook(models.Model):
         on_delete=models.SET_NULL,
         related_name="test_looks",
     )
-    reason = models.TextField(blank=True)
+    reason = models.TextField(max_length=limits.NOTE, blank=True)
     at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -116,7 +117,7 @@ class Experiment(models.Model):
         Dataset, on_delete=models.PROTECT, related_name="experiments"
     )
     name = models.CharField(max_length=200)
-    description = models.TextField(blank=True)
+    description = models.TextField(max_length=limits.DESCRIPTION, blank=True)
     runs = models.ManyToManyField(JudgeRun, related_name="experiments", blank=True)
     baseline = models.ForeignKey(
         JudgeRun,
@@ -179,7 +180,7 @@ class DisagreementTag(models.Model):
     response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="+")
     skill = models.ForeignKey(Skill, on_delete=models.PROTECT, related_name="+")
     tag = models.ForeignKey(FailureTag, on_delete=models.CASCADE, related_name="uses")
-    note = models.TextField(blank=True)
+    note = models.TextField(max_length=limits.NOTE, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
@@ -209,7 +210,9 @@ class CriterionNote(models.Model):
         PromptTemplate, on_delete=models.CASCADE, related_name="criterion_notes"
     )
     skill_key = models.CharField(max_length=100)
-    text = models.TextField()
+    text = models.TextField(
+        max_length=limits.NOTE,
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,

@@ -21,8 +21,9 @@ from django.utils import timezone
 
 from annotation.models import Dataset
 from annotation.services import rubric_freeze
-from flaskapp import roles
+from flaskapp import limits, roles
 from flaskapp.errors import DomainError, Problem
+from flaskapp.limits import clip
 from flaskapp.untrusted import text_problem
 from judging import kinds
 from judging.models import EvalSplit, JudgeRun, JudgeScore
@@ -138,7 +139,7 @@ def _write(
             created_by=user,
             started_at=now,
             finished_at=now,
-            source_note=note,
+            source_note=clip(note, limits.DESCRIPTION),
         )
         JudgeScore.objects.bulk_create(
             [

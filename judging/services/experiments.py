@@ -13,8 +13,10 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
 from annotation.models import Campaign, Dataset
-from flaskapp import roles
+from flaskapp import bounds, roles
 from flaskapp.errors import DomainError, Problem
+from flaskapp.limits import model_text_problems
+from flaskapp.params import ascii_int
 from flaskapp.untrusted import text_problem
 from judging import kinds
 from judging.models import Experiment, JudgeCall, JudgeRun, JudgeScore
@@ -95,10 +97,23 @@ def _check_runs(
     return problems
 
 
+def _ids(values) -> list[int] | None:
+    """The ids in `values` (ints or ASCII digit strings within `bounds.ID`), in order
+    without repeats; None when one is not such an id (a 5,000-digit string included)."""
+    if isinstance(values, str | int):
+        values = [values]
+    wanted = []
+    for value in values or []:
+        number = None if isinstance(value, bool) else ascii_int(value)
+        if number is None or not bounds.ID.contains(number):
+            return None
+        wanted.append(number)
+    return list(dict.fromkeys(wanted))
+
+
 def _runs(ids) -> tuple[list[JudgeRun], list[Problem]]:
-    try:
-        wanted = list(dict.fromkeys(int(i) for i in ids or []))
-    except (TypeError, ValueError):
+    wanted = _ids(ids)
+    if wanted is None:
         return [], [Problem("must be run ids (integers)", field="run_ids")]
     found = {r.pk: r for r in JudgeRun.objects.filter(pk__in=wanted)}
     problems = [
@@ -135,6 +150,7 @@ def experiment_create(
     for field_name, value in (("name", name), ("description", description or "")):
         if problem := text_problem(value):
             problems.append(Problem(problem, field=field_name))
+    problems += model_text_problems(Experiment, {"description": description or ""})
     runs, run_problems = _runs(run_ids)
     problems += run_problems
     baseline = None
@@ -169,9 +185,10 @@ def experiment_create(
 
 
 def _campaigns(dataset: Dataset, campaign_ids, problems: list[Problem]) -> list[int]:
-    try:
-        wanted = sorted({int(c) for c in campaign_ids or []})
-    except (TypeError, ValueError):
+    wanted = _ids(campaign_ids)
+    if wanted is not None:
+        wanted = sorted(wanted)
+    else:
         problems.append(
             Problem("must be campaign ids (integers)", field="campaign_ids")
         )

@@ -51,8 +51,10 @@ from annotation.importers.flask import model_name_from_file
 from annotation.models import Dataset, Skill
 from annotation.scales import Scale
 from annotation.services.rubrics import rubric_freeze
-from flaskapp import roles
+from flaskapp import limits, roles
 from flaskapp.errors import DomainError, Problem
+from flaskapp.limits import clip, too_long
+from flaskapp.untrusted import text_problem
 from judging.models import JudgeCall, JudgeCritique, JudgeRun, JudgeScore
 from judging.services.import_rows import (
     GENERIC_FIELDS,
@@ -129,8 +131,8 @@ def _flask_review_file(
         if not isinstance(review, str):
             reader.fail("review", f"must be the judge's text, got {type_name(review)}")
             review = ""
-        elif "\x00" in review:
-            reader.fail("review", "contains a NUL character (\\u0000)")
+        elif why := text_problem(review) or too_long(review, limits.JUDGE_OUTPUT):
+            reader.fail("review", why)
         elif "review" in row and not review.strip():
             reader.warn("review", "is empty: the scores are imported without it")
         scores = row.get("score")
@@ -197,7 +199,9 @@ def _generic_file(
         external_id = reader.identifier(column["id"])
         model = reader.identifier(column["model"], required=default_model is None)
         model = model or default_model
-        critique = reader.text(column["critique"], required=False).strip()
+        critique = reader.text(
+            column["critique"], required=False, max_length=limits.JUDGE_OUTPUT
+        ).strip()
         critique_only = bool(critique) and row.get(column["skill"]) is None
         if critique_only and row.get(column["score"]) is not None:
             reader.fail(column["skill"], "is missing: a score needs its skill")
@@ -206,8 +210,12 @@ def _generic_file(
             reader.fail(
                 column["score"], "is missing; write a value of the skill or N/A"
             )
-        rationale = reader.text(column["rationale"], required=False)
-        review = reader.text(column["review"], required=False)
+        rationale = reader.text(
+            column["rationale"], required=False, max_length=limits.JUDGE_OUTPUT
+        )
+        review = reader.text(
+            column["review"], required=False, max_length=limits.JUDGE_OUTPUT
+        )
         sample = _sample_index(reader, row, column["sample"])
         if external_id is None or model is None:
             continue
@@ -265,7 +273,12 @@ def _raw_output(
         value = scales[s.skill_id].label_of(s.score)
         note = f": {s.rationale}" if s.rationale else ""
         lines.append(f"{skill_names.get(s.skill_id, s.skill_id)} = {value}{note}")
-    return "\n".join(lines)
+    text = "\n".join(lines)
+    if len(text) > limits.JUDGE_OUTPUT:
+        # A summary of the scores' rationales, each stored whole with its score.
+        cut = "\n[cut: each score keeps its whole rationale]"
+        text = text[: limits.JUDGE_OUTPUT - len(cut)] + cut
+    return text
 
 
 def import_judge_results(
@@ -376,11 +389,14 @@ def import_judge_results(
             created_by=user,
             started_at=now,
             finished_at=now,
-            source_note=f"{fmt} import of {', '.join(names)} ({collector.rows} rows"
-            + (
-                f", {len(warnings)} warning{'s' if len(warnings) != 1 else ''})"
-                if warnings
-                else ")"
+            source_note=clip(
+                f"{fmt} import of {', '.join(names)} ({collector.rows} rows"
+                + (
+                    f", {len(warnings)} warning{'s' if len(warnings) != 1 else ''})"
+                    if warnings
+                    else ")"
+                ),
+                limits.DESCRIPTION,
             ),
         )
         created = JudgeCall.objects.bulk_create(

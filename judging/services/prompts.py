@@ -12,6 +12,7 @@ from django.db.models import Max
 
 from flaskapp import roles
 from flaskapp.errors import DomainError, Problem
+from flaskapp.limits import model_text_problems
 from flaskapp.untrusted import text_problem
 from judging import kinds, prompts
 from judging.models import PromptTemplate
@@ -42,6 +43,10 @@ def prompt_template_create(
     ):
         if problem := text_problem(value):
             problems.append(Problem(problem, field=field_name))
+    problems += model_text_problems(
+        PromptTemplate,
+        {"system_text": system_text or "", "user_text": user_text or ""},
+    )
     if kind not in PromptTemplate.Kind.values:
         problems.append(Problem(f"unknown kind {kind!r}", field="kind"))
     if not (user_text or "").strip():

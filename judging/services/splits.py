@@ -16,13 +16,13 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
 from annotation.models import Dataset, Instruction
-from flaskapp import roles
+from flaskapp import limits, roles
 from flaskapp.errors import DomainError, Problem
 from flaskapp.untrusted import text_problem
 from judging.models import EvalSplit, EvalSplitMember, Experiment, TestSplitLook
 
 MAX_SEED = 2**31 - 1
-MAX_REASON = 2000
+MAX_REASON = limits.NOTE  # TestSplitLook.reason
 
 
 def _fraction(value) -> float:

@@ -19,7 +19,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from annotation.models import Response, Skill
-from flaskapp import roles
+from flaskapp import limits, roles
 from flaskapp.errors import DomainError, Problem
 from flaskapp.untrusted import text_problem
 from judging.models import (
@@ -33,7 +33,7 @@ from judging.models import (
 from judging.selectors.tags import prompt_criterion_keys
 
 MAX_TAG_NAME = 100  # FailureTag.name
-MAX_NOTE = 5000
+MAX_NOTE = limits.NOTE  # DisagreementTag.note, CriterionNote.text
 
 
 def _refuse(message: str, field: str, why: str) -> DomainError:

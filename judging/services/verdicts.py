@@ -20,6 +20,8 @@ from annotation.importers.preferences import PreferenceRow
 from annotation.labels import map_verdict, unmap_verdict
 from annotation.models import Dataset
 from annotation.services.preferences import PreferenceImportReport
+from flaskapp import limits
+from flaskapp.limits import clip
 from judging.models import JudgeConfig, JudgeRun, PairwiseVerdict
 
 BATCH = 2000
@@ -102,8 +104,11 @@ class ImportedVerdicts:
                 created_by=user,
                 started_at=now,
                 finished_at=now,
-                source_note=f"pairwise verdicts imported from {name} "
-                f"(sha256 {report.file_sha256[:12]})",
+                source_note=clip(
+                    f"pairwise verdicts imported from {name} "
+                    f"(sha256 {report.file_sha256[:12]})",
+                    limits.DESCRIPTION,
+                ),
             )
         report.run_id = self.run.pk
         verdicts = {}

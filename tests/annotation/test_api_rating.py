@@ -17,6 +17,7 @@ from rest_framework.test import APIClient
 
 from annotation import services
 from annotation.models import Assignment, Campaign, CampaignItem, HumanScore
+from flaskapp import limits
 from tests.factories import (
     DatasetFactory,
     InstructionFactory,
@@ -978,7 +979,10 @@ def test_submit_saves_scores_na_rationales_and_time(api_client_for, rater, campa
         # No scores at all: every listed skill is named as missing.
         ({}, "scores.readability"),
         (
-            {"scores": full_scores(), "rationales": {"factuality": "x" * 5001}},
+            {
+                "scores": full_scores(),
+                "rationales": {"factuality": "x" * (limits.RATIONALE + 1)},
+            },
             "rationales.factuality",
         ),
         ({"scores": full_scores(), "rationales": ["why"]}, "rationales"),

@@ -42,6 +42,7 @@ from annotation.services.pairwise import (
     pairwise_skip,
     pairwise_submit,
 )
+from flaskapp import limits
 from flaskapp.errors import DomainError
 from tests.factories import (
     DatasetFactory,
@@ -533,7 +534,7 @@ def test_submit_is_idempotent(campaign, raters):
             {
                 "label": "A",
                 "skill_labels": {"factuality": "A", "readability": "B"},
-                "rationale": "x" * 6000,
+                "rationale": "x" * (limits.RATIONALE + 1),
             },
             "rationale",
         ),

@@ -23,8 +23,10 @@ from analysis.selectors.agreement.sources import AgreementError
 from analysis.selectors.experiments import PARTS, experiment_figures
 from annotation.management.commands._cli import command_user
 from annotation.models import Dataset
+from flaskapp import bounds
 from flaskapp.commands import DataCommand
 from flaskapp.errors import DomainError
+from flaskapp.params import BadParameter, parse_int
 from judging.models import Experiment
 from judging.selectors.splits import eval_split_of
 from judging.services.experiments import experiment_add_run, experiment_create
@@ -117,13 +119,13 @@ class Command(DataCommand):
         return dataset
 
     def _experiment(self, raw) -> Experiment:
-        experiment = (
-            Experiment.objects.select_related("dataset")
-            .filter(pk=int(raw) if str(raw).isdigit() else -1)
-            .first()
-        )
+        try:
+            pk = parse_int(raw, "experiment", **bounds.ID.field_kwargs())
+        except BadParameter as exc:
+            raise CommandError(str(exc)) from exc
+        experiment = Experiment.objects.select_related("dataset").filter(pk=pk).first()
         if experiment is None:
-            raise CommandError(f"experiment: no experiment {raw!r}")
+            raise CommandError(f"experiment: no experiment {pk}")
         return experiment
 
     def _split(self, user, options):

@@ -9,6 +9,7 @@ from rest_framework.reverse import reverse
 
 from annotation.models import DATASET_FORMAT_CHOICES, Domain, ImportJob
 from annotation.selectors.gold import gold_expected
+from flaskapp import limits
 
 # --- Rubrics -----------------------------------------------------------------------------
 
@@ -331,7 +332,9 @@ class DatasetImportInputSerializer(serializers.Serializer):
     rubric_id = serializers.IntegerField(
         required=False, help_text="A new dataset's rubric (default: the built-in one)."
     )
-    description = serializers.CharField(required=False, allow_blank=True)
+    description = serializers.CharField(
+        required=False, allow_blank=True, max_length=limits.DESCRIPTION
+    )
     confirm = serializers.BooleanField(
         default=True,
         help_text="True: import at once when valid (inline if small, else queued). "
@@ -432,7 +435,12 @@ class GoldItemInputSerializer(serializers.Serializer):
         help_text="A rater's score is right within this many points (default 0: "
         "exact); labels always exactly.",
     )
-    explanation = serializers.CharField(required=False, allow_blank=True, default="")
+    explanation = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=limits.GOLD_EXPLANATION,
+    )
     kind = serializers.CharField(
         required=False, default="gold", help_text="gold or attention."
     )

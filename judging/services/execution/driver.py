@@ -29,6 +29,8 @@ from django.conf import settings
 from django.db import close_old_connections
 
 from annotation.models import Skill
+from flaskapp import limits
+from flaskapp.limits import too_long
 from judging import baselines, endpoints, kinds, llm, parsing
 from judging.deadlines import HangDeadline
 from judging.models import (
@@ -352,6 +354,13 @@ class Driver:
             result.input_tokens += answer.input_tokens
             result.output_tokens += answer.output_tokens
             result.latency_ms = answer.latency_ms
+            if problem := too_long(answer.text, limits.JUDGE_OUTPUT):
+                # Kept whole or not at all: a cut answer would parse as another one.
+                result.status = JudgeCall.Status.FAILED
+                result.error = f"the judge's answer {problem} (not kept)"
+                result.error_kind = "too_long"
+                result.raw_output = ""
+                return
             result.raw_output = answer.text
             try:
                 self._store_parse(ctx, result, answer.text)

@@ -19,6 +19,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from annotation.models import Skill
+from flaskapp import limits
 from judging import baselines, kinds, prompts
 from judging.kinds import CallContext, CallResult, Claim
 from judging.models import (
@@ -120,7 +121,7 @@ def flush_results(run: JudgeRun, results: list[CallResult]) -> None:
                     status=r.status,
                     raw_output=r.raw_output,
                     parsed=r.parsed,
-                    error=r.error[:5000],
+                    error=r.error[: limits.CALL_ERROR],
                     error_kind=r.error_kind,
                     attempts=r.attempts,
                     parse_failures=r.parse_failures,
@@ -206,7 +207,7 @@ def _update_calls_pg(
             r.status,
             r.raw_output,
             json.dumps(r.parsed) if r.parsed is not None else None,
-            r.error[:5000],
+            r.error[: limits.CALL_ERROR],
             r.error_kind,
             r.attempts,
             r.parse_failures,

@@ -14,7 +14,7 @@ from annotation.api.serializers.rating.values import (
     scale_data,
 )
 from annotation.models import Campaign, Dataset
-from flaskapp import bounds
+from flaskapp import bounds, limits
 from flaskapp.bounds import ID
 from flaskapp.params import ascii_int
 
@@ -86,7 +86,9 @@ class CampaignCreateInputSerializer(serializers.Serializer):
         default=None,
         **bounds.RATER_QUOTA.field_kwargs(),
     )
-    guidelines = serializers.CharField(required=False, allow_blank=True, default="")
+    guidelines = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=limits.GUIDELINES
+    )
     raters = RaterListField(
         required=False, default=list, help_text="Usernames or user ids."
     )
