@@ -86,13 +86,13 @@ class Choice:
             or self.retest
         )
 
-    def adopt_sources(self, result: AgreementResult) -> None:
-        """Take the campaigns and runs the result used (the defaults, where none
-        were chosen), so the form shows them ticked and the drill-down uses them."""
+    def adopt_sources(self, campaign_ids: list[int], run_ids: list[int]) -> None:
+        """Take the campaigns and runs a result used (the defaults, where none were
+        chosen), so the form shows them ticked and the drill-down uses them."""
         if not self.campaign_ids:
-            self.campaign_ids = [c.id for c in result.campaigns]
+            self.campaign_ids = list(campaign_ids)
         if not self.run_ids:
-            self.run_ids = [r.id for r in result.runs]
+            self.run_ids = list(run_ids)
 
     def compute_kwargs(self) -> dict:
         return {

@@ -74,7 +74,9 @@ def _load(request: HttpRequest, dataset_id: int):
             else:
                 choice.no_defaults = str(exc)
     if result is not None:
-        choice.adopt_sources(result)
+        choice.adopt_sources(
+            [c.id for c in result.campaigns], [r.id for r in result.runs]
+        )
     return dataset, sources, slice_values, choice, result
 
 

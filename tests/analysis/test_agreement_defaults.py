@@ -100,7 +100,7 @@ def test_api_without_parameters_answers_with_the_defaults(
     assert [r["id"] for r in body["runs"]] == defaults_of(setup)
     assert body["defaults"]["runs"] is True
     want = agreement_compute(dataset=setup.dataset, n_boot=20)
-    assert body == json.loads(json.dumps(want))
+    assert body == json.loads(json.dumps(want.to_dict()))
 
 
 def test_api_without_parameters_is_refused_to_raters_and_anonymous(

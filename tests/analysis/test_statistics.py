@@ -135,7 +135,7 @@ def test_a_registered_statistic_is_computed_shown_and_explained(
     page = seen["page"]
     assert 'data-sort="' + rid + '.toy_miss"' in page
     assert 'title="Toy miss rate"' in page
-    assert f"{100 * miss['value']:.0f}%" in page
+    assert f"{100 * miss.value:.0f}%" in page
     # the glossary lists it with its text
     assert "<dt>Toy miss rate</dt><dd>Share of items where the judge misses" in page
     csv_rows = [
@@ -151,7 +151,7 @@ def test_a_registered_statistic_is_computed_shown_and_explained(
         line for line in seen["table"].splitlines() if line.startswith("skill")
     )
     assert re.search(r"leniency +toy miss +flag$", header)
-    assert f"{miss['value']:.2f}" in next(
+    assert f"{miss.value:.2f}" in next(
         line for line in seen["table"].splitlines() if line.startswith("OVERALL")
     )
 

@@ -189,8 +189,9 @@ def cache_result(key: str, result: AgreementResult) -> None:
     cache.set(key, result, CACHE_SECONDS)
 
 
-def cached_result(key: str) -> AgreementResult | None:
-    """The cached result under `key`, or None, read with the collector paused."""
+def cached_result(key: str):
+    """The cached result under `key`, or None, read with the collector paused (an
+    :class:`AgreementResult` under an agreement key; the skill profiles and the
+    experiments cache their own results through it too)."""
     with gc_paused():
-        hit = cache.get(key)
-    return hit if isinstance(hit, AgreementResult) else None
+        return cache.get(key)
