@@ -1,7 +1,7 @@
 """The agreement dashboard's reading of the query string and its shaping of
 `agreement_compute()`'s result into table rows, chart SVGs and CSV lines.
 
-Pure functions of plain data (a QueryDict-like `params`, the result dict), no
+Pure functions of plain data (a QueryDict-like `params`, the typed result), no
 database access: the views in `views_agreement` stay thin and these rules are
 tested through them. The query string every dashboard URL shares:
 
@@ -86,13 +86,13 @@ class Choice:
             or self.retest
         )
 
-    def adopt_sources(self, result: dict) -> None:
-        """Take the campaigns and runs the result used (the defaults, where none
-        were chosen), so the form shows them ticked and the drill-down uses them."""
+    def adopt_sources(self, campaign_ids: list[int], run_ids: list[int]) -> None:
+        """Take the campaigns and runs a result used (the defaults, where none were
+        chosen), so the form shows them ticked and the drill-down uses them."""
         if not self.campaign_ids:
-            self.campaign_ids = [c["id"] for c in result.get("campaigns") or []]
+            self.campaign_ids = list(campaign_ids)
         if not self.run_ids:
-            self.run_ids = [r["id"] for r in result.get("runs") or []]
+            self.run_ids = list(run_ids)
 
     def compute_kwargs(self) -> dict:
         return {
@@ -197,10 +197,6 @@ def parse_choice(params, sources: dict, slice_values: dict) -> Choice:
 # --- The table and the charts -----------------------------------------------------------------
 
 
-def _value(stat) -> float | None:
-    return stat.get("value") if isinstance(stat, dict) else None
-
-
 def _sort_value(row: Row, sort: str) -> float | None:
     if sort == "human":
         stat = row.human.stat("alpha_ordinal")
@@ -229,10 +225,9 @@ def _sorted_rows(rows: list[Row], sort: str, descending: bool) -> list[Row]:
     return out
 
 
-def table_context(result: dict | AgreementResult, choice: Choice) -> dict:
+def table_context(result: AgreementResult, choice: Choice) -> dict:
     """Rows and columns of the per-skill table, in the order asked for: the
     registry's table statistics (`analysis.statistics`) per run."""
-    result = AgreementResult.of(result)
     runs = result.run_labels
     columns = statistics.shown_in("table")
     known_sorts = {"human"} | {f"{rid}.{s.key}" for rid, _ in runs for s in columns}
@@ -298,43 +293,42 @@ def table_context(result: dict | AgreementResult, choice: Choice) -> dict:
     }
 
 
-def _chart_rows(result: dict) -> list[dict]:
+def _chart_rows(result: AgreementResult) -> list[Row]:
     levels = ("skill", "ability", "overall")
-    return [r for r in result.get("rows") or [] if r.get("level") in levels]
+    return [r for r in result.rows if r.level in levels]
 
 
-def _models_with_means(result: dict) -> list[str]:
+def _models_with_means(result: AgreementResult) -> list[str]:
     """The result's models that have a mean on some row (a slice by model, or a run
     that skipped a model, leaves the others without any)."""
     scored = set()
-    for row in result.get("rows") or []:
-        for judge in (row.get("judges") or {}).values():
-            for m in (judge.get("models") or {}).get("models") or []:
-                if any(
-                    _value(m.get(k)) is not None for k in ("human_mean", "judge_mean")
-                ):
-                    scored.add(m.get("model"))
-    return [m for m in result.get("models") or [] if m in scored]
+    for row in result.rows:
+        for judge in row.judges.values():
+            for m in judge.models.models:
+                if m.human_mean.defined or m.judge_mean.defined:
+                    scored.add(m.model)
+    return [m for m in result.models if m in scored]
 
 
-def charts_context(result: dict, choice: Choice) -> dict:
+def charts_context(result: AgreementResult, choice: Choice) -> dict:
     """The SVGs of the charts section: a radar per model with scores; for the chosen
     row a heatmap and a scatter per run and the rank bars."""
     rows = _chart_rows(result)
     models = _models_with_means(result)
-    keys = [r["key"] for r in rows]
+    keys = [r.key for r in rows]
     chart = choice.chart if choice.chart in keys else (keys[0] if keys else "")
-    runs = charts.run_labels(result)
+    runs = result.run_labels
+    chart_row = result.row(chart)
     return {
         "chart_rows": rows,
         "chart": chart,
-        "chart_label": (charts.find_row(result, chart) or {}).get("label", chart),
+        "chart_label": chart_row.label if chart_row else chart,
         "radars": [
             (m, charts.radar_from_agreement(result, m, choice.radar)) for m in models
         ],
         "radar_view": choice.radar,
         "radar_views": list(charts.RADAR_VIEWS.items()),
-        "models_without_scores": len(result.get("models") or []) - len(models),
+        "models_without_scores": len(result.models) - len(models),
         "per_run": [
             {
                 "run_id": rid,
@@ -351,24 +345,24 @@ def charts_context(result: dict, choice: Choice) -> dict:
 # --- Downloads -------------------------------------------------------------------------
 
 
-def chart_svg(kind: str, params, result: dict) -> tuple[str, list]:
+def chart_svg(kind: str, params, result: AgreementResult) -> tuple[str, list]:
     """One chart of the dashboard and the parts of its file name; BadChoice names a
     parameter (`model`, `chart`, `judge`) the result does not have."""
     if kind == "radar":
         model = params.get("model", "")
-        if model not in (result.get("models") or []):
+        if model not in result.models:
             raise BadChoice(f"`model`: “{model}” is not a model of this result.")
         view = params.get("radar", "") or "shared"
         if view not in charts.RADAR_VIEWS:
             raise BadChoice(f"`radar`: “{view[:40]}” is not a view.")
         return charts.radar_from_agreement(result, model, view), [model, view]
     row = params.get("chart", "")
-    if charts.find_row(result, row) is None:
+    if result.row(row) is None:
         raise BadChoice(f"`chart`: “{row}” is not a row of the table.")
     if kind == "ranks":
         return charts.rank_bars_from_agreement(result, row), [row]
     judge = params.get("judge", "")
-    if judge not in dict(charts.run_labels(result)):
+    if judge not in dict(result.run_labels):
         raise BadChoice(f"`judge`: “{judge}” is not one of the compared runs.")
     render_chart = (
         charts.heatmap_from_agreement
@@ -402,11 +396,10 @@ TABLE_CSV_HEADER = [
 ]
 
 
-def table_csv_lines(result: dict | AgreementResult) -> list[list]:
+def table_csv_lines(result: AgreementResult) -> list[list]:
     """The table in long form: one line per row, source and statistic, with the
     reference's ceiling (source "reference"), every statistic of the registry
     (`analysis.statistics`) and each run's flag."""
-    result = AgreementResult.of(result)
     lines = [TABLE_CSV_HEADER]
     runs = result.run_labels
     for row in result.rows:
@@ -436,7 +429,7 @@ def table_csv_lines(result: dict | AgreementResult) -> list[list]:
     return lines
 
 
-def model_csv_lines(result: dict) -> list[list]:
+def model_csv_lines(result: AgreementResult) -> list[list]:
     """Model means behind the radar and rank charts: one line per row, run and model."""
     lines = [
         [
@@ -452,23 +445,23 @@ def model_csv_lines(result: dict) -> list[list]:
             "judge_mean_n",
         ]
     ]
-    for row in result.get("rows") or []:
-        for rid, label in charts.run_labels(result):
-            judge = (row.get("judges") or {}).get(rid) or {}
-            for m in (judge.get("models") or {}).get("models") or []:
-                h, j = m.get("human_mean") or {}, m.get("judge_mean") or {}
+    for row in result.rows:
+        for rid, label in result.run_labels:
+            judge = row.judge(rid)
+            for m in judge.models.models if judge else ():
+                h, j = m.human_mean, m.judge_mean
                 lines.append(
                     [
-                        row.get("key"),
-                        row.get("label"),
+                        row.key,
+                        row.label,
                         f"run:{rid}",
                         label,
-                        m.get("model"),
-                        m.get("n"),
-                        h.get("value"),
-                        h.get("n"),
-                        j.get("value"),
-                        j.get("n"),
+                        m.model,
+                        m.n,
+                        h.value,
+                        h.n,
+                        j.value,
+                        j.n,
                     ]
                 )
     return lines

@@ -33,22 +33,17 @@ def _num(stat: Stat | None) -> str:
 
 
 def _ceiling_name(result: AgreementResult) -> str:
-    kind = (result.reference or {}).get("kind")
+    kind = result.reference.kind
     return "human ceiling" if kind == "humans" else "reference ceiling"
 
 
-def _plain(stat: Stat | None) -> dict | None:
-    return None if stat is None else stat.to_dict()
-
-
-def headlines(result: dict | AgreementResult) -> list[dict]:
+def headlines(result: AgreementResult) -> list[dict]:
     """One headline per compared run, in the result's order.
 
     Each: run_id, label, text (the whole sentence), and its parts: stat (the QWK
-    dict), ceiling (the overall row's alpha dict), below, skills (counts), n (items
+    :class:`Stat`), ceiling (the overall row's alpha), below, skills (counts), n (items
     both scored overall).
     """
-    result = AgreementResult.of(result)
     overall = result.row("overall")
     ceiling = overall.human.stat("alpha_ordinal") if overall else None
     skills = [r for r in result.rows if r.level == "skill"]
@@ -75,8 +70,8 @@ def headlines(result: dict | AgreementResult) -> list[dict]:
                 "run_id": rid,
                 "label": label,
                 "text": text,
-                "stat": _plain(stat),
-                "ceiling": _plain(ceiling),
+                "stat": stat,
+                "ceiling": ceiling,
                 "below": below,
                 "significant": significant,
                 "skills": len(shared),
@@ -96,11 +91,10 @@ def _title(what: str, stat: Stat | None, extra: str = "") -> str:
     return text + (f"; {extra}" if extra else "")
 
 
-def compact_table(result: dict | AgreementResult) -> dict:
+def compact_table(result: AgreementResult) -> dict:
     """The compact table: per row (a :class:`Row`) the ceiling's α and each run's
     headline statistic, one number per cell (None when undefined), the interval, n
     and flag in `title`."""
-    result = AgreementResult.of(result)
     headline = statistics.headline()
     runs = result.run_labels
     rows = []

@@ -11,8 +11,8 @@ each entry's ``compute``), the result's keys and their order
 statistic is one function plus one entry here.
 
 A statistic belongs to a ``side``: ``"raters"`` (among the reference raters, in
-``row["human"]`` and ``judge["human"]``) or ``"judge"`` (the judge against the
-reference, in ``row["judges"][run]``). A key is unique within its side (the raters'
+``row.human`` and ``row.judge(run).human`` of the agreement result) or ``"judge"``
+(the judge against the reference, in ``row.judge(run)``). A key is unique within its side (the raters'
 ``exact`` and the judge's ``exact`` are two statistics).
 
 ``compute(t)`` takes the group's :class:`analysis.stats.agreement.Tables` (weight

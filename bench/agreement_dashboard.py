@@ -378,23 +378,23 @@ def main() -> None:
         # the numbers from the database equal the libraries' on the same arrays
         rid = str(run.pk)
         worst, where = 0.0, ""
-        for row in result["rows"]:
-            ref = floor.get(row["key"])
-            j = row["judges"][rid]
+        for row in result.rows:
+            ref = floor.get(row.key)
+            j = row.judge(rid)
             pairs = [
-                (k, j[k]["value"], ref[k])
+                (k, j.stat(k).value, ref[k])
                 for k in ("spearman", "kendall", "pearson", "qwk", "leniency", "mae")
             ]
             pairs.append(
                 # The raters' alpha on the items this run scored too (the floor's
-                # items); row["human"] is the ceiling over every human-rated item.
-                ("alpha_ordinal", j["human"]["alpha_ordinal"]["value"],
+                # items); row.human is the ceiling over every human-rated item.
+                ("alpha_ordinal", j.human.stat("alpha_ordinal").value,
                  ref["alpha_ordinal"])
             )  # fmt: skip
             for k, got, want in pairs:
                 rel = abs(got - want) / max(abs(want), 1e-12)
                 if rel > worst:
-                    worst, where = rel, f"{row['key']} {k}: {got!r} vs {want!r}"
+                    worst, where = rel, f"{row.key} {k}: {got!r} vs {want!r}"
 
         print(f"cold, {args.boot} resamples: median {t_cold:.3f} s "
               f"(runs {', '.join(f'{t:.3f}' for t in cold_runs)}); target < {TARGET_COLD} s, "
@@ -408,13 +408,12 @@ def main() -> None:
               f" cold / floor = {t_cold / t_floor:.2f}x "
               f"(the cold run also has {args.boot} resamples of every statistic)")  # fmt: skip
         print(f"max relative difference vs libraries: {worst:.1e} ({where})")
-        overall = next(r for r in result["rows"] if r["key"] == "overall")["judges"][
-            rid
-        ]
+        overall = result.row("overall").judge(rid)
+        spearman = overall.stat("spearman")
         print(
-            f"overall: spearman {overall['spearman']['value']:.3f} "
-            f"{overall['spearman']['ci']}, qwk {overall['qwk']['value']:.3f}, "
-            f"items {overall['counts']['scored_by_both']:,}"
+            f"overall: spearman {spearman.value:.3f} {list(spearman.ci)}, "
+            f"qwk {overall.stat('qwk').value:.3f}, "
+            f"items {overall.scored_by_both:,}"
         )
     finally:
         from django.db import connections

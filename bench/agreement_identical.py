@@ -13,7 +13,9 @@ It writes the data of ``bench/agreement_dashboard.py`` (700 instructions x 12 mo
 12 skills, 96,000 human and 100,800 judge scores) into a scratch database (dropped
 at the end) and dumps, for the whole dataset and for the slice difficulty 3:
 ``agreement_compute``'s result, the API's JSON body, the dashboard's table and
-models CSV, the ``agreement`` command's json and table outputs.
+models CSV, the ``agreement`` command's json and table outputs, and the dashboard
+page's HTML (compact, full table, radars on all items; its CSRF token blanked) with
+every chart inlined in it.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import argparse
 import io
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -125,7 +128,17 @@ def _dump(n_boot: int, scale: str) -> dict:
             argv += ["--slice", f"{slice_dim}={slice_value}"]
         call_command("agreement", *argv, "--format", "json", stdout=text)
         out[f"{name}/command.json"] = text.getvalue()
+        page = reverse("analysis:agreement", args=[dataset.pk]) + query
+        for view, extra in (("", ""), ("full", "&full=1"), ("radar-all", "&radar=all")):
+            html = client.get(page + extra).content.decode()
+            out[f"{name}/page{'.' if view else ''}{view}"] = _no_token(html)
     return out
+
+
+def _no_token(html: str) -> str:
+    """The page without its CSRF token (a new one on every request)."""
+    html = re.sub(r'("X-CSRFToken": ")[^"]+"', r'\1"', html)
+    return re.sub(r'(name="csrfmiddlewaretoken" value=")[^"]+"', r'\1"', html)
 
 
 if __name__ == "__main__":

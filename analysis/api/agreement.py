@@ -153,8 +153,8 @@ class AgreementApi(APIView):
         # The categorical criteria's figures, when the rubric has any.
         categorical = classification_for_agreement(dataset=dataset, result=result)
         if categorical is not None:
-            result = {**result, "categorical": categorical}
-        return Response(result)
+            result = result.with_extra(categorical=categorical)
+        return Response(result.to_dict())
 
 
 class AgreementSourcesApi(APIView):

@@ -19,7 +19,7 @@ inlined in a page and served as a download. The contract every chart keeps:
   starts ``heading_extra`` lower), radar labels lie beyond the outer ring and the
   scale numbers inside it.
 
-The ``*_from_agreement`` adapters take the dict returned by
+The ``*_from_agreement`` adapters take the ``AgreementResult`` returned by
 ``analysis.selectors.agreement.agreement_compute`` (see its contract) and pick one
 chart's numbers out of it; the ``*_from_metaeval`` adapters take one run of
 ``analysis.selectors.metaeval.metaeval_compute``'s result.
@@ -27,12 +27,9 @@ chart's numbers out of it; the ``*_from_metaeval`` adapters take one run of
 
 from analysis.charts.agreement import (
     RADAR_VIEWS,
-    find_row,
     heatmap_from_agreement,
     radar_from_agreement,
     rank_bars_from_agreement,
-    reference_label,
-    run_labels,
     scatter_from_agreement,
 )
 from analysis.charts.bars import rank_bars_chart, ranks_from_means
@@ -60,7 +57,6 @@ __all__ = [
     "interval_bars_chart",
     "probe_effects_from_metaeval",
     "empty_chart",
-    "find_row",
     "heatmap_chart",
     "heatmap_from_agreement",
     "radar_chart",
@@ -69,8 +65,6 @@ __all__ = [
     "rank_bars_chart",
     "rank_bars_from_agreement",
     "ranks_from_means",
-    "reference_label",
-    "run_labels",
     "scatter_chart",
     "scatter_from_agreement",
 ]

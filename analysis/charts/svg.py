@@ -295,7 +295,3 @@ def fmt_value(x: float, kind: str = "share") -> str:
 def shorten(name: str, limit: int = 22) -> str:
     name = str(name)
     return name if len(name) <= limit else name[: limit - 1] + "…"
-
-
-# ---------------------------------------------------------------------------------
-# Adapters from agreement_compute()'s result

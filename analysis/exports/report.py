@@ -108,15 +108,15 @@ def _safe_path(path: str) -> str:
 
 
 def fmt_stat(stat: dict | Stat | None) -> str:
-    """ "0.61 [0.55, 0.67]", or "n/a" for an undefined statistic (a figure's JSON
-    or an agreement :class:`Stat`)."""
-    if isinstance(stat, Stat):
-        stat = stat.to_dict()
-    if not isinstance(stat, dict) or stat.get("value") is None:
+    """ "0.61 [0.55, 0.67]", or "n/a" for an undefined statistic (an agreement
+    :class:`Stat`, or the JSON of another section's figure)."""
+    if isinstance(stat, dict):
+        stat = Stat.of(stat)
+    if stat is None or stat.value is None:
         return "n/a"
-    text = f"{stat['value']:.2f}"
-    if stat.get("ci"):
-        text += f" [{stat['ci'][0]:.2f}, {stat['ci'][1]:.2f}]"
+    text = f"{stat.value:.2f}"
+    if stat.ci:
+        text += f" [{stat.ci[0]:.2f}, {stat.ci[1]:.2f}]"
     return text
 
 
@@ -157,13 +157,12 @@ def _agreement(files: dict, notes: list, dataset, campaign_ids, run_ids, n_boot,
     except AgreementError as exc:
         notes.append(f"Agreement: left out ({exc}).")
         return None
-    if not result["runs"]:
+    if not result.runs:
         notes.append("Agreement: left out (no judge run with scores).")
         return result
-    typed = AgreementResult.of(result)
-    files["agreement/table.csv"] = csv_text(table_csv_lines(typed)).encode()
+    files["agreement/table.csv"] = csv_text(table_csv_lines(result)).encode()
     files["agreement/models.csv"] = csv_text(model_csv_lines(result)).encode()
-    runs = typed.run_labels
+    runs = result.run_labels
     columns = statistics.shown_in("report")
     items_of = statistics.headline().key  # its n: the items the row stands on
     header = ["Row", "Items"] + [
@@ -172,7 +171,7 @@ def _agreement(files: dict, notes: list, dataset, campaign_ids, run_ids, n_boot,
         for s in columns
     ]
     rows = []
-    for row in typed.rows:
+    for row in result.rows:
         cells = [row.judge(rid) for rid, _ in runs]
         n = max((c.stat(items_of).n if c and c.stat(items_of) else 0) for c in cells)
         rows.append(
@@ -185,13 +184,13 @@ def _agreement(files: dict, notes: list, dataset, campaign_ids, run_ids, n_boot,
         f"Judge-human agreement on {dataset.name} (95% bootstrap CIs, "
         f"{n_boot} resamples, seed {seed})",
     ).encode()
-    if agreement_charts.find_row(result, "overall"):
+    if result.row("overall"):
         _chart(
             files,
             "agreement/ranks-overall",
             agreement_charts.rank_bars_from_agreement(result, "overall"),
         )
-    for model in result.get("models") or []:
+    for model in result.models:
         slug = file_slug(model)
         _chart(
             files,
@@ -201,7 +200,13 @@ def _agreement(files: dict, notes: list, dataset, campaign_ids, run_ids, n_boot,
     return result
 
 
-def _readme(dataset: Dataset, result, notes: list[str], n_boot: int, seed: int) -> str:
+def _readme(
+    dataset: Dataset,
+    result: AgreementResult | None,
+    notes: list[str],
+    n_boot: int,
+    seed: int,
+) -> str:
     campaigns = list(
         Campaign.objects.filter(dataset=dataset).order_by("pk").values("pk", "name")
     )
@@ -246,8 +251,8 @@ def _readme(dataset: Dataset, result, notes: list[str], n_boot: int, seed: int) 
         for x in exclusions
     ] or ["- none"]
     if result is not None:
-        used = ", ".join(str(c["id"]) for c in result.get("campaigns") or []) or "none"
-        runs = ", ".join(str(r["id"]) for r in result.get("runs") or []) or "none"
+        used = ", ".join(str(c.id) for c in result.campaigns) or "none"
+        runs = ", ".join(str(r.id) for r in result.runs) or "none"
         lines += ["", f"Agreement: campaigns {used}; runs {runs}."]
     lines += [
         "",

@@ -18,13 +18,13 @@ def text_table(rows: list[list[str]]) -> list[str]:
 
 
 def stat_text(r: dict | Stat | None, digits: int = 2) -> str:
-    """A statistic (its JSON or a :class:`Stat`) as "0.61 [0.55, 0.67]" or
-    "n/a (n=1)"."""
-    if isinstance(r, Stat):
-        r = r.to_dict()
-    if not r or r.get("value") is None:
-        return f"n/a (n={r['n'] if r else 0})"
-    text = f"{r['value']:.{digits}f}"
-    if r.get("ci"):
-        text += f" [{r['ci'][0]:.{digits}f}, {r['ci'][1]:.{digits}f}]"
+    """A statistic (a :class:`Stat`, or the JSON of another command's figure) as
+    "0.61 [0.55, 0.67]" or "n/a (n=1)"."""
+    if isinstance(r, dict):
+        r = Stat.of(r) if r else None
+    if r is None or r.value is None:
+        return f"n/a (n={r.n if r else 0})"
+    text = f"{r.value:.{digits}f}"
+    if r.ci:
+        text += f" [{r.ci[0]:.{digits}f}, {r.ci[1]:.{digits}f}]"
     return text

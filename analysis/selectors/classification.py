@@ -48,6 +48,7 @@ from analysis.selectors.agreement.inputs import (
     quoted_table,
     slice_mask,
 )
+from analysis.selectors.agreement.result import AgreementResult
 from analysis.selectors.agreement.rows import result_dict
 from analysis.selectors.agreement.sources import (
     agreement_defaults,
@@ -347,23 +348,25 @@ def classification_compute(
     return result
 
 
-def classification_for_agreement(*, dataset: Dataset, result: dict) -> dict | None:
+def classification_for_agreement(
+    *, dataset: Dataset, result: AgreementResult
+) -> dict | None:
     """The categorical section of an agreement result (the dashboard's and the API's
     hook): :func:`classification_compute` on the same campaigns, runs, slice,
     resamples and seed, or None when the rubric has no categorical criterion or the
     reference is not the human raters (one query then)."""
-    if result.get("reference", {}).get("kind") != "humans":
+    if result.reference.kind != "humans":
         return None
-    if not result.get("campaigns") or not dataset_has_categorical(dataset):
+    if not result.campaigns or not dataset_has_categorical(dataset):
         return None
     return classification_compute(
         dataset=dataset,
-        campaign_ids=[c["id"] for c in result["campaigns"]],
-        run_ids=[r["id"] for r in result["runs"]],
-        slice_dim=result["slice"]["dim"],
-        slice_value=result["slice"]["value"],
-        n_boot=result["n_boot"],
-        seed=result["seed"],
+        campaign_ids=[c.id for c in result.campaigns],
+        run_ids=[r.id for r in result.runs],
+        slice_dim=result.slice.dim,
+        slice_value=result.slice.value,
+        n_boot=result.n_boot,
+        seed=result.seed,
     )
 
 

@@ -254,7 +254,18 @@ def _profiles_result(inp, instructions, sources, n_sk, n_boot, seed) -> dict:
     present = {
         inp.skills.keys[c] for _, crit, _ in located for c in np.unique(crit).tolist()
     }
-    rows = rows_skeleton(inp.skills, present)
+    skeleton = rows_skeleton(inp.skills, present)
+    rows = [
+        {
+            "key": r.key,
+            "level": r.level,
+            "skill": r.skill,
+            "label": r.label,
+            "ability": r.ability,
+            "scale": r.scale.to_dict(),
+        }
+        for r in skeleton
+    ]
     models = [resp.model_names[m] for m in model_ids]
     base = {
         "aggregation": AGGREGATION,
@@ -280,8 +291,8 @@ def _profiles_result(inp, instructions, sources, n_sk, n_boot, seed) -> dict:
         ),
         strict=True,
     )
-    members = row_skills(rows, inp.skills.keys)
-    mixed = [bool(row["scale"].get("mixed")) for row in rows]
+    members = row_skills(skeleton, inp.skills.keys)
+    mixed = [r.scale.mixed for r in skeleton]
     values = [inp.skills.values[k] for k in inp.skills.keys] or [np.arange(1.0, 6.0)]
     low = np.array([v[0] for v in values], float)
     span = np.array([max(v[-1] - v[0], 1.0) for v in values], float)
@@ -289,7 +300,7 @@ def _profiles_result(inp, instructions, sources, n_sk, n_boot, seed) -> dict:
         np.stack(sums), np.stack(counts), members, mixed, low, span, n_boot, seed
     )
     for r, row in enumerate(rows):
-        row["values_scale"] = "normalised" if mixed[r] else row["scale"]["label"]
+        row["values_scale"] = "normalised" if mixed[r] else skeleton[r].scale.label
         row["note"] = NORMALISED if mixed[r] else ""
         row["sources"] = {
             source["key"]: _source_row(prof, s, r, models)

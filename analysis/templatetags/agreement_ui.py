@@ -35,25 +35,36 @@ def format_number(value, kind: str = "corr") -> str:
     return _number(float(value), kind) if _defined(value) else ""
 
 
+def _parts(result) -> tuple | None:
+    """(value, n, ci, reason) of an agreement :class:`Stat` or of a statistic's
+    JSON {"value", "n", "ci", "reason"} (another page's figures); None otherwise."""
+    if isinstance(result, Stat):
+        return result.value, result.n, result.ci, result.reason
+    if isinstance(result, dict):
+        return (
+            result.get("value"),
+            result.get("n") or 0,
+            result.get("ci") or None,
+            result.get("reason") or "",
+        )
+    return None
+
+
 @register.filter
 def stat(result, kind: str = "corr") -> SafeString:
-    """`{{ r|stat:"corr" }}` for a statistic dict {"value", "n", "ci", "reason"} (or
-    an agreement :class:`Stat`): the value, its 95% interval and n; kinds: corr
-    (0.00), share (0%), signed (+0.00)."""
-    if isinstance(result, Stat):
-        result = result.to_dict()
-    if not isinstance(result, dict):
+    """`{{ r|stat:"corr" }}` for a statistic (an agreement :class:`Stat` or its
+    JSON {"value", "n", "ci", "reason"}): the value, its 95% interval and n; kinds:
+    corr (0.00), share (0%), signed (+0.00)."""
+    parts = _parts(result)
+    if parts is None:
         return mark_safe('<span class="stat-undefined">not enough data (n=0)</span>')
-    n = result.get("n") or 0
-    value = result.get("value")
+    value, n, ci, reason = parts
     if not _defined(value):
-        reason = result.get("reason") or "not enough data"
         return format_html(
             '<span class="stat-undefined" title="{}">not enough data (n={})</span>',
-            reason,
+            reason or "not enough data",
             n,
         )
-    ci = result.get("ci") or None
     ci_html = ""
     if ci and len(ci) == 2 and _defined(ci[0]) and _defined(ci[1]):
         ci_html = format_html(
@@ -74,21 +85,20 @@ def stat_reason(result, kind: str = "corr") -> SafeString:
     """`stat`, except that an undefined figure shows its reason in words (the reader
     needs it to act, e.g. "no response ... comes from the judge's own model family"),
     then its n."""
-    value = result.get("value") if isinstance(result, dict) else None
-    reason = result.get("reason") if isinstance(result, dict) else ""
+    value, n, _, reason = _parts(result) or (None, 0, None, "")
     if _defined(value) or not reason:
         return stat(result, kind)
     return format_html(
         '<span class="stat-undefined">{}</span><span class="stat-n">n={}</span>',
         reason,
-        result.get("n") or 0,
+        n,
     )
 
 
 @register.filter
 def stat_value(result, kind: str = "corr") -> str:
     """Only the number (for tooltips), or "not enough data"."""
-    value = result.get("value") if isinstance(result, dict) else None
+    value = (_parts(result) or (None,))[0]
     return _number(value, kind) if _defined(value) else "not enough data"
 
 

@@ -22,7 +22,7 @@ from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 
-from analysis import charts, headline
+from analysis import headline
 from analysis.display import (
     CHART_KINDS,
     DRILL_LIMIT,
@@ -41,7 +41,6 @@ from analysis.display import (
 from analysis.exports.encoding import csv_text
 from analysis.glossary import agreement_glossary
 from analysis.selectors import agreement as agreement
-from analysis.selectors.agreement.result import AgreementResult
 from analysis.selectors.classification import classification_for_agreement
 from annotation import selectors as annotation_selectors
 from flaskapp import roles
@@ -75,7 +74,9 @@ def _load(request: HttpRequest, dataset_id: int):
             else:
                 choice.no_defaults = str(exc)
     if result is not None:
-        choice.adopt_sources(result)
+        choice.adopt_sources(
+            [c.id for c in result.campaigns], [r.id for r in result.runs]
+        )
     return dataset, sources, slice_values, choice, result
 
 
@@ -141,10 +142,9 @@ def agreement_dashboard(request: HttpRequest, dataset_id: int) -> HttpResponse:
         else "",
     }
     if result is not None:
-        typed = AgreementResult.of(result)  # read once for the three tables
-        context["headlines"] = headline.headlines(typed)
-        context["compact"] = headline.compact_table(typed)
-        context["table"] = table_context(typed, choice)
+        context["headlines"] = headline.headlines(result)
+        context["compact"] = headline.compact_table(result)
+        context["table"] = table_context(result, choice)
         context["glossary"] = agreement_glossary()
         context.update(charts_context(result, choice))
         context["categorical"] = classification_for_agreement(
@@ -205,14 +205,14 @@ def _disagreements(request: HttpRequest, dataset_id: int, skill_key: str):
     skill."""
     dataset, _, _, choice, result = _load(request, dataset_id)
     _require_result(choice, result)
-    row = charts.find_row(result, f"skill:{skill_key}")
+    row = result.row(f"skill:{skill_key}")
     if row is None:
         raise Http404("No such skill in this table.")
-    runs = charts.run_labels(result)
+    runs = result.run_labels
     judge = request.GET.get("judge", "") or (runs[0][0] if runs else "")
     if judge not in dict(runs):
         raise BadChoice(f"`judge`: “{judge}” is not one of the compared runs.")
-    if not choice.campaign_ids or result["reference"]["kind"] != "humans":
+    if not choice.campaign_ids or result.reference.kind != "humans":
         raise BadChoice(
             "`campaign`: the drill-down compares a judge with human raters; choose "
             "a campaign and no reference run or test-retest."

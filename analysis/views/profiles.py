@@ -81,7 +81,10 @@ def leaderboard_profiles(request: HttpRequest, dataset_id: int) -> HttpResponse:
             choice.errors.append(str(exc))
         else:
             # The summary and the form show the sources used (the defaults too).
-            choice.adopt_sources(result)
+            choice.adopt_sources(
+                [c["id"] for c in result.get("campaigns") or []],
+                [r["id"] for r in result.get("runs") or []],
+            )
     context = {
         "dataset": dataset,
         "page_url": reverse("analysis:leaderboard-profiles", args=[dataset.pk]),

@@ -6,6 +6,8 @@ adjudication; bad values are refused naming the parameter."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import scipy.stats as sps
@@ -69,7 +71,7 @@ def arrays(s, settled):
 
 
 def skill_row(result):
-    return next(r for r in result["rows"] if r["key"] == f"skill:{KEY}")
+    return result.row(f"skill:{KEY}")
 
 
 def test_judges_meet_the_settled_values(setup, researcher):
@@ -80,28 +82,25 @@ def test_judges_meet_the_settled_values(setup, researcher):
     adjudicated = agreement_compute(
         dataset=setup.dataset, n_boot=50, human_reference="adjudicated"
     )
-    assert adjudicated["reference"]["humans"] == "adjudicated"
-    assert "adjudicated" in adjudicated["reference"]["label"]
+    assert adjudicated.reference.humans == "adjudicated"
+    assert "adjudicated" in adjudicated.reference.label
     for result, used in ((raters, {}), (adjudicated, settled)):
         mean, med, jv = arrays(setup, used)
-        j = skill_row(result)["judges"][rid]
-        assert j["qwk"]["value"] == pytest.approx(
+        j = skill_row(result).judge(rid)
+        assert j.stat("qwk").value == pytest.approx(
             cohen_kappa_score(jv.astype(int), med.astype(int), weights="quadratic")
         )
-        assert j["spearman"]["value"] == pytest.approx(sps.spearmanr(jv, mean)[0])
-        assert j["exact"]["value"] == pytest.approx(np.mean(jv == med))
-        assert j["mae"]["value"] == pytest.approx(np.mean(np.abs(jv - mean)))
+        assert j.stat("spearman").value == pytest.approx(sps.spearmanr(jv, mean)[0])
+        assert j.stat("exact").value == pytest.approx(np.mean(jv == med))
+        assert j.stat("mae").value == pytest.approx(np.mean(np.abs(jv - mean)))
 
     # The raters' own agreement (the ceiling) does not change with the reference;
     # the humans' model means do (they are the reference's).
     def ceiling(result):
-        return {k: v for k, v in skill_row(result)["human"].items() if k != "models"}
+        return replace(skill_row(result).human, models=None)
 
     assert ceiling(raters) == ceiling(adjudicated)
-    assert (
-        skill_row(raters)["human"]["models"]
-        != skill_row(adjudicated)["human"]["models"]
-    )
+    assert skill_row(raters).human.models != skill_row(adjudicated).human.models
 
 
 def test_the_cache_follows_each_adjudication(setup, researcher):
@@ -111,15 +110,15 @@ def test_the_cache_follows_each_adjudication(setup, researcher):
     # Nothing settled yet: the same figures as the raters'.
     rid = str(setup.runs[0].pk)
     plain = agreement_compute(dataset=setup.dataset, n_boot=20)
-    assert (
-        skill_row(first)["judges"][rid]["qwk"] == skill_row(plain)["judges"][rid]["qwk"]
+    assert skill_row(first).judge(rid).stat("qwk") == skill_row(plain).judge(rid).stat(
+        "qwk"
     )
     settle(setup, researcher)
     again = agreement_compute(
         dataset=setup.dataset, n_boot=20, human_reference="adjudicated"
     )
-    assert (
-        skill_row(again)["judges"][rid]["qwk"] != skill_row(first)["judges"][rid]["qwk"]
+    assert skill_row(again).judge(rid).stat("qwk") != skill_row(first).judge(rid).stat(
+        "qwk"
     )
 
 
@@ -174,17 +173,17 @@ def test_the_latent_reference_is_the_dawid_skene_label(setup):
     result = agreement_compute(
         dataset=setup.dataset, n_boot=20, human_reference="latent"
     )
-    assert result["reference"]["humans"] == "latent"
+    assert result.reference.humans == "latent"
     human, judge = setup.tables
     latent = {r.pk: int(theirs[r.pk]) for r in setup.responses.values()}
     med = np.array([latent[setup.responses[(i, m)].pk]
                     for (i, m, _), _s in sorted(human.items())], float)  # fmt: skip
     jv = np.array([judge[k] for k in sorted(human)], float)
-    j = skill_row(result)["judges"][str(setup.runs[0].pk)]
-    assert j["qwk"]["value"] == pytest.approx(
+    j = skill_row(result).judge(setup.runs[0].pk)
+    assert j.stat("qwk").value == pytest.approx(
         cohen_kappa_score(jv.astype(int), med.astype(int), weights="quadratic")
     )
-    assert j["exact"]["value"] == pytest.approx(np.mean(jv == med))
+    assert j.stat("exact").value == pytest.approx(np.mean(jv == med))
 
 
 @pytest.mark.parametrize("how", ["mean", "median"])
@@ -192,13 +191,13 @@ def test_one_score_per_item_references(setup, how):
     """mean / median: every statistic against one rounded score per item."""
     human, judge = setup.tables
     result = agreement_compute(dataset=setup.dataset, n_boot=20, human_reference=how)
-    assert result["reference"]["humans"] == how
+    assert result.reference.humans == how
     pick = np.mean if how == "mean" else np.median
     ref = np.array([np.floor(pick(human[k]) + 0.5) for k in sorted(human)])
     jv = np.array([judge[k] for k in sorted(human)], float)
-    j = skill_row(result)["judges"][str(setup.runs[0].pk)]
-    assert j["qwk"]["value"] == pytest.approx(
+    j = skill_row(result).judge(setup.runs[0].pk)
+    assert j.stat("qwk").value == pytest.approx(
         cohen_kappa_score(jv.astype(int), ref.astype(int), weights="quadratic")
     )
-    assert j["spearman"]["value"] == pytest.approx(sps.spearmanr(jv, ref)[0])
-    assert j["mae"]["value"] == pytest.approx(np.mean(np.abs(jv - ref)))
+    assert j.stat("spearman").value == pytest.approx(sps.spearmanr(jv, ref)[0])
+    assert j.stat("mae").value == pytest.approx(np.mean(np.abs(jv - ref)))

@@ -44,7 +44,7 @@ def test_command_json_equals_the_selector(setup):
         run_ids=[setup.runs[0].pk],
         n_boot=50,
     )
-    assert got["rows"] == json.loads(json.dumps(want["rows"]))
+    assert got["rows"] == json.loads(json.dumps(want.to_dict()["rows"]))
     assert got["runs"][0]["id"] == setup.runs[0].pk  # defaults: every run, campaign
     assert got["defaults"]["runs"] and got["defaults"]["campaigns"]
 
@@ -102,7 +102,7 @@ def test_api_returns_the_same_numbers(setup, researcher, api_client_for):
         slice_dim="difficulty",
         slice_value="3",
     )
-    assert resp.json() == json.loads(json.dumps(want))
+    assert resp.json() == json.loads(json.dumps(want.to_dict()))
 
     resp = client.get(url("agreement-sources", setup))
     assert [c["id"] for c in resp.json()["campaigns"]] == [setup.campaign.pk]

@@ -56,13 +56,13 @@ def test_the_order_of_the_runs_does_not_change_the_ceiling(setup):
     a, b = setup.runs
     ab, ba = compute(setup, [a, b]), compute(setup, [b, a])
     only_b = compute(setup, [b])
-    for r1, r2, r3 in zip(ab["rows"], ba["rows"], only_b["rows"], strict=True):
-        assert r1["key"] == r2["key"] == r3["key"]
-        assert r1["human"] == r2["human"] == r3["human"], r1["key"]
+    for r1, r2, r3 in zip(ab.rows, ba.rows, only_b.rows, strict=True):
+        assert r1.key == r2.key == r3.key
+        assert r1.human == r2.human == r3.human, r1.key
     # while the two runs' own comparisons stand on different item counts
-    overall = next(r for r in ab["rows"] if r["key"] == "overall")
-    n_a = overall["judges"][str(a.pk)]["counts"]["scored_by_both"]
-    n_b = overall["judges"][str(b.pk)]["counts"]["scored_by_both"]
+    overall = ab.row("overall")
+    n_a = overall.judge(a.pk).scored_by_both
+    n_b = overall.judge(b.pk).scored_by_both
     assert n_b < n_a
 
 
@@ -70,33 +70,32 @@ def test_the_ceiling_equals_krippendorff_on_every_multi_rated_item(setup):
     res = compute(setup, [setup.runs[1]])
     skills = ("comprehension", "factuality", "readability")
     for key, wanted in [*((f"skill:{k}", {k}) for k in skills), ("overall", skills)]:
-        row = next(r for r in res["rows"] if r["key"] == key)
         mat = multi_rated_matrix(setup.human, set(wanted))
-        ceiling = row["human"]
-        assert ceiling["n_items_multi_rated"] == mat.shape[1]
-        assert ceiling["alpha_ordinal"]["n"] == mat.shape[1]
-        assert ceiling["alpha_ordinal"]["value"] == pytest.approx(
+        ceiling = res.row(key).human
+        assert ceiling.n_items_multi_rated == mat.shape[1]
+        assert ceiling.stat("alpha_ordinal").n == mat.shape[1]
+        assert ceiling.stat("alpha_ordinal").value == pytest.approx(
             krippendorff.alpha(
                 reliability_data=mat,
                 level_of_measurement="ordinal",
                 value_domain=[1, 2, 3, 4, 5],
             )
         )
-        assert ceiling["alpha_interval"]["value"] == pytest.approx(
+        assert ceiling.stat("alpha_interval").value == pytest.approx(
             krippendorff.alpha(reliability_data=mat, level_of_measurement="interval")
         )
-        lo, hi = ceiling["alpha_ordinal"]["ci"]
-        assert lo <= ceiling["alpha_ordinal"]["value"] <= hi
-        assert "2 or more" in ceiling["item_set"]
+        lo, hi = ceiling.stat("alpha_ordinal").ci
+        assert lo <= ceiling.stat("alpha_ordinal").value <= hi
+        assert "2 or more" in ceiling.item_set
 
 
 def test_the_ceiling_follows_the_slice_not_the_runs(setup):
     sliced = compute(setup, [setup.runs[0]], slice_dim="model", slice_value="beta")
-    row = next(r for r in sliced["rows"] if r["key"] == "skill:factuality")
+    row = sliced.row("skill:factuality")
     beta = {k: v for k, v in setup.human.items() if k[1] == "beta"}
     mat = multi_rated_matrix(beta, {"factuality"})
-    assert row["human"]["n_items_multi_rated"] == mat.shape[1]
-    assert row["human"]["alpha_ordinal"]["value"] == pytest.approx(
+    assert row.human.n_items_multi_rated == mat.shape[1]
+    assert row.human.stat("alpha_ordinal").value == pytest.approx(
         krippendorff.alpha(
             reliability_data=mat,
             level_of_measurement="ordinal",

@@ -77,11 +77,11 @@ def test_compute_without_sources_uses_the_defaults(setup):
         run_ids=defaults_of(setup),
         n_boot=20,
     )
-    assert [r["id"] for r in got["runs"]] == defaults_of(setup)
-    assert [c["id"] for c in got["campaigns"]] == [setup.campaign.pk]
-    assert got["defaults"]["runs"] and got["defaults"]["campaigns"]
-    assert not want["defaults"]["runs"] and not want["defaults"]["campaigns"]
-    assert got["rows"] == want["rows"]
+    assert [r.id for r in got.runs] == defaults_of(setup)
+    assert [c.id for c in got.campaigns] == [setup.campaign.pk]
+    assert got.defaults.runs and got.defaults.campaigns
+    assert not want.defaults.runs and not want.defaults.campaigns
+    assert got.rows == want.rows
 
 
 def api_url(s, **query) -> str:
@@ -100,7 +100,7 @@ def test_api_without_parameters_answers_with_the_defaults(
     assert [r["id"] for r in body["runs"]] == defaults_of(setup)
     assert body["defaults"]["runs"] is True
     want = agreement_compute(dataset=setup.dataset, n_boot=20)
-    assert body == json.loads(json.dumps(want))
+    assert body == json.loads(json.dumps(want.to_dict()))
 
 
 def test_api_without_parameters_is_refused_to_raters_and_anonymous(
@@ -178,7 +178,7 @@ def test_command_without_runs_uses_the_same_defaults(setup):
     )
     assert [r["id"] for r in got["runs"]] == defaults_of(setup)
     assert got == json.loads(
-        json.dumps(agreement_compute(dataset=setup.dataset, n_boot=20))
+        json.dumps(agreement_compute(dataset=setup.dataset, n_boot=20).to_dict())
     )
     table = run_cmd("--dataset", "dflt-set", "--boot", "0")
     assert "defaults:" in table and f"#{setup.new.pk} new" in table

@@ -33,21 +33,22 @@ def test_an_empty_slice_gives_a_no_items_row_with_zero_counts(setup):
     res = agreement_compute(
         dataset=setup.dataset, n_boot=10, slice_dim="difficulty", slice_value="2"
     )
-    (row,) = res["rows"]
-    assert row["key"] == "overall" and row["note"] == "no items"
-    judge = row["judges"][str(setup.runs[0].pk)]
-    assert judge["counts"]["items"] == 0 and judge["counts"]["scored_by_both"] == 0
-    assert judge["counts"]["judge_na_samples"] == 0
+    (row,) = res.rows
+    assert row.key == "overall" and row.note == "no items"
+    judge = row.judge(setup.runs[0].pk)
+    assert judge.items == 0 and judge.scored_by_both == 0
+    assert judge.counts["judge_na_samples"] == 0
     for stat in ("qwk", "spearman", "exact"):
-        assert judge[stat]["value"] is None and judge[stat]["reason"] == "no items"
-    assert judge["flag"]["reason"] == "no items"
-    assert row["human"]["n_items"] == 0
-    assert row["human"]["alpha_ordinal"]["reason"] == "no items"
+        assert judge.stat(stat).value is None
+        assert judge.stat(stat).reason == "no items"
+    assert judge.flag.reason == "no items"
+    assert row.human.n_items == 0
+    assert row.human.stat("alpha_ordinal").reason == "no items"
 
 
 def test_rows_with_items_carry_no_note(setup):
     res = agreement_compute(dataset=setup.dataset, n_boot=10)
-    assert all(r["note"] == "" for r in res["rows"])
+    assert all(r.note == "" for r in res.rows)
 
 
 def test_the_page_and_the_command_say_no_items(setup, researcher, client_for):

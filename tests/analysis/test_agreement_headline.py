@@ -33,17 +33,17 @@ def setup(researcher):
 
 def test_headline_states_qwk_ceiling_and_skills_below(setup):
     result = agreement_compute(dataset=setup.dataset, n_boot=60)
-    overall = next(r for r in result["rows"] if r["key"] == "overall")
-    alpha = overall["human"]["alpha_ordinal"]
-    skills = [r for r in result["rows"] if r["level"] == "skill"]
+    overall = result.row("overall")
+    alpha = overall.human.stat("alpha_ordinal")
+    skills = [r for r in result.rows if r.level == "skill"]
     for h, run in zip(headlines(result), setup.runs, strict=True):
-        j = overall["judges"][str(run.pk)]
-        qwk, (lo, hi) = j["qwk"]["value"], j["qwk"]["ci"]
-        below = sum(r["judges"][str(run.pk)]["flag"]["below_ceiling"] for r in skills)
+        j = overall.judge(run.pk)
+        qwk, (lo, hi) = j.stat("qwk").value, j.stat("qwk").ci
+        below = sum(r.judge(run.pk).flag.below_ceiling for r in skills)
         want = (
-            f"QWK {qwk:.2f} [{lo:.2f}, {hi:.2f}] (n={j['counts']['scored_by_both']}) "
-            f"vs human ceiling α {alpha['value']:.2f} "
-            f"[{alpha['ci'][0]:.2f}, {alpha['ci'][1]:.2f}] (n={alpha['n']}); "
+            f"QWK {qwk:.2f} [{lo:.2f}, {hi:.2f}] (n={j.scored_by_both}) "
+            f"vs human ceiling α {alpha.value:.2f} "
+            f"[{alpha.ci[0]:.2f}, {alpha.ci[1]:.2f}] (n={alpha.n}); "
             f"below ceiling on {below} of {len(skills)} skills"
         )
         assert h["text"].startswith(want), h["text"]
@@ -56,12 +56,10 @@ def test_compact_table_has_one_number_per_judge_and_skill(setup):
     table = compact_table(result)
     fact = next(r for r in table["rows"] if r["row"].key == "skill:factuality")
     b = fact["cells"][1]
-    stat = next(r for r in result["rows"] if r["key"] == "skill:factuality")["judges"][
-        str(setup.runs[1].pk)
-    ]["qwk"]
-    assert b["value"] == stat["value"] and b["mark"] == "▼▼"
-    assert f"[{stat['ci'][0]:.2f}, {stat['ci'][1]:.2f}]" in b["title"]
-    assert f"n={stat['n']}" in b["title"]
+    stat = result.row("skill:factuality").judge(setup.runs[1].pk).stat("qwk")
+    assert b["value"] == stat.value and b["mark"] == "▼▼"
+    assert f"[{stat.ci[0]:.2f}, {stat.ci[1]:.2f}]" in b["title"]
+    assert f"n={stat.n}" in b["title"]
 
 
 def page(client, s, **params):

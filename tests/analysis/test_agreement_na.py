@@ -34,9 +34,8 @@ def setup(researcher):
     )
 
 
-def counts(result, key, run):
-    row = next(r for r in result["rows"] if r["key"] == key)
-    return row["judges"][str(run.pk)]["counts"]
+def counts(result, key, run) -> dict[str, int]:
+    return result.row(key).judge(run.pk).counts
 
 
 def test_na_samples_beside_numeric_ones_are_counted(setup):
@@ -58,7 +57,8 @@ def test_the_api_and_the_table_show_the_count(
     run = setup.runs[0]
     url = reverse("analysis_api:agreement", args=[setup.dataset.pk]) + "?n_boot=0"
     body = api_client_for(researcher).get(url).json()
-    assert counts(body, "overall", run)["judge_na_samples"] == 3
+    overall = next(r for r in body["rows"] if r["key"] == "overall")
+    assert overall["judges"][str(run.pk)]["counts"]["judge_na_samples"] == 3
     html = (
         client_for(researcher)
         .get(

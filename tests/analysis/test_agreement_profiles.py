@@ -66,35 +66,35 @@ def test_profiles_on_all_items_and_on_shared_items(setup):
     a, b = (str(r.pk) for r in setup.runs)
     res = agreement_compute(dataset=setup.dataset, n_boot=200)
     for skill in ("factuality", "readability"):
-        row = next(r for r in res["rows"] if r["key"] == f"skill:{skill}")
+        row = res.row(f"skill:{skill}")
         for model in MODELS:
             (h_all, a_all, b_all), (n_shared, shared) = expected(setup, skill, model)
-            e = next(x for x in row["profiles"]["all"] if x["model"] == model)
+            e = next(x for x in row.profiles.view("all") if x.model == model)
             for stat, (mean, n) in zip(
-                (e["reference"], e["judges"][a], e["judges"][b]),
+                (e.reference, e.judges[a], e.judges[b]),
                 (h_all, a_all, b_all),
                 strict=True,
             ):
-                assert stat["value"] == pytest.approx(mean) and stat["n"] == n
-                lo, hi = stat["ci"]
-                assert lo <= stat["value"] <= hi
-            assert e["judges"][b]["n"] < e["judges"][a]["n"]  # B judged fewer items
-            e = next(x for x in row["profiles"]["shared"] if x["model"] == model)
-            assert e["n"] == n_shared
-            got = [e["reference"], e["judges"][a], e["judges"][b]]
-            assert [g["n"] for g in got] == [n_shared] * 3
-            assert [g["value"] for g in got] == pytest.approx(shared)
+                assert stat.value == pytest.approx(mean) and stat.n == n
+                lo, hi = stat.ci
+                assert lo <= stat.value <= hi
+            assert e.judges[b].n < e.judges[a].n  # B judged fewer items
+            e = next(x for x in row.profiles.view("shared") if x.model == model)
+            assert e.n == n_shared
+            got = [e.reference, e.judges[a], e.judges[b]]
+            assert [g.n for g in got] == [n_shared] * 3
+            assert [g.value for g in got] == pytest.approx(shared)
 
 
 def test_human_model_means_have_a_ci_and_runs_order_changes_nothing(setup):
     a, b = setup.runs
     ab = agreement_compute(dataset=setup.dataset, run_ids=[a.pk, b.pk], n_boot=100)
     ba = agreement_compute(dataset=setup.dataset, run_ids=[b.pk, a.pk], n_boot=100)
-    for r1, r2 in zip(ab["rows"], ba["rows"], strict=True):
-        assert r1["profiles"] == r2["profiles"]
-        for m in r1["human"]["models"]:
-            if m["n"] > 1:
-                assert m["mean"]["ci"] is not None
+    for r1, r2 in zip(ab.rows, ba.rows, strict=True):
+        assert r1.profiles == r2.profiles
+        for m in r1.human.models:
+            if m.n > 1:
+                assert m.mean.ci is not None
 
 
 def dashboard(client, s, **params):
@@ -130,9 +130,9 @@ def test_radar_offers_both_views_labelled_with_n(setup, researcher, client_for):
     assert "alpha: mean per skill, shared items" in shared
     assert "alpha: mean per skill, all scored items" in every
     res = agreement_compute(dataset=setup.dataset, n_boot=50)
-    skills = [r for r in res["rows"] if r["level"] == "skill"]
+    skills = [r for r in res.rows if r.level == "skill"]
     n_shared = sum(
-        next(e for e in r["profiles"]["shared"] if e["model"] == "alpha")["n"]
+        next(e for e in r.profiles.view("shared") if e.model == "alpha").n
         for r in skills
     )
     labels = legend(shared)
@@ -165,6 +165,6 @@ def test_rank_bars_stand_on_shared_items_whatever_the_run_order(setup):
 
     tips = human_tips(ab)
     assert tips and tips == human_tips(ba)
-    overall = next(r for r in ab["rows"] if r["key"] == "overall")
-    alpha = next(e for e in overall["profiles"]["shared"] if e["model"] == "alpha")
-    assert any(f"n={alpha['n']})" in t for t in tips if t.startswith("alpha"))
+    overall = ab.row("overall")
+    alpha = next(e for e in overall.profiles.view("shared") if e.model == "alpha")
+    assert any(f"n={alpha.n})" in t for t in tips if t.startswith("alpha"))

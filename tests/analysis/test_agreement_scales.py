@@ -11,6 +11,7 @@ from scipy import stats as sps
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
 from analysis.selectors.agreement import agreement_compute, agreement_disagreements
+from analysis.selectors.agreement.result import RowScale
 from tests.analysis.scale_data import make_rubric, make_scale_setup
 from tests.analysis.test_agreement_selectors import reference_arrays
 
@@ -52,38 +53,38 @@ def tables(skills: dict[str, tuple[int, int]], seed: int = 3, n_instr: int = N_I
 
 
 def row(result, key):
-    return next(r for r in result["rows"] if r["key"] == key)
+    return result.row(key)
 
 
 def check_skill(res, rid, key, values, human, judge, sample=None):
     """Every figure of one criterion's row equals the reference libraries."""
     mat, mean, med, jv = reference_arrays(human, judge, {key}, sample=sample)
-    j = row(res, f"skill:{key}")["judges"][rid]
+    j = row(res, f"skill:{key}").judge(rid)
     labels = [int(v) for v in values]
-    assert j["counts"]["scored_by_both"] == len(jv) > 10
-    assert j["spearman"]["value"] == pytest.approx(sps.spearmanr(jv, mean)[0])
-    assert j["kendall"]["value"] == pytest.approx(sps.kendalltau(jv, mean)[0])
-    assert j["pearson"]["value"] == pytest.approx(sps.pearsonr(jv, mean)[0])
-    assert j["qwk"]["value"] == pytest.approx(
+    assert j.scored_by_both == len(jv) > 10
+    assert j.stat("spearman").value == pytest.approx(sps.spearmanr(jv, mean)[0])
+    assert j.stat("kendall").value == pytest.approx(sps.kendalltau(jv, mean)[0])
+    assert j.stat("pearson").value == pytest.approx(sps.pearsonr(jv, mean)[0])
+    assert j.stat("qwk").value == pytest.approx(
         cohen_kappa_score(
             jv.astype(int), med.astype(int), weights="quadratic", labels=labels
         )
     )
-    assert j["exact"]["value"] == pytest.approx(np.mean(jv == med))
-    assert j["within1"]["value"] == pytest.approx(np.mean(np.abs(jv - med) <= 1))
-    assert j["leniency"]["value"] == pytest.approx(np.mean(jv - mean))
-    assert j["mae"]["value"] == pytest.approx(np.mean(np.abs(jv - mean)))
+    assert j.stat("exact").value == pytest.approx(np.mean(jv == med))
+    assert j.stat("within1").value == pytest.approx(np.mean(np.abs(jv - med) <= 1))
+    assert j.stat("leniency").value == pytest.approx(np.mean(jv - mean))
+    assert j.stat("mae").value == pytest.approx(np.mean(np.abs(jv - mean)))
     assert np.array_equal(
-        np.array(j["confusion"]),
+        np.array(j.confusion),
         confusion_matrix(jv.astype(int), med.astype(int), labels=labels),
     )
     for level in ("ordinal", "interval"):
-        assert j["human"][f"alpha_{level}"]["value"] == pytest.approx(
+        assert j.human.stat(f"alpha_{level}").value == pytest.approx(
             krippendorff.alpha(
                 reliability_data=mat, level_of_measurement=level, value_domain=labels
             )
         )
-        assert j[f"alpha_{level}_with_judge"]["value"] == pytest.approx(
+        assert j.stat(f"alpha_{level}_with_judge").value == pytest.approx(
             krippendorff.alpha(
                 reliability_data=np.vstack([mat, jv[None, :]]),
                 level_of_measurement=level,
@@ -99,15 +100,15 @@ def check_skill(res, rid, key, values, human, judge, sample=None):
         ],
         float,
     ).T
-    ceiling = row(res, f"skill:{key}")["human"]
-    assert ceiling["alpha_ordinal"]["value"] == pytest.approx(
+    ceiling = row(res, f"skill:{key}").human
+    assert ceiling.stat("alpha_ordinal").value == pytest.approx(
         krippendorff.alpha(
             reliability_data=all_mat,
             level_of_measurement="ordinal",
             value_domain=labels,
         )
     )
-    assert row(res, f"skill:{key}")["scale"]["values"] == labels
+    assert list(row(res, f"skill:{key}").scale.values) == labels
     return mat, mean, med, jv
 
 
@@ -149,26 +150,26 @@ def test_zero_to_four_rubric_matches_the_reference_libraries(zero_four):
         zeros += int((jv == 0).sum())
         check_skill(res, b, key, range(5), human, judge_b)
     assert zeros >= 3  # a 0 is a score, not an N/A
-    first = row(res, "skill:c0")["judges"][a]["counts"]
+    first = row(res, "skill:c0").judge(a).counts
     assert first["judge_na"] == 1
     # the pooled rows share one scale: pooled figures on 0-4
     _, mean, med, jv = reference_arrays(human, judge_a, set(ZERO_FOUR))
     for key in ("overall", "ability:Every criterion"):
         r = row(res, key)
-        assert r["note"] == "" and r["scale"]["label"] == "0-4"
-        j = r["judges"][a]
-        assert j["spearman"]["value"] == pytest.approx(sps.spearmanr(jv, mean)[0])
-        assert j["qwk"]["value"] == pytest.approx(
+        assert r.note == "" and r.scale.label == "0-4"
+        j = r.judge(a)
+        assert j.stat("spearman").value == pytest.approx(sps.spearmanr(jv, mean)[0])
+        assert j.stat("qwk").value == pytest.approx(
             cohen_kappa_score(
                 jv.astype(int), med.astype(int), weights="quadratic", labels=range(5)
             )
         )
-        assert np.array(j["confusion"]).shape == (5, 5)
+        assert np.array(j.confusion).shape == (5, 5)
     # model means on the criterion's own scale
-    prof = {e["model"]: e for e in row(res, "overall")["profiles"]["all"]}
+    prof = {e.model: e for e in row(res, "overall").profiles.view("all")}
     keep = reference_arrays(human, judge_a, set(ZERO_FOUR), lambda i, m: m == "alpha")
-    assert prof["alpha"]["judges"][a]["value"] == pytest.approx(keep[3].mean())
-    assert row(res, "overall")["profiles_scale"] == "0-4"
+    assert prof["alpha"].judges[a].value == pytest.approx(keep[3].mean())
+    assert row(res, "overall").profiles_scale == "0-4"
 
 
 def test_disagreements_use_the_criterion_scale(zero_four):
@@ -203,15 +204,15 @@ def test_one_to_ten_rubric_matches_the_reference_libraries(researcher):
     )
     for key in ONE_TEN:
         check_skill(res, rid, key, range(1, 11), human, judge_a)
-        assert np.array(row(res, f"skill:{key}")["judges"][rid]["confusion"]).shape == (
+        assert np.array(row(res, f"skill:{key}").judge(rid).confusion).shape == (
             10,
             10,
         )
     # no rubric group: no ability row, the overall pools both 1-10 criteria
-    assert [r["level"] for r in res["rows"]] == ["skill", "skill", "overall"]
+    assert [r.level for r in res.rows] == ["skill", "skill", "overall"]
     _, mean, _, jv = reference_arrays(human, judge_a, set(ONE_TEN))
     overall = row(res, "overall")
-    assert overall["judges"][rid]["kendall"]["value"] == pytest.approx(
+    assert overall.judge(rid).stat("kendall").value == pytest.approx(
         sps.kendalltau(jv, mean)[0]
     )
 
@@ -240,31 +241,28 @@ def test_mixed_scales_pool_nothing_and_say_why(researcher):
     res = agreement_compute(
         dataset=s.dataset, campaign_ids=[s.campaign.pk], run_ids=[rid], n_boot=100
     )
-    keys = [r["key"] for r in res["rows"]]
+    keys = [r.key for r in res.rows]
     assert keys == ["skill:brief", "skill:deep", "ability:Quality", "overall"]
     check_skill(res, rid, "brief", range(5), human, judge_a)
     check_skill(res, rid, "deep", range(1, 11), human, judge_a)
     for key in ("ability:Quality", "overall"):
         r = row(res, key)
-        assert r["scale"] == {
-            "mixed": True,
-            "label": "0-4, 1-10",
-            "scales": ["0-4", "1-10"],
-        }
-        assert "different scales (0-4, 1-10)" in r["note"]
-        j = r["judges"][rid]
-        assert j["qwk"]["value"] is None and "different scales" in j["qwk"]["reason"]
-        assert r["human"]["alpha_ordinal"]["value"] is None
-        assert j["counts"]["scored_by_both"] == sum(
-            row(res, f"skill:{k}")["judges"][rid]["counts"]["scored_by_both"]
-            for k in MIXED
+        assert r.scale == RowScale(True, "0-4, 1-10", scales=("0-4", "1-10"))
+        assert "different scales (0-4, 1-10)" in r.note
+        j = r.judge(rid)
+        assert (
+            j.stat("qwk").value is None and "different scales" in j.stat("qwk").reason
+        )
+        assert r.human.stat("alpha_ordinal").value is None
+        assert j.scored_by_both == sum(
+            row(res, f"skill:{k}").judge(rid).scored_by_both for k in MIXED
         )
         # model profiles: each item's value normalised on its criterion's scale
-        assert r["profiles_scale"] == "normalised"
+        assert r.profiles_scale == "normalised"
     norm = []
     for key, (lo, hi) in MIXED.items():
         _, _, _, jv = reference_arrays(human, judge_a, {key}, lambda i, m: m == "beta")
         norm += list((jv - lo) / (hi - lo))
-    prof = {e["model"]: e for e in row(res, "overall")["profiles"]["all"]}
-    assert prof["beta"]["judges"][rid]["value"] == pytest.approx(np.mean(norm))
-    assert row(res, "skill:deep")["profiles_scale"] == "1-10"
+    prof = {e.model: e for e in row(res, "overall").profiles.view("all")}
+    assert prof["beta"].judges[rid].value == pytest.approx(np.mean(norm))
+    assert row(res, "skill:deep").profiles_scale == "1-10"

@@ -77,7 +77,7 @@ def setup(researcher):
 
 
 def row(result, key):
-    return next(r for r in result["rows"] if r["key"] == key)
+    return result.row(key)
 
 
 def reference_arrays(human, judge, skills, keep=lambda i, m: True, sample=None):
@@ -115,41 +115,43 @@ def test_per_skill_numbers_match_the_reference_libraries(setup):
     for key in SKILLS:
         mat, mean, med, jv = reference_arrays(human, judge_a, {key})
         r = row(res, f"skill:{key}")
-        j = r["judges"][rid]
-        assert j["spearman"]["value"] == pytest.approx(sps.spearmanr(jv, mean)[0])
-        assert j["kendall"]["value"] == pytest.approx(sps.kendalltau(jv, mean)[0])
-        assert j["pearson"]["value"] == pytest.approx(sps.pearsonr(jv, mean)[0])
-        assert j["qwk"]["value"] == pytest.approx(
+        j = r.judge(rid)
+        assert j.stat("spearman").value == pytest.approx(sps.spearmanr(jv, mean)[0])
+        assert j.stat("kendall").value == pytest.approx(sps.kendalltau(jv, mean)[0])
+        assert j.stat("pearson").value == pytest.approx(sps.pearsonr(jv, mean)[0])
+        assert j.stat("qwk").value == pytest.approx(
             cohen_kappa_score(jv.astype(int), med.astype(int), weights="quadratic")
         )
-        assert j["leniency"]["value"] == pytest.approx(np.mean(jv - mean))
-        assert j["mae"]["value"] == pytest.approx(np.mean(np.abs(jv - mean)))
-        assert j["exact"]["value"] == pytest.approx(np.mean(jv == med))
+        assert j.stat("leniency").value == pytest.approx(np.mean(jv - mean))
+        assert j.stat("mae").value == pytest.approx(np.mean(np.abs(jv - mean)))
+        assert j.stat("exact").value == pytest.approx(np.mean(jv == med))
         # the raters' figures on the items this run shares with them
-        assert j["human"]["alpha_ordinal"]["value"] == pytest.approx(
+        assert j.human.stat("alpha_ordinal").value == pytest.approx(
             krippendorff.alpha(
                 reliability_data=mat,
                 level_of_measurement="ordinal",
                 value_domain=[1, 2, 3, 4, 5],
             )
         )
-        assert j["human"]["alpha_interval"]["value"] == pytest.approx(
+        assert j.human.stat("alpha_interval").value == pytest.approx(
             krippendorff.alpha(reliability_data=mat, level_of_measurement="interval")
         )
         with_judge = np.vstack([mat, jv[None, :]])
-        assert j["alpha_ordinal_with_judge"]["value"] == pytest.approx(
+        assert j.stat("alpha_ordinal_with_judge").value == pytest.approx(
             krippendorff.alpha(
                 reliability_data=with_judge,
                 level_of_measurement="ordinal",
                 value_domain=[1, 2, 3, 4, 5],
             )
         )
-        assert j["counts"]["scored_by_both"] == len(jv)
-        conf = np.array(j["confusion"])
+        assert j.scored_by_both == len(jv)
+        conf = np.array(j.confusion)
         assert conf.sum() == len(jv)
         assert conf[int(jv[0]) - 1, int(med[0]) - 1] >= 1
         assert (
-            j["spearman"]["ci"][0] <= j["spearman"]["value"] <= j["spearman"]["ci"][1]
+            j.stat("spearman").ci[0]
+            <= j.stat("spearman").value
+            <= j.stat("spearman").ci[1]
         )
     # N/A are counted, not scored
     na = sum(
@@ -159,23 +161,23 @@ def test_per_skill_numbers_match_the_reference_libraries(setup):
         for x in sc
         if x is None
     )
-    assert row(res, "skill:comprehension")["judges"][rid]["counts"]["human_na"] == na
-    assert row(res, "skill:comprehension")["judges"][rid]["counts"]["judge_na"] == 1
+    assert row(res, "skill:comprehension").judge(rid).counts["human_na"] == na
+    assert row(res, "skill:comprehension").judge(rid).counts["judge_na"] == 1
     # overall pools every skill
     mat, mean, _, jv = reference_arrays(human, judge_a, set(SKILLS))
-    overall = row(res, "overall")["judges"][rid]
-    assert overall["spearman"]["value"] == pytest.approx(sps.spearmanr(jv, mean)[0])
+    overall = row(res, "overall").judge(rid)
+    assert overall.stat("spearman").value == pytest.approx(sps.spearmanr(jv, mean)[0])
     # the ability row pools its skills (comprehension is Problem Handling)
-    ability_rows = [r["key"] for r in res["rows"] if r["level"] == "ability"]
+    ability_rows = [r.key for r in res.rows if r.level == "ability"]
     assert len(ability_rows) == 3
     # model level: per-model means, rank agreement
-    models = {m["model"]: m for m in overall["models"]["models"]}
+    models = overall.models.by_model()
     assert set(models) == set(MODELS)
     keep_alpha = reference_arrays(
         human, judge_a, set(SKILLS), lambda i, m: m == "alpha"
     )
-    assert models["alpha"]["judge_mean"]["value"] == pytest.approx(keep_alpha[3].mean())
-    assert models["alpha"]["human_mean"]["value"] == pytest.approx(keep_alpha[1].mean())
+    assert models["alpha"].judge_mean.value == pytest.approx(keep_alpha[3].mean())
+    assert models["alpha"].human_mean.value == pytest.approx(keep_alpha[1].mean())
 
 
 def test_multi_sample_runs_use_the_rounded_median_and_support_test_retest(setup):
@@ -185,7 +187,7 @@ def test_multi_sample_runs_use_the_rounded_median_and_support_test_retest(setup)
         dataset=setup.dataset, campaign_ids=[setup.campaign.pk], run_ids=[rid], n_boot=0
     )
     _, mean, _, jv = reference_arrays(human, judge_b, {"factuality"})
-    got = row(res, "skill:factuality")["judges"][str(rid)]["spearman"]["value"]
+    got = row(res, "skill:factuality").judge(rid).stat("spearman").value
     assert got == pytest.approx(sps.spearmanr(jv, mean)[0])
 
     retest = agreement_compute(
@@ -197,10 +199,10 @@ def test_multi_sample_runs_use_the_rounded_median_and_support_test_retest(setup)
     s1 = np.array(
         [v[1] for (i, m, k), v in judge_b.items() if k == "factuality"], float
     )
-    j = row(retest, "skill:factuality")["judges"][str(rid)]
-    assert retest["reference"]["kind"] == "retest"
-    assert j["spearman"]["value"] == pytest.approx(sps.spearmanr(s0, s1)[0])
-    assert j["qwk"]["value"] == pytest.approx(
+    j = row(retest, "skill:factuality").judge(rid)
+    assert retest.reference.kind == "retest"
+    assert j.stat("spearman").value == pytest.approx(sps.spearmanr(s0, s1)[0])
+    assert j.stat("qwk").value == pytest.approx(
         cohen_kappa_score(s0.astype(int), s1.astype(int), weights="quadratic")
     )
 
@@ -217,10 +219,10 @@ def test_judge_vs_judge_uses_the_reference_run_as_the_other_side(setup):
         if k[2] == "readability" and judge_a[k] is not None
     ]
     x, y = np.array(pairs, float).T
-    j = row(res, "skill:readability")["judges"][str(a.pk)]
-    assert res["reference"]["kind"] == "run"
-    assert j["kendall"]["value"] == pytest.approx(sps.kendalltau(x, y)[0])
-    assert j["exact"]["value"] == pytest.approx(np.mean(x == y))
+    j = row(res, "skill:readability").judge(a.pk)
+    assert res.reference.kind == "run"
+    assert j.stat("kendall").value == pytest.approx(sps.kendalltau(x, y)[0])
+    assert j.stat("exact").value == pytest.approx(np.mean(x == y))
 
 
 def test_slices_restrict_the_items(setup):
@@ -238,10 +240,10 @@ def test_slices_restrict_the_items(setup):
     _, mean, _, jv = reference_arrays(
         human, judge_a, {"readability"}, keep=lambda i, m: i in hard_idx
     )
-    j = row(res, "skill:readability")["judges"][rid]
-    assert j["counts"]["scored_by_both"] == len(jv)
-    assert j["pearson"]["value"] == pytest.approx(sps.pearsonr(jv, mean)[0])
-    assert res["slice"]["label"] == "FLASK-Hard"
+    j = row(res, "skill:readability").judge(rid)
+    assert j.scored_by_both == len(jv)
+    assert j.stat("pearson").value == pytest.approx(sps.pearsonr(jv, mean)[0])
+    assert res.slice.label == "FLASK-Hard"
 
     res = agreement_compute(
         dataset=setup.dataset,
@@ -254,9 +256,7 @@ def test_slices_restrict_the_items(setup):
     _, mean, _, jv = reference_arrays(
         human, judge_a, {"readability"}, lambda i, m: i == 9
     )
-    assert row(res, "skill:readability")["judges"][rid]["counts"][
-        "scored_by_both"
-    ] == len(jv)
+    assert row(res, "skill:readability").judge(rid).scored_by_both == len(jv)
     res = agreement_compute(
         dataset=setup.dataset,
         campaign_ids=[setup.campaign.pk],
@@ -265,10 +265,10 @@ def test_slices_restrict_the_items(setup):
         slice_value="beta",
         n_boot=0,
     )
-    models = row(res, "overall")["judges"][rid]["models"]
-    assert [m["model"] for m in models["models"]] == ["beta"]
-    assert models["spearman"]["value"] is None
-    assert models["spearman"]["reason"].startswith("not enough data")
+    models = row(res, "overall").judge(rid).models
+    assert [m.model for m in models.models] == ["beta"]
+    assert models.spearman.value is None
+    assert models.spearman.reason.startswith("not enough data")
 
     values = agreement_slice_values(dataset=setup.dataset)
     assert {v["value"] for v in values["difficulty"]} == {
@@ -297,13 +297,13 @@ def test_undefined_statistics_say_not_enough_data(researcher):
     res = agreement_compute(
         dataset=s.dataset, campaign_ids=[s.campaign.pk], run_ids=[s.runs[0].pk]
     )
-    j = row(res, "skill:readability")["judges"][str(s.runs[0].pk)]
+    j = row(res, "skill:readability").judge(s.runs[0].pk)
     for stat in ("spearman", "kendall", "pearson", "qwk"):
-        assert j[stat]["value"] is None
-        assert j[stat]["reason"].startswith("not enough data")
-        assert j[stat]["n"] == 1
-    assert row(res, "skill:readability")["human"]["alpha_ordinal"]["value"] is None
-    assert j["flag"]["below_ceiling"] is False
+        assert j.stat(stat).value is None
+        assert j.stat(stat).reason.startswith("not enough data")
+        assert j.stat(stat).n == 1
+    assert row(res, "skill:readability").human.stat("alpha_ordinal").value is None
+    assert j.flag.below_ceiling is False
 
 
 def test_bad_parameters_are_named_and_nothing_is_computed(setup, researcher):
@@ -350,19 +350,12 @@ def test_cache_serves_repeats_and_new_scores_invalidate_it(
     score = JudgeScore.objects.filter(run=setup.runs[0], score__isnull=False).first()
     JudgeScore.objects.filter(pk=score.pk).delete()
     changed = agreement_compute(**args)
-    assert (
-        row(changed, "overall")["judges"][str(setup.runs[0].pk)]["counts"]["judge_only"]
-        + row(changed, "overall")["judges"][str(setup.runs[0].pk)]["counts"][
-            "scored_by_both"
-        ]
-        == row(first, "overall")["judges"][str(setup.runs[0].pk)]["counts"][
-            "judge_only"
-        ]
-        + row(first, "overall")["judges"][str(setup.runs[0].pk)]["counts"][
-            "scored_by_both"
-        ]
-        - 1
-    )
+
+    def judged(result) -> int:
+        cell = row(result, "overall").judge(setup.runs[0].pk)
+        return cell.counts["judge_only"] + cell.scored_by_both
+
+    assert judged(changed) == judged(first) - 1
 
 
 def test_an_amended_human_score_is_seen_at_once(setup):
@@ -383,8 +376,8 @@ def test_an_amended_human_score_is_seen_at_once(setup):
     after = agreement_compute(**args)
     rid = str(setup.runs[0].pk)
     assert (
-        row(after, "skill:readability")["judges"][rid]["mae"]["value"]
-        != row(before, "skill:readability")["judges"][rid]["mae"]["value"]
+        row(after, "skill:readability").judge(rid).stat("mae").value
+        != row(before, "skill:readability").judge(rid).stat("mae").value
     )
 
 
@@ -464,7 +457,7 @@ def test_human_model_means_cover_every_human_scored_item(setup):
         n_boot=0,
     )
     for key in ("skill:factuality", "overall"):
-        models = {m["model"]: m for m in row(res, key)["human"]["models"]}
+        models = {m.model: m for m in row(res, key).human.models}
         for m in MODELS:
             means = [
                 np.mean([x for x in sc if x not in ("-", None)])
@@ -473,8 +466,8 @@ def test_human_model_means_cover_every_human_scored_item(setup):
                 and (key == "overall" or k == "factuality")
                 and any(x not in ("-", None) for x in sc)
             ]
-            assert models[m]["n"] == len(means)
-            assert models[m]["mean"]["value"] == pytest.approx(np.mean(means))
+            assert models[m].n == len(means)
+            assert models[m].mean.value == pytest.approx(np.mean(means))
 
 
 def test_disagreements_never_list_one_label_twice_for_an_item(researcher):

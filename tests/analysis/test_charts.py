@@ -9,6 +9,7 @@ import pytest
 
 from analysis import charts
 from analysis.charts import Series
+from analysis.selectors.agreement.result import AgreementResult
 
 NS = "{http://www.w3.org/2000/svg}"
 EVIL = '<script>alert("x")</script> & co'
@@ -273,7 +274,7 @@ def test_names_are_escaped_everywhere():
         assert any(EVIL in t for t in texts(root) + tooltips(root))
 
 
-# --- Adapters from agreement_compute()'s dict --------------------------------------------
+# --- Adapters from agreement_compute()'s result ------------------------------------------
 
 
 def stat(value, n=10, ci=None):
@@ -301,8 +302,8 @@ def judge_entry(models, confusion=None, scatter=None):
     }
 
 
-def hand_made_result():
-    """A result in the contract's shape: 3 skills, 2 runs, 2 models (one evil)."""
+def hand_made_json():
+    """A result's JSON without profiles: 3 skills, 2 runs, 2 models (one evil)."""
     rows = []
     for k, (key, label) in enumerate(
         [
@@ -346,6 +347,12 @@ def hand_made_result():
         "models": ["alpha", EVIL],
         "rows": rows,
     }
+
+
+def hand_made_result() -> AgreementResult:
+    """The typed result of :func:`hand_made_json` (the charts draw its rows from the
+    runs' model means)."""
+    return AgreementResult.of(hand_made_json())
 
 
 def test_radar_from_agreement_overlays_humans_and_every_run():
@@ -396,20 +403,21 @@ def test_rank_bars_from_agreement_ranks_under_each_source():
 )
 @pytest.mark.parametrize("result", [{}, {"rows": [], "runs": [], "models": []}])
 def test_adapters_on_empty_results_say_not_enough_data(make, result):
-    root = parse(make(result))
+    root = parse(make(AgreementResult.of(result)))
     assert_accessible(root)
     assert is_empty_chart(root)
 
 
 def test_adapters_on_undefined_means_say_not_enough_data():
-    result = hand_made_result()
-    for row in result["rows"]:
+    json = hand_made_json()
+    for row in json["rows"]:
         for judge in row["judges"].values():
             for m in judge["models"]["models"]:
                 m["human_mean"] = stat(None, n=1)
                 m["judge_mean"] = stat(None, n=1)
             judge["confusion"] = [[0] * 5 for _ in range(5)]
             judge["scatter"] = []
+    result = AgreementResult.of(json)
     for svg in (
         charts.radar_from_agreement(result, "alpha"),
         charts.rank_bars_from_agreement(result, "skill:factuality"),

@@ -34,19 +34,18 @@ def test_the_dashboard_names_the_excluded_rater_until_reversed(
     contrary = setup.raters[2]
     url = reverse("analysis:agreement", args=[setup.dataset.pk])
     before = agreement_compute(dataset=setup.dataset, n_boot=20)
-    assert before["exclusions"] == []
+    assert before.exclusions == []
     services.rater_decision_start(
         campaign=setup.campaign, rater=contrary, kind="exclude",
         reason="scores the opposite way", user=researcher,
     )  # fmt: skip
     after = agreement_compute(dataset=setup.dataset, n_boot=20)
-    assert [(e["rater"], e["by"], e["reason"]) for e in after["exclusions"]] == [
+    assert [(e["rater"], e["by"], e["reason"]) for e in after.exclusions] == [
         (contrary.username, researcher.username, "scores the opposite way")
     ]
     # The figures follow: without the contrary rater the humans agree with the judge.
-    row = next(r for r in after["rows"] if r["key"] == "skill:readability")
-    old = next(r for r in before["rows"] if r["key"] == "skill:readability")
-    assert row["human"] != old["human"]
+    row, old = after.row("skill:readability"), before.row("skill:readability")
+    assert row.human != old.human
     html = client_for(researcher).get(url + "?n_boot=20").content.decode()
     assert "1 rater left out" in html and "scores the opposite way" in html
     assert contrary.username in html
@@ -84,4 +83,4 @@ def test_the_dashboard_names_the_excluded_rater_until_reversed(
     )  # fmt: skip
     html = client_for(researcher).get(url + "?n_boot=20").content.decode()
     assert "left out" not in html
-    assert agreement_compute(dataset=setup.dataset, n_boot=20)["exclusions"] == []
+    assert agreement_compute(dataset=setup.dataset, n_boot=20).exclusions == []

@@ -173,9 +173,9 @@ def test_the_figures_equal_the_paired_statistics_on_the_dev_split(setup, researc
         slice_value="dev",
         n_boot=0,
     )
-    row = next(r for r in look_free["rows"] if r["key"] == "skill:readability")
+    row = look_free.row("skill:readability")
     assert got["runs"][0]["figures"]["readability"]["qwk"]["value"] == pytest.approx(
-        row["judges"][str(a.pk)]["qwk"]["value"], abs=1e-12
+        row.judge(a.pk).stat("qwk").value, abs=1e-12
     )
     # The baseline has no comparison; the ceiling is there for every row.
     assert got["runs"][0]["vs_baseline"] is None

@@ -121,37 +121,37 @@ def test_a_registered_statistic_is_computed_shown_and_explained(
 ):
     result = _compute(setup)
     rid = str(setup.runs[0].pk)
-    overall = next(r for r in result["rows"] if r["key"] == "overall")["judges"][rid]
-    miss, exact = overall["toy_miss"], overall["exact"]
+    overall = result.row("overall").judge(rid)
+    miss, exact = overall.stat("toy_miss"), overall.stat("exact")
     # computed on the same resamples as `exact`: its complement, interval included
-    assert miss["value"] == pytest.approx(1 - exact["value"])
-    assert miss["ci"] == pytest.approx([1 - exact["ci"][1], 1 - exact["ci"][0]])
-    assert miss["n"] == exact["n"] > 0
+    assert miss.value == pytest.approx(1 - exact.value)
+    assert miss.ci == pytest.approx((1 - exact.ci[1], 1 - exact.ci[0]))
+    assert miss.n == exact.n > 0
     # after the registry's other judge statistics, in the result's key order
-    keys = [k for k in overall if k in statistics.keys("judge")]
+    keys = [k for k in overall.to_dict() if k in statistics.keys("judge")]
     assert keys == list(statistics.keys("judge")) and keys[-1] == "toy_miss"
 
     seen = _outputs(client_for(researcher), setup)
     page = seen["page"]
     assert 'data-sort="' + rid + '.toy_miss"' in page
     assert 'title="Toy miss rate"' in page
-    assert f"{100 * miss['value']:.0f}%" in page
+    assert f"{100 * miss.value:.0f}%" in page
     # the glossary lists it with its text
     assert "<dt>Toy miss rate</dt><dd>Share of items where the judge misses" in page
     csv_rows = [
         r for r in seen["csv"] if r["statistic"] == "toy_miss" and r["row"] == "overall"
     ]
     assert len(csv_rows) == 1
-    assert float(csv_rows[0]["value"]) == pytest.approx(miss["value"])
+    assert float(csv_rows[0]["value"]) == pytest.approx(miss.value)
     command_overall = next(r for r in seen["json"]["rows"] if r["key"] == "overall")[
         "judges"
     ][rid]
-    assert command_overall["toy_miss"]["value"] == pytest.approx(miss["value"])
+    assert command_overall["toy_miss"]["value"] == pytest.approx(miss.value)
     header = next(
         line for line in seen["table"].splitlines() if line.startswith("skill")
     )
     assert re.search(r"leniency +toy miss +flag$", header)
-    assert f"{miss['value']:.2f}" in next(
+    assert f"{miss.value:.2f}" in next(
         line for line in seen["table"].splitlines() if line.startswith("OVERALL")
     )
 
@@ -159,13 +159,13 @@ def test_a_registered_statistic_is_computed_shown_and_explained(
 def test_an_unregistered_statistic_is_gone_everywhere(client_for, researcher, setup):
     statistics.register(TOY)
     try:
-        assert "toy_miss" in _compute(setup)["rows"][0]["judges"][str(setup.runs[0].pk)]
+        assert _compute(setup).rows[0].judge(setup.runs[0].pk).stat("toy_miss")
     finally:
         statistics.unregister(TOY.key)
     # the cached result of the registry with the toy is not served after it
     result = _compute(setup)
     assert all(
-        "toy_miss" not in j for r in result["rows"] for j in r["judges"].values()
+        "toy_miss" not in j.stats for r in result.rows for j in r.judges.values()
     )
     seen = _outputs(client_for(researcher), setup)
     assert "toy_miss" not in seen["page"] and "Toy miss rate" not in seen["page"]

@@ -213,8 +213,8 @@ def test_threads_give_the_same_result_as_one_thread(researcher, settings, monkey
     settings.AGREEMENT_WORKERS = 2
     threaded = agreement_compute(**kwargs)
     assert started == [1]  # the profiles' own thread was used
-    assert threaded["rows"] == one["rows"]
-    assert all(r["profiles"]["all"] for r in threaded["rows"])
+    assert threaded.rows == one.rows
+    assert all(r.profiles.view("all") for r in threaded.rows)
 
 
 HUMAN = {(i, m, "readability"): [1 + (i + k) % 5, 1 + i % 3] for i in range(6)
@@ -238,15 +238,14 @@ def test_the_responses_table_is_cached_per_dataset_state(researcher):
         )
     # The slice reads the responses table the first computation cached.
     assert len(second.captured_queries) == len(first.captured_queries) - 1
-    assert whole["models"] == sliced["models"] == ["alpha", "beta"]
-    overall = next(r for r in sliced["rows"] if r["key"] == "overall")
-    assert overall["judges"][str(s.runs[0].pk)]["counts"]["items"] == 4
+    assert whole.models == sliced.models == ("alpha", "beta")
+    assert sliced.row("overall").judge(s.runs[0].pk).items == 4
     # Same numbers as without any cache.
     fresh = agreement_compute(
         dataset=s.dataset, slice_dim="difficulty", slice_value="3", use_cache=False,
         **kwargs,
     )  # fmt: skip
-    assert fresh["rows"] == sliced["rows"]
+    assert fresh.rows == sliced.rows
     # A new response changes the dataset's part of the fingerprint: a new table.
     fp = inputs_fingerprint(s.dataset, [s.campaign.pk], [s.runs[0].pk])
     before = cached_responses(s.dataset, fp)
@@ -272,12 +271,12 @@ def test_sources_that_scored_the_same_items_share_their_draws(researcher):
     )  # fmt: skip
     res = agreement_compute(dataset=s.dataset, n_boot=300, use_cache=False)
     a, b = (str(r.pk) for r in s.runs)
-    for row in res["rows"]:
+    for row in res.rows:
         for view in ("all", "shared"):
-            for e in row["profiles"][view]:
+            for e in row.profiles.view(view):
                 # Two runs with identical scores on identical items: one resample.
-                assert e["judges"][a] == e["judges"][b]
-                assert e["judges"][a]["ci"] is not None
+                assert e.judges[a] == e.judges[b]
+                assert e.judges[a].ci is not None
 
 
 @pytest.mark.django_db

@@ -228,15 +228,14 @@ def test_profiles_selector_api_and_page_show_the_tie(tied, researcher, client_fo
 @pytest.mark.django_db
 def test_agreement_system_level_correlations_equal_scipy_on_exact_means(tied):
     res = agreement_compute(dataset=tied.dataset, n_boot=20, use_cache=False)
-    row = next(r for r in res["rows"] if r["key"] == f"skill:{SKILL}")
-    models = row["judges"][str(tied.runs[0].pk)]["models"]
-    h = [e["human_mean"]["value"] for e in models["models"]]
+    models = res.row(f"skill:{SKILL}").judge(tied.runs[0].pk).models
+    h = [e.human_mean.value for e in models.models]
     assert h[5] != h[6]
     exact, judge = exact_floats(), judge_means()
-    assert models["spearman"]["value"] == pytest.approx(
+    assert models.spearman.value == pytest.approx(
         sps.spearmanr(exact, judge).statistic, abs=1e-12
     )
-    assert models["kendall"]["value"] == pytest.approx(
+    assert models.kendall.value == pytest.approx(
         sps.kendalltau(exact, judge).statistic, abs=1e-12
     )
 

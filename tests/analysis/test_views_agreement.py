@@ -104,7 +104,7 @@ def table_rows(html: str) -> dict[str, str]:
 
 
 def row_of(result, key):
-    return next(r for r in result["rows"] if r["key"] == key)
+    return result.row(key)
 
 
 # --- The page -----------------------------------------------------------------------------
@@ -119,27 +119,27 @@ def test_dashboard_shows_every_row_with_the_computed_numbers(
     assert "<html" in html and 'id="agreement-results"' in html
     rows = table_rows(html)
     result = compute(setup)
-    assert list(rows) == [r["key"] for r in result["rows"]]
-    for r in result["rows"]:
-        cells = rows[r["key"]]
-        alpha = r["human"]["alpha_ordinal"]
-        assert f"{alpha['value']:.2f}" in cells
+    assert list(rows) == [r.key for r in result.rows]
+    for r in result.rows:
+        cells = rows[r.key]
+        alpha = r.human.stat("alpha_ordinal")
+        assert f"{alpha.value:.2f}" in cells
         for run in setup.runs:
-            j = r["judges"][str(run.pk)]
+            j = r.judge(run.pk)
             for stat in ("spearman", "kendall", "qwk"):
-                value, (lo, hi) = j[stat]["value"], j[stat]["ci"]
+                value, (lo, hi) = j.stat(stat).value, j.stat(stat).ci
                 assert f"{value:.2f}" in cells
                 assert f"[{lo:.2f}, {hi:.2f}]" in cells
-            assert f"{j['leniency']['value']:+.2f}" in cells
-            assert f"{100 * j['exact']['value']:.0f}%" in cells
+            assert f"{j.stat('leniency').value:+.2f}" in cells
+            assert f"{100 * j.stat('exact').value:.0f}%" in cells
     # A NaN would show as a word of its own; a CSRF token or "nano" may hold the letters.
     assert not re.search(r"\bnan\b", html, flags=re.IGNORECASE)
 
 
 def test_judge_below_the_ceiling_is_flagged(client_for, researcher, setup):
     result = compute(setup)
-    flag = row_of(result, "skill:factuality")["judges"][str(setup.runs[1].pk)]["flag"]
-    assert flag["below_ceiling"] and flag["significant"]
+    flag = row_of(result, "skill:factuality").judge(setup.runs[1].pk).flag
+    assert flag.below_ceiling and flag.significant
     html = (
         client_for(researcher).get(dashboard_url(setup), query(setup)).content.decode()
     )
@@ -172,7 +172,7 @@ def test_page_without_a_choice_opens_with_the_defaults(client_for, researcher, s
     html = response.content.decode()
     assert response.status_code == 200
     assert "Choose what to compare" not in html and "Showing the defaults" in html
-    assert list(table_rows(html)) == [r["key"] for r in compute(setup)["rows"]]
+    assert list(table_rows(html)) == [r.key for r in compute(setup).rows]
 
 
 def test_htmx_gets_the_results_fragment_only(client_for, researcher, setup):
@@ -207,13 +207,11 @@ def test_slice_restricts_the_numbers(client_for, researcher, setup):
     )
     html = response.content.decode()
     sliced = compute(setup, slice_dim="difficulty", slice_value="2")
-    j = row_of(sliced, "overall")["judges"][str(setup.runs[0].pk)]
-    assert f"{j['spearman']['value']:.2f}" in table_rows(html)["overall"]
+    j = row_of(sliced, "overall").judge(setup.runs[0].pk)
+    assert f"{j.stat('spearman').value:.2f}" in table_rows(html)["overall"]
     assert (
-        j["counts"]["scored_by_both"]
-        < row_of(compute(setup), "overall")["judges"][str(setup.runs[0].pk)]["counts"][
-            "scored_by_both"
-        ]
+        j.scored_by_both
+        < row_of(compute(setup), "overall").judge(setup.runs[0].pk).scored_by_both
     )
     assert 'data-slice="difficulty:2" aria-current="true"' in html
 
@@ -225,7 +223,7 @@ def test_sorting_orders_skills_by_the_column(client_for, researcher, setup):
     )
     keys = [k for k in table_rows(response.content.decode()) if k.startswith("skill:")]
     result = compute(setup)
-    values = {k: row_of(result, k)["judges"][rid]["spearman"]["value"] for k in keys}
+    values = {k: row_of(result, k).judge(rid).stat("spearman").value for k in keys}
     assert keys == sorted(keys, key=values.get)
     assert 'aria-sort="ascending"' in response.content.decode()
 
@@ -289,17 +287,17 @@ def test_table_csv_repeats_the_computed_numbers(client_for, researcher, setup):
     result = compute(setup)
     rid = str(setup.runs[0].pk)
     by = {(x["row"], x["source"], x["statistic"]): x for x in lines}
-    for r in result["rows"]:
-        j = r["judges"][rid]
+    for r in result.rows:
+        j = r.judge(rid)
         for stat in ("spearman", "kendall", "qwk", "leniency", "mae"):
-            line = by[(r["key"], f"run:{rid}", stat)]
-            assert float(line["value"]) == j[stat]["value"]
-            assert float(line["ci_low"]) == j[stat]["ci"][0]
-            assert int(line["n"]) == j[stat]["n"]
-        ref = by[(r["key"], "reference", "alpha_ordinal")]
-        assert float(ref["value"]) == r["human"]["alpha_ordinal"]["value"]
-        flag = by[(r["key"], f"run:{rid}", "flag_below_ceiling")]
-        assert flag["value"] == ("true" if j["flag"]["below_ceiling"] else "false")
+            line = by[(r.key, f"run:{rid}", stat)]
+            assert float(line["value"]) == j.stat(stat).value
+            assert float(line["ci_low"]) == j.stat(stat).ci[0]
+            assert int(line["n"]) == j.stat(stat).n
+        ref = by[(r.key, "reference", "alpha_ordinal")]
+        assert float(ref["value"]) == r.human.stat("alpha_ordinal").value
+        flag = by[(r.key, f"run:{rid}", "flag_below_ceiling")]
+        assert flag["value"] == ("true" if j.flag.below_ceiling else "false")
 
 
 def test_undefined_values_are_empty_in_the_csv_with_their_reason(
@@ -331,16 +329,16 @@ def test_model_means_csv(client_for, researcher, setup):
     lines = list(csv.DictReader(io.StringIO(response.content.decode())))
     result = compute(setup)
     rid = str(setup.runs[0].pk)
-    expected = row_of(result, "skill:factuality")["judges"][rid]["models"]["models"]
+    expected = row_of(result, "skill:factuality").judge(rid).models.models
     got = [
         x
         for x in lines
         if x["row"] == "skill:factuality" and x["source"] == f"run:{rid}"
     ]
-    assert [x["model"] for x in got] == [m["model"] for m in expected]
+    assert [x["model"] for x in got] == [m.model for m in expected]
     for x, m in zip(got, expected, strict=True):
-        assert float(x["judge_mean"]) == m["judge_mean"]["value"]
-        assert float(x["human_mean"]) == m["human_mean"]["value"]
+        assert float(x["judge_mean"]) == m.judge_mean.value
+        assert float(x["human_mean"]) == m.human_mean.value
 
 
 def svg_of(response) -> ET.Element:
@@ -359,9 +357,7 @@ def test_heatmap_svg_counts_match_the_confusion_matrix(client_for, researcher, s
             url, query(setup, chart="skill:factuality", judge=rid)
         )
     )
-    confusion = row_of(compute(setup), "skill:factuality")["judges"][str(rid)][
-        "confusion"
-    ]
+    confusion = row_of(compute(setup), "skill:factuality").judge(rid).confusion
     cells = root.findall(f".//{SVG_NS}g[@class='cells']/{SVG_NS}g")
     counts = [int(c.find(f"{SVG_NS}text").text) for c in cells]
     # drawn top row first: judge score 5 down to 1
@@ -632,7 +628,7 @@ def test_sorting_by_the_ceiling_and_back_to_groups(client_for, researcher, setup
     html = c.get(dashboard_url(setup), query(setup, sort="human")).content.decode()
     keys = list(table_rows(html))
     result = compute(setup)
-    alpha = {k: row_of(result, k)["human"]["alpha_ordinal"]["value"] for k in keys}
+    alpha = {k: row_of(result, k).human.stat("alpha_ordinal").value for k in keys}
     skills = [k for k in keys if k.startswith("skill:")]
     assert skills == sorted(skills, key=lambda k: -alpha[k])
     assert keys[-1] == "overall"
@@ -640,4 +636,4 @@ def test_sorting_by_the_ceiling_and_back_to_groups(client_for, researcher, setup
     unknown = c.get(
         dashboard_url(setup), query(setup, sort="nonsense")
     ).content.decode()
-    assert list(table_rows(unknown)) == [r["key"] for r in result["rows"]]
+    assert list(table_rows(unknown)) == [r.key for r in result.rows]

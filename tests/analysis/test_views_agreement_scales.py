@@ -82,8 +82,7 @@ def test_heatmap_is_drawn_on_the_criterion_scale(client_for, researcher, mixed):
         run_ids=[r.pk for r in mixed.runs],
         n_boot=40,
     )
-    row = next(r for r in res["rows"] if r["key"] == "skill:deep")
-    confusion = row["judges"][str(rid)]["confusion"]
+    confusion = res.row("skill:deep").judge(rid).confusion
     _, root = svg(
         client_for(researcher), mixed, "heatmap", chart="skill:deep", judge=rid
     )

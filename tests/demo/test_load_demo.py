@@ -107,8 +107,8 @@ def test_load_demo_creates_everything_once(eager_tasks, capsys):
     result = agreement_compute(
         dataset=dataset, campaign_ids=[example.pk], run_ids=[run.pk], n_boot=10
     )
-    overall = result["rows"][-1]["judges"][str(run.pk)]
-    assert overall["counts"]["scored_by_both"] > 100
+    overall = result.rows[-1].judge(run.pk)
+    assert overall.scored_by_both > 100
 
 
 def test_load_demo_moves_example_ratings_of_an_older_version_to_synthetic_accounts(

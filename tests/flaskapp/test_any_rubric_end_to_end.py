@@ -110,13 +110,13 @@ def test_a_0_to_4_rubric_from_file_to_agreement_and_export(
         ids = sorted(set(human) & set(judge))
         med = np.floor(np.array([np.median(human[i]) for i in ids]) + 0.5).astype(int)
         jv = np.array([judge[i] for i in ids])
-        row = next(r for r in res["rows"] if r["key"] == f"skill:{key}")
-        j = row["judges"][str(run.pk)]
-        assert j["qwk"]["value"] == pytest.approx(
+        row = res.row(f"skill:{key}")
+        j = row.judge(run.pk)
+        assert j.stat("qwk").value == pytest.approx(
             cohen_kappa_score(jv, med, weights="quadratic", labels=range(5))
         )
-        assert np.array(j["confusion"]).shape == (5, 5)
-        assert row["scale"]["label"] == "0-4"
+        assert np.array(j.confusion).shape == (5, 5)
+        assert row.scale.label == "0-4"
 
     rows = list(score_rows(dataset=dataset))
     assert {r["scale"] for r in rows} == {"0-4"}

@@ -282,8 +282,7 @@ def test_derived_run_is_evaluated_by_the_agreement(split_setup, researcher):
         n_boot=0,
         use_cache=False,
     )
-    row = next(r for r in result["rows"] if r["key"] == "skill:factuality")
-    assert row["judges"][str(run.pk)]["counts"]["items"] > 0
+    assert result.row("skill:factuality").judge(run.pk).items > 0
 
 
 # --- Refusals -----------------------------------------------------------------------

@@ -393,8 +393,8 @@ def test_an_example_item_never_counts_in_that_runs_agreement(setup, config, rese
         n_boot=0,
         use_cache=False,
     )
-    overall = next(r for r in result["rows"] if r["key"] == "overall")["judges"]
-    n_run, n_plain = (overall[str(pk)]["mae"]["n"] for pk in (run.pk, plain.pk))
+    overall = result.row("overall")
+    n_run, n_plain = (overall.judge(pk).stat("mae").n for pk in (run.pk, plain.pk))
     assert n_run == n_plain - len(examples) * len(KEYS)
 
 

@@ -33,28 +33,27 @@ from annotation.models import Dataset
 from flaskapp.commands import DataCommand
 
 
-def render_table(result: dict, *, ordinal: bool = True) -> str:
+def render_table(result: AgreementResult, *, ordinal: bool = True) -> str:
     """The summary; without `ordinal` (a rubric of categorical criteria only) just
     its heading, without the per-run tables of ordinal statistics."""
     lines = [
-        f"Agreement on {result['dataset']['name']} ({result['slice']['label']}); "
-        f"reference: {result['reference']['label']}; "
-        f"{result['n_boot']} bootstrap resamples, seed {result['seed']}",
+        f"Agreement on {result.dataset.name} ({result.slice.label}); "
+        f"reference: {result.reference.label}; "
+        f"{result.n_boot} bootstrap resamples, seed {result.seed}",
         "n/a = not enough data (fewer than 2 items or no variance); "
         "! = the judge lowers inter-rater alpha, !! = significantly",
         "n = items the judge and the reference both scored; ceiling alpha = "
         f"Krippendorff's alpha (ordinal) among the raters on {CEILING_ITEMS}",
     ]
-    used = result.get("defaults") or {}
-    if used.get("campaigns") or used.get("runs"):
-        lines.append(f"defaults: {used['rule']}")
+    used = result.defaults
+    if used.campaigns or used.runs:
+        lines.append(f"defaults: {used.rule}")
     columns = statistics.shown_in("command")
-    typed = AgreementResult.of(result)
-    for run in typed.runs if ordinal else []:
-        rid = str(run["id"])
+    for run in result.runs if ordinal else ():
+        rid = str(run.id)
         head = ["skill", "n", "ceiling alpha"] + [s.short for s in columns] + ["flag"]
         body = []
-        for row in typed.rows:
+        for row in result.rows:
             j = row.judge(rid)
             if j is None:
                 continue
@@ -66,13 +65,13 @@ def render_table(result: dict, *, ordinal: bool = True) -> str:
             body.append(
                 [
                     label,
-                    str(j.counts["scored_by_both"]),
+                    str(j.scored_by_both),
                     stat_text(row.human.stat("alpha_ordinal")),
                     *(stat_text(j.stat(s.key)) for s in columns),
                     mark,
                 ]
             )
-        lines += ["", f"Judge run {run['label']}", *text_table([head, *body])]
+        lines += ["", f"Judge run {run.label}", *text_table([head, *body])]
     return "\n".join(lines)
 
 
@@ -205,9 +204,9 @@ class Command(DataCommand):
             raise CommandError(f"--{message}") from exc
         categorical = classification_for_agreement(dataset=dataset, result=result)
         if categorical is not None:
-            result = {**result, "categorical": categorical}
+            result = result.with_extra(categorical=categorical)
         if options["format"] == "json":
-            self.stdout.write(json.dumps(result, indent=1))
+            self.stdout.write(json.dumps(result.to_dict(), indent=1))
         else:
             only_categorical = bool(categorical and categorical["classification"])
             text = render_table(result, ordinal=not only_categorical)

@@ -2,7 +2,9 @@
 
 Reads only. Every public function pulls what it needs with a fixed number of queries
 (whatever the dataset size) into numpy arrays and hands them to the pure statistics
-package; the result is a JSON-safe dict (shape: see :func:`agreement_compute`).
+package; the result is an :class:`AgreementResult` of typed objects, whose
+``to_dict()`` is the JSON of the API and ``agreement --format json`` (shape: see
+:func:`agreement_compute`).
 
 Conventions (the contract the dashboard, the API and ``manage.py agreement`` share):
 
@@ -24,8 +26,8 @@ Conventions (the contract the dashboard, the API and ``manage.py agreement`` sha
   new or amended score gives a new key: stale numbers are never served.
 
 Modules: ``sources`` (campaigns and runs, parameter checks), ``inputs`` (scores into
-arrays), ``cache`` (fingerprint and key), ``rows`` (result dicts), ``result`` (the
-result read as typed objects), ``compute``
+arrays), ``cache`` (fingerprint and key), ``rows`` (the table's rows and cells), ``result``
+(the typed result and its JSON form), ``profiles`` (the model means), ``compute``
 (:func:`agreement_compute`), ``disagreements`` (the drill-down), ``slices`` (the
 slice values).
 """

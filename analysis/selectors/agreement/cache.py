@@ -26,6 +26,7 @@ from analysis.selectors.agreement.inputs import (
     placeholders,
     quoted_table,
 )
+from analysis.selectors.agreement.result import AgreementResult
 from annotation.models import (
     Adjudication,
     Assignment,
@@ -38,7 +39,8 @@ from annotation.models import (
 from judging.models import JudgeScore, MetadataSuggestion
 
 CACHE_SECONDS = 24 * 3600
-CACHE_VERSION = "agreement-v2"  # v2: defaults, ceiling, N/A samples, profiles
+# v2: defaults, ceiling, N/A samples, profiles; v3: the typed result is cached
+CACHE_VERSION = "agreement-v3"
 
 
 def fingerprint_queries() -> int:
@@ -180,7 +182,16 @@ def gc_paused():
             gc.enable()
 
 
+def cache_result(key: str, result: AgreementResult) -> None:
+    """Caches `result` under `key` (for CACHE_SECONDS), as it is: the typed objects
+    are pickled, so a hit costs no rebuilding from JSON (CACHE_VERSION names their
+    shape)."""
+    cache.set(key, result, CACHE_SECONDS)
+
+
 def cached_result(key: str):
-    """The cached result under `key`, or None, read with the collector paused."""
+    """The cached result under `key`, or None, read with the collector paused (an
+    :class:`AgreementResult` under an agreement key; the skill profiles and the
+    experiments cache their own results through it too)."""
     with gc_paused():
         return cache.get(key)

@@ -5,14 +5,14 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
+from dataclasses import replace
 
 import numpy as np
-from django.core.cache import cache
 
 from analysis import statistics
 from analysis.selectors.agreement.cache import (
-    CACHE_SECONDS,
     cache_key,
+    cache_result,
     cached_responses,
     cached_result,
     gc_paused,
@@ -35,12 +35,21 @@ from analysis.selectors.agreement.references import (
     settled_side,
     value_rows,
 )
+from analysis.selectors.agreement.result import (
+    AgreementResult,
+    CampaignRef,
+    DatasetRef,
+    Defaults,
+    Reference,
+    ReferenceMean,
+    RunRef,
+    SliceRef,
+)
 from analysis.selectors.agreement.rows import (
     NO_ITEMS,
     abilities_present,
     ceiling_rows,
-    empty_ceiling,
-    judge_dict,
+    judge_cell,
     mixed_scale_note,
     mixed_scale_rows,
     rows_skeleton,
@@ -111,16 +120,16 @@ def agreement_compute(  # noqa: C901, PLR0913 - the one entry point of the dashb
     seed: int = 0,
     use_cache: bool = True,
     test_look=None,
-) -> dict:
-    """Every agreement statistic, per skill, ability and overall, for each run.
-
-    Shape: /work/notes contract, repeated in README "Agreement". ``row["human"]`` is
+) -> AgreementResult:
+    """Every agreement statistic, per skill, ability and overall, for each run, as
+    an :class:`AgreementResult` (its JSON, :meth:`AgreementResult.to_dict`, is the
+    API's body; shape in README "Agreement"). ``row.human`` is
     the reference raters' ceiling, computed once on ``rows.CEILING_ITEMS`` (whatever
-    runs are shown, in whatever order); ``row["judges"][id]["human"]`` the raters'
+    runs are shown, in whatever order); ``row.judge(id).human`` the raters'
     statistics on the items that run shares with them (its own n). Raises
     AgreementError (message names the parameter) for unknown campaigns/runs/slices.
     No `campaign_ids` (with humans as the reference) or no `run_ids`: the defaults
-    of :func:`agreement_defaults`; ``result["defaults"]`` says which were used.
+    of :func:`agreement_defaults`; ``result.defaults`` says which were used.
     `human_reference` (`HUMAN_REFERENCES`): "raters" (their mean for correlations,
     their rounded median for QWK and exact); "mean" / "median", one rounded score
     per item for every statistic; "adjudicated", the raters'
@@ -252,7 +261,7 @@ def agreement_compute(  # noqa: C901, PLR0913 - the one entry point of the dashb
     # The pooled rows: each ability or rubric group (criteria in none have no row).
     abilities = {a: ks for a, ks in abilities_present(inp.skills, present).items() if a}
     rows = rows_skeleton(inp.skills, present)
-    by_key = {r["key"]: r for r in rows}
+    by_key = {r.key: r for r in rows}
     # The model profiles only read the rows' skeleton: on large inputs they are
     # computed in a thread of their own meanwhile (their binomial draws release the
     # GIL; the result is the same either way).
@@ -266,8 +275,7 @@ def agreement_compute(  # noqa: C901, PLR0913 - the one entry point of the dashb
             inp, ceiling_side, abilities, n_boot, seed, _workers(len(ref_side[0]))
         )
         for r in rows:
-            r["human"] = ceiling.get(r["key"]) or empty_ceiling()
-            r["judges"] = {}
+            r.human = ceiling.get(r.key) or r.human  # the skeleton's: no items
         for rid, groups in per_run.items():
             table = agreement_table(
                 groups,
@@ -288,47 +296,48 @@ def agreement_compute(  # noqa: C901, PLR0913 - the one entry point of the dashb
                 row = by_key.get(label)
                 if row is None:
                     continue
-                items = groups.get(row["skill"]) if row["skill"] else pooled.get(label)
-                row["judges"][str(rid)] = judge_dict(rep, items, inp.resp.model_names)
+                items = groups.get(row.skill) if row.skill else pooled.get(label)
+                row.judges[str(rid)] = judge_cell(rep, items, inp.resp.model_names)
     mixed_scale_rows(rows, run_ids)
     set_profiles(
         rows, profiles.result() if profiles else model_profiles(*profiles_args)
     )
     if not (reference_run_id or retest):
         for r in rows:  # the humans' model means: every item they scored, with CIs
-            r["human"]["models"] = [
-                {"model": e["model"], "n": e["reference"]["n"], "mean": e["reference"]}
-                for e in r["profiles"]["all"]
-            ]
+            r.human = replace(
+                r.human,
+                models=tuple(
+                    ReferenceMean(e.model, e.reference.n, e.reference)
+                    for e in r.profiles.all
+                ),
+            )
     for r in rows:
         # A row no source scored (an empty slice): say so once, on the row. A pooled
         # row over criteria on different scales has no agreement figure: say why.
-        empty = not r["human"]["n_items"] and not any(
-            j["counts"].get("items") for j in r["judges"].values()
-        )
-        r["note"] = mixed_scale_note(r) or (NO_ITEMS if empty else "")
+        empty = not r.human.n_items and not any(j.items for j in r.judges.values())
+        r.note = mixed_scale_note(r) or (NO_ITEMS if empty else "")
 
-    result = {
-        "dataset": {"id": dataset.pk, "name": dataset.name},
-        "n_boot": n_boot,
-        "seed": seed,
-        "slice": {"dim": slice_dim, "value": slice_value, "label": slice_label},
-        "reference": {
-            "kind": "run" if reference_run_id else "retest" if retest else "humans",
-            "label": reference_label,
-            "humans": humans,
-        },
-        "campaigns": [
-            {"id": c.pk, "name": c.name}
+    result = AgreementResult(
+        dataset=DatasetRef(dataset.pk, dataset.name),
+        n_boot=n_boot,
+        seed=seed,
+        slice=SliceRef(slice_dim, slice_value, slice_label),
+        reference=Reference(
+            "run" if reference_run_id else "retest" if retest else "humans",
+            reference_label,
+            humans,
+        ),
+        campaigns=tuple(
+            CampaignRef(c.pk, c.name)
             for c in Campaign.objects.filter(pk__in=campaign_ids_used).order_by("pk")
-        ],
-        "runs": [{"id": rid, "label": run_label(runs[rid])} for rid in run_ids],
+        ),
+        runs=tuple(RunRef(rid, run_label(runs[rid])) for rid in run_ids),
         # The raters left out of these figures (open exclusions), said on the page.
-        "exclusions": exclusions_note(campaign_ids_used),
-        "defaults": {**defaulted, "rule": DEFAULTS_RULE},
-        "models": inp.resp.model_names,
-        "rows": rows,
-    }
+        exclusions=exclusions_note(campaign_ids_used),
+        defaults=Defaults(defaulted["campaigns"], defaulted["runs"], DEFAULTS_RULE),
+        models=tuple(inp.resp.model_names),
+        rows=rows,
+    )
     if key is not None:
-        cache.set(key, result, CACHE_SECONDS)
+        cache_result(key, result)
     return result

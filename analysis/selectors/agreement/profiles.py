@@ -20,20 +20,21 @@ of a few raters) each resampled sum is drawn from its exact distribution
 (:mod:`analysis.stats.lattice`).
 
 Scales: means are on the criterion's own scale. An ability or overall row whose
-criteria are on different scales (``row["scale"]["mixed"]``) averages each item's
+criteria are on different scales (``row.scale.mixed``) averages each item's
 value normalised to 0..1 on its criterion's scale (``annotation.scales.Scale.
-normalised``: (value - low) / (high - low)) and says so: ``row["profiles_scale"]`` is
+normalised``: (value - low) / (high - low)) and says so: ``row.profiles_scale`` is
 "normalised" there, else the row's scale label ("1-5").
 """
 
 from __future__ import annotations
 
 import zlib
+from dataclasses import replace
 
 import numpy as np
 
 from analysis.selectors.agreement.inputs import Inputs, item_keys, value_offset
-from analysis.selectors.agreement.rows import result_dict
+from analysis.selectors.agreement.result import ProfileEntry, Profiles, Row, Stat
 from analysis.stats.bootstrap import GroupDraws, group_sums, sum_method
 from analysis.stats.lattice import value_lattice
 from analysis.stats.results import make_result, percentile_intervals
@@ -48,18 +49,18 @@ WHY = {
 }
 
 
-def row_skills(rows: list[dict], skills: list[str]) -> list[list[int]]:
+def row_skills(rows: list[Row], skills: list[str]) -> list[list[int]]:
     """Per row, the indices (into `skills`) of the skills it covers."""
     out = []
     for row in rows:
-        if row["level"] == "skill":
-            out.append([skills.index(row["skill"])])
-        elif row["level"] == "ability":
+        if row.level == "skill":
+            out.append([skills.index(row.skill)])
+        elif row.level == "ability":
             out.append(
                 [
-                    skills.index(r["skill"])
+                    skills.index(r.skill)
                     for r in rows
-                    if r["level"] == "skill" and r["ability"] == row["ability"]
+                    if r.level == "skill" and r.ability == row.ability
                 ]
             )
         else:
@@ -67,17 +68,17 @@ def row_skills(rows: list[dict], skills: list[str]) -> list[list[int]]:
     return out
 
 
-def _stats(point: np.ndarray, boot: np.ndarray, n: np.ndarray, why: str) -> list:
-    """Per group, the result dict of `make_result` (point, its replicates, n), with
-    the percentile intervals of all groups computed at once."""
+def _stats(point: np.ndarray, boot: np.ndarray, n: np.ndarray, why: str) -> list[Stat]:
+    """Per group, the figure of `make_result` (point, n), with the percentile
+    intervals of its replicates, those of all groups computed at once."""
     lo = hi = None
     if boot.shape[0]:
         lo, hi, _ = percentile_intervals(boot)
     out = []
     for g in range(len(point)):
-        stat = result_dict(make_result(point[g], None, int(n[g]), why))
-        if lo is not None and stat["value"] is not None:
-            stat["ci"] = [float(lo[g]), float(hi[g])]
+        stat = Stat.from_result(make_result(point[g], None, int(n[g]), why))
+        if lo is not None and stat.value is not None:
+            stat = replace(stat, ci=(float(lo[g]), float(hi[g])))
         out.append(stat)
     return out
 
@@ -139,14 +140,13 @@ def model_profiles(
     inp: Inputs,
     reference: tuple[np.ndarray, np.ndarray],
     runs: dict[int, tuple[np.ndarray, np.ndarray]],
-    rows: list[dict],
+    rows: list[Row],
     n_boot: int,
     seed: int,
-) -> list[tuple[str, dict]]:
-    """Per row of `rows`, (its ``profiles_scale``, its ``profiles``): the shape of
-    ``profiles`` is VIEWS -> list per model of {"model", "reference": stat,
-    "judges": {run id: stat}} (+ "n" for shared); :func:`set_profiles` puts them on
-    the rows.
+) -> list[tuple[str, Profiles]]:
+    """Per row of `rows`, (its ``profiles_scale``, its :class:`Profiles`: per item
+    set of VIEWS, one :class:`ProfileEntry` per model); :func:`set_profiles` puts
+    them on the rows.
 
     `reference`: (item keys, score code counts (n, W)); `runs`: run id -> (item keys,
     score code 0..V). Pure computation on arrays already loaded; no query. `rows` is
@@ -168,7 +168,7 @@ def model_profiles(
         },
     }
     members = row_skills(rows, inp.skills.keys)
-    mixed = [bool((row.get("scale") or {}).get("mixed")) for row in rows]
+    mixed = [bool(row.scale and row.scale.mixed) for row in rows]
     low = inp.skills.low.astype(float)
     span = np.array(
         [
@@ -177,15 +177,15 @@ def model_profiles(
         ]
     )
     scale_of = [
-        "normalised" if mix else (row.get("scale") or {}).get("label", "1-5")
+        "normalised" if mix else (row.scale.label if row.scale else "1-5")
         for row, mix in zip(rows, mixed, strict=True)
     ]
     n_m = len(names)
     view_code = {"shared": 1, "all": 2}
-    profiles: list[dict] = [{} for _ in rows]
+    profiles: list[dict[str, tuple[ProfileEntry, ...]]] = [{} for _ in rows]
     drawn: dict[int, tuple] = {}  # source -> its "all" view's keys and draws
     for view, by_source in views.items():
-        stats: dict[int, list[list[dict]]] = {}
+        stats: dict[int, list[list[Stat]]] = {}
         shared_draws = _shared_item_draws(
             inp, by_source, n_sk, n_boot, seed, view_code[view]
         )
@@ -225,22 +225,23 @@ def model_profiles(
                 per_row.append(_stats(point, rboot, rn, WHY[view]))
             stats[sid] = per_row
         for r_i in range(len(rows)):
-            entries = []
-            for g, name in enumerate(names):
-                entry = {
-                    "model": name,
-                    "reference": stats[0][r_i][g],
-                    "judges": {str(rid): stats[rid][r_i][g] for rid in runs},
-                }
-                if view == "shared":
-                    entry["n"] = entry["reference"]["n"]
-                entries.append(entry)
-            profiles[r_i][view] = entries
-    return list(zip(scale_of, profiles, strict=True))
+            profiles[r_i][view] = tuple(
+                ProfileEntry(
+                    name,
+                    stats[0][r_i][g],
+                    {str(rid): stats[rid][r_i][g] for rid in runs},
+                    stats[0][r_i][g].n if view == "shared" else None,
+                )
+                for g, name in enumerate(names)
+            )
+    return [
+        (scale, Profiles(**by_view))
+        for scale, by_view in zip(scale_of, profiles, strict=True)
+    ]
 
 
-def set_profiles(rows: list[dict], profiles: list[tuple[str, dict]]) -> None:
-    """Sets ``row["profiles_scale"]`` and ``row["profiles"]`` from
+def set_profiles(rows: list[Row], profiles: list[tuple[str, Profiles]]) -> None:
+    """Sets ``row.profiles_scale`` and ``row.profiles`` from
     :func:`model_profiles`' result for the same rows."""
     for row, (scale, by_view) in zip(rows, profiles, strict=True):
-        row["profiles_scale"], row["profiles"] = scale, by_view
+        row.profiles_scale, row.profiles = scale, by_view

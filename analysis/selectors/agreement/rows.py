@@ -1,5 +1,5 @@
-"""The agreement table's rows as JSON-safe dicts (shape: :func:`agreement_compute`),
-built with the typed figures of :mod:`analysis.selectors.agreement.result`."""
+"""The agreement table's rows (shape: :func:`agreement_compute`), built as the typed
+objects of :mod:`analysis.selectors.agreement.result`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,17 @@ import numpy as np
 
 from analysis import statistics
 from analysis.selectors.agreement.inputs import Inputs, Skills, item_keys
-from analysis.selectors.agreement.result import Ceiling, Flag, JudgeCell, Stat
+from analysis.selectors.agreement.result import (
+    Ceiling,
+    Flag,
+    JudgeCell,
+    ModelMean,
+    ModelMeans,
+    Row,
+    RowScale,
+    ScatterPoint,
+    Stat,
+)
 from analysis.stats.report import GroupItems, Report, human_ceiling_table
 from analysis.stats.results import Result
 from analysis.stats.scale import same_scale
@@ -57,14 +67,14 @@ def _flag(rep: Report) -> Flag:
     return Flag(below, significant, reason)
 
 
-def _scatter(items: GroupItems) -> list[list[float]]:
+def _scatter(items: GroupItems) -> tuple[ScatterPoint, ...]:
     """Distinct (human mean, judge score) points with their item counts."""
     hc = np.asarray(items.human_counts, dtype=np.int64)
     judge = np.asarray(items.judge, dtype=np.int64)
     m = hc.sum(axis=1)
     ok = (m > 0) & (judge > 0)
     if not ok.any():
-        return []
+        return ()
     # A human mean is a fraction total/m; code (total, m, judge) exactly as integers
     # (in score codes 1..V; value = code + the scale's lowest value - 1).
     v = hc.shape[1]
@@ -83,29 +93,14 @@ def _scatter(items: GroupItems) -> list[list[float]]:
     merged: dict[tuple[float, int], int] = {}
     for mean, score, n in pts:  # 2/4 and 1/2 are the same mean
         merged[(mean, score)] = merged.get((mean, score), 0) + n
-    return [[mean, score, n] for (mean, score), n in merged.items()]
+    return tuple(ScatterPoint(mean, score, n) for (mean, score), n in merged.items())
 
 
 NO_ITEMS = "no items"
 NO_SHARED_ITEMS = "no items: the judge and the reference share no scored item here"
 
 
-def _say_no_items(stats: dict, reason: str) -> None:
-    """Every statistic of `stats` (result dicts, nested too) gets `reason`: with no
-    items, "not enough data" and the statistic's own condition would mislead."""
-    for value in stats.values():
-        if isinstance(value, dict) and "reason" in value and "value" in value:
-            if value["value"] is None:
-                value["reason"] = reason
-        elif isinstance(value, dict):
-            _say_no_items(value, reason)
-        elif isinstance(value, list):
-            for entry in value:
-                if isinstance(entry, dict):
-                    _say_no_items(entry, reason)
-
-
-def judge_dict(rep: Report, items: GroupItems | None, names: list[str]):
+def judge_cell(rep: Report, items: GroupItems | None, names: list[str]) -> JudgeCell:
     """One run's statistics on one row (model codes named from `names`). A row
     without items says "no items" as every statistic's reason (and the flag's);
     one whose items are not shared says why no statistic is defined."""
@@ -113,37 +108,36 @@ def judge_dict(rep: Report, items: GroupItems | None, names: list[str]):
     cell = JudgeCell(
         counts={k: int(v) for k, v in rep.counts.items()},
         stats=_stats(j, "judge"),
-        confusion=np.asarray(
-            j.get("confusion", np.zeros((rep.values.size, rep.values.size)))
-        )
-        .astype(int)
-        .tolist(),
+        confusion=tuple(
+            tuple(line)
+            for line in np.asarray(
+                j.get("confusion", np.zeros((rep.values.size, rep.values.size)))
+            )
+            .astype(int)
+            .tolist()
+        ),
         flag=_flag(rep),
         human=_raters(rep),
-        models={
-            "models": [
-                {
-                    "model": names[m["model"]] if m["model"] < len(names) else "",
-                    "n": m["n"],
-                    "human_mean": result_dict(m["human_mean"]),
-                    "judge_mean": result_dict(m["judge_mean"]),
-                }
+        models=ModelMeans(
+            tuple(
+                ModelMean(
+                    names[m["model"]] if m["model"] < len(names) else "",
+                    m["n"],
+                    Stat.from_result(m["human_mean"]),
+                    Stat.from_result(m["judge_mean"]),
+                )
                 for m in rep.models.get("models", [])
-            ],
-            **{
-                k: result_dict(rep.models[k])
+            ),
+            *(
+                Stat.from_result(rep.models[k]) if k in rep.models else None
                 for k in ("spearman", "kendall")
-                if k in rep.models
-            },
-        },
-        scatter=_scatter(items) if items is not None else [],
+            ),
+        ),
+        scatter=_scatter(items) if items is not None else (),
     )
-    out = cell.to_dict()
-    if not out["counts"].get("scored_by_both"):
-        reason = NO_ITEMS if not out["counts"].get("items") else NO_SHARED_ITEMS
-        _say_no_items(out, reason)
-        out["flag"]["reason"] = reason
-    return out
+    if not cell.scored_by_both:
+        return cell.explained(NO_ITEMS if not cell.items else NO_SHARED_ITEMS)
+    return cell
 
 
 def abilities_present(skills: Skills, present: set[str]) -> dict[str, list[str]]:
@@ -159,23 +153,17 @@ def abilities_present(skills: Skills, present: set[str]) -> dict[str, list[str]]
     return out
 
 
-def scale_dict(values_list: list[np.ndarray]) -> dict:
-    """A row's scale as JSON: {"values", "low", "high", "label", "mixed": False} for
-    criteria on one scale (1..5 when there are none), or {"mixed": True, "label":
-    "0-4, 1-10", "scales": [...]} for criteria on different scales."""
+def row_scale(values_list: list[np.ndarray]) -> RowScale:
+    """A row's scale: its values, low, high and label ("1-5") for criteria on one
+    scale (1..5 when there are none), or ``mixed`` with the labels of the scales
+    ("0-4, 1-10") for criteria on different scales."""
     if not values_list:
         values_list = [np.arange(1, 6)]
     if same_scale(values_list):
-        v = [int(x) for x in values_list[0]]
-        return {
-            "mixed": False,
-            "values": v,
-            "low": v[0],
-            "high": v[-1],
-            "label": f"{v[0]}-{v[-1]}",
-        }
-    labels = list(dict.fromkeys(f"{int(v[0])}-{int(v[-1])}" for v in values_list))
-    return {"mixed": True, "label": ", ".join(labels), "scales": labels}
+        v = tuple(int(x) for x in values_list[0])
+        return RowScale(False, f"{v[0]}-{v[-1]}", v, v[0], v[-1])
+    labels = tuple(dict.fromkeys(f"{int(v[0])}-{int(v[-1])}" for v in values_list))
+    return RowScale(True, ", ".join(labels), scales=labels)
 
 
 # Why a pooled row over criteria on different scales has no agreement figures.
@@ -185,55 +173,58 @@ MIXED_SCALES = (
 )
 
 
-def mixed_scale_note(row: dict) -> str:
+def mixed_scale_note(row: Row) -> str:
     """The row's note when it pools criteria on different scales, else ""."""
-    scale = row.get("scale") or {}
-    if not scale.get("mixed"):
+    if row.scale is None or not row.scale.mixed:
         return ""
-    return MIXED_SCALES.format(scales=scale["label"])
+    return MIXED_SCALES.format(scales=row.scale.label)
 
 
-def rows_skeleton(skills: Skills, present: set[str]) -> list[dict]:
+def rows_skeleton(skills: Skills, present: set[str]) -> list[Row]:
     """The table's rows without figures: each ability's skills, the ability, overall.
 
-    Every row carries its ``scale`` (:func:`scale_dict`): the criterion's scale, or
-    for an ability / overall that of its criteria (``mixed`` when they differ)."""
+    Every row carries its ``scale`` (:func:`row_scale`): the criterion's scale, or
+    for an ability / overall that of its criteria (``mixed`` when they differ); its
+    ceiling is :func:`empty_ceiling` and it has no run's cell yet."""
     rows = []
     groups = abilities_present(skills, present)
     for ability, keys in groups.items():
         for key in keys:
             rows.append(
-                {
-                    "key": f"skill:{key}",
-                    "level": "skill",
-                    "skill": key,
-                    "label": skills.names[key],
-                    "ability": ability,
-                    "scale": scale_dict([skills.values[key]]),
-                }
+                Row(
+                    key=f"skill:{key}",
+                    level="skill",
+                    skill=key,
+                    label=skills.names[key],
+                    ability=ability,
+                    scale=row_scale([skills.values[key]]),
+                    human=empty_ceiling(),
+                )
             )
         if not ability:
             continue
         rows.append(
-            {
-                "key": f"ability:{ability}",
-                "level": "ability",
-                "skill": None,
-                "label": ability,
-                "ability": ability,
-                "scale": scale_dict([skills.values[k] for k in keys]),
-            }
+            Row(
+                key=f"ability:{ability}",
+                level="ability",
+                skill=None,
+                label=ability,
+                ability=ability,
+                scale=row_scale([skills.values[k] for k in keys]),
+                human=empty_ceiling(),
+            )
         )
     every = [k for keys in groups.values() for k in keys]
     rows.append(
-        {
-            "key": "overall",
-            "level": "overall",
-            "skill": None,
-            "label": "Overall",
-            "ability": None,
-            "scale": scale_dict([skills.values[k] for k in every]),
-        }
+        Row(
+            key="overall",
+            level="overall",
+            skill=None,
+            label="Overall",
+            ability=None,
+            scale=row_scale([skills.values[k] for k in every]),
+            human=empty_ceiling(),
+        )
     )
     return rows
 
@@ -252,8 +243,8 @@ def ceiling_rows(
     n_boot: int,
     seed: int,
     workers: int = 1,
-) -> dict[str, dict]:
-    """Row key -> the reference raters' ceiling (``row["human"]``) on CEILING_ITEMS.
+) -> dict[str, Ceiling]:
+    """Row key -> the reference raters' ceiling (``row.human``) on CEILING_ITEMS.
 
     `side` is (item keys, score code counts (n, W), N/A counts) of the reference raters
     (:func:`human_side`, or a reference run as one rater). The figures depend on the
@@ -295,11 +286,11 @@ def ceiling_rows(
             scores=int(tally[1]),
             na=int(tally[2]),
             stats=_stats(h, "raters"),
-        ).to_dict()
+        )
     return out
 
 
-def empty_ceiling(reason: str = NO_ITEMS) -> dict:
+def empty_ceiling(reason: str = NO_ITEMS) -> Ceiling:
     """The ceiling of a row without reference scores: every figure undefined for
     `reason` ("no items")."""
     return Ceiling(
@@ -309,10 +300,10 @@ def empty_ceiling(reason: str = NO_ITEMS) -> dict:
         scores=0,
         na=0,
         stats=_undefined("raters", reason),
-    ).to_dict()
+    )
 
 
-def mixed_scale_rows(rows: list[dict], run_ids: list[int]) -> None:
+def mixed_scale_rows(rows: list[Row], run_ids: list[int]) -> None:
     """Pooled rows over criteria on different scales: every figure undefined with
     :data:`MIXED_SCALES` as its reason (the ceiling's too, and each run's, with the
     run's item counts summed over the row's criteria)."""
@@ -320,28 +311,25 @@ def mixed_scale_rows(rows: list[dict], run_ids: list[int]) -> None:
         note = mixed_scale_note(row)
         if not note:
             continue
-        row["human"] = empty_ceiling(note)
+        row.human = empty_ceiling(note)
         members = [
             r
             for r in rows
-            if r["level"] == "skill"
-            and (row["level"] == "overall" or r["ability"] == row["ability"])
+            if r.level == "skill"
+            and (row.level == "overall" or r.ability == row.ability)
         ]  # a pooled row is an ability's (never "") or the overall
         for rid in map(str, run_ids):
             counts: dict[str, int] = {}
             for r in members:
-                for k, v in (r["judges"].get(rid) or {}).get("counts", {}).items():
+                cell = r.judge(rid)
+                for k, v in (cell.counts if cell else {}).items():
                     counts[k] = counts.get(k, 0) + v
-            row["judges"][rid] = JudgeCell(
+            row.judges[rid] = JudgeCell(
                 counts=counts,
                 stats=_undefined("judge", note),
-                confusion=[],
+                confusion=(),
                 flag=Flag(reason=note),
                 human=Ceiling(0, 0, 0, 0, _undefined("raters", note)),
-                models={
-                    "models": [],
-                    "spearman": Stat.undefined(note).to_dict(),
-                    "kendall": Stat.undefined(note).to_dict(),
-                },
-                scatter=[],
-            ).to_dict()
+                models=ModelMeans((), Stat.undefined(note), Stat.undefined(note)),
+                scatter=(),
+            )
