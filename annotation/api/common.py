@@ -18,6 +18,7 @@ from rest_framework import serializers
 from annotation.api.serializers.rating import (
     AssignmentSkipInputSerializer,
     AssignmentSkipOutputSerializer,
+    RaterProgressOutputSerializer,
     RatingErrorOutputSerializer,
 )
 from annotation.items import ItemKind
@@ -43,9 +44,13 @@ class ItemApi:
     kind: ClassVar[ItemKind]
     tag: ClassVar[str]  # the schema's tag of the kind's loop operations
     refused: ClassVar[OpenApiResponse]  # a refused write (400, 409), its example field
-    # The schema's serializers of each step. `next` and `submit` may render by hand
-    # (the hot path): the same JSON.
+    # The serializers of each step (`<step>_input`, `<step>_output`, read by the
+    # schema too). `next` and `submit` may render by hand (the hot path): the same
+    # JSON.
     next_output: ClassVar[type[serializers.Serializer]]
+    progress_output: ClassVar[type[serializers.Serializer]] = (
+        RaterProgressOutputSerializer
+    )
     submit_input: ClassVar[type[serializers.Serializer]]
     submit_output: ClassVar[type[serializers.Serializer]]
     amend_input: ClassVar[type[serializers.Serializer]]

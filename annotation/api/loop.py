@@ -30,11 +30,7 @@ from annotation.api.authentication import HotAuthenticationMixin
 from annotation.api.common import NOT_FOUND, ItemApi
 from annotation.api.pairwise import PairwiseApi
 from annotation.api.rating import PointwiseApi
-from annotation.api.serializers.rating import (
-    RATER_REMOVED,
-    RaterProgressOutputSerializer,
-    rater_progress_data,
-)
+from annotation.api.serializers.rating import RATER_REMOVED, rater_progress_data
 from annotation.services import rating as loop_services
 
 # One API per item kind (`annotation.items.REGISTRY`), by `Campaign.kind`.
@@ -44,8 +40,9 @@ APIS: dict[str, ItemApi] = {
 
 
 class LoopSchema(AutoSchema):
-    """A loop view's operation in its route's kind: the kind's tag, description and
-    serializers (`LoopApi.schema_request`, `schema_responses`)."""
+    """A loop view's operation in its route's kind: the kind's tag and words, and its
+    serializers of the view's `step` (`ItemApi.<step>_input`, `<step>_output`), with
+    the step's `refusals`."""
 
     def get_tags(self) -> list[str]:
         return [self.view.item.tag]
@@ -54,28 +51,32 @@ class LoopSchema(AutoSchema):
         return self.view.item.doc(self.view.step)
 
     def get_request_serializer(self):
-        return self.view.schema_request()
+        return getattr(self.view.item, f"{self.view.step}_input", None)
 
-    def get_response_serializers(self):
-        return self.view.schema_responses()
+    def get_response_serializers(self) -> dict:
+        item = self.view.item
+        answers = {
+            400: item.refused,
+            403: RATER_REMOVED,
+            404: NOT_FOUND,
+            409: item.refused,
+        }
+        return {200: getattr(item, f"{self.view.step}_output")} | {
+            code: answers[code] for code in self.view.refusals
+        }
 
 
 class LoopApi(APIView):
     """A step of the rater loop for the item kind its route names (`kind`)."""
 
     kind: str = ""  # a `Campaign.Kind` value, set by the route
-    step: ClassVar[str]  # the schema's words for it: `ItemApi.docs[step]`
+    step: ClassVar[str]  # its serializers and words: `ItemApi.<step>_input`, ...
+    refusals: ClassVar[tuple[int, ...]] = (400, 403, 404)  # its answers but 200
     schema = LoopSchema()
 
     @property
     def item(self) -> ItemApi:
         return APIS[self.kind]
-
-    def schema_request(self):
-        return None
-
-    def schema_responses(self) -> dict:
-        raise NotImplementedError
 
 
 class LoopNextApi(HotAuthenticationMixin, LoopApi):
@@ -84,9 +85,7 @@ class LoopNextApi(HotAuthenticationMixin, LoopApi):
     says why (`NextResult`)."""
 
     step = "next"
-
-    def schema_responses(self) -> dict:
-        return {200: self.item.next_output, 403: RATER_REMOVED, 404: NOT_FOUND}
+    refusals = (403, 404)
 
     def post(self, request, campaign_id: int):
         user, item = request.user, self.item
@@ -120,13 +119,7 @@ class LoopProgressApi(LoopApi):
     """The rater's own progress in one campaign of the route's kind."""
 
     step = "progress"
-
-    def schema_responses(self) -> dict:
-        return {
-            200: RaterProgressOutputSerializer,
-            403: RATER_REMOVED,
-            404: NOT_FOUND,
-        }
+    refusals = (403, 404)
 
     def get(self, request, campaign_id: int):
         campaign = selectors.campaign_get_for_rater(
@@ -137,7 +130,7 @@ class LoopProgressApi(LoopApi):
         progress = selectors.rater_progress(
             user=request.user, campaign=campaign, with_available=True
         )
-        return Response(RaterProgressOutputSerializer(progress).data)
+        return Response(self.item.progress_output(progress).data)
 
 
 class LoopSubmitApi(HotAuthenticationMixin, LoopApi):
@@ -146,19 +139,7 @@ class LoopSubmitApi(HotAuthenticationMixin, LoopApi):
     is a 409 naming the amend endpoint, and changes nothing (`item_submit`)."""
 
     step = "submit"
-
-    def schema_request(self):
-        return self.item.submit_input
-
-    def schema_responses(self) -> dict:
-        item = self.item
-        return {
-            200: item.submit_output,
-            400: item.refused,
-            403: RATER_REMOVED,
-            404: NOT_FOUND,
-            409: item.refused,
-        }
+    refusals = (400, 403, 404, 409)
 
     def post(self, request, assignment_id: int):
         item = self.item
@@ -181,17 +162,6 @@ class LoopSkipApi(LoopApi):
 
     step = "skip"
 
-    def schema_request(self):
-        return self.item.skip_input
-
-    def schema_responses(self) -> dict:
-        return {
-            200: self.item.skip_output,
-            400: self.item.refused,
-            403: RATER_REMOVED,
-            404: NOT_FOUND,
-        }
-
     def post(self, request, assignment_id: int):
         item = self.item
         serializer = item.skip_input(data=request.data)
@@ -210,17 +180,6 @@ class LoopAmendApi(LoopApi):
     (`ItemKind.amend_refusal`); a refusal is a 400 saying why."""
 
     step = "amend"
-
-    def schema_request(self):
-        return self.item.amend_input
-
-    def schema_responses(self) -> dict:
-        return {
-            200: self.item.amend_output,
-            400: self.item.refused,
-            403: RATER_REMOVED,
-            404: NOT_FOUND,
-        }
 
     def put(self, request, assignment_id: int):
         item = self.item
