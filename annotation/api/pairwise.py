@@ -1,5 +1,7 @@
 """REST API of pairwise campaigns: researchers create and read them; raters get the
-next pair, submit, skip and read their own progress.
+next pair, submit, skip, amend and read their own progress through the rater loop's
+one set of views (`annotation.api.loop`), with this kind's `PairwiseApi`: its
+serializers and renderings are here.
 
 The same rules as the pages and as the pointwise rating API: only members of a
 pairwise campaign reach it, only their own assignments; anything else is a 404 for
@@ -17,39 +19,32 @@ never. Labels go in and come out in presented terms (A / B / tie).
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import selectors as selectors
+from annotation.api.common import NOT_FOUND, ItemApi, refused
 from annotation.api.permissions import IsResearcher
-from annotation.api.rating import HotAuthenticationMixin
 from annotation.api.serializers.rating import (
-    RATER_REMOVED,
     CampaignDetailOutputSerializer,
     CampaignListOutputSerializer,
     RaterListField,
     RaterProgressOutputSerializer,
-    RatingErrorOutputSerializer,
 )
+from annotation.items import PAIRWISE
 from annotation.items.pairwise import pairwise_skills, unmap_shown_label
 from annotation.models import Assignment, Dataset, HumanPreference
 from annotation.models.campaigns import MAX_ACTIVE_SECONDS
 from annotation.selectors import pairwise as pairwise_selectors
-from annotation.services import pairwise as pairwise_services
 from annotation.services.campaign_spec import spec_from_fields
 from annotation.services.campaigns import campaign_create
+from annotation.services.serving import NextResult
 from flaskapp import bounds, limits
 from flaskapp.api import Pagination
 
-REFUSED = OpenApiResponse(
-    RatingErrorOutputSerializer,
-    description="Refused: `problems` name each field (e.g. `label`).",
-)
-NOT_FOUND = OpenApiResponse(
-    description="No such campaign or assignment, or not yours (the same answer)."
-)
+REFUSED = refused("label")
 
 
 class PairwiseCampaignCreateInputSerializer(serializers.Serializer):
@@ -201,12 +196,6 @@ class PairwiseSubmitInputSerializer(serializers.Serializer):
     )
 
 
-class PairwiseSkipInputSerializer(serializers.Serializer):
-    reason = serializers.CharField(
-        required=False, allow_blank=True, default="", max_length=500
-    )
-
-
 class PairwiseSkillOutputSerializer(serializers.Serializer):
     key = serializers.CharField()
     name = serializers.CharField()
@@ -250,13 +239,6 @@ class PairwiseSubmitOutputSerializer(serializers.Serializer):
     rationale = serializers.CharField()
 
 
-class PairwiseSkipOutputSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    status = serializers.CharField()
-    skip_reason = serializers.CharField()
-    closed_at = serializers.DateTimeField(allow_null=True)
-
-
 def _assignment_data(assignment: Assignment) -> dict:
     campaign = assignment.campaign
     response_a, response_b = pairwise_selectors.shown_responses(assignment)
@@ -288,79 +270,6 @@ def _assignment_data(assignment: Assignment) -> dict:
     }
 
 
-class PairwiseNextApi(HotAuthenticationMixin, APIView):
-    """Serve the next pair to compare (or the one the rater already holds).
-
-    Always 200 with the same envelope: `assignment` is null when nothing can be
-    served, and `message` says why (paused or closed campaign, quota reached, nothing
-    left, or everything left is locked by others: `locked_by_others`).
-    """
-
-    @extend_schema(
-        tags=["pairwise"],
-        request=None,
-        responses={
-            200: PairwiseNextOutputSerializer,
-            403: RATER_REMOVED,
-            404: NOT_FOUND,
-        },
-    )
-    def post(self, request, campaign_id: int):
-        campaign = pairwise_selectors.pairwise_campaign_get_for_rater(
-            user=request.user, campaign_id=campaign_id
-        )
-        result = pairwise_services.pairwise_next(campaign=campaign, rater=request.user)
-        assignment = None
-        if result.assignment is not None:
-            assignment = _assignment_data(
-                pairwise_selectors.pairwise_assignment_get_for_rater(
-                    user=request.user, assignment_id=result.assignment.pk
-                )
-            )
-        progress = selectors.rater_progress(user=request.user, campaign=campaign)
-        return Response(
-            {
-                "assignment": assignment,
-                "message": result.message,
-                "locked_by_others": result.locked_by_others,
-                "progress": RaterProgressOutputSerializer(progress).data,
-            }
-        )
-
-
-class PairwiseSubmitApi(HotAuthenticationMixin, APIView):
-    """Submit a preference in presented terms (A / B / tie, overall and per asked
-    skill). Idempotent: a repeat with the same answer returns it unchanged; with
-    another answer it is a 409 and changes nothing (amend with ``PUT
-    .../preference/``)."""
-
-    @extend_schema(
-        tags=["pairwise"],
-        request=PairwiseSubmitInputSerializer,
-        responses={
-            200: PairwiseSubmitOutputSerializer,
-            400: REFUSED,
-            403: RATER_REMOVED,
-            404: NOT_FOUND,
-            409: REFUSED,
-        },
-    )
-    def post(self, request, assignment_id: int):
-        serializer = PairwiseSubmitInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
-        assignment = pairwise_services.pairwise_submit(
-            assignment_id=assignment_id,
-            rater=request.user,
-            label=data["label"],
-            skill_labels=data["skill_labels"],
-            rationale=data["rationale"],
-            active_seconds=data.get("active_seconds"),
-            conflict_if_changed=True,
-        )
-        return Response(_preference_data(assignment))
-
-
 def _preference_data(assignment) -> dict:
     """The rater's stored answer to `assignment`, in the terms it was shown in."""
     preference = HumanPreference.objects.get(assignment=assignment)
@@ -380,76 +289,47 @@ def _preference_data(assignment) -> dict:
     }
 
 
-class PairwiseAmendApi(APIView):
-    """Replace the rater's own submitted preference while the campaign is not closed
-    (a paused one still takes amendments), in presented terms as at submit: the
-    API's `pairwise_amend`, as the history's Amend page. A closed campaign or an
-    assignment not submitted is a 400 saying why; another rater's is a 404."""
+class PairwiseApi(ItemApi):
+    """The rater loop's API of pairs to compare (`annotation.api.loop`, the
+    ``pairwise/rate/...`` routes): answers in presented terms (A / B / tie)."""
 
-    @extend_schema(
-        tags=["pairwise"],
-        request=PairwiseSubmitInputSerializer,
-        responses={
-            200: PairwiseSubmitOutputSerializer,
-            400: REFUSED,
-            403: RATER_REMOVED,
-            404: NOT_FOUND,
-        },
-    )
-    def put(self, request, assignment_id: int):
-        serializer = PairwiseSubmitInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
-        assignment = pairwise_services.pairwise_amend(
-            assignment_id=assignment_id,
-            rater=request.user,
-            label=data["label"],
-            skill_labels=data["skill_labels"],
-            rationale=data["rationale"],
+    kind = PAIRWISE
+    tag = "pairwise"
+    refused = REFUSED
+    next_output = PairwiseNextOutputSerializer
+    submit_input = PairwiseSubmitInputSerializer
+    submit_output = PairwiseSubmitOutputSerializer
+    amend_input = PairwiseSubmitInputSerializer
+    amend_output = PairwiseSubmitOutputSerializer
+    answer_fields = ("label", "skill_labels", "rationale")
+    docs = {
+        "next": """Serve the next pair to compare (or the one the rater already holds).
+
+        Always 200 with the same envelope: `assignment` is null when nothing can be
+        served, and `message` says why (paused or closed campaign, quota reached, nothing
+        left, or everything left is locked by others: `locked_by_others`).
+        """,
+        "progress": "The rater's own progress in one pairwise campaign.",
+        "submit": """Submit a preference in presented terms (A / B / tie, overall and per asked
+        skill). Idempotent: a repeat with the same answer returns it unchanged; with
+        another answer it is a 409 and changes nothing (amend with ``PUT
+        .../preference/``).""",
+        "skip": "Skip a served pair with a reason; it goes back to the pool for others.",
+        "amend": """Replace the rater's own submitted preference while the campaign is not closed
+        (a paused one still takes amendments), in presented terms as at submit: the
+        API's `pairwise_amend`, as the history's Amend page. A closed campaign or an
+        assignment not submitted is a 400 saying why; another rater's is a 404.""",
+    }
+
+    def served_data(self, *, user, result: NextResult) -> dict:
+        return _assignment_data(
+            pairwise_selectors.pairwise_assignment_get_for_rater(
+                user=user, assignment_id=result.assignment.pk
+            )
         )
-        return Response(_preference_data(assignment))
 
+    def submitted_data(self, *, user, assignment: Assignment) -> dict:
+        return _preference_data(assignment)
 
-class PairwiseSkipApi(APIView):
-    """Skip a served pair with a reason; it goes back to the pool for others."""
-
-    @extend_schema(
-        tags=["pairwise"],
-        request=PairwiseSkipInputSerializer,
-        responses={
-            200: PairwiseSkipOutputSerializer,
-            400: REFUSED,
-            403: RATER_REMOVED,
-            404: NOT_FOUND,
-        },
-    )
-    def post(self, request, assignment_id: int):
-        serializer = PairwiseSkipInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        assignment = pairwise_services.pairwise_skip(
-            assignment_id=assignment_id,
-            rater=request.user,
-            reason=serializer.validated_data["reason"],
-        )
-        return Response(PairwiseSkipOutputSerializer(assignment).data)
-
-
-class PairwiseProgressApi(APIView):
-    """The rater's own progress in one pairwise campaign."""
-
-    @extend_schema(
-        tags=["pairwise"],
-        responses={
-            200: RaterProgressOutputSerializer,
-            403: RATER_REMOVED,
-            404: NOT_FOUND,
-        },
-    )
-    def get(self, request, campaign_id: int):
-        campaign = pairwise_selectors.pairwise_campaign_get_for_rater(
-            user=request.user, campaign_id=campaign_id
-        )
-        progress = selectors.rater_progress(
-            user=request.user, campaign=campaign, with_available=True
-        )
-        return Response(RaterProgressOutputSerializer(progress).data)
+    def amended_data(self, *, user, assignment: Assignment) -> dict:
+        return _preference_data(assignment)

@@ -7,7 +7,9 @@ Two audiences, the same rules as the pages:
 - raters work under ``/api/rate/``, only in campaigns they are members of and only on
   their own assignments. Anything else is a 404, exactly like a missing id, for every
   role (the `*_for_rater` selectors and the rating services raise it), so ids of other
-  campaigns and assignments leak nothing.
+  campaigns and assignments leak nothing. Their loop (next, progress, submit, skip,
+  amend) is the one set of views of `annotation.api.loop`, with this kind's
+  `PointwiseApi`; their campaign list and an assignment's detail are here.
 
 Refused writes are `DomainError`s, rendered as 400 ``{"detail", "problems": [{"field",
 ...}]}`` by flaskapp.api.exception_handler; wrong types are refused by the input
@@ -17,21 +19,17 @@ serializers with DRF's ``{"<field>": [...]}``.
 from __future__ import annotations
 
 from django.utils import timezone
-from drf_spectacular.utils import OpenApiResponse, extend_schema
-from knox.auth import TokenAuthentication
+from drf_spectacular.utils import extend_schema
 from rest_framework import status
-from rest_framework.authentication import SessionAuthentication
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import selectors as selectors
 from annotation import services
-from annotation.api.authentication import RaterTokenAuthentication
+from annotation.api.common import NOT_FOUND, ItemApi, refused
 from annotation.api.permissions import IsResearcher
 from annotation.api.serializers.rating import (
     RATER_REMOVED,
-    AssignmentSkipInputSerializer,
-    AssignmentSkipOutputSerializer,
     CampaignCreateInputSerializer,
     CampaignCritiqueInputSerializer,
     CampaignDetailOutputSerializer,
@@ -42,27 +40,22 @@ from annotation.api.serializers.rating import (
     RaterAssignmentOutputSerializer,
     RaterCampaignOutputSerializer,
     RaterNextOutputSerializer,
-    RaterProgressOutputSerializer,
     RatingAmendInputSerializer,
-    RatingErrorOutputSerializer,
     RatingOutputSerializer,
     RatingSubmitInputSerializer,
     RatingSubmitOutputSerializer,
-    rater_next_data,
+    rater_assignment_data,
+    rater_qualification_data,
     rating_data,
 )
+from annotation.items import POINTWISE
 from annotation.models import Assignment, Campaign, HumanScore, Skill
 from annotation.services.campaign_spec import spec_from_fields
+from annotation.services.serving import NextResult
 from flaskapp import roles
 from flaskapp.api import Pagination
 
-REFUSED = OpenApiResponse(
-    RatingErrorOutputSerializer,
-    description="Refused: `problems` name each field (e.g. `scores.factuality`).",
-)
-NOT_FOUND = OpenApiResponse(
-    description="No such campaign or assignment, or not yours (the same answer)."
-)
+REFUSED = refused("scores.factuality")
 
 
 def _paginate(view: APIView, queryset) -> list:
@@ -273,95 +266,6 @@ class RaterCampaignListApi(APIView):
         return self._paginator.get_paginated_response(data)
 
 
-class RaterProgressApi(APIView):
-    """The rater's own progress in one campaign."""
-
-    @extend_schema(
-        tags=["rate"],
-        responses={
-            200: RaterProgressOutputSerializer,
-            403: RATER_REMOVED,
-            404: NOT_FOUND,
-        },
-    )
-    def get(self, request, campaign_id: int):
-        campaign = selectors.campaign_get_for_rater(
-            user=request.user, campaign_id=campaign_id
-        )
-        progress = selectors.rater_progress(
-            user=request.user, campaign=campaign, with_available=True
-        )
-        return Response(RaterProgressOutputSerializer(progress).data)
-
-
-class HotAuthenticationMixin:
-    """The rater loop's two endpoints check tokens in one query (`RaterTokenAuthentication`,
-    knox's contract). The schema documents knox's own token scheme: the same header and
-    the same answers, under one security component."""
-
-    def get_authenticators(self):
-        if getattr(self, "swagger_fake_view", False):  # drf-spectacular's schema pass
-            return [TokenAuthentication(), SessionAuthentication()]
-        return [RaterTokenAuthentication(), SessionAuthentication()]
-
-
-class AssignmentNextApi(HotAuthenticationMixin, APIView):
-    """Serve the next response to rate (or the one the rater already holds).
-
-    Always 200 with the same envelope: `assignment` is null when nothing can be served,
-    and `message` says why (paused or closed campaign, quota reached, nothing left, or
-    everything left is locked by others: `locked_by_others`).
-    """
-
-    @extend_schema(
-        tags=["rate"],
-        request=None,
-        responses={200: RaterNextOutputSerializer, 403: RATER_REMOVED, 404: NOT_FOUND},
-    )
-    def post(self, request, campaign_id: int):
-        user = request.user
-        campaign = selectors.campaign_get_for_rater(
-            user=user, campaign_id=campaign_id, with_dataset=False
-        )
-        result = services.assignment_next(campaign=campaign, rater=user)
-        assignment, skills = result.assignment, []
-        if assignment is not None:
-            if result.skills is not None:
-                # The raw-SQL path served the form's data with the assignment (a
-                # served assignment has no scores yet).
-                skills = result.skills
-                no_scores = HumanScore.objects.none()
-                no_scores._result_cache = []
-                assignment._prefetched_objects_cache = {"scores": no_scores}
-            elif "response" not in assignment._state.fields_cache:
-                # A resumed assignment: load what the form shows.
-                assignment, skills = _assignment_for_form(
-                    user=user, assignment_id=assignment.pk
-                )
-            else:
-                # Just served: response and instruction came with the pick, and a
-                # served assignment has no scores yet.
-                skills = selectors.assignment_skills(assignment=assignment)
-                no_scores = HumanScore.objects.none()
-                no_scores._result_cache = []  # evaluated: rendering compiles nothing
-                assignment._prefetched_objects_cache = {"scores": no_scores}
-        envelope = {
-            "assignment": assignment,
-            "message": result.message,
-            "locked_by_others": result.locked_by_others,
-            # Without `available`: it scans the campaign's items, and this is the hot path.
-            "progress": selectors.rater_progress(
-                user=user, campaign=campaign, counts=result.counts
-            ),
-            # None (no query) for a campaign without qualification.
-            "qualification": selectors.rater_qualification(
-                campaign=campaign, rater=user
-            ),
-        }
-        # Rendered by hand (the same JSON as RaterNextOutputSerializer): hot path.
-        return Response(rater_next_data(envelope, skills))
-
-
 class AssignmentDetailApi(APIView):
     """One of the rater's own assignments, with their own scores once submitted."""
 
@@ -382,90 +286,79 @@ class AssignmentDetailApi(APIView):
         )
 
 
-class RatingSubmitApi(HotAuthenticationMixin, APIView):
-    """Submit scores for every listed skill. Idempotent: a repeat with the same
-    answer returns the saved rating unchanged and writes nothing; a repeat with
-    another answer is a 409 naming the amend endpoint (``PUT .../scores/``), and
-    changes nothing."""
+class PointwiseApi(ItemApi):
+    """The rater loop's API of responses to score (`annotation.api.loop`, the
+    ``rate/...`` routes)."""
 
-    @extend_schema(
-        tags=["rate"],
-        request=RatingSubmitInputSerializer,
-        responses={
-            200: RatingSubmitOutputSerializer,
-            400: REFUSED,
-            403: RATER_REMOVED,
-            404: NOT_FOUND,
-            409: REFUSED,
-        },
-    )
-    def post(self, request, assignment_id: int):
-        serializer = RatingSubmitInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
-        assignment = services.rating_submit(
-            assignment_id=assignment_id,
-            rater=request.user,
-            scores=data["scores"],
-            rationales=data["rationales"],
-            critique=data["critique"],
-            active_seconds=data.get("active_seconds"),
-            conflict_if_changed=True,
-        )
+    kind = POINTWISE
+    tag = "rate"
+    refused = REFUSED
+    next_output = RaterNextOutputSerializer
+    submit_input = RatingSubmitInputSerializer
+    submit_output = RatingSubmitOutputSerializer
+    amend_input = RatingAmendInputSerializer
+    amend_output = RatingOutputSerializer
+    answer_fields = ("scores", "rationales", "critique")
+    docs = {
+        "next": """Serve the next response to rate (or the one the rater already holds).
+
+        Always 200 with the same envelope: `assignment` is null when nothing can be served,
+        and `message` says why (paused or closed campaign, quota reached, nothing left, or
+        everything left is locked by others: `locked_by_others`).
+        """,
+        "progress": "The rater's own progress in one campaign.",
+        "submit": """Submit scores for every listed skill. Idempotent: a repeat with the same
+        answer returns the saved rating unchanged and writes nothing; a repeat with
+        another answer is a 409 naming the amend endpoint (``PUT .../scores/``), and
+        changes nothing.""",
+        "skip": "Skip a served response with a reason; it goes back to the pool for "
+        "others.",
+        "amend": "Replace the rater's own submitted scores (not once the campaign is "
+        "closed).",
+    }
+
+    def served_data(self, *, user, result: NextResult) -> dict:
+        """The served assignment with what the rating form shows: loaded with the
+        pick where the service could, read once more for a resumed one."""
+        assignment, skills = result.assignment, []
+        if result.skills is not None:
+            # The raw-SQL path served the form's data with the assignment (a served
+            # assignment has no scores yet).
+            skills = result.skills
+            _no_scores(assignment)
+        elif "response" not in assignment._state.fields_cache:
+            # A resumed assignment: load what the form shows.
+            assignment, skills = _assignment_for_form(
+                user=user, assignment_id=assignment.pk
+            )
+        else:
+            # Just served: response and instruction came with the pick, and a served
+            # assignment has no scores yet.
+            skills = selectors.assignment_skills(assignment=assignment)
+            _no_scores(assignment)
+        return rater_assignment_data(assignment, skills)
+
+    def next_extra(self, *, user, campaign: Campaign) -> dict:
+        # None (no query) for a campaign without qualification.
+        qualification = selectors.rater_qualification(campaign=campaign, rater=user)
+        return {"qualification": rater_qualification_data(qualification)}
+
+    def submitted_data(self, *, user, assignment: Assignment) -> dict:
         feedback = services.gold_feedback(assignment)  # training phase, gold only
         if "scores" in getattr(assignment, "_prefetched_objects_cache", {}):
             # Just saved: the service handed over the rows it wrote, no re-read needed.
             data = rating_data(assignment)
         else:
-            data = _rating_data(user=request.user, assignment_id=assignment_id)
-        return Response({**data, "feedback": feedback})
+            data = _rating_data(user=user, assignment_id=assignment.pk)
+        return {**data, "feedback": feedback}
+
+    def amended_data(self, *, user, assignment: Assignment) -> dict:
+        return _rating_data(user=user, assignment_id=assignment.pk)
 
 
-class AssignmentSkipApi(APIView):
-    """Skip a served response with a reason; it goes back to the pool for others."""
-
-    @extend_schema(
-        tags=["rate"],
-        request=AssignmentSkipInputSerializer,
-        responses={
-            200: AssignmentSkipOutputSerializer,
-            400: REFUSED,
-            403: RATER_REMOVED,
-            404: NOT_FOUND,
-        },
-    )
-    def post(self, request, assignment_id: int):
-        serializer = AssignmentSkipInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        assignment = services.assignment_skip(
-            assignment_id=assignment_id,
-            rater=request.user,
-            reason=serializer.validated_data["reason"],
-        )
-        return Response(AssignmentSkipOutputSerializer(assignment).data)
-
-
-class RatingAmendApi(APIView):
-    """Replace the rater's own submitted scores (not once the campaign is closed)."""
-
-    @extend_schema(
-        tags=["rate"],
-        request=RatingAmendInputSerializer,
-        responses={
-            200: RatingOutputSerializer,
-            400: REFUSED,
-            403: RATER_REMOVED,
-            404: NOT_FOUND,
-        },
-    )
-    def put(self, request, assignment_id: int):
-        serializer = RatingAmendInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        services.rating_amend(
-            assignment_id=assignment_id,
-            rater=request.user,
-            scores=serializer.validated_data["scores"],
-            rationales=serializer.validated_data["rationales"],
-            critique=serializer.validated_data["critique"],
-        )
-        return Response(_rating_data(user=request.user, assignment_id=assignment_id))
+def _no_scores(assignment: Assignment) -> None:
+    """Mark a just served assignment's scores as loaded and empty: rendering
+    compiles no query."""
+    no_scores = HumanScore.objects.none()
+    no_scores._result_cache = []
+    assignment._prefetched_objects_cache = {"scores": no_scores}

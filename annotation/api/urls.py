@@ -1,12 +1,13 @@
 """REST API of the annotation app, mounted at /api/ (flaskapp.urls).
 
 Names: ``annotation_api:<entity>-<action>``. Researchers: ``campaigns/...``; raters:
-``rate/...`` and ``pairwise/rate/...``.
+``rate/...`` and ``pairwise/rate/...``, the same views of the rater loop
+(`annotation.api.loop`) with the item kind fixed by the route.
 """
 
 from django.urls import path
 
-from annotation.api import adjudication, datasets, pairwise, quality, rating
+from annotation.api import adjudication, datasets, loop, pairwise, quality, rating
 
 app_name = "annotation_api"
 
@@ -154,12 +155,12 @@ urlpatterns = [
     ),
     path(
         "rate/campaigns/<int:campaign_id>/next/",
-        rating.AssignmentNextApi.as_view(),
+        loop.LoopNextApi.as_view(kind="pointwise"),
         name="assignment-next",
     ),
     path(
         "rate/campaigns/<int:campaign_id>/progress/",
-        rating.RaterProgressApi.as_view(),
+        loop.LoopProgressApi.as_view(kind="pointwise"),
         name="rater-progress",
     ),
     path(
@@ -169,17 +170,17 @@ urlpatterns = [
     ),
     path(
         "rate/assignments/<int:assignment_id>/submit/",
-        rating.RatingSubmitApi.as_view(),
+        loop.LoopSubmitApi.as_view(kind="pointwise"),
         name="rating-submit",
     ),
     path(
         "rate/assignments/<int:assignment_id>/skip/",
-        rating.AssignmentSkipApi.as_view(),
+        loop.LoopSkipApi.as_view(kind="pointwise"),
         name="assignment-skip",
     ),
     path(
         "rate/assignments/<int:assignment_id>/scores/",
-        rating.RatingAmendApi.as_view(),
+        loop.LoopAmendApi.as_view(kind="pointwise"),
         name="rating-amend",
     ),
     path(
@@ -194,27 +195,27 @@ urlpatterns = [
     ),
     path(
         "pairwise/rate/campaigns/<int:campaign_id>/next/",
-        pairwise.PairwiseNextApi.as_view(),
+        loop.LoopNextApi.as_view(kind="pairwise"),
         name="pairwise-next",
     ),
     path(
         "pairwise/rate/campaigns/<int:campaign_id>/progress/",
-        pairwise.PairwiseProgressApi.as_view(),
+        loop.LoopProgressApi.as_view(kind="pairwise"),
         name="pairwise-progress",
     ),
     path(
         "pairwise/rate/assignments/<int:assignment_id>/submit/",
-        pairwise.PairwiseSubmitApi.as_view(),
+        loop.LoopSubmitApi.as_view(kind="pairwise"),
         name="pairwise-submit",
     ),
     path(
         "pairwise/rate/assignments/<int:assignment_id>/skip/",
-        pairwise.PairwiseSkipApi.as_view(),
+        loop.LoopSkipApi.as_view(kind="pairwise"),
         name="pairwise-skip",
     ),
     path(
         "pairwise/rate/assignments/<int:assignment_id>/preference/",
-        pairwise.PairwiseAmendApi.as_view(),
+        loop.LoopAmendApi.as_view(kind="pairwise"),
         name="pairwise-amend",
     ),
 ]

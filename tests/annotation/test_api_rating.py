@@ -586,9 +586,9 @@ def test_hot_endpoints_check_tokens_in_one_query_and_document_drfs_scheme():
     from knox.auth import TokenAuthentication
 
     from annotation.api.authentication import RaterTokenAuthentication
-    from annotation.api.rating import AssignmentNextApi, RatingSubmitApi
+    from annotation.api.loop import LoopNextApi, LoopSubmitApi
 
-    for view_class in (AssignmentNextApi, RatingSubmitApi):
+    for view_class in (LoopNextApi, LoopSubmitApi):
         view = view_class()
         assert type(view.get_authenticators()[0]) is RaterTokenAuthentication
         view.swagger_fake_view = True

@@ -53,8 +53,8 @@ from annotation.api.serializers.rating.rater import (
 )
 from annotation.api.serializers.rating.render import (
     rater_assignment_data,
-    rater_next_data,
     rater_progress_data,
+    rater_qualification_data,
     rater_score_data,
     rater_skill_data,
     rating_data,
@@ -120,8 +120,8 @@ __all__ = [
     "keys_data",
     "labels_data",
     "rater_assignment_data",
-    "rater_next_data",
     "rater_progress_data",
+    "rater_qualification_data",
     "rater_score_data",
     "rater_skill_data",
     "rating_data",

@@ -1,4 +1,5 @@
-"""Hot-path renderers of the rating API (`next` and `submit`, the rater loop).
+"""Hot-path renderers of the rating API (`next` and `submit`, the rater loop:
+`annotation.api.loop` builds `next`'s envelope with these).
 
 Rendering them with the nested serializers cost more than their queries. These
 functions build the very same JSON by hand (same keys, same order, same value formats,
@@ -95,20 +96,6 @@ def rater_progress_data(progress) -> dict:
         "quota": progress.quota,
         "available": progress.available,
         "label": progress.label,
-    }
-
-
-def rater_next_data(envelope: dict, skills) -> dict:
-    """`RaterNextOutputSerializer` by hand."""
-    assignment = envelope["assignment"]
-    return {
-        "assignment": None
-        if assignment is None
-        else rater_assignment_data(assignment, skills),
-        "message": envelope["message"],
-        "locked_by_others": envelope["locked_by_others"],
-        "progress": rater_progress_data(envelope["progress"]),
-        "qualification": rater_qualification_data(envelope.get("qualification")),
     }
 
 
