@@ -428,7 +428,7 @@ class CampaignSpec:
             problems += [
                 Problem(why, field="raters")
                 for u in self.raters
-                if (why := roles.plain_rater_problem(u))
+                if (why := roles.plain_rater_problem(u, allow_synthetic=True))
             ]
         return problems
 

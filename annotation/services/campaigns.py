@@ -137,7 +137,8 @@ def campaign_set_raters(
     if problems := [
         Problem(why, field="raters")
         for u in raters
-        if u.pk not in current and (why := roles.plain_rater_problem(u))
+        if u.pk not in current
+        and (why := roles.plain_rater_problem(u, allow_synthetic=True))
     ]:
         raise DomainError("the raters were not changed", problems)
     campaign.raters.set(raters)

@@ -265,3 +265,13 @@ def test_feedback_needs_the_record_of_answers_shown(researcher, rater):
     a.refresh_from_db()
     assert services.gold_feedback(a) is None
     assert assignment_skills(assignment=a)
+
+
+def test_the_gold_page_tells_the_researcher_the_training_rule(client_for, researcher):
+    from tests.annotation.test_gold import make_dataset
+
+    dataset = make_dataset(n=2)
+    page = client_for(researcher).get(
+        reverse("annotation:dataset-gold", args=[dataset.pk])
+    )
+    assert "never served to that rater again" in page.content.decode()
