@@ -84,6 +84,46 @@ def synthetic_rater(user_id_ref: str) -> Exists:
     )
 
 
+MANAGED_IN_ADMIN = "only an admin manages it, in the Django admin"
+
+
+def plain_rater_problem(user: User, *, allow_synthetic: bool = False) -> str:
+    """Why `user` is not a plain rater account ("" when it is): the one definition of
+    the accounts that researchers may manage in the app (reset a password, add to a
+    campaign, on the pages and through the API). A plain rater is active, holds the
+    rater role and no other group (not researcher, admin, reviewer, synthetic, nor any
+    other), has neither the staff nor the superuser flag and holds no permission of
+    its own. Anything more could be turned into power: a researcher who resets a
+    staff account's password logs in to the Django admin with it (issue 34).
+    `allow_synthetic`: a synthetic account (generated ratings, nobody logs in) also
+    counts, for campaign membership, where the demo's generated ratings need it. Reads
+    the database (never the per-request role cache), two queries at most."""
+    if not user.is_authenticated:
+        return "no such account"
+    name = user.get_username()
+    if not user.is_active:
+        return f"{name} is deactivated; {MANAGED_IN_ADMIN}"
+    if user.is_superuser:  # type: ignore[union-attr]
+        return f"{name} is a superuser; {MANAGED_IN_ADMIN}"
+    if user.is_staff:  # type: ignore[union-attr]
+        return f"{name} has the staff flag (Django admin access); {MANAGED_IN_ADMIN}"
+    groups = set(user.groups.values_list("name", flat=True))  # type: ignore[union-attr]
+    if RATER not in groups:
+        return f"{name} has no rater role"
+    if SYNTHETIC in groups and not allow_synthetic:
+        return (
+            f"{name} is a synthetic account: it holds generated ratings and nobody "
+            "logs in as it"
+        )
+    if others := sorted(
+        groups - {RATER, SYNTHETIC} if allow_synthetic else groups - {RATER}
+    ):
+        return f"{name} also belongs to {', '.join(others)}; {MANAGED_IN_ADMIN}"
+    if user.user_permissions.exists():  # type: ignore[union-attr]
+        return f"{name} holds permissions of its own; {MANAGED_IN_ADMIN}"
+    return ""
+
+
 def can_create_dataset(user: User) -> bool:
     """Only admins create datasets (DESIGN: admins upload datasets). The one rule for
     every way a dataset can come into being: the dataset import (pages, API, job) and

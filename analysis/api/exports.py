@@ -1,5 +1,11 @@
 """Score export API: `GET /api/datasets/{id}/export/?format=csv|jsonl|parquet&campaign=..`
-`&run=..` (columns: `analysis.exports.scores.FIELDS`).
+`&run=..[&include_test=1&reason=..]` (columns: `analysis.exports.scores.FIELDS`).
+
+A dataset with a development / test split exports its development rows only; with
+``include_test=1`` and a ``reason`` the test rows are in too, and the export is logged
+as a look at the test split first (`exports.scores.export_test_rows`). The
+``X-Test-Split`` header says which: "no split", "test rows left out" or "test rows
+included (test look N)".
 
 Researchers and admins only (raters 403, anonymous 401); `dataset_get_for_user` checks
 the role again. The body is streamed (flat memory); errors are JSON.
@@ -20,6 +26,7 @@ from analysis.exports.scores import (
     export_chunks,
     export_filters_check,
     export_format_check,
+    export_test_rows,
 )
 from annotation import selectors as selectors
 from annotation.api.permissions import IsResearcher
@@ -48,6 +55,23 @@ def _ids(request, name: str) -> list[int] | None:
     return int_list_param(request.query_params, name, max_value=ID.high) or None
 
 
+FLAG_VALUES = {"1": True, "true": True, "yes": True, "0": False, "false": False,
+               "no": False, "": False}  # fmt: skip
+
+
+def _flag(request, name: str) -> bool:
+    """`?name=1|true|yes|0|false|no` (absent: False); anything else is a 400 naming
+    `name`."""
+    raw = request.query_params.get(name, "")
+    value = FLAG_VALUES.get(raw.strip().lower())
+    if value is None:
+        raise DomainError(
+            f"`{name}` is not a yes/no value",
+            [Problem(f"use 1 or 0 (true or false), not {raw[:20]!r}", field=name)],
+        )
+    return value
+
+
 class DatasetExportApi(APIView):
     permission_classes = [IsResearcher]
     renderer_classes = [JSONRenderer]
@@ -61,6 +85,17 @@ class DatasetExportApi(APIView):
                 "campaign", int, many=True, description="Only these campaigns."
             ),
             OpenApiParameter("run", int, many=True, description="Only these runs."),
+            OpenApiParameter(
+                "include_test",
+                bool,
+                default=False,
+                description="Also the rows of the dataset's locked test split (needs "
+                "`reason`; logged as a look at the test split). The `X-Test-Split` "
+                "response header says whether they are in.",
+            ),
+            OpenApiParameter(
+                "reason", str, description="Why the test split is looked at."
+            ),
         ],
         responses={
             (200, "text/csv"): OpenApiTypes.STR,
@@ -79,10 +114,22 @@ class DatasetExportApi(APIView):
         export_filters_check(
             dataset=dataset, campaign_ids=campaign_ids, run_ids=run_ids
         )
+        test_rows = export_test_rows(
+            dataset=dataset,
+            user=request.user,
+            include_test=_flag(request, "include_test"),
+            reason=request.query_params.get("reason", ""),
+            run_ids=run_ids,
+        )
         chunks = export_chunks(
-            dataset=dataset, fmt=fmt, campaign_ids=campaign_ids, run_ids=run_ids
+            dataset=dataset,
+            fmt=fmt,
+            campaign_ids=campaign_ids,
+            run_ids=run_ids,
+            test_rows=test_rows,
         )
         response = StreamingHttpResponse(chunks, content_type=CONTENT_TYPES[fmt])
+        response["X-Test-Split"] = test_rows.label
         filename = f"{slugify(dataset.name) or 'dataset'}-scores.{fmt}"
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
         return response

@@ -13,6 +13,7 @@ command and the export API; lives in judging because it reads both apps' scores
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from types import SimpleNamespace
 
@@ -25,8 +26,9 @@ from annotation.selectors.exclusions import excluded_scores
 from flaskapp import roles
 from flaskapp.errors import DomainError, Problem
 from flaskapp.optional import PARQUET
-from judging.models import JudgeRun, JudgeScore
-from judging.selectors.splits import split_part_by_instruction
+from judging.models import JudgeRun, JudgeScore, TestSplitLook
+from judging.selectors.splits import eval_split_of, split_part_by_instruction
+from judging.services.splits import eval_split_look_record
 
 CHUNK_SIZE = 5000
 # Rows per encoded chunk: large enough that a 200,000-row export is a few hundred
@@ -231,16 +233,92 @@ def export_filters_check(
         raise DomainError("Cannot export these scores", problems)
 
 
+@dataclass(frozen=True)
+class TestRows:
+    """Whether an export holds the rows of the dataset's locked test split.
+
+    `has_split`: the dataset has a development / test split; `included`: its test
+    rows are in the export (always true without a split: there is nothing to leave
+    out); `look`: the logged look that let them in. `label` is what the export says
+    of itself (the API's ``X-Test-Split`` header, the Parquet metadata, the command's
+    summary)."""
+
+    __test__ = False  # not a test class (pytest collects by name)
+
+    has_split: bool
+    included: bool
+    look: TestSplitLook | None = None
+
+    @property
+    def label(self) -> str:
+        if not self.has_split:
+            return "no split"
+        if not self.included:
+            return "test rows left out"
+        return f"test rows included (test look {self.look.pk})"
+
+
+TEST_ROWS_LEFT_OUT = TestRows(has_split=True, included=False)
+
+
+def export_test_rows(
+    *,
+    dataset: Dataset,
+    user,
+    include_test: bool,
+    reason: str = "",
+    run_ids: list[int] | None = None,
+) -> TestRows:
+    """Decide, before an export streams, whether it holds the test split's rows.
+
+    A dataset with a development / test split exports its development rows only,
+    unless `include_test` is asked for with a `reason`: that export is then a look at
+    the test split, logged first as every look is (`eval_split_look_record`: the
+    exporter, the reason, the time, the runs exported: `run_ids` or every run of the
+    dataset), so test figures cannot be computed from an export unlogged (issue 34).
+    `DomainError` naming ``reason`` when it is missing or refused; nothing is logged
+    then. A dataset without a split exports every row and logs nothing."""
+    split = eval_split_of(dataset=dataset)
+    if split is None:
+        return TestRows(has_split=False, included=True)
+    if not include_test:
+        return TEST_ROWS_LEFT_OUT
+    if not (reason or "").strip():
+        raise DomainError(
+            "the test split's rows were not exported",
+            [
+                Problem(
+                    "say why you look at the locked test split (required with "
+                    "include_test; the export is logged as a test look)",
+                    field="reason",
+                )
+            ],
+        )
+    if run_ids is None:
+        run_ids = list(
+            JudgeRun.objects.filter(dataset=dataset).values_list("pk", flat=True)
+        )
+    look = eval_split_look_record(
+        split=split, user=user, run_ids=run_ids, reason=reason
+    )
+    return TestRows(has_split=True, included=True, look=look)
+
+
 def score_rows(
     *,
     dataset: Dataset,
     campaign_ids: list[int] | None = None,
     run_ids: list[int] | None = None,
+    test_rows: TestRows = TEST_ROWS_LEFT_OUT,
 ) -> Iterator[dict]:
-    """:func:`_score_rows` with each row's `split` part (one more query)."""
+    """:func:`_score_rows` with each row's `split` part (one more query), without
+    the test split's rows unless `test_rows.included` (`export_test_rows`)."""
     parts = split_part_by_instruction(dataset=dataset)
     for row in _score_rows(dataset=dataset, campaign_ids=campaign_ids, run_ids=run_ids):
-        row["split"] = parts.get(row["instruction_id"], "")
+        part = parts.get(row["instruction_id"], "")
+        if part == "test" and not test_rows.included:
+            continue
+        row["split"] = part
         yield row
 
 
@@ -500,20 +578,24 @@ def export_csv(rows: Iterable[dict]) -> Iterator[str]:
     return csv_dicts(FIELDS, rows)
 
 
-def export_chunks(
+def export_chunks(  # noqa: PLR0913 - the export's selection, format and counter, by name
     *,
     dataset: Dataset,
     fmt: str,
     campaign_ids: list[int] | None = None,
     run_ids: list[int] | None = None,
     counter: list[int] | None = None,
+    test_rows: TestRows = TEST_ROWS_LEFT_OUT,
 ) -> Iterator[bytes]:
     """The export of `dataset`'s scores (selected as `score_rows` selects them) as
     chunks of UTF-8 in `fmt` (CSV, JSON Lines), or of one Parquet file
     (`parquet_schema`, streamed one row group at a time); adds the number of rows written to `counter[0]` when
     given. CSV on PostgreSQL is written by the database (`scores_sql`, the same bytes);
     otherwise `score_rows` through `export_encode`. `DomainError` on another format,
-    and on Parquet without pyarrow (`export_format_check`)."""
+    and on Parquet without pyarrow (`export_format_check`).
+    The test split's rows are left out unless `test_rows` (`export_test_rows`, which
+    logged the look) lets them in; a Parquet file says which in its metadata
+    (``flask_eval.test_rows``)."""
     export_format_check(fmt)
     if fmt == "csv" and scores_sql.enabled():
         return scores_sql.csv_chunks(
@@ -522,12 +604,18 @@ def export_chunks(
             campaign_ids=campaign_ids,
             run_ids=run_ids,
             counter=counter if counter is not None else [0],
+            with_test=test_rows.included,
         )
-    rows = score_rows(dataset=dataset, campaign_ids=campaign_ids, run_ids=run_ids)
+    rows = score_rows(
+        dataset=dataset, campaign_ids=campaign_ids, run_ids=run_ids, test_rows=test_rows
+    )
     if counter is not None:
         rows = _counted(rows, counter)
     if fmt == "parquet":
-        return parquet(rows, parquet_schema())
+        schema = parquet_schema().with_metadata(
+            {"flask_eval.test_rows": test_rows.label}
+        )
+        return parquet(rows, schema)
     return (chunk.encode() for chunk in export_encode(rows, fmt))
 
 

@@ -137,6 +137,7 @@ WITH ins AS MATERIALIZED (
         {_text("COALESCE(m.part, '')")} AS part
     FROM {ins} i LEFT JOIN {_t(EvalSplitMember)} m ON m.instruction_id = i.id
     WHERE i.dataset_id = %(dataset)s
+        AND (%(with_test)s OR m.part IS NULL OR m.part <> 'test')
 ), sk AS MATERIALIZED (
     SELECT s.id, {_join(_text("s.key"), _text("s.name"), _text("s.ability"),
                         _text("rb.name || ' v' || rb.version::text"))} AS cells,
@@ -276,12 +277,14 @@ def csv_chunks(
     campaign_ids: list[int] | None,
     run_ids: list[int] | None,
     counter: list[int],
+    with_test: bool = False,
 ) -> Iterator[bytes]:
     """The score export as chunks of UTF-8 CSV (`header` first), rows as `score_rows`
     selects them; adds the number of rows written to `counter[0]`. PostgreSQL only;
     reads with `COPY (SELECT ...) TO STDOUT` in binary, one text field per line taken
     as its raw UTF-8 bytes (never decoded; about 20% faster than a server-side cursor
-    at 10x), `FETCH_ROWS` lines per chunk."""
+    at 10x), `FETCH_ROWS` lines per chunk. `with_test`: keep the test split's rows
+    (left out otherwise, as `score_rows` leaves them)."""
     filtered = campaign_ids is not None or run_ids is not None
     yield header.encode()
     base = {
@@ -289,6 +292,9 @@ def csv_chunks(
         "dataset_cell": _python_cell(dataset.name),
         "synthetic": roles.SYNTHETIC,
         "categorical": CATEGORICAL,
+        # Rows of the test split's instructions only when the export was logged as
+        # a test look (`scores.export_test_rows`).
+        "with_test": bool(with_test),
     }
     sources = (
         ("human", campaign_ids),

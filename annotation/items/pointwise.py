@@ -360,7 +360,9 @@ RETURNING id, skill_id"""
         if assignment.campaign.status == Campaign.Status.CLOSED:
             return "this campaign is closed; its ratings are final"
         if assignment.gold and (
-            assignment.qualification_id or assignment.campaign.training_phase
+            assignment.qualification_id
+            or assignment.campaign.training_phase
+            or assignment.answers_shown
         ):
             return (
                 "this was a known-answer item whose expected scores can be shown to "

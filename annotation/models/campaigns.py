@@ -362,6 +362,10 @@ class Assignment(models.Model):
     # measure the rater, so every analysis of human scores reads `gold=False` only
     # (agreement, meta-evaluation, exports); the rater's pages and API never show it.
     gold = models.BooleanField(default=False, db_default=False)
+    # A gold item whose expected answers the rater was shown (a training phase's
+    # feedback, a failed qualification's report): it was training for this rater, and
+    # is never served to them again as a test, in any campaign (`services.gold`).
+    answers_shown = models.BooleanField(default=False, db_default=False)
     # A gold item served as part of a rater's qualification attempt.
     qualification = models.ForeignKey(
         "annotation.Qualification",

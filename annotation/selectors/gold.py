@@ -10,15 +10,17 @@ pass per item (every criterion right).
 
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
 from dataclasses import dataclass
 
-from django.db.models import Count
+from django.db.models import Count, Exists, OuterRef, Q
 
 from annotation.intervals import wilson_interval
 from annotation.models import (
     Assignment,
     Campaign,
+    CampaignItem,
     Dataset,
     GoldItem,
     GoldScore,
@@ -27,6 +29,77 @@ from annotation.models import (
     Skill,
 )
 from annotation.scales import scale_of
+
+
+def gold_block_slot(campaign_id: int, rater_id: int, block: int, size: int) -> int:
+    """The seeded position of the gold item in a rater's `block`-th block of `size`
+    items (`services.gold.gold_due`): raters cannot count their way to it."""
+    digest = hashlib.sha256(f"gold:{campaign_id}:{rater_id}:{block}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") % size
+
+
+def gold_answers_seen(*, rater_id: int, response_ref: str = "response_id") -> Exists:
+    """True for a gold response whose expected answers this rater was shown, in any
+    campaign (`Assignment.answers_shown`: a training phase's feedback, a failed
+    qualification's report): such an item is never served to the rater again, since
+    it no longer tests them (`services.gold.gold_pick`)."""
+    return Exists(
+        Assignment.objects.filter(
+            rater_id=rater_id, answers_shown=True, response_id=OuterRef(response_ref)
+        )
+    )
+
+
+def items_left_counts(*, rater_id: int, campaign_ids) -> dict[int, tuple[int, int]]:
+    """Per campaign: (real items, gold items) the rater holds no assignment of (an
+    expired one aside), real ones only while they have an open slot, gold ones only
+    while they still test the rater (`gold_answers_seen`). One query."""
+    not_mine = ~Exists(
+        Assignment.objects.filter(rater_id=rater_id, item_id=OuterRef("pk")).exclude(
+            status=Assignment.Status.EXPIRED
+        )
+    )
+    rows = (
+        CampaignItem.objects.filter(campaign_id__in=campaign_ids)
+        .filter(not_mine)
+        .filter(Q(gold=False, open_slots__gt=0) | Q(gold=True))
+        .values_list("campaign_id")
+        .annotate(
+            real=Count("id", filter=Q(gold=False)),
+            gold=Count(
+                "id", filter=Q(gold=True) & ~gold_answers_seen(rater_id=rater_id)
+            ),
+        )
+        .order_by()
+    )
+    return {cid: (real, gold) for cid, real, gold in rows}
+
+
+def gold_schedule_left(
+    *, campaign: Campaign, rater_id: int, position: int, real: int, gold: int
+) -> int:
+    """How many more items the serving rules would serve this rater (no other rater
+    acting meanwhile): from their `position`-th item (the count of their assignments,
+    expired ones aside), `real` real items and `gold` unseen gold items, one gold
+    item on each block's seeded slot while any is left (`gold_block_slot`), real
+    items elsewhere; serving stops at the first non-gold position with no real item
+    left. So each item served, gold or real, takes exactly one off it."""
+    rate = campaign.gold_rate
+    if not rate or not gold:
+        return real
+    total, pos, slots = 0, position, {}
+    while True:
+        block = pos // rate
+        if block not in slots:
+            slots[block] = gold_block_slot(campaign.pk, rater_id, block, rate)
+        if gold and pos % rate == slots[block]:
+            gold -= 1
+        elif real and gold:
+            real -= 1
+        else:
+            return total + real
+        total += 1
+        pos += 1
 
 
 def gold_list(*, dataset: Dataset):

@@ -39,7 +39,7 @@ class RaterCampaignProgress:
 @dataclass
 class RaterOverview:
     """A rater account and its campaigns, newest campaign first. `managed`: a plain
-    rater account (no researcher or admin role), whose password this page may reset
+    rater account (`roles.plain_rater_problem`), whose password this page may reset
     (`services.raters`)."""
 
     user: User
@@ -66,12 +66,27 @@ def rater_overview_list_for_user(*, user) -> list[RaterOverview]:
                 memberships.filter(group__name__in=[roles.ADMIN, roles.RESEARCHER])
             ),
             synthetic=roles.synthetic_rater("pk"),
+            other_groups=Exists(memberships.exclude(group__name=roles.RATER)),
+            own_permissions=Exists(
+                User.user_permissions.through.objects.filter(user_id=OuterRef("pk"))
+            ),
         )
         .order_by("username")
     )
+    # `managed` is `roles.plain_rater_problem` in one query for every account: no
+    # other group, no permission of its own, active, neither staff nor superuser.
     rows = {
         r.pk: RaterOverview(
-            user=r, managed=not (r.power or r.is_superuser or r.synthetic)
+            user=r,
+            managed=not (
+                r.power
+                or r.synthetic
+                or r.other_groups
+                or r.own_permissions
+                or r.is_superuser
+                or r.is_staff
+                or not r.is_active
+            ),
         )
         for r in raters
     }

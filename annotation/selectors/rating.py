@@ -22,9 +22,11 @@ from annotation.models import (
     CampaignItem,
     HumanScore,
     InstructionSkill,
+    Qualification,
     Skill,
 )
 from annotation.scales import Scale, scale_of
+from annotation.selectors.gold import gold_schedule_left, items_left_counts
 from annotation.sqlrows import columns, concrete_attnames, from_row, prepared_cursor
 from flaskapp import roles
 
@@ -52,6 +54,7 @@ class RaterCampaignRow:
     submitted: int = 0
     skipped: int = 0
     in_progress: int = 0
+    # Items the rater may still be served (`rater_items_left`).
     open_slots: int = 0
 
     @property
@@ -88,12 +91,14 @@ def rater_campaign_rows(*, user, kind: str | None = None) -> list[RaterCampaignR
     rows = {c.pk: RaterCampaignRow(campaign=c) for c in qs}
     if not rows:
         return []
+    statuses: dict[int, dict[str, int]] = {pk: {} for pk in rows}
     for campaign_id, status, n in (
         Assignment.objects.filter(rater=user, campaign_id__in=rows)
         .values_list("campaign_id", "status")
         .annotate(n=Count("id"))
         .order_by()
     ):
+        statuses[campaign_id][status] = n
         row = rows[campaign_id]
         if status == Assignment.Status.SUBMITTED:
             row.submitted = n
@@ -101,14 +106,77 @@ def rater_campaign_rows(*, user, kind: str | None = None) -> list[RaterCampaignR
             row.skipped = n
         elif status == Assignment.Status.SERVED:
             row.in_progress = n
-    for campaign_id, n in (
-        CampaignItem.objects.filter(campaign_id__in=rows, open_slots__gt=0)
-        .values_list("campaign_id")
-        .annotate(n=Sum("open_slots"))
-        .order_by()
-    ):
+    left = rater_items_left(
+        user=user, campaigns=[r.campaign for r in rows.values()], statuses=statuses
+    )
+    for campaign_id, n in left.items():
         rows[campaign_id].open_slots = n
     return list(rows.values())
+
+
+def rater_items_left(
+    *, user, campaigns: list[Campaign], statuses: dict[int, dict[str, int]]
+) -> dict[int, int]:
+    """Per campaign, how many more items `user` may be served: the one count of work
+    left that a rater reads (the API's `available`, the campaign cards).
+
+    It counts what the serving rules would serve this rater if nobody else acted:
+    the real items they have not been served that still have an open slot, the
+    qualification items still to come, the gold items the interleaving would reach
+    (`selectors.gold.gold_schedule_left`), within what is left of their quota. So
+    every item served, skipped or submitted moves it exactly alike whether the item
+    is a gold item, an attention check or a real one: no count tells them apart
+    (issue 34). `statuses`: each campaign's ``{status: n}`` of the rater's
+    assignments. One query, and one more per campaign with a qualification.
+    """
+    counts = items_left_counts(rater_id=user.pk, campaign_ids=[c.pk for c in campaigns])
+    out = {}
+    for campaign in campaigns:
+        mine = statuses.get(campaign.pk, {})
+        real, gold = counts.get(campaign.pk, (0, 0))
+        position = sum(
+            mine.get(s, 0)
+            for s in (
+                Assignment.Status.SUBMITTED,
+                Assignment.Status.SKIPPED,
+                Assignment.Status.SERVED,
+            )
+        )
+        qualifying = 0
+        if campaign.qualification_size and campaign.kind == Campaign.Kind.POINTWISE:
+            attempt = (
+                Qualification.objects.filter(campaign=campaign, rater_id=user.pk)
+                .annotate(
+                    taken=Count(
+                        "assignments",
+                        filter=~Q(assignments__status=Assignment.Status.EXPIRED),
+                    )
+                )
+                .order_by("-attempt")
+                .first()
+            )
+            if attempt is not None and attempt.status == Qualification.Status.FAILED:
+                out[campaign.pk] = 0
+                continue
+            if attempt is None:
+                qualifying = campaign.qualification_size
+            elif attempt.status == Qualification.Status.IN_PROGRESS:
+                qualifying = max(attempt.items - attempt.taken, 0)
+            qualifying = min(qualifying, gold)
+        left = qualifying + gold_schedule_left(
+            campaign=campaign,
+            rater_id=user.pk,
+            position=position + qualifying,
+            real=real,
+            gold=gold - qualifying,
+        )
+        if campaign.rater_quota is not None:
+            taken = mine.get(Assignment.Status.SUBMITTED, 0) + mine.get(
+                Assignment.Status.SERVED, 0
+            )
+            left = min(left, max(campaign.rater_quota - taken, 0))
+        out[campaign.pk] = left
+    return out
 
 
 def campaign_get_for_user(*, user, campaign_id: int) -> Campaign:
@@ -383,7 +451,7 @@ class RaterProgress:
     submitted: int
     skipped: int
     quota: int | None
-    available: int | None  # open slots left in the campaign, when asked for
+    available: int | None  # items the rater may still be served, when asked for
 
     @property
     def label(self) -> str:
@@ -403,7 +471,7 @@ def rater_progress(
     (``(submitted, skipped)``, as `services.assignment_next` may hand them over) is
     given.
 
-    `with_available` adds the campaign's open slots, a scan of the campaign's items;
+    `with_available` adds `rater_items_left` (a scan of the campaign's items);
     pages that show it ask for it, the next/submit loop does not.
     """
     if counts is not None:
@@ -419,12 +487,9 @@ def rater_progress(
         )
     available = None
     if with_available:
-        available = (
-            CampaignItem.objects.filter(campaign=campaign, open_slots__gt=0).aggregate(
-                n=Sum("open_slots")
-            )["n"]
-            or 0
-        )
+        available = rater_items_left(
+            user=user, campaigns=[campaign], statuses={campaign.pk: counts}
+        )[campaign.pk]
     return RaterProgress(
         submitted=counts.get(Assignment.Status.SUBMITTED, 0),
         skipped=counts.get(Assignment.Status.SKIPPED, 0),

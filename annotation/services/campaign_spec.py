@@ -429,6 +429,12 @@ class CampaignSpec:
             problems.append(
                 Problem(f"not raters: {', '.join(not_raters)}", field="raters")
             )
+        else:  # only plain rater accounts join a campaign (the one definition)
+            problems += [
+                Problem(why, field="raters")
+                for u in self.raters
+                if (why := roles.plain_rater_problem(u, allow_synthetic=True))
+            ]
         return problems
 
     def _model_problems(self) -> list[Problem]:

@@ -115,7 +115,8 @@ def campaign_set_raters(
     *, campaign: Campaign, raters: list[User], user: User
 ) -> Campaign:
     """Replace the campaign's raters (researchers and admins; only users with the
-    rater role). Existing assignments are kept: a removed rater's submitted work
+    rater role, and an account that joins must be a plain rater,
+    `roles.plain_rater_problem`; nothing changes otherwise). Existing assignments are kept: a removed rater's submitted work
     stays and counts. Side effect: each removed rater's live locks in this campaign
     are released in the same transaction (status ``expired``, note
     `serving.REMOVED_NOTE`) and their items go back to the pool. That release is done
@@ -130,26 +131,30 @@ def campaign_set_raters(
             "the raters were not changed",
             [Problem(f"not raters: {', '.join(not_raters)}", field="raters")],
         )
+    current = set(campaign.raters.values_list("pk", flat=True))
+    # Only plain rater accounts join (`roles.plain_rater_problem`); a member who is
+    # kept stays, whatever it became meanwhile (removing it is always allowed).
+    if problems := [
+        Problem(why, field="raters")
+        for u in raters
+        if u.pk not in current
+        and (why := roles.plain_rater_problem(u, allow_synthetic=True))
+    ]:
+        raise DomainError("the raters were not changed", problems)
     campaign.raters.set(raters)
     return campaign
 
 
 def campaign_add_rater(*, campaign: Campaign, rater: User, user: User) -> bool:
     """Add one rater to the campaign's raters, keeping the others (researchers and
-    admins; only users with the rater role, naming ``rater``). A closed campaign is
+    admins; only plain rater accounts, `roles.plain_rater_problem`, naming
+    ``rater``). A closed campaign is
     refused, naming ``campaign``: it serves no more work. Returns False, writing
     nothing, when `rater` already is one (idempotent)."""
     roles.require_researcher(user)
     problems = []
-    if not roles.is_rater(rater):
-        problems.append(Problem(f"not a rater: {rater.username}", field="rater"))
-    elif roles.is_synthetic(rater):
-        problems.append(
-            Problem(
-                f"{rater.username} is a synthetic account (generated ratings)",
-                field="rater",
-            )
-        )
+    if why := roles.plain_rater_problem(rater):
+        problems.append(Problem(why, field="rater"))
     if campaign.status == Campaign.Status.CLOSED:
         problems.append(Problem(f"{campaign.name!r} is closed", field="campaign"))
     if problems:

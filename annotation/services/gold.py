@@ -13,6 +13,12 @@
   recorded reason (that of a new response), so nothing a rater sees tells it apart.
 * Feedback: `gold_feedback` gives the expected scores and explanation after a gold
   item is submitted, only while the campaign is in its training phase.
+* Training gold apart from test gold, per rater: a gold item whose expected answers
+  a rater was shown (that feedback, or a failed qualification's report) is marked
+  `Assignment.answers_shown` before they are shown, and `gold_pick` never serves it
+  to that rater again, in this campaign or any other campaign of the dataset. For
+  every other rater it stays a test. (Tagging items "training" or "test" instead
+  would waste the training items on raters who never saw their answers.)
 * Scoring: `Scale.matches` is the rule of a right answer (within the item's
   tolerance; a label exactly); `selectors.gold` counts them per rater.
 """
@@ -40,6 +46,7 @@ from annotation.models import (
     Skill,
 )
 from annotation.scales import Scale, scale_of
+from annotation.selectors.gold import gold_answers_seen, gold_block_slot
 from annotation.services.import_rows import copy_rows
 from flaskapp import bounds, limits, roles
 from flaskapp.errors import Problem
@@ -332,11 +339,6 @@ def gold_items_create(campaign: Campaign, start: int) -> int:
     return len(ids)
 
 
-def _block_slot(campaign_id: int, rater_id: int, block: int, size: int) -> int:
-    digest = hashlib.sha256(f"gold:{campaign_id}:{rater_id}:{block}".encode()).digest()
-    return int.from_bytes(digest[:4], "big") % size
-
-
 def gold_due(*, campaign: Campaign, rater: User) -> bool:
     """Whether the rater's next served item is a gold one: the rater's n-th item
     (counting every assignment they hold, expired ones aside) is gold when n falls on
@@ -349,20 +351,25 @@ def gold_due(*, campaign: Campaign, rater: User) -> bool:
         .exclude(status=Assignment.Status.EXPIRED)
         .count()
     )
-    return n % rate == _block_slot(campaign.pk, rater.pk, n // rate, rate)
+    return n % rate == gold_block_slot(campaign.pk, rater.pk, n // rate, rate)
 
 
 def gold_pick(*, campaign: Campaign, rater: User, per_rater: bool = True):
     """A gold item of the campaign this rater was never served (or only had expire),
     in an order seeded per rater (`per_rater=False`: per campaign, the same order for
     every rater, as qualification sets are), locked for the caller; None when none is
-    left. Annotated with `mine_expired`, as `serving.reserve_item` expects."""
+    left. Annotated with `mine_expired`, as `serving.reserve_item` expects.
+
+    Never one whose expected answers the rater was shown, here or in another campaign
+    of the dataset (`selectors.gold.gold_answers_seen`): training gold is kept apart
+    from test gold per rater, so a known answer never counts as a test."""
     mine = Assignment.objects.filter(
         campaign=campaign, rater=rater, response_id=OuterRef("response_id")
     )
     items = list(
         CampaignItem.objects.filter(campaign=campaign, gold=True)
         .filter(~Exists(mine.exclude(status=Assignment.Status.EXPIRED)))
+        .filter(~gold_answers_seen(rater_id=rater.pk))
         .annotate(mine_expired=Exists(mine.filter(status=Assignment.Status.EXPIRED)))
         .order_by("position")
     )
@@ -394,15 +401,48 @@ def expected_scores(gold: GoldItem) -> list[dict]:
     return out
 
 
+def gold_answers_shown_mark(*, assignment_ids) -> int:
+    """Record that the raters of these gold assignments are (about to be) shown the
+    expected answers: from then on `gold_pick` never serves them those items again,
+    in any campaign. Called inside the transaction that decides to show them (a
+    training-phase submit, a failed qualification's grading). Idempotent; returns
+    how many were newly marked."""
+    return (
+        Assignment.objects.filter(pk__in=list(assignment_ids), gold=True)
+        .exclude(answers_shown=True)
+        .update(answers_shown=True)
+    )
+
+
+def gold_after_submit(assignment: Assignment) -> None:
+    """After a submit: a gold item submitted while its campaign is in its training
+    phase gets its expected answers shown (`gold_feedback`), so it is marked
+    `answers_shown` here, before any page or answer shows them. No query for a real
+    item. Idempotent."""
+    if not assignment.gold:
+        return
+    marked = (
+        Assignment.objects.filter(
+            pk=assignment.pk,
+            status=Assignment.Status.SUBMITTED,
+            campaign__training_phase=True,
+        )
+        .exclude(answers_shown=True)
+        .update(answers_shown=True)
+    )
+    if marked:
+        assignment.answers_shown = True
+
+
 def gold_feedback(assignment: Assignment) -> dict | None:
     """After a submitted gold item in a campaign's training phase: its expected
     scores, the explanation and which of the rater's scores were right. None
-    otherwise (outside the training phase a rater learns nothing of gold)."""
+    otherwise (outside the training phase a rater learns nothing of gold). Shown
+    only for an assignment marked `answers_shown` (the submit marks it while the
+    campaign is in its training phase), so every answer shown is on record."""
     if not assignment.gold or assignment.status != Assignment.Status.SUBMITTED:
         return None  # no query for a real item: the submit loop stays as fast
-    if not Campaign.objects.filter(
-        pk=assignment.campaign_id, training_phase=True
-    ).exists():
+    if not Assignment.objects.filter(pk=assignment.pk, answers_shown=True).exists():
         return None
     gold = GoldItem.objects.filter(response_id=assignment.response_id).first()
     if gold is None:

@@ -34,8 +34,12 @@ from annotation.models import (
     Qualification,
 )
 from annotation.scales import scale_of
-from annotation.selectors.gold import qualification_answers, qualification_tolerance
-from annotation.services.gold import gold_pick
+from annotation.selectors.gold import (
+    gold_answers_seen,
+    qualification_answers,
+    qualification_tolerance,
+)
+from annotation.services.gold import gold_answers_shown_mark, gold_pick
 from flaskapp import bounds, roles
 from flaskapp.errors import DomainError, Problem
 
@@ -177,6 +181,10 @@ def qualification_grade(attempt: Qualification) -> Qualification:
     attempt.save(
         update_fields=["checked", "right", "accuracy", "status", "finished_at"]
     )
+    if not passed:  # the report shows the expected answers: training from now on
+        gold_answers_shown_mark(
+            assignment_ids=attempt.assignments.values_list("pk", flat=True)
+        )
     return attempt
 
 
@@ -226,6 +234,7 @@ def qualification_allow_retry(
         unseen = (
             CampaignItem.objects.filter(campaign=campaign, gold=True)
             .exclude(response_id__in=seen.values("response_id"))
+            .filter(~gold_answers_seen(rater_id=rater.pk))
             .count()
         )
         if unseen < campaign.qualification_size:

@@ -9,10 +9,11 @@ rater; only its hash is stored. Either way the password is temporary
 (`TemporaryPassword`): the rater must choose their own at their next login, and
 cannot get an API token before.
 
-Only plain rater accounts are managed here: an account that also holds the
-researcher or admin role (or is a superuser) is refused, so that a researcher can
-never take over a more powerful account by resetting its password. Those accounts
-are managed in the Django admin.
+Only plain rater accounts are managed here (`roles.plain_rater_problem`: active, the
+rater role and no other group, no staff or superuser flag, no permission of its
+own); any other account is refused, so that a researcher can never take over a more
+powerful account by resetting its password. Those accounts are managed in the Django
+admin.
 """
 
 from __future__ import annotations
@@ -110,31 +111,12 @@ def password_changed_by_owner(*, user: User) -> None:
 
 
 def _require_plain_rater(rater: User) -> None:
-    rater_roles = roles.user_roles(rater)
-    if roles.RATER not in rater_roles:
+    """`DomainError` naming ``rater`` unless `rater` is a plain rater account
+    (`roles.plain_rater_problem`, the one definition)."""
+    if problem := roles.plain_rater_problem(rater):
         raise DomainError(
-            "not a rater", [Problem("this account has no rater role", field="rater")]
-        )
-    if roles.is_synthetic(rater):
-        raise DomainError(
-            "not managed here",
-            [
-                Problem(
-                    "a synthetic account holds generated ratings and never logs in",
-                    field="rater",
-                )
-            ],
-        )
-    if rater_roles & {roles.ADMIN, roles.RESEARCHER} or rater.is_superuser:
-        raise DomainError(
-            "not managed here",
-            [
-                Problem(
-                    "this account also has the researcher or admin role: manage it "
-                    "in the Django admin",
-                    field="rater",
-                )
-            ],
+            "not managed here: only plain rater accounts are",
+            [Problem(problem, field="rater")],
         )
 
 

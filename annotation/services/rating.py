@@ -30,6 +30,7 @@ from annotation.items import POINTWISE, ItemKind, item_kind
 from annotation.items.pointwise import MAX_CRITIQUE, MAX_RATIONALE, critique_clean
 from annotation.models import Assignment, Campaign
 from annotation.services import serving_sql
+from annotation.services.gold import gold_after_submit
 from annotation.services.qualification import qualification_after_submit
 from annotation.services.rubrics import rubric_freeze
 from annotation.services.serving import (
@@ -132,6 +133,7 @@ def item_submit(
             )
         if done is not None:
             qualification_after_submit(done)  # no query unless a qualification item
+            gold_after_submit(done)  # no query unless a gold item
             return done
     # Its own transaction: a refused late submit records its note, then raises.
     refused = ""
@@ -154,6 +156,7 @@ def item_submit(
     if refused:
         raise DomainError(refused)
     qualification_after_submit(assignment)
+    gold_after_submit(assignment)
     return assignment
 
 

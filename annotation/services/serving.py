@@ -95,6 +95,35 @@ def sampled_reason(campaign: Campaign, item: CampaignItem) -> str:
     return reason
 
 
+def item_reason(campaign: Campaign, item: CampaignItem, kind: ItemKind) -> str:
+    """The recorded reason for serving the real `item`."""
+    if getattr(item, "sampling_probability", None) is not None:
+        return sampled_reason(campaign, item)
+    return served_reason(kind, submitted=item.submitted, target=item.target)
+
+
+def gold_reason(*, campaign: Campaign, rater: User, kind: ItemKind) -> str:
+    """The reason recorded for a gold item served to `rater`: the one the real item
+    served in its place would have carried (the first this rater could be served
+    now, by the pick's order), so that nothing in the reason tells them apart: a
+    gold item never reads "new" while the real items read "finishing a partly rated
+    ..." (issue 34). With no real item left, that of a new item of the campaign.
+    One query, on gold serves only."""
+    mine = Assignment.objects.filter(
+        campaign=campaign, rater=rater, item_id=OuterRef("pk")
+    ).exclude(status=Assignment.Status.EXPIRED)
+    stand_in = (
+        CampaignItem.objects.filter(campaign=campaign, gold=False, open_slots__gt=0)
+        .filter(~Exists(mine))
+        .order_by("-submitted", "position")
+        .first()
+    )
+    if stand_in is not None:
+        return item_reason(campaign, stand_in, kind)
+    target = campaign.overlap if campaign.overlap_percent >= 50 else 1
+    return served_reason(kind, submitted=0, target=target)
+
+
 def late_refused_note(now: datetime) -> str:
     return f"late submission at {now.isoformat()} refused: no free slot"
 
@@ -394,14 +423,9 @@ def reserve_item(
     `item` carries `mine_expired` (the rater holds an expired assignment of it).
     """
     if item.gold:
-        # A gold item has no slots: it reads as a new real item of this campaign
-        # would (most of them want `overlap` raters), so its reason tells nothing.
-        target = campaign.overlap if campaign.overlap_percent >= 50 else 1
-        reason = served_reason(kind, submitted=0, target=target)
-    elif getattr(item, "sampling_probability", None) is not None:
-        reason = sampled_reason(campaign, item)
+        reason = gold_reason(campaign=campaign, rater=rater, kind=kind)
     else:
-        reason = served_reason(kind, submitted=item.submitted, target=item.target)
+        reason = item_reason(campaign, item, kind)
     previous = (
         Assignment.objects.filter(
             campaign=campaign, item_id=item.pk, rater=rater

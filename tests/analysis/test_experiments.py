@@ -405,21 +405,30 @@ def test_judge_joins_an_experiment_or_leaves_nothing(setup, researcher):
 def test_exports_say_which_split_an_item_is_in(settings, setup, researcher):
     from django.db import connection
 
-    from analysis.exports.scores import export_chunks, score_rows
+    from analysis.exports.scores import TestRows, export_chunks, score_rows
 
     split = eval_split_create(
         dataset=setup.dataset, user=researcher, test_fraction=0.3, seed=1
     )
     part_of = dict(split.members.values_list("instruction_id", "part"))
-    rows = list(score_rows(dataset=setup.dataset))
+    # The test split's rows only when a logged look lets them in (issue 34).
+    assert {r["split"] for r in score_rows(dataset=setup.dataset)} == {"dev"}
+    with_test = TestRows(has_split=True, included=True)
+    rows = list(score_rows(dataset=setup.dataset, test_rows=with_test))
     assert {r["split"] for r in rows} == {"dev", "test"}
     assert all(r["split"] == part_of[r["instruction_id"]] for r in rows)
     if connection.vendor == "postgresql":  # the SQL encoder writes the same bytes
-        settings.EXPORT_FAST_SQL = True
-        fast = b"".join(export_chunks(dataset=setup.dataset, fmt="csv"))
-        settings.EXPORT_FAST_SQL = False
-        slow = b"".join(export_chunks(dataset=setup.dataset, fmt="csv"))
-        assert fast == slow and b",test\r\n" in fast and b",dev\r\n" in fast
+        for test_rows in (with_test, TestRows(has_split=True, included=False)):
+            settings.EXPORT_FAST_SQL = True
+            fast = b"".join(
+                export_chunks(dataset=setup.dataset, fmt="csv", test_rows=test_rows)
+            )
+            settings.EXPORT_FAST_SQL = False
+            slow = b"".join(
+                export_chunks(dataset=setup.dataset, fmt="csv", test_rows=test_rows)
+            )
+            assert fast == slow and b",dev\r\n" in fast
+            assert (b",test\r\n" in fast) == test_rows.included
 
 
 def test_a_run_started_from_the_experiment_joins_it(client, setup, researcher):

@@ -78,7 +78,8 @@ def test_home_shows_the_raters_work_as_rate_does(client_for, rater, campaigns):
         # A pairwise campaign never gets the pointwise links (its history was a 404).
         for name in ("annotation:rate-history", "annotation:rate-next"):
             assert f'href="{reverse(name, args=[pairwise.pk])}"' not in body
-        assert "6 comparisons still open" in page_text(response)
+        # The rater's own work left: 3 pairs (not the campaign's 6 open slots).
+        assert "3 comparisons still open to you" in page_text(response)
         assert "Pairwise comparison" in page_text(response)
     assert (
         client.get(

@@ -111,10 +111,10 @@ def test_rater_finds_both_demo_campaigns_on_the_home_page_each_with_its_own_link
         expect(page.get_by_text("No rating work for you yet")).to_have_count(0)
         pointwise, pairwise = card(page, demo.pointwise), card(page, demo.pairwise)
         expect(pointwise).to_contain_text("Skill scores")
-        expect(pointwise).to_contain_text("144 ratings still open")
+        expect(pointwise).to_contain_text("72 ratings still open to you")
         expect(pointwise.get_by_role("link", name="My ratings")).to_be_visible()
         expect(pairwise).to_contain_text("Pairwise comparison")
-        expect(pairwise).to_contain_text("144 comparisons still open")
+        expect(pairwise).to_contain_text("72 comparisons still open to you")
         expect(pairwise.get_by_role("link", name="My ratings")).to_have_count(0)
         expect(pairwise.get_by_role("link", name="My comparisons")).to_be_visible()
         # The generated example ratings are not this person's work (bug 9).

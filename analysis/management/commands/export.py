@@ -6,6 +6,11 @@ Writes every human and judge score of a dataset in the long export shape
 With --campaign and/or --run, only those campaigns' human scores and those runs'
 judge scores are written. Prints a one-line summary to stderr when writing a file.
 Parquet is binary: it needs --out.
+
+A dataset with a development / test split is exported without its locked test
+split's rows, and stderr says so: the command has no user to log a look at the test
+split as, so test rows come only through the export API's ``include_test=1`` with a
+reason, logged as a look (`exports.scores.export_test_rows`).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from analysis.exports.scores import (
     export_chunks,
     export_filters_check,
     export_format_check,
+    export_test_rows,
 )
 from annotation.management.commands._import_cli import refused
 from annotation.models import Dataset
@@ -75,12 +81,19 @@ class Command(DataCommand):
 
     def _write(self, dataset, campaign_ids, run_ids, options) -> None:
         counter = [0]
+        test_rows = export_test_rows(dataset=dataset, user=None, include_test=False)
+        if test_rows.has_split:
+            self.stderr.write(
+                f"{dataset.name}: {test_rows.label} (the locked test split; the "
+                "export API's include_test=1 with a reason logs a look and adds them)"
+            )
         chunks = export_chunks(
             dataset=dataset,
             fmt=options["format"],
             campaign_ids=campaign_ids,
             run_ids=run_ids,
             counter=counter,
+            test_rows=test_rows,
         )
         if options["out"]:
             with open(options["out"], "wb") as out:

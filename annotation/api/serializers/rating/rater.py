@@ -36,8 +36,8 @@ class RaterProgressOutputSerializer(serializers.Serializer):
     quota = serializers.IntegerField(allow_null=True)
     available = serializers.IntegerField(
         allow_null=True,
-        help_text="Open rating slots left in the campaign; null in `next` (not counted "
-        "there, to keep it fast).",
+        help_text="How many more items you may be served in this campaign (within "
+        "your quota); null in `next` (not counted there, to keep it fast).",
     )
     label = serializers.CharField()
 
