@@ -26,6 +26,7 @@ from annotation.api.serializers.datasets import ProblemOutputSerializer
 from flaskapp.bounds import ID
 from flaskapp.errors import DomainError, Problem
 from flaskapp.params import int_list_param
+from flaskapp.throttling import HeavyApiMixin
 
 CONTENT_TYPES = {
     "csv": "text/csv; charset=utf-8",
@@ -48,7 +49,7 @@ def _ids(request, name: str) -> list[int] | None:
     return int_list_param(request.query_params, name, max_value=ID.high) or None
 
 
-class DatasetExportApi(APIView):
+class DatasetExportApi(HeavyApiMixin, APIView):
     permission_classes = [IsResearcher]
     renderer_classes = [JSONRenderer]
     content_negotiation_class = _IgnoreFormatParameter

@@ -29,9 +29,10 @@ from analysis.selectors.reliability import campaign_reliability, reliability_dic
 from annotation import selectors as annotation_selectors
 from annotation.api.permissions import IsResearcher
 from flaskapp.params import BadParameter
+from flaskapp.throttling import HeavyApiMixin
 
 
-class CampaignReliabilityApi(APIView):
+class CampaignReliabilityApi(HeavyApiMixin, APIView):
     permission_classes = [IsResearcher]
 
     @extend_schema(tags=["campaigns"], responses={200: OpenApiTypes.OBJECT})
@@ -42,7 +43,7 @@ class CampaignReliabilityApi(APIView):
         return Response(reliability_dict(campaign_reliability(campaign=campaign)))
 
 
-class CampaignRaterModelsApi(APIView):
+class CampaignRaterModelsApi(HeavyApiMixin, APIView):
     permission_classes = [IsResearcher]
 
     @extend_schema(

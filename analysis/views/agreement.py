@@ -42,11 +42,14 @@ from analysis.exports.encoding import csv_text
 from analysis.glossary import agreement_glossary
 from analysis.selectors import agreement as agreement
 from analysis.selectors.agreement.result import AgreementResult
+from analysis.selectors.budget import boot_budget_check
 from analysis.selectors.classification import classification_for_agreement
 from annotation import selectors as annotation_selectors
 from flaskapp import roles
 from flaskapp.errors import DomainError
 from flaskapp.htmx import render_page_or_fragment, wants_fragment
+from flaskapp.params import BadParameter
+from flaskapp.throttling import heavy_page
 
 COMPUTE_ERRORS = (DomainError, agreement.AgreementError)
 
@@ -65,6 +68,8 @@ def _load(request: HttpRequest, dataset_id: int):
     choice = parse_choice(request.GET, sources, slice_values)
     result = None
     if choice.ready:
+        budget_check(dataset, choice)
+    if choice.ready:
         try:
             result = agreement.agreement_compute(
                 dataset=dataset, **choice.compute_kwargs()
@@ -77,6 +82,20 @@ def _load(request: HttpRequest, dataset_id: int):
     if result is not None:
         choice.adopt_sources(result)
     return dataset, sources, slice_values, choice, result
+
+
+def budget_check(dataset, choice: Choice) -> None:
+    """Refuse, as one more problem of the choice, a bootstrap above the budget of a
+    web request (`analysis.selectors.budget`); the profiles page shares it."""
+    kwargs = choice.compute_kwargs()
+    try:
+        boot_budget_check(
+            dataset=dataset, n_boot=choice.n_boot, campaign_ids=choice.campaign_ids,
+            run_ids=choice.run_ids, reference_run_id=kwargs["reference_run_id"],
+            retest=choice.retest,
+        )  # fmt: skip
+    except BadParameter as exc:
+        choice.errors.append(f"`n_boot`: {exc.problems[0].message}")
 
 
 def _require_result(choice: Choice, result) -> None:
@@ -115,6 +134,7 @@ def agreement_home(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
+@heavy_page
 @require_GET
 def agreement_dashboard(request: HttpRequest, dataset_id: int) -> HttpResponse:
     """The dashboard of one dataset: the choice form, the per-skill table, the charts.
@@ -162,6 +182,7 @@ def agreement_dashboard(request: HttpRequest, dataset_id: int) -> HttpResponse:
 
 
 @login_required
+@heavy_page
 @require_GET
 def agreement_csv(request: HttpRequest, dataset_id: int, table: str) -> HttpResponse:
     """`table.csv` (every statistic of every row, long form) or `models.csv` (model
@@ -179,6 +200,7 @@ def agreement_csv(request: HttpRequest, dataset_id: int, table: str) -> HttpResp
 
 
 @login_required
+@heavy_page
 @require_GET
 def agreement_chart(request: HttpRequest, dataset_id: int, kind: str) -> HttpResponse:
     """One chart as an SVG file: `radar.svg?model=..`, `heatmap.svg` and `scatter.svg`
@@ -233,6 +255,7 @@ def _disagreements(request: HttpRequest, dataset_id: int, skill_key: str):
 
 
 @login_required
+@heavy_page
 @require_GET
 def agreement_skill(
     request: HttpRequest, dataset_id: int, skill_key: str
@@ -273,6 +296,7 @@ def agreement_skill(
 
 
 @login_required
+@heavy_page
 @require_GET
 def agreement_skill_csv(
     request: HttpRequest, dataset_id: int, skill_key: str

@@ -43,6 +43,7 @@ from analysis.selectors.reliability import (
 from annotation import selectors as annotation_selectors
 from annotation.models import Campaign
 from flaskapp.htmx import render_page_or_fragment, wants_fragment
+from flaskapp.throttling import heavy_page
 
 
 def _f(value) -> str:
@@ -93,6 +94,7 @@ def _overview(report) -> list:
 
 
 @login_required
+@heavy_page
 @require_GET
 def campaign_reliability_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = annotation_selectors.campaign_get_for_user(

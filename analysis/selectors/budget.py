@@ -1,0 +1,58 @@
+"""How much bootstrap work a web request asks for, and the refusal above the budget.
+
+The work of an agreement table (or a skill profile) grows with n_boot x the scores
+it resamples: the judge scores of the compared runs (and of a reference run) plus
+the human scores of the reference campaigns. `boot_cells` counts them (two COUNT
+queries; a slice is not subtracted, so the count is an upper bound), and
+`boot_budget_check` refuses a request whose n_boot x cells exceeds
+``settings.BOOT_BUDGET`` (`flaskapp.bounds.boot_problem`) with a `BadParameter`
+naming ``n_boot`` and the largest value allowed for that selection: a 400 from the
+API's handler and a listed problem on the pages. Issue 34: ``n_boot=10000`` held a
+web thread for 129 s on a dataset of 200,000 scores.
+"""
+
+from __future__ import annotations
+
+from analysis.selectors.agreement import agreement_defaults
+from annotation.models import Dataset, HumanScore
+from flaskapp.bounds import boot_problem
+from flaskapp.params import BadParameter
+from judging.models import JudgeScore
+
+
+def boot_cells(
+    *,
+    dataset: Dataset,
+    campaign_ids: list[int] | None = None,
+    run_ids: list[int] | None = None,
+    reference_run_id: int | None = None,
+    retest: bool = False,
+) -> int:
+    """The scores a bootstrap over this selection resamples (module doc); the
+    defaults of `agreement_defaults` where no campaign or run is chosen. Read only."""
+    campaign_ids = list(campaign_ids or [])
+    run_ids = list(run_ids or [])
+    if not run_ids or (not campaign_ids and not (reference_run_id or retest)):
+        defaults = agreement_defaults(dataset=dataset, exclude_run_id=reference_run_id)
+        run_ids = run_ids or defaults.run_ids
+        if not (campaign_ids or reference_run_id or retest):
+            campaign_ids = defaults.campaign_ids
+    if reference_run_id:
+        run_ids = [*run_ids, reference_run_id]
+    judged = JudgeScore.objects.filter(run_id__in=run_ids).count() if run_ids else 0
+    humans = 0
+    if campaign_ids and not (reference_run_id or retest):
+        humans = HumanScore.objects.filter(
+            assignment__campaign_id__in=campaign_ids
+        ).count()
+    return judged + humans
+
+
+def boot_budget_check(*, n_boot: int, dataset: Dataset, **selection) -> None:
+    """Raise `BadParameter` naming ``n_boot`` when n_boot x `boot_cells` exceeds
+    the budget of one request; nothing (and no query) when ``n_boot`` is 0."""
+    if not n_boot:
+        return
+    problem = boot_problem(n_boot, boot_cells(dataset=dataset, **selection))
+    if problem is not None:
+        raise BadParameter("n_boot", problem.message)
