@@ -56,3 +56,14 @@ def boot_budget_check(*, n_boot: int, dataset: Dataset, **selection) -> None:
     problem = boot_problem(n_boot, boot_cells(dataset=dataset, **selection))
     if problem is not None:
         raise BadParameter("n_boot", problem.message)
+
+
+def rater_models_inline(*, campaign) -> bool:
+    """Whether the rater models of `campaign` are fitted in the request: at most
+    ``settings.RATER_MODELS_INLINE_SCORES`` human scores (one COUNT); above, a
+    background job fits them (`analysis.jobs`, kind ``rater_models``)."""
+    from django.conf import settings
+
+    limit = settings.RATER_MODELS_INLINE_SCORES
+    scores = HumanScore.objects.filter(assignment__campaign=campaign)
+    return not scores[limit : limit + 1].exists()
