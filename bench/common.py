@@ -31,4 +31,3 @@ def median_time(fn: Callable[[], object], repeat: int) -> tuple[float, list[floa
         fn()
         times.append(time.perf_counter() - t0)
     return statistics.median(times), times
-

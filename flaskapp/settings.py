@@ -252,9 +252,11 @@ REST_FRAMEWORK = {
         "heavy": os.environ.get("THROTTLE_HEAVY_RATE", "30/min"),
     },
 }
-# At most this many heavy requests of one user at a time (0: no limit); more are a
-# 429 with Retry-After, whatever the rate (flaskapp/throttling.py).
+# At most this many heavy requests of one user, and of all users together, at a time
+# (0: no limit); more are a 429 with Retry-After, whatever the rate
+# (flaskapp/throttling.py). The total keeps web threads for the raters.
 HEAVY_IN_FLIGHT_PER_USER = env_int("HEAVY_IN_FLIGHT_PER_USER", 2, minimum=0)
+HEAVY_IN_FLIGHT_TOTAL = env_int("HEAVY_IN_FLIGHT_TOTAL", 2, minimum=0)
 SPECTACULAR_SETTINGS = {
     "TITLE": "FLASK Eval API",
     "DESCRIPTION": "Human raters and LLM judges scoring the same responses, skill by skill.",
@@ -287,10 +289,11 @@ EXPORT_FAST_SQL = env_bool("EXPORT_FAST_SQL", True)
 
 # --- Heavy work (issue 34) --------------------------------------------------------------
 # The most bootstrap work one web request may do: n_boot x cells, the cells being the
-# scores a statistic resamples (analysis.selectors.budget). Above it the request is a
-# 400 naming `n_boot` and the largest allowed for that selection; the command line
-# and background jobs (reports) have no such limit.
-BOOT_BUDGET = env_int("BOOT_BUDGET", 250_000_000, minimum=1)
+# scores a statistic resamples (analysis.selectors.budget): about 2 s of CPU. Above it
+# an n_boot asked for is a 400 naming `n_boot` and the largest allowed for that
+# selection, and the default n_boot (1,000) shrinks to it; the command line and the
+# report's background job have no such limit.
+BOOT_BUDGET = env_int("BOOT_BUDGET", 50_000_000, minimum=1)
 # Background jobs (analysis.models.Job): a user may have this many queued or running
 # at once (more: a 429); a job running longer than the task time limit fails.
 JOBS_ACTIVE_PER_USER = env_int("JOBS_ACTIVE_PER_USER", 3, minimum=1)

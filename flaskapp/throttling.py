@@ -9,8 +9,9 @@ of ``make run`` otherwise, one machine):
   rates named in ``settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]``: ``user`` for
   every API request (generous: a rater at 10 requests/s is far below it), ``heavy``
   for the endpoints and pages that compute statistics, fit models or start jobs;
-- **in flight**: at most ``HEAVY_IN_FLIGHT_PER_USER`` heavy requests of one user at
-  the same time, so one person's burst cannot occupy every web thread.
+- **in flight**: at most ``HEAVY_IN_FLIGHT_PER_USER`` heavy requests of one user, and
+  ``HEAVY_IN_FLIGHT_TOTAL`` of everyone, at the same time, so no burst can occupy
+  every web thread (or every core) while raters work.
 
 Either refusal is a 429 with ``Retry-After`` (seconds). The API's throttles are DRF
 throttle classes (`UserRateThrottle`, `HeavyRateThrottle`) and `HeavyApiMixin` (the
@@ -78,23 +79,36 @@ def rate_check(scope: str, user_id: int) -> float | None:
     return max(1.0, (window + 1) * period - now)
 
 
+def _slot_keys() -> list[tuple[str, int]]:
+    return [("inflight:{user}", settings.HEAVY_IN_FLIGHT_PER_USER),
+            ("inflight:all", settings.HEAVY_IN_FLIGHT_TOTAL)]  # fmt: skip
+
+
 def slot_acquire(user_id: int) -> bool:
-    """Take one of the user's in-flight heavy slots; False when all are taken."""
-    limit = settings.HEAVY_IN_FLIGHT_PER_USER
-    if not limit:
-        return True
-    key = f"inflight:{user_id}"
-    if _counted(key, SLOT_TTL_SECONDS) <= limit:
-        return True
-    slot_release(user_id)
-    return False
+    """Take one in-flight heavy slot of the user's and one of everyone's; False (and
+    nothing taken) when either is full."""
+    taken = []
+    for pattern, limit in _slot_keys():
+        if not limit:
+            continue
+        key = pattern.format(user=user_id)
+        taken.append(key)
+        if _counted(key, SLOT_TTL_SECONDS) > limit:
+            for done in taken:
+                _decrement(done)
+            return False
+    return True
 
 
 def slot_release(user_id: int) -> None:
-    if not settings.HEAVY_IN_FLIGHT_PER_USER:
-        return
+    for pattern, limit in _slot_keys():
+        if limit:
+            _decrement(pattern.format(user=user_id))
+
+
+def _decrement(key: str) -> None:
     try:
-        cache.decr(f"inflight:{user_id}")
+        cache.decr(key)
     except ValueError:  # the slot expired meanwhile
         pass
 
@@ -111,7 +125,7 @@ def too_many_response(wait: float, what: str) -> HttpResponse:
     return response
 
 
-IN_FLIGHT = "another of your heavy requests is still running"
+IN_FLIGHT = "other heavy requests (yours, or too many in all) are still running"
 RATE = "you asked for many statistics in a short time"
 
 

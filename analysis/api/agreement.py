@@ -124,11 +124,14 @@ QUERY = [
 ]
 
 
-def agreement_budget_check(dataset, p: dict) -> None:
+def agreement_budget_check(request, dataset, p: dict) -> None:
     """The bootstrap budget of one request (`analysis.selectors.budget`): a 400
-    naming ``n_boot`` with the largest value allowed for this selection."""
-    boot_budget_check(
-        dataset=dataset, n_boot=p["n_boot"], campaign_ids=p.get("campaign"),
+    naming ``n_boot`` with the largest value allowed for this selection when it was
+    asked for; the default shrinks to that value (the result's ``n_boot``)."""
+    p["n_boot"] = boot_budget_check(
+        dataset=dataset, n_boot=p["n_boot"],
+        explicit=bool(request.query_params.get("n_boot", "").strip()),
+        campaign_ids=p.get("campaign"),
         run_ids=p.get("run"), reference_run_id=p.get("reference_run"),
         retest=p.get("retest", False),
     )  # fmt: skip
@@ -147,7 +150,7 @@ class AgreementApi(HeavyApiMixin, APIView):
             user=request.user, dataset_id=dataset_id
         )
         p = agreement_params(request)
-        agreement_budget_check(dataset, p)
+        agreement_budget_check(request, dataset, p)
         try:
             result = agreement_compute(
                 dataset=dataset,

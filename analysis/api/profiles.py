@@ -66,7 +66,7 @@ class LeaderboardProfilesApi(HeavyApiMixin, APIView):
             user=request.user, dataset_id=dataset_id
         )
         p = agreement_params(request)
-        agreement_budget_check(dataset, p)
+        agreement_budget_check(request, dataset, p)
         try:
             result = skill_profiles(
                 dataset=dataset,

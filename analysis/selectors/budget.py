@@ -4,10 +4,11 @@ The work of an agreement table (or a skill profile) grows with n_boot x the scor
 it resamples: the judge scores of the compared runs (and of a reference run) plus
 the human scores of the reference campaigns. `boot_cells` counts them (two COUNT
 queries; a slice is not subtracted, so the count is an upper bound), and
-`boot_budget_check` refuses a request whose n_boot x cells exceeds
-``settings.BOOT_BUDGET`` (`flaskapp.bounds.boot_problem`) with a `BadParameter`
-naming ``n_boot`` and the largest value allowed for that selection: a 400 from the
-API's handler and a listed problem on the pages. Issue 34: ``n_boot=10000`` held a
+`boot_budget_check` refuses a request that asked for an n_boot whose n_boot x cells
+exceeds ``settings.BOOT_BUDGET`` (`flaskapp.bounds.boot_problem`) with a
+`BadParameter` naming ``n_boot`` and the largest value allowed for that selection:
+a 400 from the API's handler and a listed problem on the pages; a default n_boot
+(not asked for) becomes that largest value instead. Issue 34: ``n_boot=10000`` held a
 web thread for 129 s on a dataset of 200,000 scores.
 """
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from analysis.selectors.agreement import agreement_defaults
 from annotation.models import Dataset, HumanScore
-from flaskapp.bounds import boot_problem
+from flaskapp.bounds import boot_largest, boot_problem
 from flaskapp.params import BadParameter
 from judging.models import JudgeScore
 
@@ -48,14 +49,23 @@ def boot_cells(
     return judged + humans
 
 
-def boot_budget_check(*, n_boot: int, dataset: Dataset, **selection) -> None:
-    """Raise `BadParameter` naming ``n_boot`` when n_boot x `boot_cells` exceeds
-    the budget of one request; nothing (and no query) when ``n_boot`` is 0."""
+def boot_budget_check(
+    *, n_boot: int, dataset: Dataset, explicit: bool = True, **selection
+) -> int:
+    """The n_boot one web request may use for this selection: `n_boot` itself when
+    n_boot x `boot_cells` is within the budget; when it is not, the largest allowed
+    if `n_boot` was a default (the caller did not ask for it: the dashboard's and the
+    API's 1,000 shrink on a large dataset, and the result's ``n_boot`` says so), else
+    `BadParameter` naming ``n_boot`` and that largest value. No query for 0."""
     if not n_boot:
-        return
-    problem = boot_problem(n_boot, boot_cells(dataset=dataset, **selection))
-    if problem is not None:
-        raise BadParameter("n_boot", problem.message)
+        return n_boot
+    cells = boot_cells(dataset=dataset, **selection)
+    problem = boot_problem(n_boot, cells)
+    if problem is None:
+        return n_boot
+    if not explicit:
+        return boot_largest(cells)
+    raise BadParameter("n_boot", problem.message)
 
 
 def rater_models_inline(*, campaign) -> bool:

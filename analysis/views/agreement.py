@@ -68,7 +68,7 @@ def _load(request: HttpRequest, dataset_id: int):
     choice = parse_choice(request.GET, sources, slice_values)
     result = None
     if choice.ready:
-        budget_check(dataset, choice)
+        budget_check(dataset, choice, request.GET)
     if choice.ready:
         try:
             result = agreement.agreement_compute(
@@ -84,13 +84,16 @@ def _load(request: HttpRequest, dataset_id: int):
     return dataset, sources, slice_values, choice, result
 
 
-def budget_check(dataset, choice: Choice) -> None:
-    """Refuse, as one more problem of the choice, a bootstrap above the budget of a
-    web request (`analysis.selectors.budget`); the profiles page shares it."""
+def budget_check(dataset, choice: Choice, params) -> None:
+    """Refuse, as one more problem of the choice, a bootstrap asked for above the
+    budget of a web request; shrink the default one (`analysis.selectors.budget`).
+    The profiles page shares it."""
     kwargs = choice.compute_kwargs()
     try:
-        boot_budget_check(
-            dataset=dataset, n_boot=choice.n_boot, campaign_ids=choice.campaign_ids,
+        choice.n_boot = boot_budget_check(
+            dataset=dataset, n_boot=choice.n_boot,
+            explicit=bool(params.get("n_boot", "").strip()),
+            campaign_ids=choice.campaign_ids,
             run_ids=choice.run_ids, reference_run_id=kwargs["reference_run_id"],
             retest=choice.retest,
         )  # fmt: skip

@@ -71,7 +71,7 @@ def leaderboard_profiles(request: HttpRequest, dataset_id: int) -> HttpResponse:
     choice = parse_choice(request.GET, sources, slice_values)
     result = None
     if choice.ready:
-        budget_check(dataset, choice)
+        budget_check(dataset, choice, request.GET)
     if choice.ready:
         try:
             result = skill_profiles(

@@ -63,8 +63,19 @@ def test_above_the_budget_the_request_is_a_400_naming_the_largest_n_boot(
     )
 
 
-def test_the_default_budget_allows_the_default_n_boot_on_200_000_scores():
+@override_settings(BOOT_BUDGET=36 * 100)
+def test_a_default_n_boot_above_the_budget_shrinks_to_the_largest_allowed(
+    setup, researcher, client_for, api_client_for
+):
+    api = api_client_for(researcher)
+    body = api.get(f"/api/datasets/{setup.dataset.pk}/agreement/").json()
+    assert body["n_boot"] == 100
+    page = client_for(researcher).get(f"/agreement/{setup.dataset.pk}/")
+    assert page.status_code == 200
+    assert 'step="1" value="100"' in page.content.decode()
+
+
+def test_the_default_budget_refuses_issue_34s_n_boot_on_200_000_scores():
     from flaskapp.bounds import boot_largest
 
-    assert boot_largest(200_000) >= 1000
-    assert boot_largest(200_000) < 10_000  # issue 34's n_boot=10000 is refused
+    assert 100 <= boot_largest(200_000) < 10_000

@@ -84,10 +84,12 @@ def test_a_heavy_page_answers_429_after_the_limit_per_user(
         assert client_for(other).get(url).status_code == 200
 
 
+@override_settings(HEAVY_IN_FLIGHT_TOTAL=10)
 def test_heavy_requests_in_flight_are_limited_per_user(
     setup, researcher, client_for, api_client_for
 ):
-    # Two of the user's heavy requests are running (the slots they hold):
+    # Two of the user's heavy requests are running (the slots they hold); the total
+    # is left room (another user's requests are not refused).
     for _ in range(settings.HEAVY_IN_FLIGHT_PER_USER):
         assert throttling.slot_acquire(researcher.pk)
     try:
