@@ -255,7 +255,7 @@ def attacks(s: dict) -> list[tuple]:
     criteria = [
         {"key": f"criterion_{k}", "name": f"Criterion {k}", "anchors": {
             str(v): f"Anchor {v} of criterion {k}: " + "words " * 12 for v in range(1, 6)}}
-        for k in range(440)
+        for k in range(390)
     ]  # fmt: skip
     big_rubric = json.dumps({"name": "big", "criteria": criteria}).encode()
     deep_yaml = b"name: deep\ncriteria: " + b"- " * 20_000 + b"x\n"
@@ -361,7 +361,7 @@ def run_attack(name, concurrency, who, request, cl, master, log: Path, raters):
     for status, _ in answers:
         codes[status] = codes.get(status, 0) + 1
     slowest = max(sec for _, sec in answers)
-    fastest_refusal = [sec for st, sec in answers if st in (400, 413, 429, 202)]
+    fastest_refusal = [sec for st, sec in answers if st in (400, 413, 429, 202, 302)]
     return {
         "name": name, "codes": codes, "slowest": slowest,
         "refused_max": max(fastest_refusal) if fastest_refusal else None,
@@ -375,6 +375,9 @@ def main() -> None:
     ap.add_argument("--rater-interval", type=float, default=0.5)
     ap.add_argument("--keep", action="store_true", help="keep the scratch database")
     args = ap.parse_args()
+    import logging
+
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     base_url = os.environ.get("DATABASE_URL", "")
     if not base_url.startswith("postgres") or not os.environ.get("REDIS_URL"):
         sys.exit("set DATABASE_URL (postgres://...), REDIS_URL and CELERY_BROKER_URL")
@@ -415,7 +418,7 @@ def main() -> None:
             r = run_attack(name, conc, who, request, cl, master, log, raters)
             codes = " ".join(f"{k}x{v}" for k, v in sorted(r["codes"].items(), key=str))
             ok = (
-                all(k in (400, 413, 429, 202, 200) for k in r["codes"])
+                all(k in (400, 413, 429, 202, 302, 200) for k in r["codes"])
                 and (r["refused_max"] or 0) <= TARGET_SECONDS
                 and r["growth"] < TARGET_RSS_MB
                 and not r["killed"]

@@ -71,6 +71,10 @@ SPEED_THRESHOLD = Bound(1, 3600)  # seconds: faster items are speed outliers
 ADJUDICATION_RANGE = Bound(0, 10)
 PAIR_SAMPLE = Bound(1, 1_000_000)
 
+# A campaign's guidelines (Markdown shown with every item), in characters: 5 MB of
+# guidelines were accepted and sent with every rater's page (issue 34).
+GUIDELINES_MAX_CHARS = 100_000
+
 # Judge configs (judging.models.JudgeConfig)
 SAMPLES = Bound(1, 20)
 MAX_TOKENS = Bound(1, 200_000)

@@ -32,7 +32,13 @@ from annotation.services.gold import gold_rate_problems
 from annotation.services.pairs import PAIR_MODES, dataset_models, pair_problems
 from annotation.services.qualification import qualification_problems
 from flaskapp import roles
-from flaskapp.bounds import LOCK_TTL_MINUTES, OVERLAP, OVERLAP_PERCENT, RATER_QUOTA
+from flaskapp.bounds import (
+    GUIDELINES_MAX_CHARS,
+    LOCK_TTL_MINUTES,
+    OVERLAP,
+    OVERLAP_PERCENT,
+    RATER_QUOTA,
+)
 from flaskapp.errors import Problem
 
 # The longest minimum a campaign may ask of a critique (a rating's critique holds up
@@ -100,6 +106,15 @@ class DisplayPolicy:
     guidelines: str = ""
 
     def problems(self, spec: CampaignSpec) -> list[Problem]:
+        """Naming `guidelines` when they are longer than `GUIDELINES_MAX_CHARS`."""
+        if len(self.guidelines or "") > GUIDELINES_MAX_CHARS:
+            return [
+                Problem(
+                    f"at most {GUIDELINES_MAX_CHARS:,} characters, not "
+                    f"{len(self.guidelines):,}",
+                    field="guidelines",
+                )
+            ]
         return []
 
     def fields(self) -> dict:

@@ -47,3 +47,32 @@ def test_a_line_longer_than_the_bound_ends_the_file():
     assert problem.line == 2 and f"longer than {limit:,} bytes" in problem.message
     ok, problems = _rows(b'{"a": "' + b"y" * (limit - 9) + b'"}\n', "jsonl")
     assert problems == [] and len(ok) == 1
+
+
+def test_guidelines_longer_than_their_bound_are_a_400_naming_them(researcher):
+    from rest_framework.test import APIClient
+
+    from annotation.models import Campaign
+    from flaskapp.bounds import GUIDELINES_MAX_CHARS
+    from tests.factories import DatasetFactory, InstructionFactory, ResponseFactory
+
+    dataset = DatasetFactory()
+    ResponseFactory(instruction=InstructionFactory(dataset=dataset), model_name="m")
+    api = APIClient()
+    api.force_authenticate(researcher)
+    body = {"name": "g", "dataset": dataset.pk}
+    refused = api.post(
+        "/api/campaigns/",
+        {**body, "guidelines": "g" * (GUIDELINES_MAX_CHARS + 1)},
+        format="json",
+    )
+    assert refused.status_code == 400
+    (problem,) = refused.json()["problems"]
+    assert problem["field"] == "guidelines" and "at most 100,000" in problem["message"]
+    assert not Campaign.objects.exists()
+    ok = api.post(
+        "/api/campaigns/",
+        {**body, "guidelines": "g" * GUIDELINES_MAX_CHARS},
+        format="json",
+    )
+    assert ok.status_code == 201
