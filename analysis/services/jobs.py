@@ -16,6 +16,7 @@ from pathlib import Path
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -56,7 +57,8 @@ def job_start(*, kind: str, owner, dataset, params: dict) -> Job:
     Preconditions: the caller checked that `owner` may see `dataset`. Raises
     `DomainError` naming a bad parameter (the kind's `check`) and `TooManyRequests`
     when the owner already has ``settings.JOBS_ACTIVE_PER_USER`` active jobs.
-    Writes one row; enqueues `job_execute_task` on commit.
+    Locks the owner's user row for its transaction; writes one row; enqueues
+    `job_execute_task` on commit.
     """
     job_kind = JOB_KINDS.get(kind)
     if job_kind is None:
@@ -64,9 +66,9 @@ def job_start(*, kind: str, owner, dataset, params: dict) -> Job:
     params = job_kind.check(params)
     jobs_fail_stale(owner=owner)
     with transaction.atomic():
-        active = Job.objects.select_for_update().filter(
-            owner=owner, status__in=Job.ACTIVE
-        )
+        # One start at a time per owner: the dedupe and the cap see every job.
+        get_user_model().objects.select_for_update().filter(pk=owner.pk).first()
+        active = Job.objects.filter(owner=owner, status__in=Job.ACTIVE)
         same = [
             j for j in active.filter(kind=kind, dataset=dataset) if j.params == params
         ]
