@@ -304,10 +304,12 @@ def attacks(s: dict) -> list[tuple]:
             params={"model": "glad"})),
         ("16 concurrent agreement API n_boot=1000", 16, api, lambda c, i: c.get(
             f"/api/datasets/{ds}/agreement/", params={"n_boot": 1000, "seed": 100 + i})),
-        ("16 concurrent agreement pages n_boot=1000", 16, "page", lambda c, i: c.get(
-            f"/agreement/{ds}/", params={"n_boot": 1000, "seed": 200 + i})),
+        ("16 concurrent agreement API, default n_boot", 16, api, lambda c, i: c.get(
+            f"/api/datasets/{ds}/agreement/", params={"seed": 200 + i})),
+        ("16 concurrent agreement pages, default n_boot", 16, "page", lambda c, i: c.get(
+            f"/agreement/{ds}/", params={"seed": 300 + i})),
         ("16 concurrent reports (jobs)", 16, api, lambda c, i: c.post(
-            f"/api/datasets/{ds}/report/", json={"n_boot": 1000, "seed": 300 + i})),
+            f"/api/datasets/{ds}/report/", json={"n_boot": 1000, "seed": 400 + i})),
     ]  # fmt: skip
 
 

@@ -455,7 +455,7 @@ def read_rows(
 
 # A file whose lines are blank this many times in a row is no data file: a CSV of
 # newlines (issue 34) made the reader count 14 million blank lines for two minutes.
-MAX_BLANK_RUN = 100_000
+MAX_BLANK_RUN = 10_000
 
 
 def max_line_bytes() -> int:
