@@ -129,13 +129,19 @@ IN_FLIGHT = "other heavy requests (yours, or too many in all) are still running"
 RATE = "you asked for many statistics in a short time"
 
 
-def heavy_page(view):
+def heavy_page(view=None, *, unless=None):
     """Decorator of a page that computes (statistics, model fits, jobs): the heavy
     rate and the in-flight limit per user (module doc); a 429 with Retry-After.
-    Put it inside ``login_required``: anonymous visitors go to the login first."""
+    ``unless(request)`` true exempts a request that does no heavy work (a job's
+    progress poll). Put it inside ``login_required``: anonymous visitors go to the
+    login first."""
+    if view is None:
+        return functools.partial(heavy_page, unless=unless)
 
     @functools.wraps(view)
     def wrapped(request, *args, **kwargs):
+        if unless is not None and unless(request):
+            return view(request, *args, **kwargs)
         user_id = request.user.pk
         wait = rate_check("heavy", user_id)
         if wait is not None:

@@ -122,8 +122,14 @@ def _overview(report) -> list:
     return rows
 
 
+def _job_poll(request: HttpRequest) -> bool:
+    """The rater-models section polling its fitting job: a cached read or a job's
+    row, no fit (`_fit_job`), so the heavy-page limits leave it alone."""
+    return wants_fragment(request) and bool(request.GET.get("job"))
+
+
 @login_required
-@heavy_page
+@heavy_page(unless=_job_poll)
 @require_GET
 def campaign_reliability_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = annotation_selectors.campaign_get_for_user(

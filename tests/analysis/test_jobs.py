@@ -11,6 +11,7 @@ import io
 import zipfile
 
 import pytest
+from django.conf import settings
 from django.test import override_settings
 
 from analysis.models import Job
@@ -218,6 +219,15 @@ def test_a_large_campaign_s_rater_models_are_fitted_by_a_job(setup):
                           headers={"HX-Request": "true"}).content.decode()  # fmt: skip
     assert f"?model=mace&amp;job={job_id}" in fragment and "<progress" in fragment
     assert Job.objects.count() == 1  # the same job, not a second one
+    # Its polls are not heavy requests: a poll every 2 s is never throttled.
+    with override_settings(REST_FRAMEWORK={**settings.REST_FRAMEWORK,
+                           "DEFAULT_THROTTLE_RATES": {"user": "100/min",
+                                                      "heavy": "1/min"}}):  # fmt: skip
+        for _ in range(3):
+            poll = client.get(f"/reliability/{s.campaign.pk}/",
+                              {"model": "mace", "job": job_id},
+                              headers={"HX-Request": "true"})  # fmt: skip
+            assert poll.status_code == 200 and "<progress" in poll.content.decode()
     job_execute(job_id=job_id)
     result = api.get(f"/api/jobs/{job_id}/").json()["result"]
     assert result["model"] == "mace" and result["criteria"]
