@@ -1,4 +1,5 @@
-"""The one table of the analysis app: a log of changes to the inputs of agreement.
+"""The tables of the analysis app: the log of changes to the inputs of agreement, and
+the background jobs that compute what a web request should not wait for.
 
 `InputChange` is written only by PostgreSQL triggers (migration 0001), never by Python:
 every statement that inserts, updates or deletes human scores, submitted assignments,
@@ -11,6 +12,7 @@ key is computed from the score tables themselves.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 
 
@@ -34,3 +36,68 @@ class InputChange(models.Model):
 
     def __str__(self) -> str:
         return f"{self.scope}{self.key} #{self.pk}"
+
+
+class Job(models.Model):
+    """Heavy work done by a Celery worker for one user, with its progress and result
+    (issue 34: a report or a rater-model fit held a web thread for minutes).
+
+    Lifecycle: ``queued`` -> ``running`` -> ``done`` | ``failed`` (`reason` says why,
+    in words a researcher can act on). `kind` names an entry of
+    `analysis.jobs.JOB_KINDS` (what runs, how its result is kept); `params` are its
+    arguments; `progress_done` of `progress_total` steps; the result is JSON
+    (`result`) and/or a file under MEDIA_ROOT (`result_file`, downloaded as
+    `result_name`). Written only by `analysis.services.jobs`; read by the owner and
+    by the researchers who may see `dataset` (`analysis.selectors.jobs`), never by
+    raters.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    ACTIVE = (Status.QUEUED, Status.RUNNING)
+
+    kind = models.CharField(max_length=40)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="jobs"
+    )
+    dataset = models.ForeignKey(
+        "annotation.Dataset", on_delete=models.CASCADE, related_name="jobs"
+    )
+    params = models.JSONField(default=dict)
+    status = models.CharField(
+        max_length=10, choices=Status.choices, default=Status.QUEUED
+    )
+    reason = models.TextField(blank=True, default="")
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    result = models.JSONField(null=True, blank=True)
+    result_file = models.CharField(max_length=500, blank=True, default="")
+    result_name = models.CharField(max_length=200, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["owner", "status"], name="job_owner_status"),
+        ]
+
+    def __str__(self) -> str:
+        return f"job {self.pk} {self.kind} ({self.status})"
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (self.Status.DONE, self.Status.FAILED)
+
+    @property
+    def percent(self) -> int:
+        if self.status == self.Status.DONE:
+            return 100
+        if not self.progress_total:
+            return 0
+        return min(100, round(100 * self.progress_done / self.progress_total))

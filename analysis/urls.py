@@ -12,6 +12,7 @@ from analysis.views import (
     consistency,
     disagreements,
     experiments,
+    jobs,
     leaderboard,
     metaeval,
     ppi,
@@ -134,6 +135,8 @@ urlpatterns = [
         leaderboard.leaderboard_pairwise,
         name="leaderboard-pairwise",
     ),
+    path("jobs/<int:job_id>/", jobs.job_detail, name="job-detail"),
+    path("jobs/<int:job_id>/download/", jobs.job_download, name="job-download"),
     path(
         "report/<int:dataset_id>/",
         report.dataset_report,

@@ -1,7 +1,10 @@
-"""What the benchmarks share: timing by the median of repeated runs.
+"""What the benchmarks share: timing by the median of repeated runs, and (re-exported
+from where they were first written) the rater loop's pieces that `bench/hostile.py`
+replays beside its attacks.
 
-The scratch-database helpers stay in `bench.export_scores`, where they were first
-written, and are imported from there.
+The scratch-database helpers stay in `bench.export_scores`, the rater loop's HTTP
+client, percentiles and answers in `bench.rating_loop`; other benches import them
+from here.
 """
 
 from __future__ import annotations
@@ -9,6 +12,15 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
+
+from bench.rating_loop import (  # noqa: F401 (re-exported for the benches)
+    API,
+    HttpClient,
+    answer_of,
+    free_port,
+    percentile,
+    saved_ok,
+)
 
 
 def median_time(fn: Callable[[], object], repeat: int) -> tuple[float, list[float]]:

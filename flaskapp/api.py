@@ -26,7 +26,7 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
 from flaskapp.bounds import ID
-from flaskapp.errors import ConflictError, DomainError, Problem
+from flaskapp.errors import ConflictError, DomainError, Problem, TooManyRequests
 from flaskapp.middleware import (
     DATABASE_DOWN,
     OUTAGE_MESSAGE,
@@ -44,6 +44,12 @@ def exception_handler(exc, context):
     (a request contradicting what is stored) is a 409 of the same shape."""
     if isinstance(exc, ConflictError):
         return Response(exc.as_dict(), status=status.HTTP_409_CONFLICT)
+    if isinstance(exc, TooManyRequests):
+        return Response(
+            {"detail": str(exc), "problems": []},
+            status=status.HTTP_429_TOO_MANY_REQUESTS,
+            headers={"Retry-After": str(exc.retry_after)},
+        )
     if isinstance(exc, DomainError):
         return Response(exc.as_dict(), status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, DataError):

@@ -96,3 +96,25 @@ RUBRIC_VERSION = Bound(1, 2**31 - 1)
 
 # Any id in a URL or parameter: PostgreSQL bigint
 ID = Bound(1, 2**63 - 1)
+
+
+def boot_largest(cells: int) -> int:
+    """The most bootstrap resamples one web request may draw over `cells` scores:
+    ``settings.BOOT_BUDGET`` (n_boot x cells) shared out, within `N_BOOT`."""
+    from django.conf import settings
+
+    return int(min(N_BOOT.high, settings.BOOT_BUDGET // max(cells, 1)))
+
+
+def boot_problem(n_boot: int, cells: int, field: str = "n_boot") -> Problem | None:
+    """A `Problem` naming `field` when `n_boot` resamples of `cells` scores exceed
+    the budget of one web request (it says the largest allowed); else None."""
+    largest = boot_largest(cells)
+    if n_boot <= largest:
+        return None
+    return Problem(
+        f"{n_boot} resamples of {cells:,} scores is more work than one request may "
+        f"do; the largest allowed for this selection is {largest} (or run "
+        "`manage.py agreement --boot N` / the report, which have no such limit)",
+        field=field,
+    )

@@ -67,3 +67,13 @@ class RatingRefused(PermissionDenied):
     def __init__(self, message: str, code: str) -> None:
         super().__init__(message)
         self.code = code
+
+
+class TooManyRequests(Exception):
+    """A refusal for now, not for ever: the user already has as much heavy work
+    running as one person may (issue 34). A 429 with ``Retry-After`` (the API's
+    handler, `flaskapp.api`; pages answer it with `flaskapp.throttling`)."""
+
+    def __init__(self, message: str, retry_after: int = 10):
+        super().__init__(message)
+        self.retry_after = retry_after

@@ -242,7 +242,21 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "flaskapp.api.Pagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "flaskapp.api.exception_handler",
+    # Per-user throttling (flaskapp/throttling.py), counted in the default cache
+    # (CACHES below: Redis with REDIS_URL, shared by every web worker; else files).
+    # `user`: every API request, far above a rater's 10 requests/s; `heavy`: the
+    # endpoints and pages that compute statistics, fit models or start jobs.
+    "DEFAULT_THROTTLE_CLASSES": ["flaskapp.throttling.UserRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {
+        "user": os.environ.get("THROTTLE_USER_RATE", "6000/min"),
+        "heavy": os.environ.get("THROTTLE_HEAVY_RATE", "30/min"),
+    },
 }
+# At most this many heavy requests of one user, and of all users together, at a time
+# (0: no limit); more are a 429 with Retry-After, whatever the rate
+# (flaskapp/throttling.py). The total keeps web threads for the raters.
+HEAVY_IN_FLIGHT_PER_USER = env_int("HEAVY_IN_FLIGHT_PER_USER", 2, minimum=0)
+HEAVY_IN_FLIGHT_TOTAL = env_int("HEAVY_IN_FLIGHT_TOTAL", 2, minimum=0)
 SPECTACULAR_SETTINGS = {
     "TITLE": "FLASK Eval API",
     "DESCRIPTION": "Human raters and LLM judges scoring the same responses, skill by skill.",
@@ -272,6 +286,20 @@ RATING_FAST_SQL = env_bool("RATING_FAST_SQL", True)
 # The score export's CSV written by PostgreSQL (analysis.exports.scores_sql); False
 # runs the Python encoder, which gives the same bytes, slower.
 EXPORT_FAST_SQL = env_bool("EXPORT_FAST_SQL", True)
+
+# --- Heavy work (issue 34) --------------------------------------------------------------
+# The most bootstrap work one web request may do: n_boot x cells, the cells being the
+# scores a statistic resamples (analysis.selectors.budget): about 2 s of CPU. Above it
+# an n_boot asked for is a 400 naming `n_boot` and the largest allowed for that
+# selection, and the default n_boot (1,000) shrinks to it; the command line and the
+# report's background job have no such limit.
+BOOT_BUDGET = env_int("BOOT_BUDGET", 50_000_000, minimum=1)
+# Background jobs (analysis.models.Job): a user may have this many queued or running
+# at once (more: a 429); a job running longer than the task time limit fails.
+JOBS_ACTIVE_PER_USER = env_int("JOBS_ACTIVE_PER_USER", 3, minimum=1)
+# Rater models of a campaign with more human scores than this are fitted by a job;
+# smaller ones inline (they take well under a second).
+RATER_MODELS_INLINE_SCORES = env_int("RATER_MODELS_INLINE_SCORES", 20_000, minimum=0)
 
 # --- Cache (agreement results; keys carry a fingerprint of their inputs) -------------
 if REDIS_URL := os.environ.get("REDIS_URL", ""):

@@ -32,6 +32,7 @@ from analysis.selectors.agreement import (
     agreement_slice_values,
     agreement_sources_for_user,
 )
+from analysis.selectors.budget import boot_budget_check
 from analysis.selectors.classification import classification_for_agreement
 from annotation import selectors as annotation_selectors
 from annotation.api.permissions import IsResearcher
@@ -39,6 +40,7 @@ from annotation.api.serializers.datasets import ProblemOutputSerializer
 from flaskapp.api import query_data, refusal, validated
 from flaskapp.bounds import DISAGREEMENT_LIMIT, ID, N_BOOT, SEED
 from flaskapp.errors import DomainError, Problem
+from flaskapp.throttling import HeavyApiMixin
 
 REFUSED = OpenApiResponse(
     ProblemOutputSerializer, description="Bad input: each problem names its parameter."
@@ -122,7 +124,20 @@ QUERY = [
 ]
 
 
-class AgreementApi(APIView):
+def agreement_budget_check(request, dataset, p: dict) -> None:
+    """The bootstrap budget of one request (`analysis.selectors.budget`): a 400
+    naming ``n_boot`` with the largest value allowed for this selection when it was
+    asked for; the default shrinks to that value (the result's ``n_boot``)."""
+    p["n_boot"] = boot_budget_check(
+        dataset=dataset, n_boot=p["n_boot"],
+        explicit=bool(request.query_params.get("n_boot", "").strip()),
+        campaign_ids=p.get("campaign"),
+        run_ids=p.get("run"), reference_run_id=p.get("reference_run"),
+        retest=p.get("retest", False),
+    )  # fmt: skip
+
+
+class AgreementApi(HeavyApiMixin, APIView):
     permission_classes = [IsResearcher]
 
     @extend_schema(
@@ -135,6 +150,7 @@ class AgreementApi(APIView):
             user=request.user, dataset_id=dataset_id
         )
         p = agreement_params(request)
+        agreement_budget_check(request, dataset, p)
         try:
             result = agreement_compute(
                 dataset=dataset,
@@ -200,7 +216,7 @@ def _one_run(dataset, p: dict) -> tuple[list[int], int]:
     return campaign_ids, runs[0]
 
 
-class AgreementDisagreementsApi(APIView):
+class AgreementDisagreementsApi(HeavyApiMixin, APIView):
     permission_classes = [IsResearcher]
 
     @extend_schema(
@@ -234,7 +250,7 @@ class AgreementDisagreementsApi(APIView):
         return Response({"items": items})
 
 
-class MetaevalApi(APIView):
+class MetaevalApi(HeavyApiMixin, APIView):
     """GET /api/datasets/{id}/metaeval/?run=..&crun=..&campaign=..&n_boot=..&seed=..
     &sections=JSON
 
@@ -297,7 +313,7 @@ class MetaevalApi(APIView):
         return Response(result)
 
 
-class PointwiseProbesApi(APIView):
+class PointwiseProbesApi(HeavyApiMixin, APIView):
     """GET /api/datasets/{id}/probes/?campaign=..&run=ID: length, inflation, halo."""
 
     permission_classes = [IsResearcher]

@@ -19,9 +19,10 @@ from analysis.selectors.agreement import AgreementError
 from analysis.selectors.classification import classification_compute
 from annotation import selectors as annotation_selectors
 from annotation.api.permissions import IsResearcher
+from flaskapp.throttling import HeavyApiMixin
 
 
-class ClassificationApi(APIView):
+class ClassificationApi(HeavyApiMixin, APIView):
     permission_classes = [IsResearcher]
 
     @extend_schema(

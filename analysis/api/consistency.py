@@ -19,10 +19,11 @@ from analysis.api.agreement import REFUSED, agreement_params, agreement_refusal
 from analysis.selectors.agreement import AgreementError
 from analysis.selectors.consistency import self_consistency
 from annotation.api.permissions import IsResearcher
+from flaskapp.throttling import HeavyApiMixin
 from judging.selectors.runs import judge_run_get_for_user
 
 
-class RunConsistencyApi(APIView):
+class RunConsistencyApi(HeavyApiMixin, APIView):
     permission_classes = [IsResearcher]
 
     @extend_schema(

@@ -31,6 +31,7 @@ from annotation.api.permissions import IsResearcher
 from annotation.models import Dataset
 from flaskapp.api import refusal
 from flaskapp.params import BadParameter, ascii_int
+from flaskapp.throttling import HeavyApiMixin
 from judging.models import TestSplitLook
 from judging.selectors.experiments import (
     experiment_get_for_user,
@@ -133,7 +134,7 @@ class ExperimentListApi(APIView):
         return Response(_brief(experiment), status=201)
 
 
-class ExperimentDetailApi(APIView):
+class ExperimentDetailApi(HeavyApiMixin, APIView):
     permission_classes = [IsResearcher]
 
     @extend_schema(

@@ -32,7 +32,9 @@ from annotation import selectors as selectors
 from annotation.api.permissions import IsResearcher
 from annotation.api.serializers.datasets import ProblemOutputSerializer
 from flaskapp.bounds import ID
+from flaskapp.errors import DomainError, Problem
 from flaskapp.params import int_list_param
+from flaskapp.throttling import HeavyApiMixin
 
 CONTENT_TYPES = {
     "csv": "text/csv; charset=utf-8",
@@ -72,7 +74,7 @@ def _flag(request, name: str) -> bool:
     return value
 
 
-class DatasetExportApi(APIView):
+class DatasetExportApi(HeavyApiMixin, APIView):
     permission_classes = [IsResearcher]
     renderer_classes = [JSONRenderer]
     content_negotiation_class = _IgnoreFormatParameter

@@ -26,6 +26,7 @@ from annotation import selectors as annotation_selectors
 from annotation.api.permissions import IsResearcher
 from flaskapp.api import refusal, validated
 from flaskapp.bounds import N_BOOT, SEED
+from flaskapp.throttling import HeavyApiMixin
 
 
 class LeaderboardInputSerializer(serializers.Serializer):
@@ -38,7 +39,7 @@ class LeaderboardInputSerializer(serializers.Serializer):
     seed = serializers.IntegerField(required=False, default=0, **SEED.field_kwargs())
 
 
-class PairwiseLeaderboardApi(APIView):
+class PairwiseLeaderboardApi(HeavyApiMixin, APIView):
     permission_classes = [IsResearcher]
 
     @extend_schema(

@@ -34,6 +34,7 @@ from annotation import selectors as annotation_selectors
 from annotation.api.permissions import IsResearcher
 from flaskapp.api import query_data, validated
 from flaskapp.bounds import ID
+from flaskapp.throttling import HeavyApiMixin
 
 # The interval's error level and PPI++'s lam, on both endpoints.
 ALPHA_LAM = [
@@ -61,7 +62,7 @@ def _params(request) -> dict:
     return validated(EstimatesInputSerializer, query_data(request, ("campaign",)))
 
 
-class DatasetEstimatesApi(APIView):
+class DatasetEstimatesApi(HeavyApiMixin, APIView):
     permission_classes = [IsResearcher]
 
     @extend_schema(
@@ -110,7 +111,7 @@ class WinRatesInputSerializer(serializers.Serializer):
     lam = serializers.FloatField(required=False, allow_null=True, default=None)
 
 
-class DatasetWinRatesApi(APIView):
+class DatasetWinRatesApi(HeavyApiMixin, APIView):
     permission_classes = [IsResearcher]
 
     @extend_schema(

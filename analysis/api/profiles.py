@@ -16,11 +16,17 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from analysis.api.agreement import REFUSED, agreement_params, agreement_refusal
+from analysis.api.agreement import (
+    REFUSED,
+    agreement_budget_check,
+    agreement_params,
+    agreement_refusal,
+)
 from analysis.selectors.agreement import AgreementError
 from analysis.selectors.skill_profiles import skill_profiles
 from annotation import selectors as annotation_selectors
 from annotation.api.permissions import IsResearcher
+from flaskapp.throttling import HeavyApiMixin
 
 QUERY = [
     OpenApiParameter(
@@ -47,7 +53,7 @@ QUERY = [
 ]
 
 
-class LeaderboardProfilesApi(APIView):
+class LeaderboardProfilesApi(HeavyApiMixin, APIView):
     permission_classes = [IsResearcher]
 
     @extend_schema(
@@ -60,6 +66,7 @@ class LeaderboardProfilesApi(APIView):
             user=request.user, dataset_id=dataset_id
         )
         p = agreement_params(request)
+        agreement_budget_check(request, dataset, p)
         try:
             result = skill_profiles(
                 dataset=dataset,

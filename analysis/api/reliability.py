@@ -7,7 +7,11 @@ whether the rater is excluded or paused.
 GET /api/campaigns/{id}/rater-models/?model=dawid_skene|mace|glad: the rater models
 of the campaign's criteria (`analysis.selectors.competence`): every annotator's
 competence, kind (human or judge run), labels and rank per criterion, and each
-judge's place among the human raters. A bad `model` is a 400 naming it.
+judge's place among the human raters. A bad `model` is a 400 naming it. A fit that
+is not cached is made in the request for a small campaign; for a large one
+(`analysis.selectors.budget.rater_models_inline`) the answer is a 202 with the
+background job that fits it (`GET /api/jobs/{id}/`: its result is this JSON; once it
+is done, this endpoint answers 200 from the cache).
 
 Researchers and admins only."""
 
@@ -18,20 +22,25 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from analysis.api.jobs import job_dict
+from analysis.selectors.budget import rater_models_inline
 from analysis.selectors.competence import (
     METHODS,
     RaterModelError,
+    cached_rater_models,
     campaign_rater_models,
     parse_method,
     rater_models_dict,
 )
 from analysis.selectors.reliability import campaign_reliability, reliability_dict
+from analysis.services.jobs import job_start
 from annotation import selectors as annotation_selectors
 from annotation.api.permissions import IsResearcher
 from flaskapp.params import BadParameter
+from flaskapp.throttling import HeavyApiMixin
 
 
-class CampaignReliabilityApi(APIView):
+class CampaignReliabilityApi(HeavyApiMixin, APIView):
     permission_classes = [IsResearcher]
 
     @extend_schema(tags=["campaigns"], responses={200: OpenApiTypes.OBJECT})
@@ -42,7 +51,7 @@ class CampaignReliabilityApi(APIView):
         return Response(reliability_dict(campaign_reliability(campaign=campaign)))
 
 
-class CampaignRaterModelsApi(APIView):
+class CampaignRaterModelsApi(HeavyApiMixin, APIView):
     permission_classes = [IsResearcher]
 
     @extend_schema(
@@ -65,5 +74,13 @@ class CampaignRaterModelsApi(APIView):
             method = parse_method(request.query_params.get("model"))
         except RaterModelError as exc:
             raise BadParameter("model", str(exc).removeprefix("model: ")) from exc
-        report = campaign_rater_models(campaign=campaign, method=method)
+        report = cached_rater_models(campaign=campaign, method=method)
+        if report is None and not rater_models_inline(campaign=campaign):
+            job = job_start(
+                kind="rater_models", owner=request.user, dataset=campaign.dataset,
+                params={"campaign_id": campaign.pk, "method": method},
+            )  # fmt: skip
+            return Response({"job": job_dict(job)}, status=202)
+        if report is None:
+            report = campaign_rater_models(campaign=campaign, method=method)
         return Response(rater_models_dict(report))

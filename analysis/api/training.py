@@ -33,6 +33,7 @@ from annotation import selectors as selectors
 from annotation.api.permissions import IsResearcher
 from annotation.api.serializers.datasets import ProblemOutputSerializer
 from flaskapp.errors import DomainError, Problem
+from flaskapp.throttling import HeavyApiMixin
 
 CONTENT_TYPES = {
     "csv": "text/csv; charset=utf-8",
@@ -54,7 +55,7 @@ def _attachment(response, dataset, suffix: str) -> StreamingHttpResponse:
     return response
 
 
-class DatasetTrainingExportApi(APIView):
+class DatasetTrainingExportApi(HeavyApiMixin, APIView):
     permission_classes = [IsResearcher]
     renderer_classes = [JSONRenderer]
     content_negotiation_class = _IgnoreFormatParameter
@@ -95,7 +96,7 @@ class DatasetTrainingExportApi(APIView):
         return _attachment(response, dataset, "training.jsonl")
 
 
-class DatasetPreferencesExportApi(APIView):
+class DatasetPreferencesExportApi(HeavyApiMixin, APIView):
     permission_classes = [IsResearcher]
     renderer_classes = [JSONRenderer]
     content_negotiation_class = _IgnoreFormatParameter

@@ -11,6 +11,7 @@ from analysis.api import (
     consistency,
     experiments,
     exports,
+    jobs,
     leaderboard,
     ppi,
     profiles,
@@ -22,6 +23,12 @@ from analysis.api import (
 app_name = "analysis_api"
 
 urlpatterns = [
+    path("jobs/<int:job_id>/", jobs.JobDetailApi.as_view(), name="job-detail"),
+    path(
+        "datasets/<int:dataset_id>/report/",
+        jobs.DatasetReportJobApi.as_view(),
+        name="dataset-report",
+    ),
     path(
         "campaigns/sampling/",
         sampling.SamplingCampaignCreateApi.as_view(),

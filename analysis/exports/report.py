@@ -456,17 +456,24 @@ def report_files(
     run_ids: list[int] | None = None,
     n_boot: int = 1000,
     seed: int = 0,
+    progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, bytes]:
     """Every file of the report, by relative path (sorted), each part of it a
     `file_slug` (no ``..``, no absolute path, whatever the names in the data).
-    Read-only; no permission check (callers do it)."""
+    Read-only; no permission check (callers do it). `progress(done, total)` is
+    called before the first section and after each (a background job's bar)."""
     files: dict[str, bytes] = {}
     notes: list[str] = []
+    total = 2 + len(SECTIONS)  # the agreement, the sections, the README
+    report_progress = progress or (lambda done, total: None)
+    report_progress(0, total)
     result = _agreement(files, notes, dataset, campaign_ids, run_ids, n_boot, seed)
+    report_progress(1, total)
     params = {"campaign_ids": campaign_ids, "run_ids": run_ids, "n_boot": n_boot}
     params["seed"] = seed
-    for _, section in SECTIONS:
+    for done, (_, section) in enumerate(SECTIONS, start=2):
         section(files, notes, dataset, params)
+        report_progress(done, total)
     files["README.md"] = _readme(dataset, result, notes, n_boot, seed).encode()
     return dict(sorted((_safe_path(p), data) for p, data in files.items()))
 

@@ -41,11 +41,14 @@ from analysis.display import (
 from analysis.exports.encoding import csv_text
 from analysis.glossary import agreement_glossary
 from analysis.selectors import agreement as agreement
+from analysis.selectors.budget import boot_budget_check
 from analysis.selectors.classification import classification_for_agreement
 from annotation import selectors as annotation_selectors
 from flaskapp import roles
 from flaskapp.errors import DomainError
 from flaskapp.htmx import render_page_or_fragment, wants_fragment
+from flaskapp.params import BadParameter
+from flaskapp.throttling import heavy_page
 
 COMPUTE_ERRORS = (DomainError, agreement.AgreementError)
 
@@ -64,6 +67,8 @@ def _load(request: HttpRequest, dataset_id: int):
     choice = parse_choice(request.GET, sources, slice_values)
     result = None
     if choice.ready:
+        budget_check(dataset, choice, request.GET)
+    if choice.ready:
         try:
             result = agreement.agreement_compute(
                 dataset=dataset, **choice.compute_kwargs()
@@ -78,6 +83,23 @@ def _load(request: HttpRequest, dataset_id: int):
             [c.id for c in result.campaigns], [r.id for r in result.runs]
         )
     return dataset, sources, slice_values, choice, result
+
+
+def budget_check(dataset, choice: Choice, params) -> None:
+    """Refuse, as one more problem of the choice, a bootstrap asked for above the
+    budget of a web request; shrink the default one (`analysis.selectors.budget`).
+    The profiles page shares it."""
+    kwargs = choice.compute_kwargs()
+    try:
+        choice.n_boot = boot_budget_check(
+            dataset=dataset, n_boot=choice.n_boot,
+            explicit=bool(params.get("n_boot", "").strip()),
+            campaign_ids=choice.campaign_ids,
+            run_ids=choice.run_ids, reference_run_id=kwargs["reference_run_id"],
+            retest=choice.retest,
+        )  # fmt: skip
+    except BadParameter as exc:
+        choice.errors.append(f"`n_boot`: {exc.problems[0].message}")
 
 
 def _require_result(choice: Choice, result) -> None:
@@ -116,6 +138,7 @@ def agreement_home(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
+@heavy_page
 @require_GET
 def agreement_dashboard(request: HttpRequest, dataset_id: int) -> HttpResponse:
     """The dashboard of one dataset: the choice form, the per-skill table, the charts.
@@ -162,6 +185,7 @@ def agreement_dashboard(request: HttpRequest, dataset_id: int) -> HttpResponse:
 
 
 @login_required
+@heavy_page
 @require_GET
 def agreement_csv(request: HttpRequest, dataset_id: int, table: str) -> HttpResponse:
     """`table.csv` (every statistic of every row, long form) or `models.csv` (model
@@ -179,6 +203,7 @@ def agreement_csv(request: HttpRequest, dataset_id: int, table: str) -> HttpResp
 
 
 @login_required
+@heavy_page
 @require_GET
 def agreement_chart(request: HttpRequest, dataset_id: int, kind: str) -> HttpResponse:
     """One chart as an SVG file: `radar.svg?model=..`, `heatmap.svg` and `scatter.svg`
@@ -233,6 +258,7 @@ def _disagreements(request: HttpRequest, dataset_id: int, skill_key: str):
 
 
 @login_required
+@heavy_page
 @require_GET
 def agreement_skill(
     request: HttpRequest, dataset_id: int, skill_key: str
@@ -273,6 +299,7 @@ def agreement_skill(
 
 
 @login_required
+@heavy_page
 @require_GET
 def agreement_skill_csv(
     request: HttpRequest, dataset_id: int, skill_key: str

@@ -18,10 +18,12 @@ from django.views.decorators.http import require_GET
 from analysis.selectors.agreement import AgreementError
 from analysis.selectors.consistency import self_consistency
 from flaskapp.params import ascii_int
+from flaskapp.throttling import heavy_page
 from judging.selectors.runs import judge_run_get_for_user
 
 
 @login_required
+@heavy_page
 @require_GET
 def run_consistency(request: HttpRequest, run_id: int) -> HttpResponse:
     """The run's self-consistency table, one row per criterion."""

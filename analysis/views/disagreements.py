@@ -39,6 +39,7 @@ from annotation.models import Skill, SkillKind
 from flaskapp.errors import DomainError
 from flaskapp.htmx import render_page_or_fragment, wants_fragment
 from flaskapp.params import ascii_int
+from flaskapp.throttling import heavy_page
 from flaskapp.untrusted import printable, text_problem
 from judging.models import JudgeRun, JudgeScore
 from judging.selectors import tags as tag_selectors
@@ -188,6 +189,7 @@ def _context(request: HttpRequest, run: JudgeRun, data) -> dict:
 
 
 @login_required
+@heavy_page
 @require_GET
 def run_disagreements(request: HttpRequest, run_id: int) -> HttpResponse:
     """The page; with htmx (the criterion, campaign and split form) the

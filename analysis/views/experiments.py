@@ -28,6 +28,7 @@ from annotation.models import Dataset
 from flaskapp import roles
 from flaskapp.errors import DomainError, Problem
 from flaskapp.params import ascii_int
+from flaskapp.throttling import heavy_page
 from judging.models import JudgeRun, TestSplitLook
 from judging.selectors.experiments import (
     experiment_get_for_user,
@@ -138,6 +139,7 @@ def _look(request: HttpRequest, experiment) -> TestSplitLook | None:
 
 
 @login_required
+@heavy_page
 @require_http_methods(["GET", "POST"])
 def experiment_detail(request: HttpRequest, experiment_id: int) -> HttpResponse:
     """The experiment's figures; POST `action` = add_run | baseline | test_look."""

@@ -31,6 +31,7 @@ from analysis.selectors.leaderboard import (
 from annotation import selectors as annotation_selectors
 from flaskapp.bounds import N_BOOT, SEED
 from flaskapp.params import BadParameter, int_param
+from flaskapp.throttling import heavy_page
 
 
 def default_compare(source: str, sources: dict):
@@ -42,6 +43,7 @@ def default_compare(source: str, sources: dict):
 
 
 @login_required
+@heavy_page
 @require_GET
 def leaderboard_pairwise(request: HttpRequest, dataset_id: int) -> HttpResponse:
     dataset = annotation_selectors.dataset_get_for_user(

@@ -43,6 +43,7 @@ from annotation.models import Dataset, PreferencePair
 from flaskapp import roles
 from flaskapp.bounds import ID, N_BOOT
 from flaskapp.params import BadParameter, int_list_param, int_param
+from flaskapp.throttling import heavy_page
 
 # The figures of the overview table and the per-category columns, in order. Their
 # labels, explanations and display kinds live in `analysis.glossary`.
@@ -185,6 +186,7 @@ def _classification(request: HttpRequest, dataset: Dataset, n_boot: int) -> dict
 
 
 @login_required
+@heavy_page
 @require_GET
 def metaeval_report(request: HttpRequest, dataset_id: int) -> HttpResponse:
     dataset = annotation_selectors.dataset_get_for_user(
@@ -251,6 +253,7 @@ def metaeval_report(request: HttpRequest, dataset_id: int) -> HttpResponse:
 
 
 @login_required
+@heavy_page
 @require_GET
 def metaeval_pointwise_probes(request: HttpRequest, dataset_id: int) -> HttpResponse:
     dataset = annotation_selectors.dataset_get_for_user(

@@ -31,6 +31,7 @@ from annotation import selectors as annotation_selectors
 from flaskapp import roles
 from flaskapp.bounds import ID
 from flaskapp.params import BadParameter, int_list_param, int_param
+from flaskapp.throttling import heavy_page
 
 SERIES = (("humans", "humans only"), ("judge", "judge only"), ("ppi", "PPI++"))
 
@@ -64,6 +65,7 @@ def _chart(criterion: dict) -> str:
 
 
 @login_required
+@heavy_page
 @require_GET
 def dataset_estimates(request: HttpRequest, dataset_id: int) -> HttpResponse:
     dataset = _researcher_dataset(request, dataset_id)
@@ -114,6 +116,7 @@ def _researcher_dataset(request: HttpRequest, dataset_id: int):
 
 
 @login_required
+@heavy_page
 @require_GET
 def dataset_win_rates(request: HttpRequest, dataset_id: int) -> HttpResponse:
     dataset = _researcher_dataset(request, dataset_id)

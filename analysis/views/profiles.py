@@ -26,9 +26,11 @@ from analysis.charts.profiles import (
 from analysis.display import N_BOOT_MAX, parse_choice
 from analysis.selectors import agreement
 from analysis.selectors.skill_profiles import skill_profiles
+from analysis.views.agreement import budget_check
 from annotation import selectors as annotation_selectors
 from flaskapp import roles
 from flaskapp.htmx import render_page_or_fragment, wants_fragment
+from flaskapp.throttling import heavy_page
 
 # The slices a leaderboard offers (the issue's: domain, difficulty, FLASK-Hard).
 PROFILE_SLICES = {"domain": "Domain", "difficulty": "Difficulty", "hard": "FLASK-Hard"}
@@ -55,6 +57,7 @@ def _tables(result: dict) -> list[dict]:
 
 
 @login_required
+@heavy_page
 @require_GET
 def leaderboard_profiles(request: HttpRequest, dataset_id: int) -> HttpResponse:
     """The page (or, with htmx, its `#profiles-results` / `#profiles-detail`
@@ -67,6 +70,8 @@ def leaderboard_profiles(request: HttpRequest, dataset_id: int) -> HttpResponse:
     slice_values = agreement.agreement_slice_values(dataset=dataset)
     choice = parse_choice(request.GET, sources, slice_values)
     result = None
+    if choice.ready:
+        budget_check(dataset, choice, request.GET)
     if choice.ready:
         try:
             result = skill_profiles(

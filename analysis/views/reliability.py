@@ -13,9 +13,12 @@ Thin: `analysis.selectors.reliability` and `analysis.selectors.competence` compu
 (`annotation:campaign-rater-decision`).
 
 The rater models take seconds to fit on a large campaign, so the page does not wait
-for them: unless they are cached (or `model` is in the query string: a full reload,
-which computes them inline), the section is a link that htmx follows on load; the
-same URL with ``HX-Request`` answers the `#rater-models` fragment alone.
+for them: unless they are cached (or `model` is in the query string: a full reload),
+the section is a link that htmx follows on load; the same URL with ``HX-Request``
+answers the `#rater-models` fragment alone. A small campaign is fitted inline; a
+large one (`analysis.selectors.budget.rater_models_inline`) by a background job
+(issue 34): the section shows its progress, polling ``?model=..&job=<id>`` every
+2 s until the fit is cached or the job failed (its reason shown).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
+from analysis.selectors.budget import rater_models_inline
 from analysis.selectors.competence import (
     DEFAULT_METHOD,
     METHODS,
@@ -34,15 +38,20 @@ from analysis.selectors.competence import (
     campaign_rater_models,
     parse_method,
 )
+from analysis.selectors.jobs import job_get_for_user
 from analysis.selectors.reliability import (
     GOLD_CEILING,
     HIGH_SEVERITY,
     LOW_QWK,
     campaign_reliability,
 )
+from analysis.services.jobs import job_start
 from annotation import selectors as annotation_selectors
 from annotation.models import Campaign
+from flaskapp.errors import TooManyRequests
 from flaskapp.htmx import render_page_or_fragment, wants_fragment
+from flaskapp.params import int_param
+from flaskapp.throttling import heavy_page
 
 
 def _f(value) -> str:
@@ -70,13 +79,34 @@ def _rater_models(request: HttpRequest, campaign: Campaign) -> dict:
     except RaterModelError as exc:
         return {**context, "rm_method": DEFAULT_METHOD, "rm_error": str(exc),
                 "rm_report": None}  # fmt: skip
-    if wants_fragment(request) or "model" in request.GET:
-        report = campaign_rater_models(campaign=campaign, method=method)
-    else:
-        report = cached_rater_models(campaign=campaign, method=method)
-    return {**context, "rm_method": method, "rm_name": METHODS[method],
-            "rm_url": f"{url}?model={method}", "rm_report": report,
-            "rm_overview": _overview(report)}  # fmt: skip
+    context = {**context, "rm_method": method, "rm_name": METHODS[method],
+               "rm_url": f"{url}?model={method}"}  # fmt: skip
+    report = cached_rater_models(campaign=campaign, method=method)
+    if report is None and (wants_fragment(request) or "model" in request.GET):
+        if rater_models_inline(campaign=campaign):
+            report = campaign_rater_models(campaign=campaign, method=method)
+        else:
+            return {**context, **_fit_job(request, campaign, method)}
+    return {**context, "rm_report": report, "rm_overview": _overview(report)}
+
+
+def _fit_job(request: HttpRequest, campaign: Campaign, method: str) -> dict:
+    """The section's context while a job fits the models: the job asked for by
+    ``job`` (the polling), else a new one (or the user's same one still active)."""
+    job_id = int_param(request.GET, "job", None, min_value=1)
+    try:
+        job = job_get_for_user(user=request.user, job_id=job_id) if job_id else None
+        if job is None or job.status == job.Status.DONE:
+            # Done but not in the cache: new scores since, or the cache was emptied.
+            job = job_start(
+                kind="rater_models", owner=request.user, dataset=campaign.dataset,
+                params={"campaign_id": campaign.pk, "method": method},
+            )  # fmt: skip
+    except TooManyRequests as exc:
+        return {"rm_report": None, "rm_error": str(exc)}
+    if job.status == job.Status.FAILED:
+        return {"rm_report": None, "rm_error": f"The fit failed: {job.reason}"}
+    return {"rm_report": None, "rm_job": job}
 
 
 def _overview(report) -> list:
@@ -92,7 +122,14 @@ def _overview(report) -> list:
     return rows
 
 
+def _job_poll(request: HttpRequest) -> bool:
+    """The rater-models section polling its fitting job: a cached read or a job's
+    row, no fit (`_fit_job`), so the heavy-page limits leave it alone."""
+    return wants_fragment(request) and bool(request.GET.get("job"))
+
+
 @login_required
+@heavy_page(unless=_job_poll)
 @require_GET
 def campaign_reliability_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = annotation_selectors.campaign_get_for_user(

@@ -20,6 +20,8 @@ from analysis.exports.report import (
     report_files,
     report_zip,
 )
+from analysis.models import Job
+from analysis.services.jobs import job_execute
 from annotation.models import Skill
 from tests.analysis.agreement_data import make_agreement_setup
 from tests.factories import UserFactory
@@ -110,10 +112,26 @@ def test_the_page_for_each_role(client, setup):
     assert client.get(url + "?download=1").status_code == 403
     client.force_login(researcher)
     assert client.get(url).status_code == 200
+    # The report is a background job (issue 34): the request answers at once with
+    # the job's page; the worker's service makes the zip, then it downloads.
     resp = client.get(url + "?download=1&n_boot=50&seed=1")
-    assert resp.status_code == 200 and resp["Content-Type"] == "application/zip"
-    assert zipfile.ZipFile(io.BytesIO(resp.content)).namelist()
+    job = Job.objects.get(owner=researcher, kind="report")
+    assert resp.status_code == 302 and resp["Location"] == f"/jobs/{job.pk}/"
+    assert job.status == "queued" and job.params == {"n_boot": 50, "seed": 1}
+    job_execute(job_id=job.pk)
+    page = client.get(f"/jobs/{job.pk}/").content.decode()
+    assert "Download report-Report---co_set-seed1.zip" in page
+    resp = client.get(f"/jobs/{job.pk}/download/")
+    assert resp.status_code == 200
+    assert b"".join(resp.streaming_content) == report_zip(
+        report_files(dataset=s.dataset, n_boot=50, seed=1),
+        folder="report-Report---co_set-seed1",
+    )
+    client.force_login(s.raters[0])
+    assert client.get(f"/jobs/{job.pk}/download/").status_code == 403
+    client.force_login(researcher)
     assert client.get(url + "?download=1&n_boot=x").status_code == 400
+    assert Job.objects.count() == 1
 
 
 def test_a_preference_dataset_gets_the_meta_evaluation_figures():

@@ -1,0 +1,138 @@
+"""The kinds of background job (`analysis.models.Job`): one entry per kind in
+`JOB_KINDS`, which the service (`analysis.services.jobs`), the pages and the API
+iterate; none of them branches on a kind.
+
+A kind says what its parameters are (`check`), how to describe them, and how to run
+(`run(job, progress) -> JobOutput`): `progress(done, total)` may be called as steps
+finish; a `JobFailed` raised by `run` is a failure whose message the owner reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from flaskapp.bounds import N_BOOT, SEED
+from flaskapp.errors import DomainError, Problem
+
+Progress = Callable[[int, int], None]
+
+
+class JobFailed(Exception):
+    """The job could not do its work, for a reason its owner can act on."""
+
+
+@dataclass
+class JobOutput:
+    result: dict | None = None
+    file: bytes | None = None
+    file_name: str = ""
+
+
+@dataclass(frozen=True)
+class JobKind:
+    key: str
+    label: str
+    check: Callable[[dict], dict]  # params -> cleaned params; DomainError if bad
+    describe: Callable[[dict], str]
+    run: Callable[..., JobOutput]  # (job, progress) -> JobOutput
+
+
+def _slug(text: str) -> str:
+    return (
+        "".join(c if c.isalnum() or c in "-_" else "-" for c in text)[:80] or "report"
+    )
+
+
+# --- the report ----------------------------------------------------------------------
+
+
+def _report_check(params: dict) -> dict:
+    problems = [
+        p
+        for p in (
+            N_BOOT.problem(params.get("n_boot"), "n_boot"),
+            SEED.problem(params.get("seed"), "seed"),
+        )
+        if p
+    ]
+    if problems:
+        raise DomainError("Bad report parameters", problems)
+    return {"n_boot": params["n_boot"], "seed": params["seed"]}
+
+
+def _report_run(job, progress: Progress) -> JobOutput:
+    from analysis.exports.report import report_files, report_zip
+
+    files = report_files(
+        dataset=job.dataset,
+        n_boot=job.params["n_boot"],
+        seed=job.params["seed"],
+        progress=progress,
+    )
+    name = f"report-{_slug(job.dataset.name)}-seed{job.params['seed']}"
+    return JobOutput(
+        result={"files": len(files)},
+        file=report_zip(files, folder=name),
+        file_name=f"{name}.zip",
+    )
+
+
+# --- the rater models of a campaign -------------------------------------------------------
+
+
+def _rater_models_check(params: dict) -> dict:
+    from analysis.selectors.competence import RaterModelError, parse_method
+
+    try:
+        method = parse_method(params.get("method"))
+    except RaterModelError as exc:
+        raise DomainError(
+            "Bad rater model", [Problem(str(exc).removeprefix("model: "), "model")]
+        ) from exc
+    campaign_id = params.get("campaign_id")
+    if not isinstance(campaign_id, int) or isinstance(campaign_id, bool):
+        raise DomainError("Bad campaign", [Problem("must be an id", "campaign")])
+    return {"campaign_id": campaign_id, "method": method}
+
+
+def _rater_models_run(job, progress: Progress) -> JobOutput:
+    from analysis.selectors.competence import (
+        RaterModelError,
+        campaign_rater_models,
+        rater_models_dict,
+    )
+    from annotation.models import Campaign
+
+    campaign = Campaign.objects.filter(
+        pk=job.params["campaign_id"], dataset=job.dataset
+    ).first()
+    if campaign is None:
+        raise JobFailed("the campaign no longer exists")
+    progress(0, 1)
+    try:
+        report = campaign_rater_models(campaign=campaign, method=job.params["method"])
+    except RaterModelError as exc:
+        raise JobFailed(str(exc)) from exc
+    return JobOutput(result=rater_models_dict(report))
+
+
+JOB_KINDS: dict[str, JobKind] = {
+    kind.key: kind
+    for kind in (
+        JobKind(
+            key="report",
+            label="Report",
+            check=_report_check,
+            describe=lambda p: f"{p['n_boot']} resamples, seed {p['seed']}",
+            run=_report_run,
+        ),
+        JobKind(
+            key="rater_models",
+            label="Rater models",
+            check=_rater_models_check,
+            describe=lambda p: f"campaign {p['campaign_id']}, {p['method']}",
+            run=_rater_models_run,
+        ),
+    )
+}
