@@ -12,6 +12,7 @@ import json
 import pyarrow.parquet as pq
 import pytest
 from django.core.management import call_command
+from django.core.management.base import CommandError
 
 from judging.models import EvalSplitMember, TestSplitLook
 from judging.services.splits import eval_split_create
@@ -105,6 +106,26 @@ def test_the_command_leaves_test_rows_out_and_says_so(split_scored):
     assert rows and {r["split"] for r in rows} == {"dev"}
     assert "test rows left out" in err.getvalue()
     assert not TestSplitLook.objects.exists()
+
+
+def test_the_command_adds_test_rows_only_with_a_reason_and_logs_the_look(
+    split_scored, researcher
+):
+    dataset, test_ids = split_scored
+    with pytest.raises(CommandError, match="reason"):
+        call_command("export", dataset=dataset.name, include_test=True,
+                     stdout=io.StringIO(), stderr=io.StringIO())  # fmt: skip
+    assert not TestSplitLook.objects.exists()
+    out, err = io.StringIO(), io.StringIO()
+    call_command(
+        "export", dataset=dataset.name, include_test=True, reason="final figures",
+        user=researcher.username, stdout=out, stderr=err,
+    )  # fmt: skip
+    rows = list(csv.DictReader(io.StringIO(out.getvalue())))
+    assert {r["split"] for r in rows} == {"dev", "test"}
+    assert {int(r["instruction_id"]) for r in rows} >= test_ids
+    (look,) = TestSplitLook.objects.all()
+    assert (look.user, look.reason) == (researcher, "final figures")
 
 
 def test_a_dataset_without_a_split_exports_everything(

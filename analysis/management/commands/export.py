@@ -1,5 +1,5 @@
 """`manage.py export --dataset NAME [--format csv|jsonl|parquet] [--out FILE]
-[--campaign ID ...] [--run ID ...]`.
+[--campaign ID ...] [--run ID ...] [--include-test --reason TEXT [--user NAME]]`.
 
 Writes every human and judge score of a dataset in the long export shape
 (`analysis.exports.scores.FIELDS`), to stdout or to FILE, streamed in chunks (flat memory).
@@ -8,9 +8,10 @@ judge scores are written. Prints a one-line summary to stderr when writing a fil
 Parquet is binary: it needs --out.
 
 A dataset with a development / test split is exported without its locked test
-split's rows, and stderr says so: the command has no user to log a look at the test
-split as, so test rows come only through the export API's ``include_test=1`` with a
-reason, logged as a look (`exports.scores.export_test_rows`).
+split's rows, and stderr says so. `--include-test` with a `--reason` adds them; the
+export is then logged first as a look at the test split, as the export API's
+``include_test=1`` is (`exports.scores.export_test_rows`), by `--user` (a researcher
+or admin; default: the operator's admin account, as every command acts).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from analysis.exports.scores import (
     export_format_check,
     export_test_rows,
 )
+from annotation.management.commands._cli import command_user
 from annotation.management.commands._import_cli import refused
 from annotation.models import Dataset
 from flaskapp.commands import DataCommand
@@ -55,6 +57,17 @@ class Command(DataCommand):
             action="extend",
             help="Only these judge runs' scores (repeatable).",
         )
+        parser.add_argument(
+            "--include-test",
+            action="store_true",
+            help="Also export the locked test split's rows (needs --reason; logged "
+            "as a look at the test split).",
+        )
+        parser.add_argument("--reason", default="", help="Why the test split is read.")
+        parser.add_argument(
+            "--user",
+            help="Log the look as this researcher or admin (default: an admin).",
+        )
 
     def handle(self, *args, **options):
         dataset = Dataset.objects.filter(name=options["dataset"]).first()
@@ -81,11 +94,25 @@ class Command(DataCommand):
 
     def _write(self, dataset, campaign_ids, run_ids, options) -> None:
         counter = [0]
-        test_rows = export_test_rows(dataset=dataset, user=None, include_test=False)
+        include = options["include_test"]
+        try:
+            test_rows = export_test_rows(
+                dataset=dataset,
+                user=command_user(options["user"]) if include else None,
+                include_test=include,
+                reason=options["reason"],
+                run_ids=run_ids,
+            )
+        except DomainError as exc:
+            raise refused(exc, self.stderr) from None
         if test_rows.has_split:
             self.stderr.write(
-                f"{dataset.name}: {test_rows.label} (the locked test split; the "
-                "export API's include_test=1 with a reason logs a look and adds them)"
+                f"{dataset.name}: {test_rows.label}"
+                + (
+                    ""
+                    if include
+                    else " (--include-test with --reason adds them, logged)"
+                )
             )
         chunks = export_chunks(
             dataset=dataset,
