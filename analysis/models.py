@@ -15,6 +15,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from flaskapp import limits
+
 
 class InputChange(models.Model):
     """One statement's change to the inputs of a campaign, a judge run or a dataset.
@@ -71,7 +73,7 @@ class Job(models.Model):
     status = models.CharField(
         max_length=10, choices=Status.choices, default=Status.QUEUED
     )
-    reason = models.TextField(blank=True, default="")
+    reason = models.TextField(max_length=limits.CALL_ERROR, blank=True, default="")
     progress_done = models.PositiveIntegerField(default=0)
     progress_total = models.PositiveIntegerField(default=0)
     result = models.JSONField(null=True, blank=True)

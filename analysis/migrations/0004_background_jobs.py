@@ -21,7 +21,7 @@ class Migration(migrations.Migration):
                 ('kind', models.CharField(max_length=40)),
                 ('params', models.JSONField(default=dict)),
                 ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('done', 'Done'), ('failed', 'Failed')], default='queued', max_length=10)),
-                ('reason', models.TextField(blank=True, default='')),
+                ('reason', models.TextField(blank=True, default='', max_length=5000)),
                 ('progress_done', models.PositiveIntegerField(default=0)),
                 ('progress_total', models.PositiveIntegerField(default=0)),
                 ('result', models.JSONField(blank=True, null=True)),

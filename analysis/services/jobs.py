@@ -24,6 +24,7 @@ from django.utils import timezone
 from analysis.jobs import JOB_KINDS, JobFailed
 from analysis.models import Job
 from analysis.tasks import job_execute_task
+from flaskapp import limits
 from flaskapp.errors import DomainError, Problem, TooManyRequests
 
 logger = logging.getLogger(__name__)
@@ -137,7 +138,9 @@ def job_execute(*, job_id: int) -> None:
         if not isinstance(exc, JobFailed | DomainError | SoftTimeLimitExceeded):
             logger.exception("job %s (%s) failed", job_id, job.kind)
         Job.objects.filter(pk=job_id).update(
-            status=Job.Status.FAILED, reason=_failure(exc), finished_at=timezone.now()
+            status=Job.Status.FAILED,
+            reason=limits.clip(_failure(exc), limits.CALL_ERROR),
+            finished_at=timezone.now(),
         )
         return
     path = _store(job, output.file, output.file_name) if output.file else ""
