@@ -10,7 +10,7 @@ from celery import shared_task
 @shared_task(acks_late=True)
 def import_job_execute_task(job_id: int) -> None:
     """Run import job `job_id` (idempotent: the service starts only a queued job)."""
-    from annotation.services import import_job_execute
+    from annotation.services.import_jobs import import_job_execute
 
     import_job_execute(job_id=job_id)
 
@@ -18,6 +18,6 @@ def import_job_execute_task(job_id: int) -> None:
 @shared_task(acks_late=True)
 def assignments_expire_task() -> int:
     """Return expired rating locks to the pool in every campaign (idempotent)."""
-    from annotation.services import assignments_expire
+    from annotation.services.rating import assignments_expire
 
     return assignments_expire()

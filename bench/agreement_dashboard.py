@@ -269,7 +269,7 @@ def main() -> None:
         from analysis.selectors import agreement as sa
         from analysis.selectors.agreement.inputs import load_inputs
         from annotation.models import Ability, Skill
-        from annotation.services import rubric_get_default
+        from annotation.services.rubrics import rubric_get_default
         from tests.factories import UserFactory
 
         rubric = rubric_get_default()

@@ -78,7 +78,7 @@ def _dump(n_boot: int, scale: str) -> dict:
     from analysis.management.commands.agreement import render_table
     from analysis.selectors import agreement as sa
     from annotation.models import Rubric, Skill
-    from annotation.services import rubric_get_default
+    from annotation.services.rubrics import rubric_get_default
     from bench.agreement_dashboard import build, synthesize
     from tests.factories import UserFactory
 

@@ -209,7 +209,7 @@ def main() -> None:
         call_command("migrate", verbosity=0)
         from analysis.selectors.experiments import experiment_figures
         from annotation.models import Skill
-        from annotation.services import rubric_get_default
+        from annotation.services.rubrics import rubric_get_default
         from judging.services.experiments import experiment_create
         from judging.services.splits import eval_split_create
         from tests.factories import UserFactory

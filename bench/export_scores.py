@@ -91,7 +91,7 @@ def build_dataset(
         Response,
         Skill,
     )
-    from annotation.services import rubric_get_default
+    from annotation.services.rubrics import rubric_get_default
     from judging.models import JudgeRun, JudgeScore
 
     now = datetime.now(UTC)

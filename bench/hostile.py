@@ -76,9 +76,9 @@ def prepare(raters: int) -> dict:
     from django.db import connection
 
     from annotation.models import Ability, Skill
-    from annotation.services import rubric_get_default
     from annotation.services.campaign_spec import CampaignSpec, ServingPolicy
     from annotation.services.campaigns import campaign_create
+    from annotation.services.rubrics import rubric_get_default
     from bench.agreement_dashboard import build, synthesize
     from flaskapp.tokens import token_create
 

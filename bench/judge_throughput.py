@@ -159,14 +159,14 @@ async def bare_loop(base_url: str, calls: int, concurrency: int, requests) -> fl
 def import_flask_release(data: Path):
     """Import the FLASK release (eval set and every model-output file) as dataset
     "flask" through the real importer; returns the Dataset. Needs django.setup()."""
-    from annotation import services as annotation_services
     from annotation.models import Dataset
+    from annotation.services.imports import dataset_import_files
 
     eval_set = data / "evaluation_set/flask_evaluation.jsonl"
-    annotation_services.dataset_import_files(
+    dataset_import_files(
         dataset_name="flask", fmt="flask", files=[("e.jsonl", eval_set.read_bytes())]
     )
-    annotation_services.dataset_import_files(
+    dataset_import_files(
         dataset_name="flask",
         fmt="flask_outputs",
         files=[

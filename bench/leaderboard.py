@@ -68,7 +68,7 @@ def build_votes(seed: int = 0):
         PreferencePair,
         Response,
     )
-    from annotation.services import rubric_get_default
+    from annotation.services.rubrics import rubric_get_default
 
     rng = np.random.default_rng(seed)
     now = datetime.now(UTC)
@@ -330,7 +330,7 @@ def bench_profiles(args) -> None:
     from analysis.selectors.agreement.inputs import load_inputs
     from analysis.selectors.skill_profiles import skill_profiles
     from annotation.models import HumanScore, Skill
-    from annotation.services import rubric_get_default
+    from annotation.services.rubrics import rubric_get_default
     from judging.models import JudgeScore
     from tests.factories import UserFactory
 

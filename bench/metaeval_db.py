@@ -53,7 +53,7 @@ def build(seed: int = 0):
         PreferencePair,
         Response,
     )
-    from annotation.services import rubric_get_default
+    from annotation.services.rubrics import rubric_get_default
     from judging.models import JudgeConfig, JudgeRun, PairwiseVerdict
 
     rng = np.random.default_rng(seed)

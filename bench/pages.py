@@ -60,8 +60,8 @@ def write_scores(dataset, instructions: int):
         InstructionSkill,
         Response,
     )
-    from annotation.services import campaign_create
     from annotation.services.campaign_spec import CampaignSpec, ServingPolicy
+    from annotation.services.campaigns import campaign_create
     from judging.models import JudgeRun, JudgeScore
 
     now = datetime.now(UTC)

@@ -214,8 +214,9 @@ def main() -> None:
         from django.test import Client
 
         from annotation.models import Campaign, Skill
-        from annotation.services import assignment_next, campaign_set_raters
+        from annotation.services.campaigns import campaign_set_raters
         from annotation.services.pairwise import pairwise_next
+        from annotation.services.rating import assignment_next
         from judging.models import JudgeConfig
 
         chosen, runs, researcher, skills_of = write_scores(dataset, args.instructions)

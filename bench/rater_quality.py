@@ -316,7 +316,7 @@ def main() -> None:
         call_command("migrate", verbosity=0)
         from analysis.selectors.reliability import campaign_reliability
         from annotation.models import HumanScore, Skill
-        from annotation.services import rubric_get_default
+        from annotation.services.rubrics import rubric_get_default
         from tests.factories import UserFactory
 
         skills = list(

@@ -111,18 +111,20 @@ def prepare(
     from django.contrib.auth.models import Group, User
     from django.core.management import call_command
 
-    from annotation import services
     from annotation.models import Dataset
     from annotation.services.campaign_spec import (
         CampaignSpec,
         PairPolicy,
         ServingPolicy,
     )
+    from annotation.services.campaigns import campaign_create
+    from annotation.services.imports import dataset_import_files
+    from annotation.services.rubrics import rubric_import
     from flaskapp.tokens import token_create
 
     call_command("migrate", verbosity=0)
     t0 = time.perf_counter()
-    services.dataset_import_files(
+    dataset_import_files(
         dataset_name="flask",
         fmt="flask",
         files=[
@@ -133,7 +135,7 @@ def prepare(
         ],
     )
     outputs = sorted((data / "model_output/outputs").glob("*.jsonl"))
-    services.dataset_import_files(
+    dataset_import_files(
         dataset_name="flask",
         fmt="flask_outputs",
         files=[(p.name, p.read_bytes()) for p in outputs],
@@ -154,12 +156,12 @@ def prepare(
     if rubric == "1-10":
         # The same responses, rated on every criterion of a 1-10 rubric (a scratch
         # database: the dataset is simply pointed at the other rubric).
-        dataset.rubric = services.rubric_import(
+        dataset.rubric = rubric_import(
             data=json.dumps(TEN_POINT_RUBRIC).encode(), file="bench-1-10.json"
         )
         dataset.save(update_fields=["rubric"])
         skill_mode = "all"
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         spec=CampaignSpec(
             name="bench",
             dataset=dataset,

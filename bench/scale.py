@@ -14,7 +14,7 @@ cache and the Celery broker, and is flushed. Measured:
              with the idx offset (replica 3 of 17 is 300017), imported as dataset
              "flask-x10 (synthetic replicas)" (17,400 instructions, 255,000 responses).
              Target < 20 s at 10x, memory flat (10x peak about the 1x one).
-  campaign   annotation.services.campaign_create over every response, overlap 1
+  campaign   annotation.services.campaigns.campaign_create over every response, overlap 1
              (target < 5 s at 10x).
   agreement  analysis agreement_compute(n_boot=1000) for that campaign and one judge
              run: cold (empty cache; target < 5 s) and cached (median of 20; target
@@ -380,8 +380,8 @@ def one_scale(scale: int, args, base_url: str) -> dict[str, float]:
 
     from analysis.selectors import agreement as sa
     from annotation.models import Dataset, Instruction, Response
-    from annotation.services import campaign_create
     from annotation.services.campaign_spec import CampaignSpec, ServingPolicy
+    from annotation.services.campaigns import campaign_create
 
     url, admin_url = create_database(base_url, scale)
     figures: dict[str, float] = {}

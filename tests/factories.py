@@ -7,9 +7,9 @@ from django.contrib.auth.models import Group, Permission, User
 from django.contrib.contenttypes.models import ContentType
 
 from annotation.models import Dataset, Instruction, InstructionSkill, Response, Skill
-from annotation.services import rubric_get_default
 from annotation.services.campaign_spec import spec_from_fields
 from annotation.services.campaigns import campaign_create
+from annotation.services.rubrics import rubric_get_default
 
 
 class UserFactory(factory.django.DjangoModelFactory):

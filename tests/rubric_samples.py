@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from annotation import services
+from annotation.services.rubrics import rubric_import
 from tests.factories import (
     DatasetFactory,
     InstructionFactory,
@@ -70,7 +70,7 @@ YES_NO = {
 
 
 def rubric_from(spec: dict):
-    return services.rubric_import(data=json.dumps(spec).encode(), file="rubric.json")
+    return rubric_import(data=json.dumps(spec).encode(), file="rubric.json")
 
 
 def dataset_on(spec: dict, *, n_instructions: int = 3, models=("m-a", "m-b")):

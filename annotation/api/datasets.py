@@ -16,7 +16,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import selectors as selectors
-from annotation import services
 from annotation.api.permissions import IsAdmin, IsResearcher
 from annotation.api.serializers.datasets import (
     DatasetDetailOutputSerializer,
@@ -38,6 +37,9 @@ from annotation.api.serializers.datasets import (
     RubricListOutputSerializer,
 )
 from annotation.models import ImportJob
+from annotation.services.gold import gold_delete, gold_import_file, gold_set
+from annotation.services.import_jobs import import_job_confirm, import_job_create
+from annotation.services.rubrics import rubric_import
 from flaskapp.api import Pagination
 
 
@@ -99,7 +101,7 @@ class RubricImportApi(APIView):
         serializer = RubricImportInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         upload = serializer.validated_data["file"]
-        rubric = services.rubric_import(
+        rubric = rubric_import(
             name=serializer.validated_data.get("name") or None,
             data=upload.read(),
             file=upload.name,
@@ -238,7 +240,7 @@ class DatasetImportApi(APIView):
         serializer = DatasetImportInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        job = services.import_job_create(
+        job = import_job_create(
             dataset_name=dataset_name,
             fmt=data["format"],
             uploads=[(upload.name, upload) for upload in data["uploads"]],
@@ -248,7 +250,7 @@ class DatasetImportApi(APIView):
         # Confirming is the second half of the same request, not a rule of its own:
         # the service decides inline versus queued and refuses an invalid job.
         if data["confirm"] and job.status == ImportJob.Status.VALIDATED:
-            job = services.import_job_confirm(job=job)
+            job = import_job_confirm(job=job)
         return _job_response(job, request, ok_status=status.HTTP_201_CREATED)
 
 
@@ -296,7 +298,7 @@ class ImportJobConfirmApi(APIView):
     )
     def post(self, request, job_id: int):
         job = selectors.import_job_get_for_user(user=request.user, job_id=job_id)
-        job = services.import_job_confirm(job=job)
+        job = import_job_confirm(job=job)
         return Response(
             ImportJobOutputSerializer(job, context={"request": request}).data
         )
@@ -331,7 +333,7 @@ class DatasetGoldApi(ListApi):
         serializer = GoldItemInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        gold = services.gold_set(
+        gold = gold_set(
             dataset=dataset,
             response_id=data["response_id"],
             scores=data["scores"],
@@ -365,7 +367,7 @@ class DatasetGoldImportApi(APIView):
         serializer = GoldImportInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         upload = serializer.validated_data["file"]
-        result = services.gold_import_file(
+        result = gold_import_file(
             dataset=dataset,
             data=upload.read(),
             file=upload.name,
@@ -397,5 +399,5 @@ class DatasetGoldDetailApi(APIView):
     @extend_schema(tags=["gold"], responses={204: None})
     def delete(self, request, dataset_id: int, response_id: int):
         gold = self._gold(request, dataset_id, response_id)
-        services.gold_delete(gold=gold, user=request.user)
+        gold_delete(gold=gold, user=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)

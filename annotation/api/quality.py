@@ -10,7 +10,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import selectors as selectors
-from annotation import services
 from annotation.api.permissions import IsResearcher
 from annotation.api.rating import REFUSED, campaign_body
 from annotation.api.serializers.rating import (
@@ -22,6 +21,9 @@ from annotation.api.serializers.rating import (
     RaterDecisionOutputSerializer,
 )
 from annotation.selectors import raters as rater_selectors
+from annotation.services.campaigns import campaign_set_training
+from annotation.services.exclusions import rater_decision_end, rater_decision_start
+from annotation.services.qualification import qualification_allow_retry
 
 
 class CampaignTrainingApi(APIView):
@@ -41,7 +43,7 @@ class CampaignTrainingApi(APIView):
         )
         serializer = CampaignTrainingInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        campaign = services.campaign_set_training(
+        campaign = campaign_set_training(
             campaign=campaign,
             on=serializer.validated_data["training_phase"],
             user=request.user,
@@ -100,9 +102,7 @@ class CampaignQualificationRetryApi(APIView):
             user=request.user, campaign_id=campaign_id
         )
         rater = rater_selectors.rater_get_for_user(user=request.user, rater_id=rater_id)
-        services.qualification_allow_retry(
-            campaign=campaign, rater=rater, user=request.user
-        )
+        qualification_allow_retry(campaign=campaign, rater=rater, user=request.user)
         attempt = next(
             q
             for q in reversed(selectors.campaign_qualifications(campaign=campaign))
@@ -152,9 +152,7 @@ class CampaignRaterDecisionApi(APIView):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         service = (
-            services.rater_decision_start
-            if data["action"] == "start"
-            else services.rater_decision_end
+            rater_decision_start if data["action"] == "start" else rater_decision_end
         )
         decision = service(
             campaign=campaign,

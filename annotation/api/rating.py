@@ -25,7 +25,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import selectors as selectors
-from annotation import services
 from annotation.api.common import NOT_FOUND, ItemApi, refused
 from annotation.api.permissions import IsResearcher
 from annotation.api.serializers.rating import (
@@ -51,6 +50,13 @@ from annotation.api.serializers.rating import (
 from annotation.items import POINTWISE
 from annotation.models import Assignment, Campaign, HumanScore, Skill
 from annotation.services.campaign_spec import spec_from_fields
+from annotation.services.campaigns import (
+    campaign_create,
+    campaign_set_critique,
+    campaign_set_raters,
+    campaign_set_status,
+)
+from annotation.services.gold import gold_feedback
 from annotation.services.serving import NextResult
 from flaskapp import roles
 from flaskapp.api import Pagination
@@ -120,7 +126,7 @@ class CampaignListApi(APIView):
     def post(self, request):
         serializer = CampaignCreateInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        campaign = services.campaign_create(
+        campaign = campaign_create(
             spec=spec_from_fields(serializer.validated_data), created_by=request.user
         )
         return Response(campaign_body(campaign), status=status.HTTP_201_CREATED)
@@ -155,7 +161,7 @@ class CampaignStatusApi(APIView):
         )
         serializer = CampaignStatusInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        campaign = services.campaign_set_status(
+        campaign = campaign_set_status(
             campaign=campaign,
             status=serializer.validated_data["status"],
             user=request.user,
@@ -180,7 +186,7 @@ class CampaignCritiqueApi(APIView):
         )
         serializer = CampaignCritiqueInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        campaign = services.campaign_set_critique(
+        campaign = campaign_set_critique(
             campaign=campaign,
             critique=serializer.validated_data["critique"],
             critique_min_length=serializer.validated_data["critique_min_length"],
@@ -205,7 +211,7 @@ class CampaignRatersApi(APIView):
         )
         serializer = CampaignRatersInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        campaign = services.campaign_set_raters(
+        campaign = campaign_set_raters(
             campaign=campaign,
             raters=serializer.validated_data["raters"],
             user=request.user,
@@ -344,7 +350,7 @@ class PointwiseApi(ItemApi):
         return {"qualification": rater_qualification_data(qualification)}
 
     def submitted_data(self, *, user, assignment: Assignment) -> dict:
-        feedback = services.gold_feedback(assignment)  # training phase, gold only
+        feedback = gold_feedback(assignment)  # training phase, gold only
         if "scores" in getattr(assignment, "_prefetched_objects_cache", {}):
             # Just saved: the service handed over the rows it wrote, no re-read needed.
             data = rating_data(assignment)

@@ -15,11 +15,19 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation import selectors as selectors
-from annotation import services
 from annotation.models import Campaign, CampaignItem, Dataset, Skill
 from annotation.scales import scale_of
 from annotation.selectors import raters as rater_selectors
 from annotation.services.campaign_spec import spec_from_fields
+from annotation.services.campaigns import (
+    campaign_create,
+    campaign_set_critique,
+    campaign_set_raters,
+    campaign_set_status,
+    campaign_set_training,
+)
+from annotation.services.exclusions import rater_decision_end, rater_decision_start
+from annotation.services.qualification import qualification_allow_retry
 from annotation.views.common import LOCKS_SHOWN, rater_users
 from flaskapp import bounds, limits, roles
 from flaskapp.bounds import ID
@@ -191,7 +199,7 @@ def campaign_new(request: HttpRequest) -> HttpResponse:
             try:
                 # The form's `chosen_skills` are the spec's `skills`.
                 spec = spec_from_fields({**data, "skills": data["chosen_skills"]})
-                campaign = services.campaign_create(spec=spec, created_by=request.user)
+                campaign = campaign_create(spec=spec, created_by=request.user)
             except DomainError as exc:
                 form.add_problems(exc)
             else:
@@ -336,7 +344,7 @@ def campaign_status(request: HttpRequest, campaign_id: int) -> HttpResponse:
         user=request.user, campaign_id=campaign_id
     )
     try:
-        services.campaign_set_status(
+        campaign_set_status(
             campaign=campaign, status=request.POST.get("status", ""), user=request.user
         )
     except DomainError as exc:
@@ -358,7 +366,7 @@ def campaign_raters(request: HttpRequest, campaign_id: int) -> HttpResponse:
     ids = int_list_param(request.POST, "raters", max_value=ID.high)
     users = list(get_user_model().objects.filter(pk__in=ids))
     try:
-        services.campaign_set_raters(campaign=campaign, raters=users, user=request.user)
+        campaign_set_raters(campaign=campaign, raters=users, user=request.user)
     except DomainError as exc:
         messages.error(request, str(exc))
     else:
@@ -379,7 +387,7 @@ def campaign_critique(request: HttpRequest, campaign_id: int) -> HttpResponse:
     raw_min = request.POST.get("critique_min_length", "").strip() or "0"
     min_length = ascii_int(raw_min)
     try:
-        services.campaign_set_critique(
+        campaign_set_critique(
             campaign=campaign,
             critique=request.POST.get("critique", ""),
             critique_min_length=raw_min if min_length is None else min_length,
@@ -401,7 +409,7 @@ def campaign_training(request: HttpRequest, campaign_id: int) -> HttpResponse:
     )
     on = request.POST.get("training_phase") == "on"
     try:
-        services.campaign_set_training(campaign=campaign, on=on, user=request.user)
+        campaign_set_training(campaign=campaign, on=on, user=request.user)
     except DomainError as exc:
         messages.error(request, str(exc))
     else:
@@ -425,9 +433,7 @@ def campaign_qualification_retry(
     )
     rater = rater_selectors.rater_get_for_user(user=request.user, rater_id=rater_id)
     try:
-        services.qualification_allow_retry(
-            campaign=campaign, rater=rater, user=request.user
-        )
+        qualification_allow_retry(campaign=campaign, rater=rater, user=request.user)
     except DomainError as exc:
         messages.error(request, str(exc))
     else:
@@ -462,11 +468,7 @@ def campaign_rater_decision(request: HttpRequest, campaign_id: int) -> HttpRespo
         messages.error(request, "Choose a rater and a decision.")
         return back
     rater = rater_selectors.rater_get_for_user(user=request.user, rater_id=rater_id)
-    service = (
-        services.rater_decision_start
-        if step == "start"
-        else services.rater_decision_end
-    )
+    service = rater_decision_start if step == "start" else rater_decision_end
     try:
         decision = service(
             campaign=campaign,

@@ -17,10 +17,12 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation import selectors as selectors
-from annotation import services
 from annotation.forms import FORMAT_HELP, ImportForm, RubricImportForm
 from annotation.models import DATASET_FORMAT_CHOICES, ImportJob
 from annotation.selectors.rubric_files import NEW_RUBRIC_TEMPLATE, rubric_file_yaml
+from annotation.services import rubrics as rubric_services
+from annotation.services.import_jobs import import_job_confirm, import_job_create
+from annotation.services.imports import import_check_sizes
 from flaskapp import roles
 from flaskapp.errors import DomainError
 from flaskapp.htmx import HTMX_STOP_POLLING, render_page_or_fragment, wants_fragment
@@ -136,7 +138,7 @@ def rubric_file(request: HttpRequest, rubric_id: int) -> HttpResponse:
 def rubric_edit(request: HttpRequest, rubric_id: int | None = None) -> HttpResponse:
     """Write a rubric in our file's YAML (admins): a new rubric (no `rubric_id`, from
     an example), or the next version of one (its text to start from; the name stays).
-    Saving is an import of the text (`services.rubric_import`): every problem is
+    Saving is an import of the text (`services.rubrics.rubric_import`): every problem is
     listed with its line and field, and nothing is written."""
     roles.require_admin(request.user)
     rubric = None
@@ -147,7 +149,7 @@ def rubric_edit(request: HttpRequest, rubric_id: int | None = None) -> HttpRespo
     if request.method == "POST":
         text = request.POST.get("text", "")
         try:
-            saved = services.rubric_import(
+            saved = rubric_services.rubric_import(
                 name=rubric.name if rubric else None,
                 data=text.encode("utf-8", errors="replace"),
                 file="the text below",
@@ -174,7 +176,7 @@ def rubric_import(request: HttpRequest) -> HttpResponse:
         if form.is_valid():
             upload = form.cleaned_data["file"]
             try:
-                rubric = services.rubric_import(
+                rubric = rubric_services.rubric_import(
                     name=form.cleaned_data["name"] or None,
                     data=upload.read(),
                     file=upload.name,
@@ -221,12 +223,12 @@ def import_new(request: HttpRequest) -> HttpResponse:
             uploads = form.cleaned_data["files"]
             try:
                 # Refuse oversized files before reading them into memory.
-                services.import_check_sizes(sizes=[(f.name, f.size) for f in uploads])
+                import_check_sizes(sizes=[(f.name, f.size) for f in uploads])
             except DomainError as exc:
                 for problem in exc.problems:
                     form.add_error("files", str(problem))
             else:
-                job = services.import_job_create(
+                job = import_job_create(
                     dataset_name=form.cleaned_data["dataset_name"],
                     fmt=form.cleaned_data["format"],
                     uploads=[(f.name, f.read()) for f in uploads],
@@ -288,7 +290,7 @@ def import_confirm(request: HttpRequest, job_id: int) -> HttpResponse:
     """Start a validated import (small ones finish before the redirect)."""
     job = selectors.import_job_get_for_user(user=request.user, job_id=job_id)
     try:
-        job = services.import_job_confirm(job=job)
+        job = import_job_confirm(job=job)
     except DomainError as exc:
         messages.error(request, str(exc))
     else:

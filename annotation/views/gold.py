@@ -9,9 +9,10 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from annotation import selectors, services
+from annotation import selectors
 from annotation.models import GoldItem
 from annotation.scales import scale_of
+from annotation.services.gold import gold_delete, gold_import_file, gold_set
 from flaskapp.errors import DomainError
 from flaskapp.optional import PARQUET
 from flaskapp.params import ascii_int
@@ -55,7 +56,7 @@ def dataset_gold(request: HttpRequest, dataset_id: int) -> HttpResponse:
                 if not form.is_valid():
                     raise DomainError("choose a file to import")
                 upload = form.cleaned_data["file"]
-                result = services.gold_import_file(
+                result = gold_import_file(
                     dataset=dataset,
                     data=upload.read(),
                     file=upload.name,
@@ -73,7 +74,7 @@ def dataset_gold(request: HttpRequest, dataset_id: int) -> HttpResponse:
                     for skill, _, _, _ in criteria
                     if request.POST.get(f"score_{skill.key}")
                 }
-                services.gold_set(
+                gold_set(
                     dataset=dataset,
                     response_id=raw_id if response_id is None else response_id,
                     scores=scores,
@@ -115,6 +116,6 @@ def dataset_gold_delete(
     if gold is None:
         messages.error(request, f"Response {response_id} is not a gold item.")
     else:
-        services.gold_delete(gold=gold, user=request.user)
+        gold_delete(gold=gold, user=request.user)
         messages.success(request, f"Response {response_id} is no longer a gold item.")
     return redirect("annotation:dataset-gold", dataset_id=dataset.pk)

@@ -35,10 +35,9 @@ from annotation.items import PAIRWISE
 from annotation.items.pairwise import pairwise_skills
 from annotation.models import Assignment, Campaign, Dataset, PreferencePair, Skill
 from annotation.selectors import pairwise as pairwise_selectors
-from annotation.services import campaign_set_status
 from annotation.services import pairwise as pairwise_services
 from annotation.services.campaign_spec import spec_from_fields
-from annotation.services.campaigns import campaign_create
+from annotation.services.campaigns import campaign_create, campaign_set_status
 from annotation.views.common import (
     HISTORY_PER_PAGE,
     LOCKS_SHOWN,

@@ -13,10 +13,11 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from annotation import selectors as selectors
-from annotation import services
 from annotation.items import POINTWISE
 from annotation.models import Assignment, Campaign
 from annotation.scales import scale_of
+from annotation.services.gold import gold_feedback
+from annotation.services.rating import assignment_next
 from annotation.views.common import HISTORY_PER_PAGE, LoopPage
 from annotation.views.rows import (
     critique_context,
@@ -57,7 +58,7 @@ def _panel_context(  # noqa: PLR0913 - the rating panel's context pieces, keywor
 ) -> dict:
     """Everything `item_next.html#item-panel` shows of a response (a fixed number of queries).
 
-    `counts`: the rater's ``(submitted, skipped)`` when `services.assignment_next`
+    `counts`: the rater's ``(submitted, skipped)`` when `assignment_next`
     handed them over (then the progress costs no query)."""
     context: dict = {
         "campaign": campaign,
@@ -105,7 +106,7 @@ def _panel_context(  # noqa: PLR0913 - the rating panel's context pieces, keywor
 
 
 def _serve_next(request: HttpRequest, campaign: Campaign, **extra) -> dict:
-    result = services.assignment_next(campaign=campaign, rater=request.user)
+    result = assignment_next(campaign=campaign, rater=request.user)
     assignment = None
     if result.assignment is not None:
         assignment = selectors.assignment_get_for_rater(
@@ -172,7 +173,7 @@ class PointwisePage(LoopPage):
                 user=request.user, assignment_id=context["saved_id"]
             )
             # The expected answers of a gold item, after the redirect of a submit.
-            context["feedback"] = services.gold_feedback(saved)
+            context["feedback"] = gold_feedback(saved)
         return context
 
     def served(
@@ -180,7 +181,7 @@ class PointwisePage(LoopPage):
     ) -> dict:
         context = _serve_next(request, campaign)
         context["saved_id"] = saved.pk if saved else None
-        context["feedback"] = services.gold_feedback(saved) if saved else None
+        context["feedback"] = gold_feedback(saved) if saved else None
         return context
 
     def saved_query(self, assignment: Assignment) -> str:

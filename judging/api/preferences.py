@@ -19,7 +19,7 @@ from annotation.api.serializers.datasets import (
     ProblemOutputSerializer,
 )
 from annotation.importers.preferences import FIELDS, FORMATS, LABEL_SCHEMES
-from annotation.services import import_check_sizes
+from annotation.services.imports import import_check_sizes
 from annotation.services.preference_imports import preferences_import
 from judging.services.verdicts import imported_verdicts
 

@@ -15,7 +15,7 @@ from annotation import selectors as annotation_selectors
 from annotation.api.datasets import ListApi
 from annotation.api.permissions import IsResearcher
 from annotation.api.serializers.datasets import ProblemOutputSerializer
-from annotation.services import import_check_sizes
+from annotation.services.imports import import_check_sizes
 from flaskapp.errors import DomainError, Problem
 from judging.api.serializers import (
     JudgeCallFilterInputSerializer,

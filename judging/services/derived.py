@@ -20,7 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Dataset
-from annotation.services import rubric_freeze
+from annotation.services.rubrics import rubric_freeze
 from flaskapp import limits, roles
 from flaskapp.errors import DomainError, Problem
 from flaskapp.limits import clip

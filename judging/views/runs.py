@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotation import selectors as annotation_selectors
 from annotation.models import Dataset
-from annotation.services import import_check_sizes
+from annotation.services.imports import import_check_sizes
 from flaskapp import roles
 from flaskapp.bounds import FEW_SHOT_EXAMPLES, INSTRUCTION_LIMIT, SEED
 from flaskapp.errors import DomainError

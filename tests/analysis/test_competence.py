@@ -23,7 +23,6 @@ from analysis.selectors.competence import (
     ordinal,
 )
 from analysis.stats import competence as rm
-from annotation import services
 from annotation.models import Assignment, Skill
 from annotation.selectors import assignment_skills
 from annotation.services.campaign_spec import (
@@ -31,6 +30,10 @@ from annotation.services.campaign_spec import (
     GoldPolicy,
     ServingPolicy,
 )
+from annotation.services.campaigns import campaign_create
+from annotation.services.exclusions import rater_decision_start
+from annotation.services.gold import gold_import
+from annotation.services.rating import assignment_next, rating_submit
 from judging.models import JudgeScore
 from judging.services.run_imports import judge_run_import
 from tests.analysis.test_competence_ds import label_frame
@@ -202,17 +205,17 @@ def planted(db, researcher):
                                          skill_keys=SKILLS)  # fmt: skip
         responses.append(ResponseFactory(instruction=instruction, model_name="m"))
     gold = responses[-1]
-    services.gold_import(dataset=dataset, user=researcher,
+    gold_import(dataset=dataset, user=researcher,
                          rows=[(2, {"response_id": gold.pk, "factuality": 4})])  # fmt: skip
-    campaign = services.campaign_create(spec=CampaignSpec(name="planted", dataset=dataset, raters=list(raters.values()), serving=ServingPolicy(overlap=5), gold=GoldPolicy(rate=5)), created_by=researcher)  # fmt: skip
+    campaign = campaign_create(spec=CampaignSpec(name="planted", dataset=dataset, raters=list(raters.values()), serving=ServingPolicy(overlap=5), gold=GoldPolicy(rate=5)), created_by=researcher)  # fmt: skip
     for name, user in raters.items():
         served = 0
-        while a := services.assignment_next(campaign=campaign, rater=user).assignment:
+        while a := assignment_next(campaign=campaign, rater=user).assignment:
             scores = {
                 s.key: given(name, a.response_id, s.key, served if not a.gold else 99)
                 for s in assignment_skills(assignment=a)
             }
-            services.rating_submit(assignment_id=a.pk, rater=user, scores=scores,
+            rating_submit(assignment_id=a.pk, rater=user, scores=scores,
                                    active_seconds=20.0)  # fmt: skip
             served += 0 if a.gold else 1
     # The oracle copies the true scores of every response, the gold one too.
@@ -277,7 +280,7 @@ def test_latent_human_scores_are_the_humans_alone(planted):
 
 def test_an_excluded_rater_is_left_out(planted, researcher):
     campaign, raters, oracle, _ = planted
-    services.rater_decision_start(campaign=campaign, rater=raters["rnd"],
+    rater_decision_start(campaign=campaign, rater=raters["rnd"],
                                   kind="exclude", reason="random", user=researcher)  # fmt: skip
     report = campaign_rater_models(campaign=campaign, method="mace")
     assert report.excluded == ["rnd"]
@@ -447,7 +450,7 @@ def test_refused_to_raters_users_without_role_and_anonymous(
 def test_a_campaign_without_ratings_has_no_criteria(researcher, client_for):
     dataset = DatasetFactory()
     ResponseFactory(instruction=InstructionFactory(dataset=dataset), model_name="m")
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         spec=CampaignSpec(name="e", dataset=dataset), created_by=researcher
     )
     report = campaign_rater_models(campaign=campaign, method="mace")

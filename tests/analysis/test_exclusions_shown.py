@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 
 from analysis.selectors.agreement import agreement_compute
-from annotation import services
+from annotation.services.exclusions import rater_decision_end, rater_decision_start
 from tests.analysis.agreement_data import make_agreement_setup
 
 pytestmark = pytest.mark.django_db
@@ -35,7 +35,7 @@ def test_the_dashboard_names_the_excluded_rater_until_reversed(
     url = reverse("analysis:agreement", args=[setup.dataset.pk])
     before = agreement_compute(dataset=setup.dataset, n_boot=20)
     assert before.exclusions == []
-    services.rater_decision_start(
+    rater_decision_start(
         campaign=setup.campaign, rater=contrary, kind="exclude",
         reason="scores the opposite way", user=researcher,
     )  # fmt: skip
@@ -77,7 +77,7 @@ def test_the_dashboard_names_the_excluded_rater_until_reversed(
     )
     assert page.status_code == 200
     assert page.content.decode().count(">excluded</span>") >= 1
-    services.rater_decision_end(
+    rater_decision_end(
         campaign=setup.campaign, rater=contrary, kind="exclude",
         reason="", user=researcher,
     )  # fmt: skip

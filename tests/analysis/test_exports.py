@@ -19,11 +19,12 @@ from analysis.exports.scores import (
     export_jsonl,
     score_rows,
 )
-from annotation import services
 from annotation.models import Response, Skill
 from annotation.services.campaign_spec import (
     CampaignSpec,
 )
+from annotation.services.campaigns import campaign_create
+from annotation.services.rating import assignment_next, rating_submit
 from judging.models import JudgeCall, JudgeRun, JudgeScore
 from tests.factories import (
     DatasetFactory,
@@ -56,14 +57,12 @@ def make_dataset(n_responses: int = 2, name: str = "export-set"):
 def rate_all(dataset, researcher, rater, *, name="campaign"):
     """A campaign where `rater` scores every response: factuality 4 with a tricky
     rationale, readability N/A."""
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         spec=CampaignSpec(name=name, dataset=dataset, raters=[rater]),
         created_by=researcher,
     )
-    while assignment := services.assignment_next(
-        campaign=campaign, rater=rater
-    ).assignment:
-        services.rating_submit(
+    while assignment := assignment_next(campaign=campaign, rater=rater).assignment:
+        rating_submit(
             assignment_id=assignment.pk,
             rater=rater,
             scores={"factuality": 4, "readability": "na"},

@@ -25,14 +25,19 @@ from analysis.selectors.reliability import (
 from analysis.stats.correlations import spearman
 from analysis.stats.kappa import quadratic_kappa as qwk
 from analysis.stats.raters import leave_one_out, leave_one_out_mode, round_half_up
-from annotation import services
 from annotation.models import Assignment, Campaign, RaterExclusion
 from annotation.selectors import assignment_skills
 from annotation.services.campaign_spec import (
     CampaignSpec,
     ServingPolicy,
 )
-from annotation.services.exclusions import PAUSED_MESSAGE
+from annotation.services.campaigns import campaign_create
+from annotation.services.exclusions import (
+    PAUSED_MESSAGE,
+    rater_decision_end,
+    rater_decision_start,
+)
+from annotation.services.rating import assignment_next, rating_submit
 from flaskapp.errors import DomainError
 from tests.factories import (
     DatasetFactory,
@@ -112,17 +117,17 @@ def habits_campaign(db, researcher):
     for _ in range(12):
         instruction = InstructionFactory(dataset=dataset, skill_keys=SKILLS)
         ResponseFactory(instruction=instruction, model_name="m")
-    campaign = services.campaign_create(spec=CampaignSpec(name="habits", dataset=dataset, raters=list(raters.values()), serving=ServingPolicy(overlap=4)), created_by=researcher)  # fmt: skip
+    campaign = campaign_create(spec=CampaignSpec(name="habits", dataset=dataset, raters=list(raters.values()), serving=ServingPolicy(overlap=4)), created_by=researcher)  # fmt: skip
     Campaign.objects.filter(pk=campaign.pk).update(speed_threshold_seconds=5)
     campaign.refresh_from_db()
     given = []
     for name, user in raters.items():
-        while a := services.assignment_next(campaign=campaign, rater=user).assignment:
+        while a := assignment_next(campaign=campaign, rater=user).assignment:
             scores = {
                 s.key: HABITS[name](truth(a.response_id, s.key), s.key)
                 for s in assignment_skills(assignment=a)
             }
-            services.rating_submit(
+            rating_submit(
                 assignment_id=a.pk, rater=user, scores=scores,
                 active_seconds=2.0 if name == "cat" else 30.0,
             )  # fmt: skip
@@ -203,7 +208,7 @@ def test_cached_until_an_input_changes(habits_campaign, researcher):
     first = campaign_reliability(campaign=campaign)
     again = campaign_reliability(campaign=campaign)
     assert again.seconds == first.seconds  # the cached object, not recomputed
-    services.rater_decision_start(
+    rater_decision_start(
         campaign=campaign, rater=raters["dan"], kind="exclude",
         reason="straight-lined", user=researcher,
     )  # fmt: skip
@@ -219,7 +224,7 @@ def test_an_exclusion_leaves_the_analyses_is_marked_in_the_export_and_reverses(
 ):
     campaign, raters, _ = habits_campaign
     before = _human_rows([campaign.pk])
-    decision = services.rater_decision_start(
+    decision = rater_decision_start(
         campaign=campaign, rater=raters["dan"], kind="exclude",
         reason="straight-lined every item", user=researcher,
     )  # fmt: skip
@@ -228,7 +233,7 @@ def test_an_exclusion_leaves_the_analyses_is_marked_in_the_export_and_reverses(
     assert during[:, 2:-1].sum() == before[:, 2:-1].sum() - 36
     exported = list(score_rows(dataset=campaign.dataset))
     assert {r["source"] for r in exported if r["excluded"]} == {"dan"}
-    services.rater_decision_end(
+    rater_decision_end(
         campaign=campaign, rater=raters["dan"], kind="exclude",
         reason="checked: fine", user=researcher,
     )  # fmt: skip
@@ -251,7 +256,7 @@ def test_bad_decisions_are_refused_and_change_nothing(
 ):
     campaign, raters, _ = habits_campaign
     with pytest.raises(DomainError) as caught:
-        services.rater_decision_start(
+        rater_decision_start(
             campaign=campaign, rater=raters["ann"], user=researcher, **kwargs
         )
     assert caught.value.problems[0].field == field
@@ -264,16 +269,16 @@ def test_refusals_for_outsiders_duplicates_and_nothing_to_reverse(
     campaign, raters, _ = habits_campaign
     outsider = UserFactory(username="eve", role="rater")
     with pytest.raises(DomainError) as caught:
-        services.rater_decision_start(campaign=campaign, rater=outsider,
+        rater_decision_start(campaign=campaign, rater=outsider,
                                       kind="pause", reason="x", user=researcher)  # fmt: skip
     assert caught.value.problems[0].field == "rater"
-    services.rater_decision_start(campaign=campaign, rater=raters["ann"],
+    rater_decision_start(campaign=campaign, rater=raters["ann"],
                                   kind="pause", reason="x", user=researcher)  # fmt: skip
     with pytest.raises(DomainError):
-        services.rater_decision_start(campaign=campaign, rater=raters["ann"],
+        rater_decision_start(campaign=campaign, rater=raters["ann"],
                                       kind="pause", reason="y", user=researcher)  # fmt: skip
     with pytest.raises(DomainError):
-        services.rater_decision_end(campaign=campaign, rater=raters["bob"],
+        rater_decision_end(campaign=campaign, rater=raters["bob"],
                                     kind="pause", user=researcher)  # fmt: skip
     assert RaterExclusion.objects.count() == 1
 
@@ -284,13 +289,13 @@ def test_a_paused_rater_is_served_nothing_until_resumed(
     dataset = DatasetFactory()
     for _ in range(3):
         ResponseFactory(instruction=InstructionFactory(dataset=dataset), model_name="m")
-    campaign = services.campaign_create(spec=CampaignSpec(name="p", dataset=dataset, raters=[rater]), created_by=researcher)  # fmt: skip
-    services.rater_decision_start(campaign=campaign, rater=rater, kind="pause",
+    campaign = campaign_create(spec=CampaignSpec(name="p", dataset=dataset, raters=[rater]), created_by=researcher)  # fmt: skip
+    rater_decision_start(campaign=campaign, rater=rater, kind="pause",
                                   reason="checking their work", user=researcher)  # fmt: skip
     body = api_client_for(rater).post(f"/api/rate/campaigns/{campaign.pk}/next/").json()
     assert body["assignment"] is None and body["message"] == PAUSED_MESSAGE
     assert not Assignment.objects.filter(campaign=campaign).exists()
-    services.rater_decision_end(campaign=campaign, rater=rater, kind="pause",
+    rater_decision_end(campaign=campaign, rater=rater, kind="pause",
                                 user=researcher)  # fmt: skip
     body = api_client_for(rater).post(f"/api/rate/campaigns/{campaign.pk}/next/").json()
     assert body["assignment"] is not None
@@ -383,7 +388,7 @@ def test_every_endpoint_refuses_raters_users_without_role_and_anonymous(
 def test_a_campaign_without_ratings_has_an_empty_report(researcher, client_for):
     dataset = DatasetFactory()
     ResponseFactory(instruction=InstructionFactory(dataset=dataset), model_name="m")
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         spec=CampaignSpec(name="e", dataset=dataset), created_by=researcher
     )
     report = campaign_reliability(campaign=campaign)

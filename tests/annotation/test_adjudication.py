@@ -8,7 +8,6 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from annotation import services
 from annotation.models import Adjudication, Campaign, HumanScore
 from annotation.scales import FLASK_SCALE, Scale
 from annotation.selectors import assignment_skills
@@ -24,6 +23,9 @@ from annotation.services.campaign_spec import (
     CampaignSpec,
     ServingPolicy,
 )
+from annotation.services.campaigns import campaign_create
+from annotation.services.exclusions import rater_decision_end, rater_decision_start
+from annotation.services.rating import assignment_next, rating_amend, rating_submit
 from flaskapp.errors import DomainError
 from tests.factories import (
     DatasetFactory,
@@ -55,14 +57,14 @@ def rated(db, researcher):
         instruction = InstructionFactory(dataset=dataset, skill_keys=SKILLS)
         responses.append(ResponseFactory(instruction=instruction, model_name="m"))
     index = {r.pk: i for i, r in enumerate(responses)}
-    campaign = services.campaign_create(spec=CampaignSpec(name="adjudicate me", dataset=dataset, raters=list(raters.values()), serving=ServingPolicy(overlap=3)), created_by=researcher)  # fmt: skip
+    campaign = campaign_create(spec=CampaignSpec(name="adjudicate me", dataset=dataset, raters=list(raters.values()), serving=ServingPolicy(overlap=3)), created_by=researcher)  # fmt: skip
     for name, user in raters.items():
-        while a := services.assignment_next(campaign=campaign, rater=user).assignment:
+        while a := assignment_next(campaign=campaign, rater=user).assignment:
             row = GIVEN[name][index[a.response_id]]
             scores = {
                 s.key: row[SKILLS.index(s.key)] for s in assignment_skills(assignment=a)
             }
-            services.rating_submit(
+            rating_submit(
                 assignment_id=a.pk,
                 rater=user,
                 scores=scores,
@@ -135,7 +137,7 @@ def test_the_queue_holds_exactly_the_disputed_criteria(rated):
 
 def test_excluded_raters_are_left_out_of_the_rule(rated, researcher):
     campaign, raters, responses = rated
-    services.rater_decision_start(
+    rater_decision_start(
         campaign=campaign, rater=raters["cat"], kind="exclude",
         reason="rushed", user=researcher,
     )  # fmt: skip
@@ -292,19 +294,19 @@ def test_amends_exclusions_and_pauses_are_in_the_history(rated, researcher):
     ann = raters["ann"]
     a = campaign.assignments.get(rater=ann, response=responses[0])
     kept = {k: f"ann on {k}" for k in SKILLS}
-    services.rating_amend(
+    rating_amend(
         assignment_id=a.pk, rater=ann, rationales=kept,
         scores={"comprehension": 4, "factuality": 3, "readability": 3},
     )  # fmt: skip
-    services.rating_amend(
+    rating_amend(
         assignment_id=a.pk, rater=ann, rationales=kept,
         scores={"comprehension": 2, "factuality": 3, "readability": 3},
     )  # fmt: skip
-    services.rater_decision_start(
+    rater_decision_start(
         campaign=campaign, rater=raters["cat"], kind="exclude",
         reason="rushed", user=researcher,
     )  # fmt: skip
-    services.rater_decision_end(
+    rater_decision_end(
         campaign=campaign, rater=raters["cat"], kind="exclude",
         reason="checked again", user=researcher,
     )  # fmt: skip
@@ -329,7 +331,7 @@ def test_amends_exclusions_and_pauses_are_in_the_history(rated, researcher):
     # An unchanged criterion writes nothing: factuality and readability kept theirs.
     assert HumanScore.history.count() == 3
     # A changed rationale alone is a change too, and says so.
-    services.rating_amend(
+    rating_amend(
         assignment_id=a.pk, rater=ann, rationales=kept | {"readability": "clearer"},
         scores={"comprehension": 2, "factuality": 3, "readability": 3},
     )  # fmt: skip

@@ -9,8 +9,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
-from annotation import services
 from annotation.models import Dataset, ImportJob, Instruction, Response, Rubric
+from annotation.services.import_jobs import import_job_execute
+from annotation.services.imports import dataset_import_files
+from annotation.services.rubrics import rubric_get_default
 from tests.factories import (
     DatasetFactory,
     InstructionFactory,
@@ -77,13 +79,13 @@ RUBRIC_FILE = [
 
 def small_dataset(name: str = "small-set", n: int = 3) -> Dataset:
     """A dataset built by the import service: n instructions, two models' responses."""
-    services.dataset_import_files(
+    dataset_import_files(
         dataset_name=name,
         fmt="flask",
         files=[("eval.jsonl", jsonl([eval_row(i) for i in range(1, n + 1)]))],
     )
     for model in ("gpt4", "alpaca_13b"):
-        services.dataset_import_files(
+        dataset_import_files(
             dataset_name=name,
             fmt="flask_outputs",
             files=[
@@ -180,7 +182,7 @@ def test_rubric_list_shows_builtin_rubric_with_its_skill_count(
 
 
 def test_rubric_detail_lists_skills_with_five_anchors(api_client_for, researcher):
-    rubric = services.rubric_get_default()
+    rubric = rubric_get_default()
     response = api_client_for(researcher).get(f"/api/rubrics/{rubric.pk}/")
     assert response.status_code == 200
     skills = response.json()["skills"]
@@ -766,7 +768,7 @@ def test_large_import_is_queued_and_its_status_can_be_polled(
     assert len(callbacks) == 1  # the worker task, enqueued after commit
     assert not Dataset.objects.filter(name="queued").exists()
 
-    services.import_job_execute(job_id=job["id"])  # what the worker does
+    import_job_execute(job_id=job["id"])  # what the worker does
     polled = client.get(job["url"]).json()
     assert polled["status"] == "succeeded"
     assert polled["progress_percent"] == 100

@@ -11,11 +11,11 @@ import pytest
 from django.db import connection
 from django.urls import resolve, reverse
 
-from annotation import services
 from annotation.models import Assignment, CampaignItem, HumanPreference, HumanScore
 from annotation.services.campaign_spec import CampaignSpec, PairPolicy
 from annotation.services.campaigns import campaign_create
 from annotation.services.pairwise import pairwise_next
+from annotation.services.rating import assignment_next
 from tests.factories import DatasetFactory, InstructionFactory, ResponseFactory
 
 # (pointwise URL name, pairwise URL name) of each step of the loop.
@@ -79,7 +79,7 @@ def served(db, rating_path, researcher, rater):
     return {
         "pointwise": (
             pointwise,
-            services.assignment_next(campaign=pointwise, rater=rater).assignment,
+            assignment_next(campaign=pointwise, rater=rater).assignment,
         ),
         "pairwise": (
             pairwise,

@@ -15,8 +15,9 @@ from django.db import connection
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from annotation import services
 from annotation.models import Assignment, Campaign, CampaignItem, HumanScore
+from annotation.services.campaigns import campaign_set_status
+from annotation.services.rating import assignment_next, rating_submit
 from flaskapp import limits
 from tests.factories import (
     DatasetFactory,
@@ -428,7 +429,7 @@ BODY = {"status": "paused", "raters": [], "scores": full_scores(), "reason": "un
 @pytest.fixture
 def held(campaign, rater) -> Assignment:
     """`rater`'s served assignment in `campaign`."""
-    return services.assignment_next(campaign=campaign, rater=rater).assignment
+    return assignment_next(campaign=campaign, rater=rater).assignment
 
 
 def call(client, method, template, campaign, assignment=None):
@@ -647,14 +648,12 @@ def test_rater_campaign_list_shows_own_open_campaigns_with_own_progress(
 ):
     make_campaign(researcher, [other_rater])  # not a member
     closed = make_campaign(researcher, [rater])
-    services.campaign_set_status(campaign=closed, status="closed", user=researcher)
+    campaign_set_status(campaign=closed, status="closed", user=researcher)
     paused = make_campaign(researcher, [rater], rater_quota=4)
-    services.campaign_set_status(campaign=paused, status="paused", user=researcher)
+    campaign_set_status(campaign=paused, status="paused", user=researcher)
     # Another rater's work does not count in this rater's progress.
-    other = services.assignment_next(campaign=campaign, rater=other_rater).assignment
-    services.rating_submit(
-        assignment_id=other.pk, rater=other_rater, scores=full_scores()
-    )
+    other = assignment_next(campaign=campaign, rater=other_rater).assignment
+    rating_submit(assignment_id=other.pk, rater=other_rater, scores=full_scores())
 
     client = api_client_for(rater)
     assignment = serve(client, campaign)
@@ -696,10 +695,8 @@ def test_rater_campaign_list_is_empty_for_non_members(
 def test_rater_progress_counts_only_own_work(
     api_client_for, rater, other_rater, campaign
 ):
-    other = services.assignment_next(campaign=campaign, rater=other_rater).assignment
-    services.rating_submit(
-        assignment_id=other.pk, rater=other_rater, scores=full_scores()
-    )
+    other = assignment_next(campaign=campaign, rater=other_rater).assignment
+    rating_submit(assignment_id=other.pk, rater=other_rater, scores=full_scores())
     client = api_client_for(rater)
     assignment = serve(client, campaign)
     client.post(
@@ -838,7 +835,7 @@ def test_paused_campaign_serves_nothing_and_refuses_submit(
 ):
     client = api_client_for(rater)
     assignment = serve(client, campaign)
-    services.campaign_set_status(campaign=campaign, status="paused", user=researcher)
+    campaign_set_status(campaign=campaign, status="paused", user=researcher)
 
     body = client.post(next_url(campaign.pk)).json()
     assert body["assignment"] is None
@@ -1270,7 +1267,7 @@ def test_amend_needs_a_submitted_rating_and_an_open_campaign(
         {"scores": full_scores(4)},
         format="json",
     )
-    services.campaign_set_status(campaign=campaign, status="closed", user=researcher)
+    campaign_set_status(campaign=campaign, status="closed", user=researcher)
     response = client.put(url, {"scores": full_scores(1)}, format="json")
     assert response.status_code == 400
     assert "closed" in response.json()["detail"]
@@ -1350,10 +1347,8 @@ def test_next_and_submit_issue_a_bounded_number_of_queries(
     # Some history, so that the queries have rows to skip.
     for user in (other_rater, rater):
         for _ in range(2):
-            held = services.assignment_next(campaign=campaign, rater=user).assignment
-            services.rating_submit(
-                assignment_id=held.pk, rater=user, scores=full_scores()
-            )
+            held = assignment_next(campaign=campaign, rater=user).assignment
+            rating_submit(assignment_id=held.pk, rater=user, scores=full_scores())
     client = token_client(rater)  # a fresh user per request, as in production
     if rating_path == "sql":
         next_queries = django_assert_num_queries(SQL_NEXT_QUERIES)

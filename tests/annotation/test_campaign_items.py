@@ -8,13 +8,13 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 from django.db.models.deletion import ProtectedError
 
-from annotation import services
 from annotation.models import CampaignItem, Response
 from annotation.services.campaign_items import in_overlap_sample, serving_order_key
 from annotation.services.campaign_spec import (
     CampaignSpec,
     ServingPolicy,
 )
+from annotation.services.campaigns import campaign_create
 from tests.factories import ResponseFactory, dataset_with_responses
 
 
@@ -30,7 +30,7 @@ def test_items_follow_the_order_key_and_the_overlap_sample(
 ):
     """The rules as Python states them, whatever the database computes them with."""
     dataset = make_dataset()
-    campaign = services.campaign_create(spec=CampaignSpec(name="c", dataset=dataset, models=models, serving=ServingPolicy(overlap=overlap, overlap_percent=percent)), created_by=researcher)  # fmt: skip
+    campaign = campaign_create(spec=CampaignSpec(name="c", dataset=dataset, models=models, serving=ServingPolicy(overlap=overlap, overlap_percent=percent)), created_by=researcher)  # fmt: skip
     items = list(
         CampaignItem.objects.filter(campaign=campaign)
         .order_by("position")
@@ -55,9 +55,7 @@ def test_items_follow_the_order_key_and_the_overlap_sample(
 
 def test_a_rated_response_cannot_be_deleted_by_the_orm_nor_by_sql(researcher):
     dataset = make_dataset(n_instructions=2, models=("a",))
-    services.campaign_create(
-        spec=CampaignSpec(name="c", dataset=dataset), created_by=researcher
-    )
+    campaign_create(spec=CampaignSpec(name="c", dataset=dataset), created_by=researcher)
     response = Response.objects.filter(instruction__dataset=dataset).first()
     with pytest.raises(ProtectedError):
         response.delete()

@@ -74,7 +74,7 @@ def test_import_dataset_success_is_recorded_and_dry_runs_are_not(tmp_path):
 
 
 def test_uploads_keep_source_upload(admin_user):
-    from annotation.services import import_job_create
+    from annotation.services.import_jobs import import_job_create
 
     job = import_job_create(
         dataset_name="up",

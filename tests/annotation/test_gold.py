@@ -16,7 +16,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from analysis.exports.scores import score_rows
 from analysis.selectors.agreement.inputs import _human_rows
-from annotation import selectors, services
+from annotation import selectors
 from annotation.items import POINTWISE
 from annotation.models import (
     Assignment,
@@ -32,6 +32,9 @@ from annotation.services.campaign_spec import (
     CampaignSpec,
     GoldPolicy,
 )
+from annotation.services.campaigns import campaign_create
+from annotation.services.gold import gold_import, gold_import_file
+from annotation.services.rating import assignment_next, rating_submit
 from annotation.services.serving import served_reason
 from flaskapp.errors import DomainError
 from tests.factories import (
@@ -66,7 +69,7 @@ def mark(dataset, researcher, response_ids, **scores):
         (i + 2, {"response_id": rid, **(scores or {"factuality": 4})})
         for i, rid in enumerate(response_ids)
     ]
-    return services.gold_import(dataset=dataset, rows=rows, user=researcher)
+    return gold_import(dataset=dataset, rows=rows, user=researcher)
 
 
 def gold_state():
@@ -77,12 +80,12 @@ def gold_state():
 def submit(rater, assignment, value=4, **override):
     scores = {s.key: value for s in assignment_skills(assignment=assignment)}
     scores.update(override)
-    return services.rating_submit(assignment_id=assignment.pk, rater=rater,
+    return rating_submit(assignment_id=assignment.pk, rater=rater,
                                   scores=scores)  # fmt: skip
 
 
 def serve(campaign, rater):
-    return services.assignment_next(campaign=campaign, rater=rater).assignment
+    return assignment_next(campaign=campaign, rater=rater).assignment
 
 
 # --- Marking ------------------------------------------------------------------------
@@ -91,7 +94,7 @@ def serve(campaign, rater):
 def test_import_marks_responses_and_remarking_replaces(researcher):
     dataset = make_dataset()
     ids = responses(dataset)
-    result = services.gold_import(
+    result = gold_import(
         dataset=dataset,
         rows=[
             (
@@ -143,7 +146,7 @@ def test_csv_file_by_instruction_and_model(researcher):
         "instruction,model,factuality,readability,explanation\n"
         f"{instruction.external_id},model-b,5,N/A,Correct and clear.\n"
     ).encode()
-    result = services.gold_import_file(
+    result = gold_import_file(
         dataset=dataset, data=data, file="gold.csv", user=researcher
     )
     assert result["created"] == 1
@@ -180,7 +183,7 @@ def test_a_bad_row_is_refused_naming_line_and_field_and_nothing_changes(
         (3, {"response_id": ids[0], **extra}),
     ]
     with pytest.raises(DomainError) as caught:
-        services.gold_import(dataset=dataset, rows=rows, user=researcher, file="g.csv")
+        gold_import(dataset=dataset, rows=rows, user=researcher, file="g.csv")
     problems = caught.value.problems
     assert any(p.line == 3 and p.field == field for p in problems), problems
     assert any(fragment in p.message for p in problems if p.field == field)
@@ -193,7 +196,7 @@ def test_a_response_of_another_dataset_or_marked_twice_is_refused(researcher):
     dataset, other = make_dataset(), make_dataset()
     ids, foreign = responses(dataset), responses(other)
     with pytest.raises(DomainError) as caught:
-        services.gold_import(
+        gold_import(
             dataset=dataset,
             rows=[
                 (2, {"response_id": foreign[0], "factuality": 4}),
@@ -220,7 +223,7 @@ def test_an_empty_or_unreadable_file_is_refused(researcher):
     dataset = make_dataset()
     for data in (b"", b"response_id,factuality\n", b"{not json\n"):
         with pytest.raises(DomainError):
-            services.gold_import_file(
+            gold_import_file(
                 dataset=dataset, data=data, file="g.jsonl", user=researcher
             )
     assert not GoldItem.objects.exists()
@@ -240,7 +243,7 @@ def test_a_gold_rate_needs_gold_items_and_stays_in_bounds(researcher, rater):
     dataset = make_dataset()
     for rate, fragment in ((3, "no gold items"), (-1, ""), (1001, "")):
         with pytest.raises(DomainError) as caught:
-            services.campaign_create(spec=CampaignSpec(name="c", dataset=dataset, raters=[rater], gold=GoldPolicy(rate=rate)), created_by=researcher)  # fmt: skip
+            campaign_create(spec=CampaignSpec(name="c", dataset=dataset, raters=[rater], gold=GoldPolicy(rate=rate)), created_by=researcher)  # fmt: skip
         assert [p.field for p in caught.value.problems] == ["gold_rate"]
         assert fragment in caught.value.problems[0].message
     assert not Campaign.objects.exists()
@@ -370,7 +373,7 @@ def test_feedback_only_in_the_training_phase_and_only_for_gold(
 def test_gold_accuracy_per_rater_against_statsmodels(researcher, rater, other_rater):
     dataset = make_dataset(n=8)
     ids = responses(dataset)
-    services.gold_import(
+    gold_import(
         dataset=dataset,
         rows=[
             (2, {"response_id": ids[0], "factuality": 4, "readability": 2}),
@@ -379,7 +382,7 @@ def test_gold_accuracy_per_rater_against_statsmodels(researcher, rater, other_ra
         ],
         user=researcher,
     )
-    campaign = services.campaign_create(spec=CampaignSpec(name="acc", dataset=dataset, raters=[rater, other_rater], gold=GoldPolicy(rate=1)), created_by=researcher)  # fmt: skip
+    campaign = campaign_create(spec=CampaignSpec(name="acc", dataset=dataset, raters=[rater, other_rater], gold=GoldPolicy(rate=1)), created_by=researcher)  # fmt: skip
     given = {rater.pk: 5, other_rater.pk: 4}  # every criterion gets this score
     for user in (rater, other_rater):
         for _ in range(3):

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from annotation.importers import formats
 from annotation.models import Dataset, HumanPreference, PreferencePair, Response
-from annotation.services import dataset_import_files
+from annotation.services.imports import dataset_import_files
 from annotation.services.preference_imports import preferences_import
 from flaskapp.errors import DomainError
 from judging.models import JudgeRun

@@ -17,16 +17,15 @@ from annotation.models import (
     Rubric,
     Skill,
 )
-from annotation.services import (
-    dataset_import_files,
-    dataset_import_flask,
+from annotation.services.flask import dataset_import_flask
+from annotation.services.hard import instruction_mark_hard
+from annotation.services.import_jobs import (
     import_job_confirm,
     import_job_create,
     import_job_execute,
-    instruction_mark_hard,
-    rubric_get_default,
-    rubric_import,
 )
+from annotation.services.imports import dataset_import_files
+from annotation.services.rubrics import rubric_get_default, rubric_import
 from flaskapp.errors import DomainError
 
 pytestmark = pytest.mark.django_db

@@ -13,7 +13,7 @@ import json
 import pytest
 
 from annotation.models import Dataset, Instruction, Response
-from annotation.services import dataset_import_flask
+from annotation.services.flask import dataset_import_flask
 from flaskapp.errors import DomainError
 
 pytestmark = pytest.mark.django_db

@@ -12,7 +12,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from annotation.models import Instruction, Response
-from annotation.services import dataset_import_files
+from annotation.services.imports import dataset_import_files
 from flaskapp.errors import DomainError
 from tests.annotation.test_views_rating import make_campaign, make_dataset
 

@@ -6,14 +6,13 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from annotation import services
 from annotation.models import Assignment, HumanPreference
 from annotation.services.campaign_spec import (
     CampaignSpec,
     DisplayPolicy,
     PairPolicy,
 )
-from annotation.services.campaigns import campaign_create
+from annotation.services.campaigns import campaign_create, campaign_set_status
 from annotation.services.pairwise import pairwise_next
 from tests.factories import (
     DatasetFactory,
@@ -87,7 +86,7 @@ def test_next_serves_a_blind_pair_in_the_shown_order(api_client_for, rater, camp
 
 
 def test_next_says_why_nothing_is_served(api_client_for, researcher, rater, campaign):
-    services.campaign_set_status(campaign=campaign, status="paused", user=researcher)
+    campaign_set_status(campaign=campaign, status="paused", user=researcher)
     data = api_client_for(rater).post(next_url(campaign)).json()
     assert data["assignment"] is None and "paused" in data["message"]
 
@@ -250,7 +249,7 @@ def test_every_endpoint_refuses_outsiders_researchers_and_anonymous(
 
 
 def test_a_pointwise_campaign_is_404_here(api_client_for, researcher, rater):
-    pointwise = services.campaign_create(
+    pointwise = campaign_create(
         spec=CampaignSpec(name="pw", dataset=make_dataset(), raters=[rater]),
         created_by=researcher,
     )
@@ -339,7 +338,7 @@ def test_researcher_endpoints_refuse_raters_and_anonymous(
 
 
 def test_campaign_detail_of_a_pointwise_campaign_is_404(api_client_for, researcher):
-    pointwise = services.campaign_create(
+    pointwise = campaign_create(
         spec=CampaignSpec(name="pw", dataset=make_dataset()), created_by=researcher
     )
     url = reverse("annotation_api:pairwise-campaign-detail", args=[pointwise.pk])

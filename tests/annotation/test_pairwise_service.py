@@ -15,7 +15,6 @@ from django.db.models import Count
 from django.http import Http404
 from django.utils import timezone
 
-from annotation import services
 from annotation.items.pairwise import (
     map_shown_label,
     shown_order_for,
@@ -34,7 +33,8 @@ from annotation.services.campaign_spec import (
     PairPolicy,
     ServingPolicy,
 )
-from annotation.services.campaigns import campaign_create
+from annotation.services.campaigns import campaign_create, campaign_set_status
+from annotation.services.exclusions import rater_decision_end, rater_decision_start
 from annotation.services.pairs import pairs_create_from_dataset
 from annotation.services.pairwise import (
     pairwise_amend,
@@ -42,6 +42,7 @@ from annotation.services.pairwise import (
     pairwise_skip,
     pairwise_submit,
 )
+from annotation.services.rating import assignment_next, assignments_expire
 from flaskapp import limits
 from flaskapp.errors import DomainError
 from tests.factories import (
@@ -404,7 +405,7 @@ def test_expired_lock_returns_the_pair_to_the_pool(researcher, raters):
 
 
 def test_next_refuses_a_pointwise_campaign(researcher, raters):
-    pointwise = services.campaign_create(
+    pointwise = campaign_create(
         spec=CampaignSpec(name="p", dataset=make_dataset(), raters=raters),
         created_by=researcher,
     )
@@ -416,7 +417,7 @@ def test_paused_campaign_serves_nothing_and_refuses_submit(
     campaign, raters, researcher
 ):
     a = serve(campaign, raters[0])
-    services.campaign_set_status(campaign=campaign, status="paused", user=researcher)
+    campaign_set_status(campaign=campaign, status="paused", user=researcher)
     result = pairwise_next(campaign=campaign, rater=raters[1])
     assert result.assignment is None and "paused" in result.message
     with pytest.raises(DomainError, match="paused"):
@@ -570,11 +571,11 @@ def test_rater_cannot_submit_or_skip_another_raters_assignment(campaign, raters)
 
 
 def test_pointwise_assignments_are_not_reachable_here(researcher, raters):
-    pointwise = services.campaign_create(
+    pointwise = campaign_create(
         spec=CampaignSpec(name="p", dataset=make_dataset(), raters=raters),
         created_by=researcher,
     )
-    a = services.assignment_next(campaign=pointwise, rater=raters[0]).assignment
+    a = assignment_next(campaign=pointwise, rater=raters[0]).assignment
     with pytest.raises(Http404):
         pairwise_submit(assignment_id=a.pk, rater=raters[0], label="A")
 
@@ -788,7 +789,7 @@ def test_amend_changes_own_preference_until_the_campaign_is_closed(
     with pytest.raises(Http404):
         pairwise_amend(assignment_id=assignment.pk, rater=other, label="A")
 
-    services.campaign_set_status(campaign=campaign, status="closed", user=researcher)
+    campaign_set_status(campaign=campaign, status="closed", user=researcher)
     with pytest.raises(DomainError) as exc:
         pairwise_amend(assignment_id=assignment.pk, rater=rater, label="A")
     assert str(exc.value).startswith("this campaign is closed")
@@ -798,10 +799,9 @@ def test_amend_changes_own_preference_until_the_campaign_is_closed(
 
 def test_a_paused_rater_is_served_no_pair_until_resumed(campaign, raters, researcher):
     """A pause stops serving in a pairwise campaign too (one rule in serving)."""
-    from annotation import services
     from annotation.services.exclusions import PAUSED_MESSAGE
 
-    services.rater_decision_start(
+    rater_decision_start(
         campaign=campaign,
         rater=raters[0],
         kind="pause",
@@ -811,7 +811,7 @@ def test_a_paused_rater_is_served_no_pair_until_resumed(campaign, raters, resear
     result = pairwise_next(campaign=campaign, rater=raters[0])
     assert result.assignment is None and result.message == PAUSED_MESSAGE
     assert serve(campaign, raters[1]) is not None  # the others go on
-    services.rater_decision_end(
+    rater_decision_end(
         campaign=campaign, rater=raters[0], kind="pause", user=researcher
     )
     assert serve(campaign, raters[0]) is not None
@@ -862,7 +862,7 @@ def _pairwise_scenario(*, dataset, researcher, raters):
     step("r2 locked", raters[2], now + timedelta(minutes=8))
     # r1's lock expires; serving r1 again revives the same row.
     late = now + timedelta(minutes=7 + campaign.lock_ttl_minutes + 1)
-    services.assignments_expire(campaign_id=campaign.pk, now=late)
+    assignments_expire(campaign_id=campaign.pk, now=late)
     again = step("r1 again", raters[1], late)
     pairwise_skip(assignment_id=again.pk, rater=raters[1], reason="unclear")
     late_one = step("r2", raters[2], late)

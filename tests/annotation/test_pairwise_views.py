@@ -21,6 +21,7 @@ from annotation.models import (
 from annotation.services.campaign_spec import (
     CampaignSpec,
 )
+from annotation.services.campaigns import campaign_create, campaign_set_status
 from annotation.services.pairwise import pairwise_next
 from tests.factories import (
     DatasetFactory,
@@ -212,7 +213,7 @@ def test_campaign_detail_shows_progress_per_rater(
 
 
 def test_campaign_detail_stops_polling_once_closed(client_for, researcher, campaign):
-    services.campaign_set_status(campaign=campaign, status="closed", user=researcher)
+    campaign_set_status(campaign=campaign, status="closed", user=researcher)
     url = reverse("annotation:pairwise-campaign-detail", args=[campaign.pk])
     assert client_for(researcher).get(url, **HX).status_code == 286
 
@@ -224,7 +225,7 @@ def test_campaign_detail_refuses_raters_and_is_404_for_pointwise(
     assert client_for(rater).get(url).status_code == 403
     assert client_for(rater).get(url, **HX).status_code == 403
     assert_login_redirect(client_for(None).get(url))
-    pointwise = services.campaign_create(
+    pointwise = campaign_create(
         spec=CampaignSpec(name="pw", dataset=make_dataset()), created_by=researcher
     )
     other = reverse("annotation:pairwise-campaign-detail", args=[pointwise.pk])
@@ -340,7 +341,7 @@ def test_next_is_404_for_anyone_outside_the_campaign(
 
 
 def test_next_of_a_pointwise_campaign_is_404(client_for, researcher, rater):
-    pointwise = services.campaign_create(
+    pointwise = campaign_create(
         spec=CampaignSpec(name="pw", dataset=make_dataset(), raters=[rater]),
         created_by=researcher,
     )

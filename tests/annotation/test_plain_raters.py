@@ -112,13 +112,13 @@ def test_replacing_raters_through_the_api_refuses(
 
 
 def test_creating_a_campaign_with_such_a_rater_refuses(researcher, powerful):
-    from annotation import services
     from annotation.services.campaign_spec import CampaignSpec
+    from annotation.services.campaigns import campaign_create
     from flaskapp.errors import DomainError
 
     user, words = powerful
     with pytest.raises(DomainError) as caught:
-        services.campaign_create(
+        campaign_create(
             spec=CampaignSpec(name="c", dataset=make_dataset(), raters=[user]),
             created_by=researcher,
         )

@@ -7,12 +7,21 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import PermissionDenied
 
-from annotation import selectors, services
+from annotation import selectors
 from annotation.models import Assignment, Campaign, Qualification
 from annotation.selectors import assignment_skills
 from annotation.services.campaign_spec import (
     CampaignSpec,
     GoldPolicy,
+)
+from annotation.services.campaigns import campaign_create
+from annotation.services.gold import gold_import
+from annotation.services.qualification import qualification_allow_retry
+from annotation.services.rating import (
+    assignment_next,
+    assignment_skip,
+    rating_amend,
+    rating_submit,
 )
 from flaskapp.errors import DomainError
 from tests.annotation.test_gold import make_dataset, responses
@@ -26,7 +35,7 @@ def qual_campaign(researcher, raters, *, n=10, golds=4, size=2, **kwargs):
         (i + 2, {"response_id": rid, "factuality": 4, "readability": 2})
         for i, rid in enumerate(ids[:golds])
     ]
-    services.gold_import(dataset=dataset, rows=rows, user=researcher)
+    gold_import(dataset=dataset, rows=rows, user=researcher)
     campaign = campaign_from_fields(
         name="q", dataset=dataset, created_by=researcher, raters=raters,
         qualification_size=size, **kwargs,
@@ -37,11 +46,11 @@ def qual_campaign(researcher, raters, *, n=10, golds=4, size=2, **kwargs):
 def answer(campaign, rater, value, **override):
     """Serve and submit one item with `value` on every criterion (but those in
     `override`); the assignment."""
-    a = services.assignment_next(campaign=campaign, rater=rater).assignment
+    a = assignment_next(campaign=campaign, rater=rater).assignment
     assert a is not None
     scores = {s.key: value for s in assignment_skills(assignment=a)}
     scores.update(override)
-    services.rating_submit(assignment_id=a.pk, rater=rater, scores=scores)
+    rating_submit(assignment_id=a.pk, rater=rater, scores=scores)
     return a
 
 
@@ -83,7 +92,7 @@ def test_a_rater_who_fails_is_told_why_and_served_nothing_more(
     answer(campaign, rater, 1)  # every answer wrong
     q = Qualification.objects.get(campaign=campaign, rater=rater)
     assert (q.status, q.right, q.checked) == ("failed", 0, 4)
-    result = services.assignment_next(campaign=campaign, rater=rater)
+    result = assignment_next(campaign=campaign, rater=rater)
     assert result.assignment is None
     assert "did not pass" in result.message and "0 of 4" in result.message
     assert not Assignment.objects.filter(campaign=campaign, gold=False).exists()
@@ -110,11 +119,11 @@ def test_within_one_rule_and_a_skip_counts_as_wrong(researcher, rater):
     campaign, _ = qual_campaign(researcher, [rater], qualification_rule="within1",
                                 qualification_pass=0.5)  # fmt: skip
     answer(campaign, rater, 3)  # factuality 4: within 1, right; readability 2: right
-    a = services.assignment_next(campaign=campaign, rater=rater).assignment
-    services.assignment_skip(assignment_id=a.pk, rater=rater, reason="unsure")
+    a = assignment_next(campaign=campaign, rater=rater).assignment
+    assignment_skip(assignment_id=a.pk, rater=rater, reason="unsure")
     # Graded at the next request: 2 right of 4 (the skipped item's two are wrong),
     # 0.5 >= 0.5: passed, and a real item is served.
-    after = services.assignment_next(campaign=campaign, rater=rater).assignment
+    after = assignment_next(campaign=campaign, rater=rater).assignment
     assert after is not None and not after.gold
     q = Qualification.objects.get(campaign=campaign, rater=rater)
     assert (q.status, q.right, q.checked, q.accuracy) == ("passed", 2, 4, 0.5)
@@ -124,10 +133,8 @@ def test_one_retry_on_unseen_items_then_no_more(researcher, rater):
     campaign, gold_ids = qual_campaign(researcher, [rater], golds=4, size=2)
     first = {answer(campaign, rater, 1).response_id for _ in range(2)}
     with pytest.raises(PermissionDenied):  # researchers only
-        services.qualification_allow_retry(campaign=campaign, rater=rater, user=rater)
-    retry = services.qualification_allow_retry(
-        campaign=campaign, rater=rater, user=researcher
-    )
+        qualification_allow_retry(campaign=campaign, rater=rater, user=rater)
+    retry = qualification_allow_retry(campaign=campaign, rater=rater, user=researcher)
     assert retry.attempt == 2 and retry.status == "in_progress"
     failed = Qualification.objects.get(campaign=campaign, rater=rater, attempt=1)
     assert failed.retry_allowed_by == researcher and failed.retry_allowed_at
@@ -145,16 +152,12 @@ def test_one_retry_on_unseen_items_then_no_more(researcher, rater):
 def test_retry_refusals_change_nothing(researcher, rater, other_rater):
     campaign, _ = qual_campaign(researcher, [rater, other_rater], golds=3, size=2)
     with pytest.raises(DomainError) as caught:  # never started
-        services.qualification_allow_retry(
-            campaign=campaign, rater=rater, user=researcher
-        )
+        qualification_allow_retry(campaign=campaign, rater=rater, user=researcher)
     assert caught.value.problems[0].field == "rater"
     for _ in range(2):
         answer(campaign, rater, 1)
     with pytest.raises(DomainError) as caught:  # 1 unseen gold item, 2 needed
-        services.qualification_allow_retry(
-            campaign=campaign, rater=rater, user=researcher
-        )
+        qualification_allow_retry(campaign=campaign, rater=rater, user=researcher)
     assert "only 1 gold item" in caught.value.message
     assert Qualification.objects.filter(campaign=campaign).count() == 1
     assert Qualification.objects.get(campaign=campaign).retry_allowed_by is None
@@ -174,7 +177,7 @@ BAD_SETTINGS = [
 def test_bad_settings_are_refused_naming_the_field(researcher, rater, kwargs, field):
     dataset = make_dataset(n=8)
     ids = responses(dataset)
-    services.gold_import(
+    gold_import(
         dataset=dataset,
         rows=[(i, {"response_id": r, "factuality": 4}) for i, r in enumerate(ids[:4])],
         user=researcher,
@@ -190,7 +193,7 @@ def test_bad_settings_are_refused_naming_the_field(researcher, rater, kwargs, fi
 def test_api_create_list_and_retry(researcher, rater, api_client_for):
     dataset = make_dataset(n=8)
     ids = responses(dataset)
-    services.gold_import(
+    gold_import(
         dataset=dataset,
         rows=[(i, {"response_id": r, "factuality": 4}) for i, r in enumerate(ids[:4])],
         user=researcher,
@@ -218,7 +221,7 @@ def test_api_create_list_and_retry(researcher, rater, api_client_for):
     campaign = Campaign.objects.get(pk=body["id"])
     for _ in range(2):
         answer(campaign, rater, 1)
-    services.assignment_next(campaign=campaign, rater=rater)
+    assignment_next(campaign=campaign, rater=rater)
     rows = api.get(f"/api/campaigns/{campaign.pk}/qualification/").json()
     assert [(r["username"], r["status"], r["done"], r["can_retry"]) for r in rows] == [
         (rater.username, "failed", 2, True)
@@ -255,7 +258,7 @@ def test_campaign_page_lists_attempts_and_allows_a_retry(researcher, rater, clie
     campaign, _ = qual_campaign(researcher, [rater])
     for _ in range(2):
         answer(campaign, rater, 1)
-    services.assignment_next(campaign=campaign, rater=rater)
+    assignment_next(campaign=campaign, rater=rater)
     c = client_for(researcher)
     page = c.get(f"/campaigns/{campaign.pk}/").content.decode()
     assert 'id="qualification-list"' in page and "Allow a retry" in page
@@ -276,7 +279,7 @@ def test_qualification_answers_are_final(researcher, rater):
     answer(campaign, rater, 1)
     before = list(HumanScore.objects.order_by("pk").values_list("pk", "score"))
     with pytest.raises(DomainError, match="known-answer item"):
-        services.rating_amend(
+        rating_amend(
             assignment_id=first.pk, rater=rater,
             scores={s.key: 4 for s in assignment_skills(assignment=first)},
         )  # fmt: skip
@@ -291,24 +294,24 @@ def test_gold_answers_outside_training_stay_amendable(researcher, rater):
 
     dataset = make_dataset(n=6)
     ids = responses(dataset)
-    services.gold_import(
+    gold_import(
         dataset=dataset,
         rows=[(2, {"response_id": ids[0], "factuality": 4})],
         user=researcher,
     )
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         spec=CampaignSpec(
             name="g", dataset=dataset, raters=[rater], gold=GoldPolicy(rate=2)
         ),
         created_by=researcher,
     )
     done = []
-    while a := services.assignment_next(campaign=campaign, rater=rater).assignment:
+    while a := assignment_next(campaign=campaign, rater=rater).assignment:
         scores = {s.key: 3 for s in assignment_skills(assignment=a)}
-        services.rating_submit(assignment_id=a.pk, rater=rater, scores=scores)
+        rating_submit(assignment_id=a.pk, rater=rater, scores=scores)
         done.append(a)
     gold = next(a for a in done if a.gold)
-    services.rating_amend(
+    rating_amend(
         assignment_id=gold.pk, rater=rater,
         scores={s.key: 4 for s in assignment_skills(assignment=gold)},
     )  # fmt: skip

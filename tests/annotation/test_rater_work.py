@@ -10,14 +10,13 @@ import re
 import pytest
 from django.urls import reverse
 
-from annotation import services
 from annotation.models import Campaign
 from annotation.services.campaign_spec import (
     CampaignSpec,
     PairPolicy,
     ServingPolicy,
 )
-from annotation.services.campaigns import campaign_create
+from annotation.services.campaigns import campaign_create, campaign_set_status
 from tests.factories import DatasetFactory, InstructionFactory, ResponseFactory
 
 
@@ -45,7 +44,7 @@ def dataset(db):
 @pytest.fixture
 def campaigns(researcher, rater, other_rater, dataset):
     """A pointwise campaign (6 responses) and a pairwise one (3 pairs, overlap 2)."""
-    pointwise = services.campaign_create(
+    pointwise = campaign_create(
         spec=CampaignSpec(name="Score study", dataset=dataset, raters=[rater]),
         created_by=researcher,
     )
@@ -126,7 +125,7 @@ def test_a_paused_campaign_offers_no_start_and_its_page_says_paused(
     client_for, researcher, rater, campaigns, kind
 ):
     campaign = campaigns[0] if kind == "pointwise" else campaigns[1]
-    services.campaign_set_status(
+    campaign_set_status(
         campaign=campaign, status=Campaign.Status.PAUSED, user=researcher
     )
     client = client_for(rater)

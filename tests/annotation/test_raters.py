@@ -12,12 +12,12 @@ from django.core.exceptions import PermissionDenied
 from django.urls import reverse
 from knox.models import AuthToken
 
-from annotation import services
 from annotation.models import Assignment, Campaign
 from annotation.selectors.raters import rater_overview_list_for_user
 from annotation.selectors.rating import assignment_skills
-from annotation.services.campaigns import campaign_add_rater
+from annotation.services.campaigns import campaign_add_rater, campaign_set_status
 from annotation.services.raters import rater_create, rater_password_reset
+from annotation.services.rating import assignment_next, rating_submit
 from flaskapp import roles, tokens
 from flaskapp.errors import DomainError
 from tests.annotation.test_views_rating import make_campaign, make_dataset
@@ -36,9 +36,9 @@ def _password(url_or_body: str) -> str:
 
 
 def _submit_one(campaign, rater):
-    assignment = services.assignment_next(campaign=campaign, rater=rater).assignment
+    assignment = assignment_next(campaign=campaign, rater=rater).assignment
     scores = {s.key: 4 for s in assignment_skills(assignment=assignment)}
-    services.rating_submit(assignment_id=assignment.pk, rater=rater, scores=scores)
+    rating_submit(assignment_id=assignment.pk, rater=rater, scores=scores)
 
 
 # --- the list ---------------------------------------------------------------------------
@@ -51,7 +51,7 @@ def test_list_shows_each_raters_campaigns_and_progress(
     other = make_campaign(researcher, [rater], dataset=make_dataset(), name="Second")
     _submit_one(campaign, rater)
     _submit_one(campaign, rater)
-    services.assignment_next(campaign=other, rater=rater)  # one in progress
+    assignment_next(campaign=other, rater=rater)  # one in progress
     client = client_for(researcher)
     with django_assert_max_num_queries(12):
         response = client.get(LIST)
@@ -275,7 +275,7 @@ def test_add_to_campaign_uses_the_membership_and_is_idempotent(
     assert response.status_code == 302 and response["Location"] == LIST
     assert set(campaign.raters.all()) == {rater, other_rater}
     # The rater can now be served work in it.
-    assert services.assignment_next(campaign=campaign, rater=rater).assignment
+    assert assignment_next(campaign=campaign, rater=rater).assignment
     again = client.post(url, {"campaign": campaign.pk}, follow=True)
     assert "already rates" in again.content.decode()
     assert campaign.raters.count() == 2
@@ -295,7 +295,7 @@ def test_add_to_a_closed_campaign_is_refused(
     client_for, researcher, rater, other_rater
 ):
     campaign = make_campaign(researcher, [other_rater])
-    services.campaign_set_status(
+    campaign_set_status(
         campaign=campaign, status=Campaign.Status.CLOSED, user=researcher
     )
     url = reverse("annotation:rater-campaign-add", args=[rater.pk])

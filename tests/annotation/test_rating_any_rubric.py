@@ -10,13 +10,14 @@ from django.core.exceptions import PermissionDenied
 from django.db import connection
 from django.urls import reverse
 
-from annotation import services
 from annotation.models import Assignment, Campaign, CampaignItem, HumanScore
 from annotation.selectors import assignment_skills
 from annotation.services.campaign_spec import (
     CampaignSpec,
     PairPolicy,
 )
+from annotation.services.campaigns import campaign_set_critique
+from annotation.services.rating import assignment_next, rating_amend, rating_submit
 from flaskapp.errors import ConflictError, DomainError
 from tests.factories import UserFactory
 from tests.rubric_samples import HELPSTEER, TEN_POINT, YES_NO, campaign_on
@@ -41,7 +42,7 @@ def raters(db):
 
 
 def serve(campaign, rater) -> Assignment:
-    assignment = services.assignment_next(campaign=campaign, rater=rater).assignment
+    assignment = assignment_next(campaign=campaign, rater=rater).assignment
     assert assignment is not None
     return assignment
 
@@ -72,7 +73,7 @@ def test_helpsteer_0_4_stores_every_point_and_refuses_five(researcher, raters):
         "verbosity",
     ]
     with pytest.raises(DomainError) as exc:
-        services.rating_submit(
+        rating_submit(
             assignment_id=a.pk,
             rater=raters[0],
             scores={**dict.fromkeys(keys, 2), "verbosity": 5},
@@ -82,7 +83,7 @@ def test_helpsteer_0_4_stores_every_point_and_refuses_five(researcher, raters):
     }
     assert_nothing_written(a)
     given = dict(zip(keys, [0, 4, 2, "na", "1"], strict=True))
-    services.rating_submit(assignment_id=a.pk, rater=raters[0], scores=given)
+    rating_submit(assignment_id=a.pk, rater=raters[0], scores=given)
     stored = {
         s.skill.key: s.score
         for s in HumanScore.objects.filter(assignment=a).select_related("skill")
@@ -107,15 +108,15 @@ def test_ten_point_takes_ten_and_refuses_na_and_eleven(researcher, raters):
         (7.5, "score 7.5 is not a whole number 1-10"),
     ]:
         with pytest.raises(DomainError) as exc:
-            services.rating_submit(
+            rating_submit(
                 assignment_id=a.pk, rater=raters[0], scores={"overall": value}
             )
         assert problems_of(exc) == {"scores.overall": message}
         assert_nothing_written(a)
     with pytest.raises(DomainError) as exc:
-        services.rating_submit(assignment_id=a.pk, rater=raters[0], scores={})
+        rating_submit(assignment_id=a.pk, rater=raters[0], scores={})
     assert problems_of(exc) == {"scores.overall": "is missing: a whole number 1-10"}
-    services.rating_submit(assignment_id=a.pk, rater=raters[0], scores={"overall": 10})
+    rating_submit(assignment_id=a.pk, rater=raters[0], scores={"overall": 10})
     assert HumanScore.objects.get(assignment=a).score == 10
 
 
@@ -128,14 +129,12 @@ def test_yes_no_stores_label_codes_and_refuses_unknown_labels(researcher, raters
         ("na", "N/A is not allowed here; write 'yes' or 'no'"),
     ]:
         with pytest.raises(DomainError) as exc:
-            services.rating_submit(
+            rating_submit(
                 assignment_id=a.pk, rater=raters[0], scores={"consistent": value}
             )
         assert problems_of(exc)["scores.consistent"].startswith(message)
         assert_nothing_written(a)
-    services.rating_submit(
-        assignment_id=a.pk, rater=raters[0], scores={"consistent": "No"}
-    )
+    rating_submit(assignment_id=a.pk, rater=raters[0], scores={"consistent": "No"})
     assert HumanScore.objects.get(assignment=a).score == 1  # code of "no"
 
 
@@ -145,12 +144,12 @@ def test_classification_campaign_two_raters_overlap_two(researcher, raters):
     for rater in raters:
         for _ in range(6):
             a = serve(campaign, rater)
-            services.rating_submit(
+            rating_submit(
                 assignment_id=a.pk,
                 rater=rater,
                 scores={"consistent": answers[rater.pk]},
             )
-        nothing = services.assignment_next(campaign=campaign, rater=rater)
+        nothing = assignment_next(campaign=campaign, rater=rater)
         assert nothing.assignment is None
     items = CampaignItem.objects.filter(campaign=campaign)
     assert sorted(i.submitted for i in items) == [2] * 6
@@ -183,7 +182,7 @@ def test_critique_with_scores_is_required_with_its_minimum(researcher, raters):
         ("Too short.", "is 10 characters long; write at least 20"),
     ]:
         with pytest.raises(DomainError) as exc:
-            services.rating_submit(
+            rating_submit(
                 assignment_id=a.pk,
                 rater=raters[0],
                 scores={"overall": 8},
@@ -193,13 +192,13 @@ def test_critique_with_scores_is_required_with_its_minimum(researcher, raters):
         assert_nothing_written(a)
     # A bad score and a short critique are reported together.
     with pytest.raises(DomainError) as exc:
-        services.rating_submit(
+        rating_submit(
             assignment_id=a.pk, rater=raters[0], scores={"overall": 12}, critique="x"
         )
     assert set(problems_of(exc)) == {"scores.overall", "critique"}
     assert_nothing_written(a)
     text = "  Clear and correct, but it ignores the second question.  "
-    services.rating_submit(
+    rating_submit(
         assignment_id=a.pk, rater=raters[0], scores={"overall": 8}, critique=text
     )
     a.refresh_from_db()
@@ -207,14 +206,14 @@ def test_critique_with_scores_is_required_with_its_minimum(researcher, raters):
     assert a.critique == text.strip()
     # A resubmit with another critique is a conflict, not a silent change.
     with pytest.raises(ConflictError):
-        services.rating_submit(
+        rating_submit(
             assignment_id=a.pk,
             rater=raters[0],
             scores={"overall": 8},
             critique="Another critique, long enough to pass.",
             conflict_if_changed=True,
         )
-    services.rating_amend(
+    rating_amend(
         assignment_id=a.pk,
         rater=raters[0],
         scores={"overall": 9},
@@ -223,7 +222,7 @@ def test_critique_with_scores_is_required_with_its_minimum(researcher, raters):
     a.refresh_from_db()
     assert a.critique.startswith("Amended") and a.scores.get().score == 9
     with pytest.raises(DomainError) as exc:
-        services.rating_amend(
+        rating_amend(
             assignment_id=a.pk, rater=raters[0], scores={"overall": 9}, critique="x"
         )
     assert "critique" in problems_of(exc)
@@ -237,7 +236,7 @@ def test_critique_only_takes_no_scores(researcher, raters):
     )
     a = serve(campaign, raters[0])
     with pytest.raises(DomainError) as exc:
-        services.rating_submit(
+        rating_submit(
             assignment_id=a.pk,
             rater=raters[0],
             scores={"helpfulness": 3},
@@ -247,7 +246,7 @@ def test_critique_only_takes_no_scores(researcher, raters):
         "scores.helpfulness": "this campaign asks for a critique only, not for scores"
     }
     assert_nothing_written(a)
-    services.rating_submit(
+    rating_submit(
         assignment_id=a.pk, rater=raters[0], scores=None, critique="A fair answer."
     )
     a.refresh_from_db()
@@ -259,7 +258,7 @@ def test_a_critique_is_refused_where_none_is_asked(researcher, raters):
     campaign = campaign_on(TEN_POINT, user=researcher, raters=raters)
     a = serve(campaign, raters[0])
     with pytest.raises(DomainError) as exc:
-        services.rating_submit(
+        rating_submit(
             assignment_id=a.pk,
             rater=raters[0],
             scores={"overall": 5},
@@ -302,20 +301,20 @@ def test_campaign_create_refuses_bad_critique_settings(
 def test_campaign_set_critique_is_for_researchers(researcher, raters):
     campaign = campaign_on(YES_NO, user=researcher, raters=raters)
     with pytest.raises(PermissionDenied):
-        services.campaign_set_critique(
+        campaign_set_critique(
             campaign=campaign,
             critique="only",
             critique_min_length=0,
             user=raters[0],
         )
     with pytest.raises(DomainError) as exc:
-        services.campaign_set_critique(
+        campaign_set_critique(
             campaign=campaign, critique="loud", critique_min_length=0, user=researcher
         )
     assert "critique" in problems_of(exc)
     campaign.refresh_from_db()
     assert campaign.critique == "off"
-    services.campaign_set_critique(
+    campaign_set_critique(
         campaign=campaign,
         critique="with_scores",
         critique_min_length=12,

@@ -13,7 +13,6 @@ from django.db.models import Count
 from django.http import Http404
 from django.utils import timezone
 
-from annotation import services
 from annotation.models import Assignment, Campaign, CampaignItem, HumanScore
 from annotation.selectors import (
     assignment_skills,
@@ -23,6 +22,14 @@ from annotation.selectors import (
 from annotation.services.campaign_spec import (
     CampaignSpec,
     ServingPolicy,
+)
+from annotation.services.campaigns import campaign_create, campaign_set_status
+from annotation.services.rating import (
+    assignment_next,
+    assignment_skip,
+    assignments_expire,
+    rating_amend,
+    rating_submit,
 )
 from flaskapp.errors import DomainError
 from tests.factories import (
@@ -69,7 +76,7 @@ def raters(db):
 
 @pytest.fixture
 def campaign(db, researcher, raters):
-    return services.campaign_create(
+    return campaign_create(
         spec=CampaignSpec(name="c", dataset=make_dataset(), raters=raters),
         created_by=researcher,
     )
@@ -77,7 +84,7 @@ def campaign(db, researcher, raters):
 
 def test_campaign_create_makes_one_item_per_response(researcher, raters):
     dataset = make_dataset(n_instructions=4, models=("a", "b", "c"))
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         spec=CampaignSpec(
             name="c",
             dataset=dataset,
@@ -95,7 +102,7 @@ def test_campaign_create_makes_one_item_per_response(researcher, raters):
 
 def test_campaign_create_overlap_percent_samples_responses(researcher):
     dataset = make_dataset(n_instructions=50, models=("a", "b"))
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         spec=CampaignSpec(
             name="c",
             dataset=dataset,
@@ -134,36 +141,36 @@ def test_campaign_create_refuses_a_rater(rater):
     from django.core.exceptions import PermissionDenied
 
     with pytest.raises(PermissionDenied):
-        services.campaign_create(
+        campaign_create(
             spec=CampaignSpec(name="c", dataset=make_dataset()), created_by=rater
         )
 
 
 def test_next_resumes_the_raters_live_assignment(campaign, raters):
-    first = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
-    again = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
+    first = assignment_next(campaign=campaign, rater=raters[0]).assignment
+    again = assignment_next(campaign=campaign, rater=raters[0]).assignment
     assert first.pk == again.pk
     assert Assignment.objects.filter(rater=raters[0]).count() == 1
 
 
 def test_next_finishes_partly_rated_responses_first(researcher, raters):
     dataset = make_dataset(n_instructions=5, models=("a",))
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         spec=CampaignSpec(
             name="c", dataset=dataset, raters=raters, serving=ServingPolicy(overlap=2)
         ),
         created_by=researcher,
     )
-    a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
-    services.rating_submit(assignment_id=a.pk, rater=raters[0], scores=full_scores(a))
-    b = services.assignment_next(campaign=campaign, rater=raters[1]).assignment
+    a = assignment_next(campaign=campaign, rater=raters[0]).assignment
+    rating_submit(assignment_id=a.pk, rater=raters[0], scores=full_scores(a))
+    b = assignment_next(campaign=campaign, rater=raters[1]).assignment
     assert b.response_id == a.response_id
     assert b.reason.startswith("finishing a partly rated response (1 of 2)")
 
 
 def test_next_never_serves_a_response_twice_to_one_rater(researcher, raters):
     dataset = make_dataset(n_instructions=2, models=("a",))
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         spec=CampaignSpec(
             name="c", dataset=dataset, raters=raters, serving=ServingPolicy(overlap=3)
         ),
@@ -171,11 +178,11 @@ def test_next_never_serves_a_response_twice_to_one_rater(researcher, raters):
     )
     seen = []
     while True:
-        result = services.assignment_next(campaign=campaign, rater=raters[0])
+        result = assignment_next(campaign=campaign, rater=raters[0])
         if result.assignment is None:
             break
         seen.append(result.assignment.response_id)
-        services.rating_submit(
+        rating_submit(
             assignment_id=result.assignment.pk,
             rater=raters[0],
             scores=full_scores(result.assignment),
@@ -186,12 +193,12 @@ def test_next_never_serves_a_response_twice_to_one_rater(researcher, raters):
 
 def test_next_says_when_remaining_items_are_locked_by_others(researcher, raters):
     dataset = make_dataset(n_instructions=1, models=("a",))
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         spec=CampaignSpec(name="c", dataset=dataset, raters=raters),
         created_by=researcher,
     )
-    assert services.assignment_next(campaign=campaign, rater=raters[0]).assignment
-    result = services.assignment_next(campaign=campaign, rater=raters[1])
+    assert assignment_next(campaign=campaign, rater=raters[0]).assignment
+    result = assignment_next(campaign=campaign, rater=raters[1])
     assert result.assignment is None
     assert result.locked_by_others == 1
     assert "being rated by others" in result.message
@@ -199,7 +206,7 @@ def test_next_says_when_remaining_items_are_locked_by_others(researcher, raters)
 
 def test_expired_lock_returns_the_response_to_the_pool(researcher, raters):
     dataset = make_dataset(n_instructions=1, models=("a",))
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         spec=CampaignSpec(
             name="c",
             dataset=dataset,
@@ -208,9 +215,9 @@ def test_expired_lock_returns_the_response_to_the_pool(researcher, raters):
         ),
         created_by=researcher,
     )
-    first = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
+    first = assignment_next(campaign=campaign, rater=raters[0]).assignment
     later = timezone.now() + timedelta(minutes=6)
-    second = services.assignment_next(campaign=campaign, rater=raters[1], now=later)
+    second = assignment_next(campaign=campaign, rater=raters[1], now=later)
     assert second.assignment is not None
     assert second.assignment.response_id == first.response_id
     first.refresh_from_db()
@@ -224,7 +231,7 @@ def test_late_submit_after_expiry_is_refused_when_the_slot_was_taken(
     researcher, raters
 ):
     dataset = make_dataset(n_instructions=1, models=("a",))
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         spec=CampaignSpec(
             name="c",
             dataset=dataset,
@@ -233,16 +240,12 @@ def test_late_submit_after_expiry_is_refused_when_the_slot_was_taken(
         ),
         created_by=researcher,
     )
-    first = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
+    first = assignment_next(campaign=campaign, rater=raters[0]).assignment
     later = timezone.now() + timedelta(minutes=6)
-    second = services.assignment_next(
-        campaign=campaign, rater=raters[1], now=later
-    ).assignment
-    services.rating_submit(
-        assignment_id=second.pk, rater=raters[1], scores=full_scores(second)
-    )
+    second = assignment_next(campaign=campaign, rater=raters[1], now=later).assignment
+    rating_submit(assignment_id=second.pk, rater=raters[1], scores=full_scores(second))
     with pytest.raises(DomainError, match="expired"):
-        services.rating_submit(
+        rating_submit(
             assignment_id=first.pk, rater=raters[0], scores=full_scores(first)
         )
     first.refresh_from_db()
@@ -253,7 +256,7 @@ def test_late_submit_after_expiry_is_refused_when_the_slot_was_taken(
 
 def test_late_submit_after_expiry_is_accepted_while_a_slot_is_free(researcher, raters):
     dataset = make_dataset(n_instructions=1, models=("a",))
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         spec=CampaignSpec(
             name="c",
             dataset=dataset,
@@ -262,29 +265,27 @@ def test_late_submit_after_expiry_is_accepted_while_a_slot_is_free(researcher, r
         ),
         created_by=researcher,
     )
-    first = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
-    services.assignments_expire(now=timezone.now() + timedelta(minutes=6))
-    services.rating_submit(
-        assignment_id=first.pk, rater=raters[0], scores=full_scores(first)
-    )
+    first = assignment_next(campaign=campaign, rater=raters[0]).assignment
+    assignments_expire(now=timezone.now() + timedelta(minutes=6))
+    rating_submit(assignment_id=first.pk, rater=raters[0], scores=full_scores(first))
     item = CampaignItem.objects.get(pk=first.item_id)
     assert (item.submitted, item.reserved, item.open_slots) == (1, 0, 0)
 
 
 def test_submit_is_idempotent(campaign, raters):
-    a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
+    a = assignment_next(campaign=campaign, rater=raters[0]).assignment
     scores = full_scores(a, 5)
-    services.rating_submit(assignment_id=a.pk, rater=raters[0], scores=scores)
-    services.rating_submit(assignment_id=a.pk, rater=raters[0], scores=scores)
+    rating_submit(assignment_id=a.pk, rater=raters[0], scores=scores)
+    rating_submit(assignment_id=a.pk, rater=raters[0], scores=scores)
     assert HumanScore.objects.filter(assignment=a).count() == len(scores)
     assert CampaignItem.objects.get(pk=a.item_id).submitted == 1
 
 
 def test_submit_records_scores_na_and_rationale(campaign, raters):
-    a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
+    a = assignment_next(campaign=campaign, rater=raters[0]).assignment
     keys = [s.key for s in assignment_skills(assignment=a)]
     scores = {keys[0]: 2, keys[1]: "na", keys[2]: None}
-    services.rating_submit(
+    rating_submit(
         assignment_id=a.pk,
         rater=raters[0],
         scores=scores,
@@ -317,12 +318,12 @@ def test_submit_records_scores_na_and_rationale(campaign, raters):
 def test_submit_rejects_bad_scores_naming_the_field(
     campaign, raters, mutate, field_suffix
 ):
-    a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
+    a = assignment_next(campaign=campaign, rater=raters[0]).assignment
     keys = [s.key for s in assignment_skills(assignment=a)]
     scores = {k: 3 for k in keys}
     mutate(scores, keys)
     with pytest.raises(DomainError) as exc:
-        services.rating_submit(assignment_id=a.pk, rater=raters[0], scores=scores)
+        rating_submit(assignment_id=a.pk, rater=raters[0], scores=scores)
     fields = [p.field for p in exc.value.problems]
     expected = (
         "scores.made_up" if field_suffix is None else f"scores.{keys[field_suffix]}"
@@ -334,69 +335,55 @@ def test_submit_rejects_bad_scores_naming_the_field(
 
 
 def test_rater_cannot_submit_or_skip_another_raters_assignment(campaign, raters):
-    a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
+    a = assignment_next(campaign=campaign, rater=raters[0]).assignment
     with pytest.raises(Http404):
-        services.rating_submit(
-            assignment_id=a.pk, rater=raters[1], scores=full_scores(a)
-        )
+        rating_submit(assignment_id=a.pk, rater=raters[1], scores=full_scores(a))
     with pytest.raises(Http404):
-        services.assignment_skip(assignment_id=a.pk, rater=raters[1], reason="x")
+        assignment_skip(assignment_id=a.pk, rater=raters[1], reason="x")
     with pytest.raises(Http404):
-        services.rating_amend(
-            assignment_id=a.pk, rater=raters[1], scores=full_scores(a)
-        )
+        rating_amend(assignment_id=a.pk, rater=raters[1], scores=full_scores(a))
     a.refresh_from_db()
     assert a.status == Assignment.Status.SERVED and not HumanScore.objects.exists()
 
 
 def test_skip_needs_a_reason_and_frees_the_slot(campaign, raters):
-    a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
+    a = assignment_next(campaign=campaign, rater=raters[0]).assignment
     with pytest.raises(DomainError):
-        services.assignment_skip(assignment_id=a.pk, rater=raters[0], reason=" ")
-    services.assignment_skip(
-        assignment_id=a.pk, rater=raters[0], reason="not my language"
-    )
+        assignment_skip(assignment_id=a.pk, rater=raters[0], reason=" ")
+    assignment_skip(assignment_id=a.pk, rater=raters[0], reason="not my language")
     item = CampaignItem.objects.get(pk=a.item_id)
     assert (item.reserved, item.open_slots) == (0, 1)
-    b = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
+    b = assignment_next(campaign=campaign, rater=raters[0]).assignment
     assert b.response_id != a.response_id  # a skipped response is not served again
     with pytest.raises(DomainError):
-        services.rating_submit(
-            assignment_id=a.pk, rater=raters[0], scores=full_scores(a)
-        )
+        rating_submit(assignment_id=a.pk, rater=raters[0], scores=full_scores(a))
 
 
 def test_amend_changes_own_scores_until_closed(campaign, raters, researcher):
-    a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
-    services.rating_submit(
-        assignment_id=a.pk, rater=raters[0], scores=full_scores(a, 2)
-    )
-    services.rating_amend(assignment_id=a.pk, rater=raters[0], scores=full_scores(a, 5))
+    a = assignment_next(campaign=campaign, rater=raters[0]).assignment
+    rating_submit(assignment_id=a.pk, rater=raters[0], scores=full_scores(a, 2))
+    rating_amend(assignment_id=a.pk, rater=raters[0], scores=full_scores(a, 5))
     assert set(
         HumanScore.objects.filter(assignment=a).values_list("score", flat=True)
     ) == {5}
-    services.campaign_set_status(campaign=campaign, status="closed", user=researcher)
+    campaign_set_status(campaign=campaign, status="closed", user=researcher)
     with pytest.raises(DomainError, match="closed"):
-        services.rating_amend(
-            assignment_id=a.pk, rater=raters[0], scores=full_scores(a, 1)
-        )
+        rating_amend(assignment_id=a.pk, rater=raters[0], scores=full_scores(a, 1))
 
 
 def test_paused_campaign_serves_nothing_and_refuses_submit(
     campaign, raters, researcher
 ):
-    a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
-    services.campaign_set_status(campaign=campaign, status="paused", user=researcher)
-    result = services.assignment_next(campaign=campaign, rater=raters[1])
+    a = assignment_next(campaign=campaign, rater=raters[0]).assignment
+    campaign_set_status(campaign=campaign, status="paused", user=researcher)
+    result = assignment_next(campaign=campaign, rater=raters[1])
     assert result.assignment is None and "paused" in result.message
     with pytest.raises(DomainError, match="paused"):
-        services.rating_submit(
-            assignment_id=a.pk, rater=raters[0], scores=full_scores(a)
-        )
+        rating_submit(assignment_id=a.pk, rater=raters[0], scores=full_scores(a))
 
 
 def test_quota_limits_a_raters_work(researcher, raters):
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         spec=CampaignSpec(
             name="c",
             dataset=make_dataset(n_instructions=5),
@@ -406,11 +393,9 @@ def test_quota_limits_a_raters_work(researcher, raters):
         created_by=researcher,
     )
     for _ in range(2):
-        a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
-        services.rating_submit(
-            assignment_id=a.pk, rater=raters[0], scores=full_scores(a)
-        )
-    result = services.assignment_next(campaign=campaign, rater=raters[0])
+        a = assignment_next(campaign=campaign, rater=raters[0]).assignment
+        rating_submit(assignment_id=a.pk, rater=raters[0], scores=full_scores(a))
+    result = assignment_next(campaign=campaign, rater=raters[0])
     assert result.assignment is None and "quota" in result.message
     assert rater_progress(user=raters[0], campaign=campaign).label == "2 of 2"
 
@@ -421,19 +406,19 @@ def test_skill_modes(researcher, raters):
         ("instruction", None, ["comprehension", "factuality", "readability"]),
         ("chosen", ["harmlessness", "factuality"], ["factuality", "harmlessness"]),
     ]:
-        campaign = services.campaign_create(
+        campaign = campaign_create(
             spec=CampaignSpec(
                 name=mode, dataset=dataset, skill_mode=mode, skills=keys, raters=raters
             ),
             created_by=researcher,
         )
-        a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
+        a = assignment_next(campaign=campaign, rater=raters[0]).assignment
         assert [s.key for s in assignment_skills(assignment=a)] == expected
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         spec=CampaignSpec(name="all", dataset=dataset, skill_mode="all", raters=raters),
         created_by=researcher,
     )
-    a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
+    a = assignment_next(campaign=campaign, rater=raters[0]).assignment
     assert len(assignment_skills(assignment=a)) == 12
 
 
@@ -446,9 +431,9 @@ def test_database_refuses_more_submitted_than_target(campaign):
 
 
 def test_campaign_progress_counts(campaign, raters):
-    a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
-    services.rating_submit(assignment_id=a.pk, rater=raters[0], scores=full_scores(a))
-    services.assignment_next(campaign=campaign, rater=raters[1])
+    a = assignment_next(campaign=campaign, rater=raters[0]).assignment
+    rating_submit(assignment_id=a.pk, rater=raters[0], scores=full_scores(a))
+    assignment_next(campaign=campaign, rater=raters[1])
     progress = campaign_progress(campaign=campaign)
     assert progress.responses == 6
     assert (progress.ratings_submitted, progress.locked, progress.responses_done) == (
@@ -472,7 +457,7 @@ def _rater_loop(campaign_id, rater_id, errors, served, submit_every=1):
         campaign = Campaign.objects.get(pk=campaign_id)
         n = 0
         while True:
-            result = services.assignment_next(campaign=campaign, rater=rater)
+            result = assignment_next(campaign=campaign, rater=rater)
             if result.assignment is None:
                 if result.locked_by_others:
                     time.sleep(0.01)  # others hold the rest; wait for submit or skip
@@ -482,14 +467,12 @@ def _rater_loop(campaign_id, rater_id, errors, served, submit_every=1):
             served.append((rater_id, a.response_id))
             n += 1
             if n % 7 == 0:
-                services.assignment_skip(
-                    assignment_id=a.pk, rater=rater, reason="test skip"
-                )
+                assignment_skip(assignment_id=a.pk, rater=rater, reason="test skip")
                 continue
             scores = {s.key: 3 for s in assignment_skills(assignment=a)}
-            services.rating_submit(assignment_id=a.pk, rater=rater, scores=scores)
+            rating_submit(assignment_id=a.pk, rater=rater, scores=scores)
             # A double submit from a retried request must change nothing.
-            services.rating_submit(assignment_id=a.pk, rater=rater, scores=scores)
+            rating_submit(assignment_id=a.pk, rater=rater, scores=scores)
     except Exception as exc:  # collected and asserted in the main thread
         errors.append(repr(exc))
     finally:
@@ -510,7 +493,7 @@ def test_overlap_invariant_holds_under_concurrent_raters(overlap):
     researcher = UserFactory(username="res", role="researcher")
     raters = [UserFactory(username=f"cr{i}", role="rater") for i in range(8)]
     dataset = make_dataset(n_instructions=20, models=("a", "b"))
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         spec=CampaignSpec(
             name="load",
             dataset=dataset,
@@ -579,7 +562,7 @@ def test_item_held_by_a_transaction_in_flight_is_waited_for_not_called_done():
     that transaction ends, not "You are done" while it still has a slot for them."""
     researcher = UserFactory(username="res3", role="researcher")
     rater = UserFactory(username="waits", role="rater")
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         spec=CampaignSpec(
             name="held",
             dataset=make_dataset(n_instructions=1, models=("a",)),
@@ -603,7 +586,7 @@ def test_item_held_by_a_transaction_in_flight_is_waited_for_not_called_done():
 
     def ask():
         try:
-            result["next"] = services.assignment_next(campaign=campaign, rater=rater)
+            result["next"] = assignment_next(campaign=campaign, rater=rater)
         finally:
             connection.close()
 
@@ -630,7 +613,7 @@ def test_item_held_by_a_transaction_in_flight_is_waited_for_not_called_done():
 def test_concurrent_next_calls_of_one_rater_hold_one_lock():
     researcher = UserFactory(username="res2", role="researcher")
     rater = UserFactory(username="double-click", role="rater")
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         spec=CampaignSpec(
             name="dc", dataset=make_dataset(n_instructions=10), raters=[rater]
         ),
@@ -641,9 +624,7 @@ def test_concurrent_next_calls_of_one_rater_hold_one_lock():
 
     def ask():
         try:
-            got.append(
-                services.assignment_next(campaign=campaign, rater=rater).assignment.pk
-            )
+            got.append(assignment_next(campaign=campaign, rater=rater).assignment.pk)
         except Exception as exc:
             errors.append(repr(exc))
         finally:
@@ -661,20 +642,18 @@ def test_concurrent_next_calls_of_one_rater_hold_one_lock():
 
 
 def test_closing_twice_keeps_the_first_close_time(campaign, researcher):
-    services.campaign_set_status(campaign=campaign, status="closed", user=researcher)
+    campaign_set_status(campaign=campaign, status="closed", user=researcher)
     first = Campaign.objects.get(pk=campaign.pk).closed_at
-    services.campaign_set_status(campaign=campaign, status="closed", user=researcher)
+    campaign_set_status(campaign=campaign, status="closed", user=researcher)
     assert Campaign.objects.get(pk=campaign.pk).closed_at == first
     with pytest.raises(DomainError, match="reopened"):
-        services.campaign_set_status(
-            campaign=campaign, status="active", user=researcher
-        )
+        campaign_set_status(campaign=campaign, status="active", user=researcher)
 
 
 def test_submit_rejects_rationales_that_are_not_an_object(campaign, raters):
-    a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
+    a = assignment_next(campaign=campaign, rater=raters[0]).assignment
     with pytest.raises(DomainError) as exc:
-        services.rating_submit(
+        rating_submit(
             assignment_id=a.pk,
             rater=raters[0],
             scores=full_scores(a),
@@ -682,7 +661,7 @@ def test_submit_rejects_rationales_that_are_not_an_object(campaign, raters):
         )
     assert [p.field for p in exc.value.problems] == ["rationales"]
     with pytest.raises(DomainError) as exc:
-        services.rating_submit(
+        rating_submit(
             assignment_id=a.pk,
             rater=raters[0],
             scores=full_scores(a),
@@ -694,7 +673,7 @@ def test_submit_rejects_rationales_that_are_not_an_object(campaign, raters):
 
 def test_chosen_skills_need_chosen_mode(researcher):
     with pytest.raises(DomainError) as exc:
-        services.campaign_create(
+        campaign_create(
             spec=CampaignSpec(
                 name="c",
                 dataset=make_dataset(),
@@ -737,7 +716,7 @@ def _scenario(*, dataset, small_dataset, researcher, raters, tag: str) -> dict:
         )
         return a
 
-    main = services.campaign_create(
+    main = campaign_create(
         spec=CampaignSpec(
             name=f"main-{tag}",
             dataset=dataset,
@@ -746,15 +725,13 @@ def _scenario(*, dataset, small_dataset, researcher, raters, tag: str) -> dict:
         ),
         created_by=researcher,
     )
-    a = step("r0 first", services.assignment_next(campaign=main, rater=r0, now=t0), t0)
+    a = step("r0 first", assignment_next(campaign=main, rater=r0, now=t0), t0)
     t1 = t0 + timedelta(minutes=1)
-    again = step(
-        "r0 resumes", services.assignment_next(campaign=main, rater=r0, now=t1), t1
-    )
+    again = step("r0 resumes", assignment_next(campaign=main, rater=r0, now=t1), t1)
     assert again.pk == a.pk
     keys = [s.key for s in assignment_skills(assignment=a)]
     scores = {k: v for k, v in zip(keys, [1, "na", 5, 3, 2, 4], strict=False)}
-    done = services.rating_submit(
+    done = rating_submit(
         assignment_id=a.pk,
         rater=r0,
         scores=scores,
@@ -765,28 +742,26 @@ def _scenario(*, dataset, small_dataset, researcher, raters, tag: str) -> dict:
     log.append(
         ("r0 saved", [(s.skill.key, s.score, s.rationale) for s in done.scores.all()])
     )
-    b = step("r1 first", services.assignment_next(campaign=main, rater=r1, now=t1), t1)
-    services.assignment_skip(assignment_id=b.pk, rater=r1, reason="not my field")
-    step("r1 after skip", services.assignment_next(campaign=main, rater=r1, now=t1), t1)
+    b = step("r1 first", assignment_next(campaign=main, rater=r1, now=t1), t1)
+    assignment_skip(assignment_id=b.pk, rater=r1, reason="not my field")
+    step("r1 after skip", assignment_next(campaign=main, rater=r1, now=t1), t1)
     for i in range(3):
-        got = step(
-            f"r0 #{i}", services.assignment_next(campaign=main, rater=r0, now=t1), t1
-        )
+        got = step(f"r0 #{i}", assignment_next(campaign=main, rater=r0, now=t1), t1)
         if got is None:
             break
-        services.rating_submit(
+        rating_submit(
             assignment_id=got.pk,
             rater=r0,
             scores={s.key: 4 for s in assignment_skills(assignment=got)},
             now=t1,
         )
     # A bad submit changes nothing, on either path.
-    c = step("r2 first", services.assignment_next(campaign=main, rater=r2, now=t1), t1)
+    c = step("r2 first", assignment_next(campaign=main, rater=r2, now=t1), t1)
     with pytest.raises(DomainError) as bad:
-        services.rating_submit(assignment_id=c.pk, rater=r2, scores={"nope": 9}, now=t1)
+        rating_submit(assignment_id=c.pk, rater=r2, scores={"nope": 9}, now=t1)
     log.append(("r2 refused", sorted(p.field for p in bad.value.problems)))
 
-    small = services.campaign_create(
+    small = campaign_create(
         spec=CampaignSpec(
             name=f"small-{tag}",
             dataset=small_dataset,
@@ -795,14 +770,12 @@ def _scenario(*, dataset, small_dataset, researcher, raters, tag: str) -> dict:
         ),
         created_by=researcher,
     )
-    step("s r0", services.assignment_next(campaign=small, rater=r0, now=t0), t0)
-    step("s r1", services.assignment_next(campaign=small, rater=r1, now=t0), t0)
-    step("s r2 locked", services.assignment_next(campaign=small, rater=r2, now=t0), t0)
+    step("s r0", assignment_next(campaign=small, rater=r0, now=t0), t0)
+    step("s r1", assignment_next(campaign=small, rater=r1, now=t0), t0)
+    step("s r2 locked", assignment_next(campaign=small, rater=r2, now=t0), t0)
     t6 = t0 + timedelta(minutes=6)
-    services.assignments_expire(campaign_id=small.pk, now=t6)
-    revived = step(
-        "s r0 again", services.assignment_next(campaign=small, rater=r0, now=t6), t6
-    )
+    assignments_expire(campaign_id=small.pk, now=t6)
+    revived = step("s r0 again", assignment_next(campaign=small, rater=r0, now=t6), t6)
 
     def state(campaign):
         return {
@@ -885,10 +858,8 @@ def test_sql_path_statements_are_prepared_once_per_connection(
     if rating_path == "orm":
         pytest.skip("about the raw-SQL path")
     for _ in range(2):
-        a = services.assignment_next(campaign=campaign, rater=raters[0]).assignment
-        services.rating_submit(
-            assignment_id=a.pk, rater=raters[0], scores=full_scores(a)
-        )
+        a = assignment_next(campaign=campaign, rater=raters[0]).assignment
+        rating_submit(assignment_id=a.pk, rater=raters[0], scores=full_scores(a))
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT statement FROM pg_prepared_statements WHERE statement LIKE %s "
@@ -926,7 +897,7 @@ def test_sql_campaign_read_equals_the_orm_read(researcher, raters, rating_path):
     from annotation.selectors import campaign_get_for_rater
 
     dataset = make_dataset(n_instructions=2, models=("m-a", "m-b"))
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         spec=CampaignSpec(
             name="json", dataset=dataset, models=["m-b"], raters=raters[:2]
         ),
@@ -954,7 +925,7 @@ def test_campaign_create_refuses_an_overlap_above_the_chosen_raters(researcher, 
     yet (they are added later) the overlap is not checked against them."""
     dataset = make_dataset()
     with pytest.raises(DomainError) as exc:
-        services.campaign_create(
+        campaign_create(
             spec=CampaignSpec(
                 name="c",
                 dataset=dataset,
@@ -970,13 +941,13 @@ def test_campaign_create_refuses_an_overlap_above_the_chosen_raters(researcher, 
         "lower the overlap"
     )
     assert Campaign.objects.count() == 0
-    services.campaign_create(
+    campaign_create(
         spec=CampaignSpec(
             name="c", dataset=dataset, raters=raters, serving=ServingPolicy(overlap=3)
         ),
         created_by=researcher,
     )
-    services.campaign_create(
+    campaign_create(
         spec=CampaignSpec(
             name="later", dataset=dataset, serving=ServingPolicy(overlap=4)
         ),

@@ -84,7 +84,7 @@ def test_slim_instructions_are_written_from_the_file_read_again(tmp_path):
     """The FLASK import keeps instructions without their texts while it checks them
     and reads the texts again to write them: what lands is what the file says."""
     from annotation.models import Instruction
-    from annotation.services import dataset_import_flask
+    from annotation.services.flask import dataset_import_flask
 
     rows = [
         {"idx": i, "instruction": f"Question {i}: " + "why? " * 50, "answer": f"A{i}"}

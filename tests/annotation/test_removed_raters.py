@@ -18,7 +18,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from analysis.exports.scores import score_rows
-from annotation import membership, selectors, services
+from annotation import membership, selectors
 from annotation.items.pairwise import map_shown_label
 from annotation.models import Assignment, CampaignItem, HumanPreference, HumanScore
 from annotation.selectors import assignment_skills
@@ -27,8 +27,9 @@ from annotation.services.campaign_spec import (
     DisplayPolicy,
     PairPolicy,
 )
-from annotation.services.campaigns import campaign_create
+from annotation.services.campaigns import campaign_create, campaign_set_raters
 from annotation.services.pairwise import pairwise_next, pairwise_submit
+from annotation.services.rating import assignment_next, rating_submit
 from annotation.services.serving import REMOVED_NOTE, ROLE_REMOVED_NOTE
 from flaskapp import roles
 from tests.factories import (
@@ -69,7 +70,7 @@ def scores_for(assignment, value=4) -> dict:
 
 
 def pointwise_campaign(researcher, raters, name="removal"):
-    return services.campaign_create(
+    return campaign_create(
         spec=CampaignSpec(name=name, dataset=make_dataset(), raters=raters),
         created_by=researcher,
     )
@@ -79,9 +80,9 @@ def pointwise_campaign(researcher, raters, name="removal"):
 def pointwise(researcher, rater, other_rater):
     """A campaign where `rater` submitted one response and holds a lock on another."""
     campaign = pointwise_campaign(researcher, [rater, other_rater])
-    done = services.assignment_next(campaign=campaign, rater=rater).assignment
-    services.rating_submit(assignment_id=done.pk, rater=rater, scores=scores_for(done))
-    held = services.assignment_next(campaign=campaign, rater=rater).assignment
+    done = assignment_next(campaign=campaign, rater=rater).assignment
+    rating_submit(assignment_id=done.pk, rater=rater, scores=scores_for(done))
+    held = assignment_next(campaign=campaign, rater=rater).assignment
     assert held.status == Assignment.Status.SERVED
     return campaign, done, held
 
@@ -118,7 +119,7 @@ def rater_group() -> Group:
 
 def remove_from_campaign(campaign, rater, researcher):
     others = [u for u in campaign.raters.all() if u.pk != rater.pk]
-    services.campaign_set_raters(campaign=campaign, raters=others, user=researcher)
+    campaign_set_raters(campaign=campaign, raters=others, user=researcher)
 
 
 def remove_role(rater):
@@ -341,7 +342,7 @@ def test_people_who_never_worked_in_the_campaign_still_get_a_404(
     campaign, _, _ = pointwise
     outsider = UserFactory(username="never-here", role="rater")
     early = UserFactory(username="removed-early", role="rater")
-    services.campaign_set_raters(
+    campaign_set_raters(
         campaign=campaign, raters=[*campaign.raters.all(), early], user=researcher
     )
     remove_from_campaign(campaign, early, researcher)
@@ -369,7 +370,7 @@ def test_a_rater_still_in_the_campaign_keeps_working(pointwise, api_client_for, 
 def test_a_rater_added_back_works_again(pointwise, api_client_for, rater, researcher):
     campaign, done, held = pointwise
     remove_from_campaign(campaign, rater, researcher)
-    services.campaign_set_raters(
+    campaign_set_raters(
         campaign=campaign, raters=[*campaign.raters.all(), rater], user=researcher
     )
     client = api_client_for(rater)
@@ -400,13 +401,9 @@ def test_live_locks_are_released_with_the_reason_and_served_to_others(
     assert done.status == Assignment.Status.SUBMITTED
     # The released response is served to the other rater.
     served = set()
-    while a := services.assignment_next(
-        campaign=campaign, rater=other_rater
-    ).assignment:
+    while a := assignment_next(campaign=campaign, rater=other_rater).assignment:
         served.add(a.response_id)
-        services.rating_submit(
-            assignment_id=a.pk, rater=other_rater, scores=scores_for(a)
-        )
+        rating_submit(assignment_id=a.pk, rater=other_rater, scores=scores_for(a))
     assert held.response_id in served
 
 
@@ -460,8 +457,8 @@ def test_every_way_of_taking_a_rater_out_of_a_campaign_releases_their_lock(
 ):
     campaign = pointwise_campaign(researcher, [rater, other_rater])
     elsewhere = pointwise_campaign(researcher, [rater], name="elsewhere")
-    held = services.assignment_next(campaign=campaign, rater=rater).assignment
-    kept = services.assignment_next(campaign=elsewhere, rater=rater).assignment
+    held = assignment_next(campaign=campaign, rater=rater).assignment
+    kept = assignment_next(campaign=elsewhere, rater=rater).assignment
     MEMBERSHIP_REMOVALS[way](campaign, rater)
     held.refresh_from_db()
     kept.refresh_from_db()
@@ -482,10 +479,9 @@ def test_every_way_of_removing_the_rater_role_releases_their_locks_everywhere(
     first = pointwise_campaign(researcher, [rater, other_rater])
     second = pointwise_campaign(researcher, [rater], name="second")
     held = [
-        services.assignment_next(campaign=c, rater=rater).assignment
-        for c in (first, second)
+        assignment_next(campaign=c, rater=rater).assignment for c in (first, second)
     ]
-    other = services.assignment_next(campaign=first, rater=other_rater).assignment
+    other = assignment_next(campaign=first, rater=other_rater).assignment
     ROLE_REMOVALS[way](User.objects.get(pk=rater.pk), superuser_client)
     for a in held:
         a.refresh_from_db()
@@ -545,7 +541,7 @@ def test_a_removal_during_a_submit_neither_deadlocks_nor_releases_it_twice():
     rater = UserFactory(username="racer", role="rater")
     other = UserFactory(username="stayer", role="rater")
     campaign = pointwise_campaign(researcher, [rater, other])
-    held = services.assignment_next(campaign=campaign, rater=rater).assignment
+    held = assignment_next(campaign=campaign, rater=rater).assignment
     errors: list[str] = []
     holds_assignment = threading.Event()
     go_on = threading.Event()
@@ -571,9 +567,7 @@ def test_a_removal_during_a_submit_neither_deadlocks_nor_releases_it_twice():
 
     def removal():
         try:
-            services.campaign_set_raters(
-                campaign=campaign, raters=[other], user=researcher
-            )
+            campaign_set_raters(campaign=campaign, raters=[other], user=researcher)
         except Exception as exc:
             errors.append(f"removal: {exc!r}")
         finally:
@@ -634,7 +628,7 @@ def test_campaign_page_marks_work_from_a_removed_rater(
     assert progress["removed_submitted"] == 1
     assert progress["removed_scores"] == n_scores
     # A rater whose role was removed (still listed as a member) is marked too.
-    services.assignment_next(campaign=campaign, rater=other_rater)
+    assignment_next(campaign=campaign, rater=other_rater)
     remove_role(other_rater)
     html = client_for(researcher).get(url).content.decode()
     row = html.split(f"<td>{other_rater.username}", 1)[1].split("</tr>", 1)[0]

@@ -7,11 +7,10 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from annotation import services
 from annotation.importers.rubric_file import parse_rubric_file
 from annotation.models import Rubric
 from annotation.selectors.rubric_files import NEW_RUBRIC_TEMPLATE, rubric_file_yaml
-from annotation.services.rubrics import rubric_get_default
+from annotation.services.rubrics import rubric_get_default, rubric_import
 from tests.annotation.test_rubric_files import HELPSTEER_YAML
 
 pytestmark = pytest.mark.django_db
@@ -29,18 +28,18 @@ def test_the_yaml_reads_back_as_the_same_rubric(make):
     if make == "builtin":
         rubric = rubric_get_default()
     else:
-        rubric = services.rubric_import(data=HELPSTEER_YAML, file="h.yaml")
+        rubric = rubric_import(data=HELPSTEER_YAML, file="h.yaml")
     text = rubric_file_yaml(rubric)
     parsed, problems = parse_rubric_file(text.encode(), file="x.yaml")
     assert problems == [] and parsed.name == rubric.name
-    again = services.rubric_import(data=text.encode(), file="x.yaml")
+    again = rubric_import(data=text.encode(), file="x.yaml")
     assert again.version == rubric.version + 1
     assert stored(again) == stored(rubric)
     assert again.groups == rubric.groups
 
 
 def test_editing_saves_the_next_version_and_leaves_the_old_one(client_for, admin_user):
-    v1 = services.rubric_import(data=HELPSTEER_YAML, file="h.yaml")
+    v1 = rubric_import(data=HELPSTEER_YAML, file="h.yaml")
     before = stored(v1)
     client = client_for(admin_user)
     page = client.get(reverse("annotation:rubric-edit", args=[v1.pk]))
@@ -60,7 +59,7 @@ def test_editing_saves_the_next_version_and_leaves_the_old_one(client_for, admin
 
 
 def test_a_bad_text_names_its_line_and_field_and_saves_nothing(client_for, admin_user):
-    v1 = services.rubric_import(data=HELPSTEER_YAML, file="h.yaml")
+    v1 = rubric_import(data=HELPSTEER_YAML, file="h.yaml")
     client = client_for(admin_user)
     text = rubric_file_yaml(v1).replace("max: 4", "max: 0", 1)
     count = Rubric.objects.count()

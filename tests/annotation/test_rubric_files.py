@@ -14,13 +14,14 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from annotation import services
 from annotation.builtin_rubric import BUILTIN_SKILLS
 from annotation.models import FLASK_GROUPS, Dataset, Rubric, Skill
 from annotation.services.campaign_spec import (
     CampaignSpec,
 )
+from annotation.services.campaigns import campaign_create
 from annotation.services.imports import dataset_import_files
+from annotation.services.rubrics import rubric_get_default, rubric_import
 from flaskapp.errors import DomainError
 from tests.factories import DatasetFactory, InstructionFactory, ResponseFactory
 
@@ -134,7 +135,7 @@ def refusal(data: bytes, file: str = "rubric.yaml") -> list[tuple]:
     """Import `data`, expecting a refusal that writes nothing; (line, field, message)."""
     before = counts()
     with pytest.raises(DomainError) as exc:
-        services.rubric_import(data=data, file=file)
+        rubric_import(data=data, file=file)
     assert counts() == before
     assert exc.value.message == "the rubric was not imported"
     return [(p.line, p.field, p.message) for p in exc.value.problems]
@@ -144,7 +145,7 @@ def refusal(data: bytes, file: str = "rubric.yaml") -> list[tuple]:
 
 
 def test_a_helpsteer_yaml_rubric_is_stored_exactly():
-    rubric = services.rubric_import(data=HELPSTEER_YAML, file="helpsteer.yaml")
+    rubric = rubric_import(data=HELPSTEER_YAML, file="helpsteer.yaml")
 
     assert (rubric.name, rubric.version) == ("HelpSteer attributes", 1)
     assert rubric.description == "Five attributes scored 0-4."
@@ -223,7 +224,7 @@ def test_a_helpsteer_yaml_rubric_is_stored_exactly():
 
 
 def test_a_ten_point_json_rubric_is_stored_exactly_in_the_default_group():
-    rubric = services.rubric_import(
+    rubric = rubric_import(
         data=json.dumps(TEN_POINT, indent=2).encode(), file="ten.json"
     )
 
@@ -260,7 +261,7 @@ def test_a_flask_shaped_criterion_of_our_file_fills_flasks_fields():
             }
         ],
     }
-    rubric = services.rubric_import(data=json.dumps(data).encode(), file="mini.json")
+    rubric = rubric_import(data=json.dumps(data).encode(), file="mini.json")
 
     skill = rubric.skills.get()
     assert skill.ability == "background_knowledge"
@@ -274,9 +275,9 @@ def test_a_flask_shaped_criterion_of_our_file_fills_flasks_fields():
 
 
 def test_reimport_makes_version_two_and_name_overrides_the_files():
-    first = services.rubric_import(data=HELPSTEER_YAML, file="h.yaml")
-    second = services.rubric_import(data=HELPSTEER_YAML, file="h.yaml")
-    other = services.rubric_import(name="Mine", data=HELPSTEER_YAML, file="h.yaml")
+    first = rubric_import(data=HELPSTEER_YAML, file="h.yaml")
+    second = rubric_import(data=HELPSTEER_YAML, file="h.yaml")
+    other = rubric_import(name="Mine", data=HELPSTEER_YAML, file="h.yaml")
 
     assert (first.version, second.version) == (1, 2)
     assert (other.name, other.version) == ("Mine", 1)
@@ -292,7 +293,7 @@ def test_flasks_file_still_imports_with_its_abilities_as_groups():
         }
         for _key, name, _ability, _criteria, _anchors in BUILTIN_SKILLS
     ]
-    rubric = services.rubric_import(
+    rubric = rubric_import(
         data=json.dumps(items).encode(), file="skillset_description.json"
     )
 
@@ -307,7 +308,7 @@ def test_flasks_file_still_imports_with_its_abilities_as_groups():
 
 
 def test_the_builtin_rubric_got_the_values_its_fields_imply():
-    rubric = services.rubric_get_default()
+    rubric = rubric_get_default()
 
     assert rubric.groups == FLASK_GROUPS
     assert rubric.flask_compatible
@@ -598,7 +599,7 @@ def test_the_upload_page_shows_problems_and_refuses_researchers_and_raters(
 def test_the_rubric_page_shows_scales_labels_na_and_that_it_is_not_usable_yet(
     client_for, researcher
 ):
-    rubric = services.rubric_import(data=HELPSTEER_YAML, file="h.yaml")
+    rubric = rubric_import(data=HELPSTEER_YAML, file="h.yaml")
 
     text = page_text(
         client_for(researcher).get(
@@ -615,7 +616,7 @@ def test_the_rubric_page_shows_scales_labels_na_and_that_it_is_not_usable_yet(
 
 
 def test_the_builtin_rubric_page_has_no_warning(client_for, researcher):
-    rubric = services.rubric_get_default()
+    rubric = rubric_get_default()
     text = page_text(
         client_for(researcher).get(
             reverse("annotation:rubric-detail", args=[rubric.pk])
@@ -672,11 +673,11 @@ def test_the_api_imports_for_admins_only(api_client_for, admin_user, researcher,
 
 
 def test_a_campaign_on_a_rubric_that_is_not_flask_compatible_is_created(researcher):
-    rubric = services.rubric_import(data=HELPSTEER_YAML, file="h.yaml")
+    rubric = rubric_import(data=HELPSTEER_YAML, file="h.yaml")
     dataset = DatasetFactory(rubric=rubric)
     ResponseFactory(instruction=InstructionFactory(dataset=dataset, skill_keys=[]))
 
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         spec=CampaignSpec(name="c", dataset=dataset), created_by=researcher
     )
 
@@ -684,9 +685,7 @@ def test_a_campaign_on_a_rubric_that_is_not_flask_compatible_is_created(research
 
 
 def test_a_dataset_import_may_name_any_rubric():
-    rubric = services.rubric_import(
-        data=json.dumps(TEN_POINT).encode(), file="ten.json"
-    )
+    rubric = rubric_import(data=json.dumps(TEN_POINT).encode(), file="ten.json")
     row = json.dumps({"idx": 1, "instruction": "Why?", "skill": [], "domain": []})
 
     dataset_import_files(
@@ -705,7 +704,7 @@ def test_a_judge_run_on_such_a_rubric_is_created(researcher):
     from judging.models import JudgeConfig
     from judging.services.runs import judge_run_create
 
-    rubric = services.rubric_import(data=HELPSTEER_YAML, file="h.yaml")
+    rubric = rubric_import(data=HELPSTEER_YAML, file="h.yaml")
     dataset = DatasetFactory(rubric=rubric)
     ResponseFactory(instruction=InstructionFactory(dataset=dataset, skill_keys=[]))
     config = JudgeConfig.objects.create(

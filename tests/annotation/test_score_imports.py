@@ -18,7 +18,6 @@ from django.core.management.base import CommandError
 
 from analysis.selectors.agreement.inputs import _human_rows
 from analysis.selectors.agreement.sources import agreement_defaults
-from annotation import services
 from annotation.models import (
     Assignment,
     Campaign,
@@ -30,6 +29,8 @@ from annotation.models import (
     Response,
 )
 from annotation.scales import scale_of
+from annotation.services.imports import dataset_import_files
+from annotation.services.rubrics import rubric_import
 from flaskapp.errors import DomainError
 
 pytestmark = pytest.mark.django_db
@@ -89,7 +90,7 @@ def page_text(response) -> str:
 
 
 def rubric(data: bytes):
-    return services.rubric_import(data=data, file="rubric.yaml")
+    return rubric_import(data=data, file="rubric.yaml")
 
 
 def counts() -> dict[str, int]:
@@ -141,7 +142,7 @@ def stored(campaign: Campaign) -> set[tuple]:
 
 def refused(**kwargs) -> list[str]:
     with pytest.raises(DomainError) as caught:
-        services.dataset_import_files(**kwargs)
+        dataset_import_files(**kwargs)
     return [str(p) for p in caught.value.problems]
 
 
@@ -317,7 +318,7 @@ TEN_ROWS = [
 def test_a_one_to_ten_single_criterion_file_maps_its_score_column(name, encode):
     ten = rubric(TEN_YAML)
 
-    report = services.dataset_import_files(
+    report = dataset_import_files(
         dataset_name="mt",
         fmt="jsonl",
         files=[(name, encode(TEN_ROWS))],
@@ -353,7 +354,7 @@ def test_a_jsonl_scores_object_names_criteria_by_key_or_name():
         },
     ]
 
-    report = services.dataset_import_files(
+    report = dataset_import_files(
         dataset_name="mt",
         fmt="jsonl",
         files=[("s.jsonl", jsonl(*rows))],
@@ -379,7 +380,7 @@ s2,Summarise: rain fell.,m-a,It snowed.,bob,NO,
 def test_a_yes_no_file_with_two_raters_stores_label_codes_per_rater():
     yesno = rubric(YESNO_YAML)
 
-    report = services.dataset_import_files(
+    report = dataset_import_files(
         dataset_name="summ",
         fmt="csv",
         files=[("labels.csv", YESNO_CSV.encode())],
@@ -413,7 +414,7 @@ def test_a_yes_no_file_with_two_raters_stores_label_codes_per_rater():
 
 def test_a_later_file_scores_existing_responses_by_id_and_model():
     yesno = rubric(YESNO_YAML)
-    services.dataset_import_files(
+    dataset_import_files(
         dataset_name="summ",
         fmt="csv",
         files=[("labels.csv", YESNO_CSV.encode())],
@@ -422,7 +423,7 @@ def test_a_later_file_scores_existing_responses_by_id_and_model():
     before = counts()
     later = b"id,model,rater,consistent\ns1,m-a,cy,no\ns2,m-a,cy,yes\n"
 
-    report = services.dataset_import_files(
+    report = dataset_import_files(
         dataset_name="summ", fmt="csv", files=[("later.csv", later)]
     )
 
@@ -550,7 +551,7 @@ def test_a_mapped_score_column_missing_from_the_header_is_named():
 
 def test_a_score_for_a_response_the_dataset_does_not_have_is_refused():
     ten = rubric(TEN_YAML)
-    services.dataset_import_files(
+    dataset_import_files(
         dataset_name="mt",
         fmt="jsonl",
         files=[("a.jsonl", jsonl({"id": "q1", "instruction": "Hi?"}))],
@@ -574,7 +575,7 @@ def test_a_score_for_a_response_the_dataset_does_not_have_is_refused():
 
 def test_a_per_instance_rubric_cannot_be_added_to_an_imported_instruction():
     ten = rubric(TEN_YAML)
-    services.dataset_import_files(
+    dataset_import_files(
         dataset_name="mt",
         fmt="jsonl",
         files=[
@@ -754,7 +755,7 @@ def test_the_instruction_api_shows_the_per_instance_rubric_and_checklist(
     ten = rubric(TEN_YAML)
     own = {"criteria": "Is it kind?", "score1_description": "Rude."}
     own |= {f"score{i}_description": f"Level {i}." for i in range(2, 6)}
-    services.dataset_import_files(
+    dataset_import_files(
         dataset_name="own",
         fmt="jsonl",
         files=[
@@ -794,7 +795,7 @@ def test_a_column_that_looks_like_a_criterion_but_is_not_read_is_warned_about():
         '"What is 2+2?",Four.,m-a,4,4,3,fine\n'
     )
 
-    report = services.dataset_import_files(
+    report = dataset_import_files(
         dataset_name="near misses",
         fmt="csv",
         files=[("scores.csv", data.encode())],

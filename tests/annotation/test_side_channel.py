@@ -12,9 +12,10 @@ import re
 
 from django.urls import reverse
 
-from annotation import services
 from annotation.models import Assignment
 from annotation.selectors import assignment_skills
+from annotation.services.campaigns import campaign_set_training
+from annotation.services.gold import gold_feedback
 from tests.annotation.test_gold import gold_campaign, serve, submit
 from tests.factories import campaign_from_fields
 
@@ -202,7 +203,7 @@ def test_training_gold_is_never_served_again_as_a_test_to_that_rater(
         submit(rater, a)
         a.refresh_from_db()
         if a.gold:
-            assert services.gold_feedback(a) is not None
+            assert gold_feedback(a) is not None
             assert a.answers_shown
             trained.add(a.response_id)
     assert trained == gold_ids
@@ -261,9 +262,9 @@ def test_feedback_needs_the_record_of_answers_shown(researcher, rater):
     a = serve(campaign, rater)
     assert a.gold
     submit(rater, a)
-    services.campaign_set_training(campaign=campaign, on=True, user=researcher)
+    campaign_set_training(campaign=campaign, on=True, user=researcher)
     a.refresh_from_db()
-    assert services.gold_feedback(a) is None
+    assert gold_feedback(a) is None
     assert assignment_skills(assignment=a)
 
 

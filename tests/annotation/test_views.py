@@ -10,7 +10,6 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from annotation import services
 from annotation.builtin_rubric import BUILTIN_SKILLS
 from annotation.models import (
     DATASET_FORMAT_CHOICES,
@@ -20,6 +19,9 @@ from annotation.models import (
     Response,
     Rubric,
 )
+from annotation.services.import_jobs import import_job_create
+from annotation.services.imports import dataset_import_files
+from annotation.services.rubrics import rubric_get_default
 from tests.factories import DatasetFactory, InstructionFactory, ResponseFactory
 
 pytestmark = pytest.mark.django_db
@@ -168,7 +170,7 @@ def test_home_sends_anonymous_visitors_to_login(client):
 def test_home_for_an_admin_shows_datasets_recent_imports_and_every_nav_link(
     client_for, admin_user, browse_dataset
 ):
-    services.import_job_create(
+    import_job_create(
         dataset_name="fresh",
         fmt="flask",
         uploads=[("e.jsonl", jsonl(FLASK_ROWS))],
@@ -537,7 +539,7 @@ def skillset_json(**overrides) -> bytes:
 def test_rubric_list_and_detail_show_skills_by_ability_with_anchors(
     client_for, researcher
 ):
-    rubric = services.rubric_get_default()
+    rubric = rubric_get_default()
     client = client_for(researcher)
 
     listing = client.get(reverse("annotation:rubric-list"))
@@ -563,7 +565,7 @@ def test_rubric_list_and_detail_show_skills_by_ability_with_anchors(
 
 
 def test_rubric_pages_refuse_raters_and_anonymous(client_for, client, rater):
-    rubric = services.rubric_get_default()
+    rubric = rubric_get_default()
     for url in (
         reverse("annotation:rubric-list"),
         reverse("annotation:rubric-detail", args=[rubric.pk]),
@@ -573,7 +575,7 @@ def test_rubric_pages_refuse_raters_and_anonymous(client_for, client, rater):
 
 
 def test_admin_uploads_the_flask_rubric_file_as_a_new_version(client_for, admin_user):
-    rubric = services.rubric_get_default()
+    rubric = rubric_get_default()
     client = client_for(admin_user)
     detail = client.get(reverse("annotation:rubric-detail", args=[rubric.pk]))
     assert "Upload a new version" in page_text(detail)
@@ -673,7 +675,7 @@ def test_import_form_lists_formats_with_help_and_existing_dataset_names(
 def test_import_pages_are_for_admins_only(
     client_for, client, researcher, rater, admin_user
 ):
-    job = services.import_job_create(
+    job = import_job_create(
         dataset_name="x",
         fmt="flask",
         uploads=[("e.jsonl", jsonl(FLASK_ROWS))],
@@ -757,7 +759,7 @@ def test_confirm_imports_the_rows_and_links_to_the_dataset(client_for, admin_use
 
 
 def test_confirm_needs_post(client_for, admin_user):
-    job = services.import_job_create(
+    job = import_job_create(
         dataset_name="x",
         fmt="flask",
         uploads=[("e.jsonl", jsonl(FLASK_ROWS))],
@@ -841,7 +843,7 @@ def test_import_form_rejects_bad_input_without_creating_a_job(
 
 
 def test_import_form_passes_options_to_the_service(client_for, admin_user):
-    rubric = services.rubric_get_default()
+    rubric = rubric_get_default()
     csv_data = b"prompt,gold,answer,llm\nWhat is 2+2?,4,Four.,m1\n"
 
     response = post_import(
@@ -875,7 +877,7 @@ def test_import_form_passes_options_to_the_service(client_for, admin_user):
 def test_model_outputs_import_adds_responses_named_after_the_files(
     client_for, admin_user
 ):
-    services.dataset_import_files(
+    dataset_import_files(
         dataset_name="sky-set", fmt="flask", files=[("e.jsonl", jsonl(FLASK_ROWS))]
     )
     outputs = [
@@ -962,13 +964,13 @@ def test_progress_fragment_stops_polling_with_286_once_finished(client_for, admi
 
 
 def test_import_list_shows_recent_jobs_with_status(client_for, admin_user):
-    services.import_job_create(
+    import_job_create(
         dataset_name="good",
         fmt="flask",
         uploads=[("e.jsonl", jsonl(FLASK_ROWS))],
         user=admin_user,
     )
-    services.import_job_create(
+    import_job_create(
         dataset_name="broken",
         fmt="flask",
         uploads=[("b.jsonl", b"not json")],

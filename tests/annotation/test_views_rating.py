@@ -12,9 +12,10 @@ import re
 import pytest
 from django.urls import reverse
 
-from annotation import services
 from annotation.models import Assignment, Campaign, HumanScore
 from annotation.selectors import assignment_skills
+from annotation.services.campaigns import campaign_set_status
+from annotation.services.rating import assignment_next, assignment_skip, rating_submit
 from tests.factories import (
     DatasetFactory,
     InstructionFactory,
@@ -56,7 +57,7 @@ def make_campaign(researcher, raters, dataset=None, **options):
 
 
 def serve(campaign, rater):
-    return services.assignment_next(campaign=campaign, rater=rater).assignment
+    return assignment_next(campaign=campaign, rater=rater).assignment
 
 
 def score_post(assignment, value="4", **overrides):
@@ -212,7 +213,7 @@ def test_campaign_detail_shows_progress_per_rater_and_locks(
     client_for, researcher, rater, other_rater, campaign
 ):
     done = serve(campaign, rater)
-    services.rating_submit(
+    rating_submit(
         assignment_id=done.pk,
         rater=rater,
         scores={k: 3 for k in SKILLS},
@@ -240,7 +241,7 @@ def test_campaign_detail_htmx_polls_the_progress_fragment(
     assert response.status_code == 200
     assert html.lstrip().startswith('<section id="campaign-progress"')
     assert "<nav" not in html and "Settings" not in html
-    services.campaign_set_status(campaign=campaign, status="closed", user=researcher)
+    campaign_set_status(campaign=campaign, status="closed", user=researcher)
     response = client_for(researcher).get(url, **HX)
     assert response.status_code == 286  # closed: htmx stops polling
     assert "hx-trigger" not in response.content.decode()
@@ -320,7 +321,7 @@ def test_rate_home_lists_the_raters_campaigns_with_progress(
 ):
     make_campaign(researcher, [outsider], name="Not yours")
     assignment = serve(campaign, rater)
-    services.rating_submit(
+    rating_submit(
         assignment_id=assignment.pk, rater=rater, scores={k: 5 for k in SKILLS}
     )
     response = client_for(rater).get(reverse("annotation:rate-home"))
@@ -476,7 +477,7 @@ def test_rate_next_says_when_nothing_is_left(client_for, researcher, rater):
         researcher, [rater], dataset=make_dataset(n_instructions=1)
     )
     assignment = serve(campaign, rater)
-    services.rating_submit(
+    rating_submit(
         assignment_id=assignment.pk, rater=rater, scores={k: 4 for k in SKILLS}
     )
     html = (
@@ -508,7 +509,7 @@ def test_rate_next_says_when_the_rest_is_locked_by_others(
 def test_rate_next_in_a_paused_campaign_serves_nothing(
     client_for, researcher, rater, campaign
 ):
-    services.campaign_set_status(campaign=campaign, status="paused", user=researcher)
+    campaign_set_status(campaign=campaign, status="paused", user=researcher)
     html = (
         client_for(rater)
         .get(reverse("annotation:rate-next", args=[campaign.pk]))
@@ -529,7 +530,7 @@ def test_rater_never_sees_another_raters_rationale_nor_hidden_model_names(
         researcher, [rater, other_rater], dataset=dataset, overlap=2
     )
     first = serve(campaign, rater)
-    services.rating_submit(
+    rating_submit(
         assignment_id=first.pk,
         rater=rater,
         scores={k: 2 for k in SKILLS},
@@ -668,7 +669,7 @@ def test_submit_in_a_paused_campaign_is_refused_with_a_message(
     client_for, researcher, rater, campaign
 ):
     assignment = serve(campaign, rater)
-    services.campaign_set_status(campaign=campaign, status="paused", user=researcher)
+    campaign_set_status(campaign=campaign, status="paused", user=researcher)
     response = client_for(rater).post(
         reverse("annotation:assignment-submit", args=[assignment.pk]),
         score_post(assignment),
@@ -796,15 +797,11 @@ def test_rate_history_lists_only_the_raters_own_work(
     client_for, rater, other_rater, campaign
 ):
     mine = serve(campaign, rater)
-    services.rating_submit(
-        assignment_id=mine.pk, rater=rater, scores={k: 4 for k in SKILLS}
-    )
+    rating_submit(assignment_id=mine.pk, rater=rater, scores={k: 4 for k in SKILLS})
     skipped = serve(campaign, rater)
-    services.assignment_skip(
-        assignment_id=skipped.pk, rater=rater, reason="MY-SKIP-REASON"
-    )
+    assignment_skip(assignment_id=skipped.pk, rater=rater, reason="MY-SKIP-REASON")
     theirs = serve(campaign, other_rater)
-    services.assignment_skip(
+    assignment_skip(
         assignment_id=theirs.pk, rater=other_rater, reason="THEIR-SKIP-REASON"
     )
     response = client_for(rater).get(
@@ -823,13 +820,13 @@ def test_rate_history_shows_the_scores_the_rater_gave_per_skill(
 ):
     for value in ("na", 2):
         mine = serve(campaign, rater)
-        services.rating_submit(
+        rating_submit(
             assignment_id=mine.pk,
             rater=rater,
             scores={"comprehension": 5, "factuality": value, "readability": 3},
         )
     theirs = serve(campaign, other_rater)
-    services.rating_submit(
+    rating_submit(
         assignment_id=theirs.pk, rater=other_rater, scores={k: 1 for k in SKILLS}
     )
     client = client_for(rater)
@@ -859,7 +856,7 @@ def test_rate_history_is_404_outside_the_campaign(
 
 def test_review_shows_own_scores_and_amends_them(client_for, rater, campaign):
     assignment = serve(campaign, rater)
-    services.rating_submit(
+    rating_submit(
         assignment_id=assignment.pk,
         rater=rater,
         scores={"comprehension": 2, "factuality": 3, "readability": None},
@@ -891,7 +888,7 @@ def test_review_shows_own_scores_and_amends_them(client_for, rater, campaign):
 
 def test_review_bad_input_changes_nothing(client_for, rater, campaign):
     assignment = serve(campaign, rater)
-    services.rating_submit(
+    rating_submit(
         assignment_id=assignment.pk, rater=rater, scores={k: 2 for k in SKILLS}
     )
     response = client_for(rater).post(
@@ -910,10 +907,10 @@ def test_review_is_read_only_once_the_campaign_is_closed(
     client_for, researcher, rater, campaign
 ):
     assignment = serve(campaign, rater)
-    services.rating_submit(
+    rating_submit(
         assignment_id=assignment.pk, rater=rater, scores={k: 2 for k in SKILLS}
     )
-    services.campaign_set_status(campaign=campaign, status="closed", user=researcher)
+    campaign_set_status(campaign=campaign, status="closed", user=researcher)
     client = client_for(rater)
     url = reverse("annotation:assignment-review", args=[assignment.pk])
     html = client.get(url).content.decode()

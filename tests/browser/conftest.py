@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from annotation import services
 from annotation.services.campaign_spec import (
     CampaignSpec,
     PairPolicy,
@@ -128,7 +127,7 @@ def sky_rating_campaign(*, raters):
             model_name="model-alpha",
             text=f"Answer {i}:\n\n```python\nprint('sky')\n```",
         )
-    return services.campaign_create(
+    return campaign_create(
         spec=CampaignSpec(name="Sky campaign", dataset=dataset, raters=raters),
         created_by=researcher,
     )

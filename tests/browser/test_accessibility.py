@@ -96,8 +96,8 @@ def build_site():
     """Users of each role and something on every page: a rating campaign with a
     submitted rating and one being rated, a pairwise campaign being compared, an
     agreement set (campaign + two judge runs), a preference set, a judge config."""
-    from annotation import services
     from annotation.services.pairwise import pairwise_next
+    from annotation.services.rating import assignment_next, rating_submit
     from judging.models import JudgeConfig
     from tests.analysis.agreement_data import make_agreement_setup
     from tests.analysis.test_views_agreement import MODELS, N_INSTR, score_tables
@@ -111,8 +111,8 @@ def build_site():
     }
     rater = users["rater"]
     campaign = sky_rating_campaign(raters=[rater])
-    first = services.assignment_next(campaign=campaign, rater=rater).assignment
-    services.rating_submit(
+    first = assignment_next(campaign=campaign, rater=rater).assignment
+    rating_submit(
         assignment_id=first.pk,
         rater=rater,
         scores={key: 4 for key in SKILLS},

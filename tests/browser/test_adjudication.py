@@ -8,13 +8,14 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from annotation import services
 from annotation.models import Adjudication, HumanScore
 from annotation.selectors import assignment_skills
 from annotation.services.campaign_spec import (
     CampaignSpec,
     ServingPolicy,
 )
+from annotation.services.campaigns import campaign_create
+from annotation.services.rating import assignment_next, rating_submit
 from tests.browser.conftest import login, shot
 from tests.factories import (
     DatasetFactory,
@@ -54,14 +55,14 @@ def disputed(transactional_db):
             )  # fmt: skip
         )
     index = {r.pk: i for i, r in enumerate(responses)}
-    campaign = services.campaign_create(spec=CampaignSpec(name="Sky disputes", dataset=dataset, raters=list(raters.values()), serving=ServingPolicy(overlap=3)), created_by=researcher)  # fmt: skip
+    campaign = campaign_create(spec=CampaignSpec(name="Sky disputes", dataset=dataset, raters=list(raters.values()), serving=ServingPolicy(overlap=3)), created_by=researcher)  # fmt: skip
     for name, user in raters.items():
-        while a := services.assignment_next(campaign=campaign, rater=user).assignment:
+        while a := assignment_next(campaign=campaign, rater=user).assignment:
             row = GIVEN[name][index[a.response_id]]
             scores = {
                 s.key: row[SKILLS.index(s.key)] for s in assignment_skills(assignment=a)
             }
-            services.rating_submit(
+            rating_submit(
                 assignment_id=a.pk, rater=user, scores=scores,
                 rationales={k: f"{name}: my reason for {k}" for k in scores},
             )  # fmt: skip

@@ -9,12 +9,14 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from annotation import services
 from annotation.models import Assignment, GoldItem, GoldScore, Skill
 from annotation.services.campaign_spec import (
     CampaignSpec,
     GoldPolicy,
 )
+from annotation.services.campaigns import campaign_create
+from annotation.services.gold import gold_set
+from annotation.services.rating import assignment_next, rating_submit
 from tests.browser.conftest import login, shot
 from tests.factories import (
     DatasetFactory,
@@ -75,7 +77,7 @@ def training_campaign(researcher, rater, *, training_phase: bool = True):
     campaign serving one gold item in every two items."""
     dataset, responses = sky_dataset(6)
     for response in responses[::2]:
-        services.gold_set(
+        gold_set(
             dataset=dataset,
             response_id=response.pk,
             scores={"factuality": 4, "comprehension": 2},
@@ -83,7 +85,7 @@ def training_campaign(researcher, rater, *, training_phase: bool = True):
             tolerance=0,
             explanation=EXPLANATION,
         )
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         spec=CampaignSpec(
             name="Sky training",
             dataset=dataset,
@@ -292,8 +294,8 @@ def test_researcher_sees_accuracy_per_rater_and_ends_the_training_phase(
     _, campaign = training_campaign(researcher, rater)
     # The rater works through four items (two of them gold) with the services.
     for _ in range(4):
-        served = services.assignment_next(campaign=campaign, rater=rater).assignment
-        services.rating_submit(
+        served = assignment_next(campaign=campaign, rater=rater).assignment
+        rating_submit(
             assignment_id=served.pk,
             rater=rater,
             scores={"factuality": 4, "comprehension": 3, "readability": 5},

@@ -7,8 +7,8 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from annotation import services
 from annotation.models import Dataset, ImportJob
+from annotation.services.import_jobs import import_job_create, import_job_execute
 from tests.browser.conftest import login
 from tests.factories import UserFactory
 
@@ -150,7 +150,7 @@ def test_a_bad_line_is_reported_with_its_number_and_nothing_is_created(
 def test_a_queued_import_page_updates_itself_when_the_worker_finishes(
     page, live_server, admin, browser_media
 ):
-    job = services.import_job_create(
+    job = import_job_create(
         dataset_name="background-set",
         fmt="flask",
         uploads=[("eval.jsonl", "\n".join(json.dumps(r) for r in EVAL_SET).encode())],
@@ -162,7 +162,7 @@ def test_a_queued_import_page_updates_itself_when_the_worker_finishes(
     page.goto(f"{live_server.url}/imports/{job.pk}/")
     expect(page.locator("#import-status")).to_have_text("Queued")
 
-    services.import_job_execute(job_id=job.pk)  # what the Celery worker runs
+    import_job_execute(job_id=job.pk)  # what the Celery worker runs
 
     # No reload: the progress fragment polls every 2s and stops once finished.
     expect(page.locator("#import-status")).to_have_text("Succeeded", timeout=8_000)

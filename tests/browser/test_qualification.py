@@ -8,13 +8,15 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from annotation import services
 from annotation.models import Assignment, Qualification
 from annotation.selectors import assignment_skills
 from annotation.services.campaign_spec import (
     CampaignSpec,
     QualificationPolicy,
 )
+from annotation.services.campaigns import campaign_create
+from annotation.services.gold import gold_set
+from annotation.services.rating import assignment_next, rating_submit
 from tests.browser.conftest import login, shot
 from tests.factories import (
     DatasetFactory,
@@ -60,7 +62,7 @@ def qualification_campaign(researcher, rater, *, pass_mark=1.0):
             )
         )
     for response in responses[:4]:
-        services.gold_set(
+        gold_set(
             dataset=dataset,
             response_id=response.pk,
             scores=EXPECTED,
@@ -68,7 +70,7 @@ def qualification_campaign(researcher, rater, *, pass_mark=1.0):
             tolerance=0,
             explanation=EXPLANATION,
         )
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         spec=CampaignSpec(
             name="Sky qualification",
             dataset=dataset,
@@ -149,11 +151,11 @@ def fail_with_services(campaign, rater) -> set[int]:
     responses they were served."""
     seen = set()
     for _ in range(2):
-        served = services.assignment_next(campaign=campaign, rater=rater).assignment
+        served = assignment_next(campaign=campaign, rater=rater).assignment
         scores = {s.key: 1 for s in assignment_skills(assignment=served)}
-        services.rating_submit(assignment_id=served.pk, rater=rater, scores=scores)
+        rating_submit(assignment_id=served.pk, rater=rater, scores=scores)
         seen.add(served.response_id)
-    services.assignment_next(campaign=campaign, rater=rater)  # graded: failed
+    assignment_next(campaign=campaign, rater=rater)  # graded: failed
     return seen
 
 

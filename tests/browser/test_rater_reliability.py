@@ -10,14 +10,15 @@ from django.template.defaultfilters import floatformat
 from playwright.sync_api import expect
 
 from analysis.selectors.reliability import campaign_reliability
-from annotation import services
 from annotation.models import Assignment, Campaign, RaterExclusion
 from annotation.selectors import assignment_skills
 from annotation.services.campaign_spec import (
     CampaignSpec,
     ServingPolicy,
 )
+from annotation.services.campaigns import campaign_create
 from annotation.services.exclusions import PAUSED_MESSAGE
+from annotation.services.rating import assignment_next, rating_submit
 from tests.browser.conftest import login, shot
 from tests.factories import (
     DatasetFactory,
@@ -67,7 +68,7 @@ def habits(transactional_db, researcher):
             dataset=dataset, skill_keys=SKILLS, text=f"Question {i}: why is it so?"
         )
         ResponseFactory(instruction=instruction, model_name="model-alpha")
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         spec=CampaignSpec(
             name="Habits campaign",
             dataset=dataset,
@@ -81,14 +82,14 @@ def habits(transactional_db, researcher):
     for name, user in raters.items():
         done = 0
         while name != "eve" or done < EVE_ITEMS:
-            served = services.assignment_next(campaign=campaign, rater=user).assignment
+            served = assignment_next(campaign=campaign, rater=user).assignment
             if served is None:
                 break
             scores = {
                 s.key: HABITS[name](truth(served.response_id, s.key))
                 for s in assignment_skills(assignment=served)
             }
-            services.rating_submit(
+            rating_submit(
                 assignment_id=served.pk,
                 rater=user,
                 scores=scores,

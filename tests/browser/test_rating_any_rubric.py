@@ -148,7 +148,7 @@ def test_critique_only_page_asks_no_score(page, live_server, rater, researcher):
 def test_campaign_page_and_review_of_a_classification_with_critique(
     page, live_server, rater, researcher
 ):
-    from annotation import services
+    from annotation.services.rating import assignment_next, rating_submit
 
     campaign = campaign_on(
         YES_NO,
@@ -164,8 +164,8 @@ def test_campaign_page_and_review_of_a_classification_with_critique(
     )
     expect(page.locator("#campaign-criteria")).to_contain_text("Yes / No")
     shot(page, "campaign-classification")
-    a = services.assignment_next(campaign=campaign, rater=rater).assignment
-    services.rating_submit(
+    a = assignment_next(campaign=campaign, rater=rater).assignment
+    rating_submit(
         assignment_id=a.pk,
         rater=rater,
         scores={"consistent": "yes"},

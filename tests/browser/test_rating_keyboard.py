@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from annotation import membership, services
+from annotation import membership
 from annotation.models import Assignment, HumanScore
+from annotation.services.campaigns import campaign_set_raters
 from tests.browser.conftest import SKILLS, login, sky_rating_campaign
 from tests.factories import UserFactory
 
@@ -235,7 +236,7 @@ def test_a_rater_removed_meanwhile_is_told_why_the_submit_was_refused(
     open_campaign(page, live_server, rater, campaign)
     held = current_assignment_id(page)
     # A researcher takes the rater out of the campaign while the page is open.
-    services.campaign_set_raters(
+    campaign_set_raters(
         campaign=campaign, raters=[second_rater], user=campaign.created_by
     )
     for _skill in SKILLS:

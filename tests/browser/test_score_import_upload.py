@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from annotation import services
 from annotation.models import HumanScore
+from annotation.services.rubrics import rubric_import
 from tests.annotation.test_score_imports import HELPSTEER_CSV, HELPSTEER_YAML
 from tests.browser.conftest import login, shot
 from tests.factories import UserFactory
@@ -19,7 +19,7 @@ def test_admin_imports_human_scores_and_opens_their_campaign(
     page, live_server, browser_media, tmp_path
 ):
     admin = UserFactory(username="browser-admin", role="admin")
-    services.rubric_import(data=HELPSTEER_YAML, file="h.yaml")
+    rubric_import(data=HELPSTEER_YAML, file="h.yaml")
     path = tmp_path / "helpsteer.csv"
     path.write_text(HELPSTEER_CSV)
     login(page, live_server, admin)

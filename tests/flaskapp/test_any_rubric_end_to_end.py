@@ -16,12 +16,14 @@ from sklearn.metrics import accuracy_score, cohen_kappa_score
 from analysis.exports.scores import score_rows
 from analysis.selectors.agreement.compute import agreement_compute
 from analysis.selectors.classification import classification_compute
-from annotation import services as annotation_services
 from annotation.models import Campaign, Dataset, HumanScore, Response
 from annotation.services.campaign_spec import (
     CampaignSpec,
     ServingPolicy,
 )
+from annotation.services.campaigns import campaign_create
+from annotation.services.rating import assignment_next, rating_submit
+from annotation.services.rubrics import rubric_import
 from judging.models import JudgeRun, JudgeScore
 from tests.factories import (
     DatasetFactory,
@@ -72,7 +74,7 @@ def helpsteer_csv(n_prompts: int, rng) -> str:
 def test_a_0_to_4_rubric_from_file_to_agreement_and_export(
     tmp_path, eager_tasks, fake_server
 ):
-    rubric = annotation_services.rubric_import(data=HELPSTEER_YAML, file="r.yaml")
+    rubric = rubric_import(data=HELPSTEER_YAML, file="r.yaml")
     path = tmp_path / "helpsteer.csv"
     path.write_text(helpsteer_csv(12, np.random.default_rng(4)))
     call_command(
@@ -127,7 +129,7 @@ def test_a_0_to_4_rubric_from_file_to_agreement_and_export(
 def test_a_yes_no_classification_campaign_with_two_raters_and_a_judge(
     eager_tasks, fake_server
 ):
-    rubric = annotation_services.rubric_import(data=YESNO_YAML, file="c.yaml")
+    rubric = rubric_import(data=YESNO_YAML, file="c.yaml")
     dataset = DatasetFactory(rubric=rubric)
     for _ in range(10):
         instruction = InstructionFactory(dataset=dataset, skill_keys=[])
@@ -135,7 +137,7 @@ def test_a_yes_no_classification_campaign_with_two_raters_and_a_judge(
             ResponseFactory(instruction=instruction, model_name=model)
     researcher = UserFactory(username="e2e-researcher", role="researcher")
     raters = [UserFactory(username=f"e2e-rater-{i}", role="rater") for i in range(2)]
-    campaign = annotation_services.campaign_create(
+    campaign = campaign_create(
         spec=CampaignSpec(
             name="consistency",
             dataset=dataset,
@@ -147,12 +149,10 @@ def test_a_yes_no_classification_campaign_with_two_raters_and_a_judge(
     rng = np.random.default_rng(7)
     for rater in raters:
         while (
-            served := annotation_services.assignment_next(
-                campaign=campaign, rater=rater
-            ).assignment
+            served := assignment_next(campaign=campaign, rater=rater).assignment
         ) is not None:
             label = "yes" if rng.random() < 0.6 else "no"
-            annotation_services.rating_submit(
+            rating_submit(
                 assignment_id=served.pk, rater=rater, scores={"consistent": label}
             )
     n = Response.objects.filter(instruction__dataset=dataset).count()

@@ -68,8 +68,8 @@ def celery_in_memory():
 def seeded(transactional_db):
     """Users per role and a small dataset with a campaign, a pairwise campaign, a
     baseline judge and its run; returns (users by role, known path ids)."""
-    from annotation import services
     from annotation.services.campaigns import campaign_create
+    from annotation.services.rating import assignment_next
     from judging.services.configs import judge_config_create
     from judging.services.runs import judge_run_create
 
@@ -84,7 +84,7 @@ def seeded(transactional_db):
     for instruction in instructions:
         for model in ("model-a", "model-b"):
             ResponseFactory(instruction=instruction, model_name=model)
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         spec=CampaignSpec(
             name="fuzz campaign", dataset=dataset, raters=[users["rater"]]
         ),
@@ -99,7 +99,7 @@ def seeded(transactional_db):
         ),
         created_by=users["researcher"],
     )
-    served = services.assignment_next(campaign=campaign, rater=users["rater"])
+    served = assignment_next(campaign=campaign, rater=users["rater"])
     config = judge_config_create(
         user=users["researcher"], name="fuzz baseline", backend="baseline_length"
     )

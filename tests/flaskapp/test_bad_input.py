@@ -17,7 +17,6 @@ from django.db import connection
 from django.test import Client
 from django.urls import reverse
 
-from annotation import services
 from annotation.models import (
     Assignment,
     Campaign,
@@ -33,6 +32,8 @@ from annotation.services.campaign_spec import (
     PairPolicy,
     ServingPolicy,
 )
+from annotation.services.campaigns import campaign_create
+from annotation.services.rating import assignment_next
 from flaskapp.errors import DomainError
 from flaskapp.params import BadParameter, int_param, parse_int
 from judging.models import JudgeConfig, JudgeRun
@@ -79,7 +80,7 @@ def make_dataset(n=2, models=("model-a",)) -> Dataset:
 
 @pytest.fixture
 def campaign(researcher, rater):
-    return services.campaign_create(
+    return campaign_create(
         spec=CampaignSpec(name="c", dataset=make_dataset(), raters=[rater]),
         created_by=researcher,
     )
@@ -190,7 +191,7 @@ def test_int_param_accepts_ascii_digits_only_and_names_the_parameter():
 def test_superscript_digit_in_a_query_parameter_is_a_400_page(
     client_for, rater, campaign
 ):
-    services.assignment_next(campaign=campaign, rater=rater)
+    assignment_next(campaign=campaign, rater=rater)
     response = client_for(rater).get(
         reverse("annotation:rate-next", args=[campaign.pk]), {"saved": "²"}
     )
@@ -208,7 +209,7 @@ def test_superscript_digit_in_the_prompt_page_parameter_is_a_400(
 
 
 def test_superscript_digit_as_a_score_re_renders_the_form(client_for, rater, campaign):
-    assignment = services.assignment_next(campaign=campaign, rater=rater).assignment
+    assignment = assignment_next(campaign=campaign, rater=rater).assignment
     data = {f"score-{s.key}": "4" for s in assignment_skills(assignment=assignment)}
     data["score-factuality"] = "²"
     response = client_for(rater).post(
@@ -276,7 +277,7 @@ def test_campaign_form_with_a_huge_lock_time_shows_the_field_error(
 
 def test_service_refuses_a_huge_lock_time_from_any_caller(researcher):
     with pytest.raises(DomainError) as caught:
-        services.campaign_create(
+        campaign_create(
             spec=CampaignSpec(
                 name="big",
                 dataset=make_dataset(),
@@ -322,7 +323,7 @@ def test_offset_past_bigint_is_a_400(researcher):
 
 
 def test_nul_in_a_rationale_re_renders_the_form_naming_it(client_for, rater, campaign):
-    assignment = services.assignment_next(campaign=campaign, rater=rater).assignment
+    assignment = assignment_next(campaign=campaign, rater=rater).assignment
     data = {f"score-{s.key}": "4" for s in assignment_skills(assignment=assignment)}
     data["rationale-factuality"] = "fine\x00"
     response = client_for(rater).post(
@@ -335,7 +336,7 @@ def test_nul_in_a_rationale_re_renders_the_form_naming_it(client_for, rater, cam
 
 
 def test_nul_in_a_skip_reason_re_renders_the_form(client_for, rater, campaign):
-    assignment = services.assignment_next(campaign=campaign, rater=rater).assignment
+    assignment = assignment_next(campaign=campaign, rater=rater).assignment
     response = client_for(rater).post(
         reverse("annotation:assignment-skip", args=[assignment.pk]),
         {"reason": "bad\x00text"},

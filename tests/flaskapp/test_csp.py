@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
-from annotation import services
 from annotation.services.campaign_spec import (
     CampaignSpec,
 )
+from annotation.services.campaigns import campaign_create
 from tests.factories import DatasetFactory, InstructionFactory, ResponseFactory
 
 pytestmark = pytest.mark.django_db
@@ -28,7 +28,7 @@ def rating_campaign(*, researcher, rater):
     dataset = DatasetFactory()
     instruction = InstructionFactory(dataset=dataset, skill_keys=["factuality"])
     ResponseFactory(instruction=instruction, model_name="alpha")
-    return services.campaign_create(
+    return campaign_create(
         spec=CampaignSpec(name="CSP campaign", dataset=dataset, raters=[rater]),
         created_by=researcher,
     )

@@ -21,7 +21,7 @@ from django.core.management.base import CommandError
 from django.urls import reverse
 
 from annotation.models import Dataset
-from annotation.services import dataset_import_files
+from annotation.services.imports import dataset_import_files
 from flaskapp.errors import DomainError
 from flaskapp.optional import PACKAGES, PARQUET
 

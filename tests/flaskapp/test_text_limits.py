@@ -13,9 +13,10 @@ from django.core.management import CommandError, call_command
 from django.db import models
 from django.urls import reverse
 
-from annotation import services
 from annotation.models import Campaign, Dataset, GoldItem, Rubric
+from annotation.services.campaigns import campaign_create
 from annotation.services.gold import gold_set
+from annotation.services.imports import dataset_import_files
 from flaskapp import limits
 from flaskapp.errors import DomainError
 from judging.models import Experiment, JudgeCall, JudgeRun
@@ -118,7 +119,7 @@ def test_campaign_service_refuses_oversize_guidelines(researcher):
         display=DisplayPolicy(guidelines="g" * (limits.GUIDELINES + 1)),
     )
     with pytest.raises(DomainError) as exc:
-        services.campaign_create(spec=spec, created_by=researcher)
+        campaign_create(spec=spec, created_by=researcher)
     assert [p.field for p in exc.value.problems] == ["guidelines"]
     assert not Campaign.objects.exists()
     ok = CampaignSpec(
@@ -126,7 +127,7 @@ def test_campaign_service_refuses_oversize_guidelines(researcher):
         dataset=dataset,
         display=DisplayPolicy(guidelines="g" * limits.GUIDELINES),
     )
-    assert services.campaign_create(spec=ok, created_by=researcher).guidelines
+    assert campaign_create(spec=ok, created_by=researcher).guidelines
 
 
 @pytest.mark.django_db
@@ -141,7 +142,7 @@ def test_dataset_import_refuses_an_oversize_response_naming_line_and_field():
     ]
     data = "\n".join(json.dumps(r) for r in rows).encode()
     with pytest.raises(DomainError) as exc:
-        services.dataset_import_files(
+        dataset_import_files(
             dataset_name="too long", fmt="jsonl", files=[("rows.jsonl", data)]
         )
     [problem] = exc.value.problems
@@ -154,7 +155,7 @@ def test_dataset_import_refuses_an_oversize_response_naming_line_and_field():
 def test_dataset_import_refuses_an_oversize_description():
     data = json.dumps({"instruction": "Say hi.", "model": "m", "response": "hi"})
     with pytest.raises(DomainError) as exc:
-        services.dataset_import_files(
+        dataset_import_files(
             dataset_name="described",
             fmt="jsonl",
             files=[("rows.jsonl", data.encode())],

@@ -8,7 +8,7 @@ from __future__ import annotations
 import itertools
 
 from annotation.models import Dataset, Instruction, Response
-from annotation.services import rubric_import
+from annotation.services.rubrics import rubric_import
 
 _names = itertools.count(1)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.importers.base import FileData
-from annotation.services import ImportReport, import_check_sizes
+from annotation.services.imports import ImportReport, import_check_sizes
 from flaskapp.errors import DomainError
 
 

@@ -16,7 +16,7 @@ from django.core.management.base import CommandError
 from annotation.management.commands._cli import command_user
 from annotation.management.commands._import_cli import refused
 from annotation.models import Dataset
-from annotation.services import gold_import_file
+from annotation.services.gold import gold_import_file
 from flaskapp.commands import DataCommand
 from flaskapp.errors import DomainError
 

@@ -23,8 +23,8 @@ from annotation.management.commands._import_cli import (
     read_files,
     refused,
 )
-from annotation.services import dataset_import_files, import_job_record_command
-from annotation.services.imports import rubric_named
+from annotation.services.import_jobs import import_job_record_command
+from annotation.services.imports import dataset_import_files, rubric_named
 from flaskapp.commands import DataCommand
 from flaskapp.errors import DomainError
 

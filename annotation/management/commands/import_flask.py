@@ -19,7 +19,8 @@ from annotation.management.commands._import_cli import (
     refused,
 )
 from annotation.models import ImportJob
-from annotation.services import dataset_import_flask, import_job_record_command
+from annotation.services.flask import dataset_import_flask
+from annotation.services.import_jobs import import_job_record_command
 from flaskapp.commands import DataCommand
 from flaskapp.errors import DomainError
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from django.core.management.base import CommandError
 
 from annotation.management.commands._import_cli import refused
-from annotation.services import rubric_import
+from annotation.services.rubrics import rubric_import
 from flaskapp.commands import DataCommand
 from flaskapp.errors import DomainError
 

@@ -86,7 +86,7 @@ class Command(BaseCommand):
     def create_campaign(self):
         """A demo campaign (overlap 2) that both demo raters take part in, once."""
         from annotation.models import Campaign, Dataset
-        from annotation.services import campaign_create
+        from annotation.services.campaigns import campaign_create
 
         if Campaign.objects.filter(name=DEMO_CAMPAIGN).exists():
             return
@@ -118,7 +118,7 @@ class Command(BaseCommand):
 
         from annotation.models import Campaign, Dataset
         from annotation.selectors.rating import assignment_skills
-        from annotation.services import campaign_create, campaign_set_status
+        from annotation.services.campaigns import campaign_create, campaign_set_status
         from annotation.services.rating import assignment_next, rating_submit
 
         raters = self.synthetic_raters()
@@ -362,7 +362,7 @@ class Command(BaseCommand):
         return admin, password_kept
 
     def import_dataset(self, admin):
-        from annotation.services import dataset_import_files
+        from annotation.services.imports import dataset_import_files
 
         eval_set = DEMO_DIR / "demo.jsonl"
         outputs = sorted((DEMO_DIR / "outputs").glob("*.jsonl"))
