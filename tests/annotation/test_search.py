@@ -69,7 +69,7 @@ SQLITE_SCRIPT = """
 import json
 from annotation.models import Dataset, Instruction
 from annotation.selectors import instruction_list
-from annotation.services import rubric_get_default
+from annotation.services.rubrics import rubric_get_default
 
 texts, cases = json.loads(INPUT)
 dataset = Dataset.objects.create(name="search", rubric=rubric_get_default())
@@ -91,7 +91,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import IntegrityError, connection, transaction
 from annotation.models import Response
-from annotation.services import campaign_create
+from annotation.services.campaigns import campaign_create
 from annotation.services.campaign_spec import CampaignSpec
 response = Response.objects.create(instruction=rows["sky"], model_name="m", text="t")
 user = get_user_model().objects.create_user("guard-check")
