@@ -38,6 +38,8 @@ class JobKind:
     check: Callable[[dict], dict]  # params -> cleaned params; DomainError if bad
     describe: Callable[[dict], str]
     run: Callable[..., JobOutput]  # (job, progress) -> JobOutput
+    # job -> the page that shows a finished job's result (None: its download only)
+    result_url: Callable[..., str] | None = None
 
 
 def _slug(text: str) -> str:
@@ -199,6 +201,29 @@ def _agreement_run(job, progress: Progress) -> JobOutput:
     )
 
 
+def _agreement_url(job) -> str:
+    """The dashboard of the job's table (read from the cache once the job is done)."""
+    from urllib.parse import urlencode
+
+    from django.urls import reverse
+
+    p = job.params
+    query = [
+        *(("campaign", c) for c in p["campaign_ids"]),
+        *(("run", r) for r in p["run_ids"]),
+        *([("reference", p["reference_run_id"])] if p["reference_run_id"] else []),
+        *([("retest", 1)] if p["retest"] else []),
+        ("human_reference", p["human_reference"]),
+        *(
+            [("slice", f"{p['slice_dim']}:{p['slice_value']}")]
+            if p["slice_dim"]
+            else []
+        ),
+        ("n_boot", p["n_boot"]),
+    ]
+    return f"{reverse('analysis:agreement', args=[job.dataset_id])}?{urlencode(query)}"
+
+
 JOB_KINDS: dict[str, JobKind] = {
     kind.key: kind
     for kind in (
@@ -222,6 +247,7 @@ JOB_KINDS: dict[str, JobKind] = {
             check=_agreement_check,
             describe=_agreement_describe,
             run=_agreement_run,
+            result_url=_agreement_url,
         ),
     )
 }

@@ -77,6 +77,13 @@ def test_the_api_answers_202_with_the_job_then_200_from_the_cache(setup):
     assert later.json()["runs"][0]["id"] == s.runs[0].pk
     assert later.json()["n_boot"] == 20
     assert Job.objects.count() == 1
+    # The job's page links to the dashboard of the same table (now cached).
+    page = _client(researcher).get(done["page_url"]).content.decode()
+    link = (
+        f'href="/agreement/{s.dataset.pk}/?campaign={s.campaign.pk}&amp;'
+        f'run={s.runs[0].pk}&amp;human_reference=raters&amp;n_boot=20"'
+    )
+    assert link in page
 
 
 def test_a_small_selection_stays_inline(setup):
