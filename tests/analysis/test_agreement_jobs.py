@@ -9,6 +9,7 @@ The threshold is lowered with `override_settings`; the worker's side is
 from __future__ import annotations
 
 import pytest
+from django.conf import settings as django_settings
 from django.test import Client, override_settings
 from rest_framework.test import APIClient
 
@@ -121,20 +122,23 @@ def test_the_page_shows_progress_then_the_table(setup):
 
 
 @LARGE
-def test_a_poll_is_not_a_heavy_request(setup, settings):
+def test_a_poll_is_not_a_heavy_request(setup):
     researcher, s = setup
     client = _client(researcher)
     url = f"/agreement/{s.dataset.pk}/"
     client.get(url, _query(s))
     job = Job.objects.get(kind="agreement")
-    settings.REST_FRAMEWORK = {
-        **settings.REST_FRAMEWORK,
-        "DEFAULT_THROTTLE_RATES": {"user": "100/min", "heavy": "1/min"},
-    }
+    rates = {"user": "100/min", "heavy": "1/min"}
     hx = {"HX-Request": "true", "HX-Target": "agreement-results"}
-    for _ in range(3):
-        poll = client.get(url, {**_query(s), "job": job.pk}, headers=hx)
-        assert poll.status_code == 200 and "<progress" in poll.content.decode()
+    # Not pytest-django's `settings` fixture: its teardown would restore the
+    # settings it saw, this module's LARGE override included, for later tests.
+    with override_settings(
+        REST_FRAMEWORK={**django_settings.REST_FRAMEWORK,
+                        "DEFAULT_THROTTLE_RATES": rates}
+    ):  # fmt: skip
+        for _ in range(3):
+            poll = client.get(url, {**_query(s), "job": job.pk}, headers=hx)
+            assert poll.status_code == 200 and "<progress" in poll.content.decode()
 
 
 @LARGE
