@@ -22,6 +22,8 @@ tested through them. The query string every dashboard URL shares:
     radar=shared|all             the radars' item set (`charts.RADAR_VIEWS`): items
                                  every source scored (default) or all each scored
     judge=<run id>, model=<name> the run of a drill-down or chart, the model of a radar
+    job=<id>                     the background job a progress state polls (a large
+                                 table not cached: `analysis.services.agreement`)
 """
 
 from __future__ import annotations
@@ -70,6 +72,10 @@ class Choice:
     errors: list[str] = field(default_factory=list)
     # Why the defaults give nothing to compute (no error of the researcher's).
     no_defaults: str = ""
+    # `job`: the background job a progress state polls (a large table not cached),
+    # and that job once read (`analysis.services.agreement`).
+    job_id: int | None = None
+    job: object = None
 
     @property
     def ready(self) -> bool:
@@ -126,6 +132,18 @@ def _ids(params, name: str, known: dict, errors: list[str]) -> list[int]:
     return ids
 
 
+def _job_id(params, errors: list[str]) -> int | None:
+    """``job``: the id of the job a progress state polls (None: absent)."""
+    raw = params.get("job", "").strip()
+    if not raw:
+        return None
+    value = ascii_int(raw)
+    if value is None or value < 1:
+        errors.append(f"`job`: “{raw[:40]}” is not a job id.")
+        return None
+    return value
+
+
 def parse_choice(params, sources: dict, slice_values: dict) -> Choice:
     """Read the query string; every problem names its parameter."""
     errors: list[str] = []
@@ -180,6 +198,7 @@ def parse_choice(params, sources: dict, slice_values: dict) -> Choice:
             )
         else:
             choice.slice_dim, choice.slice_value = dim, value
+    choice.job_id = _job_id(params, errors)
     choice.sort = params.get("sort", "").strip()
     choice.descending = params.get("dir", "desc") != "asc"
     choice.chart = params.get("chart", "").strip()

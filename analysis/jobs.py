@@ -1,6 +1,8 @@
 """The kinds of background job (`analysis.models.Job`): one entry per kind in
 `JOB_KINDS`, which the service (`analysis.services.jobs`), the pages and the API
-iterate; none of them branches on a kind.
+iterate; none of them branches on a kind. The kinds: the report, the rater models of
+a large campaign, and a large agreement table not in the cache (computed and cached
+for the dashboard's and the API's next identical request).
 
 A kind says what its parameters are (`check`), how to describe them, and how to run
 (`run(job, progress) -> JobOutput`): `progress(done, total)` may be called as steps
@@ -36,6 +38,8 @@ class JobKind:
     check: Callable[[dict], dict]  # params -> cleaned params; DomainError if bad
     describe: Callable[[dict], str]
     run: Callable[..., JobOutput]  # (job, progress) -> JobOutput
+    # job -> the page that shows a finished job's result (None: its download only)
+    result_url: Callable[..., str] | None = None
 
 
 def _slug(text: str) -> str:
@@ -117,6 +121,109 @@ def _rater_models_run(job, progress: Progress) -> JobOutput:
     return JobOutput(result=rater_models_dict(report))
 
 
+# --- a large agreement table -------------------------------------------------------------
+
+# The agreement job's parameters: `agreement_compute`'s keyword arguments, as the
+# dashboard and the API pass them (so the job caches under the key their next
+# identical request reads).
+_AGREEMENT_IDS = ("campaign_ids", "run_ids")
+_AGREEMENT_TEXT = ("human_reference", "slice_dim", "slice_value")
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _agreement_check(params: dict) -> dict:
+    problems = [
+        Problem("must be a list of ids", name)
+        for name in _AGREEMENT_IDS
+        if not isinstance(params.get(name, []), list)
+        or not all(_is_int(v) for v in params.get(name, []))
+    ]
+    reference = params.get("reference_run_id")
+    if reference is not None and not _is_int(reference):
+        problems.append(Problem("must be an id", "reference_run_id"))
+    problems += [
+        Problem("must be text", name)
+        for name in _AGREEMENT_TEXT
+        if not isinstance(params.get(name, ""), str)
+    ]
+    problems += [
+        p
+        for p in (
+            N_BOOT.problem(params.get("n_boot"), "n_boot"),
+            SEED.problem(params.get("seed", 0), "seed"),
+        )
+        if p
+    ]
+    if problems:
+        raise DomainError("Bad agreement parameters", problems)
+    return {
+        **{name: sorted(set(params.get(name, []))) if name == "campaign_ids"
+           else list(dict.fromkeys(params.get(name, []))) for name in _AGREEMENT_IDS},
+        "reference_run_id": reference,
+        "retest": bool(params.get("retest", False)),
+        "human_reference": params.get("human_reference", "raters"),
+        "slice_dim": params.get("slice_dim", ""),
+        "slice_value": params.get("slice_value", ""),
+        "n_boot": params["n_boot"],
+        "seed": params.get("seed", 0),
+    }  # fmt: skip
+
+
+def _agreement_describe(p: dict) -> str:
+    slice_text = (
+        f", slice {p['slice_dim']}:{p['slice_value']}" if p["slice_dim"] else ""
+    )
+    return (
+        f"{len(p['campaign_ids']) or 'default'} campaign(s), "
+        f"{len(p['run_ids']) or 'default'} run(s){slice_text}, "
+        f"{p['n_boot']} resamples, seed {p['seed']}"
+    )
+
+
+def _agreement_run(job, progress: Progress) -> JobOutput:
+    from analysis.selectors.agreement import AgreementError, agreement_compute
+
+    progress(0, 1)
+    try:
+        result = agreement_compute(dataset=job.dataset, **job.params)
+    except AgreementError as exc:
+        raise JobFailed(str(exc)) from exc
+    return JobOutput(
+        result={
+            "rows": len(result.rows),
+            "runs": [r.id for r in result.runs],
+            "campaigns": [c.id for c in result.campaigns],
+            "n_boot": result.n_boot,
+        }
+    )
+
+
+def _agreement_url(job) -> str:
+    """The dashboard of the job's table (read from the cache once the job is done)."""
+    from urllib.parse import urlencode
+
+    from django.urls import reverse
+
+    p = job.params
+    query = [
+        *(("campaign", c) for c in p["campaign_ids"]),
+        *(("run", r) for r in p["run_ids"]),
+        *([("reference", p["reference_run_id"])] if p["reference_run_id"] else []),
+        *([("retest", 1)] if p["retest"] else []),
+        ("human_reference", p["human_reference"]),
+        *(
+            [("slice", f"{p['slice_dim']}:{p['slice_value']}")]
+            if p["slice_dim"]
+            else []
+        ),
+        ("n_boot", p["n_boot"]),
+    ]
+    return f"{reverse('analysis:agreement', args=[job.dataset_id])}?{urlencode(query)}"
+
+
 JOB_KINDS: dict[str, JobKind] = {
     kind.key: kind
     for kind in (
@@ -133,6 +240,14 @@ JOB_KINDS: dict[str, JobKind] = {
             check=_rater_models_check,
             describe=lambda p: f"campaign {p['campaign_id']}, {p['method']}",
             run=_rater_models_run,
+        ),
+        JobKind(
+            key="agreement",
+            label="Agreement table",
+            check=_agreement_check,
+            describe=_agreement_describe,
+            run=_agreement_run,
+            result_url=_agreement_url,
         ),
     )
 }

@@ -300,6 +300,10 @@ JOBS_ACTIVE_PER_USER = env_int("JOBS_ACTIVE_PER_USER", 3, minimum=1)
 # Rater models of a campaign with more human scores than this are fitted by a job;
 # smaller ones inline (they take well under a second).
 RATER_MODELS_INLINE_SCORES = env_int("RATER_MODELS_INLINE_SCORES", 20_000, minimum=0)
+# An agreement table not in the cache whose selection reads more scores than this
+# (analysis.selectors.budget.agreement_inline) is computed by a job; smaller ones
+# inline (50,000 scores: about 1 s on 2 cores, loading and bootstrap together).
+AGREEMENT_INLINE_SCORES = env_int("AGREEMENT_INLINE_SCORES", 50_000, minimum=0)
 
 # --- Cache (agreement results; keys carry a fingerprint of their inputs) -------------
 if REDIS_URL := os.environ.get("REDIS_URL", ""):

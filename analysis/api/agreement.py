@@ -12,7 +12,10 @@ one run (disagreements, probes) take the first default run, as the dashboard's
 drill-down does. Researchers and
 admins only (raters 403, anonymous 401). Bad parameters give 400 with the parameter
 named in `problems[].field`. Responses are the JSON documented in
-`analysis.selectors.agreement`.
+`analysis.selectors.agreement`. A large selection whose table is not in the cache
+(`analysis.services.agreement`) answers 202 with its background job (`GET
+/api/jobs/{id}/`, also in `Location`); the same GET answers 200 from the cache once
+the job is done.
 """
 
 from __future__ import annotations
@@ -23,10 +26,11 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from analysis.api.jobs import job_dict
+from analysis.models import Job
 from analysis.selectors.agreement import (
     HUMAN_REFERENCES,
     AgreementError,
-    agreement_compute,
     agreement_defaults,
     agreement_disagreements,
     agreement_slice_values,
@@ -34,6 +38,7 @@ from analysis.selectors.agreement import (
 )
 from analysis.selectors.budget import boot_budget_check
 from analysis.selectors.classification import classification_for_agreement
+from analysis.services.agreement import agreement_for_request
 from annotation import selectors as annotation_selectors
 from annotation.api.permissions import IsResearcher
 from annotation.api.serializers.datasets import ProblemOutputSerializer
@@ -143,7 +148,7 @@ class AgreementApi(HeavyApiMixin, APIView):
     @extend_schema(
         tags=["agreement"],
         parameters=QUERY,
-        responses={200: OpenApiTypes.OBJECT, 400: REFUSED},
+        responses={200: OpenApiTypes.OBJECT, 202: OpenApiTypes.OBJECT, 400: REFUSED},
     )
     def get(self, request, dataset_id: int):
         dataset = annotation_selectors.dataset_get_for_user(
@@ -152,7 +157,8 @@ class AgreementApi(HeavyApiMixin, APIView):
         p = agreement_params(request)
         agreement_budget_check(request, dataset, p)
         try:
-            result = agreement_compute(
+            result = agreement_for_request(
+                user=request.user,
                 dataset=dataset,
                 campaign_ids=p.get("campaign", []),
                 run_ids=p.get("run", []),
@@ -166,6 +172,11 @@ class AgreementApi(HeavyApiMixin, APIView):
             )
         except AgreementError as exc:
             raise agreement_refusal(exc) from exc
+        if isinstance(result, Job):
+            # A large table not in the cache: its job computes and caches it; the
+            # same GET answers 200 from the cache once the job is done.
+            body = job_dict(result)
+            return Response(body, status=202, headers={"Location": body["status_url"]})
         # The categorical criteria's figures, when the rubric has any.
         categorical = classification_for_agreement(dataset=dataset, result=result)
         if categorical is not None:

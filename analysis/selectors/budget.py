@@ -77,3 +77,14 @@ def rater_models_inline(*, campaign) -> bool:
     limit = settings.RATER_MODELS_INLINE_SCORES
     scores = HumanScore.objects.filter(assignment__campaign=campaign)
     return not scores[limit : limit + 1].exists()
+
+
+def agreement_inline(*, dataset: Dataset, **selection) -> bool:
+    """Whether an agreement table not in the cache is computed in the request: its
+    selection reads at most ``settings.AGREEMENT_INLINE_SCORES`` scores (the one size
+    measure, `boot_cells`: loading the scores, the point statistics and the bootstrap
+    all grow with it); above, a background job computes and caches it
+    (`analysis.services.agreement`, kind ``agreement``). Two COUNTs at most."""
+    from django.conf import settings
+
+    return boot_cells(dataset=dataset, **selection) <= settings.AGREEMENT_INLINE_SCORES

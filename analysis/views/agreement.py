@@ -9,10 +9,18 @@ get a 403 and anonymous users the login page.
 Every URL here reads the same query string (documented in `analysis.display`), so a
 page, its htmx fragment, its CSV and each chart's SVG show the same numbers: they
 come from one `agreement_compute` call with the same arguments.
+
+A large selection whose table is not in the cache (`analysis.services.agreement`)
+is computed by a background job: the page and its fragment show a progress state
+that polls the same URL with ``job=<id>`` (htmx, every 2 s) and swaps in the table
+once it is cached; the CSV, the charts and the drill-down answer 202 with
+Retry-After and the job's page until then (they never compute such a table inline).
+Too many jobs of the user's: a 429 with Retry-After (the fragment lists it).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 
 from django.contrib.auth.decorators import login_required
@@ -40,17 +48,20 @@ from analysis.display import (
 )
 from analysis.exports.encoding import csv_text
 from analysis.glossary import agreement_glossary
+from analysis.models import Job
 from analysis.selectors import agreement as agreement
 from analysis.selectors.budget import boot_budget_check
 from analysis.selectors.classification import classification_for_agreement
+from analysis.services.agreement import agreement_for_request
 from annotation import selectors as annotation_selectors
 from flaskapp import roles
-from flaskapp.errors import DomainError
+from flaskapp.errors import DomainError, TooManyRequests
 from flaskapp.htmx import render_page_or_fragment, wants_fragment
 from flaskapp.params import BadParameter
-from flaskapp.throttling import heavy_page
+from flaskapp.throttling import heavy_page, too_many_response
 
 COMPUTE_ERRORS = (DomainError, agreement.AgreementError)
+PENDING_RETRY_AFTER = 5  # seconds: a download asked for while its job runs
 
 
 def _load(request: HttpRequest, dataset_id: int):
@@ -70,9 +81,7 @@ def _load(request: HttpRequest, dataset_id: int):
         budget_check(dataset, choice, request.GET)
     if choice.ready:
         try:
-            result = agreement.agreement_compute(
-                dataset=dataset, **choice.compute_kwargs()
-            )
+            result = _result_or_job(request, dataset, choice)
         except COMPUTE_ERRORS as exc:
             if choice.explicit:
                 choice.errors.append(str(exc))
@@ -83,6 +92,61 @@ def _load(request: HttpRequest, dataset_id: int):
             [c.id for c in result.campaigns], [r.id for r in result.runs]
         )
     return dataset, sources, slice_values, choice, result
+
+
+def _result_or_job(request: HttpRequest, dataset, choice: Choice):
+    """The result (cached, or small enough to compute now), or None with
+    ``choice.job`` set to the job computing it (`analysis.services.agreement`); a
+    failed job's reason is one more problem of the choice. A full page refused for
+    too many jobs raises `TooManyRequests` (`_too_many`: a 429); a fragment lists it
+    (htmx swaps only 2xx answers)."""
+    try:
+        outcome = agreement_for_request(
+            user=request.user, dataset=dataset, job_id=choice.job_id,
+            **choice.compute_kwargs(),
+        )  # fmt: skip
+    except TooManyRequests as exc:
+        if not wants_fragment(request):
+            raise
+        choice.errors.append(str(exc))
+        return None
+    if not isinstance(outcome, Job):
+        return outcome
+    if outcome.status == Job.Status.FAILED:
+        choice.errors.append(f"The computation failed: {outcome.reason}")
+    else:
+        choice.job = outcome
+    return None
+
+
+def _too_many(view):
+    """A view whose `_load` may be refused for too many jobs: a 429 with
+    Retry-After (`flaskapp.throttling.too_many_response`), never a 500."""
+
+    @functools.wraps(view)
+    def wrapped(request, *args, **kwargs):
+        try:
+            return view(request, *args, **kwargs)
+        except TooManyRequests as exc:
+            return too_many_response(exc.retry_after, str(exc))
+
+    return wrapped
+
+
+def _pending(job) -> HttpResponse:
+    """A download (CSV, chart, drill-down) of a table its job is still computing:
+    202, plain text naming the job's page, and Retry-After; the same URL answers
+    the file once the job is done (the table is then in the cache)."""
+    page = reverse("analysis:job-detail", args=[job.pk])
+    response = HttpResponse(
+        f"This table is being computed in the background (job {job.pk}, "
+        f"{job.get_status_display().lower()}: {page}). Ask again when it is done.",
+        status=202,
+        content_type="text/plain; charset=utf-8",
+    )
+    response["Retry-After"] = str(PENDING_RETRY_AFTER)
+    response["Location"] = page
+    return response
 
 
 def budget_check(dataset, choice: Choice, params) -> None:
@@ -102,7 +166,17 @@ def budget_check(dataset, choice: Choice, params) -> None:
         choice.errors.append(f"`n_boot`: {exc.problems[0].message}")
 
 
+class Pending(Exception):
+    """The table is being computed by a job (`_pending` answers it)."""
+
+    def __init__(self, job):
+        super().__init__(f"job {job.pk}")
+        self.job = job
+
+
 def _require_result(choice: Choice, result) -> None:
+    if choice.job is not None:
+        raise Pending(choice.job)
     if result is None:
         raise BadChoice(
             "; ".join(choice.errors)
@@ -137,8 +211,16 @@ def agreement_home(request: HttpRequest) -> HttpResponse:
     return render(request, "analysis/agreement_home.html", {"datasets": datasets})
 
 
+def _job_poll(request: HttpRequest) -> bool:
+    """The progress state polling its job (``job`` with htmx): a cached read or a
+    job's row, never a computation (`agreement_for_request`), so the heavy-page
+    limits leave it alone."""
+    return wants_fragment(request) and bool(request.GET.get("job", "").strip())
+
+
 @login_required
-@heavy_page
+@heavy_page(unless=_job_poll)
+@_too_many
 @require_GET
 def agreement_dashboard(request: HttpRequest, dataset_id: int) -> HttpResponse:
     """The dashboard of one dataset: the choice form, the per-skill table, the charts.
@@ -186,6 +268,7 @@ def agreement_dashboard(request: HttpRequest, dataset_id: int) -> HttpResponse:
 
 @login_required
 @heavy_page
+@_too_many
 @require_GET
 def agreement_csv(request: HttpRequest, dataset_id: int, table: str) -> HttpResponse:
     """`table.csv` (every statistic of every row, long form) or `models.csv` (model
@@ -195,6 +278,8 @@ def agreement_csv(request: HttpRequest, dataset_id: int, table: str) -> HttpResp
     dataset, _, _, choice, result = _load(request, dataset_id)
     try:
         _require_result(choice, result)
+    except Pending as pending:
+        return _pending(pending.job)
     except BadChoice as exc:
         return _bad_request(exc)
     lines = table_csv_lines(result) if table == "table" else model_csv_lines(result)
@@ -204,6 +289,7 @@ def agreement_csv(request: HttpRequest, dataset_id: int, table: str) -> HttpResp
 
 @login_required
 @heavy_page
+@_too_many
 @require_GET
 def agreement_chart(request: HttpRequest, dataset_id: int, kind: str) -> HttpResponse:
     """One chart as an SVG file: `radar.svg?model=..`, `heatmap.svg` and `scatter.svg`
@@ -214,6 +300,8 @@ def agreement_chart(request: HttpRequest, dataset_id: int, kind: str) -> HttpRes
     try:
         _require_result(choice, result)
         svg, parts = chart_svg(kind, request.GET, result)
+    except Pending as pending:
+        return _pending(pending.job)
     except BadChoice as exc:
         return _bad_request(exc)
     name = _slug("agreement", dataset.name, kind, *parts, choice.slice_value)
@@ -259,6 +347,7 @@ def _disagreements(request: HttpRequest, dataset_id: int, skill_key: str):
 
 @login_required
 @heavy_page
+@_too_many
 @require_GET
 def agreement_skill(
     request: HttpRequest, dataset_id: int, skill_key: str
@@ -270,6 +359,8 @@ def agreement_skill(
         dataset, choice, result, row, runs, judge, items = _disagreements(
             request, dataset_id, skill_key
         )
+    except Pending as pending:
+        return _pending(pending.job)
     except BadChoice as exc:
         if wants_fragment(request):
             # htmx swaps only 2xx answers: say why in the panel instead.
@@ -300,6 +391,7 @@ def agreement_skill(
 
 @login_required
 @heavy_page
+@_too_many
 @require_GET
 def agreement_skill_csv(
     request: HttpRequest, dataset_id: int, skill_key: str
@@ -309,6 +401,8 @@ def agreement_skill_csv(
         dataset, choice, _, _, _, judge, items = _disagreements(
             request, dataset_id, skill_key
         )
+    except Pending as pending:
+        return _pending(pending.job)
     except BadChoice as exc:
         return _bad_request(exc)
     lines = disagreement_csv_lines(items, judge)

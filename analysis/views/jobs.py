@@ -28,6 +28,7 @@ def job_context(job) -> dict:
         "job": job,
         "job_label": kind.label if kind else job.kind,
         "job_params": kind.describe(job.params) if kind else "",
+        "job_result_url": kind.result_url(job) if kind and kind.result_url else "",
     }
 
 

@@ -18,7 +18,9 @@ the section is a link that htmx follows on load; the same URL with ``HX-Request`
 answers the `#rater-models` fragment alone. A small campaign is fitted inline; a
 large one (`analysis.selectors.budget.rater_models_inline`) by a background job
 (issue 34): the section shows its progress, polling ``?model=..&job=<id>`` every
-2 s until the fit is cached or the job failed (its reason shown).
+2 s until the fit is cached or the job failed (its reason shown). A user with too
+many jobs already gets a 429 with Retry-After on a full page; the fragment (htmx
+swaps only 2xx answers) shows the refusal in the section.
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ from annotation.models import Campaign
 from flaskapp.errors import TooManyRequests
 from flaskapp.htmx import render_page_or_fragment, wants_fragment
 from flaskapp.params import int_param
-from flaskapp.throttling import heavy_page
+from flaskapp.throttling import heavy_page, too_many_response
 
 
 def _f(value) -> str:
@@ -103,6 +105,8 @@ def _fit_job(request: HttpRequest, campaign: Campaign, method: str) -> dict:
                 params={"campaign_id": campaign.pk, "method": method},
             )  # fmt: skip
     except TooManyRequests as exc:
+        if not wants_fragment(request):
+            raise  # a full page: a 429 with Retry-After (the view)
         return {"rm_report": None, "rm_error": str(exc)}
     if job.status == job.Status.FAILED:
         return {"rm_report": None, "rm_error": f"The fit failed: {job.reason}"}
@@ -137,7 +141,10 @@ def campaign_reliability_page(request: HttpRequest, campaign_id: int) -> HttpRes
     )
     if campaign.kind == Campaign.Kind.PAIRWISE:
         return redirect("annotation:pairwise-campaign-detail", campaign_id=campaign.pk)
-    models = _rater_models(request, campaign)
+    try:
+        models = _rater_models(request, campaign)
+    except TooManyRequests as exc:  # too many jobs of the user's: not a bad request
+        return too_many_response(exc.retry_after, str(exc))
     # A bad `model` is a 400 for the page; the htmx fragment answers 200 (htmx swaps
     # only 2xx answers) and shows the problem itself, as the agreement dashboard does.
     status = 400 if models.get("rm_error") and not wants_fragment(request) else 200

@@ -26,6 +26,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -33,7 +34,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 
-from annotation.importers.base import Problems, read_rows, refusal
+from annotation.importers.base import Problems, read_rows, refusal, until_full
 from annotation.models import (
     Assignment,
     Campaign,
@@ -80,12 +81,34 @@ def _as_id(value):
     return number if number is not None and number >= 0 else value
 
 
-def _plan(dataset: Dataset, rows: Iterable[tuple[int | None, dict]], file: str):  # noqa: C901 - the whole file is validated before one transaction; each check names its line
-    """(GoldRow per row, problems): every check, no write."""
+# Rows are checked in batches of this many (two lookup queries each), and reading
+# stops once the problems reach the cap (`importers.base.until_full`).
+PLAN_BATCH = 1000
+
+
+def _batches(rows: Iterable, size: int):
+    rows = iter(rows)
+    while batch := list(itertools.islice(rows, size)):
+        yield batch
+
+
+def _plan(dataset: Dataset, rows: Iterable[tuple[int | None, dict]], file: str,
+          problems: Problems):  # fmt: skip
+    """(GoldRow per row, problems): every check, no write; `rows` are read in batches
+    (`PLAN_BATCH`) until `problems` is full (`until_full`: the rest is not read)."""
     skills = _skills(dataset)
+    planned: list[GoldRow] = []
+    seen: dict[int, int | None] = {}
+    for batch in _batches(until_full(rows, problems), PLAN_BATCH):
+        planned += _plan_batch(dataset, batch, file, problems, skills, seen)
+    return planned, problems
+
+
+def _plan_batch(dataset: Dataset, rows: list, file: str, problems: Problems,  # noqa: C901, PLR0913 - the whole file is validated before one transaction; each check names its line
+                skills: dict, seen: dict) -> list[GoldRow]:  # fmt: skip
+    """The GoldRow of each row of one batch; its problems appended to `problems`;
+    `seen` (response id -> line) spans the batches."""
     scales = {k: scale_of(s) for k, s in skills.items()}
-    problems = Problems()
-    rows = list(rows)
 
     def problem(message, line, name):
         problems.append(Problem(message, line=line, field=name, file=file or None))
@@ -115,7 +138,6 @@ def _plan(dataset: Dataset, rows: Iterable[tuple[int | None, dict]], file: str):
         )
         by_key = {(r.instruction.external_id, r.model_name): r for r in found}
     planned: list[GoldRow] = []
-    seen: dict[int, int | None] = {}
     # One text for every unknown column of every row (it lists the criteria).
     not_a_field = (
         "is neither a criterion of the dataset's rubric nor a gold field "
@@ -221,7 +243,7 @@ def _plan(dataset: Dataset, rows: Iterable[tuple[int | None, dict]], file: str):
             seen[response.pk] = line
             planned.append(GoldRow(line, response, kind, tolerance, explanation,
                                    expected))  # fmt: skip
-    return planned, problems
+    return planned
 
 
 def gold_import(
@@ -230,6 +252,7 @@ def gold_import(
     rows: Iterable[tuple[int | None, dict]],
     user: User,
     file: str = "",
+    problems: Problems | None = None,
 ) -> dict:
     """Mark responses of `dataset` as gold from `rows` ((line, row) pairs, as
     `importers.base.read_rows` yields them). A row names a response (`response_id`,
@@ -238,9 +261,13 @@ def gold_import(
     `explanation` and `kind` (gold / attention). All or nothing: any problem raises
     `DomainError` listing each (line and field) and nothing is written. A response
     already gold has its item replaced. Returns {"created", "updated", "items"}.
-    Researchers and admins only."""
+    Researchers and admins only. `problems`: those of reading `rows` so far (a lazy
+    reader's, `gold_import_file`); past `MAX_PROBLEMS` the rest is not read (the
+    refusal says at which line it stopped)."""
     roles.require_researcher(user)
-    planned, problems = _plan(dataset, rows, file)
+    if problems is None:
+        problems = Problems()
+    planned, problems = _plan(dataset, rows, file, problems)
     if not planned and not problems:
         problems.append(Problem("has no rows", file=file or None))
     if problems:
@@ -476,7 +503,9 @@ def gold_import_file(
     if fmt is None:
         fmt = "csv" if file.lower().removesuffix(".gz").endswith(".csv") else "jsonl"
     problems = Problems()
-    rows = list(read_rows(data, file=file, fmt=fmt, problems=problems))
-    if problems:
-        raise refusal("no gold item was saved", problems)
-    return gold_import(dataset=dataset, rows=rows, user=user, file=file)
+    # Read as the rows are checked: a file with many problems is not read past the
+    # cap (`gold_import`); a reading problem refuses the import like a bad row.
+    rows = read_rows(data, file=file, fmt=fmt, problems=problems)
+    return gold_import(
+        dataset=dataset, rows=rows, user=user, file=file, problems=problems
+    )

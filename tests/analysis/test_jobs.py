@@ -262,3 +262,19 @@ def test_a_real_worker_makes_the_report(celery_worker_process, researcher):
     assert job["progress"] == {"done": 5, "total": 5}
     download = _client(researcher).get(job["download_url"])
     assert zipfile.ZipFile(io.BytesIO(b"".join(download.streaming_content))).namelist()
+
+
+@override_settings(RATER_MODELS_INLINE_SCORES=3, JOBS_ACTIVE_PER_USER=1)
+def test_too_many_jobs_on_the_reliability_page_is_a_429(setup):
+    researcher, s = setup
+    job_start(kind="report", owner=researcher, dataset=s.dataset,
+              params={"n_boot": 10, "seed": 0})  # fmt: skip
+    client = _client(researcher)
+    page = client.get(f"/reliability/{s.campaign.pk}/", {"model": "mace"})
+    assert page.status_code == 429 and int(page["Retry-After"]) > 0
+    assert "1 jobs queued or running" in page.content.decode()
+    fragment = client.get(f"/reliability/{s.campaign.pk}/", {"model": "mace"},
+                          headers={"HX-Request": "true"})  # fmt: skip
+    assert fragment.status_code == 200
+    assert "1 jobs queued or running" in fragment.content.decode()
+    assert Job.objects.count() == 1

@@ -613,3 +613,32 @@ def test_a_gold_file_of_many_bad_rows_lists_the_first_thousand_and_counts_the_re
     assert len(body["problems"]) == 1000
     assert body["detail"].startswith("no gold item was saved (and 800 more problems)")
     assert not GoldItem.objects.exists()
+
+
+def test_a_gold_file_with_problems_past_the_cap_is_not_read_to_its_end(
+    researcher, api_client_for
+):
+    """Issue 34: a gzip of 300,000 bad rows was read to its expansion limit (11 s)
+    only to count its problems; reading stops once the cap is reached and the
+    refusal says where."""
+    import gzip
+
+    dataset = make_dataset()
+    header = "response_id,factuality,nonsense_a,nonsense_b\n"
+    data = gzip.compress((header + "x,4,1,2\n" * 300_000).encode(), 9)
+    upload = io.BytesIO(data)
+    upload.name = "gold.csv.gz"
+    response = api_client_for(researcher).post(
+        f"/api/datasets/{dataset.pk}/gold/import/", {"file": upload},
+        format="multipart",
+    )  # fmt: skip
+    assert response.status_code == 400
+    body = response.json()
+    assert len(body["problems"]) == 1000
+    assert body["problems"][0]["line"] == 2
+    # One batch of 1,000 rows (3 problems each) was checked; line 1,002 not read.
+    assert body["detail"].startswith(
+        "no gold item was saved (and at least 2,000 more problems; reading stopped "
+        "at line 1,002, after the first 1,000 problems): gold.csv.gz, line 2,"
+    )
+    assert not GoldItem.objects.exists()

@@ -119,8 +119,9 @@ def agreement_compute(  # noqa: C901, PLR0913 - the one entry point of the dashb
     n_boot: int = 1000,
     seed: int = 0,
     use_cache: bool = True,
+    cached_only: bool = False,
     test_look=None,
-) -> AgreementResult:
+) -> AgreementResult | None:
     """Every agreement statistic, per skill, ability and overall, for each run, as
     an :class:`AgreementResult` (its JSON, :meth:`AgreementResult.to_dict`, is the
     API's body; shape in README "Agreement"). ``row.human`` is
@@ -137,6 +138,9 @@ def agreement_compute(  # noqa: C901, PLR0913 - the one entry point of the dashb
     (`inputs.adjudicated_side`); "latent", each item's latent score from a
     Dawid-Skene fit of the raters (`analysis.selectors.competence`). Either way the
     ceiling stays the raters' own agreement.
+    `cached_only`: the cached result or None, never a computation (the parameters
+    are checked all the same: an AgreementError as for a computation); what the
+    dashboard and the API ask first (`analysis.services.agreement`).
     Queries: a fixed number (defaults 2, fingerprint 4, then responses, human
     scores, judge scores, skills), whatever the data size; the defaults and the
     fingerprint only when the cache has the result; no responses query when the
@@ -192,7 +196,7 @@ def agreement_compute(  # noqa: C901, PLR0913 - the one entry point of the dashb
         fingerprint = inputs_fingerprint(dataset, campaign_ids_used, all_runs)
         key = cache_key(params, fingerprint)
         hit = cached_result(key)
-        if hit is not None:
+        if hit is not None or cached_only:
             return hit
         responses = cached_responses(dataset, fingerprint)
     inp, slice_label = load_inputs(
