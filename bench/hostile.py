@@ -302,9 +302,11 @@ def attacks(s: dict) -> list[tuple]:
         ("rater models of 96,000 scores (a job)", 1, api, lambda c, i: c.get(
             f"/api/campaigns/{s['scored_campaign_id']}/rater-models/",
             params={"model": "glad"})),
-        ("16 concurrent agreement API n_boot=1000", 16, api, lambda c, i: c.get(
+        # the admin's: the researcher's job slots are held by the reports above, and
+        # these should reach the agreement's own job path (a 202 each, then 429s)
+        ("16 concurrent agreement API n_boot=1000", 16, admin, lambda c, i: c.get(
             f"/api/datasets/{ds}/agreement/", params={"n_boot": 1000, "seed": 100 + i})),
-        ("16 concurrent agreement API, default n_boot", 16, api, lambda c, i: c.get(
+        ("16 concurrent agreement API, default n_boot", 16, admin, lambda c, i: c.get(
             f"/api/datasets/{ds}/agreement/", params={"seed": 200 + i})),
         ("16 concurrent agreement pages, default n_boot", 16, "page", lambda c, i: c.get(
             f"/agreement/{ds}/", params={"seed": 300 + i})),
