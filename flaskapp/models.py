@@ -1,0 +1,125 @@
+"""The shared kernel's data: workspaces, who belongs to them in which role, and the
+audit log (issue 35).
+
+A workspace (a lab, a team, a project) owns datasets, rubrics, campaigns, judge
+configs, runs, experiments, splits, reports and exports; its members hold one role
+each there (`Membership`). Instance admins (superusers, or the global ``admin`` group)
+manage workspaces and users; everything else happens inside a workspace.
+`flaskapp.workspaces` holds the rules (role order, who may do what, the request's
+workspace); this module holds only the rows and their database guards.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class Workspace(models.Model):
+    """A lab's own space. `slug` is its stable name in URLs, exports and the API;
+    `is_demo` marks the workspace `make run` fills with the bundled demo (its scores
+    are labelled synthetic where they are)."""
+
+    name = models.CharField(max_length=100, unique=True)
+    slug = models.SlugField(max_length=60, unique=True)
+    description = models.CharField(max_length=500, blank=True, default="")
+    is_demo = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Membership(models.Model):
+    """`user` holds `role` in `workspace`: one role per (workspace, user). The roles,
+    from most to least power: owner (a researcher who also manages members, invite
+    links, keys and study links), researcher, reviewer, rater."""
+
+    OWNER = "owner"
+    RESEARCHER = "researcher"
+    REVIEWER = "reviewer"
+    RATER = "rater"
+    ROLE_CHOICES = [
+        (OWNER, "Owner"),
+        (RESEARCHER, "Researcher"),
+        (REVIEWER, "Reviewer"),
+        (RATER, "Rater"),
+    ]
+
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.CASCADE, related_name="memberships"
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="workspace_memberships",
+    )
+    role = models.CharField(max_length=12, choices=ROLE_CHOICES)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["workspace", "user"], name="one_role_per_workspace_member"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(
+                    role__in=["owner", "researcher", "reviewer", "rater"]
+                ),
+                name="membership_role_known",
+            ),
+        ]
+        indexes = [models.Index(fields=["user", "workspace"])]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} is {self.role} in {self.workspace_id}"
+
+
+class AuditEvent(models.Model):
+    """One change or look worth answering for later: who (`actor`, kept as a name too
+    so the row survives the account), when, what (`action`, a dotted verb such as
+    ``membership.role_changed``, ``key.created``, ``export.downloaded``,
+    ``test_split.looked``), on which object (`target_type`, `target_id`,
+    `target_label`), and the state before and after (JSON; never a secret: callers
+    pass what may be shown). Written by `flaskapp.workspaces.audit_record` only; rows
+    are never updated or deleted by the app."""
+
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    workspace = models.ForeignKey(
+        Workspace,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="audit_events",
+    )
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    actor_name = models.CharField(max_length=150, blank=True, default="")
+    action = models.CharField(max_length=60, db_index=True)
+    target_type = models.CharField(max_length=60, blank=True, default="")
+    target_id = models.CharField(max_length=64, blank=True, default="")
+    target_label = models.CharField(max_length=200, blank=True, default="")
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["workspace", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.actor_name} {self.action} {self.target_type}:{self.target_id}"
