@@ -8,6 +8,10 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 PIP := $(PY) -m pip install --disable-pip-version-check
+# install_requirements FILE: uv (requirements-bootstrap.txt) installs FILE's pinned
+# wheels in parallel; pip does it alone when uv cannot be installed or fails.
+install_requirements = ($(PIP) -q -r requirements-bootstrap.txt \
+	&& $(VENV)/bin/uv pip install --python $(PY) -r $(1)) || $(PIP) -r $(1)
 PORT ?= 8000
 # The SQLite database, media and the embedded broker live here (see flaskapp/settings.py).
 VAR_DIR := $(or $(FLASK_VAR_DIR),var)
@@ -41,17 +45,17 @@ dev-venv: $(DEV_STAMP)
 
 # Parquet imports and exports need pyarrow, which `make run` leaves out (flaskapp/optional.py).
 parquet: venv
-	$(PIP) -r requirements-parquet.txt
+	$(call install_requirements,requirements-parquet.txt)
 
 # Reinstall whenever a requirements file is newer than the last install.
-$(STAMP): requirements.txt
+$(STAMP): requirements.txt requirements-bootstrap.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PIP) -r requirements.txt
+	$(call install_requirements,requirements.txt)
 	touch $(STAMP)
 
-$(DEV_STAMP): requirements.txt requirements-dev.txt requirements-parquet.txt
+$(DEV_STAMP): requirements.txt requirements-dev.txt requirements-parquet.txt requirements-bootstrap.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PIP) -r requirements-dev.txt
+	$(call install_requirements,requirements-dev.txt)
 	touch $(STAMP) $(DEV_STAMP)
 
 $(VAR_DIR):

@@ -1,15 +1,17 @@
 """What a newcomer waits for: the runtime install, and `make run` to its first page.
 
     python3 bench/install.py [--requirements FILE] [--make-run [--repo PATH]]
-        [--only-make-run] [--keep]
+        [--only-make-run] [--pip] [--keep]
 
-1. A fresh virtual environment in a temporary folder, `pip install --no-cache-dir -r
-   FILE` (default: this checkout's requirements.txt): the install's wall time and the
-   environment's size on disk (MB of allocated blocks, as `du -sm`; targets: under
-   500 MB).
+1. A fresh virtual environment in a temporary folder, FILE (default: this checkout's
+   requirements.txt) installed as the Makefile does (pip installs uv from
+   requirements-bootstrap.txt, uv installs FILE; `--pip`: pip alone), every cache off
+   (`--no-cache-dir`, UV_NO_CACHE=1): the install's wall time and the environment's
+   size on disk (MB of allocated blocks, as `du -sm`; target: under 500 MB).
 2. With `--make-run`: `git clone` of `--repo` (default: this checkout; the clone has
    its committed HEAD, not uncommitted changes) into a temporary folder, then `make
-   run` there with nothing set but PORT (a free port) and PIP_NO_CACHE_DIR=1, as the
+   run` there with nothing set but PORT (a free port), PIP_NO_CACHE_DIR=1 and
+   UV_NO_CACHE=1, as the
    README's quickstart on a fresh clone: the time until `GET /login/` first answers
    200 (target: under 60 s), and when each step before it ended (pip, migrate,
    collectstatic, load_demo: the next command in make's output). Then the
@@ -42,7 +44,7 @@ TARGET_FIRST_PAGE_SECONDS = 60.0
 FIRST_PAGE_TIMEOUT = 900.0
 # (the step that ends, a text of the line make prints as the next one starts)
 STEPS = [
-    ("pip", "manage.py migrate"),
+    ("install", "manage.py migrate"),
     ("migrate", "manage.py collectstatic"),
     ("collectstatic", "manage.py load_demo"),
     ("load_demo", "flaskapp.launcher"),
@@ -69,20 +71,33 @@ def disk_mb(path: Path) -> float:
     return total / 2**20
 
 
-def bench_install(requirements: Path, workdir: Path) -> tuple[float, float]:
-    """(seconds of `pip install`, MB of the environment) for a fresh venv."""
+def bench_install(
+    requirements: Path, workdir: Path, *, pip_only: bool
+) -> tuple[float, float]:
+    """(seconds of the install, MB of the environment) for a fresh venv."""
     venv = workdir / "venv"
     subprocess.run([python(), "-m", "venv", str(venv)], check=True)
+    pip = [str(venv / "bin" / "pip"), "install", "--no-cache-dir",
+           "--disable-pip-version-check"]  # fmt: skip
+    if pip_only:
+        steps = [[*pip, "-r", str(requirements)]]
+    else:
+        steps = [
+            [*pip, "-q", "-r", str(ROOT / "requirements-bootstrap.txt")],
+            [str(venv / "bin" / "uv"), "pip", "install", "--python",
+             str(venv / "bin" / "python"), "-r", str(requirements)],
+        ]  # fmt: skip
+    env = {**os.environ, "UV_NO_CACHE": "1"}
     start = time.perf_counter()
     with (workdir / "pip.log").open("w") as log:
-        done = subprocess.run(
-            [str(venv / "bin" / "pip"), "install", "--no-cache-dir",
-             "--disable-pip-version-check", "-r", str(requirements)],
-            cwd=requirements.parent, stdout=log, stderr=subprocess.STDOUT,
-        )  # fmt: skip
+        for step in steps:
+            done = subprocess.run(
+                step, cwd=requirements.parent, env=env, stdout=log,
+                stderr=subprocess.STDOUT,
+            )  # fmt: skip
+            if done.returncode:
+                sys.exit((workdir / "pip.log").read_text()[-3000:] + "\ninstall failed")
     seconds = time.perf_counter() - start
-    if done.returncode:
-        sys.exit((workdir / "pip.log").read_text()[-3000:] + "\npip install failed")
     return seconds, disk_mb(venv)
 
 
@@ -106,7 +121,7 @@ def bench_make_run(repo: Path, workdir: Path) -> dict[str, float]:
     subprocess.run(["git", "clone", "--quiet", str(repo), str(clone)], check=True)
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in UNSET}
-    env.update(PORT=str(port), PIP_NO_CACHE_DIR="1")
+    env.update(PORT=str(port), PIP_NO_CACHE_DIR="1", UV_NO_CACHE="1")
     log = (workdir / "make-run.log").open("w")
     start = time.perf_counter()
     proc = subprocess.Popen(
@@ -164,15 +179,19 @@ def main() -> None:
     parser.add_argument("--repo", type=Path, default=ROOT)
     parser.add_argument("--keep", action="store_true", help="keep the temp folder")
     parser.add_argument("--only-make-run", action="store_true")
+    parser.add_argument("--pip", action="store_true", help="install with pip alone")
     args = parser.parse_args()
     args.make_run |= args.only_make_run
 
     workdir = Path(tempfile.mkdtemp(prefix="flaskeval-install-"))
     try:
         if not args.only_make_run:
-            seconds, size = bench_install(args.requirements.resolve(), workdir)
+            seconds, size = bench_install(
+                args.requirements.resolve(), workdir, pip_only=args.pip
+            )
+            how = "pip alone" if args.pip else "pip installs uv, uv the rest"
             print(f"requirements         {args.requirements}")
-            print(f"pip install          {seconds:.1f} s (--no-cache-dir)")
+            print(f"install              {seconds:.1f} s ({how}; caches off)")
             print(f"venv size            {size:.0f} MB (target < {TARGET_VENV_MB} MB)")
             shutil.rmtree(workdir / "venv")
         if args.make_run:
