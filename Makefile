@@ -67,8 +67,9 @@ migrate: venv | $(VAR_DIR)
 demo: migrate
 	$(PY) manage.py load_demo
 
+# No collectstatic: with FLASK_DEV=1 WhiteNoise serves static files from their
+# folders (flaskapp/settings.py, WHITENOISE_USE_FINDERS).
 run: migrate
-	$(PY) manage.py collectstatic --noinput --verbosity 0
 	$(PY) manage.py load_demo
 	$(PY) -m flaskapp.launcher --port $(PORT)
 

@@ -14,7 +14,7 @@
    UV_NO_CACHE=1, as the
    README's quickstart on a fresh clone: the time until `GET /login/` first answers
    200 (target: under 60 s), and when each step before it ended (pip, migrate,
-   collectstatic, load_demo: the next command in make's output). Then the
+   load_demo: the next command in make's output). Then the
    launcher's process group gets SIGTERM (SIGKILL after 20 s). `--only-make-run`
    skips step 1.
 
@@ -45,8 +45,7 @@ FIRST_PAGE_TIMEOUT = 900.0
 # (the step that ends, a text of the line make prints as the next one starts)
 STEPS = [
     ("install", "manage.py migrate"),
-    ("migrate", "manage.py collectstatic"),
-    ("collectstatic", "manage.py load_demo"),
+    ("migrate", "manage.py load_demo"),
     ("load_demo", "flaskapp.launcher"),
 ]
 # The quickstart sets nothing: a developer's services must not leak into the clone.

@@ -2,8 +2,9 @@
 
     python -m flaskapp.launcher [--port PORT]
 
-The web server is gunicorn (2 workers x 4 threads), or Django's runserver without the
-autoreloader when DJANGO_DEBUG=1. The worker consumes the `celery` and `judge` queues
+The web server is gunicorn (2 workers x 4 threads, the application preloaded), or
+Django's runserver without the autoreloader when DJANGO_DEBUG=1. It starts first;
+the worker starts once the web server's port answers. The worker consumes the `celery` and `judge` queues
 with a thread pool, on whatever broker the settings name (the embedded filesystem
 broker by default).
 
@@ -71,6 +72,10 @@ def web_command(port: int) -> list[str]:
         "4",
         "--graceful-timeout",
         "10",
+        # Load the application once, in the master, before the port opens: the
+        # workers fork with it loaded, so the first page does not wait for imports
+        # (flaskapp/wsgi.py loads the URLconf, and with it every view).
+        "--preload",
         "--access-logfile",
         "-",
     ]
@@ -183,7 +188,9 @@ class Launcher:
             return 1
         signal.signal(signal.SIGINT, self.on_signal)
         signal.signal(signal.SIGTERM, self.on_signal)
-        self.start("worker", worker_command())
+        # The web server first: the worker's start-up would compete with it for the
+        # CPU, and the first page matters more (a task sent meanwhile waits on the
+        # broker).
         self.start("web", web_command(self.port))
 
         announced = False
@@ -198,6 +205,7 @@ class Launcher:
                 break
             if not announced:
                 if port_is_open(self.port):
+                    self.start("worker", worker_command())
                     print(logins_text(self.port), flush=True)
                     announced = True
                 elif time.monotonic() - started > READY_TIMEOUT:

@@ -202,6 +202,11 @@ STATIC_ROOT = VAR_DIR / "staticfiles"
 # WhiteNoise warns on every request when the folder is missing (before collectstatic).
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 MEDIA_ROOT = VAR_DIR / "media"
+# On a development machine (FLASK_DEV=1: `make run`, `make test`) WhiteNoise serves
+# static files straight from the apps' and static/ folders, so `make run` needs no
+# collectstatic (a few seconds of a fresh clone's first start). Deployments collect
+# them (the Dockerfile does) and serve STATIC_ROOT.
+WHITENOISE_USE_FINDERS = env_bool("FLASK_DEV", False)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
