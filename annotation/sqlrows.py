@@ -36,6 +36,11 @@ def from_row(model, fields: tuple[str, ...], values: Sequence):
     return model.from_db(connection.alias, fields, values)
 
 
+def table(model) -> str:
+    """`model`'s table name, quoted for the connection's SQL."""
+    return connection.ops.quote_name(model._meta.db_table)
+
+
 def concrete_attnames(model) -> tuple[str, ...]:
     return tuple(f.attname for f in model._meta.concrete_fields)
 

@@ -239,8 +239,12 @@ class PairwiseSubmitOutputSerializer(serializers.Serializer):
     rationale = serializers.CharField()
 
 
-def _assignment_data(assignment: Assignment) -> dict:
+def _assignment_data(assignment: Assignment, skills=None) -> dict:
+    """What the rater is shown of `assignment` (its campaign, pair, instruction and
+    responses loaded); `skills`: the per-skill questions when already loaded."""
     campaign = assignment.campaign
+    if skills is None:
+        skills = pairwise_skills(campaign=campaign)
     response_a, response_b = pairwise_selectors.shown_responses(assignment)
     instruction = assignment.pair.instruction
 
@@ -264,15 +268,19 @@ def _assignment_data(assignment: Assignment) -> dict:
         "response_a": response(response_a),
         "response_b": response(response_b),
         "skills": [
-            {"key": s.key, "name": s.name, "criteria": s.criteria}
-            for s in pairwise_skills(campaign=campaign)
+            {"key": s.key, "name": s.name, "criteria": s.criteria} for s in skills
         ],
     }
 
 
 def _preference_data(assignment) -> dict:
-    """The rater's stored answer to `assignment`, in the terms it was shown in."""
-    preference = HumanPreference.objects.get(assignment=assignment)
+    """The rater's stored answer to `assignment`, in the terms it was shown in (the
+    vote handed over by the service when it has just been saved)."""
+    handed = getattr(assignment, "_prefetched_objects_cache", {}).get("preferences")
+    if handed is not None and len(handed) == 1:
+        preference = handed[0]
+    else:
+        preference = HumanPreference.objects.get(assignment=assignment)
     order = preference.shown_order
     unmap = unmap_shown_label
     return {
@@ -322,6 +330,10 @@ class PairwiseApi(ItemApi):
     }
 
     def served_data(self, *, user, result: NextResult) -> dict:
+        if result.skills is not None:
+            # The raw-SQL path served the pair, its texts and the questions with the
+            # assignment, for a campaign the loop has just checked the rater against.
+            return _assignment_data(result.assignment, result.skills)
         return _assignment_data(
             pairwise_selectors.pairwise_assignment_get_for_rater(
                 user=user, assignment_id=result.assignment.pk

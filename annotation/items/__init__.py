@@ -52,17 +52,30 @@ class ItemKind:
     serves_gold: ClassVar[bool] = False
     # The raw-SQL path (`services.serving_sql`): whether serve (and submit, with
     # `sql_submit`) take it; the condition of this kind's items and assignments (their
-    # partial unique indexes); `extra`'s fields as SQL over the picked item ``pick``;
-    # whether the statement also returns what the form shows (response, skills).
+    # partial unique indexes); `extra`'s fields as SQL over the picked item ``pick``.
+    # What the form shows comes with the statement when the kind has `sql_form`.
     sql_fast_path: ClassVar[bool] = False
     sql_submit: ClassVar[bool] = False
     sql_where: ClassVar[str]
     extra_sql: ClassVar[dict[str, str]] = {}
-    sql_form_rows: ClassVar[bool] = False
 
     def extra(self, campaign: Campaign, item: CampaignItem, rater: User) -> dict:
         """Extra fields of a new assignment of `item`."""
         return {}
+
+    def sql_form(self, *, skills: dict[str, str], skill_mode: str) -> tuple[str, str]:
+        """What the serving statement (`services.serving_sql`) also returns so that
+        the form needs no further query: ``(columns, joins)`` over ``got`` (the
+        served assignment) and ``c`` (its campaign, joined already). `skills`: the
+        SQL expressions that list the criteria as JSON, per skill mode and per
+        source (``"source:chosen"``, ...). ``("", "")``: the page loads its rows."""
+        return "", ""
+
+    def sql_form_load(self, assignment: Assignment, values, skills_of) -> list | None:
+        """Attach the rows of `sql_form`'s `values` to `assignment` (nothing is read)
+        and return the criteria to ask (`skills_of(json)` decodes a skills list);
+        None when the kind has no `sql_form`."""
+        return None
 
     def reserved(self, assignment: Assignment) -> None:
         """Called with a newly reserved assignment (e.g. to load what the page

@@ -30,10 +30,14 @@ from annotation.models import (
     Campaign,
     CampaignItem,
     HumanPreference,
+    Instruction,
+    PreferencePair,
+    Response,
     ShownOrder,
     Skill,
 )
 from annotation.selectors.pairwise import pairwise_rater_history
+from annotation.sqlrows import from_row, table
 from flaskapp.errors import ConflictError, DomainError, Problem
 from flaskapp.untrusted import text_problem
 
@@ -161,6 +165,15 @@ def _stored(answer: Answer, order: str) -> tuple[str, dict[str, str], str]:
     )
 
 
+def hand_over_preference(assignment: Assignment, saved: HumanPreference) -> None:
+    """Attach the vote just saved as if prefetched (``assignment.preferences``), so
+    that rendering the answer needs no further query."""
+    cache = assignment.preferences.all()
+    cache._result_cache = [saved]
+    cache._prefetch_done = True
+    assignment._prefetched_objects_cache = {"preferences": cache}
+
+
 class PairwiseItem(ItemKind):
     """A pair to compare (`Campaign.Kind.PAIRWISE`): each `CampaignItem` carries a
     `pair` (its `response` is the pair's `response_1`); a rater never gets the same
@@ -185,6 +198,46 @@ class PairwiseItem(ItemKind):
             f"THEN '{ShownOrder.ORIGINAL.value}' ELSE '{ShownOrder.SWAPPED.value}' END"
         ),
     }
+
+    def sql_form(self, *, skills: dict[str, str], skill_mode: str) -> tuple[str, str]:
+        """The pair, its instruction, both responses and the campaign's per-skill
+        questions (`pairwise_skills`: its chosen skills, in rubric order)."""
+        columns = (
+            "p.instruction_id, n.text, n.reference_answer, p.response_1_id, "
+            "r1.model_name, r1.text, p.response_2_id, r2.model_name, r2.text, "
+            + skills["source:chosen"]
+        )
+        r = table(Response)
+        joins = (
+            f"JOIN {table(PreferencePair)} p ON p.id = got.pair_id "
+            f"JOIN {table(Instruction)} n ON n.id = p.instruction_id "
+            f"JOIN {r} r1 ON r1.id = p.response_1_id "
+            f"JOIN {r} r2 ON r2.id = p.response_2_id"
+        )
+        return columns, joins
+
+    def sql_form_load(self, assignment: Assignment, values, skills_of) -> list[Skill]:
+        instruction_id = values[0]
+        instruction = from_row(
+            Instruction, ("id", "text", "reference_answer"), values[:3]
+        )
+        responses = [
+            from_row(
+                Response,
+                ("id", "instruction_id", "model_name", "text"),
+                (values[i], instruction_id, values[i + 1], values[i + 2]),
+            )
+            for i in (3, 6)
+        ]
+        pair = from_row(
+            PreferencePair,
+            ("id", "instruction_id", "response_1_id", "response_2_id"),
+            (assignment.pair_id, instruction_id, responses[0].pk, responses[1].pk),
+        )
+        pair.instruction = instruction
+        pair.response_1, pair.response_2 = responses
+        assignment.pair = pair
+        return skills_of(values[9])
 
     def extra(self, campaign: Campaign, item: CampaignItem, rater: User) -> dict:
         """A new pairwise assignment's pair and the order its rater is shown."""
@@ -240,13 +293,34 @@ RETURNING id"""
             "shown_order": assignment.shown_order,
         }
 
+    def sql_answer_saved(
+        self, *, assignment: Assignment, valid: Answer, rows: list, stamp: datetime
+    ) -> None:
+        """Hand the saved vote over (`hand_over_preference`)."""
+        label, skill_labels, rationale = _stored(valid, assignment.shown_order)
+        hand_over_preference(
+            assignment,
+            HumanPreference(
+                id=rows[0][0],
+                pair_id=assignment.pair_id,
+                label=label,
+                skill_labels=skill_labels,
+                rationale=rationale,
+                origin=HumanPreference.Origin.CAMPAIGN,
+                assignment=assignment,
+                rater_id=assignment.rater_id,
+                shown_order=assignment.shown_order,
+                created_at=stamp,
+            ),
+        )
+
     def store(
         self, *, assignment: Assignment, valid: Answer, rater: User, now: datetime
     ) -> None:
         """One `HumanPreference` (origin "campaign", with assignment, rater and
-        shown order)."""
+        shown order), handed over to `assignment` (`hand_over_preference`)."""
         label, skill_labels, rationale = _stored(valid, assignment.shown_order)
-        HumanPreference.objects.create(
+        saved = HumanPreference.objects.create(
             pair_id=assignment.pair_id,
             label=label,
             skill_labels=skill_labels,
@@ -256,6 +330,7 @@ RETURNING id"""
             rater=rater,
             shown_order=assignment.shown_order,
         )
+        hand_over_preference(assignment, saved)
 
     def stored_equal(self, *, assignment: Assignment, valid: Answer) -> bool:
         stored = HumanPreference.objects.filter(assignment=assignment).first()

@@ -16,10 +16,18 @@ from django.db import connection
 from django.db.models import QuerySet
 
 from annotation.items import ItemKind
-from annotation.models import Assignment, Campaign, HumanScore, Response, Skill
+from annotation.models import (
+    Assignment,
+    Campaign,
+    HumanScore,
+    Instruction,
+    Response,
+    Skill,
+)
 from annotation.models.campaigns import SCORE_HISTORY
 from annotation.scales import scale_of
 from annotation.selectors.rating import assignment_skills, rater_assignments
+from annotation.sqlrows import from_row, table
 from flaskapp import limits
 from flaskapp.errors import ConflictError, DomainError, Problem
 from flaskapp.untrusted import text_problem
@@ -226,7 +234,36 @@ class PointwiseItem(ItemKind):
     sql_fast_path = True
     sql_submit = True
     sql_where = "pair_id IS NULL"
-    sql_form_rows = True
+
+    def sql_form(self, *, skills: dict[str, str], skill_mode: str) -> tuple[str, str]:
+        """The response, its instruction and the skills to score (by the campaign's
+        skill mode)."""
+        columns = (
+            "r.instruction_id, r.model_name, r.text, n.text, n.reference_answer, "
+            f"n.checklist, n.instance_rubric, {skills[skill_mode]}"
+        )
+        joins = (
+            f"JOIN {table(Response)} r ON r.id = got.response_id "
+            f"JOIN {table(Instruction)} n ON n.id = r.instruction_id"
+        )
+        return columns, joins
+
+    def sql_form_load(self, assignment: Assignment, values, skills_of) -> list[Skill]:
+        instruction_id, model_name, response_text = values[:3]
+        text, reference, checklist, own_rubric, skills_rows = values[3:8]
+        instruction = from_row(
+            Instruction,
+            ("id", "text", "reference_answer", "checklist", "instance_rubric"),
+            (instruction_id, text, reference, checklist, own_rubric),
+        )
+        response = from_row(
+            Response,
+            ("id", "instruction_id", "model_name", "text"),
+            (assignment.response_id, instruction_id, model_name, response_text),
+        )
+        response.instruction = instruction
+        assignment.response = response
+        return skills_of(skills_rows)
 
     def reserved(self, assignment: Assignment) -> None:
         """Hand the rows over, so that rendering the form needs no further query."""

@@ -39,7 +39,6 @@ from annotation.models import (
     Campaign,
     CampaignItem,
     Dataset,
-    Instruction,
     InstructionSkill,
     Response,
     Rubric,
@@ -190,7 +189,14 @@ def _skills_sql(columns: tuple[str, ...]) -> dict[str, str]:
     cases = " ".join(
         f"WHEN '{mode.value}' THEN {expr}" for mode, expr in per_mode.items()
     )
-    return {**per_mode, "any": f"CASE c.skill_mode {cases} END"}
+    return {
+        **per_mode,
+        "any": f"CASE c.skill_mode {cases} END",
+        **{
+            f"source:{name}": f"COALESCE({expr}, '[]'::json)"
+            for name, expr in by_source.items()
+        },
+    }
 
 
 def _skills(rows, columns: tuple[str, ...]) -> list[Skill]:
@@ -267,26 +273,25 @@ def _defaults(exclude) -> dict:
 
 
 def _form_sql(kind: ItemKind, skill_mode: str) -> str:
-    """The statement's last SELECT over ``got`` (the served assignment): with the
-    rows the form shows when the kind's page takes them from here
-    (`ItemKind.sql_form_rows`: the response, instruction and skills), and the rater's
+    """The statement's last SELECT over ``got`` (the served assignment): the rows the
+    form shows when the kind has them (`ItemKind.sql_form`), then the rater's
     counts."""
-    a, r, n = _t(Assignment), _t(Response), _t(Instruction)
+    a = _t(Assignment)
     counts = f"""(SELECT count(*) FROM {a} p WHERE p.campaign_id = %(campaign)s
         AND p.rater_id = %(rater)s AND p.status = '{SUBMITTED}'),
     (SELECT count(*) FROM {a} p WHERE p.campaign_id = %(campaign)s
         AND p.rater_id = %(rater)s AND p.status = '{SKIPPED}')"""
-    if not kind.sql_form_rows:
+    columns, joins = kind.sql_form(
+        skills=_skills_sql(SKILL_FIELDS), skill_mode=skill_mode
+    )
+    if not columns:
         return f"SELECT {_assignment_cols('got')}, {counts} FROM got"
     return f"""SELECT {_assignment_cols("got")},
-    r.instruction_id, r.model_name, r.text,
-    n.text, n.reference_answer, n.checklist, n.instance_rubric,
-    {_skills_sql(SKILL_FIELDS)[skill_mode]},
+    {columns},
     {counts}
 FROM got
-JOIN {r} r ON r.id = got.response_id
-JOIN {n} n ON n.id = r.instruction_id
-JOIN {_t(Campaign)} c ON c.id = got.campaign_id"""
+JOIN {_t(Campaign)} c ON c.id = got.campaign_id
+{joins}"""
 
 
 @cache
@@ -349,9 +354,9 @@ def serve(*, campaign: Campaign, rater: User, now: datetime, ttl: timedelta):
 
     Returns ``(assignment, skills, (submitted, skipped))``, or ``None`` when neither
     a live assignment nor a free item was found (the caller then runs the ORM path
-    for the message). For a kind whose form rows come from here
-    (`ItemKind.sql_form_rows`) the assignment's response and instruction are loaded
-    and `skills` lists the criteria to score; otherwise `skills` is None.
+    for the message). For a kind whose form rows come from here (`ItemKind.sql_form`)
+    the assignment's item (response or pair, with the instruction) is loaded and
+    `skills` lists the criteria to ask; otherwise `skills` is None.
     """
     kind = REGISTRY[campaign.kind]
     params = {
@@ -371,24 +376,10 @@ def serve(*, campaign: Campaign, rater: User, now: datetime, ttl: timedelta):
     k = len(ASSIGNMENT_FIELDS)
     assignment = from_row(Assignment, ASSIGNMENT_FIELDS, row[:k])
     assignment.campaign = campaign
-    if not kind.sql_form_rows:
-        return assignment, None, tuple(row[k : k + 2])
-    instruction_id, model_name, response_text = row[k : k + 3]
-    text, reference, checklist, own_rubric = row[k + 3 : k + 7]
-    skills_rows, submitted, skipped = row[k + 7 : k + 10]
-    instruction = from_row(
-        Instruction,
-        ("id", "text", "reference_answer", "checklist", "instance_rubric"),
-        (instruction_id, text, reference, checklist, own_rubric),
+    skills = kind.sql_form_load(
+        assignment, row[k:-2], lambda rows: _skills(rows, SKILL_FIELDS)
     )
-    response = from_row(
-        Response,
-        ("id", "instruction_id", "model_name", "text"),
-        (assignment.response_id, instruction_id, model_name, response_text),
-    )
-    response.instruction = instruction
-    assignment.response = response
-    return assignment, _skills(skills_rows, SKILL_FIELDS), (submitted, skipped)
+    return assignment, skills, tuple(row[-2:])
 
 
 # What `Scale.parse` needs to validate a score, besides the skill's identity.

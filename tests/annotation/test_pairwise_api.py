@@ -4,7 +4,9 @@ input (errors name the field), blindness and the mapping to the original numberi
 from __future__ import annotations
 
 import pytest
+from django.db import connection
 from django.urls import reverse
+from rest_framework.test import APIClient
 
 from annotation.models import Assignment, HumanPreference
 from annotation.services.campaign_spec import (
@@ -19,6 +21,7 @@ from tests.factories import (
     InstructionFactory,
     ResponseFactory,
     UserFactory,
+    api_token,
 )
 
 
@@ -395,3 +398,60 @@ def test_amend_refuses_other_people_unsubmitted_votes_and_anonymous(
     anonymous = api_client_for(None).put(amend_url(a.pk), answer, format="json")
     assert anonymous.status_code in (401, 403)
     assert not HumanPreference.objects.exists()
+
+
+# --- The raw-SQL hot path (PostgreSQL) ----------------------------------------------
+
+# As the pointwise loop's (test_api_rating.py): authentication, the campaign, then
+# BEGIN, the rater's row lock, one serving statement (which also returns the pair,
+# its texts and the questions), COMMIT; submit: authentication, BEGIN, the locked
+# read, one writing statement, COMMIT (the saved vote is handed over, not re-read).
+SQL_NEXT_QUERIES = 4 + 2
+SQL_SUBMIT_QUERIES = 4 + 2
+
+
+@pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="the raw-SQL path runs on PostgreSQL"
+)
+def test_sql_path_serves_what_the_orm_path_shows_in_as_few_queries_as_pointwise(
+    django_assert_num_queries, settings, api_client_for, rater, other_rater, campaign
+):
+    settings.RATING_FAST_SQL = True
+    # A vote already in, so the rubric is frozen (the first vote on a skill freezes it:
+    # one more statement, once).
+    first = api_client_for(other_rater)
+    held = first.post(next_url(campaign)).json()["assignment"]
+    body = {"label": "B", "skill_labels": {"factuality": "A"}}
+    assert first.post(submit_url(held["id"]), body, format="json").status_code == 200
+    client = APIClient()  # token authentication, as in production
+    client.credentials(HTTP_AUTHORIZATION=f"Token {api_token(rater)}")
+    with django_assert_num_queries(SQL_NEXT_QUERIES):
+        served = client.post(next_url(campaign)).json()["assignment"]
+
+    def shown(assignment: dict) -> dict:  # a resumed lock is extended, nothing else
+        return {k: v for k, v in assignment.items() if k != "expires_at"}
+
+    # The same assignment rendered the ORM way (a re-read of every row it shows).
+    settings.RATING_FAST_SQL = False
+    assert shown(client.post(next_url(campaign)).json()["assignment"]) == shown(served)
+    settings.RATING_FAST_SQL = True
+    # Resumed through the raw path too: the same again.
+    assert shown(client.post(next_url(campaign)).json()["assignment"]) == shown(served)
+    with django_assert_num_queries(SQL_SUBMIT_QUERIES):
+        saved = client.post(
+            submit_url(served["id"]),
+            {"label": "A", "skill_labels": {"factuality": "tie"}, "rationale": "r"},
+            format="json",
+        )
+    assert saved.status_code == 200, saved.content
+    answer = saved.json()
+    assert (answer["label"], answer["skill_labels"]) == ("A", {"factuality": "tie"})
+    stored = HumanPreference.objects.get(assignment_id=served["id"])
+    assert answer["id"] == served["id"] and answer["rationale"] == stored.rationale
+    # What the ORM path answers for the same vote (an idempotent repeat re-reads it).
+    again = client.post(
+        submit_url(served["id"]),
+        {"label": "A", "skill_labels": {"factuality": "tie"}, "rationale": "r"},
+        format="json",
+    )
+    assert again.json() == answer

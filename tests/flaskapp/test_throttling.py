@@ -128,3 +128,23 @@ def test_the_rater_api_is_throttled_per_rater_by_the_user_rate(setup, api_client
         refused = api.post(url)
         assert refused.status_code == 429 and int(refused["Retry-After"]) >= 1
         assert api_client_for(second).post(url).status_code == 200
+
+
+def test_a_counter_counts_and_expires_with_its_window():
+    """One counter per window: it counts each request and disappears after its
+    period (on Redis one pipelined INCR + EXPIRE NX, which must not push the expiry
+    further at every request; elsewhere add + incr)."""
+    from django.core.cache import cache
+
+    key = "throttle:test:counter"
+    cache.delete(key)
+    assert [throttling._counted(key, 30) for _ in range(3)] == [1, 2, 3]
+    client = throttling._redis_client(key)
+    if client is not None:
+        name = cache.make_and_validate_key(key)
+        ttl = client.ttl(name)
+        assert 0 < ttl <= 30
+        client.expire(name, 5)  # nearly over: another request keeps the window's end
+        throttling._counted(key, 30)
+        assert 0 < client.ttl(name) <= 5
+    cache.delete(key)
