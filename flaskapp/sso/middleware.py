@@ -1,0 +1,37 @@
+"""A single sign-on user whom no claim gives a workspace is signed in, but every page
+sends them to ``sso/no-workspace/`` and the API answers 403 saying so, until an owner
+adds them (that page then lets them in). Reads only the session, which the
+authentication middleware has loaded already: no query of its own."""
+
+from __future__ import annotations
+
+from django.http import JsonResponse
+from django.shortcuts import redirect
+
+from flaskapp.middleware import is_api
+from flaskapp.sso.views import NO_WORKSPACE_SESSION_KEY
+
+NO_WORKSPACE_MESSAGE = (
+    "Your account has no workspace yet: ask an owner of your workspace to add you."
+)
+
+
+class NoWorkspaceMiddleware:
+    OPEN_PREFIXES = ("/static/", "/login/", "/logout/", "/sso/")
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        session = getattr(request, "session", None)
+        if (
+            session is None
+            or not session.get(NO_WORKSPACE_SESSION_KEY)
+            or request.path.startswith(self.OPEN_PREFIXES)
+        ):
+            return self.get_response(request)
+        if is_api(request):
+            return JsonResponse(
+                {"detail": NO_WORKSPACE_MESSAGE, "problems": []}, status=403
+            )
+        return redirect("sso-no-workspace")
