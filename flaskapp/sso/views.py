@@ -4,6 +4,7 @@ provider's session. Each ``sso/`` URL is a 404 while SSO is off."""
 
 from __future__ import annotations
 
+from functools import wraps
 from urllib.parse import urlencode
 
 from django.conf import settings
@@ -104,13 +105,24 @@ class SsoCallbackView(OIDCAuthenticationCallbackView):
         return response
 
 
+def _sso_required(view):
+    """404 while single sign-on is off (before anything else: no login redirect)."""
+
+    @wraps(view)
+    def wrapped(request, *args, **kwargs):
+        if not sso_enabled():
+            raise Http404("Single sign-on is not configured.")
+        return view(request, *args, **kwargs)
+
+    return wrapped
+
+
+@_sso_required
 @require_GET
 @login_required
 def sso_no_workspace(request):
     """``GET sso/no-workspace/``: the only page of a signed-in user with no workspace
     (`middleware.NoWorkspaceMiddleware`); once an owner adds them, it lets them in."""
-    if not sso_enabled():
-        raise Http404("Single sign-on is not configured.")
     if workspace_ids_for_user(request.user) != []:
         request.session.pop(NO_WORKSPACE_SESSION_KEY, None)
         return redirect("home")
