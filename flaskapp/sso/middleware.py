@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from django.http import JsonResponse
 from django.shortcuts import redirect
+from django.urls import reverse
+from django_htmx.http import HttpResponseClientRedirect
 
 from flaskapp.middleware import is_api
 from flaskapp.sso.views import NO_WORKSPACE_SESSION_KEY
@@ -34,4 +36,6 @@ class NoWorkspaceMiddleware:
             return JsonResponse(
                 {"detail": NO_WORKSPACE_MESSAGE, "problems": []}, status=403
             )
+        if getattr(request, "htmx", False):  # the whole page, not into a fragment
+            return HttpResponseClientRedirect(reverse("sso-no-workspace"))
         return redirect("sso-no-workspace")

@@ -17,7 +17,7 @@ import re
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from flaskapp.models import Membership, SsoIdentity, Workspace
@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 # Django's username rule (letters, digits and @.+-_), 150 characters at most.
 _NOT_USERNAME = re.compile(r"[^\w.@+-]")
 _USERNAME_MAX = 150
+_SUBJECT_MAX = 255  # SsoIdentity's columns (OpenID Connect: `sub` is at most 255)
 
 
 class SsoRefused(Exception):
@@ -65,6 +66,32 @@ def _free_username(candidate: str, *, issuer: str, subject: str) -> str:
     raise SsoRefused("no free username could be made for this account")
 
 
+def _identity_create(
+    *, issuer: str, subject: str, username: str, profile: dict
+) -> SsoIdentity:
+    """A new account and its identity row; when a concurrent first sign-in of the
+    same person won the race (the unique constraint), that one's row."""
+    try:
+        with transaction.atomic():
+            user = get_user_model().objects.create_user(username, **profile)
+            identity = SsoIdentity.objects.create(
+                user=user, issuer=issuer, subject=subject
+            )
+    except IntegrityError:
+        identity = (
+            SsoIdentity.objects.select_related("user")
+            .filter(issuer=issuer, subject=subject)
+            .first()
+        )
+        if identity is None:  # the username was taken meanwhile
+            raise SsoRefused(
+                "another account was being created with this name: sign in again"
+            ) from None
+        return identity
+    log.info("single sign-on: new account %s for %s", username, identity)
+    return identity
+
+
 def _profile(claims: dict) -> dict:
     def text(key: str, limit: int) -> str:
         value = claims.get(key)
@@ -92,7 +119,8 @@ def sso_user_sync(
     subject = claims.get("sub")
     if not isinstance(subject, str) or not subject:
         raise SsoRefused("the provider's answer names no user (no `sub` claim)")
-    user_model = get_user_model()
+    if len(subject) > _SUBJECT_MAX or len(issuer) > _SUBJECT_MAX:
+        raise SsoRefused("the provider's `sub` or `iss` is longer than 255 characters")
     profile = _profile(claims)
     with transaction.atomic():
         identity = (
@@ -102,16 +130,17 @@ def sso_user_sync(
             .first()
         )
         if identity is None:
-            username = _free_username(
-                _username_candidate(claims, username_claim),
+            identity = _identity_create(
                 issuer=issuer,
                 subject=subject,
+                username=_free_username(
+                    _username_candidate(claims, username_claim),
+                    issuer=issuer,
+                    subject=subject,
+                ),
+                profile=profile,
             )
-            user = user_model.objects.create_user(username, **profile)
-            identity = SsoIdentity.objects.create(
-                user=user, issuer=issuer, subject=subject
-            )
-            log.info("single sign-on: new account %s for %s", username, identity)
+            user = identity.user
         else:
             user = identity.user
             if not user.is_active:

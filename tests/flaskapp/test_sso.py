@@ -29,7 +29,8 @@ from django.core.exceptions import ImproperlyConfigured
 
 from flaskapp.models import AuditEvent, Membership, SsoIdentity, Workspace
 from flaskapp.sso.config import ROLES, role_map_parse
-from flaskapp.sso.services import sso_memberships_sync
+from flaskapp.sso.services import SsoRefused, sso_memberships_sync, sso_user_sync
+from tests.flaskapp.test_deploy_settings import STRONG_KEY, manage
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT_ID = "flask-eval"
@@ -257,9 +258,10 @@ def test_a_user_with_no_mapped_role_sees_only_the_no_workspace_page(client, sso)
     assert page.status_code == 200
     assert b"Your account has no workspace yet" in page.content
     assert b"Ask an owner" in page.content
-    # no access elsewhere: pages send them back, the API says why
+    # no access elsewhere: pages send them back (htmx: the whole page), the API says why
     assert client.get("/")["Location"] == "/sso/no-workspace/"
-    assert client.get("/datasets/", headers={"HX-Request": "true"}).status_code == 302
+    swap = client.get("/datasets/", headers={"HX-Request": "true"})
+    assert swap["HX-Redirect"] == "/sso/no-workspace/"
     api = client.get("/api/datasets/")
     assert api.status_code == 403
     assert "no workspace yet" in api.json()["detail"]
@@ -269,6 +271,35 @@ def test_a_user_with_no_mapped_role_sees_only_the_no_workspace_page(client, sso)
     )
     assert client.get("/sso/no-workspace/")["Location"] == "/"
     assert client.get("/").status_code == 200
+
+
+def test_an_off_site_next_is_ignored(client, sso):
+    answer = _sign_in(client, "bob", next_url="https://evil.example/")
+    assert answer["Location"] == "/"
+
+
+def test_a_deactivated_account_is_refused(client, sso):
+    _sign_in(client, "bob")
+    user = _signed_in_user(client)
+    client.logout()
+    get_user_model().objects.filter(pk=user.pk).update(is_active=False)
+    answer = _sign_in(client, "bob")
+    assert answer.status_code == 403
+    assert b"deactivated" in answer.content
+    assert _signed_in_user(client) is None
+
+
+def test_sso_on_needs_every_endpoint_and_a_valid_role_map(tmp_path):
+    base = {"DJANGO_SECRET_KEY": STRONG_KEY, "OIDC_RP_CLIENT_ID": "flask-eval"}
+    done = manage(tmp_path, "check", **base, OIDC_RP_CLIENT_SECRET=CLIENT_SECRET)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "OIDC_OP_ISSUER, OIDC_OP_AUTHORIZATION_ENDPOINT" in done.stderr
+    assert CLIENT_SECRET not in done.stderr
+    done = manage(
+        tmp_path, "check", DJANGO_SECRET_KEY=STRONG_KEY, OIDC_ROLE_MAP="lab-a=lab-a"
+    )
+    assert done.returncode == 2
+    assert "OIDC_ROLE_MAP: entry 'lab-a=lab-a'" in done.stderr
 
 
 # --- the way out ------------------------------------------------------------------------
@@ -452,3 +483,11 @@ def test_memberships_follow_the_claims_in_managed_workspaces_only(db):
     sso_memberships_sync(user=user, claims={}, role_map=mapping)
     assert _roles(user) == {"other": "owner"}
     assert AuditEvent.objects.filter(action="membership.removed").count() == 1
+
+
+def test_claims_without_a_subject_sign_nobody_in(db):
+    with pytest.raises(SsoRefused, match="no `sub` claim"):
+        sso_user_sync(issuer="https://idp.example", claims={"email": "x@y.example"})
+    with pytest.raises(SsoRefused, match="longer than 255"):
+        sso_user_sync(issuer="https://idp.example", claims={"sub": "s" * 256})
+    assert not SsoIdentity.objects.exists()
