@@ -103,6 +103,8 @@ MIDDLEWARE = [
     "flaskapp.middleware.TemporaryPasswordMiddleware",
     # A single sign-on user whom no claim gives a workspace sees only that page.
     "flaskapp.sso.middleware.NoWorkspaceMiddleware",
+    # The logout form may go on to the provider's end-session endpoint (its CSP).
+    "flaskapp.sso.middleware.ProviderLogoutCspMiddleware",
     # Bad input and database outages answer 400 / 503, never 500 (flaskapp.middleware).
     "flaskapp.middleware.BadInputMiddleware",
     "flaskapp.middleware.DatabaseOutageMiddleware",

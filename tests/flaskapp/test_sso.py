@@ -12,14 +12,9 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
-import socket
-import subprocess
-import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -30,87 +25,38 @@ from django.core.exceptions import ImproperlyConfigured
 from flaskapp.models import AuditEvent, Membership, SsoIdentity, Workspace
 from flaskapp.sso.config import ROLES, role_map_parse
 from flaskapp.sso.services import SsoRefused, sso_memberships_sync, sso_user_sync
+from tests.flaskapp.oidc_op import (
+    CLIENT_ID,
+    CLIENT_SECRET,
+    PASSWORD,
+    free_port,
+    running_provider,
+    sso_settings,
+)
 from tests.flaskapp.test_deploy_settings import STRONG_KEY, manage
 
-ROOT = Path(__file__).resolve().parents[2]
-CLIENT_ID = "flask-eval"
-CLIENT_SECRET = "op-client-secret-4b1d"  # must never appear on a page or in a log
 PROVIDER_NAME = "Lab IdP"
 ROLE_MAP = (
     "lab-a-admins=lab-a:owner, lab-a=lab-a:researcher, lab-a=lab-b:rater, "
     "ghosts=no-such-workspace:rater"
 )
-PEOPLE = {
-    "alice": {"groups": ["lab-a", "lab-a-admins"], "email": "alice@lab-a.example"},
-    "bob": {"groups": ["lab-a"], "email": "bob@lab-a.example"},
-    "carol": {"groups": ["other-team"], "email": "carol@elsewhere.example"},
-    "dave": {"groups": ["lab-a"], "email": "dave@lab-a.example"},
-}
-PASSWORD = "provider-password-77"
 
 pytestmark = pytest.mark.django_db
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def provider(tmp_path_factory):
-    """The running provider: its base URL (the issuer is ``<base>/openid``)."""
-    port = _free_port()
-    spec = {
-        "db": str(tmp_path_factory.mktemp("op") / "op.sqlite3"),
-        "port": port,
-        "client_id": CLIENT_ID,
-        "client_secret": CLIENT_SECRET,
-        "redirect_uris": ["http://testserver/sso/callback/"],
-        "post_logout_redirect_uris": ["http://testserver/login/"],
-        "users": [
-            {"username": name, "password": PASSWORD, **person}
-            for name, person in PEOPLE.items()
-        ],
-    }
-    # the provider is a Django project of its own: not our settings
-    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tests.flaskapp.oidc_op.serve"],
-        cwd=ROOT,
-        env=env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    process.stdin.write(json.dumps(spec) + "\n")
-    process.stdin.flush()
-    line = process.stdout.readline()
-    if line.strip() != "READY":
-        process.kill()
-        pytest.fail(f"the test provider did not start: {process.stderr.read()[-2000:]}")
-    yield f"http://127.0.0.1:{port}"
-    process.terminate()
-    process.wait(timeout=10)
+    """The running provider, for this module (the test client is http://testserver)."""
+    with running_provider(
+        tmp_path_factory.mktemp("op"), app_urls=["http://testserver"]
+    ) as url:
+        yield url
 
 
 @pytest.fixture
 def sso(settings, provider):
     """Single sign-on turned on against the provider; the workspaces of the map."""
-    op = f"{provider}/openid"
-    settings.SSO_ENABLED = True
-    settings.OIDC_RP_CLIENT_ID = CLIENT_ID
-    settings.OIDC_RP_CLIENT_SECRET = CLIENT_SECRET
-    settings.OIDC_OP_ISSUER = op
-    settings.OIDC_OP_AUTHORIZATION_ENDPOINT = f"{op}/authorize"
-    settings.OIDC_OP_TOKEN_ENDPOINT = f"{op}/token"
-    settings.OIDC_OP_USER_ENDPOINT = f"{op}/userinfo"
-    settings.OIDC_OP_JWKS_ENDPOINT = f"{op}/jwks"
-    settings.OIDC_OP_END_SESSION_ENDPOINT = f"{op}/end-session"
-    settings.OIDC_RP_SCOPES = "openid email profile groups"
-    settings.OIDC_PROVIDER_NAME = PROVIDER_NAME
-    settings.OIDC_ROLE_MAP = ROLE_MAP
+    sso_settings(settings, provider, role_map=ROLE_MAP, name=PROVIDER_NAME)
     Workspace.objects.create(name="Lab A", slug="lab-a")
     Workspace.objects.create(name="Lab B", slug="lab-b")
     return provider
@@ -178,6 +124,7 @@ def test_sso_off_shows_no_button_and_its_urls_are_404(client, settings):
     page = client.get("/login/")
     assert page.status_code == 200
     assert b"Sign in with" not in page.content
+    assert "form-action 'self';" in page["Content-Security-Policy"]
     for url in ("/sso/login/", "/sso/callback/?code=x&state=y", "/sso/no-workspace/"):
         assert client.get(url).status_code == 404, url
 
@@ -188,6 +135,8 @@ def test_login_page_offers_the_provider_when_on(client, sso):
     assert f"Sign in with {PROVIDER_NAME}".encode() in page.content
     assert b'href="/sso/login/?next=/datasets/"' in page.content
     assert CLIENT_SECRET.encode() not in page.content
+    # the logout form of every page may be redirected to the provider's logout
+    assert f"form-action 'self' {sso};" in page["Content-Security-Policy"]
 
 
 # --- the way in -------------------------------------------------------------------------
@@ -411,7 +360,7 @@ def test_an_id_token_of_another_issuer_is_refused(client, sso, settings):
 def test_an_unreachable_provider_is_a_502_page_without_secrets(
     client, sso, settings, caplog
 ):
-    settings.OIDC_OP_TOKEN_ENDPOINT = f"http://127.0.0.1:{_free_port()}/token"
+    settings.OIDC_OP_TOKEN_ENDPOINT = f"http://127.0.0.1:{free_port()}/token"
     answer = _sign_in(client, "dave")
     assert answer.status_code == 502
     assert b"could not be reached" in answer.content

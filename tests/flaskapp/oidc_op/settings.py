@@ -46,3 +46,7 @@ OIDC_USERINFO = "tests.flaskapp.oidc_op.claims.userinfo"
 OIDC_EXTRA_SCOPE_CLAIMS = "tests.flaskapp.oidc_op.claims.GroupsClaims"
 OIDC_IDTOKEN_SUB_GENERATOR = "tests.flaskapp.oidc_op.claims.subject"
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+# Its own cookie names: a browser test keeps the provider's and the app's cookies apart
+# even where both live on one host name.
+SESSION_COOKIE_NAME = "op_sessionid"
+CSRF_COOKIE_NAME = "op_csrftoken"
