@@ -69,7 +69,8 @@ class OidcBackend(OIDCAuthenticationBackend):
         except SuspiciousOperation as exc:
             # the library's own messages: a constant text, or the algorithm's name
             refusal = SsoRefused(
-                f"the ID token from {provider_name()} failed verification ({exc}); "
+                f"the ID token from {provider_name()} failed verification "
+                f"({str(exc).rstrip('.')}); "
                 "nobody was signed in"
             )
         except jwt.ExpiredSignatureError:
