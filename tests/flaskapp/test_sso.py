@@ -440,3 +440,12 @@ def test_claims_without_a_subject_sign_nobody_in(db):
     with pytest.raises(SsoRefused, match="longer than 255"):
         sso_user_sync(issuer="https://idp.example", claims={"sub": "s" * 256})
     assert not SsoIdentity.objects.exists()
+
+
+def test_a_mapped_workspace_that_does_not_exist_is_skipped_and_logged(db, caplog):
+    user = get_user_model().objects.create_user("grace")
+    changes = sso_memberships_sync(
+        user=user, claims={"groups": ["ghosts"]}, role_map=role_map_parse(ROLE_MAP)
+    )
+    assert changes == [] and _roles(user) == {}
+    assert "'no-such-workspace', which does not exist" in caplog.text
