@@ -142,7 +142,8 @@ def test_login_page_offers_the_provider_when_on(client, sso):
 # --- the way in -------------------------------------------------------------------------
 
 
-def test_first_sign_in_creates_the_user_with_the_mapped_roles(client, sso):
+def test_first_sign_in_creates_the_user_with_the_mapped_roles(client, sso, caplog):
+    caplog.set_level(logging.DEBUG)
     answer = _sign_in(client, "alice")
     assert answer.status_code == 302
     assert answer["Location"] == "/"
@@ -162,7 +163,11 @@ def test_first_sign_in_creates_the_user_with_the_mapped_roles(client, sso):
     ]
     assert all(e.after["source"] == "sso" for e in events)
     # the home page opens to the signed-in user
-    assert client.get("/").status_code == 200
+    home = client.get("/")
+    assert home.status_code == 200
+    # neither the tokens (JWTs start "eyJ") nor the client secret in a page or a log
+    for text in (home.content.decode(), caplog.text):
+        assert "eyJ" not in text and CLIENT_SECRET not in text
 
 
 def test_second_sign_in_finds_the_same_user_and_audits_nothing_new(client, sso):
