@@ -454,3 +454,11 @@ def test_a_mapped_workspace_that_does_not_exist_is_skipped_and_logged(db, caplog
     )
     assert changes == [] and _roles(user) == {}
     assert "'no-such-workspace', which does not exist" in caplog.text
+
+
+def test_the_password_page_of_a_single_sign_on_account_says_where_it_is(client, sso):
+    _sign_in(client, "bob")
+    page = client.get("/account/password/")
+    assert page.status_code == 200
+    assert b"you sign in with Lab IdP, where your password is kept" in page.content
+    assert b"Change password</button>" not in page.content
