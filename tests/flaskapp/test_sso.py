@@ -10,6 +10,7 @@ A tampered ID token comes from a real HTTP proxy in front of the token endpoint.
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import re
@@ -21,6 +22,7 @@ import pytest
 import requests
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ImproperlyConfigured
+from django.core.management import CommandError, call_command
 
 from flaskapp.models import AuditEvent, Membership, SsoIdentity, Workspace
 from flaskapp.sso.config import ROLES, role_map_parse
@@ -462,3 +464,22 @@ def test_the_password_page_of_a_single_sign_on_account_says_where_it_is(client, 
     assert page.status_code == 200
     assert b"you sign in with Lab IdP, where your password is kept" in page.content
     assert b"Change password</button>" not in page.content
+
+
+def test_oidc_discover_prints_the_provider_variables(provider):
+    out = io.StringIO()
+    call_command("oidc_discover", f"{provider}/openid", stdout=out)
+    lines = dict(line.split("=", 1) for line in out.getvalue().splitlines())
+    assert lines["OIDC_OP_ISSUER"] == f"{provider}/openid"
+    assert lines["OIDC_OP_TOKEN_ENDPOINT"] == f"{provider}/openid/token"
+    assert lines["OIDC_OP_JWKS_ENDPOINT"] == f"{provider}/openid/jwks"
+    assert lines["OIDC_OP_END_SESSION_ENDPOINT"] == f"{provider}/openid/end-session"
+
+
+def test_oidc_discover_names_what_is_wrong(provider):
+    with pytest.raises(CommandError, match="names the issuer"):
+        call_command("oidc_discover", f"{provider}/openid/")
+    with pytest.raises(CommandError, match=r"could not read .* \(HTTP 404\)"):
+        call_command("oidc_discover", f"{provider}/nowhere")
+    with pytest.raises(CommandError, match="http\\(s\\) URL"):
+        call_command("oidc_discover", "idp.example.org")
