@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 
 from axes.helpers import get_cool_off
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import authenticate
 from django.contrib.auth import views as auth_views
@@ -255,4 +256,9 @@ class PasswordChangeView(auth_views.PasswordChangeView):
             self.request.session.get(TEMPORARY_PASSWORD_SESSION_KEY)
         )
         context["next"] = self.request.GET.get("next", "")
+        # A single sign-on account has no password here (flaskapp.sso.services).
+        context["no_password"] = not self.request.user.has_usable_password()
+        context["sso_provider_name"] = (
+            settings.OIDC_PROVIDER_NAME if settings.SSO_ENABLED else ""
+        )
         return context

@@ -123,3 +123,30 @@ class AuditEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.actor_name} {self.action} {self.target_type}:{self.target_id}"
+
+
+class SsoIdentity(models.Model):
+    """The local account a person of an OpenID Connect provider signs in as: the
+    provider's (`issuer`, `subject`) pair, the ``iss`` and ``sub`` of its ID tokens,
+    which the provider never reassigns (an e-mail address can change hands, so
+    accounts are never matched by e-mail). Written by `flaskapp.sso.services`."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="sso_identities",
+    )
+    issuer = models.CharField(max_length=255)
+    subject = models.CharField(max_length=255)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_login_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["issuer", "subject"], name="one_account_per_sso_subject"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.subject} at {self.issuer}"

@@ -16,6 +16,7 @@ from csp.constants import NONE, SELF, UNSAFE_INLINE
 from django.core.exceptions import ImproperlyConfigured
 
 from flaskapp.secret_key import secret_key_load
+from flaskapp.sso.config import role_map_parse
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("FLASK_VAR_DIR", BASE_DIR / "var"))
@@ -100,6 +101,10 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     # A password someone else set must be replaced first (flaskapp.middleware).
     "flaskapp.middleware.TemporaryPasswordMiddleware",
+    # A single sign-on user whom no claim gives a workspace sees only that page.
+    "flaskapp.sso.middleware.NoWorkspaceMiddleware",
+    # The logout form may go on to the provider's end-session endpoint (its CSP).
+    "flaskapp.sso.middleware.ProviderLogoutCspMiddleware",
     # Bad input and database outages answer 400 / 503, never 500 (flaskapp.middleware).
     "flaskapp.middleware.BadInputMiddleware",
     "flaskapp.middleware.DatabaseOutageMiddleware",
@@ -163,6 +168,8 @@ LOGIN_URL = "login"
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
+    # OpenID Connect (settings "Single sign-on"); answers nothing while SSO is off.
+    "flaskapp.sso.backend.OidcBackend",
 ]
 AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 15, minimum=1))
@@ -190,6 +197,72 @@ REST_KNOX = {
 }
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
+
+# --- Single sign-on (flaskapp/sso, README "Single sign-on") ------------------------------
+# OpenID Connect login (mozilla-django-oidc), on when OIDC_RP_CLIENT_ID is set; then the
+# provider's issuer and endpoints are required. Off: no button, and the sso/ URLs are
+# 404s. Local accounts keep working either way. The variable names are the library's
+# setting names.
+OIDC_RP_CLIENT_ID = os.environ.get("OIDC_RP_CLIENT_ID", "").strip()
+SSO_ENABLED = bool(OIDC_RP_CLIENT_ID)
+OIDC_RP_CLIENT_SECRET = os.environ.get("OIDC_RP_CLIENT_SECRET", "").strip()
+OIDC_RP_SIGN_ALGO = os.environ.get("OIDC_RP_SIGN_ALGO", "").strip() or "RS256"
+# The ID token's `iss` must equal OIDC_OP_ISSUER exactly.
+OIDC_OP_ISSUER = os.environ.get("OIDC_OP_ISSUER", "").strip()
+OIDC_OP_AUTHORIZATION_ENDPOINT = os.environ.get(
+    "OIDC_OP_AUTHORIZATION_ENDPOINT", ""
+).strip()
+OIDC_OP_TOKEN_ENDPOINT = os.environ.get("OIDC_OP_TOKEN_ENDPOINT", "").strip()
+OIDC_OP_USER_ENDPOINT = os.environ.get("OIDC_OP_USER_ENDPOINT", "").strip()
+OIDC_OP_JWKS_ENDPOINT = os.environ.get("OIDC_OP_JWKS_ENDPOINT", "").strip() or None
+# Optional: with it, logging out also ends the session at the provider.
+OIDC_OP_END_SESSION_ENDPOINT = os.environ.get(
+    "OIDC_OP_END_SESSION_ENDPOINT", ""
+).strip()
+if SSO_ENABLED:
+    _needed = [
+        name
+        for name, value in (
+            ("OIDC_RP_CLIENT_SECRET", OIDC_RP_CLIENT_SECRET),
+            ("OIDC_OP_ISSUER", OIDC_OP_ISSUER),
+            ("OIDC_OP_AUTHORIZATION_ENDPOINT", OIDC_OP_AUTHORIZATION_ENDPOINT),
+            ("OIDC_OP_TOKEN_ENDPOINT", OIDC_OP_TOKEN_ENDPOINT),
+            ("OIDC_OP_USER_ENDPOINT", OIDC_OP_USER_ENDPOINT),
+            # HS256 tokens are checked with the client secret, RS/ES with the keys
+            (
+                "OIDC_OP_JWKS_ENDPOINT",
+                OIDC_OP_JWKS_ENDPOINT or OIDC_RP_SIGN_ALGO[:2] == "HS",
+            ),
+        )
+        if not value
+    ]
+    if _needed:
+        raise ImproperlyConfigured(
+            "OIDC_RP_CLIENT_ID is set, so single sign-on is on, and it also needs "
+            + ", ".join(_needed)
+        )
+# The button reads "Sign in with <OIDC_PROVIDER_NAME>".
+OIDC_PROVIDER_NAME = (
+    os.environ.get("OIDC_PROVIDER_NAME", "").strip() or "single sign-on"
+)
+OIDC_RP_SCOPES = os.environ.get("OIDC_RP_SCOPES", "").strip() or "openid email profile"
+# The claim (ID token or userinfo) holding the user's groups, and the claim giving the
+# new local account its username (falling back to the e-mail's local part, then `sub`).
+OIDC_GROUPS_CLAIM = os.environ.get("OIDC_GROUPS_CLAIM", "").strip() or "groups"
+OIDC_USERNAME_CLAIM = (
+    os.environ.get("OIDC_USERNAME_CLAIM", "").strip() or "preferred_username"
+)
+# "claim value=workspace-slug:role,...", e.g. "lab-a-admins=lab-a:owner,lab-a=lab-a:
+# researcher" (flaskapp.sso.config.role_map_parse checks it at start-up). The provider
+# decides the roles in the workspaces this names; the others are left to their owners.
+OIDC_ROLE_MAP = os.environ.get("OIDC_ROLE_MAP", "").strip()
+role_map_parse(OIDC_ROLE_MAP)
+OIDC_TIMEOUT = env_int("OIDC_TIMEOUT", 10, minimum=1)
+# PKCE on the code exchange (RFC 7636), nonce and state: the library's defaults plus PKCE.
+OIDC_USE_PKCE = env_bool("OIDC_USE_PKCE", True)
+# The ID token is kept in the (server-side) session for the provider's logout hint.
+OIDC_STORE_ID_TOKEN = True
+OIDC_AUTHENTICATION_CALLBACK_URL = "sso-callback"
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

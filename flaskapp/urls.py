@@ -1,16 +1,18 @@
 from django.contrib import admin
-from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from annotation.views import datasets as annotation_views
 from flaskapp import accounts
+from flaskapp.sso import views as sso_views
 
 urlpatterns = [
     path("", annotation_views.home, name="home"),
-    path("login/", auth_views.LoginView.as_view(), name="login"),
-    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # Django's login and logout, with single sign-on's button and provider logout.
+    path("login/", sso_views.LoginView.as_view(), name="login"),
+    path("logout/", sso_views.LogoutView.as_view(), name="logout"),
+    path("sso/", include("flaskapp.sso.urls")),
     path(
         "account/password/",
         accounts.PasswordChangeView.as_view(),
