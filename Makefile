@@ -15,7 +15,8 @@ install_requirements = ($(PIP) -q -r requirements-bootstrap.txt \
 PORT ?= 8000
 # The SQLite database, media and the embedded broker live here (see flaskapp/settings.py).
 VAR_DIR := $(or $(FLASK_VAR_DIR),var)
-PYTEST_ARGS ?=
+# The suite runs on every core (pytest-xdist; each worker has its own test database).
+PYTEST_ARGS ?= -n auto
 
 export PORT
 
