@@ -30,7 +30,30 @@ def boot_cells(
     retest: bool = False,
 ) -> int:
     """The scores a bootstrap over this selection resamples (module doc); the
-    defaults of `agreement_defaults` where no campaign or run is chosen. Read only."""
+    defaults of `agreement_defaults` where no campaign or run is chosen. Read only.
+    Counted once per `dataset` object and selection: a request that checks the
+    bootstrap budget and then whether to compute inline asks twice, and the second
+    answer comes from the first (kept on the object, which lives as long as the
+    request)."""
+    memo_key = (
+        tuple(campaign_ids or ()),
+        tuple(run_ids or ()),
+        reference_run_id,
+        retest,
+    )
+    memo = dataset.__dict__.setdefault("_boot_cells", {})
+    if memo_key not in memo:
+        memo[memo_key] = _boot_cells(
+            dataset=dataset,
+            campaign_ids=campaign_ids,
+            run_ids=run_ids,
+            reference_run_id=reference_run_id,
+            retest=retest,
+        )
+    return memo[memo_key]
+
+
+def _boot_cells(*, dataset, campaign_ids, run_ids, reference_run_id, retest) -> int:
     campaign_ids = list(campaign_ids or [])
     run_ids = list(run_ids or [])
     if not run_ids or (not campaign_ids and not (reference_run_id or retest)):

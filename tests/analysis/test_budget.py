@@ -33,6 +33,22 @@ def test_the_cells_are_the_judge_and_human_scores_of_the_selection(setup):
                       campaign_ids=[setup.campaign.pk]) == 36  # fmt: skip
 
 
+def test_a_request_counts_the_cells_once_per_dataset_object(
+    setup, django_assert_num_queries
+):
+    """The budget check and the inline-or-job choice of one request ask twice; the
+    second answer is the first's. A new object (the next request) counts again."""
+    from annotation.models import Dataset
+
+    dataset = Dataset.objects.get(pk=setup.dataset.pk)
+    first = boot_cells(dataset=dataset, run_ids=[setup.runs[0].pk])
+    with django_assert_num_queries(0):
+        assert boot_cells(dataset=dataset, run_ids=[setup.runs[0].pk]) == first
+    JudgeScore.objects.filter(run=setup.runs[0]).delete()
+    assert boot_cells(dataset=Dataset.objects.get(pk=dataset.pk),
+                      run_ids=[setup.runs[0].pk]) == first - 12  # fmt: skip
+
+
 @override_settings(BOOT_BUDGET=36 * 100)
 def test_above_the_budget_the_request_is_a_400_naming_the_largest_n_boot(
     setup, researcher, client_for, api_client_for
