@@ -89,13 +89,43 @@ def invite_list(*, workspace: Workspace, limit: int = 50) -> list[InviteRow]:
     ]
 
 
-def audit_list(*, workspace: Workspace, limit: int = 20) -> QuerySet[AuditEvent]:
+# How the settings page words the people's audit actions.
+ACTION_WORDS = {
+    "workspace.created": "created the workspace",
+    "workspace.renamed": "renamed the workspace",
+    "membership.added": "added",
+    "membership.role_changed": "changed the role of",
+    "membership.removed": "removed",
+    "invite.created": "made the invite link",
+    "invite.used": "joined through the invite link",
+    "invite.revoked": "revoked the invite link",
+    "account.created": "created the account",
+    "account.password_reset": "reset the password of",
+}
+
+
+def audit_list(*, workspace: Workspace, limit: int = 20) -> list[AuditEvent]:
     """The newest audit rows of `workspace`'s people (memberships, invites,
-    accounts, the workspace itself). One query."""
-    return AuditEvent.objects.filter(
-        workspace=workspace,
-        action__regex=r"^(membership|invite|account|workspace)\.",
-    ).order_by("-created_at", "-id")[:limit]
+    accounts, the workspace itself), each with `words` saying what happened. One
+    query."""
+    rows = list(
+        AuditEvent.objects.filter(
+            workspace=workspace, action__in=list(ACTION_WORDS)
+        ).order_by("-created_at", "-id")[:limit]
+    )
+    for row in rows:
+        before, after = row.before or {}, row.after or {}
+        row.words = ACTION_WORDS[row.action]
+        if row.action.startswith("invite."):
+            row.subject = f"{after.get('prefix') or before.get('prefix', '')}…"
+            row.note = after.get("role", "")
+        else:
+            row.subject = row.target_label
+            row.note = ""
+        if row.action.startswith("membership."):
+            new = after.get("role") or "no longer a member"
+            row.note = f"{before['role']} → {new}" if before.get("role") else new
+    return rows
 
 
 def user_list_for_admin(*, user: User) -> QuerySet[User]:

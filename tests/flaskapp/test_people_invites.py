@@ -124,7 +124,7 @@ def test_a_new_person_signs_up_through_the_link_and_is_logged_in(lab, client_for
     page = client.get(f"/invite/{token}/")
     assert page.status_code == 200
     assert "Lab A" in page.content.decode() and "reviewer" in page.content.decode()
-    assert page["Referrer-Policy"] == "no-referrer"
+    assert page["Referrer-Policy"] == "same-origin"
     response = _sign_up(client, token, "newcomer")
     assert response.status_code == 302 and response["Location"] == "/workspaces/"
     user = User.objects.get(username="newcomer")

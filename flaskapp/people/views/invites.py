@@ -81,8 +81,10 @@ def _invite_page(request, token: str, invite, *, status: int = 200, **extra):
     elif state != invites.VALID and status == 200:
         status = 410
     response = render(request, "flaskapp/invite.html", context, status=status)
-    # The token is in the URL: keep it out of other sites' Referer headers.
-    response["Referrer-Policy"] = "no-referrer"
+    # The token is in the URL: keep it out of other sites' Referer headers
+    # ("no-referrer" would also make the browser send "Origin: null" with the form,
+    # which Django's CSRF check refuses).
+    response["Referrer-Policy"] = "same-origin"
     return response
 
 
