@@ -27,7 +27,7 @@ urlpatterns = [
     path("api/", include("annotation.api.urls")),
     path("api/", include("judging.api.urls")),
     path("api/", include("analysis.api.urls")),
-    path("api/", include("flaskapp.people.api_urls")),
+    path("api/", include("flaskapp.people.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # The split view serves Swagger UI's start-up script from this same URL
     # (`?script`), so the page needs no inline script under the CSP.

@@ -9,5 +9,5 @@ to the audit log (`flaskapp.workspaces.audit_record`) with its before and after.
 - `services/invites.py`: invite links (random token, stored hashed; expiry; uses).
 - `services/bulk.py`: accounts from a CSV, all or nothing, problems by line.
 - `selectors.py`: the reads, permission-scoped.
-- `views/`, `api.py`, `urls.py`, `api_urls.py`: the pages and the API.
+- `views/` and `urls.py`: the pages; `api/` (`workspaces.py`, `urls.py`): the API.
 """

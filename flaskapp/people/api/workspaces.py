@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from django.http import Http404
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
@@ -39,8 +39,13 @@ from flaskapp.people.services import bulk, invites, members, workspaces
 from flaskapp.workspaces import RATER, WORKSPACE_ROLES, workspace_get_for_user
 
 ROLE_CHOICES = list(WORKSPACE_ROLES)
-ERRORS = {400: ProblemOutputSerializer, 403: ProblemOutputSerializer,
-          404: ProblemOutputSerializer}  # fmt: skip
+ERRORS = {
+    400: ProblemOutputSerializer,
+    403: OpenApiResponse(description="Your role there is too low (the role needed "
+                         "is named in `detail`)."),
+    404: OpenApiResponse(description="No such workspace, or you are not a member "
+                         "(the same answer)."),
+}  # fmt: skip
 
 
 class WorkspaceOutputSerializer(serializers.Serializer):

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from flaskapp.people import api
+from flaskapp.people.api import workspaces as api
 
 app_name = "people_api"
 
