@@ -250,3 +250,41 @@ def test_an_unknown_link_is_a_clear_404(lab, client_for, token):
 def test_tokens_are_random(lab):
     tokens = {_make(lab)[1] for _ in range(5)}
     assert len(tokens) == 5 and all(len(t) >= 40 for t in tokens)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_people_racing_for_a_one_use_link_cannot_both_get_in():
+    import threading
+
+    from django.db import connection
+
+    from flaskapp.errors import DomainError
+    from flaskapp.people.services.invites import invite_find, invite_sign_up
+
+    lab = make_lab()
+    _, token = _make(lab, uses=1)
+    outcomes: list[str] = []
+    barrier = threading.Barrier(2)
+
+    def sign_up(name: str) -> None:
+        try:
+            invite = invite_find(token)
+            barrier.wait()
+            invite_sign_up(invite=invite, username=name, password=GOOD_PASSWORD,
+                           password2=GOOD_PASSWORD)  # fmt: skip
+            outcomes.append("in")
+        except DomainError as exc:
+            outcomes.append(str(exc))
+        finally:
+            connection.close()
+
+    threads = [
+        threading.Thread(target=sign_up, args=(n,)) for n in ("racer-1", "racer-2")
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes)[-1] == "in" and outcomes.count("in") == 1, outcomes
+    assert User.objects.filter(username__startswith="racer-").count() == 1
+    assert InviteLink.objects.get().uses == 1

@@ -206,6 +206,10 @@ def _spend(invite: InviteLink) -> None:
     invite.refresh_from_db(fields=["uses"])
 
 
+def _lock_workspace(invite: InviteLink) -> None:
+    Workspace.objects.select_for_update().filter(pk=invite.workspace_id).first()
+
+
 def _audit_use(invite: InviteLink, user: User, outcome: str) -> None:
     audit_record(
         action="invite.used",
@@ -226,7 +230,7 @@ def invite_join(*, invite: InviteLink, user: User) -> str:
     if state != VALID:
         raise _refusal(state)
     with transaction.atomic():
-        Workspace.objects.select_for_update().filter(pk=invite.workspace_id).first()
+        _lock_workspace(invite)
         membership = Membership.objects.filter(
             workspace_id=invite.workspace_id, user=user
         ).first()
@@ -291,6 +295,9 @@ def invite_sign_up(
     user.set_password(password)
     try:
         with transaction.atomic():
+            # The workspace row first, then the link's: the order of `invite_join`
+            # and of every membership change, so concurrent joins cannot deadlock.
+            _lock_workspace(invite)
             _spend(invite)
             user.save()
             _signed_up(invite, user)
