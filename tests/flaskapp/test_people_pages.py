@@ -265,3 +265,17 @@ def test_users_page_for_admins_only(lab, client_for):
     assert "a-reviewer" in page and "Lab A" in page and "instance admin" in page
     assert client_for(lab.owner).get("/users/").status_code == 403
     assert client_for(lab.rater).get("/users/").status_code == 403
+
+
+def test_users_page_is_paginated_with_constant_queries(
+    lab, client_for, django_assert_max_num_queries
+):
+    from tests.factories import UserFactory
+
+    for i in range(105):
+        UserFactory(username=f"many-{i:03d}")
+    client = client_for(lab.admin)
+    with django_assert_max_num_queries(12):
+        first = client.get("/users/").content.decode()
+    assert "Page 1 of 2" in first and "many-000" in first and "outsider" not in first
+    assert "outsider" in client.get("/users/?page=2").content.decode()

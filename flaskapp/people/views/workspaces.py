@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
@@ -18,6 +19,7 @@ from flaskapp.people.services import invites, members, workspaces
 from flaskapp.workspaces import WORKSPACE_ROLES
 
 TEMPLATE = "flaskapp/workspace_settings.html"
+USERS_PER_PAGE = 100
 
 
 def _list_page(request: HttpRequest, *, status: int = 200, **extra) -> HttpResponse:
@@ -130,4 +132,5 @@ def workspace_delete(request: HttpRequest, workspace_id: int) -> HttpResponse:
 def user_list(request: HttpRequest) -> HttpResponse:
     """Every account with its workspaces and roles (instance admins)."""
     users = selectors.user_list_for_admin(user=request.user)
-    return render(request, "flaskapp/user_list.html", {"users": users})
+    page = Paginator(users, USERS_PER_PAGE).get_page(request.GET.get("page"))
+    return render(request, "flaskapp/user_list.html", {"page": page})
