@@ -150,3 +150,53 @@ class SsoIdentity(models.Model):
 
     def __str__(self) -> str:
         return f"{self.subject} at {self.issuer}"
+
+
+class InviteLink(models.Model):
+    """A link an owner hands out so people join `workspace` in `role` by themselves
+    (`flaskapp.people.services.invites`). Only the SHA-256 of its random token is
+    stored (`token_hash`): the link is shown once, when it is made; `token_prefix`
+    (its first characters) tells links apart on the settings page. It works until
+    `expires_at`, for `max_uses` joins, unless revoked."""
+
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.CASCADE, related_name="invite_links"
+    )
+    role = models.CharField(max_length=12, choices=Membership.ROLE_CHOICES)
+    token_hash = models.CharField(max_length=64, unique=True)
+    token_prefix = models.CharField(max_length=8)
+    max_uses = models.PositiveIntegerField(default=1)
+    uses = models.PositiveIntegerField(default=0)
+    expires_at = models.DateTimeField()
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            # The use counter is the guard of the number of joins: a join is a
+            # conditional UPDATE that this check makes fail once all uses are spent.
+            models.CheckConstraint(
+                condition=models.Q(uses__lte=models.F("max_uses")),
+                name="invite_uses_within_max",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(max_uses__gte=1), name="invite_max_uses_positive"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(
+                    role__in=["owner", "researcher", "reviewer", "rater"]
+                ),
+                name="invite_role_known",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"invite {self.token_prefix}… ({self.role})"

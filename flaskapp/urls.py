@@ -23,11 +23,13 @@ urlpatterns = [
     path("", include("annotation.urls")),
     path("", include("judging.urls")),
     path("", include("analysis.urls")),
+    path("", include("flaskapp.people.urls")),
     path("api/auth/token/", accounts.TokenApi.as_view(), name="api-token"),
     path("api/auth/tokens/", accounts.TokenListApi.as_view(), name="api-tokens"),
     path("api/", include("annotation.api.urls")),
     path("api/", include("judging.api.urls")),
     path("api/", include("analysis.api.urls")),
+    path("api/", include("flaskapp.people.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # The split view serves Swagger UI's start-up script from this same URL
     # (`?script`), so the page needs no inline script under the CSP.

@@ -46,6 +46,30 @@ def password_generate() -> str:
         return password
 
 
+def username_problems(username: str, *, field: str = "username") -> list[Problem]:
+    """Why `username` cannot name a new account (empty list: it can): the one rule for
+    every way an account is made in the app (a rater here; an invite link's sign-up
+    and the bulk accounts of `flaskapp.people`). Empty, too long, characters Django's
+    validator refuses, or taken (case-insensitively). One query at most."""
+    if not username:
+        return [Problem("is empty", field=field)]
+    if len(username) > USERNAME_MAX:
+        return [Problem(f"is longer than {USERNAME_MAX} characters", field=field)]
+    try:
+        User.username_validator(username)
+    except ValidationError:
+        return [Problem("may contain only letters, digits and @ . + - _", field=field)]
+    if User.objects.filter(username__iexact=username).exists():
+        return [Problem(f"{username!r} is taken", field=field)]
+    return []
+
+
+def password_problems(password: str, user: User) -> list[Problem]:
+    """The project's password rules (`AUTH_PASSWORD_VALIDATORS`) applied to
+    `password` for `user` (unsaved is fine), one problem naming ``password`` each."""
+    return _password_problems(password, user)
+
+
 def _password_problems(password: str, user: User) -> list[Problem]:
     try:
         validate_password(password, user=user)
@@ -65,25 +89,7 @@ def rater_create(*, user: User, username: str, password: str = "") -> tuple[User
     """
     roles.require_researcher(user)
     username = (username or "").strip()
-    problems: list[Problem] = []
-    if not username:
-        problems.append(Problem("is empty", field="username"))
-    elif len(username) > USERNAME_MAX:
-        problems.append(
-            Problem(f"is longer than {USERNAME_MAX} characters", field="username")
-        )
-    else:
-        try:
-            User.username_validator(username)
-        except ValidationError:
-            problems.append(
-                Problem(
-                    "may contain only letters, digits and @ . + - _",
-                    field="username",
-                )
-            )
-        if User.objects.filter(username__iexact=username).exists():
-            problems.append(Problem(f"{username!r} is taken", field="username"))
+    problems = username_problems(username)
     generated = not password
     if generated:
         password = password_generate()
@@ -102,7 +108,13 @@ def rater_create(*, user: User, username: str, password: str = "") -> tuple[User
 
 def _mark_temporary(rater: User, by: User) -> None:
     """The rater must choose their own password at their next login."""
-    TemporaryPassword.objects.update_or_create(user=rater, defaults={"set_by": by})
+    password_mark_temporary(user=rater, by=by)
+
+
+def password_mark_temporary(*, user: User, by: User) -> None:
+    """`user`'s password was set by `by`: they must choose their own at their next
+    login and get no API token before (`TemporaryPassword`). Idempotent."""
+    TemporaryPassword.objects.update_or_create(user=user, defaults={"set_by": by})
 
 
 def password_changed_by_owner(*, user: User) -> None:
