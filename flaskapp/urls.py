@@ -5,7 +5,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from annotation.views import datasets as annotation_views
-from flaskapp import accounts
+from flaskapp import accounts, audit
 
 urlpatterns = [
     path("", annotation_views.home, name="home"),
@@ -17,12 +17,18 @@ urlpatterns = [
         name="password-change",
     ),
     path("django-admin/", admin.site.urls),
+    path(
+        "workspaces/<int:workspace_id>/audit/",
+        audit.workspace_audit,
+        name="workspace-audit",
+    ),
     # one pages include and one API include per app
     path("", include("annotation.urls")),
     path("", include("judging.urls")),
     path("", include("analysis.urls")),
     path("api/auth/token/", accounts.TokenApi.as_view(), name="api-token"),
     path("api/auth/tokens/", accounts.TokenListApi.as_view(), name="api-tokens"),
+    path("api/audit/", audit.AuditEventListApi.as_view(), name="api-audit"),
     path("api/", include("annotation.api.urls")),
     path("api/", include("judging.api.urls")),
     path("api/", include("analysis.api.urls")),

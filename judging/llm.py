@@ -177,8 +177,7 @@ def host_refusal_for_key(*, base_url: str, key_name: str, hosts: list[str]) -> s
     for pattern in hosts:
         pattern = pattern.lower()
         if host and (
-            host == pattern
-            or (pattern.startswith("*.") and host.endswith(pattern[1:]))
+            host == pattern or (pattern.startswith("*.") and host.endswith(pattern[1:]))
         ):
             return ""
     allowed = ", ".join(hosts) or "none"
@@ -569,7 +568,9 @@ class JudgeClient:
         )
 
 
-def _granted_key(base_url: str, grant: KeyGrant, refusal: str) -> tuple[str | None, str]:
+def _granted_key(
+    base_url: str, grant: KeyGrant, refusal: str
+) -> tuple[str | None, str]:
     """(key, refusal) for a client of `base_url` given `grant`: the key decrypted
     only when nothing refuses the call and the host is one the grant allows."""
     refusal = refusal or grant.refusal

@@ -116,9 +116,7 @@ def _name_problems(workspace_id: int, name, *, exclude_pk=None) -> list[Problem]
         pk=exclude_pk
     )
     if taken.exists():
-        return [
-            Problem(f"a key named {name!r} exists in this workspace", field="name")
-        ]
+        return [Problem(f"a key named {name!r} exists in this workspace", field="name")]
     return []
 
 
