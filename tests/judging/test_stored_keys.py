@@ -150,9 +150,7 @@ def test_create_replace_delete_are_audited_without_the_value(lab):
 def test_bad_input_names_the_field_and_stores_nothing(lab, fields, field):
     args = {"name": "k", "value": SECRET, "allowed_hosts": ["api.openai.com"]}
     with pytest.raises(DomainError) as caught:
-        stored_key_create(
-            user=lab.owner, workspace=lab.workspace, **{**args, **fields}
-        )
+        stored_key_create(user=lab.owner, workspace=lab.workspace, **{**args, **fields})
     assert [p.field for p in caught.value.problems] == [field]
     assert SECRET not in str(caught.value)
     assert not StoredKey.objects.exists()
@@ -470,6 +468,7 @@ def test_keys_page_replaces_and_deletes(lab, client_for):
 def test_keys_home_leads_to_the_one_workspace(lab, client_for):
     answer = client_for(lab.owner).get(reverse("judging:key-home"))
     assert answer["Location"] == reverse("judging:key-list", args=[lab.workspace.pk])
-    assert "not a researcher" in client_for(lab.rater).get(
-        reverse("judging:key-home")
-    ).content.decode()
+    assert (
+        "not a researcher"
+        in client_for(lab.rater).get(reverse("judging:key-home")).content.decode()
+    )
