@@ -19,10 +19,23 @@ from judging.services.execution import judge_run_drive
 from judging.services.keys import stored_key_create, stored_key_grant
 from judging.services.runs import judge_run_create, judge_run_start
 from tests.judging import FakeJudge
-from tests.judging.keys_data import SECRET, lab  # noqa: F401 (a fixture)
-from tests.judging.test_execution import eager_tasks, make_dataset  # noqa: F401
+from tests.judging.keys_data import SECRET
+from tests.judging.test_execution import make_dataset
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def eager_tasks(settings):
+    """Runs driven inline, with the in-process limiter (as test_execution's)."""
+    from flaskapp.celery import app
+
+    before = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    settings.JUDGE_DRIVERS_PER_RUN = 1
+    settings.REDIS_URL = ""
+    yield
+    app.conf.task_always_eager = before
 
 
 def key_and_judge(lab, base_url, hosts=("127.0.0.1",)):

@@ -22,7 +22,7 @@ from judging.services.keys import (
     stored_key_delete,
     stored_key_replace,
 )
-from tests.judging.keys_data import SECRET, lab  # noqa: F401 (a fixture)
+from tests.judging.keys_data import SECRET
 
 HX = {"HTTP_HX_REQUEST": "true"}
 
