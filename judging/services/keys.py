@@ -150,7 +150,8 @@ def stored_key_create(
     (`judging.vault`). Writes the key (encrypted) and a ``key.created`` audit row in
     one transaction. Not idempotent: a second call with the same name is refused."""
     workspace_id = workspace.pk if isinstance(workspace, Workspace) else workspace
-    workspaces.require_workspace_role(user, workspace_id, RESEARCHER)
+    # 404 for a workspace that does not exist, also for an instance admin.
+    workspaces.workspace_get_for_user(user, workspace_id, RESEARCHER)
     hosts, problems = allowed_hosts_parse(allowed_hosts)
     problems = _name_problems(workspace_id, name) + _value_problems(value) + problems
     problems += _vault_problems()

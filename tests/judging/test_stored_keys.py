@@ -342,6 +342,20 @@ def test_api_bad_input_is_a_400_naming_the_field(lab, api_client_for, body, fiel
     assert not StoredKey.objects.exists()
 
 
+def test_api_admin_storing_into_a_missing_workspace_is_a_404(lab, api_client_for):
+    answer = api_client_for(lab.admin).post(
+        "/api/keys/",
+        {
+            "workspace": 999999,
+            "name": "k",
+            "value": SECRET,
+            "allowed_hosts": ["api.openai.com"],
+        },
+        format="json",
+    )
+    assert answer.status_code == 404 and not StoredKey.objects.exists()
+
+
 def test_api_list_needs_a_workspace_parameter(lab, api_client_for):
     answer = api_client_for(lab.owner).get("/api/keys/")
     assert answer.status_code == 400
