@@ -36,7 +36,9 @@ def test_owner_sees_the_workspaces_events_with_who_what_before_after(lab, client
         value=SECRET,
         allowed_hosts=["api.openai.com"],
     )
-    page = client_for(lab.owner).get(reverse("workspace-audit", args=[lab.workspace.pk]))
+    page = client_for(lab.owner).get(
+        reverse("workspace-audit", args=[lab.workspace.pk])
+    )
     body = page.content.decode()
     assert page.status_code == 200
     assert "key.created" in body and "membership.role_changed" in body
@@ -98,7 +100,9 @@ def test_api_lists_the_workspaces_events_newest_first(lab, api_client_for):
     data = answer.json()
     assert data["count"] == 3
     first = data["results"][0]
-    assert first["action"] == "membership.role_changed" and first["actor"] == "lab-owner"
+    assert (
+        first["action"] == "membership.role_changed" and first["actor"] == "lab-owner"
+    )
     assert first["after"] == {"role": "reviewer-2"} and first["before"] == {
         "role": "rater"
     }

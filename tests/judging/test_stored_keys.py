@@ -486,3 +486,81 @@ def test_keys_home_leads_to_the_one_workspace(lab, client_for):
         "not a researcher"
         in client_for(lab.rater).get(reverse("judging:key-home")).content.decode()
     )
+
+
+def test_judge_pages_name_the_stored_key_never_its_value(lab, client_for):
+    key = make_key(lab, hosts=["api.openai.com"])
+    config = judge_config_create(
+        user=lab.researcher,
+        name="with-stored-key",
+        base_url="https://api.openai.com/v1",
+        model="gpt-x",
+        stored_key=key,
+    )
+    client = client_for(lab.researcher)
+    for url in (
+        reverse("judging:judge-list"),
+        reverse("judging:judge-detail", args=[config.pk]),
+        reverse("judging:judge-edit", args=[config.pk]),
+    ):
+        body = client.get(url).content.decode()
+        assert "openai" in body and SECRET not in body, url
+    assert (
+        "stored key “openai”"
+        in client.get(
+            reverse("judging:judge-detail", args=[config.pk])
+        ).content.decode()
+    )
+
+
+def test_judge_form_saves_a_stored_key_for_a_researcher_without_endpoint_rights(
+    lab, client_for
+):
+    key = make_key(lab, hosts=["api.openai.com"])
+    client = client_for(lab.researcher)
+    form = client.get(reverse("judging:judge-new")).content.decode()
+    assert 'name="stored_key"' in form and 'name="base_url"' in form
+    posted = client.post(
+        reverse("judging:judge-new"),
+        {
+            "name": "form-judge",
+            "backend": "openai",
+            "base_url": "https://api.openai.com/v1",
+            "model": "gpt-x",
+            "stored_key": key.pk,
+            "temperature": 0,
+            "max_tokens": 100,
+            "samples": 1,
+            "output_mode": "json_schema",
+            "price_input_per_m": 0,
+            "price_output_per_m": 0,
+            "max_concurrency": 2,
+            "timeout_seconds": 30,
+            "max_parse_retries": 1,
+        },
+    )
+    assert posted.status_code == 302, posted.content.decode()[:2000]
+    from judging.models import JudgeConfig
+
+    assert JudgeConfig.objects.get(name="form-judge").stored_key == key
+    refused = client.post(
+        reverse("judging:judge-new"),
+        {
+            "name": "elsewhere",
+            "backend": "openai",
+            "base_url": "https://other.example.org/v1",
+            "model": "gpt-x",
+            "stored_key": key.pk,
+            "temperature": 0,
+            "max_tokens": 100,
+            "samples": 1,
+            "output_mode": "json_schema",
+            "price_input_per_m": 0,
+            "price_output_per_m": 0,
+            "max_concurrency": 2,
+            "timeout_seconds": 30,
+            "max_parse_retries": 1,
+        },
+    )
+    assert refused.status_code == 400
+    assert "may not be sent to the host" in refused.content.decode()
