@@ -127,5 +127,8 @@ def _render(request, workspace, form, *, status: int = 200, replace=None):
         "replace_key_id": replace[0] if replace else None,
         "replace_form": replace[1] if replace else None,
         "vault_problem": vault.vault_problem(),
+        "is_owner": workspaces.role_at_least(
+            workspaces.workspace_role(request.user, workspace.pk), workspaces.OWNER
+        ),
     }
     return render_page_or_fragment(request, TEMPLATE, "key-section", context, status)
