@@ -78,3 +78,12 @@ def stored_key_choices_for_user(
         .only(*SHOWN_FIELDS, "workspace__name")
         .order_by("workspace__name", "name")
     )
+
+
+def stored_key_name(key_id: int | None) -> str:
+    """The name of stored key `key_id` for a run's page ("" for none; "(deleted)" for
+    a key deleted since the run froze it)."""
+    if not key_id:
+        return ""
+    name = StoredKey.objects.filter(pk=key_id).values_list("name", flat=True).first()
+    return name if name is not None else "(deleted)"

@@ -135,3 +135,19 @@ def test_api_bad_workspace_is_a_400_naming_it(lab, api_client_for, query):
     answer = api_client_for(lab.owner).get("/api/audit/", query)
     assert answer.status_code == 400
     assert answer.json()["problems"][0]["field"] == "workspace"
+
+
+def test_the_page_and_api_read_a_constant_number_of_queries(
+    lab, client_for, api_client_for, django_assert_max_num_queries
+):
+    events(lab, n=40)
+    url = reverse("workspace-audit", args=[lab.workspace.pk])
+    client = client_for(lab.owner)
+    api = api_client_for(lab.owner)
+    client.get(url)  # warm the session and the user's role cache
+    with django_assert_max_num_queries(10):
+        assert client.get(url).status_code == 200
+    with django_assert_max_num_queries(6):
+        assert (
+            api.get("/api/audit/", {"workspace": lab.workspace.pk}).status_code == 200
+        )

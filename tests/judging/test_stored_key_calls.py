@@ -68,7 +68,7 @@ def uses(key) -> list[AuditEvent]:
 
 
 def test_a_run_sends_the_stored_key_and_records_one_use(
-    lab, eager_tasks, fake_server, caplog
+    lab, eager_tasks, fake_server, caplog, client_for
 ):
     caplog.set_level(logging.DEBUG)
     base = fake_server(latency_ms=2, require_api_key=SECRET)
@@ -89,6 +89,9 @@ def test_a_run_sends_the_stored_key_and_records_one_use(
     assert use.workspace_id == lab.workspace.pk
     assert use.actor_name == "lab-researcher"
     assert StoredKey.objects.get(pk=key.pk).last_used_at is not None
+    page = client_for(lab.researcher).get(reverse("judging:run-detail", args=[run.pk]))
+    assert "stored key “lab-key”" in page.content.decode()
+    assert SECRET not in page.content.decode()
     assert SECRET not in caplog.text
 
 

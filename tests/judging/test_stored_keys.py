@@ -564,3 +564,20 @@ def test_judge_form_saves_a_stored_key_for_a_researcher_without_endpoint_rights(
     )
     assert refused.status_code == 400
     assert "may not be sent to the host" in refused.content.decode()
+
+
+def test_key_lists_read_a_constant_number_of_queries(
+    lab, client_for, api_client_for, django_assert_max_num_queries
+):
+    for n in range(12):
+        make_key(lab, name=f"key-{n}")
+    client = client_for(lab.owner)
+    url = reverse("judging:key-list", args=[lab.workspace.pk])
+    client.get(url)
+    with django_assert_max_num_queries(10):
+        assert client.get(url).status_code == 200
+    with django_assert_max_num_queries(6):
+        answer = api_client_for(lab.owner).get(
+            f"/api/keys/?workspace={lab.workspace.pk}"
+        )
+        assert answer.json()["count"] == 12
