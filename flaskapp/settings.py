@@ -15,7 +15,7 @@ import dj_database_url
 from csp.constants import NONE, SELF, UNSAFE_INLINE
 from django.core.exceptions import ImproperlyConfigured
 
-from flaskapp.secret_key import secret_key_load
+from flaskapp.secret_key import env_flag, secret_key_load
 from flaskapp.sso.config import role_map_parse
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -474,6 +474,19 @@ JUDGE_ALLOWED_HOSTS = [
 # Ports refused to judges on any host unless JUDGE_ALLOWED_HOSTS names host:port;
 # unset or empty: judging.endpoints.DEFAULT_BLOCKED_PORTS (the app's PORT is added).
 JUDGE_BLOCKED_PORTS = os.environ.get("JUDGE_BLOCKED_PORTS") or None
+# Judge API keys stored per workspace are encrypted at rest (judging/vault.py) with
+# these Fernet keys, newest first: the first encrypts, every one decrypts, and
+# `manage.py rotate_stored_keys` re-encrypts every stored key with the first. Unset in
+# production: keys cannot be stored (the env-var keys of JudgeConfig still work). With
+# FLASK_DEV=1 and none set, a random one is kept in <FLASK_VAR_DIR>/dev-key-encryption-key.
+KEY_ENCRYPTION_KEYS = [
+    k.strip()
+    for k in os.environ.get("FLASK_KEY_ENCRYPTION_KEYS", "").split(",")
+    if k.strip()
+]
+KEY_ENCRYPTION_DEV_FILE = (
+    str(VAR_DIR / "dev-key-encryption-key") if env_flag(os.environ, "FLASK_DEV") else ""
+)
 CELERY_TASK_ROUTES = {"judging.tasks.judge_run_drive_task": {"queue": "judge"}}
 CELERY_BEAT_SCHEDULE = {
     "recover-judge-runs": {

@@ -4,7 +4,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from annotation.views import datasets as annotation_views
-from flaskapp import accounts
+from flaskapp import accounts, audit
 from flaskapp.sso import views as sso_views
 
 urlpatterns = [
@@ -19,6 +19,11 @@ urlpatterns = [
         name="password-change",
     ),
     path("django-admin/", admin.site.urls),
+    path(
+        "workspaces/<int:workspace_id>/audit/",
+        audit.workspace_audit,
+        name="workspace-audit",
+    ),
     # one pages include and one API include per app
     path("", include("annotation.urls")),
     path("", include("judging.urls")),
@@ -26,6 +31,7 @@ urlpatterns = [
     path("", include("flaskapp.people.urls")),
     path("api/auth/token/", accounts.TokenApi.as_view(), name="api-token"),
     path("api/auth/tokens/", accounts.TokenListApi.as_view(), name="api-tokens"),
+    path("api/audit/", audit.AuditEventListApi.as_view(), name="api-audit"),
     path("api/", include("annotation.api.urls")),
     path("api/", include("judging.api.urls")),
     path("api/", include("analysis.api.urls")),

@@ -10,7 +10,8 @@ from flaskapp import bounds
 from flaskapp.errors import DomainError
 from judging import endpoints, kinds
 from judging.fewshot import FewShotRequest
-from judging.models import JudgeConfig, JudgeRun, PromptTemplate
+from judging.models import JudgeConfig, JudgeRun, PromptTemplate, StoredKey
+from judging.selectors.keys import stored_key_choices_for_user
 from judging.selectors.runs import Endpoint, judge_endpoint_list
 
 PROBES = [
@@ -105,6 +106,15 @@ class JudgeConfigForm(ProblemsFormMixin, forms.Form):
             }
         ),
     )
+    stored_key = forms.ModelChoiceField(
+        queryset=StoredKey.objects.none(),
+        required=False,
+        empty_label="None",
+        label="Stored API key",
+        help_text="A key stored for your workspace (Keys page), sent instead of an "
+        "environment variable's; the base URL's host must be one of its allowed hosts. "
+        "With a stored key, any researcher may type the base URL.",
+    )
     # Bounds: flaskapp.bounds (the model fields and the service use the same).
     temperature = forms.FloatField(initial=0.0, **bounds.TEMPERATURE.field_kwargs())
     max_tokens = forms.IntegerField(
@@ -171,6 +181,13 @@ class JudgeConfigForm(ProblemsFormMixin, forms.Form):
             kind=PromptTemplate.Kind.POINTWISE
         ).order_by("name", "-version")
         self.can_manage_endpoints = endpoints.can_manage_endpoints(user)
+        self.fields["stored_key"].queryset = stored_key_choices_for_user(
+            user=user, include_id=config.stored_key_id if config else None
+        )
+        self.fields["stored_key"].label_from_instance = lambda key: (
+            f"{key.name} ({key.workspace.name}; {', '.join(key.allowed_hosts)})"
+        )
+        self.has_stored_keys = self.fields["stored_key"].queryset.exists()
         choices = [(e.value, e.label) for e in judge_endpoint_list()]
         current = ""
         if config is not None and (config.base_url or config.api_key_env):
@@ -183,8 +200,11 @@ class JudgeConfigForm(ProblemsFormMixin, forms.Form):
         else:
             empty = "None (baselines only)"
             self.fields["endpoint"].initial = current
-            # The typed fields are not shown; their problems belong to the choice.
-            self.FIELD_OF_PROBLEM = {"base_url": "endpoint", "api_key_env": "endpoint"}
+            # The typed fields are not shown (the base URL is, with stored keys);
+            # their problems belong to the choice.
+            self.FIELD_OF_PROBLEM = {"api_key_env": "endpoint"}
+            if not self.has_stored_keys:
+                self.FIELD_OF_PROBLEM["base_url"] = "endpoint"
         self.fields["endpoint"].choices = [("", empty), *choices]
         patterns = ", ".join(endpoints.key_env_patterns())
         self.fields["api_key_env"].help_text += f" Declared: {patterns}."
@@ -369,3 +389,43 @@ class RunImportForm(ProblemsFormMixin, forms.Form):
             for line in self.cleaned_data.get("mapping", "").splitlines()
             if line.strip()
         ]
+
+
+class StoredKeyForm(ProblemsFormMixin, forms.Form):
+    """A key to store for a workspace (or, with `replace=True`, a key's new value and
+    optionally new hosts). The value field never renders what was typed."""
+
+    name = forms.CharField(max_length=100, required=False)
+    value = forms.CharField(
+        required=False,
+        label="API key",
+        strip=False,
+        max_length=100_000,
+        help_text="Stored encrypted; never shown again, not even to you.",
+        widget=forms.PasswordInput(
+            render_value=False, attrs={"autocomplete": "off", "spellcheck": "false"}
+        ),
+    )
+    allowed_hosts = forms.CharField(
+        required=False,
+        max_length=10_000,
+        label="Allowed hosts",
+        help_text="The host names the key may be sent to, separated by commas or "
+        "lines, e.g. api.openai.com or *.example.com. A judge whose base URL names "
+        "another host is refused and nothing is sent.",
+        widget=forms.Textarea(attrs={"rows": 2, "spellcheck": "false"}),
+    )
+
+    def __init__(self, *args, replace: bool = False, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.replace = replace
+        if replace:
+            del self.fields["name"]
+            self.fields["value"].label = "New value"
+            self.fields["allowed_hosts"].help_text = "Empty: unchanged."
+
+    def service_fields(self) -> dict:
+        data = dict(self.cleaned_data)
+        if self.replace and not data["allowed_hosts"].strip():
+            data["allowed_hosts"] = None
+        return data

@@ -20,6 +20,8 @@ connection refused / reset                    connection                  transi
 any other 4xx                                 client_error                permanent
 3xx (redirects are never followed)            client_error                permanent
 host not allowed, undeclared key variable     refused (nothing is sent)   permanent
+stored key: host not in its allowed hosts     refused (nothing is sent)   permanent
+stored key: cannot be decrypted or is gone    refused (nothing is sent)   permanent
 a reply that holds any form of the key        echoed_credentials          permanent
 ============================================  ==========================  =========
 
@@ -31,6 +33,13 @@ What may be called is `judging.endpoints`' rule: the client refuses, before send
 anything, a base URL whose host ``JUDGE_ALLOWED_HOSTS`` does not allow, and
 `api_key_from_env` reads declared key variables only. Redirects are not followed, so
 an allowed host cannot forward a request (and its key) to one that is not.
+
+A key stored for a workspace (`judging.models.StoredKey`) reaches this module only as
+a `KeyGrant`: its name, the hosts its owner allowed and a function that decrypts it.
+The client compares the base URL's host with those hosts first and calls that function
+only when one matches, at call time (building the client in the worker); otherwise
+every call fails with a permanent ``refused`` error naming the host, and nothing is
+decrypted or sent.
 
 Transport: by default the SDK's aiohttp transport (``openai.DefaultAioHttpClient``),
 because httpx's connection pool spends CPU per request that grows with the number of
@@ -48,6 +57,7 @@ and a reply that reflects the key in any such form is not kept: the call fails w
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import email.utils
 import json
 import logging
@@ -141,6 +151,42 @@ class PermanentJudgeError(JudgeError):
     """Retrying the same request cannot help (bad request, auth, unknown model)."""
 
 
+class KeyUnavailable(Exception):
+    """A stored key cannot be had (not decryptable, deleted). The message names no
+    secret; the client turns it into a permanent ``refused`` error."""
+
+
+@dataclass(frozen=True)
+class KeyGrant:
+    """Leave to send a workspace's stored key: `name` (for messages), `hosts` (host
+    names or ``*.example.com`` patterns the key may go to), `reveal` (returns the
+    plaintext, or raises `KeyUnavailable`; called by `JudgeClient` only, after the
+    host check) and `refusal` (a reason to send nothing at all, "" when none)."""
+
+    name: str
+    hosts: tuple[str, ...]
+    reveal: Callable[[], str] = dataclasses.field(repr=False)
+    refusal: str = ""
+
+
+def host_refusal_for_key(*, base_url: str, key_name: str, hosts: list[str]) -> str:
+    """Why the stored key `key_name` may not be sent to `base_url` ("" when it may):
+    the URL's host must match one of `hosts` (exactly, or a ``*.`` pattern for its
+    subdomains), whatever the port. The message names the host, never the key."""
+    host = endpoints.url_host(base_url)
+    for pattern in hosts:
+        pattern = pattern.lower()
+        if host and (
+            host == pattern or (pattern.startswith("*.") and host.endswith(pattern[1:]))
+        ):
+            return ""
+    allowed = ", ".join(hosts) or "none"
+    return (
+        f"the stored key {key_name!r} may not be sent to the host {host or '(none)'!r} "
+        f"(its allowed hosts: {allowed}); nothing was sent"
+    )
+
+
 class Limiter(Protocol):
     async def acquire(self, tokens: int) -> None: ...
 
@@ -217,10 +263,15 @@ class JudgeClient:
         transport: str = "aiohttp",
         hang_deadline: HangDeadline | None = None,
         refusal: str = "",
+        key_grant: KeyGrant | None = None,
     ):
         """`refusal`: a reason the caller found to send nothing to this endpoint
         (`endpoints.call_refusal`); every `complete` then raises it as a permanent
-        ``refused`` error, as it does for a host ``JUDGE_ALLOWED_HOSTS`` refuses."""
+        ``refused`` error, as it does for a host ``JUDGE_ALLOWED_HOSTS`` refuses.
+
+        `key_grant`: a workspace's stored key (instead of `api_key`), decrypted here
+        only when `base_url`'s host is one of its hosts; otherwise, or when it
+        cannot be decrypted, every call is refused with the reason."""
         if transport not in TRANSPORTS:
             raise ValueError(
                 f"unknown transport {transport!r}; use one of {TRANSPORTS}"
@@ -245,11 +296,14 @@ class JudgeClient:
         self.calls_backing_off = 0
         self._rng = rng or random.Random()
         self._sleep = sleep
+        refusal = refusal or endpoints.host_refusal(base_url)
+        if key_grant is not None:
+            api_key, refusal = _granted_key(base_url, key_grant, refusal)
         # Kept only to scrub it from server-provided error text.
         self._secret = api_key or None
         # What messages and logs show: a key pasted into the URL is scrubbed too.
         self._url = self._scrub(base_url)
-        self._refusal = refusal or endpoints.host_refusal(base_url)
+        self._refusal = refusal
         self._http = _http_client(transport, timeout, max_connections)
         self.transport = (
             "httpx" if isinstance(self._http, httpx.AsyncClient) else "aiohttp"
@@ -512,6 +566,24 @@ class JudgeClient:
         return _Reply(
             content, int(input_tokens), int(output_tokens), finish_reason, estimated
         )
+
+
+def _granted_key(
+    base_url: str, grant: KeyGrant, refusal: str
+) -> tuple[str | None, str]:
+    """(key, refusal) for a client of `base_url` given `grant`: the key decrypted
+    only when nothing refuses the call and the host is one the grant allows."""
+    refusal = refusal or grant.refusal
+    if not refusal:
+        refusal = host_refusal_for_key(
+            base_url=base_url, key_name=grant.name, hosts=list(grant.hosts)
+        )
+    if refusal:
+        return None, refusal
+    try:
+        return grant.reveal(), ""
+    except KeyUnavailable as exc:
+        return None, f"the stored key {grant.name!r}: {exc}; nothing was sent"
 
 
 class _HungAttempt(TransientJudgeError):

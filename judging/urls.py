@@ -5,7 +5,7 @@ Names: ``judging:<entity>-<page>``.
 
 from django.urls import path
 
-from judging.views import configs, derived, prompts, suggestions
+from judging.views import configs, derived, keys, prompts, suggestions
 from judging.views import runs as views
 
 app_name = "judging"
@@ -20,6 +20,10 @@ urlpatterns = [
         configs.judge_test_connection,
         name="judge-test",
     ),
+    path("keys/", keys.key_home, name="key-home"),
+    path("keys/<int:key_id>/replace/", keys.key_replace, name="key-replace"),
+    path("keys/<int:key_id>/delete/", keys.key_delete, name="key-delete"),
+    path("workspaces/<int:workspace_id>/keys/", keys.key_list, name="key-list"),
     path("prompts/", prompts.prompt_list, name="prompt-list"),
     path("prompts/diff/", prompts.prompt_diff_page, name="prompt-diff"),
     path(

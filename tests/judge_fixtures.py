@@ -154,4 +154,5 @@ def wait_for(predicate, timeout: float, interval: float = 0.2, message=""):
     raise AssertionError(f"timed out after {timeout} s: {detail}")
 
 
+from tests.judging.keys_data import lab  # noqa: E402, F401 (a shared fixture)
 from tests.judging.pairwise_data import pref_setup  # noqa: E402, F401 (a shared fixture)

@@ -46,6 +46,7 @@ NAV_PREFIXES = (
     ("annotation", "adjudication-", "adjudication"),
     ("annotation", "rater-", "raters"),
     ("judging", "judge-", "judges"),
+    ("judging", "key-", "keys"),
     ("judging", "", "runs"),
     ("analysis", "agreement", "agreement"),
     ("analysis", "instruction-", "datasets"),

@@ -1,7 +1,9 @@
 """Input and output shapes of the judging API. Parsing and rendering only.
 
 No shape holds an API key: configs carry the NAME of the environment variable and a
-boolean saying whether the server's environment has it set.
+boolean saying whether the server's environment has it set, or the id and name of a
+key stored for the workspace; stored keys are written here (`value`, write-only) and
+shown by name, hosts and dates only.
 """
 
 from __future__ import annotations
@@ -29,6 +31,11 @@ class PromptRefOutputSerializer(serializers.Serializer):
     version = serializers.IntegerField()
 
 
+class StoredKeyRefOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+
+
 class JudgeConfigOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField()
@@ -44,6 +51,11 @@ class JudgeConfigOutputSerializer(serializers.Serializer):
     api_key_set = serializers.SerializerMethodField(
         help_text="Whether the server's environment has that variable set; null "
         "unless it is a declared key variable (JUDGE_KEY_ENV_ALLOWED)."
+    )
+    stored_key = StoredKeyRefOutputSerializer(
+        allow_null=True,
+        help_text="The workspace's stored key the judge sends (its name, never "
+        "its value), or null.",
     )
     temperature = serializers.FloatField()
     max_tokens = serializers.IntegerField()
@@ -88,6 +100,13 @@ class JudgeConfigCreateInputSerializer(serializers.Serializer):
         allow_blank=True,
         help_text="The NAME of a declared key variable (JUDGE_KEY_ENV_ALLOWED), e.g. "
         "OPENAI_API_KEY. A new endpoint (base_url, api_key_env) needs endpoint rights.",
+    )
+    stored_key_id = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        help_text="A key stored for the workspace (/api/keys/), sent instead of a key "
+        "variable's; the base URL's host must be one of its allowed hosts.",
+        **bounds.ID.field_kwargs(),
     )
     # Bounds: flaskapp.bounds (the model fields and the service use the same).
     temperature = serializers.FloatField(
@@ -519,3 +538,62 @@ class PairwiseVerdictOutputSerializer(serializers.Serializer):
     verdict_raw = serializers.CharField(help_text='"A", "B", "tie" or "" as presented.')
     verdict = serializers.CharField(help_text='"1", "2", "tie" or "" (original).')
     rationale = serializers.CharField()
+
+
+# --- Stored keys --------------------------------------------------------------------------
+
+
+class StoredKeyOutputSerializer(serializers.Serializer):
+    """What is ever shown of a stored key: never its value nor its ciphertext."""
+
+    id = serializers.IntegerField()
+    workspace = serializers.IntegerField(source="workspace_id")
+    name = serializers.CharField()
+    allowed_hosts = serializers.ListField(child=serializers.CharField())
+    created_by = serializers.CharField(
+        source="created_by.username", default=None, allow_null=True
+    )
+    created_at = serializers.DateTimeField()
+    rotated_at = serializers.DateTimeField(allow_null=True)
+    last_used_at = serializers.DateTimeField(allow_null=True)
+
+
+class StoredKeyListFilterInputSerializer(serializers.Serializer):
+    workspace = serializers.IntegerField(
+        help_text="The workspace whose keys to list.", **bounds.ID.field_kwargs()
+    )
+
+
+class StoredKeyCreateInputSerializer(serializers.Serializer):
+    """Types only; the service checks the rules and names the field."""
+
+    workspace = serializers.IntegerField(**bounds.ID.field_kwargs())
+    name = serializers.CharField(allow_blank=True, max_length=1000)
+    value = serializers.CharField(
+        write_only=True,
+        allow_blank=True,
+        trim_whitespace=False,
+        max_length=100_000,
+        help_text="The API key. Stored encrypted; never shown again.",
+    )
+    allowed_hosts = serializers.ListField(
+        child=serializers.CharField(max_length=300, allow_blank=True),
+        max_length=1000,
+        help_text="Host names (or *.example.com) the key may be sent to.",
+    )
+
+
+class StoredKeyReplaceInputSerializer(serializers.Serializer):
+    value = serializers.CharField(
+        write_only=True,
+        allow_blank=True,
+        trim_whitespace=False,
+        max_length=100_000,
+        help_text="The new value of the key. Stored encrypted; never shown again.",
+    )
+    allowed_hosts = serializers.ListField(
+        child=serializers.CharField(max_length=300, allow_blank=True),
+        max_length=1000,
+        required=False,
+        help_text="New allowed hosts (unchanged when absent).",
+    )

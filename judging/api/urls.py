@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from judging.api import derived, preferences, tags, views
+from judging.api import derived, keys, preferences, tags, views
 
 app_name = "judging_api"
 
@@ -19,6 +19,8 @@ urlpatterns = [
         views.JudgeConfigDetailApi.as_view(),
         name="judge-detail",
     ),
+    path("keys/", keys.StoredKeyListApi.as_view(), name="key-list"),
+    path("keys/<int:key_id>/", keys.StoredKeyDetailApi.as_view(), name="key-detail"),
     path("runs/", views.JudgeRunListApi.as_view(), name="run-list"),
     path("runs/import/", views.JudgeRunImportApi.as_view(), name="run-import"),
     path("runs/panel/", derived.JudgeRunPanelCreateApi.as_view(), name="run-panel"),

@@ -33,7 +33,7 @@ from judging.api.serializers import (
     RetryOutputSerializer,
 )
 from judging.fewshot import FewShotRequest
-from judging.models import JudgeRun, PromptTemplate
+from judging.models import JudgeRun, PromptTemplate, StoredKey
 from judging.selectors import runs as selectors
 from judging.selectors.pairwise import pairwise_verdict_list
 from judging.services.configs import judge_config_create, judge_config_update
@@ -125,8 +125,19 @@ class JudgeConfigDetailApi(APIView):
 
 
 def _config_fields(validated: dict) -> dict:
-    """The service's fields from a config input: `prompt_id` becomes `prompt`."""
+    """The service's fields from a config input: `prompt_id` becomes `prompt`,
+    `stored_key_id` becomes `stored_key` (who may use it: the service)."""
     fields = dict(validated)
+    if "stored_key_id" in fields:
+        key_id = fields.pop("stored_key_id")
+        fields["stored_key"] = None
+        if key_id is not None:
+            fields["stored_key"] = StoredKey.objects.filter(pk=key_id).first()
+            if fields["stored_key"] is None:
+                raise DomainError(
+                    "the judge config was not saved",
+                    [Problem(f"no stored key with id {key_id}", field="stored_key")],
+                )
     if "prompt_id" in fields:
         prompt_id = fields.pop("prompt_id")
         fields["prompt"] = None

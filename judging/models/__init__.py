@@ -1,10 +1,13 @@
 """Judging's models: configs, runs, calls and scores (``runs``), and the judge
 workbench's splits, experiments, examples and notes (``workbench``).
 
-Secrets never live here: a `JudgeConfig` names the environment variable that holds its
-API key (`api_key_env`); the key is read from the worker's environment at call time.
+Plain secrets never live here: a `JudgeConfig` names the environment variable that holds
+its API key (`api_key_env`), read from the worker's environment at call time, or a
+`StoredKey` of its workspace, kept encrypted (`judging.vault`) and decrypted by the
+worker at call time only.
 """
 
+from judging.models.keys import StoredKey
 from judging.models.runs import (
     JudgeCache,
     JudgeCall,
@@ -48,5 +51,6 @@ __all__ = [
     "PairOrder",
     "PairwiseVerdict",
     "PromptTemplate",
+    "StoredKey",
     "TestSplitLook",
 ]

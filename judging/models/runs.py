@@ -77,6 +77,15 @@ class JudgeConfig(models.Model):
         blank=True,
         help_text="Name of the environment variable holding the API key (never the key).",
     )
+    # Or a key stored for the workspace (encrypted; sent only to its allowed hosts).
+    # A config names one or the other, never both (`services.configs`).
+    stored_key = models.ForeignKey(
+        "judging.StoredKey",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="configs",
+    )
     # Bounds: flaskapp.bounds, shared with the forms, serializers and services.
     temperature = models.FloatField(
         default=0.0, validators=bounds.TEMPERATURE.validators()

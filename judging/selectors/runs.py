@@ -114,7 +114,8 @@ def judge_config_list_for_user(*, user) -> QuerySet[JudgeConfig]:
     """Every judge config with its prompt and the number of runs made with it."""
     roles.require_researcher(user)
     return (
-        JudgeConfig.objects.select_related("prompt", "created_by")
+        JudgeConfig.objects.select_related("prompt", "created_by", "stored_key")
+        .defer("stored_key__ciphertext")
         .annotate(run_count=Count("runs"))
         .order_by("name")
     )
@@ -123,7 +124,8 @@ def judge_config_list_for_user(*, user) -> QuerySet[JudgeConfig]:
 def judge_config_get_for_user(*, user, config_id: int) -> JudgeConfig:
     roles.require_researcher(user)
     config = (
-        JudgeConfig.objects.select_related("prompt", "created_by")
+        JudgeConfig.objects.select_related("prompt", "created_by", "stored_key")
+        .defer("stored_key__ciphertext")
         .annotate(run_count=Count("runs"))
         .filter(pk=config_id)
         .first()

@@ -1,7 +1,8 @@
 """Judge configs: create, change and validate, reuse an identical one, freeze into runs.
 
 A config names its endpoint (base URL, model) and the NAME of the environment variable
-holding the API key, never the key itself. A config without an endpoint is a
+holding the API key, or a key stored for its workspace (`stored_key`, kept encrypted:
+`judging.services.keys`), never the key itself. A config without an endpoint is a
 placeholder that only holds imported results and can never be run.
 
 Which key variables and hosts a config may name, and who may set them, is decided in
@@ -20,8 +21,9 @@ from django.db import transaction
 from flaskapp import bounds, roles
 from flaskapp.errors import DomainError, Problem
 from judging import endpoints
-from judging.models import JudgeConfig, JudgeConfigVersion, PromptTemplate
+from judging.models import JudgeConfig, JudgeConfigVersion, PromptTemplate, StoredKey
 from judging.selectors.runs import judge_endpoint_list
+from judging.services import keys
 from judging.services.prompts import prompt_get_builtin
 
 ENV_NAME = endpoints.ENV_NAME
@@ -35,6 +37,7 @@ EDITABLE_FIELDS = (
     "model",
     "model_family",
     "api_key_env",
+    "stored_key",
     "temperature",
     "max_tokens",
     "samples",
@@ -70,11 +73,13 @@ def judge_config_create(*, user: User, operator: bool = False, **fields) -> Judg
     roles.require_researcher(user)
     _unknown_fields(fields)
     problems = judge_config_problems(fields)
+    problems += stored_key_problems(user=user, fields=fields)
     rights, approver = endpoint_rights_problems(
         user=user,
         operator=operator,
         base_url=fields.get("base_url") or "",
         api_key_env=fields.get("api_key_env") or "",
+        stored_key=fields.get("stored_key"),
     )
     problems += rights
     if problems:
@@ -110,12 +115,20 @@ def judge_config_update(
         merged = {name: getattr(config, name) for name in EDITABLE_FIELDS}
         merged.update(fields)
         problems = judge_config_problems(merged, exclude_pk=config.pk)
+        if "stored_key" in fields or merged["stored_key"] is not None:
+            problems += stored_key_problems(
+                user=user,
+                fields=merged,
+                unchanged=merged["stored_key"] == config.stored_key
+                and merged["base_url"] == config.base_url,
+            )
         rights, approver = endpoint_rights_problems(
             user=user,
             operator=operator,
             base_url=merged["base_url"] or "",
             api_key_env=merged["api_key_env"] or "",
             current=config,
+            stored_key=merged["stored_key"],
         )
         problems += rights
         if problems:
@@ -163,6 +176,7 @@ def endpoint_rights_problems(
     base_url: str,
     api_key_env: str,
     current: JudgeConfig | None = None,
+    stored_key: StoredKey | None = None,
 ) -> tuple[list[Problem], User | None]:
     """Whether `user` may give a config the endpoint (`base_url`, `api_key_env`): the
     one place the endpoint-rights rule is applied. Returns (problems, approver), the
@@ -173,10 +187,16 @@ def endpoint_rights_problems(
     users; otherwise only a configured endpoint (`judge_endpoint_list`), keeping the
     approver who configured it. A refusal names `base_url`, or `api_key_env` when the
     URL is a configured one (or unchanged) and only the key variable is new.
+
+    A config sending a key stored for the workspace (`stored_key`, no key variable)
+    needs no endpoint rights: no secret of the server leaves it, and the key goes
+    only to the hosts the key's owner allowed (`stored_key_problems`).
     """
     pair = (base_url, api_key_env)
     if pair == ("", ""):
         return [], None
+    if stored_key is not None and not api_key_env:
+        return [], user
     if current is not None and pair == (current.base_url, current.api_key_env):
         return [], current.endpoint_approved_by
     if operator or endpoints.can_manage_endpoints(user):
@@ -190,6 +210,39 @@ def endpoint_rights_problems(
         known_urls.add(current.base_url)
     field = "api_key_env" if base_url in known_urls else "base_url"
     return [Problem(NEW_ENDPOINT_PROBLEM, field=field)], None
+
+
+def stored_key_problems(
+    *, user: User, fields: dict, unchanged: bool = False
+) -> list[Problem]:
+    """The problems of the stored key a config names (`fields["stored_key"]`, a
+    `StoredKey` or None), each naming ``stored_key``: not with a key variable too;
+    one `user` may use (`keys.stored_key_for_config`: a researcher of its workspace,
+    the config's workspace once configs have one); a base URL whose host the key may
+    be sent to. `unchanged` (the key and URL the config already has): only the
+    host is checked again."""
+    key = fields.get("stored_key")
+    if key is None:
+        return []
+    if (fields.get("api_key_env") or "").strip():
+        return [
+            Problem(
+                "name either a key variable (api_key_env) or a stored key, not both",
+                field="stored_key",
+            )
+        ]
+    if not unchanged:
+        found, problems = keys.stored_key_for_config(
+            user=user,
+            key_id=key.pk,
+            config_workspace_id=getattr(fields.get("workspace"), "pk", None),
+        )
+        if problems:
+            return problems
+    refusal = keys.stored_key_host_refusal(key, fields.get("base_url") or "")
+    if refusal and fields.get("base_url"):
+        return [Problem(refusal.removesuffix("; nothing was sent"), field="stored_key")]
+    return []
 
 
 def judge_config_problems(
@@ -250,6 +303,7 @@ def config_snapshot(config: JudgeConfig) -> dict:
         "base_url": config.base_url,
         "model": config.model,
         "api_key_env": config.api_key_env,
+        "stored_key_id": config.stored_key_id,
         "temperature": config.temperature,
         "max_tokens": config.max_tokens,
         "samples": config.samples,
@@ -284,7 +338,11 @@ def config_endpoint_problems(config: JudgeConfig) -> list[Problem]:
             )
         ]
     return snapshot_endpoint_problems(
-        {"base_url": config.base_url, "api_key_env": config.api_key_env},
+        {
+            "base_url": config.base_url,
+            "api_key_env": config.api_key_env,
+            "stored_key_id": config.stored_key_id,
+        },
         name=config.name,
     )
 
@@ -295,6 +353,12 @@ def snapshot_endpoint_problems(snapshot: dict, *, name: str) -> list[Problem]:
     found = endpoints.endpoint_problems(
         snapshot.get("base_url") or "", snapshot.get("api_key_env") or ""
     )
+    if key_id := snapshot.get("stored_key_id"):
+        key = StoredKey.objects.filter(pk=key_id).first()
+        if key is None:
+            found["stored_key"] = "was deleted"
+        elif refusal := keys.stored_key_host_refusal(key, snapshot.get("base_url")):
+            found["stored_key"] = refusal.removesuffix("; nothing was sent")
     return [
         Problem(f"judge {name!r} is refused: its {field} {message}", field="config")
         for field, message in found.items()

@@ -17,6 +17,7 @@ from flaskapp import roles
 from judging import endpoints, llm
 from judging.models import JudgeConfig
 from judging.services.configs import config_endpoint_problems
+from judging.services.keys import stored_key_grant
 
 # The test call: a prompt of a few tokens and an answer capped at a few more.
 TEST_PROMPT = "This is a connection test. Reply with the single word: ready"
@@ -52,7 +53,9 @@ def judge_config_test_connection(*, user: User, config: JudgeConfig) -> Connecti
     own rules (`OUR_REFUSALS`) names its reason. A baseline judge, a
     config without an endpoint, or an endpoint today's rules refuse sends nothing and
     reports why. The key is read from the server's environment (declared variables
-    only) and never appears in the result.
+    only), or is the workspace's stored key (decrypted by the client, for its allowed
+    hosts only; each test is a ``key.used`` audit row), and never appears in the
+    result.
     """
     roles.require_researcher(user)
     if config.is_baseline:
@@ -65,6 +68,11 @@ def judge_config_test_connection(*, user: User, config: JudgeConfig) -> Connecti
     if problems:
         return ConnectionCheck(ok=False, kind="refused", message=problems[0].message)
     key = llm.api_key_from_env(config.api_key_env) if config.api_key_env else None
+    grant = None
+    if config.stored_key_id:
+        grant = stored_key_grant(
+            key_id=config.stored_key_id, base_url=config.base_url, actor=user
+        )
     if config.api_key_env and key is None:
         return ConnectionCheck(
             ok=False,
@@ -83,7 +91,9 @@ def judge_config_test_connection(*, user: User, config: JudgeConfig) -> Connecti
     timeout = min(float(config.timeout_seconds), TEST_TIMEOUT_SECONDS)
     refusal = endpoints.call_refusal(config.base_url, config.api_key_env)
     try:
-        result = async_to_sync(_send)(config.base_url, key, timeout, refusal, request)
+        result = async_to_sync(_send)(
+            config.base_url, key, grant, timeout, refusal, request
+        )
     except llm.JudgeError as exc:
         if exc.kind in OUR_REFUSALS:  # our own rule: nothing was sent
             return ConnectionCheck(ok=False, kind=exc.kind, message=exc.message)
@@ -103,6 +113,7 @@ def judge_config_test_connection(*, user: User, config: JudgeConfig) -> Connecti
 async def _send(
     base_url: str,
     key: str | None,
+    grant: llm.KeyGrant | None,
     timeout: float,
     refusal: str,
     request: llm.ChatRequest,
@@ -114,5 +125,6 @@ async def _send(
         max_retries=0,
         max_connections=1,
         refusal=refusal,
+        key_grant=grant,
     ) as client:
         return await client.complete(request)

@@ -37,6 +37,7 @@ from judging.models import (
 from judging.selectors import criteria as criteria_selectors
 from judging.selectors import runs as selectors
 from judging.selectors.fewshot import few_shot_shown
+from judging.selectors.keys import stored_key_name
 from judging.services.estimates import judge_run_estimate
 from judging.services.experiments import experiment_join_new_run
 from judging.services.run_imports import judge_run_import
@@ -265,6 +266,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "is_baseline": str(snapshot.get("backend", "")).startswith("baseline"),
         "env_name": env_name,
         "env_set": selectors.api_key_is_set(env_name),
+        "stored_key_name": stored_key_name(snapshot.get("stored_key_id")),
         "polling": progress.is_live,
         "few_shot": few_shot_shown(run=run),
         "task": kinds.get(run.kind),

@@ -58,6 +58,7 @@ from judging.services.execution.store import (
     run_length_scores,
     run_state,
 )
+from judging.services.keys import stored_key_grant
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +104,7 @@ class Driver:
         self.token = uuid.uuid4().hex  # this driver's `JudgeDriver` row
         self.db = lambda fn: sync_to_async(fn, thread_sensitive=True)
 
-    def _client(self, limiter) -> llm.JudgeClient:
+    def _client(self, limiter, grant: llm.KeyGrant | None = None) -> llm.JudgeClient:
         key = (
             llm.api_key_from_env(self.snapshot["api_key_env"])
             if self.snapshot["api_key_env"]
@@ -125,6 +126,20 @@ class Driver:
             max_connections=max(self.concurrency, 8),
             limiter=limiter,
             hang_deadline=self._hang_deadline(),
+            key_grant=grant,
+        )
+
+    def _key_grant(self) -> llm.KeyGrant | None:
+        """The run's stored key (None: an env-var key or none), its use recorded
+        once per run (`stored_key_grant`). Database side: call through `self.db`."""
+        key_id = self.snapshot.get("stored_key_id")
+        if not key_id:
+            return None
+        return stored_key_grant(
+            key_id=key_id,
+            base_url=self.snapshot["base_url"],
+            run_id=self.run.pk,
+            actor=self.run.created_by,
         )
 
     def _hang_deadline(self) -> HangDeadline | None:
@@ -173,7 +188,8 @@ class Driver:
         )()
         template = await self.db(lambda: self.config.prompt)()
         limiter = self._limiter()
-        client = self._client(limiter)
+        grant = await self.db(self._key_grant)()
+        client = self._client(limiter, grant)
         if self.snapshot["backend"] == JudgeConfig.Backend.BASELINE_LENGTH:
             self.length_scores = await self.db(run_length_scores)(self.run.pk)
         await self.db(driver_register)(run_id=self.run.pk, token=self.token)
