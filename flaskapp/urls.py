@@ -4,11 +4,11 @@ from django.contrib.auth.decorators import login_required
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from annotation.views import datasets as annotation_views
+from analysis.views import home as home_views
 from flaskapp import accounts
 
 urlpatterns = [
-    path("", annotation_views.home, name="home"),
+    path("", home_views.home, name="home"),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path(

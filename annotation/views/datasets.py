@@ -31,22 +31,6 @@ INSTRUCTIONS_PER_PAGE = 50
 IMPORTS_SHOWN = 100
 
 
-@login_required
-@require_GET
-def home(request: HttpRequest) -> HttpResponse:
-    """The landing page: what this user can work on."""
-    context: dict = {}
-    if roles.is_researcher(request.user):
-        context["datasets"] = selectors.dataset_overview_list_for_user(
-            user=request.user
-        )[:10]
-    if roles.is_researcher(request.user):
-        context["imports"] = selectors.import_job_list_for_user(user=request.user)[:5]
-    # The rater's work: the same rows as /rate/ (one selector, one rule).
-    context["rater_rows"] = selectors.rater_campaign_rows(user=request.user)
-    return render(request, "home.html", context)
-
-
 # --- Datasets and instructions -----------------------------------------------------------
 
 
