@@ -93,7 +93,7 @@ FORMAT_LABELS = {
     "flask_review": "FLASK review files (JSONL)",
     "jsonl": "Rows: JSON Lines, JSON array or Parquet",
     "csv": "Rows: CSV",
-    "rubric": "Rubric file: ours (YAML or JSON) or FLASK's skillset",
+    "rubric": "Rubric file (YAML or JSON)",
 }
 KIND_FORMATS: dict[str, tuple[str, ...]] = {
     DATASET: ("flask", "flask_outputs", "jsonl", "csv"),

@@ -346,7 +346,7 @@ register(
         key=sniff.PREFERENCES,
         label="Preference set",
         help="Pairwise human preferences: a prompt, two responses and a label "
-        "(1, 2 or tie), into a new or existing dataset.",
+        "(1, 2 or tie).",
         dataset=NEW_DATASET,
         check=_preferences_check,
         confirm=_preferences_confirm,

@@ -165,8 +165,10 @@ def _initial(guess: sniff.UploadGuess, token: str, dataset: str) -> dict:
     if guess.kind:
         initial["kind"] = guess.kind
         initial["format"] = guess.fmt
-    elif guess.candidates:
-        initial["kind"] = guess.candidates[0]
+    else:
+        initial["format"] = "csv" if guess.container.endswith("csv") else "jsonl"
+        if guess.candidates:
+            initial["kind"] = guess.candidates[0]
     initial["mapping"] = "\n".join(guess.mapping_lines())
     return initial
 

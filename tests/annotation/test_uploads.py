@@ -410,7 +410,7 @@ def test_the_checklist_starts_at_import_and_links_the_upload_page(
     response = client_for(researcher).get(reverse("home"))
     steps = checklist_of(response)
     assert list(steps) == ["data", "rubric", "campaign", "judge", "run", "compare"]
-    assert steps["data"].strip() == "is-next"
+    assert steps["data"] == "step is-next"
     assert not any("is-done" in c for c in steps.values())
     assert "0 of 6 done" in page_text(response)
     assert f'href="{URL}"' in response.content.decode()
