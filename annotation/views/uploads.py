@@ -178,6 +178,11 @@ def _page(request, context: dict, status: int = 200) -> HttpResponse:
     context.setdefault("file_form", UploadFileForm())
     context.setdefault("problems", [])
     context["kinds"] = list(REGISTRY.values())
+    # Each format with the kinds that read it: upload.js offers a kind's own formats.
+    context["format_options"] = [
+        (value, label, " ".join(k.key for k in REGISTRY.values() if value in k.formats))
+        for value, label in sniff.FORMAT_LABELS.items()
+    ]
     context["parquet"] = PARQUET.available()
     context["dataset_names"] = list(
         selectors.dataset_list_for_user(user=request.user).values_list(

@@ -35,16 +35,32 @@
     if (event.target.matches("[data-upload-input]") && event.target.files.length) {
       submit(event.target.form);
     }
-    if (event.target.matches("#upload-choice-form select[name=kind]")) syncKind();
+    if (event.target.matches("#upload-choice-form select")) syncKind();
   });
 
-  // Show the fields the chosen kind reads (data-upload-for lists the kinds).
+  // Offer the chosen kind's formats and show the fields it reads (data-kinds and
+  // data-upload-for list the kinds, data-upload-formats the formats).
   function syncKind() {
     var select = document.querySelector("#upload-choice-form select[name=kind]");
-    if (!select) return;
+    var format = document.querySelector("#upload-choice-form [data-upload-format]");
+    if (!select || !format) return;
+    var kind = select.value;
+    var firstFit = null;
+    Array.prototype.forEach.call(format.options, function (option) {
+      var fits = option.getAttribute("data-kinds").split(" ").indexOf(kind) !== -1;
+      option.hidden = !fits;
+      option.disabled = !fits;
+      if (fits && firstFit === null) firstFit = option;
+    });
+    if (format.selectedOptions.length && format.selectedOptions[0].disabled && firstFit) {
+      firstFit.selected = true;
+    }
     document.querySelectorAll("[data-upload-for]").forEach(function (field) {
       var kinds = field.getAttribute("data-upload-for").split(" ");
-      field.hidden = kinds.indexOf(select.value) === -1;
+      var formats = field.getAttribute("data-upload-formats");
+      field.hidden =
+        kinds.indexOf(kind) === -1 ||
+        (formats !== null && formats.split(" ").indexOf(format.value) === -1);
     });
   }
   document.addEventListener("DOMContentLoaded", syncKind);

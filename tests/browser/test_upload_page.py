@@ -70,8 +70,14 @@ def test_a_researcher_drops_a_dataset_and_a_rubric_and_confirms(
     expect(page.locator("#upload-columns")).to_contain_text("instruction")
     expect(page.get_by_label("Import kind", exact=True)).to_have_value("dataset")
     expect(page.get_by_label("Format", exact=True)).to_have_value("flask")
-    # The fields of other kinds are hidden; the rubric name is a rubric file's.
+    # The fields of other kinds are hidden (the rubric name is a rubric file's; a FLASK
+    # set reads fixed names, so no mapping), and so are their formats.
     expect(page.get_by_label("Rubric name", exact=True)).to_be_hidden()
+    expect(page.get_by_label("Field mapping", exact=True)).to_be_hidden()
+    expect(page.locator("option[value=flask_review]")).to_be_disabled()
+    page.get_by_label("Format", exact=True).select_option("csv")
+    expect(page.get_by_label("Field mapping", exact=True)).to_be_visible()
+    page.get_by_label("Format", exact=True).select_option("flask")
     page.get_by_label("Dataset", exact=True).fill("dropped")
     page.screenshot(path=f"{SHOTS}/upload-guess.png", full_page=True)
     page.get_by_role("button", name="Check the file").click()
