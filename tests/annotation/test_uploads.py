@@ -127,7 +127,8 @@ def test_a_dataset_goes_guess_then_preview_then_confirm(client_for, researcher):
     assert guessed.status_code == 200
     assert "Looks like dataset" in text and "FLASK evaluation set" in text
     assert "idx" in text and "instruction" in text  # the columns read
-    assert 'value="flask" selected' in guessed.content.decode()
+    assert re.search(r'<option value="flask"[^>]* selected>', guessed.content.decode())
+    assert re.search(r'<option value="dataset" selected>', guessed.content.decode())
 
     checked = step(client, "check", token_of(guessed), kind="dataset", format="flask",
                    dataset_name="sky")  # fmt: skip
