@@ -15,7 +15,8 @@ starts (annotation imports neither judging nor analysis).
 
 Files keep today's limits (`import_check_sizes`: `IMPORT_MAX_BYTES`) and are staged
 under MEDIA_ROOT/uploads/<user id>/<token>/, so a token is only good for the person
-who uploaded the file.
+who uploaded the file; the staged copy is removed once the file is imported (or, for
+a dataset, once its import job holds its own copy).
 """
 
 from __future__ import annotations
@@ -160,6 +161,18 @@ def upload_staged(*, user, token: str) -> tuple[str, bytes]:
             [Problem("no such upload", field="token")],
         )
     return files[0].name, files[0].read_bytes()
+
+
+def upload_discard(*, user, token: str) -> None:
+    """Remove the file `user` staged under `token` (after its import: a dataset's job
+    keeps its own copy, the other kinds keep what they imported). Idempotent."""
+    if not TOKEN.match(token or ""):
+        return
+    folder = _stage_folder(user, token)
+    if folder.is_dir():
+        for path in folder.iterdir():
+            path.unlink(missing_ok=True)
+        folder.rmdir()
 
 
 def upload_sniff(*, user, token: str) -> sniff.UploadGuess:

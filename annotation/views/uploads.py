@@ -35,6 +35,7 @@ from annotation.services.uploads import (
     NO_DATASET,
     REGISTRY,
     UploadRequest,
+    upload_discard,
     upload_sniff,
     upload_stage,
     upload_staged,
@@ -264,6 +265,7 @@ def upload_new(request: HttpRequest) -> HttpResponse:  # noqa: C901 - the page's
         context.update(_refused(exc))
         return _page(request, context, status=400)
     if step == "confirm" or outcome.redirect:
+        upload_discard(user=request.user, token=token)
         if step == "confirm":
             messages.success(request, "Imported: " + "; ".join(outcome.summary) + ".")
         return _go(request, outcome.redirect)

@@ -178,6 +178,10 @@ def test_a_rubric_is_checked_without_writing_then_created(client_for, researcher
     rubric = Rubric.objects.get(name="Support quality")
     assert confirmed.status_code == 302
     assert confirmed.url == reverse("annotation:rubric-detail", args=[rubric.pk])
+    # The staged file is gone once imported: confirming again imports nothing more.
+    again = step(client, "confirm", token, kind="rubric", format="rubric")
+    assert again.status_code == 400 and "upload it again" in page_text(again)
+    assert Rubric.objects.filter(name="Support quality").count() == 1
 
 
 def test_gold_items_go_into_an_existing_dataset(client_for, researcher):
