@@ -29,7 +29,8 @@ from judging.models import JudgeConfig, JudgeRun, JudgeScore, PairwiseVerdict
 @dataclass(frozen=True)
 class ChecklistStep:
     """One step: `done` for the workspace's data, `detail` what was found (or what to
-    do), `url` / `action` where to do it, `is_next` on the first step not done."""
+    do), `url` / `action` where to do it, `is_next` on the first step not done, `note`
+    what this person's role does not allow there (the page says it before a 403)."""
 
     key: str
     title: str
@@ -38,6 +39,7 @@ class ChecklistStep:
     url: str
     action: str
     is_next: bool = False
+    note: str = ""
 
 
 def _in(queryset: QuerySet, workspace_id: int | None, field: str = "workspace"):

@@ -3,14 +3,32 @@ checklist reads both apps (data and campaigns, judges and runs, their agreement)
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from analysis.selectors.checklist import first_run_checklist
+from analysis.selectors.checklist import ChecklistStep, first_run_checklist
 from annotation import selectors as annotation_selectors
 from flaskapp import roles
+from judging.endpoints import can_manage_endpoints
+
+ENDPOINT_NOTE = (
+    "A new endpoint (base URL and key variable) needs an admin or endpoint rights; "
+    "you can use an endpoint already configured, or a built-in baseline."
+)
+
+
+def _with_role_notes(steps: list[ChecklistStep], user) -> list[ChecklistStep]:
+    """The steps with what `user` may not do there said up front."""
+    if can_manage_endpoints(user):
+        return steps
+    return [
+        replace(step, note=ENDPOINT_NOTE) if step.key == "judge" else step
+        for step in steps
+    ]
 
 
 @login_required
@@ -26,7 +44,7 @@ def home(request: HttpRequest) -> HttpResponse:
         context["imports"] = annotation_selectors.import_job_list_for_user(
             user=request.user
         )[:5]
-        steps = first_run_checklist(workspace_id=None)
+        steps = _with_role_notes(first_run_checklist(workspace_id=None), request.user)
         context["checklist"] = steps
         context["checklist_done"] = sum(step.done for step in steps)
     # The rater's work: the same rows as /rate/ (one selector, one rule).

@@ -459,7 +459,30 @@ def test_the_checklist_reads_judge_runs_and_agreement(client_for, researcher):
     assert "Agreement is ready for “both”" in page_text(response)
 
 
+def test_the_checklist_says_what_the_role_may_not_do(
+    client_for, researcher, admin_user
+):
+    note = "A new endpoint (base URL and key variable) needs an admin"
+    assert note in page_text(client_for(researcher).get(reverse("home")))
+    assert note not in page_text(client_for(admin_user).get(reverse("home")))
+
+
 def test_raters_and_reviewers_get_no_checklist(client_for, rater):
     assert (
         'id="checklist"' not in client_for(rater).get(reverse("home")).content.decode()
+    )
+
+
+def test_a_datasets_page_links_the_upload_with_its_name(client_for, researcher):
+    dataset = dataset_with_responses(n_instructions=1)
+    client = client_for(researcher)
+    detail = client.get(reverse("annotation:dataset-detail", args=[dataset.pk]))
+    assert f"{URL}?dataset={dataset.name}" in detail.content.decode()
+    page = client.get(URL, {"dataset": dataset.name})
+    assert f'name="dataset" value="{dataset.name}"' in page.content.decode()
+    guessed = sniff(
+        client, "marks.csv", b"response_id,factuality\n1,4\n", dataset=dataset.name
+    )
+    assert f'name="dataset_name" id="id_dataset_name" value="{dataset.name}"' in (
+        guessed.content.decode()
     )
