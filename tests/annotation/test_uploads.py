@@ -20,6 +20,7 @@ from annotation.models import (
 )
 from annotation.services.import_jobs import import_job_confirm
 from annotation.services.imports import dataset_import_files
+from flaskapp.optional import PARQUET
 from judging.models import JudgeRun, JudgeScore
 from tests.factories import dataset_with_responses
 
@@ -486,3 +487,39 @@ def test_a_datasets_page_links_the_upload_with_its_name(client_for, researcher):
     assert f'name="dataset_name" id="id_dataset_name" value="{dataset.name}"' in (
         guessed.content.decode()
     )
+
+
+@pytest.mark.skipif(not PARQUET.available(), reason="pyarrow is not installed")
+def test_a_parquet_dataset_is_sniffed_mapped_and_imported(client_for, researcher):
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    buffer = io.BytesIO()
+    table = pa.table({"prompt": ["Why?", "How?"], "completion": ["So.", "Thus."]})
+    pq.write_table(table, buffer)
+    client = client_for(researcher)
+    guessed = sniff(client, "train-00000.parquet", buffer.getvalue())
+    text = page_text(guessed)
+    assert "read as parquet" in text and "instruction=prompt" in text
+    checked = step(client, "check", token_of(guessed), kind="dataset", format="jsonl",
+                   dataset_name="hub", model="m1",
+                   mapping="instruction=prompt\nresponse=completion")  # fmt: skip
+    job = ImportJob.objects.get(dataset_name="hub")
+    assert checked.status_code == 302 and job.status == "validated", job.errors
+    import_job_confirm(job=job)
+    assert Instruction.objects.filter(dataset__name="hub").count() == 2
+
+
+def test_the_home_page_reads_the_checklist_in_constant_queries(
+    client_for, researcher, django_assert_max_num_queries
+):
+    client = client_for(researcher)
+    client.get(reverse("home"))
+    with django_assert_max_num_queries(20) as few:
+        client.get(reverse("home"))
+    for _ in range(3):
+        dataset_with_responses(n_instructions=2)
+    with django_assert_max_num_queries(len(few.captured_queries)):
+        client.get(reverse("home"))
