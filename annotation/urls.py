@@ -15,6 +15,7 @@ from annotation.views import (
     pairwise,
     raters,
     rating,
+    uploads,
 )
 
 app_name = "annotation"
@@ -42,6 +43,7 @@ urlpatterns = [
     path(
         "rubrics/<int:rubric_id>/rubric.yaml", datasets.rubric_file, name="rubric-file"
     ),
+    path("upload/", uploads.upload_new, name="upload-new"),
     path("imports/", datasets.import_list, name="import-list"),
     path("imports/new/", datasets.import_new, name="import-new"),
     path("imports/<int:job_id>/", datasets.import_detail, name="import-detail"),

@@ -125,10 +125,11 @@ def plain_rater_problem(user: User, *, allow_synthetic: bool = False) -> str:
 
 
 def can_create_dataset(user: User) -> bool:
-    """Only admins create datasets (DESIGN: admins upload datasets). The one rule for
-    every way a dataset can come into being: the dataset import (pages, API, job) and
-    the preference import, which researchers may use only for existing datasets."""
-    return is_admin(user)
+    """Researchers (and admins) create datasets (issue 35: self-service researchers;
+    the workspace's role rule, "researcher of the workspace", replaces this global
+    one when datasets belong to workspaces). The one rule for every way a dataset can
+    come into being: the dataset import (pages, API, job) and the preference import."""
+    return is_researcher(user)
 
 
 def require_dataset_creator(user: User, dataset_name: str = "") -> None:
@@ -136,8 +137,8 @@ def require_dataset_creator(user: User, dataset_name: str = "") -> None:
     if not can_create_dataset(user):
         what = f"dataset {dataset_name!r}" if dataset_name else "a dataset"
         raise PermissionDenied(
-            f"{what} does not exist, and creating a dataset needs the admin role; "
-            "import into an existing dataset"
+            f"{what} does not exist, and creating a dataset needs the researcher "
+            "role; import into an existing dataset"
         )
 
 

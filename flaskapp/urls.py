@@ -3,12 +3,12 @@ from django.contrib.auth.decorators import login_required
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from annotation.views import datasets as annotation_views
+from analysis.views import home as home_views
 from flaskapp import accounts, audit
 from flaskapp.sso import views as sso_views
 
 urlpatterns = [
-    path("", annotation_views.home, name="home"),
+    path("", home_views.home, name="home"),
     # Django's login and logout, with single sign-on's button and provider logout.
     path("login/", sso_views.LoginView.as_view(), name="login"),
     path("logout/", sso_views.LogoutView.as_view(), name="logout"),

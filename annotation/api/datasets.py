@@ -1,5 +1,5 @@
 """REST API of the annotation app: thin views that parse, call a selector or service,
-and render. Permissions: researchers (and admins) read; admins import."""
+and render. Permissions: researchers (and admins) read and import."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import selectors as selectors
-from annotation.api.permissions import IsAdmin, IsResearcher
+from annotation.api.permissions import IsResearcher
 from annotation.api.serializers.datasets import (
     DatasetDetailOutputSerializer,
     DatasetImportInputSerializer,
@@ -89,7 +89,7 @@ class RubricImportApi(APIView):
     """Import a rubric file (ours, JSON or YAML, or FLASK's `skillset_description.json`)
     as a new version of rubric `name` (default: the file's name)."""
 
-    permission_classes = [IsAdmin]
+    permission_classes = [IsResearcher]
     parser_classes = [MultiPartParser]
 
     @extend_schema(
@@ -220,7 +220,7 @@ class DatasetImportApi(APIView):
     validated; `POST /api/imports/{id}/confirm/` imports it later.
     """
 
-    permission_classes = [IsAdmin]
+    permission_classes = [IsResearcher]
     parser_classes = [MultiPartParser]
 
     @extend_schema(
@@ -255,7 +255,7 @@ class DatasetImportApi(APIView):
 
 
 class ImportJobListApi(ListApi):
-    permission_classes = [IsAdmin]
+    permission_classes = [IsResearcher]
     output_serializer_class = ImportJobOutputSerializer
 
     @extend_schema(tags=["imports"], responses=ImportJobOutputSerializer(many=True))
@@ -266,7 +266,7 @@ class ImportJobListApi(ListApi):
 
 
 class ImportJobDetailApi(APIView):
-    permission_classes = [IsAdmin]
+    permission_classes = [IsResearcher]
 
     @extend_schema(tags=["imports"], responses=ImportJobOutputSerializer)
     def get(self, request, job_id: int):
@@ -283,7 +283,7 @@ class ImportJobConfirmApi(APIView):
     `errors`); only a job that never validated is refused with 400.
     """
 
-    permission_classes = [IsAdmin]
+    permission_classes = [IsResearcher]
 
     @extend_schema(
         tags=["imports"],

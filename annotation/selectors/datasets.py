@@ -306,15 +306,15 @@ def instruction_get_for_user(*, user, instruction_id: int) -> Instruction:
 
 
 def import_job_list_for_user(*, user) -> QuerySet[ImportJob]:
-    """Imports are an admin's job (DESIGN: admins upload datasets)."""
-    roles.require_admin(user)
+    """Imports are a researcher's job (issue 35: self-service researchers)."""
+    roles.require_researcher(user)
     return ImportJob.objects.select_related("dataset", "created_by").order_by(
         "-created_at"
     )
 
 
 def import_job_get_for_user(*, user, job_id: int) -> ImportJob:
-    roles.require_admin(user)
+    roles.require_researcher(user)
     job = (
         ImportJob.objects.select_related("dataset", "created_by")
         .filter(pk=job_id)

@@ -31,7 +31,7 @@ from flaskapp.errors import DomainError, Problem
 T = TypeVar("T")
 
 
-def _safe_file_name(name: str) -> str:
+def safe_file_name(name: str) -> str:
     """The upload's base name as a file name any file system takes: no control
     characters or lone surrogates, at most 200 bytes of UTF-8 (the limit is 255)."""
     base = Path(name or "").name
@@ -43,7 +43,7 @@ def _safe_file_name(name: str) -> str:
 def _store(job_key: str, name: str, data: bytes) -> dict:
     folder = Path(settings.MEDIA_ROOT) / "imports" / job_key
     folder.mkdir(parents=True, exist_ok=True)
-    safe = _safe_file_name(name)
+    safe = safe_file_name(name)
     path = folder / safe
     path.write_bytes(data)
     return {"name": safe, "path": str(path), "size": len(data)}

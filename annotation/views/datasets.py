@@ -31,22 +31,6 @@ INSTRUCTIONS_PER_PAGE = 50
 IMPORTS_SHOWN = 100
 
 
-@login_required
-@require_GET
-def home(request: HttpRequest) -> HttpResponse:
-    """The landing page: what this user can work on."""
-    context: dict = {}
-    if roles.is_researcher(request.user):
-        context["datasets"] = selectors.dataset_overview_list_for_user(
-            user=request.user
-        )[:10]
-    if roles.is_admin(request.user):
-        context["imports"] = selectors.import_job_list_for_user(user=request.user)[:5]
-    # The rater's work: the same rows as /rate/ (one selector, one rule).
-    context["rater_rows"] = selectors.rater_campaign_rows(user=request.user)
-    return render(request, "home.html", context)
-
-
 # --- Datasets and instructions -----------------------------------------------------------
 
 
@@ -136,11 +120,11 @@ def rubric_file(request: HttpRequest, rubric_id: int) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def rubric_edit(request: HttpRequest, rubric_id: int | None = None) -> HttpResponse:
-    """Write a rubric in our file's YAML (admins): a new rubric (no `rubric_id`, from
+    """Write a rubric in our file's YAML (researchers): a new rubric (no `rubric_id`, from
     an example), or the next version of one (its text to start from; the name stays).
     Saving is an import of the text (`services.rubrics.rubric_import`): every problem is
     listed with its line and field, and nothing is written."""
-    roles.require_admin(request.user)
+    roles.require_researcher(request.user)
     rubric = None
     if rubric_id is not None:
         rubric = selectors.rubric_get_for_user(user=request.user, rubric_id=rubric_id)
@@ -168,8 +152,8 @@ def rubric_edit(request: HttpRequest, rubric_id: int | None = None) -> HttpRespo
 @require_http_methods(["GET", "POST"])
 def rubric_import(request: HttpRequest) -> HttpResponse:
     """Upload a rubric file (ours, or FLASK's `skillset_description.json`) as a new
-    rubric version (admins)."""
-    roles.require_admin(request.user)
+    rubric version (researchers)."""
+    roles.require_researcher(request.user)
     problems: list = []
     if request.method == "POST":
         form = RubricImportForm(request.POST, request.FILES)
@@ -216,7 +200,7 @@ def import_new(request: HttpRequest) -> HttpResponse:
 
     A file over `IMPORT_MAX_BYTES` is refused on the form, before it is read.
     """
-    roles.require_admin(request.user)
+    roles.require_researcher(request.user)
     if request.method == "POST":
         form = ImportForm(request.POST, request.FILES)
         if form.is_valid():

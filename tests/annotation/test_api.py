@@ -142,12 +142,13 @@ def test_user_without_role_is_refused(api_client_for, no_role_user, method, url)
 
 
 @pytest.mark.parametrize(("method", "url"), ADMIN_ENDPOINTS)
-def test_researcher_is_refused_on_admin_endpoints(
+def test_researcher_is_not_refused_on_the_import_endpoints(
     api_client_for, researcher, method, url
 ):
+    """Issue 35: researchers import datasets and rubrics themselves (what was an
+    admin's endpoint answers them with a 400 or 404 here, not a 403)."""
     response = getattr(api_client_for(researcher), method)(url)
-    assert response.status_code == 403
-    assert "admin" in response.json()["detail"]
+    assert response.status_code in (200, 400, 404)
 
 
 def test_token_authenticates(researcher):

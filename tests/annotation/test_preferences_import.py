@@ -669,8 +669,6 @@ def upload(data: bytes, name: str = "votes.jsonl") -> SimpleUploadedFile:
 @pytest.mark.parametrize("role", ["researcher", "admin_user"])
 def test_api_import_by_researcher_and_admin(api_client_for, request, role):
     user = request.getfixturevalue(role)
-    if role == "researcher":  # only admins create datasets (roles.can_create_dataset)
-        DatasetFactory(name="api-prefs", created_by=user)
     response = api_client_for(user).post(
         URL.format("api-prefs"),
         {

@@ -188,16 +188,17 @@ def test_home_for_an_admin_shows_datasets_recent_imports_and_every_nav_link(
     assert f'action="{reverse("logout")}"' in response.content.decode()
 
 
-def test_home_for_a_researcher_shows_datasets_without_imports(
+def test_home_for_a_researcher_shows_datasets_and_imports(
     client_for, researcher, browse_dataset
 ):
     response = client_for(researcher).get(reverse("home"))
 
     body = response.content.decode()
     assert "browse-set" in page_text(response)
-    assert "Recent imports" not in body
+    # Issue 35: researchers import data themselves, so they see the imports too.
+    assert "Recent imports" in body
     assert f'href="{reverse("annotation:dataset-list")}"' in body
-    assert f'href="{reverse("annotation:import-list")}"' not in body
+    assert f'href="{reverse("annotation:import-list")}"' in body
 
 
 def test_home_for_a_rater_says_there_is_no_rating_work_yet(
@@ -560,8 +561,8 @@ def test_rubric_list_and_detail_show_skills_by_ability_with_anchors(
     assert text.index("Metacognition") < text.index("User Alignment")
     logical = rubric.skills.get(key="logical_correctness")
     assert logical.criteria in text and logical.anchor_5 in text
-    # Researchers read rubrics; only admins upload new versions.
-    assert "Upload a new version" not in text
+    # Researchers read rubrics and upload new versions (issue 35).
+    assert "Upload a new version" in text
 
 
 def test_rubric_pages_refuse_raters_and_anonymous(client_for, client, rater):
@@ -616,14 +617,17 @@ def test_rubric_upload_with_a_bad_skill_shows_the_problem_and_creates_nothing(
     assert Rubric.objects.count() == before
 
 
-def test_rubric_upload_is_for_admins_only(client_for, client, researcher, rater):
+def test_rubric_upload_is_for_researchers_not_raters(
+    client_for, client, researcher, rater
+):
     url = reverse("annotation:rubric-import")
     upload = {"name": "X", "file": SimpleUploadedFile("s.json", skillset_json())}
 
-    assert client_for(researcher).post(url, upload).status_code == 403
     assert client_for(rater).get(url).status_code == 403
     assert client.get(url).status_code == 302
     assert not Rubric.objects.filter(name="X").exists()
+    assert client_for(researcher).post(url, upload).status_code == 302
+    assert Rubric.objects.filter(name="X").exists()
 
 
 # --- Imports ------------------------------------------------------------------------------
@@ -672,7 +676,7 @@ def test_import_form_lists_formats_with_help_and_existing_dataset_names(
     assert "Mark every instruction as FLASK-Hard" in text
 
 
-def test_import_pages_are_for_admins_only(
+def test_import_pages_are_for_researchers_not_raters(
     client_for, client, researcher, rater, admin_user
 ):
     job = import_job_create(
@@ -687,25 +691,26 @@ def test_import_pages_are_for_admins_only(
         reverse("annotation:import-detail", args=[job.pk]),
     ]
     for url in urls:
-        assert client_for(researcher).get(url).status_code == 403
+        assert client_for(researcher).get(url).status_code == 200
         assert client_for(rater).get(url).status_code == 403
         assert client.get(url).status_code == 302
     confirm = reverse("annotation:import-confirm", args=[job.pk])
-    assert client_for(researcher).post(confirm).status_code == 403
-    assert (
-        client_for(researcher)
-        .post(
-            reverse("annotation:import-new"),
-            {
-                "dataset_name": "y",
-                "format": "flask",
-                "files": SimpleUploadedFile("e.jsonl", jsonl(FLASK_ROWS)),
-            },
-        )
-        .status_code
-        == 403
-    )
+    assert client_for(rater).post(confirm).status_code == 403
+
+    def upload():
+        return {
+            "dataset_name": "y",
+            "format": "flask",
+            "files": SimpleUploadedFile("e.jsonl", jsonl(FLASK_ROWS)),
+        }
+
+    new = reverse("annotation:import-new")
+    assert client_for(rater).post(new, upload()).status_code == 403
     assert ImportJob.objects.count() == 1 and not Dataset.objects.exists()
+    # Issue 35: a researcher creates a dataset by import.
+    response = client_for(researcher).post(new, upload())
+    assert response.status_code == 302
+    assert ImportJob.objects.get(dataset_name="y").status == "validated"
 
 
 def test_upload_validates_and_shows_the_report_and_preview_without_writing(

@@ -73,6 +73,7 @@ RESEARCHER_PAGES = [
     ("run results", "/runs/{run}/results/"),
     ("run new", "/runs/new/"),
     ("run import", "/runs/import/"),
+    ("upload", "/upload/"),
 ]
 ADMIN_PAGES = [
     *RESEARCHER_PAGES,

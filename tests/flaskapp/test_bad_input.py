@@ -538,17 +538,24 @@ PREFS = b'{"prompt": "Q?", "response_1": "yes", "response_2": "no", "label": "1"
 
 
 @pytest.mark.parametrize("dry_run", [False, True])
-def test_researcher_cannot_create_a_dataset_through_the_preference_import(
-    researcher, dry_run
-):
-    response = token_client(researcher).post(
+def test_a_rater_cannot_create_a_dataset_through_the_preference_import(rater, dry_run):
+    response = token_client(rater).post(
         "/api/datasets/brand-new/preferences/",
         {"file": upload("v.jsonl", PREFS), "dry_run": dry_run},
     )
     assert response.status_code == 403
-    assert "admin" in response.json()["detail"]
+    assert "researcher" in response.json()["detail"]
     assert not Dataset.objects.filter(name="brand-new").exists()
     assert not HumanPreference.objects.exists()
+
+
+def test_a_researcher_creates_a_dataset_through_the_preference_import(researcher):
+    """Issue 35: researchers create datasets themselves."""
+    response = token_client(researcher).post(
+        "/api/datasets/brand-new/preferences/", {"file": upload("v.jsonl", PREFS)}
+    )
+    assert response.status_code == 201, response.json()
+    assert Dataset.objects.get(name="brand-new").created_by == researcher
 
 
 def test_researcher_imports_preferences_into_an_existing_dataset(researcher):
@@ -568,29 +575,36 @@ def test_admin_creates_a_dataset_through_the_preference_import(admin_user):
     assert Dataset.objects.get(name="by-admin").created_by == admin_user
 
 
-def test_dataset_and_preference_imports_share_one_creation_rule(researcher):
+def test_dataset_and_preference_imports_share_one_creation_rule(researcher, rater):
+    """`roles.can_create_dataset`: researchers create datasets by either import
+    (issue 35), raters by neither."""
     from django.core.exceptions import PermissionDenied
 
     from annotation.services.imports import dataset_import_files
     from annotation.services.preference_imports import preferences_import
 
-    with pytest.raises(PermissionDenied) as by_rows:
+    def by_rows(user, name):
         dataset_import_files(
-            dataset_name="rows",
+            dataset_name=name,
             fmt="jsonl",
             files=[("r.jsonl", b'{"instruction": "Q"}')],
-            user=researcher,
+            user=user,
         )
-    with pytest.raises(PermissionDenied) as by_prefs:
+
+    def by_prefs(user, name):
         preferences_import(
-            dataset_name="prefs",
-            file="v.jsonl",
-            data=PREFS,
-            fmt="jsonl",
-            user=researcher,
+            dataset_name=name, file="v.jsonl", data=PREFS, fmt="jsonl", user=user
         )
-    rule = "creating a dataset needs the admin role"
-    assert rule in str(by_rows.value) and rule in str(by_prefs.value)
+
+    for make in (by_rows, by_prefs):
+        with pytest.raises(PermissionDenied):
+            make(rater, f"{make.__name__}-rater")
+        make(researcher, f"{make.__name__}-researcher")
+    assert sorted(Dataset.objects.values_list("name", flat=True)) == [
+        "by_prefs-researcher",
+        "by_rows-researcher",
+    ]
+    assert Dataset.objects.filter(created_by=researcher).count() == 2
 
 
 # --- 10. Integers past Python's int-str limit (4,300 digits: a ValueError) -----------
