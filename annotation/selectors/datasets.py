@@ -10,6 +10,7 @@ from django.db import connections
 from django.db.models import Count, F, Prefetch, Q, QuerySet
 from django.http import Http404
 
+from annotation.importers.taxonomy import Taxonomy
 from annotation.models import (
     Dataset,
     Difficulty,
@@ -100,8 +101,13 @@ def dataset_stats(*, dataset: Dataset) -> DatasetStats:
         ):
             domain_counts[value] = domain_counts.get(value, 0) + n
     labels = dict(Domain.choices)
-    domains = [(k, labels.get(k, k), domain_counts[k]) for k in sorted(domain_counts)]
     diff_labels = dict(Difficulty.choices)
+    if dataset.taxonomy:  # the dataset's own names and levels (its import's)
+        taxonomy = Taxonomy.stored(dataset.taxonomy)
+        labels = taxonomy.domain_labels()
+        if taxonomy.difficulty is not None:
+            diff_labels = taxonomy.difficulty_labels()
+    domains = [(k, labels.get(k, k), domain_counts[k]) for k in sorted(domain_counts)]
     difficulties = [
         (level, diff_labels.get(level, "Unknown") if level else "Unknown", n)
         for level, n in instructions.values_list("difficulty")

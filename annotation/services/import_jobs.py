@@ -22,6 +22,7 @@ from annotation.services.imports import (
     dataset_named,
     dataset_parse_files,
     rubric_for,
+    taxonomy_for,
     skill_lookup,
 )
 from annotation.services.score_imports import rubric_scales
@@ -134,6 +135,7 @@ def _preview(
             skill_lookup=skill_lookup(rubric),
             options=options,
             scales=rubric_scales(rubric),
+            taxonomy=taxonomy_for(dataset, options),
         ).preview
     except DomainError:
         return []

@@ -32,6 +32,7 @@ from annotation.importers.flask import (
     parse_outputs,
 )
 from annotation.importers.generic import parse_generic, parse_mapping
+from annotation.importers.taxonomy import FLASK, Taxonomy, taxonomy_parse
 from annotation.models import (
     DATASET_FORMAT_CHOICES,
     Dataset,
@@ -95,6 +96,7 @@ def dataset_parse_files(
     options: dict,
     slim: bool = False,
     scales: dict | None = None,
+    taxonomy: Taxonomy = FLASK,
 ) -> ParseResult:
     """Parse every file in format `fmt` (pure: no database). Problems are collected.
 
@@ -103,13 +105,27 @@ def dataset_parse_files(
     written; so the memory an import holds does not grow with the texts' size. The
     files must then stay readable (and unchanged) until the import is written.
     `scales` (generic formats): the rubric's criteria rows may score
-    (`score_imports.rubric_scales`); none, no score is read."""
+    (`score_imports.rubric_scales`); none, no score is read. `taxonomy` (generic
+    formats): the dataset's (`taxonomy_for`); FLASK's formats use FLASK's."""
     if fmt not in FORMATS:
         raise DomainError(
             f"unknown format {fmt!r}; use one of: {', '.join(sorted(FORMATS))}"
         )
     if not files:
         raise DomainError("no file given")
+    if fmt in (ImportJob.Format.FLASK, ImportJob.Format.FLASK_OUTPUTS) and (
+        options.get("taxonomy") is not None or options.get("facets")
+    ):
+        raise DomainError(
+            "the file was not imported",
+            [
+                Problem(
+                    "FLASK's own files use FLASK's taxonomy; a dataset declares its "
+                    "own with the generic formats (jsonl, csv)",
+                    field="taxonomy",
+                )
+            ],
+        )
     check_size(files)
     try:
         mapping = parse_mapping(options.get("mapping"))
@@ -144,6 +160,7 @@ def dataset_parse_files(
                 mapping=mapping,
                 default_model=options.get("model"),
                 scales=scales,
+                taxonomy=taxonomy,
             )
         result.extend(part)
     if len(files) > 1:
@@ -324,6 +341,45 @@ def rubric_for(dataset: Dataset | None, options: dict) -> Rubric:
     return rubric_get_default()
 
 
+def taxonomy_for(dataset: Dataset | None, options: dict) -> Taxonomy:
+    """The taxonomy rows are checked against: an existing dataset's (what it
+    declared at its first import, or FLASK's), or for a new one what
+    `options["taxonomy"]` (a JSON object) and `options["facets"]` (inferred facet
+    columns) declare, FLASK's by default.
+
+    Raises `DomainError` naming `taxonomy` for a declaration that is not valid, and
+    for one that differs from an existing dataset's: a taxonomy is fixed with the
+    first import (the stored rows were checked against it)."""
+    declared = options.get("taxonomy")
+    facets = list(options.get("facets") or [])
+    if dataset is None:
+        if declared is None and not facets:
+            return FLASK
+        return taxonomy_parse(declared or {}, facets=facets)
+    current = Taxonomy.stored(dataset.taxonomy)
+    if declared is None and not facets:
+        return current
+    # Facets alone (`--facet` again on a later import) add to what it declared.
+    given = taxonomy_parse(
+        current.to_json() or {} if declared is None else declared, facets=facets
+    )
+    if given != current:
+        message = (
+            f"dataset {dataset.name!r} "
+            + (
+                "uses FLASK's taxonomy"
+                if current.is_flask
+                else "declared its own taxonomy at its first import"
+            )
+            + "; a later import cannot change it (leave out the taxonomy and "
+            "facets, or import into a new dataset)"
+        )
+        raise DomainError(
+            "the file was not imported", [Problem(message, field="taxonomy")]
+        )
+    return current
+
+
 def rubric_named(name: str) -> Rubric:
     """The rubric a command line names: its id, or its name (the latest version;
     "Name v2" or "Name@2" for another). Raises `DomainError` naming `rubric` and
@@ -423,6 +479,7 @@ def import_parsed(  # noqa: C901 - the import's one transaction, each optional p
                             rubric=rubric,
                             created_by=user,
                             description=options.get("description", ""),
+                            taxonomy=taxonomy_for(None, options).to_json(),
                         )
                 except IntegrityError as exc:
                     raise DomainError(
@@ -517,7 +574,8 @@ def dataset_import_files(
     ``rubric_id`` (for a new dataset; default the built-in rubric; ignored for an
     existing one), ``model`` (one output file's model name; for generic rows, the
     model of rows that name none), ``hard`` (mark instructions FLASK-Hard),
-    ``description``, ``strict`` (refuse the file when it has warnings, e.g. an empty
+    ``description``, ``taxonomy`` and ``facets`` (a new dataset's own slicing
+    taxonomy: `taxonomy_for`), ``strict`` (refuse the file when it has warnings, e.g. an empty
     response, instead of listing them in the report).
 
     Raises `DomainError` listing every problem (file, line, field); then nothing is
@@ -538,6 +596,7 @@ def dataset_import_files(
         skill_lookup=skill_lookup(rubric),
         options=options,
         scales=rubric_scales(rubric),
+        taxonomy=taxonomy_for(dataset, options),
     )
     return import_parsed(
         dataset_name=dataset_name,

@@ -1,5 +1,5 @@
 """`manage.py import_dataset FILE --dataset NAME [--format jsonl|csv] [--rubric NAME]
-[--map F=COL ...] [--map score.KEY=COL ...]`.
+[--map F=COL ...] [--map score.KEY=COL ...] [--taxonomy FILE] [--facet COLUMN ...]`.
 
 Imports a generic JSONL, CSV or Parquet file of instructions, optionally with model
 responses and the human scores people gave them on the dataset's rubric (which
@@ -9,8 +9,11 @@ campaign of the dataset (`annotation.services.score_imports`).
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
+
+import yaml
 
 from django.core.management.base import CommandError
 from django.utils import timezone
@@ -27,6 +30,29 @@ from annotation.services.import_jobs import import_job_record_command
 from annotation.services.imports import dataset_import_files, rubric_named
 from flaskapp.commands import DataCommand
 from flaskapp.errors import DomainError
+from flaskapp.untrusted import JSONInputError, json_loads
+
+
+def read_taxonomy(path: Path):
+    """The declaration in a --taxonomy file (JSON, or YAML); its checks are the
+    service's (`taxonomy_parse`)."""
+    if not path.is_file():
+        raise CommandError(f"{path}: no such file (--taxonomy)")
+    if path.stat().st_size > MAX_TAXONOMY_BYTES:
+        raise CommandError(f"{path}: a taxonomy file is at most 1 MB (--taxonomy)")
+    text = path.read_text(encoding="utf-8", errors="replace")
+    try:
+        if path.suffix.lower() in (".yaml", ".yml"):
+            return yaml.safe_load(text)
+        return json_loads(text)
+    except (JSONInputError, json.JSONDecodeError, yaml.YAMLError) as exc:
+        raise CommandError(
+            f"{path}: not valid {'YAML' if path.suffix.lower() in ('.yaml', '.yml') else 'JSON'} "
+            f"(--taxonomy): {str(exc)[:200]}"
+        ) from exc
+
+
+MAX_TAXONOMY_BYTES = 1 << 20
 
 
 class Command(DataCommand):
@@ -51,6 +77,21 @@ class Command(DataCommand):
             "scored.",
         )
         parser.add_argument(
+            "--taxonomy",
+            metavar="FILE",
+            help="A new dataset's own slicing taxonomy, a JSON or YAML file: "
+            '{"domains": [...], "difficulty": {"1": "label", ...}, "facets": [...]} '
+            "(annotation.importers.taxonomy); default FLASK's domains and levels.",
+        )
+        parser.add_argument(
+            "--facet",
+            action="append",
+            default=[],
+            metavar="COLUMN",
+            help="A categorical column the dashboards slice by, its values inferred "
+            "from the file (repeatable; a new dataset's, like --taxonomy).",
+        )
+        parser.add_argument(
             "--dry-run", action="store_true", help="Validate and count; write nothing."
         )
 
@@ -70,6 +111,10 @@ class Command(DataCommand):
             service_options["model"] = options["model"]
         if options["strict"]:
             service_options["strict"] = True
+        if options["taxonomy"]:
+            service_options["taxonomy"] = read_taxonomy(Path(options["taxonomy"]))
+        if options["facet"]:
+            service_options["facets"] = options["facet"]
         if options["rubric"]:
             try:
                 service_options["rubric_id"] = rubric_named(options["rubric"]).pk
