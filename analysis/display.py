@@ -58,6 +58,8 @@ def slice_dims(slice_values: dict) -> dict[str, str]:
         if dim.startswith(FACET_PREFIX)
     }
     return {**SLICE_DIMS, **facets}
+
+
 DRILL_LIMIT = 25
 
 

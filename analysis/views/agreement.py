@@ -38,11 +38,11 @@ from analysis.display import (
     BadChoice,
     Choice,
     chart_svg,
-    slice_dims,
     charts_context,
     disagreement_csv_lines,
     model_csv_lines,
     parse_choice,
+    slice_dims,
     table_context,
     table_csv_lines,
 )

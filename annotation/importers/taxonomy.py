@@ -180,7 +180,10 @@ class Taxonomy:
                 return None, ""
             if value in labels:
                 return value, ""
-            return None, f"difficulty {value} is not a level of this dataset ({allowed})"
+            return (
+                None,
+                f"difficulty {value} is not a level of this dataset ({allowed})",
+            )
         return None, f"must be a level or its label ({allowed}), got {type_name(value)}"
 
     def facet_value(self, facet: Facet, value: Any) -> tuple[str | None, str]:
@@ -234,7 +237,9 @@ def _label(value: Any, where: str) -> str:
     if problem := text_problem(value):
         raise _fail(f"{where} {problem}")
     if len(value) > MAX_LABEL:
-        raise _fail(f"{where} is {len(value)} characters long; the limit is {MAX_LABEL}")
+        raise _fail(
+            f"{where} is {len(value)} characters long; the limit is {MAX_LABEL}"
+        )
     return value
 
 

@@ -22,8 +22,8 @@ from annotation.services.imports import (
     dataset_named,
     dataset_parse_files,
     rubric_for,
-    taxonomy_for,
     skill_lookup,
+    taxonomy_for,
 )
 from annotation.services.score_imports import rubric_scales
 from annotation.tasks import import_job_execute_task

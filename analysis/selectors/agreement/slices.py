@@ -135,7 +135,9 @@ def _facet_values(dataset: Dataset, taxonomy: Taxonomy) -> dict[str, list[dict]]
         order = list(facet.values) if facet.values is not None else []
         order += sorted(v for v in seen if v is not None and v not in order)
         out[facet.dimension] = [
-            {"value": v, "label": v, "n_responses": seen[v]} for v in order if seen.get(v)
+            {"value": v, "label": v, "n_responses": seen[v]}
+            for v in order
+            if seen.get(v)
         ]
         if seen.get(None):
             out[facet.dimension].append(

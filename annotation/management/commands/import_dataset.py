@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 import yaml
-
 from django.core.management.base import CommandError
 from django.utils import timezone
 
