@@ -1,5 +1,7 @@
-"""Score export API: `GET /api/datasets/{id}/export/?format=csv|jsonl|parquet&campaign=..`
-`&run=..[&include_test=1&reason=..]` (columns: `analysis.exports.scores.FIELDS`).
+"""Score export API: `GET /api/datasets/{id}/export/?format=csv|jsonl|parquet|hf&campaign=..`
+`&run=..[&include_test=1&reason=..]` (columns: `analysis.exports.scores.FIELDS`;
+`hf`: the dataset with all its scores as a zipped Hugging Face dataset directory,
+`analysis.exports.hub`).
 
 A dataset with a development / test split exports its development rows only; with
 ``include_test=1`` and a ``reason`` the test rows are in too, and the export is logged
@@ -40,7 +42,10 @@ CONTENT_TYPES = {
     "csv": "text/csv; charset=utf-8",
     "jsonl": "application/x-ndjson; charset=utf-8",
     "parquet": "application/vnd.apache.parquet",
+    "hf": "application/zip",
 }
+# The file name's ending per format: `hf` is a zipped Hugging Face dataset directory.
+SUFFIXES = {"hf": "hf.zip"}
 
 
 class _IgnoreFormatParameter(DefaultContentNegotiation):
@@ -103,6 +108,7 @@ class DatasetExportApi(HeavyApiMixin, APIView):
             (200, "text/csv"): OpenApiTypes.STR,
             (200, "application/x-ndjson"): OpenApiTypes.STR,
             (200, "application/vnd.apache.parquet"): OpenApiTypes.BINARY,
+            (200, "application/zip"): OpenApiTypes.BINARY,
             400: OpenApiResponse(ProblemOutputSerializer, description="Bad input."),
         },
     )
@@ -132,6 +138,8 @@ class DatasetExportApi(HeavyApiMixin, APIView):
         )
         response = StreamingHttpResponse(chunks, content_type=CONTENT_TYPES[fmt])
         response["X-Test-Split"] = test_rows.label
-        filename = f"{slugify(dataset.name) or 'dataset'}-scores.{fmt}"
+        filename = (
+            f"{slugify(dataset.name) or 'dataset'}-scores.{SUFFIXES.get(fmt, fmt)}"
+        )
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
         return response

@@ -23,6 +23,7 @@ from annotation.selectors.rubric_files import NEW_RUBRIC_TEMPLATE, rubric_file_y
 from annotation.services import rubrics as rubric_services
 from annotation.services.import_jobs import import_job_confirm, import_job_create
 from annotation.services.imports import import_check_sizes
+from flaskapp.optional import HUB
 from flaskapp import roles
 from flaskapp.errors import DomainError
 from flaskapp.htmx import HTMX_STOP_POLLING, render_page_or_fragment, wants_fragment
@@ -80,6 +81,8 @@ def dataset_detail(request: HttpRequest, dataset_id: int) -> HttpResponse:
         "filters": filters,
         "params": request.GET,
         "is_filtered": bool(filters),
+        # The Hugging Face download needs pyarrow, an optional package.
+        "hub_export": HUB.available(),
     }
     if not wants_fragment(request):
         context["stats"] = selectors.dataset_stats(dataset=dataset)

@@ -1,7 +1,9 @@
 """`manage.py import_dataset FILE --dataset NAME [--format jsonl|csv] [--rubric NAME]
 [--map F=COL ...] [--map score.KEY=COL ...] [--taxonomy FILE] [--facet COLUMN ...]`.
 
-Imports a generic JSONL, CSV or Parquet file of instructions, optionally with model
+Imports a generic JSONL, CSV or Parquet file (or a Hugging Face dataset directory:
+`save_to_disk`'s, or a Hub dataset's files, `--split` choosing among its splits) of
+instructions, optionally with model
 responses and the human scores people gave them on the dataset's rubric (which
 columns are scores: `annotation.importers.scores`). The scores become one closed
 campaign of the dataset (`annotation.services.score_imports`).
@@ -18,6 +20,7 @@ from django.core.management.base import CommandError
 from django.utils import timezone
 
 from annotation.importers.generic import FIELDS
+from annotation.importers.hub import hub_directory
 from annotation.management.commands._import_cli import (
     add_file_options,
     format_from_name,
@@ -26,7 +29,11 @@ from annotation.management.commands._import_cli import (
     refused,
 )
 from annotation.services.import_jobs import import_job_record_command
-from annotation.services.imports import dataset_import_files, rubric_named
+from annotation.services.imports import (
+    dataset_import_files,
+    import_check_sizes,
+    rubric_named,
+)
 from flaskapp.commands import DataCommand
 from flaskapp.errors import DomainError
 from flaskapp.untrusted import JSONInputError, json_loads
@@ -54,6 +61,17 @@ def read_taxonomy(path: Path):
 MAX_TAXONOMY_BYTES = 1 << 20
 
 
+def read_hub(path: Path, split: str | None) -> list:
+    """The one (name, rows) file of a Hugging Face dataset directory's split,
+    refused (every problem printed) when it is none or too large."""
+    try:
+        hub = hub_directory(path, split)
+        import_check_sizes(sizes=[(str(path), hub.size)])
+    except DomainError as exc:
+        raise refused(exc) from exc
+    return [(str(path), hub)]
+
+
 class Command(DataCommand):
     help = (
         "Import a generic JSONL, CSV or Parquet file (one instruction per row, "
@@ -74,6 +92,12 @@ class Command(DataCommand):
             "like a criterion's key hold its human scores; map others with --map "
             "score.KEY=COLUMN (and rationale.KEY=COLUMN); a rater column names who "
             "scored.",
+        )
+        parser.add_argument(
+            "--split",
+            help="FILE is a Hugging Face dataset directory (save_to_disk, or a Hub "
+            "dataset's Parquet / JSON Lines files) with several splits: import this "
+            "one.",
         )
         parser.add_argument(
             "--taxonomy",
@@ -97,7 +121,12 @@ class Command(DataCommand):
     def handle(self, *args, **options):
         started = time.perf_counter()
         path = Path(options["file"])
-        fmt = options["format"] or format_from_name(path)
+        if options["split"] and not path.is_dir():
+            raise CommandError(
+                f"--split: {path} is not a directory; a split is chosen in a Hugging "
+                "Face dataset directory"
+            )
+        fmt = options["format"] or ("jsonl" if path.is_dir() else format_from_name(path))
         if fmt is None:
             raise CommandError(
                 f"{path}: cannot tell the format from the extension {path.suffix!r}; "
@@ -119,7 +148,7 @@ class Command(DataCommand):
                 service_options["rubric_id"] = rubric_named(options["rubric"]).pk
             except DomainError as exc:
                 raise refused(exc, self.stderr) from exc
-        files = read_files([path])
+        files = read_hub(path, options["split"]) if path.is_dir() else read_files([path])
         record = {
             "dataset_name": options["dataset"],
             "fmt": fmt,
