@@ -15,6 +15,8 @@ the role again. The body is streamed (flat memory); errors are JSON.
 
 from __future__ import annotations
 
+from functools import partial
+
 from django.http import StreamingHttpResponse
 from django.utils.text import slugify
 from drf_spectacular.types import OpenApiTypes
@@ -23,6 +25,7 @@ from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import JSONRenderer
 from rest_framework.views import APIView
 
+from analysis.exports.hub import hub_export_zip
 from analysis.exports.scores import (
     FORMATS,
     export_chunks,
@@ -129,9 +132,10 @@ class DatasetExportApi(HeavyApiMixin, APIView):
             reason=request.query_params.get("reason", ""),
             run_ids=run_ids,
         )
-        chunks = export_chunks(
+        # `hf`: the responses too, as a zipped Hugging Face dataset directory.
+        write = hub_export_zip if fmt == "hf" else partial(export_chunks, fmt=fmt)
+        chunks = write(
             dataset=dataset,
-            fmt=fmt,
             campaign_ids=campaign_ids,
             run_ids=run_ids,
             test_rows=test_rows,

@@ -589,8 +589,7 @@ def export_chunks(  # noqa: PLR0913 - the export's selection, format and counter
     test_rows: TestRows = TEST_ROWS_LEFT_OUT,
 ) -> Iterator[bytes]:
     """The export of `dataset`'s scores (selected as `score_rows` selects them) as
-    chunks of UTF-8 in `fmt` (CSV, JSON Lines), of a zipped Hugging Face dataset
-    directory (``hf``: the responses too, `analysis.exports.hub`), or of one Parquet file
+    chunks of UTF-8 in `fmt` (CSV, JSON Lines), or of one Parquet file
     (`parquet_schema`, streamed one row group at a time); adds the number of rows written to `counter[0]` when
     given. CSV on PostgreSQL is written by the database (`scores_sql`, the same bytes);
     otherwise `score_rows` through `export_encode`. `DomainError` on another format,
@@ -599,15 +598,6 @@ def export_chunks(  # noqa: PLR0913 - the export's selection, format and counter
     logged the look) lets them in; a Parquet file says which in its metadata
     (``flask_eval.test_rows``)."""
     export_format_check(fmt)
-    if fmt == "hf":
-        from analysis.exports.hub import hub_export_zip
-
-        return hub_export_zip(
-            dataset=dataset,
-            campaign_ids=campaign_ids,
-            run_ids=run_ids,
-            test_rows=test_rows,
-        )
     if fmt == "csv" and scores_sql.enabled():
         return scores_sql.csv_chunks(
             dataset=dataset,

@@ -122,7 +122,9 @@ def _arrow_rows(
             stream.seek(0)
             if head == ARROW_FILE_MAGIC:
                 reader = pa.ipc.open_file(stream)
-                batches = (reader.get_batch(i) for i in range(reader.num_record_batches))
+                batches = (
+                    reader.get_batch(i) for i in range(reader.num_record_batches)
+                )
             else:
                 reader = pa.ipc.open_stream(stream)
                 batches = iter(reader)

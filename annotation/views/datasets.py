@@ -23,10 +23,10 @@ from annotation.selectors.rubric_files import NEW_RUBRIC_TEMPLATE, rubric_file_y
 from annotation.services import rubrics as rubric_services
 from annotation.services.import_jobs import import_job_confirm, import_job_create
 from annotation.services.imports import import_check_sizes
-from flaskapp.optional import HUB
 from flaskapp import roles
 from flaskapp.errors import DomainError
 from flaskapp.htmx import HTMX_STOP_POLLING, render_page_or_fragment, wants_fragment
+from flaskapp.optional import HUB
 
 INSTRUCTIONS_PER_PAGE = 50
 IMPORTS_SHOWN = 100

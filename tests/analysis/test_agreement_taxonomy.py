@@ -5,67 +5,19 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 
 import pytest
 from django.urls import reverse
 
 from analysis.selectors.agreement import agreement_compute, agreement_slice_values
-from annotation.models import Campaign, Dataset, Response
-from annotation.services.campaign_spec import CampaignSpec, ServingPolicy
-from annotation.services.campaigns import campaign_create
-from annotation.services.imports import dataset_import_files
-from tests.analysis.agreement_data import add_human_scores, add_judge_run
-from tests.annotation.support_data import TAXONOMY, TICKETS, support_rows
-from tests.factories import UserFactory
+from tests.analysis.support_scores import support_with_scores
 
 pytestmark = pytest.mark.django_db
-
-SKILLS = ("readability", "comprehension")
 
 
 @pytest.fixture
 def support(researcher, tmp_path):
-    """The support tickets imported with their taxonomy, rated by three raters and
-    scored by one judge."""
-    path = tmp_path / "tickets.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in support_rows()))
-    dataset_import_files(
-        dataset_name="support",
-        fmt="jsonl",
-        files=[("tickets.jsonl", path)],
-        options={"taxonomy": TAXONOMY, "facets": ["language"]},
-    )
-    dataset = Dataset.objects.get(name="support")
-    ids = [t[0] for t in TICKETS]
-    responses = {
-        (ids.index(r.instruction.external_id), r.model_name): r
-        for r in Response.objects.filter(instruction__dataset=dataset).select_related(
-            "instruction"
-        )
-    }
-    raters = [
-        UserFactory(username=f"support-rater-{k}", role="rater") for k in range(3)
-    ]
-    campaign = campaign_create(
-        spec=CampaignSpec(
-            name="support campaign",
-            dataset=dataset,
-            skill_mode=Campaign.SkillMode.ALL,
-            raters=raters,
-            serving=ServingPolicy(overlap=3),
-        ),
-        created_by=researcher,
-    )
-    human, judge = {}, {}
-    for i, m in responses:
-        for key in SKILLS:
-            base = 1 + (i + (m == "helper-b") * 2) % 5
-            human[(i, m, key)] = [base, min(5, base + i % 2), base]
-            judge[(i, m, key)] = min(5, base + (i % 3 == 0))
-    add_human_scores(campaign, responses, human, raters)
-    run = add_judge_run(dataset, responses, judge)
-    return dataset, campaign, run
+    return support_with_scores(researcher, tmp_path)
 
 
 def test_slice_values_are_the_dataset_own_with_their_labels(support):

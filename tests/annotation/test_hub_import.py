@@ -37,7 +37,9 @@ def hf_rows(rows=None) -> list[dict]:
     out = []
     for row in rows or support_rows():
         row = dict(row)
-        row["difficulty"] = None if row["difficulty"] is None else str(row["difficulty"])
+        row["difficulty"] = (
+            None if row["difficulty"] is None else str(row["difficulty"])
+        )
         out.append(row)
     return out
 
@@ -118,9 +120,10 @@ def test_hub_parquet_and_jsonl_files_import_with_a_field_mapping(tmp_path):
               "--map", "model=system", "--map", "response=completion")  # fmt: skip
 
     assert "created:       6 instructions, 12 responses" in out
-    assert Response.objects.get(
-        instruction__external_id="t6", model_name="helper-b"
-    ).text == "Please contact support about ticket t6."
+    assert (
+        Response.objects.get(instruction__external_id="t6", model_name="helper-b").text
+        == "Please contact support about ticket t6."
+    )
 
 
 def test_a_bad_row_in_an_arrow_file_names_its_row_and_field(tmp_path):

@@ -126,7 +126,9 @@ class Command(DataCommand):
                 f"--split: {path} is not a directory; a split is chosen in a Hugging "
                 "Face dataset directory"
             )
-        fmt = options["format"] or ("jsonl" if path.is_dir() else format_from_name(path))
+        fmt = options["format"] or (
+            "jsonl" if path.is_dir() else format_from_name(path)
+        )
         if fmt is None:
             raise CommandError(
                 f"{path}: cannot tell the format from the extension {path.suffix!r}; "
@@ -148,7 +150,9 @@ class Command(DataCommand):
                 service_options["rubric_id"] = rubric_named(options["rubric"]).pk
             except DomainError as exc:
                 raise refused(exc, self.stderr) from exc
-        files = read_hub(path, options["split"]) if path.is_dir() else read_files([path])
+        files = (
+            read_hub(path, options["split"]) if path.is_dir() else read_files([path])
+        )
         record = {
             "dataset_name": options["dataset"],
             "fmt": fmt,
