@@ -70,7 +70,7 @@ def dataset_detail(request: HttpRequest, dataset_id: int) -> HttpResponse:
     links ask for it, and the counts around it do not change.
     """
     dataset = selectors.dataset_get_for_user(user=request.user, dataset_id=dataset_id)
-    filters = selectors.instruction_filters_parse(request.GET)
+    filters = selectors.instruction_filters_parse(request.GET, dataset)
     instructions = selectors.instruction_list(dataset=dataset, **filters)
     page = Paginator(instructions, INSTRUCTIONS_PER_PAGE).get_page(
         request.GET.get("page")

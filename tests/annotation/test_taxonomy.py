@@ -9,11 +9,12 @@ import io
 import json
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.urls import reverse
 
-from annotation.models import Dataset, Instruction, Response
+from annotation.models import Dataset, ImportJob, Instruction, Response
 from tests.annotation.support_data import (
     TAXONOMY,
     support_rows,
@@ -257,3 +258,78 @@ def test_api_import_with_a_taxonomy_is_refused_to_a_rater(rater, api_client_for)
 
     assert resp.status_code == 403
     assert not Dataset.objects.exists()
+
+
+# --- The upload page --------------------------------------------------------------------
+
+
+def _post_page(client, rows, **extra):
+    body = "".join(json.dumps(r) + "\n" for r in rows).encode()
+    return client.post(
+        reverse("annotation:import-new"),
+        {
+            "dataset_name": "support-page",
+            "format": "jsonl",
+            "files": SimpleUploadedFile("tickets.jsonl", body),
+            **extra,
+        },
+    )
+
+
+def test_upload_page_declares_the_taxonomy_and_facets(client_for, admin_user):
+    client = client_for(admin_user)
+
+    response = _post_page(
+        client, support_rows(), taxonomy=json.dumps(TAXONOMY), facets="language"
+    )
+
+    job = ImportJob.objects.get()
+    assert response.status_code == 302 and job.status == ImportJob.Status.VALIDATED
+    client.post(reverse("annotation:import-confirm", args=[job.pk]))
+    dataset = Dataset.objects.get(name="support-page")
+    assert [f["name"] for f in dataset.taxonomy["facets"]] == ["channel", "language"]
+    url = reverse("annotation:dataset-detail", args=[dataset.pk])
+    assert "Account access" in client.get(url).content.decode()
+    # The instruction browser filters by the dataset's own domains and levels.
+    filtered = client.get(url, {"domain": "account"}).content.decode()
+    assert "cannot log in after resetting" in filtered
+    assert "charged twice" not in filtered
+    fragment = client.get(
+        url, {"difficulty": "3"}, headers={"HX-Request": "true"}
+    ).content.decode()
+    assert "Refund the duplicate charge" in fragment
+    assert "cannot log in after resetting" not in fragment
+
+
+def test_upload_page_names_a_row_outside_the_taxonomy(client_for, admin_user):
+    client = client_for(admin_user)
+    rows = support_rows()
+    rows[1]["channel"] = "fax"
+
+    response = _post_page(client, rows, taxonomy=json.dumps(TAXONOMY))
+
+    job = ImportJob.objects.get()
+    assert job.status == ImportJob.Status.INVALID
+    detail = client.get(response.url).content.decode()
+    assert "unknown channel &#x27;fax&#x27;; expected one of: email, chat, phone" in (
+        detail
+    )
+    assert "<code>channel</code>" in detail
+    assert not Dataset.objects.exists()
+
+
+def test_upload_page_refuses_taxonomy_that_is_not_json(client_for, admin_user):
+    response = _post_page(client_for(admin_user), support_rows(), taxonomy="{oops")
+
+    assert response.status_code == 400
+    assert "This is not valid JSON" in response.content.decode()
+    assert not ImportJob.objects.exists()
+
+
+def test_upload_page_with_a_taxonomy_is_refused_to_a_researcher(client_for, researcher):
+    response = _post_page(
+        client_for(researcher), support_rows(), taxonomy=json.dumps(TAXONOMY)
+    )
+
+    assert response.status_code == 403
+    assert not ImportJob.objects.exists()
