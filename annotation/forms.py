@@ -114,6 +114,13 @@ class ImportForm(forms.Form):
         help_text="Generic JSONL/CSV, a new dataset: its own domains, difficulty "
         "levels with labels and facets; empty: FLASK's.",
     )
+    split = forms.CharField(
+        required=False,
+        max_length=200,
+        label="Split",
+        help_text="A zipped Hugging Face dataset with several splits: the one to "
+        "import.",
+    )
     facets = forms.CharField(
         required=False,
         max_length=2000,
@@ -165,6 +172,8 @@ class ImportForm(forms.Form):
             options["taxonomy"] = data["taxonomy"]
         if data["facets"]:
             options["facets"] = data["facets"]
+        if data["split"].strip():
+            options["split"] = data["split"].strip()
         return options
 
 

@@ -21,6 +21,9 @@ rows from 1 across its files (row N is ``dataset[N - 1]``). Arrow files are read
 record batch at a time with pyarrow, an optional package (`flaskapp.optional.HUB`);
 without it a directory of Arrow files is one problem saying how to install it.
 
+An upload (the import page and API) is one file: a dataset directory comes zipped
+(`unzip_directory`, what the export's ``format=hf`` download is).
+
 Pure: files in, rows and `Problem`s out; `datasets` itself is never imported.
 """
 
@@ -28,9 +31,12 @@ from __future__ import annotations
 
 import json
 import re
+import stat
+import zipfile
+import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from annotation.importers import base, formats
 from flaskapp.errors import DomainError, Problem
@@ -110,7 +116,7 @@ def _arrow_rows(
 ) -> Iterator[tuple[int, dict]]:
     """The rows of an Arrow IPC file (stream format, as `save_to_disk` writes it, or
     file format), one record batch at a time; cells as a JSON row would hold them
-    (`formats._plain`)."""
+    (`formats.plain_value`)."""
     if not HUB.available():
         problems.append(Problem(HUB.missing(), file=file))
         return
@@ -148,7 +154,7 @@ def _arrow_rows(
                 for row in batch.to_pylist():
                     number += 1
                     try:
-                        plain = {k: formats._plain(v, k) for k, v in row.items()}
+                        plain = {k: formats.plain_value(v, k) for k, v in row.items()}
                     except ValueError as exc:
                         problems.append(Problem(str(exc), line=number, file=file))
                         continue
@@ -257,6 +263,75 @@ def hub_directory(path: Path, split: str | None = None) -> HubDirectory:
     if split not in by_split:
         raise _refuse(_choose(split, list(by_split)), "split")
     return HubDirectory(path=path, split=split, files=by_split[split])
+
+
+ZIP_MAGIC = b"PK\x03\x04"
+
+
+def is_zip(data: base.FileData) -> bool:
+    """Whether an uploaded file is a zip archive (of a dataset directory)."""
+    if isinstance(data, bytes | bytearray):
+        return bytes(data[:4]) == ZIP_MAGIC
+    if isinstance(data, Path) and data.is_file():
+        with data.open("rb") as stream:
+            return stream.read(4) == ZIP_MAGIC
+    return False
+
+
+def unzip_directory(data: base.FileData, *, into: Path, file: str) -> Path:
+    """Extract the zip `data` (a Hugging Face dataset directory, zipped: what the
+    export API's ``format=hf`` downloads) into the empty directory `into`, and
+    return the dataset's root: `into`, or the one folder everything is in.
+
+    Untrusted: a member whose name is absolute or climbs out (``..``) is refused,
+    links are not created, and the bytes written are counted as they are
+    decompressed, within `IMPORT_MAX_DECOMPRESSED_BYTES` and, sooner,
+    `IMPORT_MAX_DECOMPRESSION_RATIO` times the archive's size (a zip bomb is a
+    problem naming the file, not a full disk). Raises `DomainError` naming `file`."""
+    from django.conf import settings
+
+    size = base.file_size(data)
+    limit = min(
+        settings.IMPORT_MAX_DECOMPRESSED_BYTES,
+        max(size * settings.IMPORT_MAX_DECOMPRESSION_RATIO, formats.MIN_RATIO_LIMIT),
+    )
+
+    def refuse(message: str) -> DomainError:
+        return DomainError("the file was not imported", [Problem(message, file=file)])
+
+    written = 0
+    try:
+        with base.open_file_data(data) as stream, zipfile.ZipFile(stream) as archive:
+            members = archive.infolist()
+            if len(members) > MAX_FILES:
+                raise refuse(f"the zip holds more than {MAX_FILES:,} files")
+            for member in members:
+                name = PurePosixPath(member.filename)
+                if name.is_absolute() or ".." in name.parts or "\\" in member.filename:
+                    raise refuse(
+                        f"the zip's member {printable(member.filename[:80])!r} "
+                        "leaves its folder"
+                    )
+                if member.is_dir() or stat.S_ISLNK(member.external_attr >> 16):
+                    continue
+                target = into.joinpath(*name.parts)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with archive.open(member) as src, target.open("wb") as dst:
+                    while chunk := src.read(1 << 16):
+                        written += len(chunk)
+                        if written > limit:
+                            raise refuse(
+                                f"the zip decompresses to more than {limit:,} bytes "
+                                "(IMPORT_MAX_DECOMPRESSED_BYTES, "
+                                "IMPORT_MAX_DECOMPRESSION_RATIO)"
+                            )
+                        dst.write(chunk)
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError) as exc:
+        raise refuse(f"is not a readable zip file ({str(exc)[:120]})") from exc
+    entries = [p for p in into.iterdir() if not p.name.startswith((".", "__MACOSX"))]
+    if len(entries) == 1 and entries[0].is_dir():
+        return entries[0]
+    return into
 
 
 def _choose(split: str | None, splits: list[str]) -> str:

@@ -8,7 +8,9 @@ changed text under an existing id is an error, because scores may already refer 
 from __future__ import annotations
 
 import logging
+import tempfile
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -32,6 +34,7 @@ from annotation.importers.flask import (
     parse_outputs,
 )
 from annotation.importers.generic import parse_generic, parse_mapping
+from annotation.importers.hub import hub_directory, is_zip, unzip_directory
 from annotation.importers.taxonomy import FLASK, Taxonomy, taxonomy_parse
 from annotation.models import (
     DATASET_FORMAT_CHOICES,
@@ -106,7 +109,10 @@ def dataset_parse_files(
     files must then stay readable (and unchanged) until the import is written.
     `scales` (generic formats): the rubric's criteria rows may score
     (`score_imports.rubric_scales`); none, no score is read. `taxonomy` (generic
-    formats): the dataset's (`taxonomy_for`); FLASK's formats use FLASK's."""
+    formats): the dataset's (`taxonomy_for`); FLASK's formats use FLASK's. A
+    generic file that is a zip is a Hugging Face dataset directory, extracted into a
+    temporary directory for its parse (`importers.hub`; `options["split"]` chooses
+    among its splits)."""
     if fmt not in FORMATS:
         raise DomainError(
             f"unknown format {fmt!r}; use one of: {', '.join(sorted(FORMATS))}"
@@ -152,16 +158,20 @@ def dataset_parse_files(
         elif fmt == ImportJob.Format.FLASK_OUTPUTS:
             part = parse_outputs(file_data, file=name, model_name=options.get("model"))
         else:
-            part = parse_generic(
-                file_data,
-                file=name,
-                fmt=fmt,
-                skill_lookup=skill_lookup,
-                mapping=mapping,
-                default_model=options.get("model"),
-                scales=scales,
-                taxonomy=taxonomy,
-            )
+            with tempfile.TemporaryDirectory(prefix="flask-import-") as tmp:
+                if is_zip(file_data):  # a zipped Hugging Face dataset directory
+                    root = unzip_directory(file_data, into=Path(tmp), file=name)
+                    file_data = hub_directory(root, options.get("split"))
+                part = parse_generic(
+                    file_data,
+                    file=name,
+                    fmt=fmt,
+                    skill_lookup=skill_lookup,
+                    mapping=mapping,
+                    default_model=options.get("model"),
+                    scales=scales,
+                    taxonomy=taxonomy,
+                )
         result.extend(part)
     if len(files) > 1:
         _merge_across_files(result)
@@ -575,7 +585,8 @@ def dataset_import_files(
     existing one), ``model`` (one output file's model name; for generic rows, the
     model of rows that name none), ``hard`` (mark instructions FLASK-Hard),
     ``description``, ``taxonomy`` and ``facets`` (a new dataset's own slicing
-    taxonomy: `taxonomy_for`), ``strict`` (refuse the file when it has warnings, e.g. an empty
+    taxonomy: `taxonomy_for`), ``split`` (a zipped Hugging Face dataset's split),
+    ``strict`` (refuse the file when it has warnings, e.g. an empty
     response, instead of listing them in the report).
 
     Raises `DomainError` listing every problem (file, line, field); then nothing is

@@ -6,6 +6,7 @@ a dataset card; the responses table imports again as the same dataset (issue 35)
 from __future__ import annotations
 
 import io
+import json
 import zipfile
 
 import datasets
@@ -18,7 +19,7 @@ from django.urls import reverse
 from analysis.exports.scores import export_chunks
 from annotation.models import Instruction, Response
 from tests.analysis.support_scores import support_with_scores
-from tests.annotation.support_data import write_taxonomy
+from tests.annotation.support_data import TAXONOMY, write_taxonomy
 
 pytestmark = pytest.mark.django_db
 
@@ -175,3 +176,65 @@ def test_dataset_page_links_the_hugging_face_download(support, researcher, clien
     assert page.status_code == 200
     assert "?format=hf" in page.content.decode()
     assert "Hugging Face dataset (zip)" in page.content.decode()
+
+
+def _upload_zip(client, name, body: bytes, **data):
+    upload = io.BytesIO(body)
+    upload.name = "support.zip"
+    return client.post(
+        reverse("annotation_api:dataset-import", args=[name]),
+        {"format": "jsonl", "file": upload, **data},
+        format="multipart",
+    )
+
+
+def test_the_downloaded_zip_uploads_again_as_the_same_dataset(
+    support, researcher, admin_user, api_client_for
+):
+    dataset, _, _ = support
+    download = api_client_for(researcher).get(
+        reverse("analysis_api:dataset-export", args=[dataset.pk]), {"format": "hf"}
+    )
+    body = b"".join(download.streaming_content)
+    client = api_client_for(admin_user)
+
+    refused = _upload_zip(client, "from-zip", body)
+    assert refused.status_code == 400
+    assert "it holds the splits responses, scores; choose one" in str(refused.json())
+
+    resp = _upload_zip(client, "from-zip", body, split="responses",
+                       taxonomy=json.dumps(TAXONOMY), facets=["language"])  # fmt: skip
+    assert resp.status_code == 201, resp.content
+    assert Response.objects.filter(instruction__dataset__name="from-zip").count() == 12
+    t3 = Instruction.objects.get(dataset__name="from-zip", external_id="t3")
+    assert (t3.domains, t3.difficulty, t3.metadata["channel"]) == (
+        ["account"],
+        1,
+        "phone",
+    )
+
+
+def test_a_zip_whose_member_leaves_its_folder_is_refused(admin_user, api_client_for):
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("../../evil.jsonl", '{"instruction": "x"}\n')
+
+    resp = _upload_zip(api_client_for(admin_user), "evil", archive.getvalue())
+
+    assert resp.status_code == 400
+    assert "leaves its folder" in str(resp.json())
+    assert not Instruction.objects.exists()
+
+
+def test_a_zip_bomb_is_refused_before_it_fills_the_disk(
+    admin_user, api_client_for, settings
+):
+    settings.IMPORT_MAX_DECOMPRESSED_BYTES = 1_000_000
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("train.jsonl", b" " * 5_000_000)
+
+    resp = _upload_zip(api_client_for(admin_user), "bomb", archive.getvalue())
+
+    assert resp.status_code == 400
+    assert "decompresses to more than 1,000,000 bytes" in str(resp.json())

@@ -352,6 +352,13 @@ class DatasetImportInputSerializer(serializers.Serializer):
         'object {"domains": [names], "difficulty": {"1": label, ...}, "facets": '
         "[columns]}; default FLASK's domains and difficulty levels.",
     )
+    split = serializers.CharField(
+        required=False,
+        max_length=200,
+        help_text="Generic formats: a file that is a zipped Hugging Face dataset "
+        "directory (save_to_disk's, or a Hub dataset's Parquet / JSON Lines files) "
+        "with several splits: import this one.",
+    )
     facets = serializers.ListField(
         child=serializers.CharField(max_length=64),
         required=False,
@@ -382,7 +389,7 @@ class DatasetImportInputSerializer(serializers.Serializer):
             options["taxonomy"] = data["taxonomy"]
         if data.get("facets"):
             options["facets"] = data["facets"]
-        for key in ("model", "rubric_id", "description"):
+        for key in ("model", "rubric_id", "description", "split"):
             if data.get(key) not in (None, ""):
                 options[key] = data[key]
         if data["hard"]:
