@@ -19,7 +19,7 @@ write it (tests read it back with `datasets`). The `responses` table re-imports 
 dataset (`import_dataset DIR --split responses`; a dataset of its own taxonomy with
 `--taxonomy`, its facets being columns). Pushing the directory to the Hub needs a
 network and a token: `huggingface-cli upload OWNER/NAME DIR --repo-type dataset`,
-by the dataset's owner (docs/huggingface.md); this module never does.
+by the dataset's owner (README, Hugging Face datasets); this module never does.
 
 `hub_export_zip` streams the directory as a zip (the export API's ``format=hf``).
 """
