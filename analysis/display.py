@@ -14,7 +14,8 @@ tested through them. The query string every dashboard URL shares:
     human_reference=adjudicated  the raters' scores, with a reviewer's settled value
                                  in their place where a dispute was adjudicated
     n_boot=<0..MAX_BOOT>         bootstrap resamples for the 95% intervals
-    slice=<dim>:<value>          domain, difficulty, task, hard or model
+    slice=<dim>:<value>          domain, difficulty, task, hard or model, or a facet
+                                 the dataset's own taxonomy declares (facet.NAME)
     full=1                       the full table (every statistic); without it the
                                  compact one (`analysis.headline`); a sort implies it
     sort=<column>&dir=asc|desc   table order (server side; htmx swaps the fragment)
@@ -33,6 +34,7 @@ from dataclasses import dataclass, field
 from analysis import charts, statistics
 from analysis.selectors.agreement import HUMAN_REFERENCES, MAX_BOOT
 from analysis.selectors.agreement.result import AgreementResult, Row, Stat
+from annotation.importers.taxonomy import FACET_PREFIX
 from flaskapp.params import ascii_int
 
 N_BOOT_DEFAULT = 1000
@@ -45,6 +47,19 @@ SLICE_DIMS = {
     "model": "Model",
 }
 CHART_KINDS = ("radar", "heatmap", "scatter", "ranks")
+
+
+def slice_dims(slice_values: dict) -> dict[str, str]:
+    """The slice dimensions a dataset offers, with their headings: `SLICE_DIMS`,
+    then the facets its own taxonomy declares (``facet.channel``: "channel")."""
+    facets = {
+        dim: dim.removeprefix(FACET_PREFIX)
+        for dim in slice_values
+        if dim.startswith(FACET_PREFIX)
+    }
+    return {**SLICE_DIMS, **facets}
+
+
 DRILL_LIMIT = 25
 
 
@@ -187,13 +202,14 @@ def parse_choice(params, sources: dict, slice_values: dict) -> Choice:
     if raw:
         dim, _, value = raw.partition(":")
         allowed = {v["value"] for v in slice_values.get(dim, [])}
-        if dim not in SLICE_DIMS:
+        dims = slice_dims(slice_values)
+        if dim not in dims:
             errors.append(
-                f"`slice`: “{dim}” is not a slice; use one of {', '.join(SLICE_DIMS)}."
+                f"`slice`: “{dim[:60]}” is not a slice; use one of {', '.join(dims)}."
             )
         elif value not in allowed:
             errors.append(
-                f"`slice`: {SLICE_DIMS[dim].lower()} “{value}” does not occur in "
+                f"`slice`: {dims[dim].lower()} “{value[:60]}” does not occur in "
                 "this dataset."
             )
         else:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 from django import forms
 
 from annotation import selectors as selectors
 from annotation.models import DATASET_FORMAT_CHOICES, ImportJob, Rubric
 from flaskapp import limits
+from flaskapp.untrusted import JSONInputError, json_loads
 
 FORMAT_HELP = {
     ImportJob.Format.FLASK: (
@@ -96,9 +99,55 @@ class ImportForm(forms.Form):
         help_text="Only used when the import creates a new dataset.",
     )
 
+    taxonomy = forms.CharField(
+        required=False,
+        max_length=100_000,
+        widget=forms.Textarea(
+            attrs={
+                "rows": 3,
+                "class": "mono",
+                "placeholder": '{"domains": ["billing", "shipping"], '
+                '"difficulty": {"1": "routine", "2": "tricky"}}',
+            }
+        ),
+        label="Own taxonomy (JSON)",
+        help_text="Generic JSONL/CSV, a new dataset: its own domains, difficulty "
+        "levels with labels and facets; empty: FLASK's.",
+    )
+    split = forms.CharField(
+        required=False,
+        max_length=200,
+        label="Split",
+        help_text="A zipped Hugging Face dataset with several splits: the one to "
+        "import.",
+    )
+    facets = forms.CharField(
+        required=False,
+        max_length=2000,
+        label="Facet columns",
+        help_text="Generic JSONL/CSV, a new dataset: categorical columns the "
+        "dashboards slice by, comma-separated (values taken from the file).",
+    )
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["rubric"].queryset = selectors.rubric_list()
+
+    def clean_taxonomy(self):
+        """The declaration as parsed JSON (None when empty); its content is the
+        import's to check (`annotation.importers.taxonomy`)."""
+        text = self.cleaned_data["taxonomy"].strip()
+        if not text:
+            return None
+        try:
+            return json_loads(text)
+        except (JSONInputError, json.JSONDecodeError) as exc:
+            raise forms.ValidationError(
+                f"This is not valid JSON ({str(exc)[:120]})."
+            ) from exc
+
+    def clean_facets(self) -> list[str]:
+        return [f.strip() for f in self.cleaned_data["facets"].split(",") if f.strip()]
 
     def import_options(self) -> dict:
         """The service's `options` from the cleaned data (only the fields given)."""
@@ -119,6 +168,12 @@ class ImportForm(forms.Form):
             options["rubric_id"] = data["rubric"].pk
         if data["description"]:
             options["description"] = data["description"]
+        if data["taxonomy"] is not None:
+            options["taxonomy"] = data["taxonomy"]
+        if data["facets"]:
+            options["facets"] = data["facets"]
+        if data["split"].strip():
+            options["split"] = data["split"].strip()
         return options
 
 

@@ -49,4 +49,12 @@ PARQUET = OptionalPackage(
     module="pyarrow", feature="Parquet files", requirements="requirements-parquet.txt"
 )
 
-PACKAGES = (PARQUET,)
+# Hugging Face dataset directories (`Dataset.save_to_disk`'s Arrow files, read and
+# written by annotation.importers.hub and analysis.exports.hub): pyarrow too.
+HUB = OptionalPackage(
+    module="pyarrow",
+    feature="Hugging Face dataset directories",
+    requirements="requirements-parquet.txt",
+)
+
+PACKAGES = (PARQUET, HUB)

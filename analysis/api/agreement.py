@@ -70,7 +70,10 @@ class AgreementInputSerializer(serializers.Serializer):
         choices=HUMAN_REFERENCES, required=False, default="raters"
     )
     slice = serializers.RegexField(
-        r"^(|[a-z]+:.*)$", required=False, allow_blank=True, default=""
+        r"^(|[a-z]+(\.[A-Za-z0-9_][A-Za-z0-9_ .\-]{0,63})?:.*)$",
+        required=False,
+        allow_blank=True,
+        default="",
     )
     n_boot = serializers.IntegerField(
         required=False, default=1000, **N_BOOT.field_kwargs()

@@ -1,5 +1,7 @@
-"""Score export API: `GET /api/datasets/{id}/export/?format=csv|jsonl|parquet&campaign=..`
-`&run=..[&include_test=1&reason=..]` (columns: `analysis.exports.scores.FIELDS`).
+"""Score export API: `GET /api/datasets/{id}/export/?format=csv|jsonl|parquet|hf&campaign=..`
+`&run=..[&include_test=1&reason=..]` (columns: `analysis.exports.scores.FIELDS`;
+`hf`: the dataset with all its scores as a zipped Hugging Face dataset directory,
+`analysis.exports.hub`).
 
 A dataset with a development / test split exports its development rows only; with
 ``include_test=1`` and a ``reason`` the test rows are in too, and the export is logged
@@ -13,6 +15,8 @@ the role again. The body is streamed (flat memory); errors are JSON.
 
 from __future__ import annotations
 
+from functools import partial
+
 from django.http import StreamingHttpResponse
 from django.utils.text import slugify
 from drf_spectacular.types import OpenApiTypes
@@ -21,6 +25,7 @@ from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import JSONRenderer
 from rest_framework.views import APIView
 
+from analysis.exports.hub import hub_export_zip
 from analysis.exports.scores import (
     FORMATS,
     export_chunks,
@@ -40,7 +45,10 @@ CONTENT_TYPES = {
     "csv": "text/csv; charset=utf-8",
     "jsonl": "application/x-ndjson; charset=utf-8",
     "parquet": "application/vnd.apache.parquet",
+    "hf": "application/zip",
 }
+# The file name's ending per format: `hf` is a zipped Hugging Face dataset directory.
+SUFFIXES = {"hf": "hf.zip"}
 
 
 class _IgnoreFormatParameter(DefaultContentNegotiation):
@@ -103,6 +111,7 @@ class DatasetExportApi(HeavyApiMixin, APIView):
             (200, "text/csv"): OpenApiTypes.STR,
             (200, "application/x-ndjson"): OpenApiTypes.STR,
             (200, "application/vnd.apache.parquet"): OpenApiTypes.BINARY,
+            (200, "application/zip"): OpenApiTypes.BINARY,
             400: OpenApiResponse(ProblemOutputSerializer, description="Bad input."),
         },
     )
@@ -123,15 +132,18 @@ class DatasetExportApi(HeavyApiMixin, APIView):
             reason=request.query_params.get("reason", ""),
             run_ids=run_ids,
         )
-        chunks = export_chunks(
+        # `hf`: the responses too, as a zipped Hugging Face dataset directory.
+        write = hub_export_zip if fmt == "hf" else partial(export_chunks, fmt=fmt)
+        chunks = write(
             dataset=dataset,
-            fmt=fmt,
             campaign_ids=campaign_ids,
             run_ids=run_ids,
             test_rows=test_rows,
         )
         response = StreamingHttpResponse(chunks, content_type=CONTENT_TYPES[fmt])
         response["X-Test-Split"] = test_rows.label
-        filename = f"{slugify(dataset.name) or 'dataset'}-scores.{fmt}"
+        filename = (
+            f"{slugify(dataset.name) or 'dataset'}-scores.{SUFFIXES.get(fmt, fmt)}"
+        )
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
         return response

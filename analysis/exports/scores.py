@@ -25,7 +25,7 @@ from annotation.scales import CATEGORICAL, Scale, scale_of
 from annotation.selectors.exclusions import excluded_scores
 from flaskapp import roles
 from flaskapp.errors import DomainError, Problem
-from flaskapp.optional import PARQUET
+from flaskapp.optional import HUB, PARQUET
 from judging.models import JudgeRun, JudgeScore, TestSplitLook
 from judging.selectors.splits import eval_split_of, split_part_by_instruction
 from judging.services.splits import eval_split_look_record
@@ -34,16 +34,16 @@ CHUNK_SIZE = 5000
 # Rows per encoded chunk: large enough that a 200,000-row export is a few hundred
 # writes, small enough that a chunk stays well under a megabyte.
 
-FORMATS = ("csv", "jsonl", "parquet")
-# Parquet needs pyarrow, an optional package (flaskapp/optional.py).
+FORMATS = ("csv", "jsonl", "parquet", "hf")
+# Parquet and "hf" (a Hugging Face dataset directory, `analysis.exports.hub`; zipped
+# for a download) need pyarrow, an optional package (flaskapp/optional.py).
+_NEEDS = {"parquet": PARQUET, "hf": HUB}
 
 
 def formats_available() -> tuple[str, ...]:
-    """The export formats this server can write: `FORMATS`, without Parquet when
-    pyarrow is not installed."""
-    return (
-        FORMATS if PARQUET.available() else tuple(f for f in FORMATS if f != "parquet")
-    )
+    """The export formats this server can write: `FORMATS`, without those whose
+    optional package is not installed."""
+    return tuple(f for f in FORMATS if f not in _NEEDS or _NEEDS[f].available())
 
 
 def export_format_check(fmt: str) -> None:
@@ -60,7 +60,8 @@ def export_format_check(fmt: str) -> None:
         )
     if fmt not in formats_available():
         raise DomainError(
-            "Export format not available", [Problem(PARQUET.missing(), field="format")]
+            "Export format not available",
+            [Problem(_NEEDS[fmt].missing(), field="format")],
         )
 
 

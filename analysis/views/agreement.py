@@ -35,7 +35,6 @@ from analysis.display import (
     CHART_KINDS,
     DRILL_LIMIT,
     N_BOOT_MAX,
-    SLICE_DIMS,
     BadChoice,
     Choice,
     chart_svg,
@@ -43,6 +42,7 @@ from analysis.display import (
     disagreement_csv_lines,
     model_csv_lines,
     parse_choice,
+    slice_dims,
     table_context,
     table_csv_lines,
 )
@@ -240,7 +240,7 @@ def agreement_dashboard(request: HttpRequest, dataset_id: int) -> HttpResponse:
         "n_boot_max": N_BOOT_MAX,
         "slices": [
             (dim, label, slice_values.get(dim) or [])
-            for dim, label in SLICE_DIMS.items()
+            for dim, label in slice_dims(slice_values).items()
         ],
         "slice_key": f"{choice.slice_dim}:{choice.slice_value}"
         if choice.slice_dim

@@ -57,7 +57,9 @@ def instruction_detail(request: HttpRequest, instruction_id: int) -> HttpRespons
     scored = browse.instruction_scores(
         user=request.user, instruction=instruction, responses=responses
     )
-    instruction_filters = annotation_selectors.instruction_filters_parse(request.GET)
+    instruction_filters = annotation_selectors.instruction_filters_parse(
+        request.GET, dataset
+    )
     flt = browse.response_filter_parse(dataset=dataset, params=request.GET)
     previous, following, position, count = browse.instruction_neighbours(
         dataset=dataset,

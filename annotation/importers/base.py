@@ -399,11 +399,15 @@ def parse_field_map(
 # --- Files -----------------------------------------------------------------------------
 
 # An import file's content: its bytes, or the path to read them from when they are
-# needed (so a command holds one file in memory at a time, not all of them).
+# needed (so a command holds one file in memory at a time, not all of them), or a
+# source of rows of its own (`hub.HubDirectory`: a Hugging Face dataset directory,
+# with `size` and `rows(...)`).
 FileData = bytes | Path
 
 
 def file_size(data: FileData) -> int:
+    if hasattr(data, "rows"):
+        return data.size
     return data.stat().st_size if isinstance(data, Path) else len(data)
 
 
@@ -462,6 +466,14 @@ def read_rows(
     problem (rows read before it have been yielded: the caller rejects the import on
     any problem).
     """
+    if hasattr(data, "rows"):  # a directory of files (`hub.HubDirectory`)
+        try:
+            yield from data.rows(
+                file=file, fmt=fmt, problems=problems, header_columns=header_columns
+            )
+        except formats.FileProblem as exc:
+            problems.append(exc.problem)
+        return
     with contextlib.ExitStack() as stack:
         stream = stack.enter_context(open_file_data(data))
         try:

@@ -13,8 +13,6 @@ from django.conf import settings
 
 from annotation.importers.base import (
     DIFFICULTY_BY_NAME,
-    DOMAIN_ALIASES,
-    DOMAIN_BY_NAME,
     MAX_DOMAINS,
     MAX_IDENTIFIER_LENGTH,
     SIGNED_INTEGER,
@@ -23,6 +21,7 @@ from annotation.importers.base import (
     type_name,
 )
 from annotation.importers.rubric_file import MAX_POINTS, MIN_POINTS
+from annotation.importers.taxonomy import FLASK, Taxonomy
 from flaskapp import limits
 from flaskapp.errors import Problem
 from flaskapp.limits import too_long
@@ -162,6 +161,23 @@ class RowReader:
             return {}
         return extra
 
+    def facets(self, metadata: dict[str, Any], taxonomy: Taxonomy) -> dict[str, Any]:
+        """`metadata` with each of `taxonomy`'s facets checked and stored as text
+        (the declared spelling when values are declared); a bad value is a problem
+        naming the facet's column."""
+        for facet in taxonomy.facets:
+            if facet.name not in metadata:
+                continue
+            value, problem = taxonomy.facet_value(facet, metadata[facet.name])
+            if problem:
+                self.fail(facet.name, problem)
+                metadata.pop(facet.name)
+            elif value is None:
+                metadata.pop(facet.name)
+            else:
+                metadata[facet.name] = value
+        return metadata
+
     def string_list(self, column: str) -> list[str] | None:
         """A list of strings; a CSV/string cell may hold a JSON list or `a|b` / `a;b`."""
         value = self.row.get(column)
@@ -199,7 +215,9 @@ class RowReader:
             out.append(item)
         return out
 
-    def domains(self, column: str) -> list[str]:
+    def domains(self, column: str, taxonomy: Taxonomy = FLASK) -> list[str]:
+        """The row's 0-2 domains, as keys of `taxonomy`'s domains (FLASK's ten
+        unless the dataset declares its own)."""
         values = self.string_list(column)
         if not values:
             return []
@@ -207,11 +225,9 @@ class RowReader:
         for raw in values:
             if is_unknown(raw):
                 continue
-            name = normalise_name(raw)
-            key = DOMAIN_BY_NAME.get(name) or DOMAIN_ALIASES.get(name)
+            key, problem = taxonomy.domain_key(raw)
             if key is None:
-                allowed = ", ".join(sorted(n.title() for n in DOMAIN_BY_NAME))
-                self.fail(column, f"unknown domain {raw!r}; expected one of: {allowed}")
+                self.fail(column, problem)
                 continue
             if key not in out:
                 out.append(key)
@@ -223,10 +239,17 @@ class RowReader:
             return out[:MAX_DOMAINS]
         return out
 
-    def difficulty(self, column: str) -> int | None:
+    def difficulty(self, column: str, taxonomy: Taxonomy = FLASK) -> int | None:
+        """The row's level: FLASK's 1-5 or names, or the dataset's declared levels
+        and labels (`taxonomy`); None when unknown."""
         value = self.row.get(column)
         if value is None:
             return None
+        if taxonomy.difficulty is not None:
+            level, problem = taxonomy.difficulty_level(value)
+            if problem:
+                self.fail(column, problem)
+            return level
         if isinstance(value, bool):
             self.fail(
                 column, "must be a level 1-5 or a FLASK difficulty name, got boolean"

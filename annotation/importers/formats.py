@@ -122,7 +122,7 @@ def gunzip_stream(fileobj: BinaryIO, file: str) -> io.BufferedReader:
     return io.BufferedReader(_GunzipRaw(fileobj, file), buffer_size=1 << 16)
 
 
-def _plain(value, column: str):
+def plain_value(value, column: str):
     """A Parquet cell as a JSON-like value (what a JSON Lines row would hold)."""
     if isinstance(value, bytes):
         raise ValueError(f"column `{column}` holds binary data, not text")
@@ -133,9 +133,9 @@ def _plain(value, column: str):
     if isinstance(value, decimal.Decimal):
         return float(value)
     if isinstance(value, list):
-        return [_plain(v, column) for v in value]
+        return [plain_value(v, column) for v in value]
     if isinstance(value, dict):
-        return {k: _plain(v, column) for k, v in value.items()}
+        return {k: plain_value(v, column) for k, v in value.items()}
     return value
 
 
@@ -186,7 +186,7 @@ def parquet_rows(
             for row in batch.to_pylist():
                 number += 1
                 try:
-                    plain = {k: _plain(v, k) for k, v in row.items()}
+                    plain = {k: plain_value(v, k) for k, v in row.items()}
                 except ValueError as exc:
                     problems.append(Problem(str(exc), line=number, file=file))
                     continue

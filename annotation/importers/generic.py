@@ -34,6 +34,7 @@ from annotation.importers.base import (
 )
 from annotation.importers.fields import RowReader
 from annotation.importers.scores import ScoreColumns, ScoreRecord, split_mapping
+from annotation.importers.taxonomy import FLASK, MAX_FACET_VALUES, Taxonomy
 from flaskapp import limits
 from flaskapp.errors import Problem
 
@@ -80,6 +81,42 @@ def derived_id(text: str) -> str:
     return "sha1-" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
 
 
+def _check_facets(
+    taxonomy: Taxonomy,
+    facet_values: dict[str, dict[str, int]],
+    columns: dict[str, None],
+    result: ParseResult,
+    file: str,
+) -> None:
+    """Warn of a facet no row has (a misspelt column?), and refuse one with more
+    values than a category has (an id column, a free text)."""
+    if not result.rows:
+        return
+    for facet in taxonomy.facets:
+        values = facet_values[facet.name]
+        if facet.name not in columns:
+            result.warnings.append(
+                Problem(
+                    f"the file has no column {facet.name!r} for the facet "
+                    f"{facet.name!r}; its columns are: " + ", ".join(columns),
+                    field="taxonomy",
+                    file=file,
+                )
+            )
+        elif len(values) > MAX_FACET_VALUES:
+            line = sorted(values.values())[MAX_FACET_VALUES]
+            result.problems.append(
+                Problem(
+                    f"facet {facet.name!r} has more than {MAX_FACET_VALUES} different "
+                    "values; a facet is a category (channel, language), not an id "
+                    "or a free text",
+                    line=line,
+                    field=facet.name,
+                    file=file,
+                )
+            )
+
+
 def parse_generic(  # noqa: C901 - the generic importer's one pass over a row, each optional column a guarded branch
     data: FileData,
     *,
@@ -89,6 +126,7 @@ def parse_generic(  # noqa: C901 - the generic importer's one pass over a row, e
     mapping: dict[str, str] | None = None,
     default_model: str | None = None,
     scales: dict[str, object] | None = None,
+    taxonomy: Taxonomy = FLASK,
 ) -> ParseResult:
     """Parse a generic JSONL (`fmt="jsonl"`) or CSV (`fmt="csv"`) file.
 
@@ -130,6 +168,7 @@ def parse_generic(  # noqa: C901 - the generic importer's one pass over a row, e
     responses: dict[tuple[str, str], ResponseRecord] = {}
     scored: dict[tuple[str, str, str, str], int] = {}
     columns: dict[str, None] = {}  # every column of the file, in order
+    facet_values: dict[str, dict[str, int]] = {f.name: {} for f in taxonomy.facets}
     for line, row in rows:
         columns.update(dict.fromkeys(row))
         if fmt == "csv" and not result.rows and not (row.keys() & {id_col, text_col}):
@@ -215,20 +254,26 @@ def parse_generic(  # noqa: C901 - the generic importer's one pass over a row, e
             source_task=reader.text(
                 column["task"], required=False, max_length=MAX_IDENTIFIER_LENGTH
             ),
-            domains=reader.domains(column["domains"]),
-            difficulty=reader.difficulty(column["difficulty"]),
+            domains=reader.domains(column["domains"], taxonomy),
+            difficulty=reader.difficulty(column["difficulty"], taxonomy),
             skills=reader.skills(column["skills"], skill_lookup),
             checklist=reader.checklist(column["checklist"], skill_lookup),
             instance_rubric=reader.score_rubric(column["score_rubric"]),
-            metadata=reader.metadata(
-                {
-                    k: v
-                    for k, v in row.items()
-                    if k not in set(column.values())
-                    and not (use_scores and scoring.is_score_column(k))
-                }
+            metadata=reader.facets(
+                reader.metadata(
+                    {
+                        k: v
+                        for k, v in row.items()
+                        if k not in set(column.values())
+                        and not (use_scores and scoring.is_score_column(k))
+                    }
+                ),
+                taxonomy,
             ),
         )
+        for facet in taxonomy.facets:
+            if record.metadata.get(facet.name) is not None:
+                facet_values[facet.name].setdefault(record.metadata[facet.name], line)
         if len(result.preview) < PREVIEW_ROWS:
             result.preview.append(
                 {
@@ -320,6 +365,7 @@ def parse_generic(  # noqa: C901 - the generic importer's one pass over a row, e
                 )
             )
     result.instructions = list(instructions.values())
+    _check_facets(taxonomy, facet_values, columns, result, file)
     if use_scores:
         result.warnings.extend(scoring.near_miss_warnings(columns, file))
     duplicate_check(

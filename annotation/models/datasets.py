@@ -190,6 +190,9 @@ class Dataset(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # The dataset's own slicing taxonomy (domains, difficulty labels, facets), fixed
+    # at its first import; null: FLASK's built-in (`annotation.importers.taxonomy`).
+    taxonomy = models.JSONField(null=True, blank=True, default=None)
 
     class Meta:
         ordering = ["name"]

@@ -10,6 +10,7 @@ from django.db import connections
 from django.db.models import Count, F, Prefetch, Q, QuerySet
 from django.http import Http404
 
+from annotation.importers.taxonomy import Taxonomy
 from annotation.models import (
     Dataset,
     Difficulty,
@@ -100,8 +101,13 @@ def dataset_stats(*, dataset: Dataset) -> DatasetStats:
         ):
             domain_counts[value] = domain_counts.get(value, 0) + n
     labels = dict(Domain.choices)
-    domains = [(k, labels.get(k, k), domain_counts[k]) for k in sorted(domain_counts)]
     diff_labels = dict(Difficulty.choices)
+    if dataset.taxonomy:  # the dataset's own names and levels (its import's)
+        taxonomy = Taxonomy.stored(dataset.taxonomy)
+        labels = taxonomy.domain_labels()
+        if taxonomy.difficulty is not None:
+            diff_labels = taxonomy.difficulty_labels()
+    domains = [(k, labels.get(k, k), domain_counts[k]) for k in sorted(domain_counts)]
     difficulties = [
         (level, diff_labels.get(level, "Unknown") if level else "Unknown", n)
         for level, n in instructions.values_list("difficulty")
@@ -130,19 +136,22 @@ def dataset_stats(*, dataset: Dataset) -> DatasetStats:
     )
 
 
-def instruction_filters_parse(params) -> dict:
+def instruction_filters_parse(params, dataset: Dataset | None = None) -> dict:
     """The instruction browser's filters from a query string (`domain`, `difficulty`,
     `skill`, `task`, `hard`, `q`), as keyword arguments of `instruction_list`.
 
     Values that cannot match anything are dropped (the browser's menus only offer
-    valid ones), so a stale link still shows a page.
+    valid ones), so a stale link still shows a page. Domains and levels are FLASK's,
+    or those `dataset` declares (its own taxonomy).
     """
+    taxonomy = Taxonomy.stored(dataset.taxonomy if dataset is not None else None)
     filters: dict = {}
     domain = params.get("domain", "")
-    if domain in Domain.values:
+    if domain in taxonomy.domain_labels():
         filters["domain"] = domain
     difficulty = params.get("difficulty", "")
-    if difficulty == "unknown" or difficulty in {str(v) for v in Difficulty.values}:
+    levels = {str(v) for v in taxonomy.difficulty_labels()}
+    if difficulty == "unknown" or difficulty in levels:
         filters["difficulty"] = difficulty
     for name in ("skill", "task"):
         value = params.get(name, "").strip()

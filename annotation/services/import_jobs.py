@@ -23,6 +23,7 @@ from annotation.services.imports import (
     dataset_parse_files,
     rubric_for,
     skill_lookup,
+    taxonomy_for,
 )
 from annotation.services.score_imports import rubric_scales
 from annotation.tasks import import_job_execute_task
@@ -134,6 +135,7 @@ def _preview(
             skill_lookup=skill_lookup(rubric),
             options=options,
             scales=rubric_scales(rubric),
+            taxonomy=taxonomy_for(dataset, options),
         ).preview
     except DomainError:
         return []

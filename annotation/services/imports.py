@@ -8,7 +8,9 @@ changed text under an existing id is an error, because scores may already refer 
 from __future__ import annotations
 
 import logging
+import tempfile
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -32,6 +34,8 @@ from annotation.importers.flask import (
     parse_outputs,
 )
 from annotation.importers.generic import parse_generic, parse_mapping
+from annotation.importers.hub import hub_directory, is_zip, unzip_directory
+from annotation.importers.taxonomy import FLASK, Taxonomy, taxonomy_parse
 from annotation.models import (
     DATASET_FORMAT_CHOICES,
     Dataset,
@@ -95,6 +99,7 @@ def dataset_parse_files(
     options: dict,
     slim: bool = False,
     scales: dict | None = None,
+    taxonomy: Taxonomy = FLASK,
 ) -> ParseResult:
     """Parse every file in format `fmt` (pure: no database). Problems are collected.
 
@@ -103,13 +108,30 @@ def dataset_parse_files(
     written; so the memory an import holds does not grow with the texts' size. The
     files must then stay readable (and unchanged) until the import is written.
     `scales` (generic formats): the rubric's criteria rows may score
-    (`score_imports.rubric_scales`); none, no score is read."""
+    (`score_imports.rubric_scales`); none, no score is read. `taxonomy` (generic
+    formats): the dataset's (`taxonomy_for`); FLASK's formats use FLASK's. A
+    generic file that is a zip is a Hugging Face dataset directory, extracted into a
+    temporary directory for its parse (`importers.hub`; `options["split"]` chooses
+    among its splits)."""
     if fmt not in FORMATS:
         raise DomainError(
             f"unknown format {fmt!r}; use one of: {', '.join(sorted(FORMATS))}"
         )
     if not files:
         raise DomainError("no file given")
+    if fmt in (ImportJob.Format.FLASK, ImportJob.Format.FLASK_OUTPUTS) and (
+        options.get("taxonomy") is not None or options.get("facets")
+    ):
+        raise DomainError(
+            "the file was not imported",
+            [
+                Problem(
+                    "FLASK's own files use FLASK's taxonomy; a dataset declares its "
+                    "own with the generic formats (jsonl, csv)",
+                    field="taxonomy",
+                )
+            ],
+        )
     check_size(files)
     try:
         mapping = parse_mapping(options.get("mapping"))
@@ -136,15 +158,20 @@ def dataset_parse_files(
         elif fmt == ImportJob.Format.FLASK_OUTPUTS:
             part = parse_outputs(file_data, file=name, model_name=options.get("model"))
         else:
-            part = parse_generic(
-                file_data,
-                file=name,
-                fmt=fmt,
-                skill_lookup=skill_lookup,
-                mapping=mapping,
-                default_model=options.get("model"),
-                scales=scales,
-            )
+            with tempfile.TemporaryDirectory(prefix="flask-import-") as tmp:
+                if is_zip(file_data):  # a zipped Hugging Face dataset directory
+                    root = unzip_directory(file_data, into=Path(tmp), file=name)
+                    file_data = hub_directory(root, options.get("split"))
+                part = parse_generic(
+                    file_data,
+                    file=name,
+                    fmt=fmt,
+                    skill_lookup=skill_lookup,
+                    mapping=mapping,
+                    default_model=options.get("model"),
+                    scales=scales,
+                    taxonomy=taxonomy,
+                )
         result.extend(part)
     if len(files) > 1:
         _merge_across_files(result)
@@ -324,6 +351,45 @@ def rubric_for(dataset: Dataset | None, options: dict) -> Rubric:
     return rubric_get_default()
 
 
+def taxonomy_for(dataset: Dataset | None, options: dict) -> Taxonomy:
+    """The taxonomy rows are checked against: an existing dataset's (what it
+    declared at its first import, or FLASK's), or for a new one what
+    `options["taxonomy"]` (a JSON object) and `options["facets"]` (inferred facet
+    columns) declare, FLASK's by default.
+
+    Raises `DomainError` naming `taxonomy` for a declaration that is not valid, and
+    for one that differs from an existing dataset's: a taxonomy is fixed with the
+    first import (the stored rows were checked against it)."""
+    declared = options.get("taxonomy")
+    facets = list(options.get("facets") or [])
+    if dataset is None:
+        if declared is None and not facets:
+            return FLASK
+        return taxonomy_parse(declared or {}, facets=facets)
+    current = Taxonomy.stored(dataset.taxonomy)
+    if declared is None and not facets:
+        return current
+    # Facets alone (`--facet` again on a later import) add to what it declared.
+    given = taxonomy_parse(
+        current.to_json() or {} if declared is None else declared, facets=facets
+    )
+    if given != current:
+        message = (
+            f"dataset {dataset.name!r} "
+            + (
+                "uses FLASK's taxonomy"
+                if current.is_flask
+                else "declared its own taxonomy at its first import"
+            )
+            + "; a later import cannot change it (leave out the taxonomy and "
+            "facets, or import into a new dataset)"
+        )
+        raise DomainError(
+            "the file was not imported", [Problem(message, field="taxonomy")]
+        )
+    return current
+
+
 def rubric_named(name: str) -> Rubric:
     """The rubric a command line names: its id, or its name (the latest version;
     "Name v2" or "Name@2" for another). Raises `DomainError` naming `rubric` and
@@ -423,6 +489,7 @@ def import_parsed(  # noqa: C901 - the import's one transaction, each optional p
                             rubric=rubric,
                             created_by=user,
                             description=options.get("description", ""),
+                            taxonomy=taxonomy_for(None, options).to_json(),
                         )
                 except IntegrityError as exc:
                     raise DomainError(
@@ -517,7 +584,9 @@ def dataset_import_files(
     ``rubric_id`` (for a new dataset; default the built-in rubric; ignored for an
     existing one), ``model`` (one output file's model name; for generic rows, the
     model of rows that name none), ``hard`` (mark instructions FLASK-Hard),
-    ``description``, ``strict`` (refuse the file when it has warnings, e.g. an empty
+    ``description``, ``taxonomy`` and ``facets`` (a new dataset's own slicing
+    taxonomy: `taxonomy_for`), ``split`` (a zipped Hugging Face dataset's split),
+    ``strict`` (refuse the file when it has warnings, e.g. an empty
     response, instead of listing them in the report).
 
     Raises `DomainError` listing every problem (file, line, field); then nothing is
@@ -538,6 +607,7 @@ def dataset_import_files(
         skill_lookup=skill_lookup(rubric),
         options=options,
         scales=rubric_scales(rubric),
+        taxonomy=taxonomy_for(dataset, options),
     )
     return import_parsed(
         dataset_name=dataset_name,

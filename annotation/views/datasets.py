@@ -26,6 +26,7 @@ from annotation.services.imports import import_check_sizes
 from flaskapp import roles
 from flaskapp.errors import DomainError
 from flaskapp.htmx import HTMX_STOP_POLLING, render_page_or_fragment, wants_fragment
+from flaskapp.optional import HUB
 
 INSTRUCTIONS_PER_PAGE = 50
 IMPORTS_SHOWN = 100
@@ -53,7 +54,7 @@ def dataset_detail(request: HttpRequest, dataset_id: int) -> HttpResponse:
     links ask for it, and the counts around it do not change.
     """
     dataset = selectors.dataset_get_for_user(user=request.user, dataset_id=dataset_id)
-    filters = selectors.instruction_filters_parse(request.GET)
+    filters = selectors.instruction_filters_parse(request.GET, dataset)
     instructions = selectors.instruction_list(dataset=dataset, **filters)
     page = Paginator(instructions, INSTRUCTIONS_PER_PAGE).get_page(
         request.GET.get("page")
@@ -64,6 +65,8 @@ def dataset_detail(request: HttpRequest, dataset_id: int) -> HttpResponse:
         "filters": filters,
         "params": request.GET,
         "is_filtered": bool(filters),
+        # The Hugging Face download needs pyarrow, an optional package.
+        "hub_export": HUB.available(),
     }
     if not wants_fragment(request):
         context["stats"] = selectors.dataset_stats(dataset=dataset)

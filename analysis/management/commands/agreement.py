@@ -171,7 +171,8 @@ class Command(DataCommand):
         parser.add_argument(
             "--slice",
             default="",
-            help="DIM=VALUE, DIM one of domain, difficulty, task, hard, model.",
+            help="DIM=VALUE, DIM one of domain, difficulty, task, hard, model, or "
+            "facet.NAME (a facet of the dataset's own taxonomy).",
         )
         parser.add_argument(
             "--boot", type=int, default=1000, help="Bootstrap resamples."

@@ -1,11 +1,12 @@
-"""`manage.py export --dataset NAME [--format csv|jsonl|parquet] [--out FILE]
+"""`manage.py export --dataset NAME [--format csv|jsonl|parquet|hf] [--out FILE]
 [--campaign ID ...] [--run ID ...] [--include-test --reason TEXT [--user NAME]]`.
 
 Writes every human and judge score of a dataset in the long export shape
 (`analysis.exports.scores.FIELDS`), to stdout or to FILE, streamed in chunks (flat memory).
 With --campaign and/or --run, only those campaigns' human scores and those runs'
 judge scores are written. Prints a one-line summary to stderr when writing a file.
-Parquet is binary: it needs --out.
+Parquet is binary: it needs --out. `--format hf --out DIR` writes the dataset with all
+its scores as a Hugging Face dataset directory (`analysis.exports.hub`).
 
 A dataset with a development / test split is exported without its locked test
 split's rows, and stderr says so. `--include-test` with a `--reason` adds them; the
@@ -16,9 +17,12 @@ or admin; default: the operator's admin account, as every command acts).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from django.core.management.base import CommandError
 from django.db import transaction
 
+from analysis.exports.hub import hub_export_write
 from analysis.exports.scores import (
     FORMATS,
     export_chunks,
@@ -36,13 +40,19 @@ from flaskapp.errors import DomainError
 class Command(DataCommand):
     help = (
         "Export a dataset's human and judge scores, one row per (response, skill, "
-        "source), as CSV, JSON Lines or Parquet."
+        "source), as CSV, JSON Lines or Parquet; or the dataset with all its scores "
+        "as a Hugging Face dataset directory (--format hf --out DIR)."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("--dataset", required=True, help="Dataset name.")
         parser.add_argument("--format", choices=FORMATS, default="csv")
-        parser.add_argument("--out", help="Write to this file (default: stdout).")
+        parser.add_argument(
+            "--out",
+            help="Write to this file (default: stdout); with --format hf, the "
+            "directory to create (Hugging Face's save_to_disk layout, with a "
+            "README.md dataset card).",
+        )
         parser.add_argument(
             "--campaign",
             type=int,
@@ -79,6 +89,8 @@ class Command(DataCommand):
             raise refused(exc, self.stderr) from None
         if options["format"] == "parquet" and not options["out"]:
             raise CommandError("--format parquet writes a binary file: give --out FILE")
+        if options["format"] == "hf" and not options["out"]:
+            raise CommandError("--format hf writes a directory: give --out DIR")
         campaign_ids, run_ids = options["campaign"], options["run"]
         try:
             export_filters_check(
@@ -114,6 +126,23 @@ class Command(DataCommand):
                     else " (--include-test with --reason adds them, logged)"
                 )
             )
+        if options["format"] == "hf":
+            try:
+                written = hub_export_write(
+                    dataset=dataset,
+                    out=Path(options["out"]),
+                    campaign_ids=campaign_ids,
+                    run_ids=run_ids,
+                    test_rows=test_rows,
+                )
+            except DomainError as exc:
+                raise refused(exc, self.stderr) from None
+            self.stderr.write(
+                f"{written.responses} responses and {written.scores} scores of "
+                f"{dataset.name} written to {written.path} (load it with "
+                "datasets.load_from_disk; publish it with huggingface-cli upload)"
+            )
+            return
         chunks = export_chunks(
             dataset=dataset,
             fmt=options["format"],

@@ -39,8 +39,9 @@ from annotation.models import (
 from judging.models import JudgeScore, MetadataSuggestion
 
 CACHE_SECONDS = 24 * 3600
-# v2: defaults, ceiling, N/A samples, profiles; v3: the typed result is cached
-CACHE_VERSION = "agreement-v3"
+# v2: defaults, ceiling, N/A samples, profiles; v3: the typed result is cached;
+# v4: the responses table carries the dataset's taxonomy and facets
+CACHE_VERSION = "agreement-v4"
 
 
 def fingerprint_queries() -> int:

@@ -20,6 +20,7 @@ from types import SimpleNamespace
 
 import numpy as np
 from django.db import connection
+from django.db.models.fields.json import KeyTextTransform
 
 from analysis.selectors.agreement.arrays import int_rows
 from analysis.selectors.agreement.examples import judge_rows_without_examples
@@ -32,11 +33,11 @@ from analysis.stats.scale import (
     round_half_up,
     scale_values,
 )
+from annotation.importers.taxonomy import FACET_PREFIX, FLASK, Taxonomy
 from annotation.models import (
     Ability,
     Assignment,
     Dataset,
-    Domain,
     HumanScore,
     Instruction,
     RaterExclusion,
@@ -95,14 +96,43 @@ class Responses:
     difficulty: np.ndarray  # 0 = unknown
     task: np.ndarray  # str
     hard: np.ndarray  # bool
+    # The dataset's taxonomy (labels of its domains and levels, its facets) and
+    # each facet's value per response (str, None = unknown).
+    taxonomy: Taxonomy = FLASK
+    facets: dict[str, np.ndarray] = field(default_factory=dict)
 
     def index(self, response_ids: np.ndarray) -> np.ndarray:
         """Positions of `response_ids` (all must belong to the dataset)."""
         return np.searchsorted(self.ids, response_ids)
 
 
+def _facet_columns(dataset: Dataset, taxonomy: Taxonomy) -> dict[str, np.ndarray]:
+    """Each facet's value per response of `dataset`, in response id order (one
+    query, none without facets)."""
+    if not taxonomy.facets:
+        return {}
+    names = {f"f{n}": facet.name for n, facet in enumerate(taxonomy.facets)}
+    rows = list(
+        Response.objects.filter(instruction__dataset=dataset)
+        .order_by("id")
+        .annotate(
+            **{
+                alias: KeyTextTransform(name, "instruction__metadata")
+                for alias, name in names.items()
+            }
+        )
+        .values_list(*names)
+    )
+    return {
+        name: np.array([row[n] for row in rows], dtype=object)
+        for n, name in enumerate(names.values())
+    }
+
+
 def dataset_responses(dataset: Dataset) -> Responses:
-    """Every response of `dataset` with its instruction's slice fields (one query)."""
+    """Every response of `dataset` with its instruction's slice fields (one query;
+    a second for the facets a dataset of its own taxonomy declares)."""
+    taxonomy = Taxonomy.stored(dataset.taxonomy)
     rows = fetch(
         f"SELECT r.id, r.model_name, i.domain_1, i.domain_2, i.difficulty, "
         f"i.source_task, i.is_hard FROM {quoted_table(Response)} r "
@@ -114,7 +144,8 @@ def dataset_responses(dataset: Dataset) -> Responses:
         empty = np.array([], dtype=object)
         return Responses(
             np.array([], np.int64), np.array([], np.int64), [], empty, empty,
-            np.array([], np.int64), empty, np.array([], bool),
+            np.array([], np.int64), empty, np.array([], bool), taxonomy,
+            {f.name: empty for f in taxonomy.facets},
         )  # fmt: skip
     cols = list(zip(*rows, strict=True))
     names, codes = np.unique(np.array(cols[1], dtype=object), return_inverse=True)
@@ -127,6 +158,8 @@ def dataset_responses(dataset: Dataset) -> Responses:
         difficulty=np.array([d or 0 for d in cols[4]], dtype=np.int64),
         task=np.array(cols[5], dtype=object),
         hard=np.array(cols[6], dtype=bool),
+        taxonomy=taxonomy,
+        facets=_facet_columns(dataset, taxonomy),
     )
 
 
@@ -134,6 +167,8 @@ def slice_mask(resp: Responses, dim: str, value: str) -> tuple[np.ndarray, str]:
     """Which responses belong to the slice, and its label. Raises AgreementError."""
     if not dim:
         return np.ones(len(resp.ids), dtype=bool), "all responses"
+    if dim.startswith(FACET_PREFIX):
+        return _facet_mask(resp, dim.removeprefix(FACET_PREFIX), value)
     if dim not in SLICE_DIMENSIONS:
         raise AgreementError(
             f"slice: unknown dimension {dim!r}; use one of {', '.join(SLICE_DIMENSIONS)}"
@@ -141,7 +176,7 @@ def slice_mask(resp: Responses, dim: str, value: str) -> tuple[np.ndarray, str]:
     if dim == "split":
         raise AgreementError("slice: a split slice needs the dataset (split_mask)")
     if dim == "domain":
-        labels = dict(Domain.choices)
+        labels = resp.taxonomy.domain_labels()
         if value not in labels:
             raise AgreementError(
                 f"slice value: unknown domain {value!r}; use one of {', '.join(labels)}"
@@ -150,11 +185,19 @@ def slice_mask(resp: Responses, dim: str, value: str) -> tuple[np.ndarray, str]:
     if dim == "difficulty":
         if value == "unknown":
             return resp.difficulty == 0, "difficulty unknown"
-        if value not in {"1", "2", "3", "4", "5"}:
+        levels = resp.taxonomy.difficulty_labels()
+        if value not in {str(level) for level in levels}:
             raise AgreementError(
-                f"slice value: difficulty must be 1-5 or 'unknown', not {value!r}"
+                f"slice value: difficulty must be one of "
+                f"{', '.join(str(level) for level in levels)} or 'unknown', not "
+                f"{value!r}"
             )
-        return resp.difficulty == int(value), f"difficulty {value}"
+        label = (
+            f"difficulty {value}"
+            if resp.taxonomy.difficulty is None
+            else f"difficulty {value} ({levels[int(value)]})"
+        )
+        return resp.difficulty == int(value), label
     if dim == "task":
         return resp.task.astype(str) == value, f"task {value or '(none)'}"
     if dim == "hard":
@@ -167,6 +210,19 @@ def slice_mask(resp: Responses, dim: str, value: str) -> tuple[np.ndarray, str]:
     if value not in resp.model_names:
         raise AgreementError(f"slice value: no model {value!r} in this dataset")
     return resp.model == resp.model_names.index(value), f"model {value}"
+
+
+def _facet_mask(resp: Responses, name: str, value: str) -> tuple[np.ndarray, str]:
+    """The responses whose instruction has `value` on facet `name` ("unknown": none)."""
+    if resp.taxonomy.facet(name) is None:
+        declared = ", ".join(f.name for f in resp.taxonomy.facets) or "none"
+        raise AgreementError(
+            f"slice: this dataset has no facet {name!r} (its facets: {declared})"
+        )
+    column = resp.facets[name]
+    if value == "unknown":
+        return np.array([v is None for v in column], dtype=bool), f"{name} unknown"
+    return column == value, f"{name} {value}"
 
 
 @dataclass

@@ -9,6 +9,8 @@ instruction or response changes (see `cache`): never stale.
 from __future__ import annotations
 
 from django.core.cache import cache
+from django.db.models import Count
+from django.db.models.fields.json import KeyTextTransform
 
 from analysis.selectors.agreement.cache import (
     CACHE_SECONDS,
@@ -16,13 +18,15 @@ from analysis.selectors.agreement.cache import (
     inputs_fingerprint,
 )
 from analysis.selectors.agreement.inputs import fetch, quoted_table
-from annotation.models import Dataset, Domain, Instruction, Response
+from annotation.importers.taxonomy import Taxonomy
+from annotation.models import Dataset, Instruction, Response
 
 
 def agreement_slice_values(*, dataset: Dataset) -> dict[str, list[dict]]:
     """Every slice dimension's values present in `dataset`, with response counts:
     ``{dimension: [{"value", "label", "n_responses"}, ...]}``, values in a fixed
-    order (domains and levels as defined, tasks and models sorted).
+    order (domains and levels as defined, tasks and models sorted), the dataset's
+    own domains, levels and facets (`facet.NAME`) when it declares them.
 
     Queries: the fingerprint (one on PostgreSQL) and a cache read; two more when
     the cache does not have them. Read-only apart from the cache.
@@ -37,7 +41,8 @@ def agreement_slice_values(*, dataset: Dataset) -> dict[str, list[dict]]:
 
 def slice_values_count(dataset: Dataset) -> dict[str, list[dict]]:
     """The slice values of `dataset` counted afresh: two aggregate queries whatever
-    its size (responses per instruction profile, and per model)."""
+    its size (responses per instruction profile, and per model), a third for its
+    facets."""
     profiles = fetch(
         f"SELECT i.domain_1, i.domain_2, i.difficulty, i.source_task, i.is_hard, "
         f"COUNT(*) FROM {quoted_table(Response)} r "
@@ -62,7 +67,9 @@ def slice_values_count(dataset: Dataset) -> dict[str, list[dict]]:
         levels[difficulty or 0] = levels.get(difficulty or 0, 0) + n
         tasks[str(task)] = tasks.get(str(task), 0) + n
         hard[bool(is_hard)] += n
-    labels = dict(Domain.choices)
+    taxonomy = Taxonomy.stored(dataset.taxonomy)
+    labels = taxonomy.domain_labels()
+    level_labels = taxonomy.difficulty_labels()
     out: dict[str, list[dict]] = {}
     out["domain"] = [
         {"value": key, "label": labels[key], "n_responses": domains[key]}
@@ -70,8 +77,8 @@ def slice_values_count(dataset: Dataset) -> dict[str, list[dict]]:
         if domains.get(key)
     ]
     out["difficulty"] = [
-        {"value": str(level), "label": f"level {level}", "n_responses": levels[level]}
-        for level in range(1, 6)
+        {"value": str(level), "label": label, "n_responses": levels[level]}
+        for level, label in level_labels.items()
         if levels.get(level)
     ]
     if levels.get(0):
@@ -95,4 +102,45 @@ def slice_values_count(dataset: Dataset) -> dict[str, list[dict]]:
         {"value": name, "label": name, "n_responses": n}
         for name, n in sorted(per_model)
     ]
+    out.update(_facet_values(dataset, taxonomy))
+    return out
+
+
+def _facet_values(dataset: Dataset, taxonomy: Taxonomy) -> dict[str, list[dict]]:
+    """``{"facet.NAME": [{"value", "label", "n_responses"}, ...]}`` for each facet
+    the dataset declares: its declared values in their order (else sorted), then
+    "unknown" for responses without one. One aggregate query, none without facets."""
+    if not taxonomy.facets:
+        return {}
+    names = {f"f{n}": facet.name for n, facet in enumerate(taxonomy.facets)}
+    profiles = (
+        Response.objects.filter(instruction__dataset=dataset)
+        .annotate(
+            **{
+                alias: KeyTextTransform(name, "instruction__metadata")
+                for alias, name in names.items()
+            }
+        )
+        .values(*names)
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    counts: dict[str, dict[str | None, int]] = {name: {} for name in names.values()}
+    for row in profiles:
+        for alias, name in names.items():
+            counts[name][row[alias]] = counts[name].get(row[alias], 0) + row["n"]
+    out: dict[str, list[dict]] = {}
+    for facet in taxonomy.facets:
+        seen = counts[facet.name]
+        order = list(facet.values) if facet.values is not None else []
+        order += sorted(v for v in seen if v is not None and v not in order)
+        out[facet.dimension] = [
+            {"value": v, "label": v, "n_responses": seen[v]}
+            for v in order
+            if seen.get(v)
+        ]
+        if seen.get(None):
+            out[facet.dimension].append(
+                {"value": "unknown", "label": "unknown", "n_responses": seen[None]}
+            )
     return out

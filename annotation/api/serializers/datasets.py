@@ -196,6 +196,11 @@ class DatasetDetailOutputSerializer(serializers.Serializer):
     description = serializers.CharField()
     rubric = RubricRefOutputSerializer()
     created_at = serializers.DateTimeField()
+    taxonomy = serializers.JSONField(
+        allow_null=True,
+        help_text="The dataset's own slicing taxonomy (domains, difficulty levels "
+        "with labels, facets); null: FLASK's.",
+    )
     stats = serializers.SerializerMethodField()
 
     @extend_schema_field(DatasetStatsOutputSerializer)
@@ -340,6 +345,27 @@ class DatasetImportInputSerializer(serializers.Serializer):
         help_text="True: import at once when valid (inline if small, else queued). "
         "False: validate only (a dry run); confirm later.",
     )
+    taxonomy = serializers.JSONField(
+        required=False,
+        binary=True,
+        help_text="Generic formats, a new dataset: its own slicing taxonomy, a JSON "
+        'object {"domains": [names], "difficulty": {"1": label, ...}, "facets": '
+        "[columns]}; default FLASK's domains and difficulty levels.",
+    )
+    split = serializers.CharField(
+        required=False,
+        max_length=200,
+        help_text="Generic formats: a file that is a zipped Hugging Face dataset "
+        "directory (save_to_disk's, or a Hub dataset's Parquet / JSON Lines files) "
+        "with several splits: import this one.",
+    )
+    facets = serializers.ListField(
+        child=serializers.CharField(max_length=64),
+        required=False,
+        max_length=20,
+        help_text="Generic formats, a new dataset: categorical columns the "
+        "dashboards slice by, their values inferred from the file (repeat the field).",
+    )
 
     def validate(self, attrs: dict) -> dict:
         uploads = list(attrs.pop("files", []))
@@ -359,7 +385,11 @@ class DatasetImportInputSerializer(serializers.Serializer):
         options: dict = {}
         if data.get("map"):
             options["mapping"] = data["map"]
-        for key in ("model", "rubric_id", "description"):
+        if data.get("taxonomy") is not None:
+            options["taxonomy"] = data["taxonomy"]
+        if data.get("facets"):
+            options["facets"] = data["facets"]
+        for key in ("model", "rubric_id", "description", "split"):
             if data.get(key) not in (None, ""):
                 options[key] = data[key]
         if data["hard"]:
