@@ -326,10 +326,19 @@ def test_upload_page_refuses_taxonomy_that_is_not_json(client_for, admin_user):
     assert not ImportJob.objects.exists()
 
 
-def test_upload_page_with_a_taxonomy_is_refused_to_a_researcher(client_for, researcher):
+def test_upload_page_with_a_taxonomy_is_open_to_researchers_not_raters(
+    client_for, researcher, rater
+):
+    """Researchers bring their own data, taxonomy included (self-service); a rater
+    does not."""
+    refused = _post_page(
+        client_for(rater), support_rows(), taxonomy=json.dumps(TAXONOMY)
+    )
+    assert refused.status_code == 403
+    assert not ImportJob.objects.exists()
+
     response = _post_page(
         client_for(researcher), support_rows(), taxonomy=json.dumps(TAXONOMY)
     )
-
-    assert response.status_code == 403
-    assert not ImportJob.objects.exists()
+    assert response.status_code == 302
+    assert ImportJob.objects.count() == 1
