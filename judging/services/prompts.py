@@ -112,6 +112,7 @@ def prompt_get_builtin(
             "system_text": system_text,
             "user_text": user_text,
             "is_builtin": True,
+            "workspace": None,  # shared by every workspace, read-only (issue 35)
         },
     )
     return template
