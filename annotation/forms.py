@@ -96,9 +96,12 @@ class ImportForm(forms.Form):
         help_text="Only used when the import creates a new dataset.",
     )
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, workspace=None, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["rubric"].queryset = selectors.rubric_list()
+        # The built-in rubrics and the import's workspace's (None: built-in only).
+        self.fields["rubric"].queryset = selectors.rubric_list(
+            workspace=workspace
+        ).filter(**({} if workspace is not None else {"workspace__isnull": True}))
 
     def import_options(self) -> dict:
         """The service's `options` from the cleaned data (only the fields given)."""

@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import selectors as selectors
-from annotation.api.permissions import IsAdmin, IsResearcher
+from annotation.api.permissions import IsResearcher
 from annotation.api.serializers.datasets import (
     DatasetDetailOutputSerializer,
     DatasetImportInputSerializer,
@@ -40,6 +40,7 @@ from annotation.models import ImportJob
 from annotation.services.gold import gold_delete, gold_import_file, gold_set
 from annotation.services.import_jobs import import_job_confirm, import_job_create
 from annotation.services.rubrics import rubric_import
+from flaskapp import workspaces
 from flaskapp.api import Pagination
 
 
@@ -72,7 +73,11 @@ class RubricListApi(ListApi):
     @extend_schema(tags=["rubrics"], responses=RubricListOutputSerializer(many=True))
     def get(self, request):
         return self.paginated_response(
-            selectors.rubric_list_for_user(user=request.user)
+            workspaces.filter_by_workspace_param(
+                selectors.rubric_list_for_user(user=request.user),
+                request.user,
+                request.query_params.get("workspace"),
+            )
         )
 
 
@@ -89,7 +94,7 @@ class RubricImportApi(APIView):
     """Import a rubric file (ours, JSON or YAML, or FLASK's `skillset_description.json`)
     as a new version of rubric `name` (default: the file's name)."""
 
-    permission_classes = [IsAdmin]
+    permission_classes = [IsResearcher]
     parser_classes = [MultiPartParser]
 
     @extend_schema(
@@ -105,6 +110,9 @@ class RubricImportApi(APIView):
             name=serializer.validated_data.get("name") or None,
             data=upload.read(),
             file=upload.name,
+            workspace=workspaces.workspace_for_create(
+                request.user, request.query_params.get("workspace")
+            ),
         )
         return Response(
             RubricDetailOutputSerializer(rubric).data, status=status.HTTP_201_CREATED
@@ -121,7 +129,11 @@ class DatasetListApi(ListApi):
     @extend_schema(tags=["datasets"], responses=DatasetListOutputSerializer(many=True))
     def get(self, request):
         return self.paginated_response(
-            selectors.dataset_list_for_user(user=request.user)
+            workspaces.filter_by_workspace_param(
+                selectors.dataset_list_for_user(user=request.user),
+                request.user,
+                request.query_params.get("workspace"),
+            )
         )
 
 
@@ -220,7 +232,7 @@ class DatasetImportApi(APIView):
     validated; `POST /api/imports/{id}/confirm/` imports it later.
     """
 
-    permission_classes = [IsAdmin]
+    permission_classes = [IsResearcher]
     parser_classes = [MultiPartParser]
 
     @extend_schema(
@@ -246,6 +258,9 @@ class DatasetImportApi(APIView):
             uploads=[(upload.name, upload) for upload in data["uploads"]],
             options=serializer.options(),
             user=request.user,
+            workspace=workspaces.workspace_for_create(
+                request.user, request.query_params.get("workspace")
+            ),
         )
         # Confirming is the second half of the same request, not a rule of its own:
         # the service decides inline versus queued and refuses an invalid job.
@@ -255,18 +270,22 @@ class DatasetImportApi(APIView):
 
 
 class ImportJobListApi(ListApi):
-    permission_classes = [IsAdmin]
+    permission_classes = [IsResearcher]
     output_serializer_class = ImportJobOutputSerializer
 
     @extend_schema(tags=["imports"], responses=ImportJobOutputSerializer(many=True))
     def get(self, request):
         return self.paginated_response(
-            selectors.import_job_list_for_user(user=request.user)
+            workspaces.filter_by_workspace_param(
+                selectors.import_job_list_for_user(user=request.user),
+                request.user,
+                request.query_params.get("workspace"),
+            )
         )
 
 
 class ImportJobDetailApi(APIView):
-    permission_classes = [IsAdmin]
+    permission_classes = [IsResearcher]
 
     @extend_schema(tags=["imports"], responses=ImportJobOutputSerializer)
     def get(self, request, job_id: int):
@@ -283,7 +302,7 @@ class ImportJobConfirmApi(APIView):
     `errors`); only a job that never validated is refused with 400.
     """
 
-    permission_classes = [IsAdmin]
+    permission_classes = [IsResearcher]
 
     @extend_schema(
         tags=["imports"],

@@ -22,6 +22,7 @@ from annotation.models import (
 from annotation.services.import_jobs import import_job_create
 from annotation.services.imports import dataset_import_files
 from annotation.services.rubrics import rubric_get_default
+from flaskapp.workspaces import default_workspace
 from tests.factories import DatasetFactory, InstructionFactory, ResponseFactory
 
 pytestmark = pytest.mark.django_db
@@ -616,14 +617,20 @@ def test_rubric_upload_with_a_bad_skill_shows_the_problem_and_creates_nothing(
     assert Rubric.objects.count() == before
 
 
-def test_rubric_upload_is_for_admins_only(client_for, client, researcher, rater):
+def test_rubric_upload_is_for_researchers_of_the_workspace(
+    client_for, client, researcher, rater
+):
+    """Issue 35: a workspace's researchers upload rubrics (self-service); raters
+    and anonymous visitors cannot."""
     url = reverse("annotation:rubric-import")
     upload = {"name": "X", "file": SimpleUploadedFile("s.json", skillset_json())}
 
-    assert client_for(researcher).post(url, upload).status_code == 403
     assert client_for(rater).get(url).status_code == 403
     assert client.get(url).status_code == 302
     assert not Rubric.objects.filter(name="X").exists()
+    assert client_for(researcher).post(url, upload).status_code == 302
+    rubric = Rubric.objects.get(name="X")
+    assert rubric.workspace == default_workspace()
 
 
 # --- Imports ------------------------------------------------------------------------------
@@ -672,9 +679,11 @@ def test_import_form_lists_formats_with_help_and_existing_dataset_names(
     assert "Mark every instruction as FLASK-Hard" in text
 
 
-def test_import_pages_are_for_admins_only(
+def test_import_pages_are_for_researchers_of_the_workspace(
     client_for, client, researcher, rater, admin_user
 ):
+    """Issue 35: a workspace's researchers import (self-service); raters and
+    anonymous visitors cannot."""
     job = import_job_create(
         dataset_name="x",
         fmt="flask",
@@ -687,25 +696,21 @@ def test_import_pages_are_for_admins_only(
         reverse("annotation:import-detail", args=[job.pk]),
     ]
     for url in urls:
-        assert client_for(researcher).get(url).status_code == 403
+        assert client_for(researcher).get(url).status_code == 200
         assert client_for(rater).get(url).status_code == 403
         assert client.get(url).status_code == 302
     confirm = reverse("annotation:import-confirm", args=[job.pk])
-    assert client_for(researcher).post(confirm).status_code == 403
-    assert (
-        client_for(researcher)
-        .post(
-            reverse("annotation:import-new"),
-            {
-                "dataset_name": "y",
-                "format": "flask",
-                "files": SimpleUploadedFile("e.jsonl", jsonl(FLASK_ROWS)),
-            },
-        )
-        .status_code
-        == 403
+    assert client_for(rater).post(confirm).status_code == 403
+    response = client_for(researcher).post(
+        reverse("annotation:import-new"),
+        {
+            "dataset_name": "y",
+            "format": "flask",
+            "files": SimpleUploadedFile("e.jsonl", jsonl(FLASK_ROWS)),
+        },
     )
-    assert ImportJob.objects.count() == 1 and not Dataset.objects.exists()
+    assert response.status_code == 302
+    assert ImportJob.objects.get(dataset_name="y").workspace == default_workspace()
 
 
 def test_upload_validates_and_shows_the_report_and_preview_without_writing(
