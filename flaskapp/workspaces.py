@@ -299,3 +299,17 @@ def filter_by_workspace_param(queryset, user: User, raw, *, field: str = "worksp
     if not text.isdigit() or len(text) > 18 or workspace_role(user, int(text)) is None:
         raise Http404("No such workspace.")
     return queryset.filter(**{f"{field}_id": int(text)})
+
+
+def non_members(users, workspace_id: int) -> list:
+    """Those of `users` who are not members of the workspace (one query): a
+    campaign's raters must belong to its workspace."""
+    users = list(users)
+    if not users:
+        return []
+    inside = set(
+        Membership.objects.filter(
+            workspace_id=workspace_id, user_id__in=[u.pk for u in users]
+        ).values_list("user_id", flat=True)
+    )
+    return [u for u in users if u.pk not in inside]

@@ -17,7 +17,7 @@ from urllib.parse import urlparse
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from flaskapp import bounds, roles
+from flaskapp import bounds, workspaces
 from flaskapp.errors import DomainError, Problem
 from judging import endpoints
 from judging.models import JudgeConfig, JudgeConfigVersion, PromptTemplate
@@ -57,7 +57,9 @@ NEW_ENDPOINT_PROBLEM = (
 )
 
 
-def judge_config_create(*, user: User, operator: bool = False, **fields) -> JudgeConfig:
+def judge_config_create(
+    *, user: User, operator: bool = False, workspace=None, **fields
+) -> JudgeConfig:
     """Create a judge config after validating every field (errors name the field).
 
     `api_key_env` must be the NAME of a declared key variable (`judging.endpoints`),
@@ -65,9 +67,13 @@ def judge_config_create(*, user: User, operator: bool = False, **fields) -> Judg
     database. A new endpoint needs endpoint rights (`endpoint_rights_problems`);
     `operator=True` is the command line, whose operator has them. Writes the config
     and its version 1 (`JudgeConfigVersion`) or, on any problem, nothing
-    (`DomainError`).
+    (`DomainError`). The config belongs to `workspace` (None: the user's first
+    workspace as researcher; 404 / 403 when the user is not a researcher there).
     """
-    roles.require_researcher(user)
+    if workspace is None:
+        workspace = workspaces.workspace_for_create(user)
+    else:
+        workspaces.require_workspace_role(user, workspace.pk, workspaces.RESEARCHER)
     _unknown_fields(fields)
     problems = judge_config_problems(fields)
     rights, approver = endpoint_rights_problems(
@@ -77,15 +83,28 @@ def judge_config_create(*, user: User, operator: bool = False, **fields) -> Judg
         api_key_env=fields.get("api_key_env") or "",
     )
     problems += rights
+    problems += _prompt_workspace_problems(fields.get("prompt"), workspace.pk)
     if problems:
         raise DomainError("the judge config was not saved", problems)
     if fields.get("prompt") is None and fields.get("backend", "openai") == "openai":
         fields["prompt"] = prompt_get_builtin(PromptTemplate.Kind.POINTWISE)
     with transaction.atomic():
-        config = JudgeConfig(created_by=user, endpoint_approved_by=approver, **fields)
+        config = JudgeConfig(
+            workspace=workspace,
+            created_by=user,
+            endpoint_approved_by=approver,
+            **fields,
+        )
         config.save()
         _version_record(config, user)
     return config
+
+
+def _prompt_workspace_problems(prompt, workspace_id: int) -> list[Problem]:
+    """A config uses a built-in prompt template or one of its own workspace."""
+    if prompt is None or prompt.workspace_id in (None, workspace_id):
+        return []
+    return [Problem("no such prompt template in this workspace", field="prompt_id")]
 
 
 def judge_config_update(
@@ -103,7 +122,7 @@ def judge_config_update(
     Locks the config row; writes it or, on any problem, nothing (`DomainError`). Runs
     already made keep the settings (and version number) they froze. Idempotent.
     """
-    roles.require_researcher(user)
+    workspaces.require_object_role(user, config, workspaces.RESEARCHER)
     _unknown_fields(fields)
     with transaction.atomic():
         config = JudgeConfig.objects.select_for_update().get(pk=config.pk)
@@ -118,6 +137,9 @@ def judge_config_update(
             current=config,
         )
         problems += rights
+        problems += _prompt_workspace_problems(
+            merged.get("prompt"), config.workspace_id
+        )
         if problems:
             raise DomainError("the judge config was not saved", problems)
         if merged["prompt"] is None and merged["backend"] == "openai":
