@@ -6,6 +6,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from annotation.views import datasets as annotation_views
 from flaskapp import accounts
+from flaskapp import views as flaskapp_views
 
 urlpatterns = [
     path("", annotation_views.home, name="home"),
@@ -17,6 +18,9 @@ urlpatterns = [
         name="password-change",
     ),
     path("django-admin/", admin.site.urls),
+    path(
+        "workspaces/switch/", flaskapp_views.workspace_switch, name="workspace-switch"
+    ),
     # one pages include and one API include per app
     path("", include("annotation.urls")),
     path("", include("judging.urls")),

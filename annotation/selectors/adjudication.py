@@ -66,9 +66,7 @@ def campaigns_for_review(*, user, workspace=None) -> list[tuple[Campaign, int, i
     qs = workspaces.scope_for_role(Campaign.objects, user, workspaces.REVIEWER)
     if workspace is not None:
         qs = qs.filter(workspace=workspace)
-    campaigns = list(
-        qs.filter(kind=Campaign.Kind.POINTWISE).select_related("dataset")
-    )
+    campaigns = list(qs.filter(kind=Campaign.Kind.POINTWISE).select_related("dataset"))
     settled: dict[int, set[tuple[int, int]]] = defaultdict(set)
     for campaign_id, response_id, skill_id in Adjudication.objects.filter(
         campaign__in=campaigns

@@ -106,10 +106,8 @@ def rater_overview_list_for_user(*, user, workspace=None) -> list[RaterOverview]
     links = Campaign.raters.through.objects.filter(user_id__in=rows)
     if ids is not None:
         links = links.filter(campaign__workspace_id__in=ids)
-    links = (
-        links
-        .select_related("campaign")
-        .order_by("-campaign__created_at", "-campaign_id")
+    links = links.select_related("campaign").order_by(
+        "-campaign__created_at", "-campaign_id"
     )
     progress: dict[tuple[int, int], RaterCampaignProgress] = {}
     for link in links:

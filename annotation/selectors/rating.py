@@ -243,9 +243,10 @@ def campaign_get_for_rater(
     else:
         campaign = qs.filter(pk=campaign_id, raters=user).first()
         is_rater = roles.is_rater(user)
-    if campaign is not None and workspaces.workspace_role(
-        user, campaign.workspace_id
-    ) is None:
+    if (
+        campaign is not None
+        and workspaces.workspace_role(user, campaign.workspace_id) is None
+    ):
         # Rating happens inside the campaign's workspace: a rater who left it (or
         # was never in it) does not see the campaign.
         campaign = None

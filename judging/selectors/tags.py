@@ -75,11 +75,7 @@ def prompt_run_list(
     runs = JudgeRun.objects.filter(_prompt_runs_q(prompt.pk))
     if workspace_id is not None:
         runs = runs.filter(workspace_id=workspace_id)
-    return (
-        runs
-        .select_related("config", "dataset")
-        .order_by("-created_at", "-pk")
-    )
+    return runs.select_related("config", "dataset").order_by("-created_at", "-pk")
 
 
 def prompt_criterion_keys(
@@ -183,7 +179,11 @@ def failure_tag_counts_of_prompt(
 
 
 def criterion_note_list(
-    *, prompt: PromptTemplate, skill_key: str | None = None, user=None, workspace_id=None
+    *,
+    prompt: PromptTemplate,
+    skill_key: str | None = None,
+    user=None,
+    workspace_id=None,
 ) -> QuerySet[CriterionNote]:
     """The notes kept with the prompt version, oldest first (the trail of how the
     criterion was understood), optionally of one criterion, with their authors; only

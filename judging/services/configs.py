@@ -343,21 +343,30 @@ IDENTITY_FIELDS = (
 
 
 def judge_config_get_or_create(
-    *, user: User, name: str | None = None, operator: bool = False, **fields
+    *,
+    user: User,
+    name: str | None = None,
+    operator: bool = False,
+    workspace=None,
+    **fields,
 ) -> tuple[JudgeConfig, bool]:
     """The config with exactly these settings (`fields`, and the `IDENTITY_FIELDS` not
     given at their defaults), reused if one exists; otherwise created, validated like
     `judge_config_create` (`operator=True`: the command line), under `name` or one
     made from the model and host (with " #2", " #3", ... when taken). Returns
     (config, created). A reused config is not re-validated here: starting a run
-    checks its endpoint (`config_endpoint_problems`)."""
+    checks its endpoint (`config_endpoint_problems`). Only configs of `workspace`
+    (None: the default workspace) are reused; a new one is made there."""
+    workspace = workspace or workspaces.default_workspace()
     wanted = {
         f.name: f.get_default()
         for f in JudgeConfig._meta.concrete_fields
         if f.name in IDENTITY_FIELDS
     }
     wanted.update(fields)
-    existing = JudgeConfig.objects.filter(**wanted).order_by("pk").first()
+    existing = (
+        JudgeConfig.objects.filter(workspace=workspace, **wanted).order_by("pk").first()
+    )
     if existing is not None:
         return existing, False
     if name is None:
@@ -367,5 +376,7 @@ def judge_config_get_or_create(
     while JudgeConfig.objects.filter(name=name).exists():
         n += 1
         name = f"{base_name} #{n}"
-    config = judge_config_create(user=user, operator=operator, name=name, **wanted)
+    config = judge_config_create(
+        user=user, operator=operator, name=name, workspace=workspace, **wanted
+    )
     return config, True

@@ -16,6 +16,7 @@ from django.core.management.base import CommandError
 from django.utils import timezone
 
 from annotation.importers.generic import FIELDS
+from annotation.management.commands._cli import command_workspace
 from annotation.management.commands._import_cli import (
     add_file_options,
     format_from_name,
@@ -82,6 +83,7 @@ class Command(DataCommand):
             "paths": [path],
             "options": service_options,
             "started_at": timezone.now(),
+            "workspace": command_workspace(options),
         }
         try:
             report = dataset_import_files(
@@ -90,6 +92,7 @@ class Command(DataCommand):
                 files=files,
                 options=service_options,
                 dry_run=options["dry_run"],
+                workspace=record["workspace"],
             )
         except DomainError as exc:
             if not options["dry_run"]:
