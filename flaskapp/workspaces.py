@@ -313,3 +313,26 @@ def non_members(users, workspace_id: int) -> list:
         ).values_list("user_id", flat=True)
     )
     return [u for u in users if u.pk not in inside]
+
+
+def membership_ensure(
+    *, workspace: Workspace, user: User, role: str, actor: User | None = None
+) -> Membership:
+    """`user` is a member of `workspace` (with `role` when newly added; an existing
+    member keeps their role). Records ``membership.added`` in the audit log when it
+    adds. Joins the caller's transaction."""
+    with transaction.atomic():
+        membership, created = Membership.objects.get_or_create(
+            workspace=workspace, user=user, defaults={"role": role}
+        )
+        if created:
+            audit_record(
+                action="membership.added",
+                actor=actor,
+                workspace=workspace,
+                target=user,
+                target_label=user.get_username(),
+                after={"role": role},
+            )
+    forget_roles(user)
+    return membership

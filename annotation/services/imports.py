@@ -428,10 +428,13 @@ def import_parsed(  # noqa: C901, PLR0913 - the workspace is one more input;the 
         raise DomainError("the file has no rows to import")
     workspace = dataset.workspace if dataset is not None else workspace
     workspace = workspace or workspaces.default_workspace()
-    if dataset is None and user is not None:
-        roles.require_dataset_creator(user, dataset_name, workspace.pk)
-    elif user is not None:
-        workspaces.require_workspace_role(user, workspace.pk, workspaces.RESEARCHER)
+    if user is not None:
+        # Not a member: the workspace does not exist for them (404) ...
+        workspaces.require_workspace_role(user, workspace.pk, workspaces.RATER)
+        if dataset is None:  # ... a member below researcher: 403 naming the role.
+            roles.require_dataset_creator(user, dataset_name, workspace.pk)
+        else:
+            workspaces.require_workspace_role(user, workspace.pk, workspaces.RESEARCHER)
     with transaction.atomic():
         ids: dict[str, int] = {}
         report = ImportReport(dataset=dataset_name, rows=parsed.rows)

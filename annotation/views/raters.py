@@ -54,6 +54,7 @@ def rater_new(request: HttpRequest) -> HttpResponse:
             user=request.user,
             username=username,
             password=request.POST.get("password", ""),
+            workspace=current_workspace(request),
         )
     except DomainError as exc:
         return _page(
