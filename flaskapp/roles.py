@@ -70,13 +70,13 @@ def is_reviewer(user: User) -> bool:
 def is_rater(user: User) -> bool:
     """Whether `user` holds the rater role in some workspace."""
     from flaskapp.workspaces import RATER as WS_RATER
-    from flaskapp.workspaces import user_workspaces
+    from flaskapp.workspaces import roles_by_workspace
 
     if not user.is_authenticated:
         return False
     if is_admin(user):
         return RATER in user_roles(user)
-    return any(role == WS_RATER for _, role in user_workspaces(user))
+    return WS_RATER in roles_by_workspace(user).values()
 
 
 def is_synthetic(user: User) -> bool:

@@ -51,8 +51,18 @@ def workspace_role(user: User, workspace_id: int) -> str | None:
         return None
     if is_admin(user):
         return OWNER
-    _memberships(user)
-    return user._flask_workspace_roles.get(workspace_id)  # type: ignore[union-attr]
+    return roles_by_workspace(user).get(workspace_id)
+
+
+def roles_by_workspace(user: User) -> dict[int, str]:
+    """{workspace id: role} of `user`'s memberships (instance admins' too: their
+    own rows only). Cached on the user object: filled by `_memberships`' one query,
+    or by whoever read it along with the user (the rater loop's token check)."""
+    cached = getattr(user, "_flask_workspace_roles", None)
+    if cached is None:
+        _memberships(user)
+        cached = user._flask_workspace_roles  # type: ignore[union-attr]
+    return cached
 
 
 def _memberships(user: User) -> list[tuple[Workspace, str]]:
@@ -85,7 +95,7 @@ def workspace_ids_for_user(user: User) -> list[int] | None:
         return []
     if is_admin(user):
         return None
-    return [ws.pk for ws, _ in _memberships(user)]
+    return list(roles_by_workspace(user))
 
 
 def scope_queryset(queryset, user: User, *, field: str = "workspace"):
@@ -176,7 +186,11 @@ def workspace_ids_with_role(user: User, needed: str) -> list[int] | None:
         return []
     if is_admin(user):
         return None
-    return [ws.pk for ws, role in _memberships(user) if role_at_least(role, needed)]
+    return [
+        pk
+        for pk, role in roles_by_workspace(user).items()
+        if role_at_least(role, needed)
+    ]
 
 
 def scope_for_role(queryset, user: User, needed: str, *, field: str = "workspace"):
@@ -197,7 +211,7 @@ def highest_role(user: User) -> str | None:
         return None
     if is_admin(user):
         return OWNER
-    roles = [role for _, role in _memberships(user)]
+    roles = list(roles_by_workspace(user).values())
     return max(roles, key=ROLE_RANK.__getitem__) if roles else None
 
 

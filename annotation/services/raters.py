@@ -144,7 +144,8 @@ def rater_password_reset(*, user: User, rater: User, password: str = "") -> str:
     roles.require_researcher(user)
     # Only a rater of a workspace where `user` is a researcher (else: no such rater).
     ids = workspaces.workspace_ids_with_role(user, workspaces.RESEARCHER)
-    if ids is not None and not set(ids) & set(workspaces.workspace_ids_for_user(rater)):
+    rater_ids = workspaces.workspace_ids_for_user(rater)  # None: an instance admin
+    if ids is not None and rater_ids is not None and not set(ids) & set(rater_ids):
         raise Http404("No such rater.")
     _require_plain_rater(rater)
     generated = not password
