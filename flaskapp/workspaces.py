@@ -350,3 +350,13 @@ def membership_ensure(
             )
     forget_roles(user)
     return membership
+
+
+def require_role_somewhere(user: User, needed: str) -> str:
+    """`user`'s highest role when it includes `needed` somewhere, else a 403 naming
+    the role. Checked before an object is read, so that the answer (403) is the same
+    whether or not the object exists; the object's own workspace is checked after."""
+    role = highest_role(user)
+    if not role_at_least(role, needed):
+        raise PermissionDenied(f"This needs the {needed} role in a workspace.")
+    return role  # type: ignore[return-value]

@@ -15,6 +15,7 @@ from flaskapp import workspaces
 def job_get_for_user(*, user, job_id: int) -> Job:
     """The job, if `user` may see it (module doc); Http404 / PermissionDenied. Two
     queries at most."""
+    workspaces.require_role_somewhere(user, workspaces.RESEARCHER)
     job = Job.objects.select_related("dataset", "owner").filter(pk=job_id).first()
     if job is None:
         raise Http404("No such job.")

@@ -83,6 +83,7 @@ def dataset_get_for_user(
     else within the workspaces `user` may read) when `user` holds `needed` in its
     workspace: 404 for another workspace's dataset, 403 naming the role when the
     user's role there is too low."""
+    workspaces.require_role_somewhere(user, needed)
     qs = Dataset.objects.select_related("rubric")
     if dataset_id is not None:
         dataset = qs.filter(pk=dataset_id).first()
@@ -317,6 +318,7 @@ def instruction_id_list(*, dataset: Dataset, **filters) -> list[int]:
 def instruction_get_for_user(*, user, instruction_id: int) -> Instruction:
     """One instruction with its dataset, skills and every model's response (404 for
     another workspace's, 403 below researcher)."""
+    workspaces.require_role_somewhere(user, workspaces.RESEARCHER)
     instruction = (
         Instruction.objects.select_related("dataset", "dataset__rubric")
         .prefetch_related(
@@ -344,6 +346,7 @@ def import_job_list_for_user(*, user, workspace=None) -> QuerySet[ImportJob]:
 
 def import_job_get_for_user(*, user, job_id: int) -> ImportJob:
     """One import (404 for another workspace's, 403 below researcher)."""
+    workspaces.require_role_somewhere(user, workspaces.RESEARCHER)
     job = (
         ImportJob.objects.select_related("dataset", "created_by")
         .filter(pk=job_id)
@@ -368,6 +371,7 @@ def rubric_list_for_user(*, user, workspace=None) -> QuerySet[Rubric]:
 def rubric_get_for_user(*, user, rubric_id: int, needed: str = RESEARCHER) -> Rubric:
     """One rubric with its skills in rubric order (404 for another workspace's,
     403 below `needed`; a built-in one is readable by every researcher)."""
+    workspaces.require_role_somewhere(user, needed)
     rubric = rubric_get(rubric_id=rubric_id)
     workspaces.require_object_role(user, rubric, needed)
     return rubric

@@ -195,6 +195,7 @@ def rater_items_left(
 def campaign_get_for_user(*, user, campaign_id: int) -> Campaign:
     """A campaign for its researchers' pages: 404 for another workspace's, 403 below
     researcher in its workspace."""
+    workspaces.require_role_somewhere(user, workspaces.RESEARCHER)
     campaign = (
         Campaign.objects.select_related("dataset", "dataset__rubric", "created_by")
         .filter(pk=campaign_id)

@@ -27,6 +27,7 @@ def experiment_list_for_user(
 def experiment_get_for_user(*, user, experiment_id) -> Experiment:
     """One experiment with its dataset; PermissionDenied for non-researchers, Http404
     for an unknown id."""
+    workspaces.require_role_somewhere(user, workspaces.RESEARCHER)
     try:
         experiment = Experiment.objects.select_related("dataset", "baseline").get(
             pk=int(experiment_id)

@@ -127,6 +127,7 @@ def judge_config_list_for_user(*, user, workspace=None) -> QuerySet[JudgeConfig]
 
 def judge_config_get_for_user(*, user, config_id: int) -> JudgeConfig:
     """One judge config: 404 for another workspace's, 403 below researcher."""
+    workspaces.require_role_somewhere(user, workspaces.RESEARCHER)
     config = (
         JudgeConfig.objects.select_related("prompt", "created_by")
         .annotate(run_count=Count("runs"))
@@ -283,6 +284,7 @@ def ordinal_criteria_exist() -> Exists:
 
 def judge_run_get_for_user(*, user, run_id: int) -> JudgeRun:
     """One run: 404 for another workspace's, 403 below researcher."""
+    workspaces.require_role_somewhere(user, workspaces.RESEARCHER)
     run = (
         JudgeRun.objects.select_related(
             "config", "config__prompt", "dataset", "created_by"
@@ -515,6 +517,7 @@ def suggestion_list_for_user(
 
 def suggestion_get_for_user(*, user, suggestion_id: int) -> MetadataSuggestion:
     """One suggestion: 404 for another workspace's run, 403 below researcher."""
+    workspaces.require_role_somewhere(user, workspaces.RESEARCHER)
     suggestion = (
         MetadataSuggestion.objects.select_related(
             "run", "run__dataset", "instruction", "decided_by"

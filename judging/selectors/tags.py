@@ -40,6 +40,7 @@ def run_prompt_id(run: JudgeRun) -> int | None:
 def prompt_get_for_user(*, user, prompt_id: int) -> PromptTemplate:
     """One prompt version: 404 for another workspace's (or an unknown id), 403 below
     researcher; a built-in one is readable by every researcher."""
+    workspaces.require_role_somewhere(user, workspaces.RESEARCHER)
     prompt = PromptTemplate.objects.filter(pk=prompt_id).first()
     if prompt is None:
         raise Http404("No such prompt template.")
