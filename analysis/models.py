@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db import models
 
 from flaskapp import limits
+from flaskapp.models import default_workspace_pk
 
 
 class InputChange(models.Model):
@@ -62,6 +63,12 @@ class Job(models.Model):
 
     ACTIVE = (Status.QUEUED, Status.RUNNING)
 
+    workspace = models.ForeignKey(
+        "flaskapp.Workspace",
+        on_delete=models.PROTECT,
+        default=default_workspace_pk,
+        related_name="analysis_jobs",
+    )
     kind = models.CharField(max_length=40)
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="jobs"

@@ -45,7 +45,9 @@ def ensure_builtin_data(apps=None) -> None:
     Skill = apps.get_model("annotation", "Skill")
     # Migration 0002 runs this before migration 0011 adds the groups and scales (which
     # 0011 then fills); with today's models they are set here.
-    scales = "groups" in {f.name for f in Rubric._meta.get_fields()}
+    fields = {f.name for f in Rubric._meta.get_fields()}
+    scales = "groups" in fields
+    workspaces = "workspace" in fields
     rubric, _ = Rubric.objects.get_or_create(
         name=BUILTIN_RUBRIC_NAME,
         version=BUILTIN_RUBRIC_VERSION,
@@ -53,6 +55,8 @@ def ensure_builtin_data(apps=None) -> None:
             "is_builtin": True,
             "description": "The 12 FLASK skills in 4 abilities, in FLASK Eval's own words.",
             **({"groups": FLASK_GROUPS} if scales else {}),
+            # Shared by every workspace, read-only (issue 35).
+            **({"workspace": None} if workspaces else {}),
         },
     )
     for position, (key, name, ability, criteria, anchors) in enumerate(BUILTIN_SKILLS):

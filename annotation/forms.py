@@ -129,9 +129,12 @@ class ImportForm(forms.Form):
         "dashboards slice by, comma-separated (values taken from the file).",
     )
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, workspace=None, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["rubric"].queryset = selectors.rubric_list()
+        # The built-in rubrics and the import's workspace's (None: built-in only).
+        self.fields["rubric"].queryset = selectors.rubric_list(
+            workspace=workspace
+        ).filter(**({} if workspace is not None else {"workspace__isnull": True}))
 
     def clean_taxonomy(self):
         """The declaration as parsed JSON (None when empty); its content is the

@@ -40,6 +40,18 @@ class Workspace(models.Model):
         return self.name
 
 
+def default_workspace_pk() -> int:
+    """The default workspace's id (created on first use): the field default of every
+    owned root row (datasets, campaigns, runs, ...), so a row made with no workspace
+    named lands where the command line's imports and the pre-workspace rows are.
+    Services that know better (a campaign goes in its dataset's workspace) pass the
+    workspace explicitly."""
+    ws, _ = Workspace.objects.get_or_create(
+        slug="default", defaults={"name": "Default"}
+    )
+    return ws.pk
+
+
 class Membership(models.Model):
     """`user` holds `role` in `workspace`: one role per (workspace, user). The roles,
     from most to least power: owner (a researcher who also manages members, invite

@@ -46,17 +46,32 @@ def is_admin(user: User) -> bool:
     return ADMIN in user_roles(user)
 
 
+def _highest_workspace_role(user: User) -> str | None:
+    # Imported here: flaskapp.workspaces imports this module.
+    from flaskapp.workspaces import highest_role
+
+    return highest_role(user)
+
+
 def is_researcher(user: User) -> bool:
-    """Researchers and admins."""
-    return bool(user_roles(user) & {ADMIN, RESEARCHER})
+    """Researchers (or owners) of some workspace, and admins (issue 35: the roles are
+    held per workspace; objects are checked against their own workspace by
+    `flaskapp.workspaces.require_object_role`, this is the gate of pages and lists
+    that name no object)."""
+    return _highest_workspace_role(user) in {"owner", RESEARCHER}
 
 
 def is_reviewer(user: User) -> bool:
-    """Reviewers, researchers and admins: who may adjudicate."""
-    return bool(user_roles(user) & {ADMIN, RESEARCHER, REVIEWER})
+    """Reviewers, researchers and owners of some workspace, and admins: who may
+    adjudicate (in their workspaces)."""
+    return _highest_workspace_role(user) in {"owner", RESEARCHER, REVIEWER}
 
 
 def is_rater(user: User) -> bool:
+    """Whether `user`'s account is a rater's (the global ``rater`` group: who may be
+    served items at all; removing it stops every rating operation). Which campaigns
+    they rate in is the campaigns' raters, and only inside the campaigns' workspaces
+    (`flaskapp.workspaces`; `annotation.membership.require_campaign_rater`)."""
     return RATER in user_roles(user)
 
 
@@ -124,21 +139,28 @@ def plain_rater_problem(user: User, *, allow_synthetic: bool = False) -> str:
     return ""
 
 
-def can_create_dataset(user: User) -> bool:
-    """Researchers (and admins) create datasets (issue 35: self-service researchers;
-    the workspace's role rule, "researcher of the workspace", replaces this global
-    one when datasets belong to workspaces). The one rule for every way a dataset can
-    come into being: the dataset import (pages, API, job) and the preference import."""
-    return is_researcher(user)
+def can_create_dataset(user: User, workspace_id: int | None = None) -> bool:
+    """Researchers and owners of the workspace create datasets there (issue 35:
+    self-service; `workspace_id` None: the default workspace). The one rule for every
+    way a dataset can come into being: the dataset import (pages, API, job) and the
+    preference import."""
+    from flaskapp.workspaces import RESEARCHER as WS_RESEARCHER
+    from flaskapp.workspaces import default_workspace, role_at_least, workspace_role
+
+    if workspace_id is None:
+        workspace_id = default_workspace().pk
+    return role_at_least(workspace_role(user, workspace_id), WS_RESEARCHER)
 
 
-def require_dataset_creator(user: User, dataset_name: str = "") -> None:
-    """`PermissionDenied` unless `can_create_dataset(user)`."""
-    if not can_create_dataset(user):
+def require_dataset_creator(
+    user: User, dataset_name: str = "", workspace_id: int | None = None
+) -> None:
+    """`PermissionDenied` unless `can_create_dataset(user, workspace_id)`."""
+    if not can_create_dataset(user, workspace_id):
         what = f"dataset {dataset_name!r}" if dataset_name else "a dataset"
         raise PermissionDenied(
             f"{what} does not exist, and creating a dataset needs the researcher "
-            "role; import into an existing dataset"
+            "role in this workspace; import into an existing dataset"
         )
 
 

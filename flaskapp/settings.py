@@ -125,6 +125,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "annotation.context_processors.roles_context",
+                "flaskapp.context_processors.workspace_context",
             ],
         },
     },

@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from analysis.views import home as home_views
 from flaskapp import accounts, audit
+from flaskapp import views as flaskapp_views
 from flaskapp.sso import views as sso_views
 
 urlpatterns = [
@@ -23,6 +24,9 @@ urlpatterns = [
         "workspaces/<int:workspace_id>/audit/",
         audit.workspace_audit,
         name="workspace-audit",
+    ),
+    path(
+        "workspaces/switch/", flaskapp_views.workspace_switch, name="workspace-switch"
     ),
     # one pages include and one API include per app
     path("", include("annotation.urls")),

@@ -51,20 +51,39 @@ def workspace_role(user: User, workspace_id: int) -> str | None:
         return None
     if is_admin(user):
         return OWNER
-    cache = getattr(user, "_flask_workspace_roles", None)
-    if cache is None:
-        cache = dict(
-            Membership.objects.filter(user_id=user.pk).values_list(
-                "workspace_id", "role"
-            )
-        )
-        user._flask_workspace_roles = cache  # type: ignore[union-attr]
-    return cache.get(workspace_id)
+    return roles_by_workspace(user).get(workspace_id)
+
+
+def roles_by_workspace(user: User) -> dict[int, str]:
+    """{workspace id: role} of `user`'s memberships (instance admins' too: their
+    own rows only). Cached on the user object: filled by `_memberships`' one query,
+    or by whoever read it along with the user (the rater loop's token check)."""
+    cached = getattr(user, "_flask_workspace_roles", None)
+    if cached is None:
+        _memberships(user)
+        cached = user._flask_workspace_roles  # type: ignore[union-attr]
+    return cached
+
+
+def _memberships(user: User) -> list[tuple[Workspace, str]]:
+    """`user`'s (workspace, role) pairs by workspace name: one query, cached on the
+    user object for the request (it also fills `workspace_role`'s cache)."""
+    cached = getattr(user, "_flask_memberships", None)
+    if cached is None:
+        cached = [
+            (m.workspace, m.role)
+            for m in Membership.objects.filter(user_id=user.pk)
+            .select_related("workspace")
+            .order_by("workspace__name")
+        ]
+        user._flask_memberships = cached  # type: ignore[union-attr]
+        user._flask_workspace_roles = {ws.pk: role for ws, role in cached}  # type: ignore[union-attr]
+    return cached
 
 
 def forget_roles(user: User) -> None:
     """Drop the per-request role cache on `user` (after a membership change)."""
-    for attr in ("_flask_workspace_roles", "_flask_roles"):
+    for attr in ("_flask_workspace_roles", "_flask_roles", "_flask_memberships"):
         if hasattr(user, attr):
             delattr(user, attr)
 
@@ -76,8 +95,7 @@ def workspace_ids_for_user(user: User) -> list[int] | None:
         return []
     if is_admin(user):
         return None
-    workspace_role(user, 0)  # fills the cache
-    return list(user._flask_workspace_roles)  # type: ignore[union-attr]
+    return list(roles_by_workspace(user))
 
 
 def scope_queryset(queryset, user: User, *, field: str = "workspace"):
@@ -159,3 +177,186 @@ def audit_record(
             before=before,
             after=after,
         )
+
+
+def workspace_ids_with_role(user: User, needed: str) -> list[int] | None:
+    """The ids of the workspaces where `user` holds at least `needed`; None means
+    every workspace (an instance admin)."""
+    if not user.is_authenticated:
+        return []
+    if is_admin(user):
+        return None
+    return [
+        pk
+        for pk, role in roles_by_workspace(user).items()
+        if role_at_least(role, needed)
+    ]
+
+
+def scope_for_role(queryset, user: User, needed: str, *, field: str = "workspace"):
+    """`queryset` restricted to the workspaces where `user` holds at least `needed`
+    (`field` as in `scope_queryset`). A rater of workspace B does not see B's
+    datasets in a researcher's list, nor does anyone see another workspace's."""
+    ids = workspace_ids_with_role(user, needed)
+    if ids is None:
+        return queryset.all()  # a QuerySet, also when given a manager
+    return queryset.filter(**{f"{field}_id__in": ids})
+
+
+def highest_role(user: User) -> str | None:
+    """The most powerful role `user` holds in any workspace (``owner`` for an
+    instance admin; None when a member nowhere). The gate of pages and API lists that
+    name no object; objects are checked against their own workspace."""
+    if not user.is_authenticated:
+        return None
+    if is_admin(user):
+        return OWNER
+    roles = list(roles_by_workspace(user).values())
+    return max(roles, key=ROLE_RANK.__getitem__) if roles else None
+
+
+def require_object_role(user: User, obj: Any, needed: str) -> str:
+    """`require_workspace_role` on `obj`'s workspace (`obj.workspace_id`). A row
+    with no workspace (a built-in rubric or prompt template) is readable by anyone
+    holding `needed` somewhere, and changed by nobody but instance admins."""
+    if obj.workspace_id is None:
+        role = highest_role(user)
+        if role is None:
+            raise Http404("No such object.")
+        if not role_at_least(role, needed):
+            raise PermissionDenied(f"This needs the {needed} role in a workspace.")
+        return role
+    return require_workspace_role(user, obj.workspace_id, needed)
+
+
+def user_workspaces(user: User) -> list[tuple[Workspace, str]]:
+    """The workspaces `user` may switch to, with the role there, by name (every
+    workspace as owner for an instance admin)."""
+    if not user.is_authenticated:
+        return []
+    if is_admin(user):
+        cached = getattr(user, "_flask_all_workspaces", None)
+        if cached is None:
+            cached = [(ws, OWNER) for ws in Workspace.objects.order_by("name")]
+            user._flask_all_workspaces = cached  # type: ignore[union-attr]
+        return cached
+    return _memberships(user)
+
+
+def current_workspace(request) -> Workspace | None:
+    """The workspace the request works in (cached on the request): ``?workspace=<id>``
+    when the user may work there (remembered in the session), else the one the
+    session remembers, else the user's first workspace by name. None for anonymous
+    users and users who are a member nowhere. Pages list this workspace's objects;
+    objects named in the URL are checked against their own workspace."""
+    if hasattr(request, "_flask_workspace"):
+        return request._flask_workspace
+    choices = {ws.pk: ws for ws, _ in user_workspaces(request.user)}
+    chosen = None
+    raw = request.GET.get("workspace", "")
+    if raw.isdigit() and int(raw) in choices:
+        chosen = choices[int(raw)]
+        request.session[SESSION_KEY] = chosen.pk
+    elif (remembered := request.session.get(SESSION_KEY)) in choices:
+        chosen = choices[remembered]
+    elif choices:
+        chosen = next(iter(choices.values()))
+    request._flask_workspace = chosen
+    return chosen
+
+
+def current_workspace_id(request) -> int | None:
+    """`current_workspace(request)`'s id (None: no workspace)."""
+    ws = current_workspace(request)
+    return ws.pk if ws else None
+
+
+def workspace_switch(request, workspace_id: int) -> Workspace:
+    """Make `workspace_id` the session's workspace. 404 when `request.user` is not a
+    member (a workspace of others does not exist for them)."""
+    workspace = workspace_get_for_user(request.user, workspace_id, RATER)
+    request.session[SESSION_KEY] = workspace.pk
+    request._flask_workspace = workspace
+    return workspace
+
+
+def workspace_by_slug(slug: str | None) -> Workspace:
+    """The workspace named by `slug` (the command line's ``--workspace``); the default
+    workspace when `slug` is empty. `Workspace.DoesNotExist` when there is none."""
+    if not slug:
+        return default_workspace()
+    return Workspace.objects.get(slug=slug)
+
+
+def workspace_for_create(user: User, raw=None, needed: str = RESEARCHER) -> Workspace:
+    """The workspace an API call creates in: the ``workspace`` parameter `raw` (an id;
+    404 when `user` is not a member, 403 when the role there is below `needed`), else
+    `user`'s first workspace by name where they hold `needed` (403 when none)."""
+    if raw not in (None, ""):
+        text = str(raw).strip()
+        if not text.isdigit() or len(text) > 18:
+            raise Http404("No such workspace.")
+        return workspace_get_for_user(user, int(text), needed)
+    for workspace, role in user_workspaces(user):
+        if role_at_least(role, needed):
+            return workspace
+    raise PermissionDenied(f"This needs the {needed} role in a workspace.")
+
+
+def filter_by_workspace_param(queryset, user: User, raw, *, field: str = "workspace"):
+    """An API list's optional ``?workspace=<id>`` filter: `queryset` (already scoped
+    by membership) narrowed to that workspace; 404 when `user` is not a member (or
+    `raw` is not an id). No parameter: `queryset` unchanged."""
+    if raw in (None, ""):
+        return queryset
+    text = str(raw).strip()
+    if not text.isdigit() or len(text) > 18 or workspace_role(user, int(text)) is None:
+        raise Http404("No such workspace.")
+    return queryset.filter(**{f"{field}_id": int(text)})
+
+
+def non_members(users, workspace_id: int) -> list:
+    """Those of `users` who are not members of the workspace (one query): a
+    campaign's raters must belong to its workspace."""
+    users = list(users)
+    if not users:
+        return []
+    inside = set(
+        Membership.objects.filter(
+            workspace_id=workspace_id, user_id__in=[u.pk for u in users]
+        ).values_list("user_id", flat=True)
+    )
+    return [u for u in users if u.pk not in inside]
+
+
+def membership_ensure(
+    *, workspace: Workspace, user: User, role: str, actor: User | None = None
+) -> Membership:
+    """`user` is a member of `workspace` (with `role` when newly added; an existing
+    member keeps their role). Records ``membership.added`` in the audit log when it
+    adds. Joins the caller's transaction."""
+    with transaction.atomic():
+        membership, created = Membership.objects.get_or_create(
+            workspace=workspace, user=user, defaults={"role": role}
+        )
+        if created:
+            audit_record(
+                action="membership.added",
+                actor=actor,
+                workspace=workspace,
+                target=user,
+                target_label=user.get_username(),
+                after={"role": role},
+            )
+    forget_roles(user)
+    return membership
+
+
+def require_role_somewhere(user: User, needed: str) -> str:
+    """`user`'s highest role when it includes `needed` somewhere, else a 403 naming
+    the role. Checked before an object is read, so that the answer (403) is the same
+    whether or not the object exists; the object's own workspace is checked after."""
+    role = highest_role(user)
+    if not role_at_least(role, needed):
+        raise PermissionDenied(f"This needs the {needed} role in a workspace.")
+    return role  # type: ignore[return-value]

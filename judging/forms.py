@@ -12,7 +12,7 @@ from judging import endpoints, kinds
 from judging.fewshot import FewShotRequest
 from judging.models import JudgeConfig, JudgeRun, PromptTemplate, StoredKey
 from judging.selectors.keys import stored_key_choices_for_user
-from judging.selectors.runs import Endpoint, judge_endpoint_list
+from judging.selectors.runs import Endpoint, judge_endpoint_list, prompt_template_list
 
 PROBES = [
     ("", "No probe"),
@@ -177,9 +177,13 @@ class JudgeConfigForm(ProblemsFormMixin, forms.Form):
 
     def __init__(self, *args, user, config: JudgeConfig | None = None, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["prompt"].queryset = PromptTemplate.objects.filter(
-            kind=PromptTemplate.Kind.POINTWISE
-        ).order_by("name", "-version")
+        # The built-in templates and those of the user's workspaces (the service
+        # refuses one of another workspace than the config's).
+        self.fields["prompt"].queryset = (
+            prompt_template_list(user=user)
+            .filter(kind=PromptTemplate.Kind.POINTWISE)
+            .order_by("name", "-version")
+        )
         self.can_manage_endpoints = endpoints.can_manage_endpoints(user)
         self.fields["stored_key"].queryset = stored_key_choices_for_user(
             user=user, include_id=config.stored_key_id if config else None

@@ -10,6 +10,16 @@ from annotation.models import Dataset, Instruction, InstructionSkill, Response, 
 from annotation.services.campaign_spec import spec_from_fields
 from annotation.services.campaigns import campaign_create
 from annotation.services.rubrics import rubric_get_default
+from flaskapp.models import Membership
+from flaskapp.workspaces import default_workspace
+
+# The global groups' roles in a workspace (as in migration flaskapp 0002).
+GROUP_TO_WORKSPACE_ROLE = {
+    "admin": "owner",
+    "researcher": "researcher",
+    "reviewer": "reviewer",
+    "rater": "rater",
+}
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -23,8 +33,17 @@ class UserFactory(factory.django.DjangoModelFactory):
 
     @factory.post_generation
     def role(self, create, extracted, **kwargs):
+        """`role="researcher"`: the global group, and the same role in the default
+        workspace (as migration flaskapp 0002 gave today's users), so tests written
+        before workspaces keep their meaning. `workspace=` names another workspace."""
         if create and extracted:
             self.groups.add(Group.objects.get(name=extracted))
+            if extracted in GROUP_TO_WORKSPACE_ROLE:
+                Membership.objects.update_or_create(
+                    workspace=kwargs.get("workspace") or default_workspace(),
+                    user=self,
+                    defaults={"role": GROUP_TO_WORKSPACE_ROLE[extracted]},
+                )
 
 
 def grant_endpoint_rights(user: User) -> User:

@@ -29,6 +29,7 @@ from analysis.selectors.experiments import PARTS, experiment_figures
 from annotation import selectors as annotation_selectors
 from annotation.api.permissions import IsResearcher
 from annotation.models import Dataset
+from flaskapp import workspaces
 from flaskapp.api import refusal
 from flaskapp.params import BadParameter, ascii_int
 from flaskapp.throttling import HeavyApiMixin
@@ -102,7 +103,11 @@ class ExperimentListApi(APIView):
         responses={200: OpenApiTypes.OBJECT},
     )
     def get(self, request):
-        rows = experiment_list_for_user(user=request.user).prefetch_related("runs")
+        rows = workspaces.filter_by_workspace_param(
+            experiment_list_for_user(user=request.user),
+            request.user,
+            request.query_params.get("workspace"),
+        ).prefetch_related("runs")
         return Response({"experiments": [_brief(e) for e in rows]})
 
     @extend_schema(

@@ -1,7 +1,7 @@
 """Reading background jobs (`analysis.models.Job`): who may see one.
 
-A job is seen by its owner and by the researchers (and admins) who may see its
-dataset; never by raters or users without a role (403), and an unknown id is a 404.
+A job is seen by the researchers (and admins) of its workspace (its owner among
+them); never by raters or users without a role (403), and an unknown id is a 404.
 """
 
 from __future__ import annotations
@@ -9,19 +9,18 @@ from __future__ import annotations
 from django.http import Http404
 
 from analysis.models import Job
-from annotation import selectors as annotation_selectors
-from flaskapp import roles
+from flaskapp import workspaces
 
 
 def job_get_for_user(*, user, job_id: int) -> Job:
     """The job, if `user` may see it (module doc); Http404 / PermissionDenied. Two
     queries at most."""
-    roles.require_researcher(user)
+    workspaces.require_role_somewhere(user, workspaces.RESEARCHER)
     job = Job.objects.select_related("dataset", "owner").filter(pk=job_id).first()
     if job is None:
         raise Http404("No such job.")
-    if job.owner_id != user.pk:
-        annotation_selectors.dataset_get_for_user(user=user, dataset_id=job.dataset_id)
+    # Its workspace's researchers (the owner too only while still one there).
+    workspaces.require_object_role(user, job, workspaces.RESEARCHER)
     return job
 
 

@@ -81,7 +81,13 @@ def job_start(*, kind: str, owner, dataset, params: dict) -> Job:
                 "running; wait for one to finish",
                 retry_after=10,
             )
-        job = Job.objects.create(kind=kind, owner=owner, dataset=dataset, params=params)
+        job = Job.objects.create(
+            workspace_id=dataset.workspace_id,
+            kind=kind,
+            owner=owner,
+            dataset=dataset,
+            params=params,
+        )
         transaction.on_commit(lambda: job_execute_task.delay(job.pk))
     return job
 

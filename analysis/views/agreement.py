@@ -59,6 +59,7 @@ from flaskapp.errors import DomainError, TooManyRequests
 from flaskapp.htmx import render_page_or_fragment, wants_fragment
 from flaskapp.params import BadParameter
 from flaskapp.throttling import heavy_page, too_many_response
+from flaskapp.workspaces import current_workspace
 
 COMPUTE_ERRORS = (DomainError, agreement.AgreementError)
 PENDING_RETRY_AFTER = 5  # seconds: a download asked for while its job runs
@@ -207,7 +208,9 @@ def _slug(*parts) -> str:
 def agreement_home(request: HttpRequest) -> HttpResponse:
     """Choose a dataset; its dashboard is one click away."""
     roles.require_researcher(request.user)
-    datasets = annotation_selectors.dataset_overview_list_for_user(user=request.user)
+    datasets = annotation_selectors.dataset_overview_list_for_user(
+        user=request.user, workspace=current_workspace(request)
+    )
     return render(request, "analysis/agreement_home.html", {"datasets": datasets})
 
 

@@ -111,17 +111,21 @@ def _criteria(run: JudgeRun) -> list[Skill]:
 def _sidebar(run: JudgeRun, prompt) -> dict:
     return {
         "run_counts": tag_selectors.failure_tag_counts_of_run(run=run),
-        "prompt_counts": tag_selectors.failure_tag_counts_of_prompt(prompt=prompt)
+        "prompt_counts": tag_selectors.failure_tag_counts_of_prompt(
+            prompt=prompt, workspace_id=run.workspace_id
+        )
         if prompt
         else None,
         "tag_names": tag_selectors.failure_tag_names(dataset=run.dataset),
     }
 
 
-def _notes(prompt, skill_key: str) -> dict:
+def _notes(prompt, skill_key: str, workspace_id: int | None = None) -> dict:
     return {
         "notes": list(
-            tag_selectors.criterion_note_list(prompt=prompt, skill_key=skill_key)
+            tag_selectors.criterion_note_list(
+                prompt=prompt, skill_key=skill_key, workspace_id=workspace_id
+            )
         )
         if prompt and skill_key
         else [],
@@ -184,7 +188,7 @@ def _context(request: HttpRequest, run: JudgeRun, data) -> dict:
         "items": items,
         "limit": DRILL_LIMIT,
         **_sidebar(run, prompt),
-        **_notes(prompt, choice.skill),
+        **_notes(prompt, choice.skill, run.workspace_id),
     }
 
 
@@ -325,6 +329,6 @@ def run_criterion_note_add(request: HttpRequest, run_id: int) -> HttpResponse:
         "keep": _keep(request.POST),
         "note_error": error,
         "note_text": request.POST.get("text", "") if error else "",
-        **_notes(prompt, skill_key),
+        **_notes(prompt, skill_key, run.workspace_id),
     }
     return _answer(request, run, "criterion-notes", context, error)

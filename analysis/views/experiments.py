@@ -29,6 +29,7 @@ from flaskapp import roles
 from flaskapp.errors import DomainError, Problem
 from flaskapp.params import ascii_int
 from flaskapp.throttling import heavy_page
+from flaskapp.workspaces import current_workspace
 from judging.models import JudgeRun, TestSplitLook
 from judging.selectors.experiments import (
     experiment_get_for_user,
@@ -118,7 +119,9 @@ def experiment_list(request: HttpRequest) -> HttpResponse:
         request,
         "analysis/experiment_list.html",
         {
-            "experiments": experiment_list_for_user(user=request.user),
+            "experiments": experiment_list_for_user(
+                user=request.user, workspace=current_workspace(request)
+            ),
             "datasets": Dataset.objects.order_by("name"),
             "runs": runs,
             "errors": errors,

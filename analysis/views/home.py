@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET
 from analysis.selectors.checklist import ChecklistStep, first_run_checklist
 from annotation import selectors as annotation_selectors
 from flaskapp import roles
+from flaskapp.workspaces import current_workspace
 from judging.endpoints import can_manage_endpoints
 
 ENDPOINT_NOTE = (
@@ -34,17 +35,20 @@ def _with_role_notes(steps: list[ChecklistStep], user) -> list[ChecklistStep]:
 @login_required
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
-    """A researcher's datasets, recent imports and first-run checklist (instance-wide
-    until the request names its workspace); a rater's rating work."""
+    """A researcher's datasets, recent imports and first-run checklist in the current
+    workspace; a rater's rating work."""
     context: dict = {}
-    if roles.is_researcher(request.user):
+    workspace = current_workspace(request)
+    if roles.is_researcher(request.user) and workspace is not None:
         context["datasets"] = annotation_selectors.dataset_overview_list_for_user(
-            user=request.user
+            user=request.user, workspace=workspace
         )[:10]
         context["imports"] = annotation_selectors.import_job_list_for_user(
-            user=request.user
+            user=request.user, workspace=workspace
         )[:5]
-        steps = _with_role_notes(first_run_checklist(workspace_id=None), request.user)
+        steps = _with_role_notes(
+            first_run_checklist(workspace_id=workspace.pk), request.user
+        )
         context["checklist"] = steps
         context["checklist_done"] = sum(step.done for step in steps)
     # The rater's work: the same rows as /rate/ (one selector, one rule).

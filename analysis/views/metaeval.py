@@ -44,6 +44,7 @@ from flaskapp import roles
 from flaskapp.bounds import ID, N_BOOT
 from flaskapp.params import BadParameter, int_list_param, int_param
 from flaskapp.throttling import heavy_page
+from flaskapp.workspaces import current_workspace
 
 # The figures of the overview table and the per-category columns, in order. Their
 # labels, explanations and display kinds live in `analysis.glossary`.
@@ -133,9 +134,13 @@ def metaeval_home(request: HttpRequest) -> HttpResponse:
     _require_researcher(request)
     with_pairs = PreferencePair.objects.values("dataset_id")
     classified = set(classification_dataset_ids())
-    datasets = Dataset.objects.filter(
-        Q(pk__in=with_pairs) | Q(pk__in=classified)
-    ).order_by("name")
+    datasets = (
+        annotation_selectors.dataset_list_for_user(
+            user=request.user, workspace=current_workspace(request)
+        )
+        .filter(Q(pk__in=with_pairs) | Q(pk__in=classified))
+        .order_by("name")
+    )
     return render(
         request,
         "analysis/metaeval_home.html",

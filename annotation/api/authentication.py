@@ -27,6 +27,7 @@ from rest_framework.authentication import SessionAuthentication
 
 from annotation.sqlrows import from_row, prepared_cursor
 from flaskapp import roles
+from flaskapp.models import Membership
 
 
 def _sql() -> tuple[str, tuple[str, ...]]:
@@ -35,8 +36,13 @@ def _sql() -> tuple[str, tuple[str, ...]]:
     fields = tuple(f.attname for f in user_model._meta.concrete_fields)
     groups = user_model.groups.through
     columns = ", ".join(f"u.{q(f.column)}" for f in user_model._meta.concrete_fields)
+    members = q(Membership._meta.db_table)
     sql = (
         f"SELECT t.{q('digest')}, t.{q('created')}, t.{q('expiry')}, g.{q('name')}, "
+        # The user's workspace roles ride along (issue 35: the checks after it need
+        # no query of their own), as "id:role" texts.
+        f"ARRAY(SELECT m.{q('workspace_id')}::text || ':' || m.{q('role')} "
+        f"FROM {members} m WHERE m.{q('user_id')} = u.{q('id')}), "
         f"{columns} "
         f"FROM {q(AuthToken._meta.db_table)} t "
         f"JOIN {q(user_model._meta.db_table)} u ON u.{q('id')} = t.{q('user_id')} "
@@ -70,7 +76,7 @@ class RaterTokenAuthentication(TokenAuthentication):
             rows = [r for r in cursor.fetchall() if compare_digest(r[0], digest)]
         if not rows:
             raise exceptions.AuthenticationFailed(msg)
-        _digest, created, expiry, _group, *values = rows[0]
+        _digest, created, expiry, _group, workspace_roles, *values = rows[0]
         if expiry is not None and expiry < timezone.now():
             raise exceptions.AuthenticationFailed(msg)
         user = from_row(get_user_model(), fields, values)
@@ -80,6 +86,9 @@ class RaterTokenAuthentication(TokenAuthentication):
         if user.is_superuser:
             names.add(roles.ADMIN)
         user._flask_roles = names
+        user._flask_workspace_roles = {
+            int(ws): role for ws, _, role in (r.partition(":") for r in workspace_roles)
+        }
         auth_token = AuthToken.from_db(
             connection.alias,
             ["digest", "token_key", "user_id", "created", "expiry"],

@@ -40,6 +40,7 @@ from annotation.models import ImportJob
 from annotation.services.gold import gold_delete, gold_import_file, gold_set
 from annotation.services.import_jobs import import_job_confirm, import_job_create
 from annotation.services.rubrics import rubric_import
+from flaskapp import workspaces
 from flaskapp.api import Pagination
 
 
@@ -72,7 +73,11 @@ class RubricListApi(ListApi):
     @extend_schema(tags=["rubrics"], responses=RubricListOutputSerializer(many=True))
     def get(self, request):
         return self.paginated_response(
-            selectors.rubric_list_for_user(user=request.user)
+            workspaces.filter_by_workspace_param(
+                selectors.rubric_list_for_user(user=request.user),
+                request.user,
+                request.query_params.get("workspace"),
+            )
         )
 
 
@@ -105,6 +110,9 @@ class RubricImportApi(APIView):
             name=serializer.validated_data.get("name") or None,
             data=upload.read(),
             file=upload.name,
+            workspace=workspaces.workspace_for_create(
+                request.user, request.query_params.get("workspace")
+            ),
         )
         return Response(
             RubricDetailOutputSerializer(rubric).data, status=status.HTTP_201_CREATED
@@ -121,7 +129,11 @@ class DatasetListApi(ListApi):
     @extend_schema(tags=["datasets"], responses=DatasetListOutputSerializer(many=True))
     def get(self, request):
         return self.paginated_response(
-            selectors.dataset_list_for_user(user=request.user)
+            workspaces.filter_by_workspace_param(
+                selectors.dataset_list_for_user(user=request.user),
+                request.user,
+                request.query_params.get("workspace"),
+            )
         )
 
 
@@ -246,6 +258,9 @@ class DatasetImportApi(APIView):
             uploads=[(upload.name, upload) for upload in data["uploads"]],
             options=serializer.options(),
             user=request.user,
+            workspace=workspaces.workspace_for_create(
+                request.user, request.query_params.get("workspace")
+            ),
         )
         # Confirming is the second half of the same request, not a rule of its own:
         # the service decides inline versus queued and refuses an invalid job.
@@ -261,7 +276,11 @@ class ImportJobListApi(ListApi):
     @extend_schema(tags=["imports"], responses=ImportJobOutputSerializer(many=True))
     def get(self, request):
         return self.paginated_response(
-            selectors.import_job_list_for_user(user=request.user)
+            workspaces.filter_by_workspace_param(
+                selectors.import_job_list_for_user(user=request.user),
+                request.user,
+                request.query_params.get("workspace"),
+            )
         )
 
 

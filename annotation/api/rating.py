@@ -58,7 +58,7 @@ from annotation.services.campaigns import (
 )
 from annotation.services.gold import gold_feedback
 from annotation.services.serving import NextResult
-from flaskapp import roles
+from flaskapp import roles, workspaces
 from flaskapp.api import Pagination
 
 REFUSED = refused("scores.factuality")
@@ -113,7 +113,14 @@ class CampaignListApi(APIView):
         tags=["campaigns"], responses=CampaignListOutputSerializer(many=True)
     )
     def get(self, request):
-        page = _paginate(self, selectors.campaign_list_for_user(user=request.user))
+        page = _paginate(
+            self,
+            workspaces.filter_by_workspace_param(
+                selectors.campaign_list_for_user(user=request.user),
+                request.user,
+                request.query_params.get("workspace"),
+            ),
+        )
         return self._paginator.get_paginated_response(
             CampaignListOutputSerializer(page, many=True).data
         )

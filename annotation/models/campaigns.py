@@ -9,6 +9,7 @@ from simple_history.models import HistoricalRecords
 
 from annotation.models.datasets import Dataset, Response, Skill
 from flaskapp import bounds, limits
+from flaskapp.models import default_workspace_pk
 
 
 class ShownOrder(models.TextChoices):
@@ -51,6 +52,13 @@ class Campaign(models.Model):
         WITH_SCORES = "with_scores", "A critique next to the scores"
         ONLY = "only", "A critique instead of scores"
 
+    # Always its dataset's workspace (`campaign_create` checks).
+    workspace = models.ForeignKey(
+        "flaskapp.Workspace",
+        on_delete=models.PROTECT,
+        default=default_workspace_pk,
+        related_name="campaigns",
+    )
     name = models.CharField(max_length=200)
     kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.POINTWISE)
     dataset = models.ForeignKey(

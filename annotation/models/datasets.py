@@ -7,6 +7,7 @@ from django.db import models
 from django.db.models import Q
 
 from flaskapp import limits
+from flaskapp.models import default_workspace_pk
 
 
 class Ability(models.TextChoices):
@@ -46,6 +47,15 @@ class Difficulty(models.IntegerChoices):
 class Rubric(models.Model):
     """A versioned set of skills. Frozen (read-only) once any score uses it."""
 
+    # NULL: a built-in rubric, shared read-only by every workspace.
+    workspace = models.ForeignKey(
+        "flaskapp.Workspace",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        default=default_workspace_pk,
+        related_name="rubrics",
+    )
     name = models.CharField(max_length=100)
     version = models.PositiveIntegerField(default=1)
     description = models.TextField(max_length=limits.DESCRIPTION, blank=True)
@@ -181,7 +191,14 @@ class Skill(models.Model):
 class Dataset(models.Model):
     """A named collection of instructions (and their responses) scored with one rubric."""
 
-    name = models.CharField(max_length=200, unique=True)
+    workspace = models.ForeignKey(
+        "flaskapp.Workspace",
+        on_delete=models.PROTECT,
+        default=default_workspace_pk,
+        related_name="datasets",
+    )
+    # Unique within its workspace (`dataset_named` resolves a name there).
+    name = models.CharField(max_length=200)
     description = models.TextField(max_length=limits.DESCRIPTION, blank=True)
     rubric = models.ForeignKey(
         Rubric, on_delete=models.PROTECT, related_name="datasets"
@@ -196,6 +213,11 @@ class Dataset(models.Model):
 
     class Meta:
         ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["workspace", "name"], name="dataset_name_unique_in_workspace"
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.name

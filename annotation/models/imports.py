@@ -6,6 +6,7 @@ from django.conf import settings
 from django.db import models
 
 from annotation.models.datasets import Dataset
+from flaskapp.models import default_workspace_pk
 
 
 class ImportJob(models.Model):
@@ -36,6 +37,13 @@ class ImportJob(models.Model):
         UPLOAD = "upload", "upload"
         COMMAND = "command", "command line"
 
+    # The workspace the import writes into (and its dataset's).
+    workspace = models.ForeignKey(
+        "flaskapp.Workspace",
+        on_delete=models.PROTECT,
+        default=default_workspace_pk,
+        related_name="import_jobs",
+    )
     dataset_name = models.CharField(max_length=200)
     dataset = models.ForeignKey(
         Dataset,

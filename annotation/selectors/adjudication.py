@@ -37,7 +37,7 @@ from annotation.models import (
 )
 from annotation.scales import Scale, scale_of
 from annotation.selectors.exclusions import excluded_scores
-from flaskapp import roles
+from flaskapp import roles, workspaces
 
 PAGE_SIZE = 50
 STATES = ("open", "settled", "all")
@@ -54,17 +54,19 @@ def campaign_get_for_reviewer(*, user, campaign_id: int) -> Campaign:
     )
     if campaign is None:
         raise Http404("No such pointwise campaign.")
+    workspaces.require_object_role(user, campaign, workspaces.REVIEWER)
     return campaign
 
 
-def campaigns_for_review(*, user) -> list[tuple[Campaign, int, int]]:
+def campaigns_for_review(*, user, workspace=None) -> list[tuple[Campaign, int, int]]:
     """(campaign, disputed criteria not yet settled, settled) for every pointwise
     campaign, newest first: a reviewer's home. One query for the settled criteria of
     all campaigns, then `disputed_items`' two per campaign."""
     roles.require_reviewer(user)
-    campaigns = list(
-        Campaign.objects.filter(kind=Campaign.Kind.POINTWISE).select_related("dataset")
-    )
+    qs = workspaces.scope_for_role(Campaign.objects, user, workspaces.REVIEWER)
+    if workspace is not None:
+        qs = qs.filter(workspace=workspace)
+    campaigns = list(qs.filter(kind=Campaign.Kind.POINTWISE).select_related("dataset"))
     settled: dict[int, set[tuple[int, int]]] = defaultdict(set)
     for campaign_id, response_id, skill_id in Adjudication.objects.filter(
         campaign__in=campaigns

@@ -22,13 +22,23 @@ from annotation.models import (
     Rubric,
     Skill,
 )
-from flaskapp import roles
+from flaskapp import roles, workspaces
+from flaskapp.workspaces import RESEARCHER
 
 
-def rubric_list() -> QuerySet[Rubric]:
-    return Rubric.objects.annotate(skill_count=Count("skills")).order_by(
-        "name", "version"
-    )
+def rubric_list(*, user=None, workspace=None) -> QuerySet[Rubric]:
+    """Rubrics with their skill counts: the built-in ones (shared) and, with `user`,
+    those of the workspaces where `user` is a researcher (only `workspace`'s when
+    given)."""
+    qs = Rubric.objects.all()
+    if user is not None:
+        qs = qs.filter(
+            Q(workspace__isnull=True)
+            | Q(pk__in=workspaces.scope_for_role(Rubric.objects, user, RESEARCHER))
+        )
+    if workspace is not None:
+        qs = qs.filter(Q(workspace__isnull=True) | Q(workspace=workspace))
+    return qs.annotate(skill_count=Count("skills")).order_by("name", "version")
 
 
 def rubric_get(*, rubric_id: int) -> Rubric:
@@ -44,11 +54,16 @@ def rubric_get(*, rubric_id: int) -> Rubric:
     return rubric
 
 
-def dataset_list_for_user(*, user) -> QuerySet[Dataset]:
-    """Datasets with instruction/response counts. Researchers and admins only."""
+def dataset_list_for_user(*, user, workspace=None) -> QuerySet[Dataset]:
+    """Datasets with instruction/response counts, of the workspaces where `user` is a
+    researcher (only `workspace`'s when given: the pages' current workspace).
+    Researchers and admins only."""
     roles.require_researcher(user)
+    qs = workspaces.scope_for_role(Dataset.objects, user, RESEARCHER)
+    if workspace is not None:
+        qs = qs.filter(workspace=workspace)
     return (
-        Dataset.objects.select_related("rubric")
+        qs.select_related("rubric")
         .annotate(
             instruction_count=Count("instructions", distinct=True),
             response_count=Count("instructions__responses", distinct=True),
@@ -58,17 +73,29 @@ def dataset_list_for_user(*, user) -> QuerySet[Dataset]:
 
 
 def dataset_get_for_user(
-    *, user, dataset_id: int | None = None, name: str | None = None
+    *,
+    user,
+    dataset_id: int | None = None,
+    name: str | None = None,
+    workspace=None,
+    needed: str = RESEARCHER,
 ) -> Dataset:
-    roles.require_researcher(user)
+    """The dataset `dataset_id` (or named `name`, within `workspace` when given,
+    else within the workspaces `user` may read) when `user` holds `needed` in its
+    workspace: 404 for another workspace's dataset, 403 naming the role when the
+    user's role there is too low."""
+    workspaces.require_role_somewhere(user, needed)
     qs = Dataset.objects.select_related("rubric")
-    dataset = (
-        qs.filter(pk=dataset_id).first()
-        if dataset_id is not None
-        else qs.filter(name=name).first()
-    )
+    if dataset_id is not None:
+        dataset = qs.filter(pk=dataset_id).first()
+    else:
+        qs = workspaces.scope_queryset(qs.filter(name=name), user)
+        if workspace is not None:
+            qs = qs.filter(workspace=workspace)
+        dataset = qs.order_by("workspace__name").first()
     if dataset is None:
         raise Http404("No such dataset.")
+    workspaces.require_object_role(user, dataset, needed)
     return dataset
 
 
@@ -298,8 +325,9 @@ def instruction_id_list(*, dataset: Dataset, **filters) -> list[int]:
 
 
 def instruction_get_for_user(*, user, instruction_id: int) -> Instruction:
-    """One instruction with its dataset, skills and every model's response."""
-    roles.require_researcher(user)
+    """One instruction with its dataset, skills and every model's response (404 for
+    another workspace's, 403 below researcher)."""
+    workspaces.require_role_somewhere(user, workspaces.RESEARCHER)
     instruction = (
         Instruction.objects.select_related("dataset", "dataset__rubric")
         .prefetch_related(
@@ -311,19 +339,23 @@ def instruction_get_for_user(*, user, instruction_id: int) -> Instruction:
     )
     if instruction is None:
         raise Http404("No such instruction.")
+    workspaces.require_object_role(user, instruction.dataset, RESEARCHER)
     return instruction
 
 
-def import_job_list_for_user(*, user) -> QuerySet[ImportJob]:
-    """Imports are a researcher's job (issue 35: self-service researchers)."""
+def import_job_list_for_user(*, user, workspace=None) -> QuerySet[ImportJob]:
+    """Imports of the workspaces where `user` is a researcher (only `workspace`'s
+    when given)."""
     roles.require_researcher(user)
-    return ImportJob.objects.select_related("dataset", "created_by").order_by(
-        "-created_at"
-    )
+    qs = workspaces.scope_for_role(ImportJob.objects, user, RESEARCHER)
+    if workspace is not None:
+        qs = qs.filter(workspace=workspace)
+    return qs.select_related("dataset", "created_by").order_by("-created_at")
 
 
 def import_job_get_for_user(*, user, job_id: int) -> ImportJob:
-    roles.require_researcher(user)
+    """One import (404 for another workspace's, 403 below researcher)."""
+    workspaces.require_role_somewhere(user, workspaces.RESEARCHER)
     job = (
         ImportJob.objects.select_related("dataset", "created_by")
         .filter(pk=job_id)
@@ -331,22 +363,27 @@ def import_job_get_for_user(*, user, job_id: int) -> ImportJob:
     )
     if job is None:
         raise Http404("No such import.")
+    workspaces.require_object_role(user, job, RESEARCHER)
     return job
 
 
 # --- Permission-scoped reads for the REST API --------------------------------------------
 
 
-def rubric_list_for_user(*, user) -> QuerySet[Rubric]:
-    """Every rubric version with its skill count. Researchers and admins only."""
+def rubric_list_for_user(*, user, workspace=None) -> QuerySet[Rubric]:
+    """The built-in rubrics and those of `user`'s workspaces (as researcher), with
+    skill counts. Researchers and admins only."""
     roles.require_researcher(user)
-    return rubric_list()
+    return rubric_list(user=user, workspace=workspace)
 
 
-def rubric_get_for_user(*, user, rubric_id: int) -> Rubric:
-    """One rubric with its skills in rubric order. Researchers and admins only."""
-    roles.require_researcher(user)
-    return rubric_get(rubric_id=rubric_id)
+def rubric_get_for_user(*, user, rubric_id: int, needed: str = RESEARCHER) -> Rubric:
+    """One rubric with its skills in rubric order (404 for another workspace's,
+    403 below `needed`; a built-in one is readable by every researcher)."""
+    workspaces.require_role_somewhere(user, needed)
+    rubric = rubric_get(rubric_id=rubric_id)
+    workspaces.require_object_role(user, rubric, needed)
+    return rubric
 
 
 def dataset_detail_for_user(*, user, dataset_id: int) -> tuple[Dataset, DatasetStats]:
@@ -383,16 +420,22 @@ def response_list_for_user(
 # --- Reads for the HTML pages ----------------------------------------------------------
 
 
-def dataset_overview_list_for_user(*, user) -> QuerySet[Dataset]:
+def dataset_overview_list_for_user(*, user, workspace=None) -> QuerySet[Dataset]:
     """`dataset_list_for_user` plus `model_count`, the number of evaluated models.
 
     One query whatever the number of datasets. Researchers and admins only.
     """
-    return dataset_list_for_user(user=user).annotate(
+    return dataset_list_for_user(user=user, workspace=workspace).annotate(
         model_count=Count("instructions__responses__model_name", distinct=True)
     )
 
 
-def dataset_name_list() -> list[str]:
-    """Every dataset name, sorted (for the import form's suggestions)."""
-    return list(Dataset.objects.order_by("name").values_list("name", flat=True))
+def dataset_name_list(*, workspace=None) -> list[str]:
+    """The dataset names of `workspace` (None: the default workspace), sorted (for
+    the import form's suggestions)."""
+    workspace = workspace or workspaces.default_workspace()
+    return list(
+        Dataset.objects.filter(workspace=workspace)
+        .order_by("name")
+        .values_list("name", flat=True)
+    )

@@ -15,7 +15,7 @@ from django.http import Http404
 from annotation import membership
 from annotation.models import Assignment, Campaign, CampaignItem, HumanPreference
 from annotation.selectors.rating import campaign_get_for_rater, campaign_get_for_user
-from flaskapp import roles
+from flaskapp import roles, workspaces
 
 
 def pairwise_campaign_get_for_user(*, user, campaign_id: int) -> Campaign:
@@ -34,9 +34,10 @@ def pairwise_campaign_get_for_rater(*, user, campaign_id: int) -> Campaign:
     )
 
 
-def pairwise_campaign_list_for_user(*, user) -> QuerySet[Campaign]:
-    """Every pairwise campaign (researchers and admins) with `pair_count`,
-    `votes_needed`, `votes_submitted` and `rater_count`, in one query."""
+def pairwise_campaign_list_for_user(*, user, workspace=None) -> QuerySet[Campaign]:
+    """The pairwise campaigns of the workspaces where `user` is a researcher (only
+    `workspace`'s when given) with `pair_count`, `votes_needed`, `votes_submitted`
+    and `rater_count`, in one query."""
     roles.require_researcher(user)
     items = CampaignItem.objects.filter(campaign=OuterRef("pk")).values("campaign")
     links = Campaign.raters.through.objects.filter(campaign=OuterRef("pk")).values(
@@ -50,8 +51,11 @@ def pairwise_campaign_list_for_user(*, user) -> QuerySet[Campaign]:
             output_field=IntegerField(),
         )
 
+    qs = workspaces.scope_for_role(Campaign.objects, user, workspaces.RESEARCHER)
+    if workspace is not None:
+        qs = qs.filter(workspace=workspace)
     return (
-        Campaign.objects.filter(kind=Campaign.Kind.PAIRWISE)
+        qs.filter(kind=Campaign.Kind.PAIRWISE)
         .select_related("dataset", "created_by")
         .annotate(
             pair_count=sub(items, Count("id")),

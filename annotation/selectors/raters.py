@@ -9,7 +9,8 @@ from django.db.models import Count, Exists, OuterRef
 from django.http import Http404
 
 from annotation.models import Assignment, Campaign
-from flaskapp import roles
+from flaskapp import roles, workspaces
+from flaskapp.models import Membership
 
 
 @dataclass
@@ -51,16 +52,26 @@ class RaterOverview:
         return {row.campaign.pk for row in self.campaigns}
 
 
-def rater_overview_list_for_user(*, user) -> list[RaterOverview]:
+def rater_overview_list_for_user(*, user, workspace=None) -> list[RaterOverview]:
     """Every account with the rater role (active or not), by username, with the
     campaigns it is a member of and its progress in each; `user.synthetic` marks a
     synthetic account (generated ratings, `roles.SYNTHETIC`). Researchers and admins only
-    (`PermissionDenied`). Four queries, whatever the number of raters and campaigns.
+    (`PermissionDenied`). Only the raters who are members of the workspaces where
+    `user` is a researcher (of `workspace` when given), with those workspaces'
+    campaigns. Four queries, whatever the number of raters and campaigns.
     """
     roles.require_researcher(user)
+    ids = workspaces.workspace_ids_with_role(user, workspaces.RESEARCHER)
+    if workspace is not None:
+        ids = [workspace.pk] if ids is None or workspace.pk in ids else []
+    in_scope = Membership.objects.filter(user_id=OuterRef("pk"))
+    if ids is not None:
+        in_scope = in_scope.filter(workspace_id__in=ids)
     memberships = User.groups.through.objects.filter(user_id=OuterRef("pk"))
     raters = list(
-        User.objects.filter(Exists(memberships.filter(group__name=roles.RATER)))
+        User.objects.filter(
+            Exists(memberships.filter(group__name=roles.RATER)), Exists(in_scope)
+        )
         .annotate(
             power=Exists(
                 memberships.filter(group__name__in=[roles.ADMIN, roles.RESEARCHER])
@@ -92,18 +103,20 @@ def rater_overview_list_for_user(*, user) -> list[RaterOverview]:
     }
     if not rows:
         return []
-    links = (
-        Campaign.raters.through.objects.filter(user_id__in=rows)
-        .select_related("campaign")
-        .order_by("-campaign__created_at", "-campaign_id")
+    links = Campaign.raters.through.objects.filter(user_id__in=rows)
+    if ids is not None:
+        links = links.filter(campaign__workspace_id__in=ids)
+    links = links.select_related("campaign").order_by(
+        "-campaign__created_at", "-campaign_id"
     )
     progress: dict[tuple[int, int], RaterCampaignProgress] = {}
     for link in links:
         row = RaterCampaignProgress(campaign=link.campaign)
         progress[(link.user_id, link.campaign_id)] = row
         rows[link.user_id].campaigns.append(row)
+    progress_ids = sorted({campaign_id for _, campaign_id in progress})
     counts = (
-        Assignment.objects.filter(rater_id__in=rows)
+        Assignment.objects.filter(rater_id__in=rows, campaign_id__in=progress_ids)
         .values_list("rater_id", "campaign_id", "status")
         .annotate(n=Count("id"))
         .order_by()
@@ -122,12 +135,15 @@ def rater_overview_list_for_user(*, user) -> list[RaterOverview]:
 
 
 def rater_get_for_user(*, user, rater_id: int) -> User:
-    """The account `rater_id` if it has the rater role, else `Http404`. Researchers
-    and admins only (`PermissionDenied`)."""
+    """The account `rater_id` if it has the rater role and is a member of a
+    workspace where `user` is a researcher, else `Http404`. Researchers and admins
+    only (`PermissionDenied`)."""
     roles.require_researcher(user)
-    rater = (
-        User.objects.filter(pk=rater_id, groups__name=roles.RATER).distinct().first()
-    )
+    qs = User.objects.filter(pk=rater_id, groups__name=roles.RATER)
+    ids = workspaces.workspace_ids_with_role(user, workspaces.RESEARCHER)
+    if ids is not None:
+        qs = qs.filter(workspace_memberships__workspace_id__in=ids)
+    rater = qs.distinct().first()
     if rater is None:
         raise Http404("No such rater.")
     return rater
@@ -137,9 +153,9 @@ def campaign_choice_list_for_user(*, user) -> list[Campaign]:
     """The campaigns a rater can be added to (active or paused), newest first."""
     roles.require_researcher(user)
     return list(
-        Campaign.objects.exclude(status=Campaign.Status.CLOSED).order_by(
-            "-created_at", "-id"
-        )
+        workspaces.scope_for_role(Campaign.objects, user, workspaces.RESEARCHER)
+        .exclude(status=Campaign.Status.CLOSED)
+        .order_by("-created_at", "-id")
     )
 
 
@@ -149,4 +165,8 @@ def campaign_choice_get(*, user, campaign_id: int | None) -> Campaign | None:
     roles.require_researcher(user)
     if campaign_id is None:
         return None
-    return Campaign.objects.filter(pk=campaign_id).first()
+    return (
+        workspaces.scope_for_role(Campaign.objects, user, workspaces.RESEARCHER)
+        .filter(pk=campaign_id)
+        .first()
+    )

@@ -28,22 +28,32 @@ from annotation.models import (
 from annotation.scales import Scale, scale_of
 from annotation.selectors.gold import gold_schedule_left, items_left_counts
 from annotation.sqlrows import columns, concrete_attnames, from_row, prepared_cursor
-from flaskapp import roles
+from flaskapp import roles, workspaces
+from flaskapp.models import Membership
 
 
-def campaign_list_for_user(*, user) -> QuerySet[Campaign]:
-    """Researchers and admins see every campaign; raters the campaigns they are in."""
+def campaign_list_for_user(*, user, workspace=None) -> QuerySet[Campaign]:
+    """Researchers see every campaign of the workspaces where they are researchers;
+    raters the open campaigns they are in, of workspaces they belong to. `workspace`
+    narrows the list to one workspace (the pages' current one)."""
     qs = Campaign.objects.select_related("dataset", "created_by").order_by(
         "-created_at", "-id"
     )
-    if roles.is_researcher(user):
+    if workspace is not None:
+        qs = qs.filter(workspace=workspace)
+    if not (roles.is_researcher(user) or roles.is_rater(user)):
+        roles.require_researcher(user)  # raises
+    mine = Q(
+        raters=user.pk,
+        status__in=[Campaign.Status.ACTIVE, Campaign.Status.PAUSED],
+    )
+    research_ids = workspaces.workspace_ids_with_role(user, workspaces.RESEARCHER)
+    if research_ids is None:
         return qs
-    if roles.is_rater(user):
-        return qs.filter(
-            raters=user, status__in=[Campaign.Status.ACTIVE, Campaign.Status.PAUSED]
-        )
-    roles.require_researcher(user)  # raises
-    return qs.none()
+    member_ids = workspaces.workspace_ids_for_user(user)
+    return qs.filter(
+        Q(workspace_id__in=research_ids) | (mine & Q(workspace_id__in=member_ids))
+    ).distinct()
 
 
 @dataclass
@@ -83,8 +93,11 @@ def rater_campaign_rows(*, user, kind: str | None = None) -> list[RaterCampaignR
     """
     if not roles.is_rater(user):
         return []
-    qs = Campaign.objects.filter(
-        raters=user, status__in=[Campaign.Status.ACTIVE, Campaign.Status.PAUSED]
+    qs = workspaces.scope_queryset(
+        Campaign.objects.filter(
+            raters=user, status__in=[Campaign.Status.ACTIVE, Campaign.Status.PAUSED]
+        ),
+        user,
     ).order_by("-created_at", "-id")
     if kind is not None:
         qs = qs.filter(kind=kind)
@@ -180,8 +193,9 @@ def rater_items_left(
 
 
 def campaign_get_for_user(*, user, campaign_id: int) -> Campaign:
-    """A campaign for its researchers' pages (researcher or admin only)."""
-    roles.require_researcher(user)
+    """A campaign for its researchers' pages: 404 for another workspace's, 403 below
+    researcher in its workspace."""
+    workspaces.require_role_somewhere(user, workspaces.RESEARCHER)
     campaign = (
         Campaign.objects.select_related("dataset", "dataset__rubric", "created_by")
         .filter(pk=campaign_id)
@@ -189,6 +203,7 @@ def campaign_get_for_user(*, user, campaign_id: int) -> Campaign:
     )
     if campaign is None:
         raise Http404("No such campaign.")
+    workspaces.require_object_role(user, campaign, workspaces.RESEARCHER)
     return campaign
 
 
@@ -229,6 +244,13 @@ def campaign_get_for_rater(
     else:
         campaign = qs.filter(pk=campaign_id, raters=user).first()
         is_rater = roles.is_rater(user)
+    if (
+        campaign is not None
+        and workspaces.workspace_role(user, campaign.workspace_id) is None
+    ):
+        # Rating happens inside the campaign's workspace: a rater who left it (or
+        # was never in it) does not see the campaign.
+        campaign = None
     if campaign is None or not is_rater:
         membership.explain_missing_campaign(user, campaign_id, kind)
         raise Http404("No such campaign.")
@@ -245,12 +267,16 @@ def _campaign_for_rater_sql(check_role: bool) -> str:
         if check_role
         else ""
     )
+    members = q(Membership._meta.db_table)
     return (
         f"SELECT {columns(Campaign, concrete_attnames(Campaign), 'c')} "
         f"FROM {q(Campaign._meta.db_table)} c WHERE c.id = %(campaign)s "
         f"AND c.kind = '{Campaign.Kind.POINTWISE}' AND EXISTS "
         f"(SELECT 1 FROM {raters} m{role} WHERE m.campaign_id = c.id "
-        "AND m.user_id = %(user)s)"
+        "AND m.user_id = %(user)s) "
+        # Only inside the campaign's workspace (issue 35).
+        f"AND EXISTS (SELECT 1 FROM {members} wm WHERE wm.workspace_id = "
+        "c.workspace_id AND wm.user_id = %(user)s)"
     )
 
 

@@ -13,7 +13,7 @@ from django.db import transaction
 
 from annotation.models import Adjudication, Assignment, Campaign, HumanScore, Skill
 from annotation.scales import scale_of
-from flaskapp import bounds, limits, roles
+from flaskapp import bounds, limits, workspaces
 from flaskapp.errors import DomainError, Problem
 from flaskapp.params import ascii_int
 from flaskapp.untrusted import text_problem
@@ -27,7 +27,7 @@ def adjudication_rule_set(*, campaign: Campaign, spread, split, user: User) -> C
     (`adjudication_split`, for categorical criteria). Researchers only; refused
     (DomainError naming the field, nothing changed) when out of bounds or
     unknown."""
-    roles.require_researcher(user)
+    workspaces.require_object_role(user, campaign, workspaces.RESEARCHER)
     problems = []
     if isinstance(spread, str) and ascii_int(spread) is not None:
         spread = ascii_int(spread)
@@ -85,7 +85,7 @@ def adjudication_set(
     nothing changed) for a response no rater of the campaign rated on this
     criterion, a value outside the scale, an empty note. Idempotent for the same
     value and note. The row's history keeps every earlier value."""
-    roles.require_reviewer(user)
+    workspaces.require_object_role(user, campaign, workspaces.REVIEWER)
     if campaign.kind != Campaign.Kind.POINTWISE:
         raise DomainError(
             "only pointwise campaigns have an adjudication queue",

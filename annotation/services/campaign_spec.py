@@ -31,7 +31,7 @@ from annotation.models import Campaign, Dataset, PreferencePair, Response, Skill
 from annotation.services.gold import gold_rate_problems
 from annotation.services.pairs import PAIR_MODES, dataset_models, pair_problems
 from annotation.services.qualification import qualification_problems
-from flaskapp import roles
+from flaskapp import roles, workspaces
 from flaskapp.bounds import LOCK_TTL_MINUTES, OVERLAP, OVERLAP_PERCENT, RATER_QUOTA
 from flaskapp.errors import Problem
 from flaskapp.limits import model_text_problems
@@ -435,6 +435,11 @@ class CampaignSpec:
                 for u in self.raters
                 if (why := roles.plain_rater_problem(u, allow_synthetic=True))
             ]
+        if outside := workspaces.non_members(self.raters, self.dataset.workspace_id):
+            names = ", ".join(u.username for u in outside)
+            problems.append(
+                Problem(f"not members of this workspace: {names}", field="raters")
+            )
         return problems
 
     def _model_problems(self) -> list[Problem]:
@@ -497,6 +502,8 @@ class CampaignSpec:
         values = {
             "name": self.name,
             "dataset": self.dataset,
+            # A campaign lives in its dataset's workspace (issue 35).
+            "workspace_id": self.dataset.workspace_id,
             "models_included": sorted(set(self.models)),
             "skill_mode": self.skill_mode,
         }

@@ -11,7 +11,7 @@ from annotation.models import Campaign
 from annotation.services.campaign_items import ITEMS_CREATE
 from annotation.services.campaign_spec import CampaignSpec, CritiquePolicy
 from annotation.services.gold import gold_items_create
-from flaskapp import roles
+from flaskapp import roles, workspaces
 from flaskapp.errors import DomainError, Problem
 
 
@@ -24,7 +24,7 @@ def campaign_set_critique(
     they have. A closed campaign is final and refused. `DomainError` naming the field
     for bad input; then nothing is written.
     """
-    roles.require_researcher(user)
+    workspaces.require_object_role(user, campaign, workspaces.RESEARCHER)
     if campaign.kind != Campaign.Kind.POINTWISE:
         raise DomainError(
             "pairwise campaigns ask for no critique",
@@ -58,7 +58,11 @@ def campaign_create(*, spec: CampaignSpec, created_by: User) -> Campaign:
     or when no item matches; then nothing is written, pairs included. Not
     idempotent: each call creates a campaign.
     """
-    roles.require_researcher(created_by)
+    # Researchers of the dataset's workspace, where the campaign is made (404 for
+    # another workspace's dataset).
+    workspaces.require_workspace_role(
+        created_by, spec.dataset.workspace_id, workspaces.RESEARCHER
+    )
     problems = spec.problems()
     if problems:
         raise DomainError("the campaign was not created", problems)
@@ -85,7 +89,7 @@ def campaign_set_training(*, campaign: Campaign, on: bool, user: User) -> Campai
     """Start or end the campaign's training phase: while it is on, a rater sees the
     expected scores and explanation right after submitting a gold item
     (`services.gold.gold_feedback`); outside it, nothing. A closed campaign is refused."""
-    roles.require_researcher(user)
+    workspaces.require_object_role(user, campaign, workspaces.RESEARCHER)
     if campaign.status == Campaign.Status.CLOSED:
         raise DomainError("this campaign is closed; its settings are final")
     campaign.training_phase = bool(on)
@@ -95,7 +99,7 @@ def campaign_set_training(*, campaign: Campaign, on: bool, user: User) -> Campai
 
 def campaign_set_status(*, campaign: Campaign, status: str, user: User) -> Campaign:
     """Pause, resume or close a campaign. Closing is final; closed campaigns are read-only."""
-    roles.require_researcher(user)
+    workspaces.require_object_role(user, campaign, workspaces.RESEARCHER)
     if status not in Campaign.Status.values:
         raise DomainError(
             f"unknown status {status!r}", [Problem("unknown", field="status")]
@@ -124,12 +128,21 @@ def campaign_set_raters(
     way of removing a rater (this service, the Django admin, a shell) does it; from
     then on every rating operation refuses the rater (`membership.require_campaign_rater`).
     """
-    roles.require_researcher(user)
+    workspaces.require_object_role(user, campaign, workspaces.RESEARCHER)
     not_raters = [u.username for u in raters if not roles.is_rater(u)]
     if not_raters:
         raise DomainError(
             "the raters were not changed",
             [Problem(f"not raters: {', '.join(not_raters)}", field="raters")],
+        )
+    current = set(campaign.raters.values_list("pk", flat=True))
+    if outside := workspaces.non_members(
+        [u for u in raters if u.pk not in current], campaign.workspace_id
+    ):
+        names = ", ".join(u.username for u in outside)
+        raise DomainError(
+            "the raters were not changed",
+            [Problem(f"not members of this workspace: {names}", field="raters")],
         )
     current = set(campaign.raters.values_list("pk", flat=True))
     # Only plain rater accounts join (`roles.plain_rater_problem`); a member who is
@@ -151,10 +164,17 @@ def campaign_add_rater(*, campaign: Campaign, rater: User, user: User) -> bool:
     ``rater``). A closed campaign is
     refused, naming ``campaign``: it serves no more work. Returns False, writing
     nothing, when `rater` already is one (idempotent)."""
-    roles.require_researcher(user)
+    workspaces.require_object_role(user, campaign, workspaces.RESEARCHER)
     problems = []
     if why := roles.plain_rater_problem(rater):
         problems.append(Problem(why, field="rater"))
+    elif workspaces.non_members([rater], campaign.workspace_id):
+        problems.append(
+            Problem(
+                f"{rater.username} is not a member of this campaign's workspace",
+                field="rater",
+            )
+        )
     if campaign.status == Campaign.Status.CLOSED:
         problems.append(Problem(f"{campaign.name!r} is closed", field="campaign"))
     if problems:

@@ -19,7 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Assignment, Campaign, RaterExclusion
-from flaskapp import limits, roles
+from flaskapp import limits, workspaces
 from flaskapp.errors import DomainError, Problem
 from flaskapp.untrusted import text_problem
 
@@ -61,7 +61,7 @@ def rater_decision_start(
     a reason. Refused (DomainError naming the field, nothing changed) for an unknown
     kind, an empty reason, a rater outside the campaign, or one already excluded /
     paused."""
-    roles.require_researcher(user)
+    workspaces.require_object_role(user, campaign, workspaces.RESEARCHER)
     if kind not in RaterExclusion.Kind.values:
         raise DomainError(
             f"unknown decision {kind!r}",
@@ -98,7 +98,7 @@ def rater_decision_end(
 ) -> RaterExclusion:
     """Reverse an open exclusion or pause (the row stays, with who ended it, when and
     why). Refused when there is none open."""
-    roles.require_researcher(user)
+    workspaces.require_object_role(user, campaign, workspaces.RESEARCHER)
     reason = reason.strip() if isinstance(reason, str) else ""
     if reason:
         reason = _reason(reason)

@@ -42,8 +42,10 @@ def dataset_import_flask(  # noqa: C901 - the FLASK release's files, each valida
     options: dict | None = None,
     user=None,
     dry_run: bool = False,
+    workspace=None,
 ) -> ImportReport:
-    """Import a FLASK release in one transaction: eval set, model outputs, FLASK-Hard.
+    """Import a FLASK release in one transaction: eval set, model outputs, FLASK-Hard,
+    into dataset `dataset_name` of `workspace` (None: the default workspace).
 
     Every file is validated before anything is written, and everything is written in
     one transaction: a bad outputs file leaves no new dataset (nor rubric) behind.
@@ -69,7 +71,7 @@ def dataset_import_flask(  # noqa: C901 - the FLASK release's files, each valida
     options = dict(options or {})
     output_files = list(output_files or [])
     hard_files = list(hard_files or [])
-    dataset_name, dataset = dataset_named(dataset_name)
+    dataset_name, dataset = dataset_named(dataset_name, workspace)
     if not eval_files:
         raise DomainError(
             "no evaluation set given", [Problem("is missing", field="eval")]
@@ -116,10 +118,13 @@ def dataset_import_flask(  # noqa: C901 - the FLASK release's files, each valida
 
         def rubric_factory() -> Rubric:
             return rubric_import(
-                name=rubric_name, data=rubric_file[1], file=rubric_file[0]
+                name=rubric_name,
+                data=rubric_file[1],
+                file=rubric_file[0],
+                workspace=workspace,
             )
     else:
-        rubric = rubric_for(dataset, options)
+        rubric = rubric_for(dataset, options, workspace)
         lookup = skill_lookup(rubric)
 
     # Slim: the instruction texts are read again when written, not kept meanwhile.
@@ -188,6 +193,7 @@ def dataset_import_flask(  # noqa: C901 - the FLASK release's files, each valida
         user=user,
         dry_run=dry_run,
         rubric_factory=rubric_factory,
+        workspace=workspace,
         after_write=after_write,
         output_files=output_files,
     )

@@ -49,7 +49,7 @@ from annotation.models import (
 from annotation.scales import Scale, scale_of
 from annotation.selectors.gold import gold_answers_seen, gold_block_slot
 from annotation.services.import_rows import copy_rows
-from flaskapp import bounds, limits, roles
+from flaskapp import bounds, limits, workspaces
 from flaskapp.errors import Problem
 from flaskapp.limits import too_long
 from flaskapp.params import ascii_int
@@ -264,7 +264,7 @@ def gold_import(
     Researchers and admins only. `problems`: those of reading `rows` so far (a lazy
     reader's, `gold_import_file`); past `MAX_PROBLEMS` the rest is not read (the
     refusal says at which line it stopped)."""
-    roles.require_researcher(user)
+    workspaces.require_object_role(user, dataset, workspaces.RESEARCHER)
     if problems is None:
         problems = Problems()
     planned, problems = _plan(dataset, rows, file, problems)
@@ -326,7 +326,7 @@ def gold_set(
 def gold_delete(*, gold: GoldItem, user: User) -> None:
     """Unmark a gold item. Campaigns that already serve it keep serving it (their
     gold set is fixed at creation); scores given to it stay."""
-    roles.require_researcher(user)
+    workspaces.require_object_role(user, gold.dataset, workspaces.RESEARCHER)
     gold.delete()
 
 
@@ -499,7 +499,7 @@ def gold_import_file(
     """`gold_import` of a CSV, JSON Lines or Parquet file (bytes or a path; Parquet and
     gzip are recognised by their content, CSV by `fmt` or a ``.csv`` name). A file
     that cannot be read is refused like a bad row: every problem, nothing written."""
-    roles.require_researcher(user)
+    workspaces.require_object_role(user, dataset, workspaces.RESEARCHER)
     if fmt is None:
         fmt = "csv" if file.lower().removesuffix(".gz").endswith(".csv") else "jsonl"
     problems = Problems()

@@ -27,6 +27,7 @@ from annotation.services.imports import (
 )
 from annotation.services.score_imports import rubric_scales
 from annotation.tasks import import_job_execute_task
+from flaskapp import workspaces
 from flaskapp.errors import DomainError, Problem
 
 T = TypeVar("T")
@@ -73,8 +74,10 @@ def import_job_create(
     uploads: list[tuple[str, bytes | io.BufferedIOBase]],
     options: dict | None = None,
     user=None,
+    workspace=None,
 ) -> ImportJob:
-    """Store the uploaded files and validate them without importing (a dry run).
+    """Store the uploaded files and validate them without importing (a dry run), for
+    an import into `workspace` (None: the default workspace).
 
     Returns an `ImportJob` in status ``validated`` (with preview and the counts that a
     confirm would create) or ``invalid`` (with every problem). Writes only the job row
@@ -83,7 +86,10 @@ def import_job_create(
     """
     options = options or {}
     # A name the job row cannot hold is refused before anything is stored.
-    dataset_name, _ = dataset_named(dataset_name)
+    dataset_name, _ = dataset_named(dataset_name, workspace)
+    workspace = workspace or workspaces.default_workspace()
+    if user is not None:
+        workspaces.require_workspace_role(user, workspace.pk, workspaces.RESEARCHER)
     files = [
         (name, data if isinstance(data, bytes) else data.read())
         for name, data in uploads
@@ -91,6 +97,7 @@ def import_job_create(
     job_key = uuid.uuid4().hex
     stored = [_store(job_key, name, data) for name, data in files]
     job = ImportJob(
+        workspace=workspace,
         dataset_name=(dataset_name or "").strip(),
         format=fmt,
         options=options,
@@ -106,6 +113,7 @@ def import_job_create(
             options=options,
             user=user,
             dry_run=True,
+            workspace=workspace,
         )
         job.summary = report.as_dict()
         job.total_rows = report.rows
@@ -116,19 +124,23 @@ def import_job_create(
         ]
         job.summary = _refusal_summary(exc)
         job.finished_at = timezone.now()
-    job.preview = _preview(dataset_name, fmt, files, options)
+    job.preview = _preview(dataset_name, fmt, files, options, workspace)
     job.save()
     return job
 
 
 def _preview(
-    dataset_name: str, fmt: str, files: list[tuple[str, bytes]], options: dict
+    dataset_name: str,
+    fmt: str,
+    files: list[tuple[str, bytes]],
+    options: dict,
+    workspace=None,
 ) -> list[dict]:
     """The first rows as parsed (shown before confirming) with the rubric the import
     uses (its scores included), whatever their problems."""
     try:
-        _, dataset = dataset_named(dataset_name)
-        rubric = rubric_for(dataset, options)
+        _, dataset = dataset_named(dataset_name, workspace)
+        rubric = rubric_for(dataset, options, workspace)
         return dataset_parse_files(
             fmt=fmt,
             files=files[:1],
@@ -194,6 +206,7 @@ def import_job_execute(
             files=_load(job),
             options=job.options,
             user=job.created_by,
+            workspace=job.workspace,
         )
     except DomainError as exc:
         job.status = ImportJob.Status.FAILED
@@ -212,7 +225,9 @@ def import_job_execute(
         job.status = ImportJob.Status.SUCCEEDED
         job.summary = report.as_dict()
         job.processed_rows = report.rows
-        job.dataset = Dataset.objects.get(name=job.dataset_name)
+        job.dataset = Dataset.objects.get(
+            name=job.dataset_name, workspace_id=job.workspace_id
+        )
     job.finished_at = timezone.now()
     job.save()
 
@@ -226,6 +241,7 @@ def import_job_record_command(
     report=None,
     error: DomainError | None = None,
     started_at=None,
+    workspace=None,
 ) -> ImportJob:
     """Record, in the import history, an import a management command has just run
     (`source` "command line", no user): :func:`import_job_record` with each path as
@@ -241,6 +257,7 @@ def import_job_record_command(
         report=report,
         error=error,
         started_at=started_at,
+        workspace=workspace,
     )
 
 
@@ -288,6 +305,7 @@ def import_job_record(
     error: DomainError | None = None,
     user=None,
     started_at=None,
+    workspace=None,
 ) -> ImportJob:
     """Record, in the import history, an import that has just run outside the
     upload -> confirm flow (a command, a judge-results or preference upload):
@@ -299,7 +317,9 @@ def import_job_record(
     """
     if (report is None) == (error is None):
         raise ValueError("give either the report or the error")
+    workspace = workspace or workspaces.default_workspace()
     job = ImportJob(
+        workspace=workspace,
         dataset_name=(dataset_name or "")[
             : ImportJob._meta.get_field("dataset_name").max_length
         ],
@@ -315,13 +335,17 @@ def import_job_record(
         job.status = ImportJob.Status.SUCCEEDED
         job.summary = report.as_dict()
         job.total_rows = job.processed_rows = report.rows
-        job.dataset = Dataset.objects.filter(name=report.dataset).first()
+        job.dataset = Dataset.objects.filter(
+            name=report.dataset, workspace=workspace
+        ).first()
     else:
         job.status = ImportJob.Status.INVALID
         job.errors = [p.as_dict() for p in error.problems] or [
             Problem(error.message).as_dict()
         ]
         job.summary = _refusal_summary(error)
-        job.dataset = Dataset.objects.filter(name=dataset_name).first()
+        job.dataset = Dataset.objects.filter(
+            name=dataset_name, workspace=workspace
+        ).first()
     job.save()
     return job

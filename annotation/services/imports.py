@@ -14,6 +14,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 
 from annotation.importers.base import (
     MAX_IDENTIFIER_LENGTH,
@@ -56,7 +57,7 @@ from annotation.services.score_imports import (
     scores_plan,
     scores_write,
 )
-from flaskapp import bounds, roles
+from flaskapp import bounds, roles, workspaces
 from flaskapp.errors import DomainError, Problem
 from flaskapp.limits import model_text_problems
 from flaskapp.params import ascii_int
@@ -315,8 +316,12 @@ def _plan(
     return new_instructions, new_responses, ids, report, problems
 
 
-def dataset_named(dataset_name: str | None) -> tuple[str, Dataset | None]:
-    """The cleaned dataset name and the dataset of that name, if it exists."""
+def dataset_named(
+    dataset_name: str | None, workspace=None
+) -> tuple[str, Dataset | None]:
+    """The cleaned dataset name and the dataset of that name in `workspace` (None:
+    the default workspace), if it exists. Names are unique per workspace: another
+    workspace's dataset of the same name is not this one."""
     name = (dataset_name or "").strip()
     if not name:
         raise DomainError(
@@ -328,10 +333,15 @@ def dataset_named(dataset_name: str | None) -> tuple[str, Dataset | None]:
             f"{MAX_IDENTIFIER_LENGTH}",
             [Problem("is too long", field="dataset")],
         )
-    return name, Dataset.objects.filter(name=name).select_related("rubric").first()
+    workspace = workspace or workspaces.default_workspace()
+    return name, (
+        Dataset.objects.filter(name=name, workspace=workspace)
+        .select_related("rubric")
+        .first()
+    )
 
 
-def rubric_for(dataset: Dataset | None, options: dict) -> Rubric:
+def rubric_for(dataset: Dataset | None, options: dict, workspace=None) -> Rubric:
     """The dataset's rubric; for a new dataset `options["rubric_id"]` or the default.
 
     A `rubric_id` given for an existing dataset is ignored (the upload form offers the
@@ -341,7 +351,14 @@ def rubric_for(dataset: Dataset | None, options: dict) -> Rubric:
     if dataset is not None:
         return dataset.rubric
     if options.get("rubric_id"):
-        rubric = Rubric.objects.filter(pk=options["rubric_id"]).first()
+        # Only a built-in rubric or one of the import's workspace (another
+        # workspace's rubric does not exist here).
+        workspace = workspace or workspaces.default_workspace()
+        rubric = (
+            Rubric.objects.filter(pk=options["rubric_id"])
+            .filter(Q(workspace__isnull=True) | Q(workspace=workspace))
+            .first()
+        )
         if rubric is None:
             raise DomainError(
                 f"rubric {options['rubric_id']} does not exist",
@@ -436,7 +453,7 @@ def skill_lookup(rubric: Rubric) -> dict[str, str]:
     return skill_lookup_for(list(rubric.skills.values_list("key", "name")))
 
 
-def import_parsed(  # noqa: C901 - the import's one transaction, each optional part (scores, rubric, history) a guarded step
+def import_parsed(  # noqa: C901, PLR0913 - the workspace is one more input;the import's one transaction, each optional part (scores, rubric, history) a guarded step
     *,
     dataset_name: str,
     dataset: Dataset | None,
@@ -448,12 +465,15 @@ def import_parsed(  # noqa: C901 - the import's one transaction, each optional p
     rubric_factory: Callable[[], Rubric] | None = None,
     after_write: Callable[[Dataset | None, ImportReport], None] | None = None,
     output_files: list[tuple[str, FileData]] | None = None,
+    workspace=None,
 ) -> ImportReport:
     """Plan and write validated rows in one transaction (shared by the import services).
 
     `rubric_factory` creates the new dataset's rubric inside the transaction (so a
     refused import leaves no rubric behind); `after_write` runs last, inside it. A new
-    dataset needs `roles.can_create_dataset(user)` (`user` None: a trusted caller).
+    dataset is made in `workspace` (None: the default workspace) and needs
+    `roles.can_create_dataset(user, workspace)`; an existing one needs the researcher
+    role in its workspace (`user` None: a trusted caller).
 
     `output_files` are FLASK model-output files read one at a time after the parsed
     instructions are written, each row checked and sent to the database as it is read
@@ -472,8 +492,15 @@ def import_parsed(  # noqa: C901 - the import's one transaction, each optional p
         )
     if not problems and not output_files and not parsed.has_rows:
         raise DomainError("the file has no rows to import")
-    if dataset is None and user is not None:
-        roles.require_dataset_creator(user, dataset_name)
+    workspace = dataset.workspace if dataset is not None else workspace
+    workspace = workspace or workspaces.default_workspace()
+    if user is not None:
+        # Not a member: the workspace does not exist for them (404) ...
+        workspaces.require_workspace_role(user, workspace.pk, workspaces.RATER)
+        if dataset is None:  # ... a member below researcher: 403 naming the role.
+            roles.require_dataset_creator(user, dataset_name, workspace.pk)
+        else:
+            workspaces.require_workspace_role(user, workspace.pk, workspaces.RESEARCHER)
     with transaction.atomic():
         ids: dict[str, int] = {}
         report = ImportReport(dataset=dataset_name, rows=parsed.rows)
@@ -485,6 +512,7 @@ def import_parsed(  # noqa: C901 - the import's one transaction, each optional p
                 try:
                     with transaction.atomic():
                         dataset = Dataset.objects.create(
+                            workspace=workspace,
                             name=dataset_name,
                             rubric=rubric,
                             created_by=user,
@@ -576,8 +604,10 @@ def dataset_import_files(
     options: dict | None = None,
     user=None,
     dry_run: bool = False,
+    workspace=None,
 ) -> ImportReport:
-    """Validate `files` completely, then write them into dataset `dataset_name` at once.
+    """Validate `files` completely, then write them into dataset `dataset_name` of
+    `workspace` (None: the default workspace) at once.
 
     Formats: ``flask`` (evaluation set), ``flask_outputs`` (model outputs; the dataset
     must exist), ``jsonl`` / ``csv`` (generic rows, `options["mapping"]`). Options:
@@ -594,13 +624,13 @@ def dataset_import_files(
     unchanged. Runs in its own transaction; `dry_run` writes nothing.
     """
     options = options or {}
-    dataset_name, dataset = dataset_named(dataset_name)
+    dataset_name, dataset = dataset_named(dataset_name, workspace)
     if dataset is None and fmt == ImportJob.Format.FLASK_OUTPUTS:
         raise DomainError(
             f"dataset {dataset_name!r} does not exist; import its instructions first",
             [Problem("no such dataset", field="dataset")],
         )
-    rubric = rubric_for(dataset, options)
+    rubric = rubric_for(dataset, options, workspace)
     parsed = dataset_parse_files(
         fmt=fmt,
         files=files,
@@ -617,4 +647,5 @@ def dataset_import_files(
         options=options,
         user=user,
         dry_run=dry_run,
+        workspace=workspace,
     )

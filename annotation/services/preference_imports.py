@@ -39,6 +39,7 @@ def preferences_import(
         },
         "user": kwargs.get("user"),
         "started_at": timezone.now(),
+        "workspace": kwargs.get("workspace"),
     }
     return import_recorded(
         lambda: import_preference_file(**kwargs),

@@ -48,7 +48,7 @@ from annotation.models import (
 )
 from annotation.services.imports import import_check_sizes
 from annotation.services.rubrics import rubric_get_default
-from flaskapp import roles
+from flaskapp import roles, workspaces
 from flaskapp.errors import DomainError, Problem
 
 log = logging.getLogger(__name__)
@@ -335,8 +335,10 @@ def import_preference_file(  # noqa: PLR0913 - keyword-only options of the impor
     dry_run: bool = False,
     verdict_writer: VerdictWriterFactory | None = None,
     strict: bool = False,
+    workspace=None,
 ) -> PreferenceImportReport:
-    """Import a JSONL/CSV preference file into dataset `dataset_name` (created if new).
+    """Import a JSONL/CSV preference file into dataset `dataset_name` of `workspace`
+    (None: the default workspace; created there if new).
 
     Fields, accepted values and defaults: see `annotation.importers.preferences`.
     Each distinct prompt becomes an instruction (reused when the dataset already has one
@@ -362,8 +364,11 @@ def import_preference_file(  # noqa: PLR0913 - keyword-only options of the impor
     on the dataset so that concurrent imports into it queue. `dry_run` checks
     everything and writes nothing.
     """
+    workspace = workspace or workspaces.default_workspace()
     if user is not None:
-        roles.require_researcher(user)
+        # Not a member: the workspace does not exist for them (404); the role
+        # needed is checked below, as the dataset import does.
+        workspaces.require_workspace_role(user, workspace.pk, workspaces.RATER)
     import_check_sizes(sizes=[(file, file_size(data))])
     dataset_name = (dataset_name or "").strip()
     judge = (judge or "").strip()
@@ -409,15 +414,24 @@ def import_preference_file(  # noqa: PLR0913 - keyword-only options of the impor
         warnings=[w.as_dict() for w in parsed.warnings[:MAX_PROBLEMS]],
     )
     with transaction.atomic():
-        dataset = Dataset.objects.select_for_update().filter(name=dataset_name).first()
+        dataset = (
+            Dataset.objects.select_for_update()
+            .filter(name=dataset_name, workspace=workspace)
+            .first()
+        )
         if dataset is None and user is not None:
-            # The dataset import's rule: only admins create datasets.
-            roles.require_dataset_creator(user, dataset_name)
+            # The dataset import's rule (researchers of the workspace).
+            roles.require_dataset_creator(user, dataset_name, workspace.pk)
+        elif user is not None:
+            workspaces.require_workspace_role(user, workspace.pk, workspaces.RESEARCHER)
         if dataset is None and not dry_run:
             try:
                 with transaction.atomic():
                     dataset = Dataset.objects.create(
-                        name=dataset_name, rubric=rubric_get_default(), created_by=user
+                        workspace=workspace,
+                        name=dataset_name,
+                        rubric=rubric_get_default(),
+                        created_by=user,
                     )
             except IntegrityError as exc:
                 raise DomainError(

@@ -40,7 +40,7 @@ from annotation.selectors.gold import (
     qualification_tolerance,
 )
 from annotation.services.gold import gold_answers_shown_mark, gold_pick
-from flaskapp import bounds, roles
+from flaskapp import bounds, workspaces
 from flaskapp.errors import DomainError, Problem
 
 MAX_ATTEMPTS = 2  # the first, and one retry a researcher allows
@@ -210,7 +210,7 @@ def qualification_allow_retry(
     """Let a rater who failed the qualification try once more, on gold items they have
     not seen. Refused (DomainError, nothing changed) unless the rater's latest attempt
     failed and was the first, and enough unseen gold items are left."""
-    roles.require_researcher(user)
+    workspaces.require_object_role(user, campaign, workspaces.RESEARCHER)
     with transaction.atomic():
         latest = (
             Qualification.objects.select_for_update()

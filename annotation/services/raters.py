@@ -24,9 +24,10 @@ from django.contrib.auth.models import Group, User
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.http import Http404
 
 from annotation.models import TemporaryPassword
-from flaskapp import roles, tokens
+from flaskapp import roles, tokens, workspaces
 from flaskapp.errors import DomainError, Problem
 
 # 16 URL-safe characters (96 bits): far beyond any validator, easy to copy.
@@ -78,8 +79,12 @@ def _password_problems(password: str, user: User) -> list[Problem]:
     return []
 
 
-def rater_create(*, user: User, username: str, password: str = "") -> tuple[User, str]:
-    """Create an active account with the rater role (and no other).
+def rater_create(
+    *, user: User, username: str, password: str = "", workspace=None
+) -> tuple[User, str]:
+    """Create an active account with the rater role (and no other), a rater member
+    of `workspace` (None: the user's first workspace as researcher), where the
+    creating user must be a researcher.
 
     `password` empty: one is generated. Returns (rater, password_to_show), the second
     being the generated password, or "" when `password` was given (a typed password
@@ -87,7 +92,10 @@ def rater_create(*, user: User, username: str, password: str = "") -> tuple[User
     naming the field, an empty, malformed or taken `username` (case-insensitively)
     and a `password` the validators refuse (`DomainError`; nothing is written).
     """
-    roles.require_researcher(user)
+    if workspace is None:
+        workspace = workspaces.workspace_for_create(user)
+    else:
+        workspaces.require_workspace_role(user, workspace.pk, workspaces.RESEARCHER)
     username = (username or "").strip()
     problems = username_problems(username)
     generated = not password
@@ -102,6 +110,9 @@ def rater_create(*, user: User, username: str, password: str = "") -> tuple[User
         rater.set_password(password)
         rater.save()
         rater.groups.add(Group.objects.get(name=roles.RATER))
+        workspaces.membership_ensure(
+            workspace=workspace, user=rater, role=workspaces.RATER, actor=user
+        )
         _mark_temporary(rater, user)
     return rater, password if generated else ""
 
@@ -143,6 +154,11 @@ def rater_password_reset(*, user: User, rater: User, password: str = "") -> str:
     plain rater, ``password`` for a refused password (nothing changes).
     """
     roles.require_researcher(user)
+    # Only a rater of a workspace where `user` is a researcher (else: no such rater).
+    ids = workspaces.workspace_ids_with_role(user, workspaces.RESEARCHER)
+    rater_ids = workspaces.workspace_ids_for_user(rater)  # None: an instance admin
+    if ids is not None and rater_ids is not None and not set(ids) & set(rater_ids):
+        raise Http404("No such rater.")
     _require_plain_rater(rater)
     generated = not password
     if generated:

@@ -14,6 +14,7 @@ from annotation.importers.rubric_file import looks_like_rubric_file, parse_rubri
 from annotation.models import FLASK_GROUPS, Ability, Rubric, Skill, SkillKind
 from flaskapp.errors import DomainError, Problem
 from flaskapp.limits import model_text_problems
+from flaskapp.workspaces import default_workspace
 
 # A FLASK file uploaded without a name becomes a version of this rubric.
 FLASK_FILE_DEFAULT_NAME = "FLASK official"
@@ -62,13 +63,16 @@ def _criterion_skill(criterion: dict) -> dict:
     return skill
 
 
-def rubric_import(*, name: str | None = None, data: bytes, file: str) -> Rubric:
+def rubric_import(
+    *, name: str | None = None, data: bytes, file: str, workspace=None
+) -> Rubric:
     """Create a new version of a rubric from a file: ours (JSON or YAML, see
     `annotation.importers.rubric_file`) or FLASK's `skillset_description.json`
     (a JSON array; recognised by content).
 
     The rubric's name is `name` if given, else the file's `name` (FLASK's file:
-    "FLASK official"). Versions count up from the highest existing one. Raises
+    "FLASK official"). The rubric belongs to `workspace` (None: the default
+    workspace). Versions count up from the highest existing one. Raises
     `DomainError` listing every problem; then nothing is written.
     """
     name = (name or "").strip()
@@ -128,6 +132,7 @@ def rubric_import(*, name: str | None = None, data: bytes, file: str) -> Rubric:
             .first()
         )
         rubric = Rubric.objects.create(
+            workspace=workspace or default_workspace(),
             name=name,
             version=(last.version + 1) if last else 1,
             description=description,

@@ -201,6 +201,7 @@ def scores_write(
     skills = dict(dataset.rubric.skills.values_list("key", "pk"))
     names = ", ".join(files)
     campaign = Campaign.objects.create(
+        workspace_id=dataset.workspace_id,
         name=f"Imported scores: {names}"[:200],
         kind=Campaign.Kind.POINTWISE,
         dataset=dataset,

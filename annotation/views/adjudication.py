@@ -17,13 +17,16 @@ from annotation.services.adjudication import adjudication_rule_set, adjudication
 from flaskapp import roles
 from flaskapp.errors import DomainError
 from flaskapp.params import ascii_int
+from flaskapp.workspaces import current_workspace
 
 
 @login_required
 @require_GET
 def adjudication_home(request: HttpRequest) -> HttpResponse:
     """Every pointwise campaign with its disputed criteria to settle."""
-    rows = selectors.campaigns_for_review(user=request.user)
+    rows = selectors.campaigns_for_review(
+        user=request.user, workspace=current_workspace(request)
+    )
     return render(request, "annotation/adjudication_home.html", {"rows": rows})
 
 

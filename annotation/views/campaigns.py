@@ -34,9 +34,10 @@ from flaskapp.bounds import ID
 from flaskapp.errors import DomainError
 from flaskapp.htmx import HTMX_STOP_POLLING, render_page_or_fragment, wants_fragment
 from flaskapp.params import ascii_int, int_list_param
+from flaskapp.workspaces import current_workspace
 
 
-def _campaign_list_with_counts(*, user):
+def _campaign_list_with_counts(*, user, workspace=None):
     """`campaign_list_for_user` plus rating totals and the rater count, in one query.
 
     Subqueries rather than joins: joining items and raters together would multiply
@@ -54,7 +55,7 @@ def _campaign_list_with_counts(*, user):
             output_field=IntegerField(),
         )
 
-    return selectors.campaign_list_for_user(user=user).annotate(
+    return selectors.campaign_list_for_user(user=user, workspace=workspace).annotate(
         response_count=sub(items, Count("id")),
         ratings_needed=sub(items, Sum("target")),
         ratings_submitted=sub(items, Sum("submitted")),
@@ -67,7 +68,9 @@ def _campaign_list_with_counts(*, user):
 def campaign_list(request: HttpRequest) -> HttpResponse:
     """Every campaign with its progress (researchers and admins)."""
     roles.require_researcher(request.user)
-    campaigns = _campaign_list_with_counts(user=request.user)
+    campaigns = _campaign_list_with_counts(
+        user=request.user, workspace=current_workspace(request)
+    )
     return render(request, "annotation/campaign_list.html", {"campaigns": campaigns})
 
 

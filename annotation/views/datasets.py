@@ -11,6 +11,7 @@ import re
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -23,10 +24,10 @@ from annotation.selectors.rubric_files import NEW_RUBRIC_TEMPLATE, rubric_file_y
 from annotation.services import rubrics as rubric_services
 from annotation.services.import_jobs import import_job_confirm, import_job_create
 from annotation.services.imports import import_check_sizes
-from flaskapp import roles
 from flaskapp.errors import DomainError
 from flaskapp.htmx import HTMX_STOP_POLLING, render_page_or_fragment, wants_fragment
 from flaskapp.optional import HUB
+from flaskapp.workspaces import RESEARCHER, current_workspace, require_workspace_role
 
 INSTRUCTIONS_PER_PAGE = 50
 IMPORTS_SHOWN = 100
@@ -38,7 +39,9 @@ IMPORTS_SHOWN = 100
 @login_required
 @require_GET
 def dataset_list(request: HttpRequest) -> HttpResponse:
-    datasets = selectors.dataset_overview_list_for_user(user=request.user)
+    datasets = selectors.dataset_overview_list_for_user(
+        user=request.user, workspace=current_workspace(request)
+    )
     return render(request, "annotation/dataset_list.html", {"datasets": datasets})
 
 
@@ -81,7 +84,9 @@ def dataset_detail(request: HttpRequest, dataset_id: int) -> HttpResponse:
 @login_required
 @require_GET
 def rubric_list(request: HttpRequest) -> HttpResponse:
-    rubrics = selectors.rubric_list_for_user(user=request.user)
+    rubrics = selectors.rubric_list_for_user(
+        user=request.user, workspace=current_workspace(request)
+    )
     return render(request, "annotation/rubric_list.html", {"rubrics": rubrics})
 
 
@@ -126,11 +131,15 @@ def rubric_edit(request: HttpRequest, rubric_id: int | None = None) -> HttpRespo
     """Write a rubric in our file's YAML (researchers): a new rubric (no `rubric_id`, from
     an example), or the next version of one (its text to start from; the name stays).
     Saving is an import of the text (`services.rubrics.rubric_import`): every problem is
-    listed with its line and field, and nothing is written."""
-    roles.require_researcher(request.user)
+    listed with its line and field, and nothing is written. Researchers of the
+    workspace (the rubric's, or the current one for a new rubric)."""
     rubric = None
+    workspace = current_workspace(request)
     if rubric_id is not None:
         rubric = selectors.rubric_get_for_user(user=request.user, rubric_id=rubric_id)
+        if rubric.workspace_id is not None:
+            workspace = rubric.workspace
+    _require_researcher_in(request, workspace)
     problems: list = []
     text = rubric_file_yaml(rubric) if rubric else NEW_RUBRIC_TEMPLATE
     if request.method == "POST":
@@ -140,6 +149,7 @@ def rubric_edit(request: HttpRequest, rubric_id: int | None = None) -> HttpRespo
                 name=rubric.name if rubric else None,
                 data=text.encode("utf-8", errors="replace"),
                 file="the text below",
+                workspace=workspace,
             )
         except DomainError as exc:
             problems = exc.problems or [exc.message]
@@ -155,8 +165,9 @@ def rubric_edit(request: HttpRequest, rubric_id: int | None = None) -> HttpRespo
 @require_http_methods(["GET", "POST"])
 def rubric_import(request: HttpRequest) -> HttpResponse:
     """Upload a rubric file (ours, or FLASK's `skillset_description.json`) as a new
-    rubric version (researchers)."""
-    roles.require_researcher(request.user)
+    rubric version (researchers of the current workspace)."""
+    workspace = current_workspace(request)
+    _require_researcher_in(request, workspace)
     problems: list = []
     if request.method == "POST":
         form = RubricImportForm(request.POST, request.FILES)
@@ -167,6 +178,7 @@ def rubric_import(request: HttpRequest) -> HttpResponse:
                     name=form.cleaned_data["name"] or None,
                     data=upload.read(),
                     file=upload.name,
+                    workspace=workspace,
                 )
             except DomainError as exc:
                 problems = exc.problems or [exc.message]
@@ -192,7 +204,9 @@ def rubric_import(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def import_list(request: HttpRequest) -> HttpResponse:
-    jobs = selectors.import_job_list_for_user(user=request.user)[:IMPORTS_SHOWN]
+    jobs = selectors.import_job_list_for_user(
+        user=request.user, workspace=current_workspace(request)
+    )[:IMPORTS_SHOWN]
     return render(request, "annotation/import_list.html", {"jobs": jobs})
 
 
@@ -202,10 +216,12 @@ def import_new(request: HttpRequest) -> HttpResponse:
     """Upload files for an import. The service validates them (a dry run) into a job.
 
     A file over `IMPORT_MAX_BYTES` is refused on the form, before it is read.
+    Researchers of the current workspace, which the import writes into.
     """
-    roles.require_researcher(request.user)
+    workspace = current_workspace(request)
+    _require_researcher_in(request, workspace)
     if request.method == "POST":
-        form = ImportForm(request.POST, request.FILES)
+        form = ImportForm(request.POST, request.FILES, workspace=workspace)
         if form.is_valid():
             uploads = form.cleaned_data["files"]
             try:
@@ -221,22 +237,30 @@ def import_new(request: HttpRequest) -> HttpResponse:
                     uploads=[(f.name, f.read()) for f in uploads],
                     options=form.import_options(),
                     user=request.user,
+                    workspace=workspace,
                 )
                 return redirect("annotation:import-detail", job_id=job.pk)
         status = 400
     else:
         initial = {"dataset_name": request.GET.get("dataset", "")}
-        form = ImportForm(initial=initial)
+        form = ImportForm(initial=initial, workspace=workspace)
         status = 200
     context = {
         "form": form,
-        "dataset_names": selectors.dataset_name_list(),
+        "dataset_names": selectors.dataset_name_list(workspace=workspace),
         "format_help": [
             (value, label, FORMAT_HELP[value])
             for value, label in DATASET_FORMAT_CHOICES
         ],
     }
     return render(request, "annotation/import_new.html", context, status=status)
+
+
+def _require_researcher_in(request: HttpRequest, workspace) -> None:
+    """403 unless the user is a researcher (or owner) of `workspace`."""
+    if workspace is None:
+        raise PermissionDenied("This needs the researcher role in a workspace.")
+    require_workspace_role(request.user, workspace.pk, RESEARCHER)
 
 
 def _preview_columns(preview: list[dict]) -> list[str]:

@@ -53,6 +53,7 @@ from flaskapp import bounds, limits, roles
 from flaskapp.errors import DomainError, Problem
 from flaskapp.htmx import HTMX_STOP_POLLING, render_page_or_fragment, wants_fragment
 from flaskapp.params import ascii_int
+from flaskapp.workspaces import current_workspace
 
 PAIR_MODE_LABELS = {
     "all_pairs": "Every pair of models, for each instruction",
@@ -74,7 +75,11 @@ def pairwise_home(request: HttpRequest) -> HttpResponse:
     if not (roles.is_researcher(user) or roles.is_rater(user)):
         raise PermissionDenied("This needs the researcher, admin or rater role.")
     context = {
-        "campaigns": list(pairwise_selectors.pairwise_campaign_list_for_user(user=user))
+        "campaigns": list(
+            pairwise_selectors.pairwise_campaign_list_for_user(
+                user=user, workspace=current_workspace(request)
+            )
+        )
         if roles.is_researcher(user)
         else None,
         "rater_campaigns": selectors.rater_campaign_rows(

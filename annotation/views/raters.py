@@ -20,11 +20,14 @@ from annotation.services.campaigns import campaign_add_rater
 from annotation.services.raters import rater_create, rater_password_reset
 from flaskapp.errors import DomainError, Problem
 from flaskapp.params import ascii_int
+from flaskapp.workspaces import current_workspace
 
 
 def _page(request: HttpRequest, *, status: int = 200, **extra) -> HttpResponse:
     context = {
-        "raters": selectors.rater_overview_list_for_user(user=request.user),
+        "raters": selectors.rater_overview_list_for_user(
+            user=request.user, workspace=current_workspace(request)
+        ),
         "campaigns": selectors.campaign_choice_list_for_user(user=request.user),
         **extra,
     }
@@ -51,6 +54,7 @@ def rater_new(request: HttpRequest) -> HttpResponse:
             user=request.user,
             username=username,
             password=request.POST.get("password", ""),
+            workspace=current_workspace(request),
         )
     except DomainError as exc:
         return _page(

@@ -21,6 +21,7 @@ from annotation.api.serializers.datasets import (
 from annotation.importers.preferences import FIELDS, FORMATS, LABEL_SCHEMES
 from annotation.services.imports import import_check_sizes
 from annotation.services.preference_imports import preferences_import
+from flaskapp import workspaces
 from judging.services.verdicts import imported_verdicts
 
 FORMAT_BY_SUFFIX = {"csv": "csv", "jsonl": "jsonl", "ndjson": "jsonl"}
@@ -144,6 +145,9 @@ class PreferenceImportApi(APIView):
             dry_run=data["dry_run"],
             verdict_writer=imported_verdicts,
             strict=data["strict"],
+            workspace=workspaces.workspace_for_create(
+                request.user, request.query_params.get("workspace")
+            ),
         )
         return Response(
             PreferenceImportOutputSerializer(report).data,

@@ -95,7 +95,9 @@ class FailureTagListApi(APIView):
                 "tags": DisagreementTagOutputSerializer(rows, many=True).data,
                 "counts": {
                     "run": selectors.failure_tag_counts_of_run(run=run),
-                    "prompt": selectors.failure_tag_counts_of_prompt(prompt=prompt)
+                    "prompt": selectors.failure_tag_counts_of_prompt(
+                        prompt=prompt, workspace_id=run.workspace_id
+                    )
                     if prompt
                     else None,
                 },
@@ -152,7 +154,9 @@ class CriterionNoteListApi(APIView):
     def get(self, request, prompt_id: int):
         prompt = selectors.prompt_get_for_user(user=request.user, prompt_id=prompt_id)
         notes = selectors.criterion_note_list(
-            prompt=prompt, skill_key=request.query_params.get("skill_key") or None
+            prompt=prompt,
+            skill_key=request.query_params.get("skill_key") or None,
+            user=request.user,
         )
         return Response(CriterionNoteOutputSerializer(notes, many=True).data)
 

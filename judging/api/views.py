@@ -16,6 +16,7 @@ from annotation.api.datasets import ListApi
 from annotation.api.permissions import IsResearcher
 from annotation.api.serializers.datasets import ProblemOutputSerializer
 from annotation.services.imports import import_check_sizes
+from flaskapp import workspaces
 from flaskapp.errors import DomainError, Problem
 from judging.api.serializers import (
     JudgeCallFilterInputSerializer,
@@ -71,7 +72,11 @@ class JudgeConfigListApi(ListApi):
     @extend_schema(tags=["judges"], responses=JudgeConfigOutputSerializer(many=True))
     def get(self, request):
         return self.paginated_response(
-            selectors.judge_config_list_for_user(user=request.user)
+            workspaces.filter_by_workspace_param(
+                selectors.judge_config_list_for_user(user=request.user),
+                request.user,
+                request.query_params.get("workspace"),
+            )
         )
 
     @extend_schema(
@@ -83,7 +88,13 @@ class JudgeConfigListApi(ListApi):
         serializer = JudgeConfigCreateInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         fields = _config_fields(serializer.validated_data)
-        config = judge_config_create(user=request.user, **fields)
+        config = judge_config_create(
+            user=request.user,
+            workspace=workspaces.workspace_for_create(
+                request.user, request.query_params.get("workspace")
+            ),
+            **fields,
+        )
         config = selectors.judge_config_get_for_user(
             user=request.user, config_id=config.pk
         )
@@ -172,10 +183,14 @@ class JudgeRunListApi(ListApi):
     def get(self, request):
         filters = JudgeRunListFilterInputSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
-        runs = selectors.judge_run_list_for_user(
-            user=request.user,
-            status=filters.validated_data.get("status"),
-            dataset_id=filters.validated_data.get("dataset"),
+        runs = workspaces.filter_by_workspace_param(
+            selectors.judge_run_list_for_user(
+                user=request.user,
+                status=filters.validated_data.get("status"),
+                dataset_id=filters.validated_data.get("dataset"),
+            ),
+            request.user,
+            request.query_params.get("workspace"),
         )
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(runs, request, view=self)

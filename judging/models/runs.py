@@ -8,6 +8,7 @@ from django.db.models import Q
 
 from annotation.models import Dataset, Instruction, PreferencePair, Response, Skill
 from flaskapp import bounds, limits
+from flaskapp.models import default_workspace_pk
 
 
 class PromptTemplate(models.Model):
@@ -25,6 +26,15 @@ class PromptTemplate(models.Model):
         FLASK = "flask", "FLASK"
         FLAME = "flame", "FLAMe text-to-text (INSTRUCTIONS / CONTEXT / EVALUATION)"
 
+    # NULL: a built-in template, shared read-only by every workspace.
+    workspace = models.ForeignKey(
+        "flaskapp.Workspace",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        default=default_workspace_pk,
+        related_name="prompt_templates",
+    )
     name = models.CharField(max_length=100)
     version = models.PositiveIntegerField(default=1)
     kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.POINTWISE)
@@ -63,6 +73,12 @@ class JudgeConfig(models.Model):
         JSON_SCHEMA = "json_schema", "JSON schema (response_format)"
         TEXT = "text", "Free text"
 
+    workspace = models.ForeignKey(
+        "flaskapp.Workspace",
+        on_delete=models.PROTECT,
+        default=default_workspace_pk,
+        related_name="judge_configs",
+    )
     name = models.CharField(max_length=100, unique=True)
     backend = models.CharField(
         max_length=20, choices=Backend.choices, default=Backend.OPENAI
@@ -230,6 +246,13 @@ class JudgeRun(models.Model):
         BANDWAGON = "bandwagon", "Bandwagon cue"
         ATTENTION = "attention", "Irrelevant sentence (attention)"
 
+    # Always its dataset's workspace (the run services check).
+    workspace = models.ForeignKey(
+        "flaskapp.Workspace",
+        on_delete=models.PROTECT,
+        default=default_workspace_pk,
+        related_name="judge_runs",
+    )
     config = models.ForeignKey(
         JudgeConfig,
         null=True,

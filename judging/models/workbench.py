@@ -17,6 +17,7 @@ from django.db.models import Q
 
 from annotation.models import Dataset, Instruction, Response, Skill
 from flaskapp import limits
+from flaskapp.models import default_workspace_pk
 from judging.models.runs import JudgeRun, PromptTemplate
 
 
@@ -24,6 +25,12 @@ class EvalSplit(models.Model):
     """A dataset's development / test split, by instruction. Fixed once made: the
     test split's figures mean something only if it never moves."""
 
+    workspace = models.ForeignKey(
+        "flaskapp.Workspace",
+        on_delete=models.PROTECT,
+        default=default_workspace_pk,
+        related_name="eval_splits",
+    )
     dataset = models.OneToOneField(
         Dataset, on_delete=models.CASCADE, related_name="eval_split"
     )
@@ -113,6 +120,12 @@ class TestSplitLook(models.Model):
 class Experiment(models.Model):
     """Judge runs over the same items of one dataset, compared with a baseline run."""
 
+    workspace = models.ForeignKey(
+        "flaskapp.Workspace",
+        on_delete=models.PROTECT,
+        default=default_workspace_pk,
+        related_name="experiments",
+    )
     dataset = models.ForeignKey(
         Dataset, on_delete=models.PROTECT, related_name="experiments"
     )
@@ -206,6 +219,13 @@ class CriterionNote(models.Model):
     """What a researcher learnt about a criterion while reading a prompt version's
     disagreements (criteria drift while people grade: the notes keep the trail)."""
 
+    # Its own (a built-in prompt's notes are each workspace's own).
+    workspace = models.ForeignKey(
+        "flaskapp.Workspace",
+        on_delete=models.PROTECT,
+        default=default_workspace_pk,
+        related_name="criterion_notes",
+    )
     prompt = models.ForeignKey(
         PromptTemplate, on_delete=models.CASCADE, related_name="criterion_notes"
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 
-from flaskapp import roles
+from flaskapp import workspaces
 from judging.models import JudgeConfig, JudgeConfigVersion
 
 
@@ -14,7 +14,7 @@ def judge_config_version_list_for_user(
     """The recorded versions of `config`, newest first, with who saved each.
     Researchers only (`PermissionDenied`). A config made before versions were kept,
     or a placeholder for imported results, may have none."""
-    roles.require_researcher(user)
+    workspaces.require_object_role(user, config, workspaces.RESEARCHER)
     return (
         JudgeConfigVersion.objects.filter(config=config)
         .select_related("created_by")

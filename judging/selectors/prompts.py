@@ -6,7 +6,7 @@ from __future__ import annotations
 import difflib
 
 from annotation.models import InstructionSkill, Response, Skill, SkillKind
-from flaskapp import roles
+from flaskapp import roles, workspaces
 from judging import prompts
 from judging.models import PromptTemplate
 
@@ -22,7 +22,11 @@ def prompt_preview_for_user(*, user, template: PromptTemplate, response_id) -> d
         .filter(pk=response_id)
         .first()
     )
-    if response is None:
+    if response is None or (
+        workspaces.workspace_role(user, response.instruction.dataset.workspace_id)
+        is None
+    ):
+        # Another workspace's response does not exist for this user.
         return {"error": f"no response {response_id}"}
     instruction = response.instruction
     skills = [

@@ -29,7 +29,7 @@ from annotation.models import (
     Skill,
     SkillKind,
 )
-from flaskapp import roles
+from flaskapp import roles, workspaces
 from judging import endpoints
 from judging.models import (
     JudgeCall,
@@ -110,11 +110,16 @@ def judge_endpoint_list() -> list[Endpoint]:
     return list(found.values())
 
 
-def judge_config_list_for_user(*, user) -> QuerySet[JudgeConfig]:
-    """Every judge config with its prompt and the number of runs made with it."""
+def judge_config_list_for_user(*, user, workspace=None) -> QuerySet[JudgeConfig]:
+    """The judge configs of the workspaces where `user` is a researcher (only
+    `workspace`'s when given) with their prompt and the number of runs made with
+    each."""
     roles.require_researcher(user)
+    qs = workspaces.scope_for_role(JudgeConfig.objects, user, workspaces.RESEARCHER)
+    if workspace is not None:
+        qs = qs.filter(workspace=workspace)
     return (
-        JudgeConfig.objects.select_related("prompt", "created_by", "stored_key")
+        qs.select_related("prompt", "created_by", "stored_key")
         .defer("stored_key__ciphertext")
         .annotate(run_count=Count("runs"))
         .order_by("name")
@@ -122,7 +127,8 @@ def judge_config_list_for_user(*, user) -> QuerySet[JudgeConfig]:
 
 
 def judge_config_get_for_user(*, user, config_id: int) -> JudgeConfig:
-    roles.require_researcher(user)
+    """One judge config: 404 for another workspace's, 403 below researcher."""
+    workspaces.require_role_somewhere(user, workspaces.RESEARCHER)
     config = (
         JudgeConfig.objects.select_related("prompt", "created_by", "stored_key")
         .defer("stored_key__ciphertext")
@@ -132,6 +138,7 @@ def judge_config_get_for_user(*, user, config_id: int) -> JudgeConfig:
     )
     if config is None:
         raise Http404("No such judge config.")
+    workspaces.require_object_role(user, config, workspaces.RESEARCHER)
     return config
 
 
@@ -243,14 +250,19 @@ def judge_run_list_for_user(
     status: str | None = None,
     dataset_id: int | None = None,
     config_id: int | None = None,
+    workspace=None,
 ) -> QuerySet[JudgeRun]:
-    """Runs, newest first, with their config, dataset and creator joined.
+    """Runs of the workspaces where `user` is a researcher (only `workspace`'s when
+    given), newest first, with their config, dataset and creator joined.
 
     Counts are not annotated here (a join over every call of every run): pages ask
     `judge_run_counts` for the runs they show.
     """
     roles.require_researcher(user)
-    qs = JudgeRun.objects.select_related("config", "dataset", "created_by").annotate(
+    qs = workspaces.scope_for_role(JudgeRun.objects, user, workspaces.RESEARCHER)
+    if workspace is not None:
+        qs = qs.filter(workspace=workspace)
+    qs = qs.select_related("config", "dataset", "created_by").annotate(
         has_ordinal_criteria=ordinal_criteria_exist()
     )
     if status:
@@ -273,7 +285,8 @@ def ordinal_criteria_exist() -> Exists:
 
 
 def judge_run_get_for_user(*, user, run_id: int) -> JudgeRun:
-    roles.require_researcher(user)
+    """One run: 404 for another workspace's, 403 below researcher."""
+    workspaces.require_role_somewhere(user, workspaces.RESEARCHER)
     run = (
         JudgeRun.objects.select_related(
             "config", "config__prompt", "dataset", "created_by"
@@ -284,6 +297,7 @@ def judge_run_get_for_user(*, user, run_id: int) -> JudgeRun:
     )
     if run is None:
         raise Http404("No such judge run.")
+    workspaces.require_object_role(user, run, workspaces.RESEARCHER)
     return run
 
 
@@ -504,7 +518,8 @@ def suggestion_list_for_user(
 
 
 def suggestion_get_for_user(*, user, suggestion_id: int) -> MetadataSuggestion:
-    roles.require_researcher(user)
+    """One suggestion: 404 for another workspace's run, 403 below researcher."""
+    workspaces.require_role_somewhere(user, workspaces.RESEARCHER)
     suggestion = (
         MetadataSuggestion.objects.select_related(
             "run", "run__dataset", "instruction", "decided_by"
@@ -520,6 +535,7 @@ def suggestion_get_for_user(*, user, suggestion_id: int) -> MetadataSuggestion:
     )
     if suggestion is None:
         raise Http404("No such suggestion.")
+    workspaces.require_object_role(user, suggestion.run, workspaces.RESEARCHER)
     return suggestion
 
 
@@ -534,12 +550,24 @@ def suggestion_counts(*, run: JudgeRun) -> dict[str, int]:
     return {value: rows.get(value, 0) for value in MetadataSuggestion.Status.values}
 
 
-def prompt_template_list():
-    """Every prompt template version, newest version of each name first, with use counts."""
-    from django.db.models import Count
+def prompt_template_list(*, user=None, workspace=None):
+    """The built-in prompt template versions and those of the workspaces where
+    `user` is a researcher (only `workspace`'s when given), newest version of each
+    name first, with use counts (counting only configs `user` may see)."""
+    from django.db.models import Count, Q
 
     from judging.models import PromptTemplate
 
-    return PromptTemplate.objects.annotate(config_count=Count("judgeconfig")).order_by(
-        "name", "-version"
-    )
+    qs = PromptTemplate.objects.all()
+    config_filter = Q()
+    if user is not None:
+        ids = workspaces.workspace_ids_with_role(user, workspaces.RESEARCHER)
+        if ids is not None:
+            qs = qs.filter(Q(workspace__isnull=True) | Q(workspace_id__in=ids))
+            config_filter = Q(judgeconfig__workspace_id__in=ids)
+    if workspace is not None:
+        qs = qs.filter(Q(workspace__isnull=True) | Q(workspace=workspace))
+        config_filter &= Q(judgeconfig__workspace=workspace)
+    return qs.annotate(
+        config_count=Count("judgeconfig", filter=config_filter)
+    ).order_by("name", "-version")

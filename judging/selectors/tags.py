@@ -18,7 +18,7 @@ from django.db.models import Count, Q, QuerySet
 from django.http import Http404
 
 from annotation.models import Dataset, Skill
-from flaskapp import roles
+from flaskapp import workspaces
 from judging.models import (
     CriterionNote,
     DisagreementTag,
@@ -38,11 +38,13 @@ def run_prompt_id(run: JudgeRun) -> int | None:
 
 
 def prompt_get_for_user(*, user, prompt_id: int) -> PromptTemplate:
-    """One prompt version; researchers only (PermissionDenied), Http404 if unknown."""
-    roles.require_researcher(user)
+    """One prompt version: 404 for another workspace's (or an unknown id), 403 below
+    researcher; a built-in one is readable by every researcher."""
+    workspaces.require_role_somewhere(user, workspaces.RESEARCHER)
     prompt = PromptTemplate.objects.filter(pk=prompt_id).first()
     if prompt is None:
         raise Http404("No such prompt template.")
+    workspaces.require_object_role(user, prompt, workspaces.RESEARCHER)
     return prompt
 
 
@@ -65,21 +67,31 @@ def _prompt_runs_q(prompt_id: int, prefix: str = "") -> Q:
     )
 
 
-def prompt_run_list(*, prompt: PromptTemplate) -> QuerySet[JudgeRun]:
-    """The runs judged with the prompt version `prompt` (module doc), newest first."""
-    return (
-        JudgeRun.objects.filter(_prompt_runs_q(prompt.pk))
-        .select_related("config", "dataset")
-        .order_by("-created_at", "-pk")
-    )
+def prompt_run_list(
+    *, prompt: PromptTemplate, workspace_id: int | None = None
+) -> QuerySet[JudgeRun]:
+    """The runs judged with the prompt version `prompt` (module doc), newest first;
+    only those of workspace `workspace_id` when given (a built-in prompt is shared:
+    its runs in other workspaces are theirs)."""
+    runs = JudgeRun.objects.filter(_prompt_runs_q(prompt.pk))
+    if workspace_id is not None:
+        runs = runs.filter(workspace_id=workspace_id)
+    return runs.select_related("config", "dataset").order_by("-created_at", "-pk")
 
 
 def prompt_criterion_keys(
-    *, prompt: PromptTemplate, dataset: Dataset | None = None
+    *,
+    prompt: PromptTemplate,
+    dataset: Dataset | None = None,
+    workspace_id: int | None = None,
 ) -> set[str]:
     """The criterion keys a note on `prompt` may name: those of the rubrics of the
     datasets its runs judged, and of `dataset`'s rubric when given. One query."""
-    where = Q(rubric__datasets__judge_runs__in=prompt_run_list(prompt=prompt))
+    where = Q(
+        rubric__datasets__judge_runs__in=prompt_run_list(
+            prompt=prompt, workspace_id=workspace_id
+        )
+    )
     if dataset is not None:
         where |= Q(rubric_id=dataset.rubric_id)
     return set(Skill.objects.filter(where).values_list("key", flat=True).distinct())
@@ -146,27 +158,43 @@ def failure_tag_counts_of_run(*, run: JudgeRun) -> list[dict]:
     return _counts(DisagreementTag.objects.filter(run=run))
 
 
-def failure_tag_counts_of_prompt(*, prompt: PromptTemplate) -> dict:
+def failure_tag_counts_of_prompt(
+    *, prompt: PromptTemplate, workspace_id: int | None = None
+) -> dict:
     """{"prompt_id", "prompt", "runs": n, "tags": [...]}: the tags on the items of
     every run of the prompt version (module doc) summed by name, across datasets
-    (shape of "tags": `_counts`), and how many runs used it. Two queries."""
+    (shape of "tags": `_counts`), and how many runs used it; only runs of workspace
+    `workspace_id` when given (the caller's run's: a built-in prompt is shared by
+    every workspace). Two queries."""
     runs = JudgeRun.objects.filter(_prompt_runs_q(prompt.pk))
+    tags = DisagreementTag.objects.filter(_prompt_runs_q(prompt.pk, prefix="run__"))
+    if workspace_id is not None:
+        runs = runs.filter(workspace_id=workspace_id)
+        tags = tags.filter(run__workspace_id=workspace_id)
     return {
         "prompt_id": prompt.pk,
         "prompt": str(prompt),
         "runs": runs.count(),
-        "tags": _counts(
-            DisagreementTag.objects.filter(_prompt_runs_q(prompt.pk, prefix="run__"))
-        ),
+        "tags": _counts(tags),
     }
 
 
 def criterion_note_list(
-    *, prompt: PromptTemplate, skill_key: str | None = None
+    *,
+    prompt: PromptTemplate,
+    skill_key: str | None = None,
+    user=None,
+    workspace_id=None,
 ) -> QuerySet[CriterionNote]:
     """The notes kept with the prompt version, oldest first (the trail of how the
-    criterion was understood), optionally of one criterion, with their authors."""
+    criterion was understood), optionally of one criterion, with their authors; only
+    those of workspace `workspace_id` and of the workspaces where `user` is a
+    researcher, when given."""
     qs = CriterionNote.objects.filter(prompt=prompt)
+    if user is not None:
+        qs = workspaces.scope_for_role(qs, user, workspaces.RESEARCHER)
+    if workspace_id is not None:
+        qs = qs.filter(workspace_id=workspace_id)
     if skill_key:
         qs = qs.filter(skill_key=skill_key)
     return qs.select_related("created_by").order_by("created_at", "pk")

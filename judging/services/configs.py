@@ -18,7 +18,7 @@ from urllib.parse import urlparse
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from flaskapp import bounds, roles
+from flaskapp import bounds, workspaces
 from flaskapp.errors import DomainError, Problem
 from judging import endpoints
 from judging.models import JudgeConfig, JudgeConfigVersion, PromptTemplate, StoredKey
@@ -60,7 +60,9 @@ NEW_ENDPOINT_PROBLEM = (
 )
 
 
-def judge_config_create(*, user: User, operator: bool = False, **fields) -> JudgeConfig:
+def judge_config_create(
+    *, user: User, operator: bool = False, workspace=None, **fields
+) -> JudgeConfig:
     """Create a judge config after validating every field (errors name the field).
 
     `api_key_env` must be the NAME of a declared key variable (`judging.endpoints`),
@@ -68,9 +70,13 @@ def judge_config_create(*, user: User, operator: bool = False, **fields) -> Judg
     database. A new endpoint needs endpoint rights (`endpoint_rights_problems`);
     `operator=True` is the command line, whose operator has them. Writes the config
     and its version 1 (`JudgeConfigVersion`) or, on any problem, nothing
-    (`DomainError`).
+    (`DomainError`). The config belongs to `workspace` (None: the user's first
+    workspace as researcher; 404 / 403 when the user is not a researcher there).
     """
-    roles.require_researcher(user)
+    if workspace is None:
+        workspace = workspaces.workspace_for_create(user)
+    else:
+        workspaces.require_workspace_role(user, workspace.pk, workspaces.RESEARCHER)
     _unknown_fields(fields)
     problems = judge_config_problems(fields)
     problems += stored_key_problems(user=user, fields=fields)
@@ -82,15 +88,28 @@ def judge_config_create(*, user: User, operator: bool = False, **fields) -> Judg
         stored_key=fields.get("stored_key"),
     )
     problems += rights
+    problems += _prompt_workspace_problems(fields.get("prompt"), workspace.pk)
     if problems:
         raise DomainError("the judge config was not saved", problems)
     if fields.get("prompt") is None and fields.get("backend", "openai") == "openai":
         fields["prompt"] = prompt_get_builtin(PromptTemplate.Kind.POINTWISE)
     with transaction.atomic():
-        config = JudgeConfig(created_by=user, endpoint_approved_by=approver, **fields)
+        config = JudgeConfig(
+            workspace=workspace,
+            created_by=user,
+            endpoint_approved_by=approver,
+            **fields,
+        )
         config.save()
         _version_record(config, user)
     return config
+
+
+def _prompt_workspace_problems(prompt, workspace_id: int) -> list[Problem]:
+    """A config uses a built-in prompt template or one of its own workspace."""
+    if prompt is None or prompt.workspace_id in (None, workspace_id):
+        return []
+    return [Problem("no such prompt template in this workspace", field="prompt_id")]
 
 
 def judge_config_update(
@@ -108,7 +127,7 @@ def judge_config_update(
     Locks the config row; writes it or, on any problem, nothing (`DomainError`). Runs
     already made keep the settings (and version number) they froze. Idempotent.
     """
-    roles.require_researcher(user)
+    workspaces.require_object_role(user, config, workspaces.RESEARCHER)
     _unknown_fields(fields)
     with transaction.atomic():
         config = JudgeConfig.objects.select_for_update().get(pk=config.pk)
@@ -131,6 +150,9 @@ def judge_config_update(
             stored_key=merged["stored_key"],
         )
         problems += rights
+        problems += _prompt_workspace_problems(
+            merged.get("prompt"), config.workspace_id
+        )
         if problems:
             raise DomainError("the judge config was not saved", problems)
         if merged["prompt"] is None and merged["backend"] == "openai":
@@ -385,21 +407,30 @@ IDENTITY_FIELDS = (
 
 
 def judge_config_get_or_create(
-    *, user: User, name: str | None = None, operator: bool = False, **fields
+    *,
+    user: User,
+    name: str | None = None,
+    operator: bool = False,
+    workspace=None,
+    **fields,
 ) -> tuple[JudgeConfig, bool]:
     """The config with exactly these settings (`fields`, and the `IDENTITY_FIELDS` not
     given at their defaults), reused if one exists; otherwise created, validated like
     `judge_config_create` (`operator=True`: the command line), under `name` or one
     made from the model and host (with " #2", " #3", ... when taken). Returns
     (config, created). A reused config is not re-validated here: starting a run
-    checks its endpoint (`config_endpoint_problems`)."""
+    checks its endpoint (`config_endpoint_problems`). Only configs of `workspace`
+    (None: the default workspace) are reused; a new one is made there."""
+    workspace = workspace or workspaces.default_workspace()
     wanted = {
         f.name: f.get_default()
         for f in JudgeConfig._meta.concrete_fields
         if f.name in IDENTITY_FIELDS
     }
     wanted.update(fields)
-    existing = JudgeConfig.objects.filter(**wanted).order_by("pk").first()
+    existing = (
+        JudgeConfig.objects.filter(workspace=workspace, **wanted).order_by("pk").first()
+    )
     if existing is not None:
         return existing, False
     if name is None:
@@ -409,5 +440,7 @@ def judge_config_get_or_create(
     while JudgeConfig.objects.filter(name=name).exists():
         n += 1
         name = f"{base_name} #{n}"
-    config = judge_config_create(user=user, operator=operator, name=name, **wanted)
+    config = judge_config_create(
+        user=user, operator=operator, name=name, workspace=workspace, **wanted
+    )
     return config, True

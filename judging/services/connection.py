@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from asgiref.sync import async_to_sync
 from django.contrib.auth.models import User
 
-from flaskapp import roles
+from flaskapp import workspaces
 from judging import endpoints, llm
 from judging.models import JudgeConfig
 from judging.services.configs import config_endpoint_problems
@@ -57,7 +57,7 @@ def judge_config_test_connection(*, user: User, config: JudgeConfig) -> Connecti
     hosts only; each test is a ``key.used`` audit row), and never appears in the
     result.
     """
-    roles.require_researcher(user)
+    workspaces.require_object_role(user, config, workspaces.RESEARCHER)
     if config.is_baseline:
         return ConnectionCheck(
             ok=False,

@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from annotation.models import Dataset
 from annotation.services.rubrics import rubric_freeze
-from flaskapp import limits, roles
+from flaskapp import limits, workspaces
 from flaskapp.errors import DomainError, Problem
 from flaskapp.limits import clip
 from flaskapp.untrusted import text_problem
@@ -128,6 +128,7 @@ def _write(
     with transaction.atomic():
         rubric_freeze(rubric_id=dataset.rubric_id)  # the derived scores use it
         run = JudgeRun.objects.create(
+            workspace_id=dataset.workspace_id,
             config=None,
             dataset=dataset,
             name=name,
@@ -268,7 +269,7 @@ def judge_run_panel_create(
     researcher role. Side effects: one completed run of kind derived and its
     scores, in one transaction. Not idempotent: each call makes a new run.
     """
-    roles.require_researcher(user)
+    workspaces.require_object_role(user, dataset, workspaces.RESEARCHER)
     runs, problems = _panel_runs(dataset, run_ids)
     if method not in METHODS:
         problems.append(
@@ -393,7 +394,7 @@ def judge_run_calibrate(
     completed run of kind derived and its scores, in one transaction. Not
     idempotent: each call makes a new run.
     """
-    roles.require_researcher(user)
+    workspaces.require_object_role(user, run, workspaces.RESEARCHER)
     dataset = run.dataset
     problems = []
     if problem := _score_run_problem(run, dataset):

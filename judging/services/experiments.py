@@ -13,7 +13,7 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
 from annotation.models import Campaign, Dataset
-from flaskapp import bounds, roles
+from flaskapp import bounds, workspaces
 from flaskapp.errors import DomainError, Problem
 from flaskapp.limits import model_text_problems
 from flaskapp.params import ascii_int
@@ -140,7 +140,7 @@ def experiment_create(
     (:func:`run_items`), a baseline not among the runs, campaigns of another
     dataset. Writes the experiment and its run links in one transaction.
     """
-    roles.require_researcher(user)
+    workspaces.require_object_role(user, dataset, workspaces.RESEARCHER)
     name = (name or "").strip()
     problems = []
     if not name:
@@ -168,6 +168,7 @@ def experiment_create(
     try:
         with transaction.atomic():
             experiment = Experiment.objects.create(
+                workspace_id=dataset.workspace_id,
                 dataset=dataset,
                 name=name,
                 description=(description or "").strip(),
@@ -210,7 +211,7 @@ def experiment_add_run(*, user: User, experiment: Experiment, run_id) -> Experim
     """Add a run to the experiment (idempotent: a run already in it is left as it
     is). The run must cover the experiment's items (:func:`run_items` of the
     baseline); an experiment without runs takes it as its baseline."""
-    roles.require_researcher(user)
+    workspaces.require_object_role(user, experiment, workspaces.RESEARCHER)
     runs, problems = _runs([run_id])
     if not problems:
         problems = _check_runs(experiment.dataset, runs, experiment.baseline)
@@ -248,7 +249,7 @@ def experiment_set_baseline(
     *, user: User, experiment: Experiment, run_id
 ) -> Experiment:
     """Make one of the experiment's runs its baseline (DomainError otherwise)."""
-    roles.require_researcher(user)
+    workspaces.require_object_role(user, experiment, workspaces.RESEARCHER)
     try:
         run = experiment.runs.get(pk=int(run_id))
     except (TypeError, ValueError, JudgeRun.DoesNotExist):

@@ -51,7 +51,7 @@ from annotation.importers.flask import model_name_from_file
 from annotation.models import Dataset, Skill
 from annotation.scales import Scale
 from annotation.services.rubrics import rubric_freeze
-from flaskapp import limits, roles
+from flaskapp import limits, workspaces
 from flaskapp.errors import DomainError, Problem
 from flaskapp.limits import clip, too_long
 from flaskapp.untrusted import text_problem
@@ -307,7 +307,7 @@ def import_judge_results(
     one `JudgeScore` per score (a same-value duplicate once). Researchers and admins
     only. Not idempotent: importing twice makes two runs.
     """
-    roles.require_researcher(user)
+    workspaces.require_object_role(user, dataset, workspaces.RESEARCHER)
     if fmt not in FORMATS:
         raise DomainError(
             "the judge results were not imported",
@@ -370,6 +370,7 @@ def import_judge_results(
     with transaction.atomic():
         rubric_freeze(rubric_id=dataset.rubric_id)  # the imported scores use it
         run = JudgeRun.objects.create(
+            workspace_id=dataset.workspace_id,
             config=None,
             dataset=dataset,
             name=name.strip() or f"Imported {', '.join(models)} ({fmt})"[:200],

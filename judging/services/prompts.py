@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Max
 
-from flaskapp import roles
+from flaskapp import workspaces
 from flaskapp.errors import DomainError, Problem
 from flaskapp.limits import model_text_problems
 from flaskapp.untrusted import text_problem
@@ -21,15 +21,25 @@ NAME_MAX = PromptTemplate._meta.get_field("name").max_length
 
 
 def prompt_template_create(
-    *, user: User, name: str, kind: str, system_text: str, user_text: str
+    *,
+    user: User,
+    name: str,
+    kind: str,
+    system_text: str,
+    user_text: str,
+    workspace=None,
 ) -> PromptTemplate:
     """Create the next version of template `name` (version 1 for a new name).
 
     The texts of a template of a judge task kind's `prompt_kind` must suit that
     kind (`TaskKind.template_problems`: a pointwise template keeps every
-    placeholder the renderer fills). Raises `DomainError` naming the field.
+    placeholder the renderer fills). Raises `DomainError` naming the field. The
+    template belongs to `workspace` (None: the user's first workspace as researcher).
     """
-    roles.require_researcher(user)
+    if workspace is None:
+        workspace = workspaces.workspace_for_create(user)
+    else:
+        workspaces.require_workspace_role(user, workspace.pk, workspaces.RESEARCHER)
     name = (name or "").strip()
     problems: list[Problem] = []
     if not name:
@@ -67,6 +77,7 @@ def prompt_template_create(
             .aggregate(v=Max("version"))["v"]
         )
         return PromptTemplate.objects.create(
+            workspace=workspace,
             name=name,
             version=(last or 0) + 1,
             kind=kind,
@@ -112,6 +123,7 @@ def prompt_get_builtin(
             "system_text": system_text,
             "user_text": user_text,
             "is_builtin": True,
+            "workspace": None,  # shared by every workspace, read-only (issue 35)
         },
     )
     return template

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from annotation.models import Dataset
 from annotation.services.rubrics import rubric_freeze
-from flaskapp import roles
+from flaskapp import workspaces
 from flaskapp.errors import DomainError, Problem
 from judging import kinds
 from judging.fewshot import FewShotRequest
@@ -87,8 +87,13 @@ def judge_run_create(  # noqa: PLR0913 - keyword-only options, one per form, API
     )
     task = _creatable_kind(kind)
     _refuse_foreign_options(task, options)
-    roles.require_researcher(user)
+    workspaces.require_object_role(user, dataset, workspaces.RESEARCHER)
     problems: list[Problem] = config_endpoint_problems(config)
+    if config.workspace_id != dataset.workspace_id:
+        # A run lives in its dataset's workspace and uses that workspace's judges.
+        problems.append(
+            Problem("is not a judge of the dataset's workspace", field="config")
+        )
     if config.is_baseline and task.baseline_refusal:
         problems.append(Problem(task.baseline_refusal, field="config"))
     problems += task.problems(config=config, dataset=dataset, options=options)
@@ -121,6 +126,7 @@ def judge_run_create(  # noqa: PLR0913 - keyword-only options, one per form, API
             # The rows this run writes follow the rubric version as it is now.
             rubric_freeze(rubric_id=dataset.rubric_id)
         run = JudgeRun.objects.create(
+            workspace_id=dataset.workspace_id,
             config=config,
             dataset=dataset,
             kind=task.key,
@@ -208,7 +214,7 @@ def judge_run_start(*, run: JudgeRun, user: User) -> JudgeRun:
     (`judging.endpoints`: undeclared key variable, host not allowed) is not started:
     `DomainError` naming `config`, nothing changed or queued.
     """
-    roles.require_researcher(user)
+    workspaces.require_object_role(user, run, workspaces.RESEARCHER)
     with transaction.atomic():
         run = JudgeRun.objects.select_for_update().get(pk=run.pk)
         if run.status == JudgeRun.Status.RUNNING:
@@ -237,7 +243,7 @@ def judge_run_start(*, run: JudgeRun, user: User) -> JudgeRun:
 def judge_run_cancel(*, run: JudgeRun, user: User) -> JudgeRun:
     """Stop a run: drivers stop claiming within a second; calls in flight finish and are
     stored; pending calls stay pending so that the run can be resumed."""
-    roles.require_researcher(user)
+    workspaces.require_object_role(user, run, workspaces.RESEARCHER)
     JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.RUNNING).update(
         status=JudgeRun.Status.CANCELLED, finished_at=timezone.now()
     )
@@ -250,7 +256,7 @@ def judge_run_retry_failed(*, run: JudgeRun, user: User) -> int:
 
     Returns how many calls will be retried.
     """
-    roles.require_researcher(user)
+    workspaces.require_object_role(user, run, workspaces.RESEARCHER)
     with transaction.atomic():
         n = run.calls.filter(status=JudgeCall.Status.FAILED).update(
             status=JudgeCall.Status.PENDING,

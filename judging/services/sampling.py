@@ -32,7 +32,7 @@ from django.contrib.auth.models import User
 from annotation.models import Campaign, Dataset, Response, Skill
 from annotation.scales import scale_of
 from annotation.services.sampling import sampling_campaign_create
-from flaskapp import roles
+from flaskapp import workspaces
 from flaskapp.errors import DomainError, Problem
 from judging import kinds
 from judging.designs import (
@@ -281,7 +281,7 @@ def sampling_campaign_start(  # noqa: PLR0913 - keyword-only options of the samp
     `DomainError` naming the parameter for bad input (see `sampling_plan` and
     `campaign_create`); then nothing is written. Not idempotent: each call creates
     a campaign."""
-    roles.require_researcher(user)
+    workspaces.require_object_role(user, dataset, workspaces.RESEARCHER)
     if skill and not Skill.objects.filter(rubric_id=dataset.rubric_id, key=skill):
         raise DomainError(
             "the sample was not drawn",

@@ -16,7 +16,7 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
 from annotation.models import Dataset, Instruction
-from flaskapp import limits, roles
+from flaskapp import limits, workspaces
 from flaskapp.errors import DomainError, Problem
 from flaskapp.untrusted import text_problem
 from judging.models import EvalSplit, EvalSplitMember, Experiment, TestSplitLook
@@ -89,7 +89,7 @@ def eval_split_create(
     test split that moves is not held out. Side effects: one EvalSplit and one
     member row per instruction, in one transaction.
     """
-    roles.require_researcher(user)
+    workspaces.require_object_role(user, dataset, workspaces.RESEARCHER)
     fraction = _fraction(test_fraction)
     try:
         seed = int(seed)
@@ -127,6 +127,7 @@ def eval_split_create(
     try:
         with transaction.atomic():
             split = EvalSplit.objects.create(
+                workspace_id=dataset.workspace_id,
                 dataset=dataset,
                 seed=seed,
                 test_fraction=fraction,
@@ -170,7 +171,7 @@ def eval_split_look_record(
     MAX_REASON characters (DomainError naming `reason`). Not idempotent: every
     call is a look.
     """
-    roles.require_researcher(user)
+    workspaces.require_object_role(user, split, workspaces.RESEARCHER)
     reason = (reason or "").strip()
     problem = text_problem(reason) or (
         f"is longer than {MAX_REASON} characters" if len(reason) > MAX_REASON else None

@@ -18,7 +18,7 @@ from django.utils import timezone
 from annotation.importers.base import skill_lookup_for
 from annotation.importers.fields import RowReader
 from annotation.models import Instruction, InstructionSkill, Skill
-from flaskapp import roles
+from flaskapp import workspaces
 from flaskapp.errors import DomainError, Problem
 from judging.models import JudgeRun, MetadataSuggestion
 
@@ -148,7 +148,7 @@ def suggestion_accept(
     Raises `DomainError` when a value is not valid for the dataset (an unknown skill),
     changing nothing.
     """
-    roles.require_admin(user)
+    workspaces.require_object_role(user, suggestion.run, workspaces.OWNER)
     with transaction.atomic():
         locked = _locked(MetadataSuggestion.objects.filter(pk=suggestion.pk))
         if not locked:
@@ -176,7 +176,7 @@ def suggestion_accept_all(*, run: JudgeRun, user: User) -> int:
     All or nothing: if any suggestion holds an invalid value, `DomainError` lists
     every such problem and nothing changes. Returns how many were accepted.
     """
-    roles.require_admin(user)
+    workspaces.require_object_role(user, run, workspaces.OWNER)
     with transaction.atomic():
         suggestions = _locked(
             MetadataSuggestion.objects.filter(
@@ -202,7 +202,7 @@ def suggestion_reject(
     Idempotent for a rejected suggestion; an accepted one is refused (its changes are
     already in the dataset).
     """
-    roles.require_admin(user)
+    workspaces.require_object_role(user, suggestion.run, workspaces.OWNER)
     with transaction.atomic():
         locked = _locked(MetadataSuggestion.objects.filter(pk=suggestion.pk))
         if not locked:

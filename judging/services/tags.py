@@ -19,7 +19,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from annotation.models import Response, Skill
-from flaskapp import limits, roles
+from flaskapp import limits, workspaces
 from flaskapp.errors import DomainError, Problem
 from flaskapp.untrusted import text_problem
 from judging.models import (
@@ -138,7 +138,7 @@ def failure_tag_apply(
     Idempotent: tagging the same item with the same tag again returns the stored
     row; a non-empty `note` replaces its note, an empty one keeps it.
     """
-    roles.require_researcher(user)
+    workspaces.require_object_role(user, run, workspaces.RESEARCHER)
     message = "the tag was not added"
     response = _response_of_run(run, response, message)
     skill = _skill_of_run(run, skill, message)
@@ -181,7 +181,7 @@ def failure_tag_remove(
     carries it any more. Idempotent: True when a tag was removed, False when the
     item did not carry it (nothing changes).
     """
-    roles.require_researcher(user)
+    workspaces.require_object_role(user, run, workspaces.RESEARCHER)
     message = "the tag was not removed"
     response = _response_of_run(run, response, message)
     skill = _skill_of_run(run, skill, message)
@@ -217,12 +217,24 @@ def criterion_note_add(
     Side effects: one `CriterionNote` row. Not idempotent: each call adds a note
     (the notes are a trail, in the order written).
     """
-    roles.require_researcher(user)
+    workspaces.require_object_role(user, prompt, workspaces.RESEARCHER)
+    # The note belongs to the dataset's workspace, else the prompt's, else (a
+    # built-in prompt) the user's first workspace as researcher: notes on a shared
+    # prompt stay each workspace's own.
+    if dataset is not None:
+        workspaces.require_object_role(user, dataset, workspaces.RESEARCHER)
+        workspace_id = dataset.workspace_id
+    elif prompt.workspace_id is not None:
+        workspace_id = prompt.workspace_id
+    else:
+        workspace_id = workspaces.workspace_for_create(user).pk
     message = "the note was not added"
     if not isinstance(skill_key, str) or not skill_key.strip():
         raise _refuse(message, "skill_key", "choose a criterion")
     skill_key = skill_key.strip()
-    known = prompt_criterion_keys(prompt=prompt, dataset=dataset)
+    known = prompt_criterion_keys(
+        prompt=prompt, dataset=dataset, workspace_id=workspace_id
+    )
     if skill_key not in known:
         raise _refuse(
             message,
@@ -233,5 +245,9 @@ def criterion_note_add(
         text, field="text", message=message, max_length=MAX_NOTE, required=True
     )
     return CriterionNote.objects.create(
-        prompt=prompt, skill_key=skill_key, text=text, created_by=user
+        workspace_id=workspace_id,
+        prompt=prompt,
+        skill_key=skill_key,
+        text=text,
+        created_by=user,
     )

@@ -78,12 +78,17 @@ class ImportedVerdicts:
         if self.config is None:
             # A placeholder that names the judge; it has no endpoint, so it cannot run.
             self.config = JudgeConfig.objects.create(
-                name=self.name, base_url="", model="", created_by=user
+                workspace_id=dataset.workspace_id,
+                name=self.name,
+                base_url="",
+                model="",
+                created_by=user,
             )
         if self.run is None:
             now = timezone.now()
             name = PurePath(report.file).name
             self.run = JudgeRun.objects.create(
+                workspace_id=dataset.workspace_id,
                 config=self.config,
                 dataset=dataset,
                 name=f"{self.name}: imported verdicts ({name})"[:200],
@@ -139,7 +144,11 @@ def imported_verdicts(
     `judge` and the run an earlier import of the same content made (`import_key`), with
     the verdicts it holds, so that a repeated file adds none. Reads only."""
     target = ImportedVerdicts(name=judge, import_key=import_key)
-    target.config = JudgeConfig.objects.filter(name=judge).first()
+    configs = JudgeConfig.objects.filter(name=judge)
+    if dataset is not None:
+        # Only a judge of the dataset's workspace.
+        configs = configs.filter(workspace_id=dataset.workspace_id)
+    target.config = configs.first()
     if target.config is not None and dataset is not None:
         target.run = (
             JudgeRun.objects.filter(

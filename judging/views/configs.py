@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from flaskapp import roles
 from flaskapp.errors import DomainError
 from flaskapp.htmx import render_page_or_fragment, wants_fragment
+from flaskapp.workspaces import current_workspace
 from judging import endpoints
 from judging.forms import JudgeConfigForm
 from judging.selectors import configs as config_selectors
@@ -35,7 +36,11 @@ SUGGESTIONS_PER_PAGE = 50
 @require_GET
 def judge_list(request: HttpRequest) -> HttpResponse:
     """Every judge config, with its env var's name and whether the server has it set."""
-    configs = list(selectors.judge_config_list_for_user(user=request.user))
+    configs = list(
+        selectors.judge_config_list_for_user(
+            user=request.user, workspace=current_workspace(request)
+        )
+    )
     for config in configs:
         config.api_key_set = selectors.api_key_is_set(config.api_key_env)
     return render(request, "judging/judge_list.html", {"configs": configs})
@@ -124,7 +129,9 @@ def _judge_form_page(request: HttpRequest, *, config) -> HttpResponse:
             try:
                 if config is None:
                     config = judge_config_create(
-                        user=request.user, **form.service_fields()
+                        user=request.user,
+                        workspace=current_workspace(request),
+                        **form.service_fields(),
                     )
                 else:
                     config = judge_config_update(

@@ -12,6 +12,7 @@ from flaskapp import roles
 from flaskapp.bounds import ID
 from flaskapp.errors import DomainError
 from flaskapp.params import int_param
+from flaskapp.workspaces import current_workspace
 from judging.models import (
     PromptTemplate,
 )
@@ -33,7 +34,9 @@ def prompt_list(request: HttpRequest) -> HttpResponse:
     from judging.services.prompts import prompt_template_create
 
     roles.require_researcher(request.user)
-    templates = selectors.prompt_template_list()
+    templates = selectors.prompt_template_list(
+        user=request.user, workspace=current_workspace(request)
+    )
     base = None
     base_id = int_param(request.GET, "from", None, min_value=1, max_value=ID.high)
     if base_id is not None:
@@ -62,6 +65,7 @@ def prompt_list(request: HttpRequest) -> HttpResponse:
                 kind=form["kind"],
                 system_text=form["system_text"],
                 user_text=form["user_text"],
+                workspace=current_workspace(request),
             )
         except DomainError as exc:
             problems = exc.problems or []
@@ -88,14 +92,11 @@ def prompt_list(request: HttpRequest) -> HttpResponse:
 def prompt_preview(request: HttpRequest, prompt_id: int) -> HttpResponse:
     """A template version rendered for one response (`?response=<id>`), with its
     size and estimated input tokens, before any call is paid for."""
-    from django.http import Http404
 
     from judging.selectors.prompts import prompt_preview_for_user
+    from judging.selectors.tags import prompt_get_for_user
 
-    roles.require_researcher(request.user)
-    template = PromptTemplate.objects.filter(pk=prompt_id).first()
-    if template is None:
-        raise Http404("no such prompt template")
+    template = prompt_get_for_user(user=request.user, prompt_id=prompt_id)
     response_id = int_param(
         request.GET, "response", None, min_value=1, max_value=ID.high
     )
@@ -126,7 +127,9 @@ def prompt_diff_page(request: HttpRequest) -> HttpResponse:
     from judging.selectors.prompts import prompt_diff
 
     roles.require_researcher(request.user)
-    templates = selectors.prompt_template_list()
+    templates = selectors.prompt_template_list(
+        user=request.user, workspace=current_workspace(request)
+    )
     ids = [
         int_param(request.GET, k, None, min_value=1, max_value=ID.high) for k in "ab"
     ]

@@ -25,6 +25,7 @@ from flaskapp.bounds import FEW_SHOT_EXAMPLES, INSTRUCTION_LIMIT, SEED
 from flaskapp.errors import DomainError
 from flaskapp.htmx import HTMX_STOP_POLLING, render_page_or_fragment, wants_fragment
 from flaskapp.params import ascii_int
+from flaskapp.workspaces import current_workspace
 from judging import kinds
 from judging.fewshot import FewShotRequest
 from judging.forms import IMPORT_FORMAT_HELP, RunForm, RunImportForm
@@ -70,7 +71,9 @@ def run_list(request: HttpRequest) -> HttpResponse:
     status = request.GET.get("status", "")
     if status not in JudgeRun.Status.values:
         status = ""
-    runs = selectors.judge_run_list_for_user(user=request.user, status=status or None)
+    runs = selectors.judge_run_list_for_user(
+        user=request.user, status=status or None, workspace=current_workspace(request)
+    )
     page = Paginator(runs, RUNS_PER_PAGE).get_page(request.GET.get("page"))
     counts = selectors.judge_run_counts(run_ids=[r.pk for r in page])
     rows = [(run, counts[run.pk]) for run in page]

@@ -47,6 +47,11 @@
   }
   document.addEventListener("change", function (event) {
     if (event.target.matches("select[data-format-select]")) syncFormatHelp(event.target);
+    // The header's workspace switch: choosing a workspace switches (the button stays
+    // for keyboards and pages without JavaScript).
+    if (event.target.matches("select[data-autosubmit]") && event.target.form) {
+      event.target.form.submit();
+    }
   });
   document.addEventListener("DOMContentLoaded", function () {
     var select = document.querySelector("select[data-format-select]");

@@ -151,6 +151,20 @@ def test_researcher_is_not_refused_on_the_import_endpoints(
     assert response.status_code in (200, 400, 404)
 
 
+@pytest.mark.parametrize(("method", "url"), ADMIN_ENDPOINTS)
+def test_user_without_role_is_refused_on_import_endpoints(
+    api_client_for, no_role_user, method, url
+):
+    assert getattr(api_client_for(no_role_user), method)(url).status_code == 403
+
+
+def test_researcher_may_list_imports_of_their_workspace(api_client_for, researcher):
+    """Issue 35: imports are self-service for a workspace's researchers (they were
+    an admin's job)."""
+    response = api_client_for(researcher).get("/api/imports/")
+    assert response.status_code == 200
+
+
 def test_token_authenticates(researcher):
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {api_token(researcher)}")
@@ -469,8 +483,9 @@ def test_instruction_list_query_count_does_not_grow(
         ResponseFactory(instruction=instruction, model_name="a")
         ResponseFactory(instruction=instruction, model_name="b")
     client = api_client_for(researcher)
-    # groups (role check), dataset, count, page, skill links.
-    with django_assert_max_num_queries(5):
+    # groups (admin check), memberships (role check), dataset, count, page, skill
+    # links.
+    with django_assert_max_num_queries(6):
         response = client.get(f"/api/datasets/{dataset.pk}/instructions/")
     assert len(response.json()["results"]) == n
 

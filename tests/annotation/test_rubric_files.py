@@ -593,9 +593,9 @@ def test_the_upload_page_shows_problems_and_refuses_raters(
 
     assert client_for(rater).post(url, upload()).status_code == 403
     assert not Rubric.objects.filter(name__in=["X", "HelpSteer attributes"]).exists()
-    # Issue 35: researchers import rubrics themselves.
+    # Issue 35: a workspace's researchers upload rubrics into it.
     assert client_for(researcher).post(url, upload()).status_code == 302
-    assert Rubric.objects.filter(name="X").exists()
+    assert Rubric.objects.get(name="X").workspace.slug == "default"
 
 
 def test_the_rubric_page_shows_scales_labels_na_and_that_it_is_not_usable_yet(

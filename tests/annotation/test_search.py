@@ -96,6 +96,9 @@ from annotation.services.campaign_spec import CampaignSpec
 response = Response.objects.create(instruction=rows["sky"], model_name="m", text="t")
 user = get_user_model().objects.create_user("guard-check")
 user.groups.add(Group.objects.get(name="researcher"))
+from flaskapp.models import Membership
+from flaskapp.workspaces import default_workspace
+Membership.objects.create(workspace=default_workspace(), user=user, role="researcher")
 campaign_create(spec=CampaignSpec(name="guard", dataset=dataset), created_by=user)
 try:
     with transaction.atomic(), connection.cursor() as cursor:

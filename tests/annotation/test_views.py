@@ -22,6 +22,7 @@ from annotation.models import (
 from annotation.services.import_jobs import import_job_create
 from annotation.services.imports import dataset_import_files
 from annotation.services.rubrics import rubric_get_default
+from flaskapp.workspaces import default_workspace
 from tests.factories import DatasetFactory, InstructionFactory, ResponseFactory
 
 pytestmark = pytest.mark.django_db
@@ -191,6 +192,7 @@ def test_home_for_an_admin_shows_datasets_recent_imports_and_every_nav_link(
 def test_home_for_a_researcher_shows_datasets_and_imports(
     client_for, researcher, browse_dataset
 ):
+    """Issue 35: imports are a workspace researcher's (self-service)."""
     response = client_for(researcher).get(reverse("home"))
 
     body = response.content.decode()
@@ -561,7 +563,7 @@ def test_rubric_list_and_detail_show_skills_by_ability_with_anchors(
     assert text.index("Metacognition") < text.index("User Alignment")
     logical = rubric.skills.get(key="logical_correctness")
     assert logical.criteria in text and logical.anchor_5 in text
-    # Researchers read rubrics and upload new versions (issue 35).
+    # Issue 35: a workspace's researchers also upload new versions.
     assert "Upload a new version" in text
 
 
@@ -617,9 +619,11 @@ def test_rubric_upload_with_a_bad_skill_shows_the_problem_and_creates_nothing(
     assert Rubric.objects.count() == before
 
 
-def test_rubric_upload_is_for_researchers_not_raters(
+def test_rubric_upload_is_for_researchers_of_the_workspace(
     client_for, client, researcher, rater
 ):
+    """Issue 35: a workspace's researchers upload rubrics (self-service); raters
+    and anonymous visitors cannot."""
     url = reverse("annotation:rubric-import")
     upload = {"name": "X", "file": SimpleUploadedFile("s.json", skillset_json())}
 
@@ -627,7 +631,8 @@ def test_rubric_upload_is_for_researchers_not_raters(
     assert client.get(url).status_code == 302
     assert not Rubric.objects.filter(name="X").exists()
     assert client_for(researcher).post(url, upload).status_code == 302
-    assert Rubric.objects.filter(name="X").exists()
+    rubric = Rubric.objects.get(name="X")
+    assert rubric.workspace == default_workspace()
 
 
 # --- Imports ------------------------------------------------------------------------------
@@ -676,9 +681,11 @@ def test_import_form_lists_formats_with_help_and_existing_dataset_names(
     assert "Mark every instruction as FLASK-Hard" in text
 
 
-def test_import_pages_are_for_researchers_not_raters(
+def test_import_pages_are_for_researchers_of_the_workspace(
     client_for, client, researcher, rater, admin_user
 ):
+    """Issue 35: a workspace's researchers import (self-service); raters and
+    anonymous visitors cannot."""
     job = import_job_create(
         dataset_name="x",
         fmt="flask",
@@ -710,7 +717,8 @@ def test_import_pages_are_for_researchers_not_raters(
     # Issue 35: a researcher creates a dataset by import.
     response = client_for(researcher).post(new, upload())
     assert response.status_code == 302
-    assert ImportJob.objects.get(dataset_name="y").status == "validated"
+    job = ImportJob.objects.get(dataset_name="y")
+    assert job.status == "validated" and job.workspace == default_workspace()
 
 
 def test_upload_validates_and_shows_the_report_and_preview_without_writing(

@@ -41,6 +41,7 @@ from tests.factories import (
     DatasetFactory,
     InstructionFactory,
     ResponseFactory,
+    UserFactory,
     api_token,
 )
 
@@ -531,7 +532,7 @@ def test_a_database_outage_is_a_503_with_retry_after(researcher):
     assert Dataset.objects.count() == 0  # the connection works again
 
 
-# --- 9. Only admins create datasets, whichever import ------------------------------
+# --- 9. A workspace's researchers create datasets, whichever import -----------
 
 
 PREFS = b'{"prompt": "Q?", "response_1": "yes", "response_2": "no", "label": "1"}\n'
@@ -547,6 +548,17 @@ def test_a_rater_cannot_create_a_dataset_through_the_preference_import(rater, dr
     assert "researcher" in response.json()["detail"]
     assert not Dataset.objects.filter(name="brand-new").exists()
     assert not HumanPreference.objects.exists()
+
+
+def test_researcher_creates_a_dataset_through_the_preference_import(researcher):
+    """Issue 35: a workspace's researchers create datasets (self-service), here in
+    the default workspace (no ``?workspace=``)."""
+    response = token_client(researcher).post(
+        "/api/datasets/brand-new/preferences/", {"file": upload("v.jsonl", PREFS)}
+    )
+    assert response.status_code == 201, response.json()
+    dataset = Dataset.objects.get(name="brand-new")
+    assert dataset.workspace.slug == "default"
 
 
 def test_a_researcher_creates_a_dataset_through_the_preference_import(researcher):
@@ -576,9 +588,11 @@ def test_admin_creates_a_dataset_through_the_preference_import(admin_user):
 
 
 def test_dataset_and_preference_imports_share_one_creation_rule(researcher, rater):
-    """`roles.can_create_dataset`: researchers create datasets by either import
-    (issue 35), raters by neither."""
+    """`roles.can_create_dataset`: a workspace's researchers create datasets by
+    either import (issue 35), its raters and reviewers by neither."""
     from django.core.exceptions import PermissionDenied
+
+    reviewer = UserFactory(username="prefs-reviewer", role="reviewer")
 
     from annotation.services.imports import dataset_import_files
     from annotation.services.preference_imports import preferences_import
@@ -597,8 +611,9 @@ def test_dataset_and_preference_imports_share_one_creation_rule(researcher, rate
         )
 
     for make in (by_rows, by_prefs):
-        with pytest.raises(PermissionDenied):
-            make(rater, f"{make.__name__}-rater")
+        for refused in (rater, reviewer):
+            with pytest.raises(PermissionDenied, match="researcher role"):
+                make(refused, f"{make.__name__}-{refused.username}")
         make(researcher, f"{make.__name__}-researcher")
     assert sorted(Dataset.objects.values_list("name", flat=True)) == [
         "by_prefs-researcher",

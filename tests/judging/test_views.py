@@ -301,8 +301,9 @@ def test_run_list_queries_do_not_grow_with_calls_or_runs(
         run = make_run(dataset=dataset, config=config, name=f"run {i}")
         add_calls(run, [S, F, R, P, S][: min(5, n_calls)])
     client = client_for(researcher)
-    # Session, user, roles, count, page, one grouped count of calls.
-    with django_assert_max_num_queries(6):
+    # Session, user, roles, workspace memberships, count, page, one grouped count
+    # of calls.
+    with django_assert_max_num_queries(7):
         response = client.get(reverse("judging:run-list"))
     assert response.status_code == 200
 

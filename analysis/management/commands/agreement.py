@@ -29,6 +29,7 @@ from analysis.selectors.agreement import (
 from analysis.selectors.agreement.result import AgreementResult
 from analysis.selectors.agreement.rows import CEILING_ITEMS
 from analysis.selectors.classification import classification_for_agreement
+from annotation.management.commands._cli import add_workspace_option, command_workspace
 from annotation.models import Dataset
 from flaskapp.commands import DataCommand
 
@@ -134,6 +135,7 @@ class Command(DataCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--dataset", required=True, help="Dataset name.")
+        add_workspace_option(parser)
         parser.add_argument(
             "--run",
             type=int,
@@ -181,7 +183,9 @@ class Command(DataCommand):
         parser.add_argument("--format", choices=("json", "table"), default="table")
 
     def handle(self, *args, **options):
-        dataset = Dataset.objects.filter(name=options["dataset"]).first()
+        dataset = Dataset.objects.filter(
+            name=options["dataset"], workspace=command_workspace(options)
+        ).first()
         if dataset is None:
             raise CommandError(f"--dataset: no dataset named {options['dataset']!r}")
         dim, _, value = options["slice"].partition("=")

@@ -21,7 +21,11 @@ from django.core.management.base import CommandError
 
 from analysis.selectors.agreement.sources import AgreementError
 from analysis.selectors.experiments import PARTS, experiment_figures
-from annotation.management.commands._cli import command_user
+from annotation.management.commands._cli import (
+    add_workspace_option,
+    command_user,
+    command_workspace,
+)
 from annotation.models import Dataset
 from flaskapp import bounds
 from flaskapp.commands import DataCommand
@@ -79,10 +83,12 @@ class Command(DataCommand):
         sub = parser.add_subparsers(dest="action", required=True)
         split = sub.add_parser("split", help="Make the dataset's dev / test split.")
         split.add_argument("--dataset", required=True)
+        add_workspace_option(split)
         split.add_argument("--test-fraction", required=True)
         split.add_argument("--seed", default="0")
         create = sub.add_parser("create", help="Create an experiment.")
         create.add_argument("--dataset", required=True)
+        add_workspace_option(create)
         create.add_argument("--name", required=True)
         create.add_argument("--runs", nargs="+", default=[], metavar="ID")
         create.add_argument("--baseline")
@@ -112,8 +118,10 @@ class Command(DataCommand):
         except AgreementError as exc:
             raise CommandError(str(exc)) from exc
 
-    def _dataset(self, name: str) -> Dataset:
-        dataset = Dataset.objects.filter(name=name).first()
+    def _dataset(self, name: str, options: dict) -> Dataset:
+        dataset = Dataset.objects.filter(
+            name=name, workspace=command_workspace(options)
+        ).first()
         if dataset is None:
             raise CommandError(f"--dataset: no dataset named {name!r}")
         return dataset
@@ -130,7 +138,7 @@ class Command(DataCommand):
 
     def _split(self, user, options):
         split = eval_split_create(
-            dataset=self._dataset(options["dataset"]),
+            dataset=self._dataset(options["dataset"], options),
             user=user,
             test_fraction=options["test_fraction"],
             seed=options["seed"],
@@ -144,7 +152,7 @@ class Command(DataCommand):
     def _create(self, user, options):
         experiment = experiment_create(
             user=user,
-            dataset=self._dataset(options["dataset"]),
+            dataset=self._dataset(options["dataset"], options),
             name=options["name"],
             run_ids=options["runs"],
             baseline_id=options["baseline"],

@@ -30,7 +30,11 @@ from analysis.exports.scores import (
     export_format_check,
     export_test_rows,
 )
-from annotation.management.commands._cli import command_user
+from annotation.management.commands._cli import (
+    add_workspace_option,
+    command_user,
+    command_workspace,
+)
 from annotation.management.commands._import_cli import refused
 from annotation.models import Dataset
 from flaskapp.commands import DataCommand
@@ -46,6 +50,7 @@ class Command(DataCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--dataset", required=True, help="Dataset name.")
+        add_workspace_option(parser)
         parser.add_argument("--format", choices=FORMATS, default="csv")
         parser.add_argument(
             "--out",
@@ -80,7 +85,9 @@ class Command(DataCommand):
         )
 
     def handle(self, *args, **options):
-        dataset = Dataset.objects.filter(name=options["dataset"]).first()
+        dataset = Dataset.objects.filter(
+            name=options["dataset"], workspace=command_workspace(options)
+        ).first()
         if dataset is None:
             raise CommandError(f"no dataset named {options['dataset']!r}")
         try:

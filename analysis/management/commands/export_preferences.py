@@ -13,6 +13,7 @@ from django.core.management.base import CommandError
 from django.db import transaction
 
 from analysis.exports.preferences import FORMATS, preference_rows, preferences_encode
+from annotation.management.commands._cli import add_workspace_option, command_workspace
 from annotation.models import Dataset
 from flaskapp.commands import DataCommand
 
@@ -25,11 +26,14 @@ class Command(DataCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--dataset", required=True, help="Dataset name.")
+        add_workspace_option(parser)
         parser.add_argument("--format", choices=FORMATS, default="csv")
         parser.add_argument("--out", help="Write to this file (default: stdout).")
 
     def handle(self, *args, **options):
-        dataset = Dataset.objects.filter(name=options["dataset"]).first()
+        dataset = Dataset.objects.filter(
+            name=options["dataset"], workspace=command_workspace(options)
+        ).first()
         if dataset is None:
             raise CommandError(f"no dataset named {options['dataset']!r}")
         counts: Counter = Counter()

@@ -24,6 +24,7 @@ from analysis.exports.training import (
     training_options_parse,
     training_summary,
 )
+from annotation.management.commands._cli import add_workspace_option, command_workspace
 from annotation.management.commands._import_cli import refused
 from annotation.models import Dataset
 from flaskapp.commands import DataCommand
@@ -38,6 +39,7 @@ class Command(DataCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--dataset", required=True, help="Dataset name.")
+        add_workspace_option(parser)
         parser.add_argument(
             "--kinds",
             default=",".join(KINDS),
@@ -55,7 +57,9 @@ class Command(DataCommand):
         parser.add_argument("--out", help="Write to this file (default: stdout).")
 
     def handle(self, *args, **options):
-        dataset = Dataset.objects.filter(name=options["dataset"]).first()
+        dataset = Dataset.objects.filter(
+            name=options["dataset"], workspace=command_workspace(options)
+        ).first()
         if dataset is None:
             raise CommandError(f"no dataset named {options['dataset']!r}")
         try:

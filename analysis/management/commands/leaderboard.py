@@ -30,6 +30,7 @@ from analysis.selectors.leaderboard import (
     pairwise_leaderboard,
 )
 from analysis.selectors.skill_profiles import skill_profiles
+from annotation.management.commands._cli import add_workspace_option, command_workspace
 from annotation.models import Dataset
 from flaskapp.commands import DataCommand
 
@@ -153,6 +154,7 @@ class Command(DataCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--dataset", required=True, help="Dataset name.")
+        add_workspace_option(parser)
         parser.add_argument(
             "--pairwise", action="store_true", help="Bradley-Terry from pairwise votes."
         )
@@ -180,7 +182,9 @@ class Command(DataCommand):
         parser.add_argument("--format", choices=("json", "table"), default="table")
 
     def handle(self, *args, **options):
-        dataset = Dataset.objects.filter(name=options["dataset"]).first()
+        dataset = Dataset.objects.filter(
+            name=options["dataset"], workspace=command_workspace(options)
+        ).first()
         if dataset is None:
             raise CommandError(f"--dataset: no dataset named {options['dataset']!r}")
         if not (options["pairwise"] or options.get("profiles")):

@@ -25,6 +25,7 @@ from analysis.selectors.metaeval import (
     metaeval_with_classification,
     parse_sections,
 )
+from annotation.management.commands._cli import add_workspace_option, command_workspace
 from annotation.models import Dataset
 from flaskapp.commands import DataCommand
 
@@ -96,6 +97,7 @@ class Command(DataCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--dataset", required=True, help="Dataset name.")
+        add_workspace_option(parser)
         parser.add_argument("--run", type=int, nargs="+", action="extend")
         parser.add_argument(
             "--sections",
@@ -123,7 +125,9 @@ class Command(DataCommand):
         parser.add_argument("--format", choices=("json", "table"), default="table")
 
     def handle(self, *args, **options):
-        dataset = Dataset.objects.filter(name=options["dataset"]).first()
+        dataset = Dataset.objects.filter(
+            name=options["dataset"], workspace=command_workspace(options)
+        ).first()
         if dataset is None:
             raise CommandError(f"--dataset: no dataset named {options['dataset']!r}")
         try:

@@ -14,6 +14,7 @@ from pathlib import Path
 from django.core.management.base import CommandError
 
 from analysis.exports.report import report_files, report_zip
+from annotation.management.commands._cli import add_workspace_option, command_workspace
 from annotation.models import Dataset
 from flaskapp.bounds import N_BOOT, SEED
 from flaskapp.commands import DataCommand
@@ -24,6 +25,7 @@ class Command(DataCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--dataset", required=True, help="Dataset name.")
+        add_workspace_option(parser)
         parser.add_argument("--campaign", nargs="*", type=int, default=None)
         parser.add_argument("--run", nargs="*", type=int, default=None)
         parser.add_argument("--boot", type=int, default=1000)
@@ -33,7 +35,9 @@ class Command(DataCommand):
         where.add_argument("--zip", help="A zip file to write.")
 
     def handle(self, *args, **options):
-        dataset = Dataset.objects.filter(name=options["dataset"]).first()
+        dataset = Dataset.objects.filter(
+            name=options["dataset"], workspace=command_workspace(options)
+        ).first()
         if dataset is None:
             raise CommandError(f"--dataset: no dataset named {options['dataset']!r}")
         if not N_BOOT.contains(options["boot"]):

@@ -11,7 +11,11 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.management.commands._cli import command_user
+from annotation.management.commands._cli import (
+    add_workspace_option,
+    command_user,
+    command_workspace,
+)
 from annotation.models import Dataset
 from flaskapp.errors import DomainError
 from judging.designs import STRATEGIES
@@ -23,6 +27,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--dataset", required=True)
+        add_workspace_option(parser, creates=True)
         parser.add_argument("--run", required=True)
         parser.add_argument("--budget", required=True, type=int)
         parser.add_argument("--strategy", default="uncertainty", choices=STRATEGIES)
@@ -32,7 +37,9 @@ class Command(BaseCommand):
         parser.add_argument("--user", default="")
 
     def handle(self, *args, **options):
-        dataset = Dataset.objects.filter(name=options["dataset"]).first()
+        dataset = Dataset.objects.filter(
+            name=options["dataset"], workspace=command_workspace(options)
+        ).first()
         if dataset is None:
             raise CommandError(f"--dataset: no dataset named {options['dataset']!r}")
         user = command_user(options["user"] or None)

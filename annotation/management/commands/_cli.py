@@ -41,3 +41,38 @@ def command_user(username: str | None):
         user.save(update_fields=["password"])
     user.groups.add(Group.objects.get(name=roles.ADMIN))
     return user
+
+
+def add_workspace_option(parser, *, creates: bool = False) -> None:
+    """--workspace SLUG: the workspace a command works in (issue 35): where it
+    creates what it makes, and where it finds the dataset it names (dataset names are
+    unique per workspace). Default: the default workspace."""
+    what = (
+        "The workspace the data goes into"
+        if creates
+        else "The workspace whose dataset --dataset names"
+    )
+    parser.add_argument(
+        "--workspace",
+        metavar="SLUG",
+        default="",
+        help=f"{what} (its slug; default: the default workspace).",
+    )
+
+
+def command_workspace(options: dict):
+    """The workspace `--workspace` names (the default workspace when absent);
+    `CommandError` naming the known slugs when there is none."""
+    from flaskapp.models import Workspace
+    from flaskapp.workspaces import workspace_by_slug
+
+    slug = (options.get("workspace") or "").strip()
+    try:
+        return workspace_by_slug(slug)
+    except Workspace.DoesNotExist:
+        known = ", ".join(
+            Workspace.objects.order_by("slug").values_list("slug", flat=True)
+        )
+        raise CommandError(
+            f"no workspace {slug!r}; the workspaces are: {known}"
+        ) from None

@@ -10,6 +10,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.importers.base import FileData
+from annotation.management.commands._cli import add_workspace_option
 from annotation.services.imports import ImportReport, import_check_sizes
 from flaskapp.errors import DomainError
 
@@ -23,6 +24,7 @@ def add_file_options(parser, *, fields, dataset_help: str = "Dataset name.") -> 
         "gzip-compressed (.gz); recognised by content.",
     )
     parser.add_argument("--dataset", required=True, help=dataset_help)
+    add_workspace_option(parser, creates=True)
     parser.add_argument(
         "--format",
         choices=["jsonl", "csv"],

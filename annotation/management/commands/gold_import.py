@@ -13,7 +13,11 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
-from annotation.management.commands._cli import command_user
+from annotation.management.commands._cli import (
+    add_workspace_option,
+    command_user,
+    command_workspace,
+)
 from annotation.management.commands._import_cli import refused
 from annotation.models import Dataset
 from annotation.services.gold import gold_import_file
@@ -31,6 +35,7 @@ class Command(DataCommand):
     def add_arguments(self, parser):
         parser.add_argument("file", help="The gold file (.csv, .jsonl, .parquet).")
         parser.add_argument("--dataset", required=True, help="Dataset name.")
+        add_workspace_option(parser)
         parser.add_argument(
             "--format",
             choices=["jsonl", "csv"],
@@ -45,7 +50,9 @@ class Command(DataCommand):
         path = Path(options["file"])
         if not path.is_file():
             raise CommandError(f"{path}: no such file")
-        dataset = Dataset.objects.filter(name=options["dataset"]).first()
+        dataset = Dataset.objects.filter(
+            name=options["dataset"], workspace=command_workspace(options)
+        ).first()
         if dataset is None:
             raise CommandError(f"--dataset: no dataset named {options['dataset']!r}")
         user = command_user(options["user"])

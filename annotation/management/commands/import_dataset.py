@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from annotation.importers.generic import FIELDS
 from annotation.importers.hub import hub_directory
+from annotation.management.commands._cli import command_workspace
 from annotation.management.commands._import_cli import (
     add_file_options,
     format_from_name,
@@ -159,6 +160,7 @@ class Command(DataCommand):
             "paths": [path],
             "options": service_options,
             "started_at": timezone.now(),
+            "workspace": command_workspace(options),
         }
         try:
             report = dataset_import_files(
@@ -167,6 +169,7 @@ class Command(DataCommand):
                 files=files,
                 options=service_options,
                 dry_run=options["dry_run"],
+                workspace=record["workspace"],
             )
         except DomainError as exc:
             if not options["dry_run"]:

@@ -12,6 +12,7 @@ from pathlib import Path
 from django.core.management.base import CommandError
 from django.utils import timezone
 
+from annotation.management.commands._cli import add_workspace_option, command_workspace
 from annotation.management.commands._import_cli import (
     add_strict_option,
     print_report,
@@ -62,6 +63,7 @@ class Command(DataCommand):
             "--dataset",
             help="Dataset name (default: the eval file's name without .jsonl).",
         )
+        add_workspace_option(parser, creates=True)
         parser.add_argument(
             "--rubric",
             metavar="FILE",
@@ -119,6 +121,7 @@ class Command(DataCommand):
             "paths": [eval_path, *outputs, *([hard_path] if hard_path else []), *extra],
             "options": service_options,
             "started_at": timezone.now(),
+            "workspace": command_workspace(options),
         }
         try:
             report = dataset_import_flask(
@@ -129,6 +132,7 @@ class Command(DataCommand):
                 rubric_file=rubric_file,
                 options=service_options,
                 dry_run=options["dry_run"],
+                workspace=record["workspace"],
             )
         except DomainError as exc:
             if not options["dry_run"]:

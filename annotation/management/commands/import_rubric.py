@@ -10,6 +10,7 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
+from annotation.management.commands._cli import add_workspace_option, command_workspace
 from annotation.management.commands._import_cli import refused
 from annotation.services.rubrics import rubric_import
 from flaskapp.commands import DataCommand
@@ -30,6 +31,7 @@ class Command(DataCommand):
             help="The rubric's name (default: the file's `name`; FLASK's file: "
             "'FLASK official'). An existing name gets its next version.",
         )
+        add_workspace_option(parser, creates=True)
 
     def handle(self, *args, **options):
         path = Path(options["file"])
@@ -40,7 +42,12 @@ class Command(DataCommand):
                 f"{path}: cannot read the file ({exc.strerror})"
             ) from exc
         try:
-            rubric = rubric_import(name=options["name"], data=data, file=path.name)
+            rubric = rubric_import(
+                name=options["name"],
+                data=data,
+                file=path.name,
+                workspace=command_workspace(options),
+            )
         except DomainError as exc:
             raise refused(exc, self.stderr) from exc
         skills = list(rubric.skills.all())

@@ -75,6 +75,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         admin, password_kept = self.create_users()
+        self.workspace = self.demo_workspace()
         self.import_dataset(admin)
         self.create_campaign()
         self.create_baseline_run()
@@ -83,12 +84,72 @@ class Command(BaseCommand):
         self.create_pairwise_campaign()
         self.print_logins(options["url"], password_kept)
 
+    def demo_workspace(self):
+        """The demo's workspace ("demo", `is_demo`), created once, whose members are
+        the demo users with their roles (and the synthetic raters, as raters). A demo
+        loaded before workspaces existed (in the default workspace) moves there."""
+        from flaskapp.models import Membership, Workspace
+        from flaskapp.workspaces import DEMO_WORKSPACE_SLUG
+
+        workspace, _ = Workspace.objects.get_or_create(
+            slug=DEMO_WORKSPACE_SLUG,
+            defaults={
+                "name": "Demo",
+                "is_demo": True,
+                "description": "make run's demo",
+            },
+        )
+        self.adopt_earlier_demo(workspace)
+        User = get_user_model()
+        role_of = {
+            roles.ADMIN: Membership.OWNER,
+            roles.RESEARCHER: Membership.RESEARCHER,
+            roles.RATER: Membership.RATER,
+        }
+        members = [(username, role_of[role]) for role, username, _ in DEMO_USERS]
+        members += [(username, Membership.RATER) for username in SYNTHETIC_RATERS]
+        self.synthetic_raters()  # the accounts exist before they join
+        for username, role in members:
+            Membership.objects.update_or_create(
+                workspace=workspace,
+                user=User.objects.get(username=username),
+                defaults={"role": role},
+            )
+        return workspace
+
+    def adopt_earlier_demo(self, workspace) -> None:
+        """Move a demo dataset loaded before workspaces (into the default workspace)
+        and everything made on it into the demo workspace, once."""
+        from analysis.models import Job
+        from annotation.models import Campaign, Dataset, ImportJob
+        from judging.models import EvalSplit, Experiment, JudgeConfig, JudgeRun
+
+        if Dataset.objects.filter(workspace=workspace, name=DEMO_DATASET).exists():
+            return
+        old = Dataset.objects.filter(
+            workspace__slug="default", name=DEMO_DATASET
+        ).first()
+        if (
+            old is None
+            or not Campaign.objects.filter(dataset=old, name=DEMO_CAMPAIGN).exists()
+        ):
+            return  # nothing of the demo's, or a user's own dataset named "demo"
+        with transaction.atomic():
+            for model in (Campaign, JudgeRun, Experiment, EvalSplit, ImportJob, Job):
+                model.objects.filter(dataset=old).update(workspace=workspace)
+            JudgeConfig.objects.filter(
+                name__in=[DEMO_BASELINE, DEMO_HEURISTIC_JUDGE], runs__dataset=old
+            ).update(workspace=workspace)
+            Dataset.objects.filter(pk=old.pk).update(workspace=workspace)
+
     def create_campaign(self):
         """A demo campaign (overlap 2) that both demo raters take part in, once."""
         from annotation.models import Campaign, Dataset
         from annotation.services.campaigns import campaign_create
 
-        if Campaign.objects.filter(name=DEMO_CAMPAIGN).exists():
+        if Campaign.objects.filter(
+            name=DEMO_CAMPAIGN, workspace=self.workspace
+        ).exists():
             return
         User = get_user_model()
         researcher = User.objects.get(username="researcher")
@@ -96,7 +157,9 @@ class Command(BaseCommand):
         campaign_create(
             spec=CampaignSpec(
                 name=DEMO_CAMPAIGN,
-                dataset=Dataset.objects.get(name=DEMO_DATASET),
+                dataset=Dataset.objects.get(
+                    name=DEMO_DATASET, workspace=self.workspace
+                ),
                 raters=raters,
                 serving=ServingPolicy(overlap=2),
                 display=DisplayPolicy(
@@ -122,7 +185,9 @@ class Command(BaseCommand):
         from annotation.services.rating import assignment_next, rating_submit
 
         raters = self.synthetic_raters()
-        existing = Campaign.objects.filter(name=DEMO_EXAMPLE_CAMPAIGN).first()
+        existing = Campaign.objects.filter(
+            name=DEMO_EXAMPLE_CAMPAIGN, workspace=self.workspace
+        ).first()
         if existing is not None:
             self.credit_example_ratings(existing, raters)
             return
@@ -131,7 +196,9 @@ class Command(BaseCommand):
         campaign = campaign_create(
             spec=CampaignSpec(
                 name=DEMO_EXAMPLE_CAMPAIGN,
-                dataset=Dataset.objects.get(name=DEMO_DATASET),
+                dataset=Dataset.objects.get(
+                    name=DEMO_DATASET, workspace=self.workspace
+                ),
                 raters=raters,
                 serving=ServingPolicy(overlap=2),
                 display=DisplayPolicy(
@@ -228,7 +295,10 @@ class Command(BaseCommand):
         rng = random.Random(20261203)
         by_instruction: dict[int, list[Response]] = {}
         for r in (
-            Response.objects.filter(instruction__dataset__name=DEMO_DATASET)
+            Response.objects.filter(
+                instruction__dataset__name=DEMO_DATASET,
+                instruction__dataset__workspace=self.workspace,
+            )
             .select_related("instruction")
             .order_by("instruction__position", "model_name")
         ):
@@ -267,6 +337,7 @@ class Command(BaseCommand):
                 fmt="jsonl",
                 judge=DEMO_HEURISTIC_JUDGE,
                 verdict_writer=imported_verdicts,
+                workspace=self.workspace,
             )
         except DomainError as exc:
             raise CommandError(f"demo preferences failed: {exc}") from exc
@@ -282,13 +353,17 @@ class Command(BaseCommand):
         from annotation.models import Campaign, Dataset
         from annotation.services.campaigns import campaign_create
 
-        if Campaign.objects.filter(name=DEMO_PAIRWISE_CAMPAIGN).exists():
+        if Campaign.objects.filter(
+            name=DEMO_PAIRWISE_CAMPAIGN, workspace=self.workspace
+        ).exists():
             return
         User = get_user_model()
         campaign_create(
             spec=CampaignSpec(
                 name=DEMO_PAIRWISE_CAMPAIGN,
-                dataset=Dataset.objects.get(name=DEMO_DATASET),
+                dataset=Dataset.objects.get(
+                    name=DEMO_DATASET, workspace=self.workspace
+                ),
                 raters=list(User.objects.filter(username__in=["rater1", "rater2"])),
                 serving=ServingPolicy(overlap=2),
                 display=DisplayPolicy(
@@ -311,10 +386,13 @@ class Command(BaseCommand):
 
         User = get_user_model()
         researcher = User.objects.get(username="researcher")
-        config = JudgeConfig.objects.filter(name=DEMO_BASELINE).first()
+        config = JudgeConfig.objects.filter(
+            name=DEMO_BASELINE, workspace=self.workspace
+        ).first()
         if config is None:
             config = judge_config_create(
                 user=researcher,
+                workspace=self.workspace,
                 name=DEMO_BASELINE,
                 backend=JudgeConfig.Backend.BASELINE_ROUGE,
             )
@@ -322,7 +400,7 @@ class Command(BaseCommand):
             return
         run = judge_run_create(
             config=config,
-            dataset=Dataset.objects.get(name=DEMO_DATASET),
+            dataset=Dataset.objects.get(name=DEMO_DATASET, workspace=self.workspace),
             user=researcher,
         )
         judge_run_start(run=run, user=researcher)
@@ -373,7 +451,11 @@ class Command(BaseCommand):
         for fmt, files in steps:
             try:
                 report = dataset_import_files(
-                    dataset_name=DEMO_DATASET, fmt=fmt, files=files, user=admin
+                    dataset_name=DEMO_DATASET,
+                    fmt=fmt,
+                    files=files,
+                    user=admin,
+                    workspace=self.workspace,
                 )
             except DomainError as exc:
                 raise CommandError(f"demo import ({fmt}) failed: {exc}") from exc

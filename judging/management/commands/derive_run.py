@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from django.core.management.base import CommandError
 
-from annotation.management.commands._cli import command_user
+from annotation.management.commands._cli import (
+    add_workspace_option,
+    command_user,
+    command_workspace,
+)
 from annotation.models import Dataset
 from flaskapp.commands import DataCommand
 from flaskapp.errors import DomainError
@@ -29,6 +33,7 @@ class Command(DataCommand):
         sub = parser.add_subparsers(dest="action", required=True)
         panel = sub.add_parser("panel", help="Combine the scores of 2 or more runs.")
         panel.add_argument("--dataset", required=True, help="Dataset name.")
+        add_workspace_option(panel)
         panel.add_argument("--runs", type=int, nargs="+", required=True)
         panel.add_argument("--method", required=True, help=", ".join(METHODS))
         calibrate = sub.add_parser(
@@ -51,7 +56,9 @@ class Command(DataCommand):
         user = command_user(options["user"])
         try:
             if options["action"] == "panel":
-                dataset = Dataset.objects.filter(name=options["dataset"]).first()
+                dataset = Dataset.objects.filter(
+                    name=options["dataset"], workspace=command_workspace(options)
+                ).first()
                 if dataset is None:
                     raise CommandError(f"no dataset named {options['dataset']!r}")
                 run = judge_run_panel_create(

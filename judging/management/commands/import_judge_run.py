@@ -13,7 +13,11 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
-from annotation.management.commands._cli import command_user
+from annotation.management.commands._cli import (
+    add_workspace_option,
+    command_user,
+    command_workspace,
+)
 from annotation.management.commands._import_cli import (
     add_strict_option,
     format_from_name,
@@ -45,6 +49,7 @@ class Command(DataCommand):
     def add_arguments(self, parser):
         parser.add_argument("files", nargs="+", metavar="FILE")
         parser.add_argument("--dataset", required=True, help="Dataset name.")
+        add_workspace_option(parser, creates=True)
         parser.add_argument(
             "--format",
             choices=FORMATS,
@@ -80,7 +85,9 @@ class Command(DataCommand):
             raise CommandError(
                 f"{paths[0]}: cannot tell the format from the extension; pass --format"
             )
-        dataset = Dataset.objects.filter(name=options["dataset"]).first()
+        dataset = Dataset.objects.filter(
+            name=options["dataset"], workspace=command_workspace(options)
+        ).first()
         if dataset is None:
             raise CommandError(f"no dataset named {options['dataset']!r}")
         user = command_user(options["user"])

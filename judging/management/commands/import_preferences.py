@@ -14,6 +14,7 @@ from pathlib import Path
 from django.core.management.base import CommandError
 
 from annotation.importers.preferences import FIELDS, LABEL_SCHEMES
+from annotation.management.commands._cli import command_workspace
 from annotation.management.commands._import_cli import (
     add_file_options,
     format_from_name,
@@ -90,6 +91,7 @@ class Command(DataCommand):
                 dry_run=options["dry_run"],
                 verdict_writer=imported_verdicts,
                 strict=options["strict"],
+                workspace=command_workspace(options),
             )
         except DomainError as exc:
             raise refused(exc, self.stderr) from exc

@@ -23,7 +23,11 @@ from decimal import Decimal, InvalidOperation
 
 from django.core.management.base import CommandError
 
-from annotation.management.commands._cli import command_user
+from annotation.management.commands._cli import (
+    add_workspace_option,
+    command_user,
+    command_workspace,
+)
 from annotation.management.commands._import_cli import refused
 from annotation.models import Dataset
 from flaskapp.commands import DataCommand
@@ -86,6 +90,7 @@ class Command(DataCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--dataset", required=True, help="Dataset name.")
+        add_workspace_option(parser, creates=True)
         judge = parser.add_argument_group(
             "judge (one of --base-url, --config, --baseline)"
         )
@@ -240,10 +245,12 @@ class Command(DataCommand):
 
     def handle(self, *args, **options):
         user = command_user(options["user"])
-        dataset = Dataset.objects.filter(name=options["dataset"]).first()
+        dataset = Dataset.objects.filter(
+            name=options["dataset"], workspace=command_workspace(options)
+        ).first()
         if dataset is None:
             raise CommandError(f"no dataset named {options['dataset']!r}")
-        config = self._config(options, user)
+        config = self._config(options, user, dataset.workspace)
         task = kinds.get(options["kind"])
         foreign = [
             flag
@@ -311,7 +318,7 @@ class Command(DataCommand):
         )
         self.stdout.write(f"Added to experiment {experiment.pk}: {experiment.name}")
 
-    def _config(self, options, user) -> JudgeConfig:
+    def _config(self, options, user, workspace) -> JudgeConfig:
         chosen = [k for k in ("config", "baseline", "base_url") if options[k]]
         if len(chosen) != 1:
             raise CommandError(
@@ -319,7 +326,9 @@ class Command(DataCommand):
                 "--baseline rouge|length"
             )
         if options["config"]:
-            config = JudgeConfig.objects.filter(name=options["config"]).first()
+            config = JudgeConfig.objects.filter(
+                name=options["config"], workspace=workspace
+            ).first()
             if config is None:
                 raise CommandError(f"no judge config named {options['config']!r}")
             ignored = [
@@ -364,7 +373,7 @@ class Command(DataCommand):
             # The operator at the shell may set any endpoint the rules allow: the
             # key variable must still be declared and the host allowed.
             config, created = judge_config_get_or_create(
-                user=user, operator=True, **fields
+                user=user, operator=True, workspace=workspace, **fields
             )
         except DomainError as exc:
             raise refused(exc, self.stderr) from exc

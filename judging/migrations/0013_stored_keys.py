@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('flaskapp', '0002_default_workspace'),
-        ('judging', '0009_text_limits'),
+        ('judging', '0012_workspace_required'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0021_gold_answers_shown'),
+        ('annotation', '0024_workspace_required'),
     ]
 
     operations = [

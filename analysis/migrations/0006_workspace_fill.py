@@ -1,0 +1,17 @@
+"""Issue 35, step 2 of 3: every row that existed before workspaces belongs to the
+default workspace (flaskapp 0002), except built-in rubrics and prompt templates, which
+stay shared (workspace NULL: read-only, visible to every workspace)."""
+
+from django.db import migrations
+
+
+def forwards(apps, schema_editor):
+    Workspace = apps.get_model("flaskapp", "Workspace")
+    ws, _ = Workspace.objects.get_or_create(slug="default", defaults={"name": "Default"})
+    apps.get_model("analysis", "job").objects.filter(workspace__isnull=True).update(workspace_id=ws.pk)
+
+
+class Migration(migrations.Migration):
+    dependencies = [("analysis", "0005_workspace_fk_nullable")]
+
+    operations = [migrations.RunPython(forwards, migrations.RunPython.noop)]
