@@ -175,7 +175,16 @@ class JudgeConfigForm(ProblemsFormMixin, forms.Form):
         label="This is the built-in fake judge server (a development tool)",
     )
 
-    def __init__(self, *args, user, config: JudgeConfig | None = None, **kwargs):
+    def __init__(
+        self,
+        *args,
+        user,
+        config: JudgeConfig | None = None,
+        workspace_id: int | None = None,
+        **kwargs,
+    ):
+        """`workspace_id`: where a new config goes (an edited one stays in its own);
+        its stored keys are the choices."""
         super().__init__(*args, **kwargs)
         # The built-in templates and those of the user's workspaces (the service
         # refuses one of another workspace than the config's).
@@ -186,7 +195,9 @@ class JudgeConfigForm(ProblemsFormMixin, forms.Form):
         )
         self.can_manage_endpoints = endpoints.can_manage_endpoints(user)
         self.fields["stored_key"].queryset = stored_key_choices_for_user(
-            user=user, include_id=config.stored_key_id if config else None
+            user=user,
+            include_id=config.stored_key_id if config else None,
+            workspace_id=config.workspace_id if config else workspace_id,
         )
         self.fields["stored_key"].label_from_instance = lambda key: (
             f"{key.name} ({key.workspace.name}; {', '.join(key.allowed_hosts)})"

@@ -52,6 +52,7 @@ class UploadRequest:
     """What the person chose for a staged file (the guess, changed or not)."""
 
     user: Any
+    workspace: Any  # where a new dataset or rubric goes (`Workspace`)
     file: str
     data: bytes
     kind: str
@@ -209,6 +210,7 @@ def _dataset_check(request: UploadRequest) -> UploadOutcome:
         uploads=[(request.file, request.data)],
         options=options,
         user=request.user,
+        workspace=request.workspace,
     )
     return UploadOutcome(
         redirect=reverse("annotation:import-detail", args=[job.pk]),
@@ -224,7 +226,10 @@ def _dataset_confirm(request: UploadRequest) -> UploadOutcome:
 def _rubric_run(request: UploadRequest) -> tuple[Any, list[str]]:
     roles.require_researcher(request.user)
     rubric = rubric_services.rubric_import(
-        name=request.rubric_name or None, data=request.data, file=request.file
+        name=request.rubric_name or None,
+        data=request.data,
+        file=request.file,
+        workspace=request.workspace,
     )
     count = rubric.skills.count()
     return rubric, [
@@ -285,6 +290,7 @@ def _preferences_run(request: UploadRequest, *, dry_run: bool):
         fmt=request.fmt,
         mapping=request.mapping or None,
         user=request.user,
+        workspace=request.workspace,
         dry_run=dry_run,
         strict=request.strict,
     )

@@ -22,6 +22,7 @@ from __future__ import annotations
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_http_methods
@@ -44,6 +45,7 @@ from flaskapp import roles
 from flaskapp.errors import DomainError, Problem
 from flaskapp.htmx import render_page_or_fragment, wants_fragment
 from flaskapp.optional import PARQUET
+from flaskapp.workspaces import RESEARCHER, current_workspace, require_workspace_role
 
 TEMPLATE = "annotation/upload_new.html"
 FRAGMENT = "upload-step"
@@ -98,12 +100,16 @@ class UploadChoiceForm(forms.Form):
         required=False, label="Strict: refuse the file if it has warnings"
     )
 
-    def __init__(self, *args, user, **kwargs):
+    def __init__(self, *args, user, workspace, **kwargs):
+        """`workspace`: the one the upload goes into (the request's current one)."""
         super().__init__(*args, **kwargs)
         self.user = user
+        self.workspace = workspace
         self.fields["kind"].choices = [(k.key, k.label) for k in REGISTRY.values()]
         self.fields["format"].choices = list(sniff.FORMAT_LABELS.items())
-        self.fields["rubric"].queryset = selectors.rubric_list()
+        self.fields["rubric"].queryset = selectors.rubric_list(
+            user=user, workspace=workspace
+        )
 
     def clean(self):
         data = super().clean()
@@ -131,7 +137,9 @@ class UploadChoiceForm(forms.Form):
                 self.add_error("dataset_name", "name the dataset")
             else:
                 data["dataset"] = (
-                    selectors.dataset_list_for_user(user=self.user)
+                    selectors.dataset_list_for_user(
+                        user=self.user, workspace=self.workspace
+                    )
                     .filter(name=name)
                     .first()
                 )
@@ -147,6 +155,7 @@ class UploadChoiceForm(forms.Form):
         clean = self.cleaned_data
         return UploadRequest(
             user=self.user,
+            workspace=self.workspace,
             file=file,
             data=data,
             kind=clean["kind"],
@@ -215,8 +224,13 @@ def _refused(exc: DomainError) -> dict:
 @login_required
 @require_http_methods(["GET", "POST"])
 def upload_new(request: HttpRequest) -> HttpResponse:  # noqa: C901 - the page's three steps, each a guarded branch naming its refusal
-    """The upload page (see the module): GET the empty page; POST one step."""
+    """The upload page (see the module): GET the empty page; POST one step. Into
+    the current workspace, for its researchers."""
     roles.require_researcher(request.user)
+    workspace = current_workspace(request)
+    if workspace is None:
+        raise PermissionDenied("This needs the researcher role in a workspace.")
+    require_workspace_role(request.user, workspace.pk, RESEARCHER)
     if request.method == "GET":
         return _page(request, {"dataset": request.GET.get("dataset", "")})
     step = request.POST.get("step", "")
@@ -235,6 +249,7 @@ def upload_new(request: HttpRequest) -> HttpResponse:  # noqa: C901 - the page's
         form = UploadChoiceForm(
             initial=_initial(guess, token, request.POST.get("dataset", "")),
             user=request.user,
+            workspace=workspace,
         )
         context = {"step": "guess", "guess": guess, "form": form, "file": upload.name}
         return _page(request, context)
@@ -244,7 +259,7 @@ def upload_new(request: HttpRequest) -> HttpResponse:  # noqa: C901 - the page's
             {"problems": [Problem("choose a file first", field="step")]},
             status=400,
         )
-    form = UploadChoiceForm(request.POST, user=request.user)
+    form = UploadChoiceForm(request.POST, user=request.user, workspace=workspace)
     token = request.POST.get("token", "")
     try:
         name, data = upload_staged(user=request.user, token=token)

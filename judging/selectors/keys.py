@@ -66,12 +66,15 @@ def stored_key_workspaces_for_user(*, user) -> list[Workspace]:
 
 
 def stored_key_choices_for_user(
-    *, user, include_id: int | None = None
+    *, user, include_id: int | None = None, workspace_id: int | None = None
 ) -> QuerySet[StoredKey]:
     """The keys a judge config saved by `user` may name: those of the workspaces
-    where `user` is a researcher or owner (a form's choices), and `include_id` (the
-    config's own key, kept as a choice)."""
+    where `user` is a researcher or owner, only the config's workspace's when
+    `workspace_id` is given (a config uses its own workspace's keys), and
+    `include_id` (the config's own key, kept as a choice)."""
     ids = [ws.pk for ws in stored_key_workspaces_for_user(user=user)]
+    if workspace_id is not None:
+        ids = [pk for pk in ids if pk == workspace_id]
     return (
         StoredKey.objects.filter(Q(workspace_id__in=ids) | Q(pk=include_id))
         .select_related("workspace")

@@ -79,7 +79,7 @@ def judge_config_create(
         workspaces.require_workspace_role(user, workspace.pk, workspaces.RESEARCHER)
     _unknown_fields(fields)
     problems = judge_config_problems(fields)
-    problems += stored_key_problems(user=user, fields=fields)
+    problems += stored_key_problems(user=user, fields=fields, workspace_id=workspace.pk)
     rights, approver = endpoint_rights_problems(
         user=user,
         operator=operator,
@@ -138,6 +138,7 @@ def judge_config_update(
             problems += stored_key_problems(
                 user=user,
                 fields=merged,
+                workspace_id=config.workspace_id,
                 unchanged=merged["stored_key"] == config.stored_key
                 and merged["base_url"] == config.base_url,
             )
@@ -235,13 +236,13 @@ def endpoint_rights_problems(
 
 
 def stored_key_problems(
-    *, user: User, fields: dict, unchanged: bool = False
+    *, user: User, fields: dict, workspace_id: int, unchanged: bool = False
 ) -> list[Problem]:
-    """The problems of the stored key a config names (`fields["stored_key"]`, a
-    `StoredKey` or None), each naming ``stored_key``: not with a key variable too;
-    one `user` may use (`keys.stored_key_for_config`: a researcher of its workspace,
-    the config's workspace once configs have one); a base URL whose host the key may
-    be sent to. `unchanged` (the key and URL the config already has): only the
+    """The problems of the stored key a config of workspace `workspace_id` names
+    (`fields["stored_key"]`, a `StoredKey` or None), each naming ``stored_key``: not
+    with a key variable too; one `user` may use (`keys.stored_key_for_config`: a
+    researcher of its workspace, which must be the config's); a base URL whose host
+    the key may be sent to. `unchanged` (the key and URL the config already has): only the
     host is checked again."""
     key = fields.get("stored_key")
     if key is None:
@@ -257,7 +258,7 @@ def stored_key_problems(
         found, problems = keys.stored_key_for_config(
             user=user,
             key_id=key.pk,
-            config_workspace_id=getattr(fields.get("workspace"), "pk", None),
+            config_workspace_id=workspace_id,
         )
         if problems:
             return problems

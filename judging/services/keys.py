@@ -283,9 +283,8 @@ def config_key_workspace_problem(
     *, config_workspace_id: int | None, key: StoredKey
 ) -> str:
     """Why a judge config of workspace `config_workspace_id` may not name `key` (""
-    when it may): a config uses only its own workspace's keys. None (no workspace
-    known yet: core's `JudgeConfig.workspace` is not there) is not checked here; the
-    editor's own role in the key's workspace is (`stored_key_for_config`)."""
+    when it may): a config uses only its own workspace's keys. The editor's own
+    role in the key's workspace is checked by `stored_key_for_config`."""
     if config_workspace_id is not None and config_workspace_id != key.workspace_id:
         return "is a key of another workspace: a judge uses its own workspace's keys"
     return ""

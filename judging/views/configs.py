@@ -124,13 +124,19 @@ def judge_edit(request: HttpRequest, config_id: int) -> HttpResponse:
 def _judge_form_page(request: HttpRequest, *, config) -> HttpResponse:
     status = 200
     if request.method == "POST":
-        form = JudgeConfigForm(request.POST, user=request.user, config=config)
+        workspace = current_workspace(request)
+        form = JudgeConfigForm(
+            request.POST,
+            user=request.user,
+            config=config,
+            workspace_id=workspace.pk if workspace else None,
+        )
         if form.is_valid():
             try:
                 if config is None:
                     config = judge_config_create(
                         user=request.user,
-                        workspace=current_workspace(request),
+                        workspace=workspace,
                         **form.service_fields(),
                     )
                 else:
@@ -154,7 +160,13 @@ def _judge_form_page(request: HttpRequest, *, config) -> HttpResponse:
         initial = None
         if config is not None:
             initial = {name: getattr(config, name) for name in EDITABLE_FIELDS}
-        form = JudgeConfigForm(initial=initial, user=request.user, config=config)
+        workspace = current_workspace(request)
+        form = JudgeConfigForm(
+            initial=initial,
+            user=request.user,
+            config=config,
+            workspace_id=workspace.pk if workspace else None,
+        )
     env = (form["api_key_env"].value() or "").strip()
     context = {
         "form": form,

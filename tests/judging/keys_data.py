@@ -40,4 +40,9 @@ def lab(db) -> Lab:
     outsider = UserFactory(username="lab-outsider", role="researcher")
     Membership.objects.create(workspace=other, user=outsider, role="owner")
     admin = UserFactory(username="lab-admin", role="admin")
+    # The factories make every user a member of the default workspace too; the lab's
+    # people belong to their lab only, so their pages, forms and API calls work there.
+    Membership.objects.filter(
+        user__in=[outsider, *people.values()], workspace__slug="default"
+    ).delete()
     return Lab(ws, other, outsider=outsider, admin=admin, **people)

@@ -59,6 +59,14 @@ def key_and_judge(lab, base_url, hosts=("127.0.0.1",)):
     return key, config
 
 
+def lab_dataset(lab, **kwargs):
+    """A dataset of the lab's workspace (`make_dataset` makes one in the default)."""
+    dataset = make_dataset(**kwargs)
+    dataset.workspace = lab.workspace
+    dataset.save(update_fields=["workspace"])
+    return dataset
+
+
 def uses(key) -> list[AuditEvent]:
     return list(
         AuditEvent.objects.filter(action="key.used", target_id=str(key.pk)).order_by(
@@ -73,7 +81,7 @@ def test_a_run_sends_the_stored_key_and_records_one_use(
     caplog.set_level(logging.DEBUG)
     base = fake_server(latency_ms=2, require_api_key=SECRET)
     key, config = key_and_judge(lab, base)
-    dataset = make_dataset(n_instructions=3)
+    dataset = lab_dataset(lab, n_instructions=3)
     run = judge_run_create(config=config, dataset=dataset, user=lab.researcher)
     assert run.settings_snapshot["stored_key_id"] == key.pk
     assert SECRET not in str(run.settings_snapshot)
@@ -110,7 +118,7 @@ def test_a_key_is_not_sent_to_a_host_outside_its_allowed_hosts(
     base = fake_server(latency_ms=1, require_api_key=SECRET)
     key, config = key_and_judge(lab, base)
     run = judge_run_create(
-        config=config, dataset=make_dataset(n_instructions=2), user=lab.researcher
+        config=config, dataset=lab_dataset(lab, n_instructions=2), user=lab.researcher
     )
     # The owner narrows the key's hosts after the run was made: the worker refuses.
     StoredKey.objects.filter(pk=key.pk).update(allowed_hosts=["api.openai.com"])
@@ -135,7 +143,9 @@ def test_a_run_is_not_started_with_a_key_its_host_refuses(
 
     with pytest.raises(DomainError) as caught:
         judge_run_create(
-            config=config, dataset=make_dataset(n_instructions=1), user=lab.researcher
+            config=config,
+            dataset=lab_dataset(lab, n_instructions=1),
+            user=lab.researcher,
         )
     assert "'127.0.0.1'" in str(caught.value)
 

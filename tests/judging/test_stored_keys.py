@@ -581,3 +581,40 @@ def test_key_lists_read_a_constant_number_of_queries(
             f"/api/keys/?workspace={lab.workspace.pk}"
         )
         assert answer.json()["count"] == 12
+
+
+def test_a_judge_uses_only_its_own_workspace_keys(lab):
+    """A person who is a researcher in two workspaces cannot name one workspace's
+    key in the other's judge config (the key would leave the workspace that owns
+    it); the form's choices are the config's workspace's keys only."""
+    from flaskapp.models import Membership
+    from judging.forms import JudgeConfigForm
+
+    key = make_key(lab)
+    Membership.objects.create(
+        workspace=lab.other, user=lab.researcher, role="researcher"
+    )
+    with pytest.raises(DomainError) as refused:
+        judge_config_create(
+            user=lab.researcher,
+            workspace=lab.other,
+            name="other-lab-judge",
+            base_url="https://api.openai.com/v1",
+            model="gpt-x",
+            stored_key=key,
+        )
+    assert refused.value.problems[0].field == "stored_key"
+    assert "another workspace" in refused.value.problems[0].message
+    choices = JudgeConfigForm(user=lab.researcher, workspace_id=lab.other.pk)
+    assert list(choices.fields["stored_key"].queryset) == []
+    mine = JudgeConfigForm(user=lab.researcher, workspace_id=lab.workspace.pk)
+    assert list(mine.fields["stored_key"].queryset) == [key]
+    config = judge_config_create(
+        user=lab.researcher,
+        workspace=lab.workspace,
+        name="own-lab-judge",
+        base_url="https://api.openai.com/v1",
+        model="gpt-x",
+        stored_key=key,
+    )
+    assert config.stored_key_id == key.pk
