@@ -1,0 +1,470 @@
+"""The access matrix (issue 35): every URL path and every API operation of
+``url_inventory.json`` x every role.
+
+The roles: the owner, researcher, reviewer and rater of workspace A, an owner of
+workspace B only (``other``), an anonymous visitor and an instance admin (a
+superuser who is a member nowhere). One world per module (`matrix_world`): both
+workspaces hold one of everything a URL can name; each path's parameters are filled
+with A's objects.
+
+What each cell expects, from the rule of its endpoint (``PAGE_RULES``,
+``API_RULES``; the first rule whose pattern matches the path wins):
+
+- anonymous: a page redirects to the login page, the API answers 401 or 403;
+- ``other`` on an endpoint that names an object of A: 404 (never a 403 that would
+  confirm it exists); on one that names no object (a list, a "new" page): whatever
+  its own role in B allows, and the answer shows nothing of A (no ``alpha`` name);
+- a role of A below the rule's minimum: 403, or 404 where the product hides the
+  object from that role (``low=404``);
+- a role at or above the minimum (and the admin): neither 403, 404 nor a login
+  redirect;
+- nobody, ever: a 500.
+
+Pages are asked with GET (a page that only takes POST answers GET with 405 and is
+then asked with an empty POST); API operations with their own method and an empty
+body. Each case runs in its own rolled-back transaction (pytest-django), so an
+allowed unsafe request changes nothing the next case sees; a task enqueued on
+commit never leaves.
+
+A new endpoint: add it to the inventory (test_url_inventory.py says how) and a rule
+here; until then `test_every_endpoint_has_a_rule` fails and so do its cells. Rules
+go by path pattern (`fnmatch`, ``*`` crossing slashes), most specific first, so
+another branch's endpoints are one line each, e.g.
+``("api/workspaces/*", Rule(OWNER))`` for the members API.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.test import Client
+from rest_framework.test import APIClient
+
+from tests.factories import api_token
+from tests.flaskapp.matrix_world import SKILL_KEY, build_side
+
+INVENTORY = json.loads((Path(__file__).parent / "url_inventory.json").read_text())
+
+OWNER, RESEARCHER, REVIEWER, RATER = "owner", "researcher", "reviewer", "rater"
+RANK = {RATER: 1, REVIEWER: 2, RESEARCHER: 3, OWNER: 4}
+# Roles held in workspace A; "other" is an owner of B; "admin" an instance admin.
+ROLES = (OWNER, RESEARCHER, REVIEWER, RATER, "other", "anonymous", "admin")
+
+# Which outcomes a cell may have.
+OK = "ok"  # not 403, 404, 500, nor a login redirect
+FORBIDDEN = 403
+HIDDEN = 404
+LOGIN = "login"  # pages: a redirect to the login page; API: 401 or 403
+
+
+@dataclass(frozen=True)
+class Rule:
+    """Who may use an endpoint.
+
+    `need`: the least role of A (None: anyone signed in; ``PUBLIC``: anyone).
+    `names_object`: the path names an object of A (another workspace's member gets
+    a 404); False for lists and creation pages, which work in the user's own
+    workspace. `low`: what a role below `need` gets (403, or 404 where the product
+    hides the object from that role). `only`: the one role of A served here (a
+    rater's own work: the others, the admin too, get `low`). `refused`: roles at or
+    above `need` that still get `low`. `body_first`: an unsafe operation that checks
+    its body before its object, so an empty body is a 400 for everyone (the same
+    answer for any id: it confirms nothing)."""
+
+    need: str | None = RESEARCHER
+    names_object: bool = True
+    low: int = FORBIDDEN
+    only: str | None = None
+    refused: tuple[str, ...] = ()
+    body_first: bool = False
+
+
+PUBLIC = "public"
+
+
+def _r(need=RESEARCHER, **kw) -> Rule:
+    return Rule(need, **kw)
+
+
+# --- The rule table -------------------------------------------------------------------
+# Lists and creation pages: they name no object and work in the user's own workspace.
+_OWN_WORKSPACE = _r(names_object=False)
+_SIGNED_IN = Rule(None, names_object=False)
+# The rater's own work (items, history, progress): served to the campaign's raters
+# only; everyone else, admins included, finds nothing there (404). Writes check their
+# body first: an empty body is a 400 for any id, which confirms nothing.
+_RATER_WORK = Rule(RATER, low=HIDDEN, only=RATER)
+_RATER_WRITE = Rule(RATER, low=HIDDEN, only=RATER, body_first=True)
+
+# Pages: the path as the URL resolver spells it, without the leading slash.
+PAGE_RULES: list[tuple[str, Rule]] = [
+    ("login/", Rule(PUBLIC)),
+    ("logout/", Rule(PUBLIC)),  # POST only; signs out and shows the login page
+    ("", _SIGNED_IN),  # home: each role's own start page
+    ("account/password/", _SIGNED_IN),
+    ("api/schema/", _SIGNED_IN),
+    ("api/docs/", _SIGNED_IN),
+    ("workspaces/switch/", Rule(RATER)),  # the body names workspace A
+    ("rate/", _SIGNED_IN),
+    ("rate/*", _RATER_WORK),
+    ("pairwise/compare/*", _RATER_WORK),
+    # Researchers' pairwise campaigns and a rater's pairwise work; nothing for a
+    # reviewer (who is neither).
+    ("pairwise/", Rule(RATER, names_object=False, refused=(REVIEWER,))),
+    ("pairwise/campaigns/new/", _OWN_WORKSPACE),
+    ("pairwise/campaigns/*", _r()),
+    ("adjudication/", Rule(REVIEWER, names_object=False)),
+    ("campaigns/*/adjudication/rule/", _r()),
+    ("campaigns/*/adjudication/*", Rule(REVIEWER)),
+    ("campaigns/*/history/", Rule(REVIEWER)),
+    ("campaigns/new/", _OWN_WORKSPACE),
+    ("campaigns/", _OWN_WORKSPACE),
+    ("campaigns/*", _r()),  # sampling/new/ names its dataset in the query
+    ("datasets/", _OWN_WORKSPACE),
+    ("datasets/*", _r()),
+    ("rubrics/", _OWN_WORKSPACE),
+    ("rubrics/import/", _OWN_WORKSPACE),
+    ("rubrics/new/", _OWN_WORKSPACE),
+    ("rubrics/*", _r()),
+    ("imports/", _OWN_WORKSPACE),
+    ("imports/new/", _OWN_WORKSPACE),
+    ("imports/*", _r()),
+    ("raters/", _OWN_WORKSPACE),
+    ("raters/new/", _OWN_WORKSPACE),
+    ("raters/*", _r()),
+    ("judges/", _OWN_WORKSPACE),
+    ("judges/new/", _OWN_WORKSPACE),
+    ("judges/*", _r()),
+    ("prompts/", _OWN_WORKSPACE),
+    ("prompts/diff/", _OWN_WORKSPACE),
+    ("prompts/*", _r()),
+    # Metadata suggestions change the dataset's instructions: the workspace's owner.
+    ("runs/*/suggestions/*/*", _r(OWNER)),
+    ("runs/*/suggestions/accept-all/", _r(OWNER)),
+    ("runs/", _OWN_WORKSPACE),
+    ("runs/new/", _OWN_WORKSPACE),
+    ("runs/import/", _OWN_WORKSPACE),
+    ("runs/panel/new/", _OWN_WORKSPACE),
+    ("runs/*", _r()),
+    ("agreement/", _OWN_WORKSPACE),
+    ("agreement/*", _r()),
+    ("metaeval/", _OWN_WORKSPACE),
+    ("metaeval/*", _r()),
+    ("experiments/", _OWN_WORKSPACE),
+    ("experiments/*", _r()),
+    ("instructions/*", _r()),
+    ("reliability/*", _r()),
+    ("report/*", _r()),
+    ("estimates/*", _r()),
+    ("leaderboard/*", _r()),
+    ("jobs/*", _r()),
+]
+
+# API operations: "METHOD path", the path as the schema spells it ({param}).
+API_RULES: list[tuple[str, Rule]] = [
+    ("POST api/auth/token/", Rule(PUBLIC)),  # signs in with a password
+    ("* api/auth/*", _SIGNED_IN),
+    ("GET api/rate/campaigns/", _SIGNED_IN),
+    ("GET api/rate/*", _RATER_WORK),
+    ("POST api/rate/campaigns/*", _RATER_WORK),
+    ("* api/rate/*", _RATER_WRITE),
+    ("GET api/pairwise/rate/*", _RATER_WORK),
+    ("POST api/pairwise/rate/campaigns/*", _RATER_WORK),
+    ("* api/pairwise/rate/*", _RATER_WRITE),
+    ("* api/campaigns/*/adjudication/rule/", _r()),
+    ("* api/campaigns/*/adjudication/*", Rule(REVIEWER)),
+    ("* api/campaigns/*/history/", Rule(REVIEWER)),
+    # Lists and creations: in the user's own workspaces (a dataset named by name is
+    # looked for in the user's workspace, so A's name is a new dataset of B's).
+    ("GET api/campaigns/", _OWN_WORKSPACE),
+    ("POST api/campaigns/", _OWN_WORKSPACE),
+    ("POST api/campaigns/sampling/", _OWN_WORKSPACE),
+    ("GET api/pairwise/campaigns/", _OWN_WORKSPACE),
+    ("POST api/pairwise/campaigns/", _OWN_WORKSPACE),
+    ("GET api/datasets/", _OWN_WORKSPACE),
+    ("POST api/datasets/{dataset_name}/*", _OWN_WORKSPACE),
+    ("GET api/rubrics/", _OWN_WORKSPACE),
+    ("POST api/rubrics/import/", _OWN_WORKSPACE),
+    ("GET api/imports/", _OWN_WORKSPACE),
+    ("GET api/judges/", _OWN_WORKSPACE),
+    ("POST api/judges/", _OWN_WORKSPACE),
+    ("GET api/runs/", _OWN_WORKSPACE),
+    ("POST api/runs/", _OWN_WORKSPACE),
+    ("POST api/runs/import/", _OWN_WORKSPACE),
+    ("POST api/runs/panel/", _OWN_WORKSPACE),
+    ("GET api/experiments/", _OWN_WORKSPACE),
+    ("POST api/experiments/", _OWN_WORKSPACE),
+    # Everything that names an object of A: its researchers.
+    ("* api/campaigns/*", _r()),
+    ("* api/pairwise/campaigns/*", _r()),
+    ("* api/datasets/*", _r()),
+    ("* api/instructions/*", _r()),
+    ("* api/imports/*", _r()),
+    ("* api/rubrics/*", _r()),
+    ("* api/judges/*", _r()),
+    ("* api/runs/*", _r()),
+    ("* api/prompts/*", _r()),
+    ("* api/experiments/*", _r()),
+    ("* api/jobs/*", _r()),
+]
+# Paths under api/ that are no API operation (the schema and its docs).
+API_PAGES = ("api/schema/", "api/docs/")
+# POST bodies of pages whose object is named in the body, not the path.
+BODY = {"workspaces/switch/": lambda side: {"workspace": side.workspace.pk}}
+
+
+def _rule_for(key: str, rules) -> Rule | None:
+    for pattern, rule in rules:
+        if fnmatch.fnmatchcase(key, pattern):
+            return rule
+    return None
+
+
+def _pages() -> list[str]:
+    return [
+        p for p in INVENTORY["url_paths"] if not p.startswith("api/") or p in API_PAGES
+    ]
+
+
+def _operations() -> list[tuple[str, str]]:
+    return [
+        (op.split()[0], op.split()[1].lstrip("/")) for op in INVENTORY["api_operations"]
+    ]
+
+
+# --- The world ------------------------------------------------------------------------
+
+
+@dataclass
+class World:
+    a: object
+    b: object
+    admin: User
+
+    def user(self, role: str) -> User | None:
+        if role == "anonymous":
+            return None
+        if role == "admin":
+            return self.admin
+        if role == "other":
+            return self.b.users[OWNER]
+        return self.a.users[role]
+
+
+@pytest.fixture(scope="module")
+def world(django_db_setup, django_db_blocker):
+    """Both workspaces, built once for the module inside a transaction that is
+    rolled back at its end; each test runs in a savepoint inside it."""
+    with django_db_blocker.unblock():
+        atomic = transaction.atomic()
+        atomic.__enter__()
+        try:
+            yield World(
+                a=build_side("alpha", "alpha"),
+                b=build_side("bravo", "bravo"),
+                admin=User.objects.create_superuser("matrix-admin", "", "pw-123456"),
+            )
+        finally:
+            transaction.set_rollback(True)
+            atomic.__exit__(None, None, None)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _no_throttle():
+    """The matrix asks hundreds of questions per user; a 429 would hide the answer."""
+    from django.conf import settings
+
+    rates = settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]
+    saved = dict(rates)
+    rates.update(user="", heavy="")
+    yield
+    rates.clear()
+    rates.update(saved)
+
+
+PARAM = re.compile(r"<(?:\w+:)?(\w+)>|\{(\w+)\}")
+
+
+def _value(name: str, path: str, side) -> str:
+    o = side.objects
+    pairwise = path.startswith(("pairwise/", "api/pairwise/"))
+    values = {
+        "dataset_id": o["dataset"].pk,
+        "dataset_name": o["dataset"].name,
+        "campaign_id": (
+            o["pair_campaign"]
+            if pairwise
+            else o["sampling_campaign"]
+            if "sampling" in path
+            else o["campaign"]
+        ).pk,
+        "assignment_id": (o["pair_assignment"] if pairwise else o["assignment"]).pk,
+        "response_id": (o["gold_response"] if "gold/" in path else o["response"]).pk,
+        "rater_id": side.users[RATER].pk,
+        "run_id": (o["metadata_run"] if "suggestions" in path else o["run"]).pk,
+        "suggestion_id": o["suggestion"].pk,
+        "config_id": o["config"].pk,
+        "prompt_id": o["prompt"].pk,
+        "instruction_id": o["instruction"].pk,
+        "job_id": (o["import_job"] if "imports/" in path else o["job"]).pk,
+        "experiment_id": o["experiment"].pk,
+        "rubric_id": o["rubric"].pk,
+        "skill_key": SKILL_KEY,
+        "table": "table",
+        "kind": "heatmap",
+    }
+    return str(values[name])
+
+
+# Pages that name their object in the query string.
+QUERY = {"campaigns/sampling/new/": "?dataset={dataset_id}"}
+
+
+def fill(path: str, side) -> str:
+    def value(match):
+        return _value(match.group(1) or match.group(2), path, side)
+
+    return "/" + PARAM.sub(value, path + QUERY.get(path, ""))
+
+
+def _body(response) -> str:
+    if response.streaming:
+        data = b"".join(response.streaming_content)
+    else:
+        data = response.content
+    return data.decode(errors="replace")
+
+
+def _ask(world, role, method, url, *, api, htmx=False, data=None, raise_exc=True):
+    user = world.user(role)
+    if user is not None:
+        user = User.objects.get(pk=user.pk)  # a fresh object: no role cache
+    headers = {"HTTP_HX_REQUEST": "true"} if htmx else {}
+    if api:
+        client = APIClient(raise_request_exception=raise_exc)
+        if user is not None:
+            client.credentials(HTTP_AUTHORIZATION=f"Token {api_token(user)}")
+        return getattr(client, method.lower())(url, format="json", **headers)
+    client = Client(raise_request_exception=raise_exc)
+    if user is not None:
+        client.force_login(user)
+    response = client.get(url, **headers)
+    if response.status_code == 405:
+        response = client.post(url, data or {}, **headers)
+    return response
+
+
+def _expect(rule: Rule, role: str):
+    """The outcome `rule` promises `role` (see the module's docstring)."""
+    if rule.need == PUBLIC:
+        return OK
+    if role == "anonymous":
+        return LOGIN
+    if role == "other":
+        return HIDDEN if rule.names_object else OK
+    if rule.only:
+        return OK if role == rule.only else rule.low
+    if role == "admin" or rule.need is None:
+        return OK
+    if RANK[role] < RANK[rule.need] or role in rule.refused:
+        return rule.low
+    return OK
+
+
+def _is_login_redirect(response) -> bool:
+    return response.status_code == 302 and response["Location"].startswith("/login/")
+
+
+def _check(response, expected, rule: Rule, *, api: bool, unsafe: bool) -> None:
+    code = response.status_code
+    where = f"{response.request['REQUEST_METHOD']} {response.request['PATH_INFO']}"
+    assert code < 500, f"{where}: {code}"
+    if rule.need == PUBLIC:
+        return
+    if expected == OK:
+        assert code not in (401, 403, 404) and not _is_login_redirect(response), (
+            f"{where}: {code} {_body(response)[:300]}"
+        )
+    elif expected == LOGIN:
+        if api:
+            assert code in (401, 403), f"{where}: {code}"
+        else:
+            assert _is_login_redirect(response), f"{where}: {code}"
+    else:
+        allowed = {expected} | ({400} if rule.body_first and unsafe else set())
+        assert code in allowed, f"{where}: {code}, expected {expected}"
+
+
+def _api_path(url_path: str) -> str:
+    return re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", url_path)
+
+
+def test_every_endpoint_has_a_rule():
+    """A new URL or API operation needs its line in the rule table."""
+    missing = [p for p in _pages() if _rule_for(p, PAGE_RULES) is None]
+    missing += [
+        f"{m} {p}" for m, p in _operations() if _rule_for(f"{m} {p}", API_RULES) is None
+    ]
+    operation_paths = {path for _, path in _operations()}
+    missing += [
+        f"{p} (an api/ path with no API operation: add it to API_PAGES)"
+        for p in INVENTORY["url_paths"]
+        if p.startswith("api/")
+        and p not in API_PAGES
+        and _api_path(p) not in operation_paths
+    ]
+    assert not missing, "no rule for: " + ", ".join(missing)
+
+
+def _marker_free(response, side) -> None:
+    """What a member of one workspace is shown holds no name of the other (`side`)."""
+    body = _body(response)
+    marker = f"{side.marker}-"
+    assert marker not in body, (
+        f"{response.request['PATH_INFO']} shows workspace {side.marker}'s objects: "
+        + body[max(0, body.index(marker) - 120) :][:240]
+    )
+
+
+def _no_leak(response, world, role) -> None:
+    if role == "other":
+        _marker_free(response, world.a)
+    elif role in RANK:
+        _marker_free(response, world.b)
+
+
+@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize("path", _pages())
+def test_page(world, db, path, role):
+    rule = _rule_for(path, PAGE_RULES)
+    assert rule is not None, f"no rule for page {path!r}"
+    url = fill(path, world.a)
+    data = BODY[path](world.a) if path in BODY else None
+    response = _ask(world, role, "GET", url, api=False, data=data)
+    expected = _expect(rule, role)
+    unsafe = response.request["REQUEST_METHOD"] != "GET"
+    api = path == "api/schema/"  # answers like the API: 401, no redirect
+    _check(response, expected, rule, api=api, unsafe=unsafe)
+    _no_leak(response, world, role)
+    if expected in (FORBIDDEN, HIDDEN) and not unsafe:
+        fragment = _ask(world, role, "GET", url, api=False, htmx=True)
+        _check(fragment, expected, rule, api=False, unsafe=False)
+
+
+@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize(
+    ("method", "path"), _operations(), ids=[f"{m} {p}" for m, p in _operations()]
+)
+def test_api_operation(world, db, method, path, role):
+    rule = _rule_for(f"{method} {path}", API_RULES)
+    assert rule is not None, f"no rule for {method} {path}"
+    response = _ask(world, role, method, fill(path, world.a), api=True)
+    _check(response, _expect(rule, role), rule, api=True, unsafe=method != "GET")
+    _no_leak(response, world, role)
