@@ -468,3 +468,46 @@ def test_api_operation(world, db, method, path, role):
     response = _ask(world, role, method, fill(path, world.a), api=True)
     _check(response, _expect(rule, role), rule, api=True, unsafe=method != "GET")
     _no_leak(response, world, role)
+
+
+# --- Query parameters that name the other workspace's objects -------------------------
+# Pages and API reads take ids in their query string too (an agreement's runs and
+# campaigns, a form's dataset, a list's ?workspace=). Naming the other workspace's
+# objects there must show nothing of it, and never fail.
+CROSS_QUERY = (
+    "workspace={workspace}&dataset={dataset}&campaign={campaign}"
+    "&campaigns={campaign}&run={run}&runs={run}&run_ids={run}&judge={run}"
+    "&reference_run_id={run}&human_reference={campaign}&job={job}"
+)
+
+
+def _cross_query(side) -> str:
+    o = side.objects
+    return "?" + CROSS_QUERY.format(
+        workspace=side.workspace.pk,
+        dataset=o["dataset"].pk,
+        campaign=o["campaign"].pk,
+        run=o["run"].pk,
+        job=o["job"].pk,
+    )
+
+
+def _reads() -> list[tuple[bool, str]]:
+    pages = [(False, p) for p in _pages() if p not in ("login/", "logout/")]
+    return pages + [(True, p) for m, p in _operations() if m == "GET"]
+
+
+@pytest.mark.parametrize(("api", "path"), _reads(), ids=[p for _, p in _reads()])
+def test_query_naming_the_other_workspace_shows_nothing_of_it(world, db, api, path):
+    """A's owner on A's pages with B's ids in the query; B's owner likewise on
+    the pages that name no object."""
+    owner_a = _ask(
+        world, OWNER, "GET", fill(path, world.a) + _cross_query(world.b), api=api
+    )
+    assert owner_a.status_code < 500
+    if owner_a.request["REQUEST_METHOD"] == "GET":
+        _marker_free(owner_a, world.b)
+    if "<" not in path and "{" not in path:
+        other = _ask(world, "other", "GET", "/" + path + _cross_query(world.a), api=api)
+        assert other.status_code < 500
+        _marker_free(other, world.a)
