@@ -19,6 +19,12 @@ REMOVED_FROM_CAMPAIGN = (
 )
 
 
+LEFT_WORKSPACE = (
+    "You are not a member of this campaign's workspace any more; your submitted work "
+    "is kept."
+)
+
+
 def require_campaign_rater(user: User, campaign_id: int) -> None:
     """The one check of every rating operation (serve, show, submit, amend, skip,
     progress, history; pointwise and pairwise; pages and API): `user` still has the
@@ -28,10 +34,14 @@ def require_campaign_rater(user: User, campaign_id: int) -> None:
     stays a plain 404. One query (the roles are cached on the user)."""
     if not is_rater(user):
         raise RatingRefused(ROLE_REMOVED, "rater_role_removed")
-    member = Campaign.raters.through.objects.filter(
+    links = Campaign.raters.through.objects.filter(
         campaign_id=campaign_id, user_id=user.pk
-    ).exists()
-    if not member:
+    )
+    # Rating happens inside the campaign's workspace (issue 35): one query when all
+    # is well, a second only to say which is missing.
+    if not links.filter(campaign__workspace__memberships__user_id=user.pk).exists():
+        if links.exists():
+            raise RatingRefused(LEFT_WORKSPACE, "not_workspace_member")
         raise RatingRefused(REMOVED_FROM_CAMPAIGN, "not_campaign_member")
 
 

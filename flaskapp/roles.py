@@ -68,15 +68,11 @@ def is_reviewer(user: User) -> bool:
 
 
 def is_rater(user: User) -> bool:
-    """Whether `user` holds the rater role in some workspace."""
-    from flaskapp.workspaces import RATER as WS_RATER
-    from flaskapp.workspaces import roles_by_workspace
-
-    if not user.is_authenticated:
-        return False
-    if is_admin(user):
-        return RATER in user_roles(user)
-    return WS_RATER in roles_by_workspace(user).values()
+    """Whether `user`'s account is a rater's (the global ``rater`` group: who may be
+    served items at all; removing it stops every rating operation). Which campaigns
+    they rate in is the campaigns' raters, and only inside the campaigns' workspaces
+    (`flaskapp.workspaces`; `annotation.membership.require_campaign_rater`)."""
+    return RATER in user_roles(user)
 
 
 def is_synthetic(user: User) -> bool:

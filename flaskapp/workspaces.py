@@ -199,7 +199,7 @@ def scope_for_role(queryset, user: User, needed: str, *, field: str = "workspace
     datasets in a researcher's list, nor does anyone see another workspace's."""
     ids = workspace_ids_with_role(user, needed)
     if ids is None:
-        return queryset
+        return queryset.all()  # a QuerySet, also when given a manager
     return queryset.filter(**{f"{field}_id__in": ids})
 
 

@@ -366,7 +366,9 @@ def import_preference_file(  # noqa: PLR0913 - keyword-only options of the impor
     """
     workspace = workspace or workspaces.default_workspace()
     if user is not None:
-        workspaces.require_workspace_role(user, workspace.pk, workspaces.RESEARCHER)
+        # Not a member: the workspace does not exist for them (404); the role
+        # needed is checked below, as the dataset import does.
+        workspaces.require_workspace_role(user, workspace.pk, workspaces.RATER)
     import_check_sizes(sizes=[(file, file_size(data))])
     dataset_name = (dataset_name or "").strip()
     judge = (judge or "").strip()
@@ -420,6 +422,8 @@ def import_preference_file(  # noqa: PLR0913 - keyword-only options of the impor
         if dataset is None and user is not None:
             # The dataset import's rule (researchers of the workspace).
             roles.require_dataset_creator(user, dataset_name, workspace.pk)
+        elif user is not None:
+            workspaces.require_workspace_role(user, workspace.pk, workspaces.RESEARCHER)
         if dataset is None and not dry_run:
             try:
                 with transaction.atomic():

@@ -41,6 +41,7 @@ from tests.factories import (
     DatasetFactory,
     InstructionFactory,
     ResponseFactory,
+    UserFactory,
     api_token,
 )
 
@@ -531,24 +532,21 @@ def test_a_database_outage_is_a_503_with_retry_after(researcher):
     assert Dataset.objects.count() == 0  # the connection works again
 
 
-# --- 9. Only admins create datasets, whichever import ------------------------------
+# --- 9. A workspace's researchers create datasets, whichever import -----------
 
 
 PREFS = b'{"prompt": "Q?", "response_1": "yes", "response_2": "no", "label": "1"}\n'
 
 
-@pytest.mark.parametrize("dry_run", [False, True])
-def test_researcher_cannot_create_a_dataset_through_the_preference_import(
-    researcher, dry_run
-):
+def test_researcher_creates_a_dataset_through_the_preference_import(researcher):
+    """Issue 35: a workspace's researchers create datasets (self-service), here in
+    the default workspace (no ``?workspace=``)."""
     response = token_client(researcher).post(
-        "/api/datasets/brand-new/preferences/",
-        {"file": upload("v.jsonl", PREFS), "dry_run": dry_run},
+        "/api/datasets/brand-new/preferences/", {"file": upload("v.jsonl", PREFS)}
     )
-    assert response.status_code == 403
-    assert "admin" in response.json()["detail"]
-    assert not Dataset.objects.filter(name="brand-new").exists()
-    assert not HumanPreference.objects.exists()
+    assert response.status_code == 201, response.json()
+    dataset = Dataset.objects.get(name="brand-new")
+    assert dataset.workspace.slug == "default"
 
 
 def test_researcher_imports_preferences_into_an_existing_dataset(researcher):
@@ -568,8 +566,10 @@ def test_admin_creates_a_dataset_through_the_preference_import(admin_user):
     assert Dataset.objects.get(name="by-admin").created_by == admin_user
 
 
-def test_dataset_and_preference_imports_share_one_creation_rule(researcher):
+def test_dataset_and_preference_imports_share_one_creation_rule():
     from django.core.exceptions import PermissionDenied
+
+    reviewer = UserFactory(username="prefs-reviewer", role="reviewer")
 
     from annotation.services.imports import dataset_import_files
     from annotation.services.preference_imports import preferences_import
@@ -579,7 +579,7 @@ def test_dataset_and_preference_imports_share_one_creation_rule(researcher):
             dataset_name="rows",
             fmt="jsonl",
             files=[("r.jsonl", b'{"instruction": "Q"}')],
-            user=researcher,
+            user=reviewer,
         )
     with pytest.raises(PermissionDenied) as by_prefs:
         preferences_import(
@@ -587,9 +587,9 @@ def test_dataset_and_preference_imports_share_one_creation_rule(researcher):
             file="v.jsonl",
             data=PREFS,
             fmt="jsonl",
-            user=researcher,
+            user=reviewer,
         )
-    rule = "creating a dataset needs the admin role"
+    rule = "creating a dataset needs the researcher role in this workspace"
     assert rule in str(by_rows.value) and rule in str(by_prefs.value)
 
 
