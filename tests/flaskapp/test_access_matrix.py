@@ -511,3 +511,165 @@ def test_query_naming_the_other_workspace_shows_nothing_of_it(world, db, api, pa
         other = _ask(world, "other", "GET", "/" + path + _cross_query(world.a), api=api)
         assert other.status_code < 500
         _marker_free(other, world.a)
+
+
+# --- A path or a body that mixes the two workspaces -----------------------------------
+NOWHERE = 2_000_000_000  # an id no object has
+
+
+def _mixed(path: str, first, rest) -> str:
+    """`path` with its first parameter filled from `first`'s objects, the other ids
+    from `rest` (B's campaign with A's response, ...); `rest` None: an id that no
+    object has."""
+    names = [m.group(1) or m.group(2) for m in PARAM.finditer(path)]
+    head = names[0]
+
+    def value(match):
+        name = match.group(1) or match.group(2)
+        if name == head or not name.endswith("_id"):
+            return _value(name, path, first)
+        return str(NOWHERE) if rest is None else _value(name, path, rest)
+
+    return "/" + PARAM.sub(value, path)
+
+
+def _nested() -> list[tuple[bool, str, str]]:
+    """Every page and operation whose path names two objects by id."""
+
+    def ids(path):
+        return [n for n in PARAM.findall(path) if (n[0] or n[1]).endswith("_id")]
+
+    cases = [(False, "GET", p) for p in _pages() if len(ids(p)) > 1]
+    cases += [(True, m, p) for m, p in _operations() if len(ids(p)) > 1]
+    return cases
+
+
+@pytest.mark.parametrize(
+    ("api", "method", "path"), _nested(), ids=[f"{m} {p}" for _, m, p in _nested()]
+)
+def test_own_object_with_the_other_workspaces_object_inside_is_404(
+    world, db, api, method, path
+):
+    """B's owner on B's campaign (dataset, run) naming A's response (rater,
+    suggestion): the inner object does not exist for them. A 404, or exactly the
+    answer an id that no object has gets (a body checked first, a "not a gold
+    item" notice): nothing that tells A's objects apart."""
+    response = _ask(world, "other", method, _mixed(path, world.b, world.a), api=api)
+    _marker_free(response, world.a)
+    if response.status_code == 404:
+        return
+    nowhere = _ask(world, "other", method, _mixed(path, world.b, None), api=api)
+    assert (response.status_code, response.get("Location")) == (
+        nowhere.status_code,
+        nowhere.get("Location"),
+    ), f"{path}: {response.status_code}, an unknown id: {nowhere.status_code}"
+
+
+def _bodies(world) -> list[tuple[str, str, dict]]:
+    """Creations and changes by B's owner whose body names A's objects."""
+    a, b = world.a.objects, world.b.objects
+    return [
+        ("post", "/api/runs/", {"config": a["config"].pk, "dataset": a["dataset"].pk}),
+        ("post", "/api/runs/", {"config": b["config"].pk, "dataset": a["dataset"].pk}),
+        ("post", "/api/runs/", {"config": a["config"].pk, "dataset": b["dataset"].pk}),
+        (
+            "post",
+            "/api/runs/panel/",
+            {
+                "dataset": b["dataset"].pk,
+                "run_ids": [a["run"].pk, b["run"].pk],
+                "method": "mean",
+            },
+        ),
+        (
+            "post",
+            f"/api/runs/{b['run'].pk}/calibrate/",
+            {"campaign_ids": [a["campaign"].pk]},
+        ),
+        (
+            "post",
+            "/api/experiments/",
+            {"dataset": a["dataset"].pk, "name": "x", "run_ids": [a["run"].pk]},
+        ),
+        (
+            "post",
+            "/api/experiments/",
+            {"dataset": b["dataset"].pk, "name": "x", "run_ids": [a["run"].pk]},
+        ),
+        (
+            "post",
+            "/api/experiments/",
+            {
+                "dataset": b["dataset"].pk,
+                "name": "x",
+                "run_ids": [b["run"].pk],
+                "campaign_ids": [a["campaign"].pk],
+            },
+        ),
+        (
+            "post",
+            f"/api/experiments/{b['experiment'].pk}/runs/",
+            {"run_id": a["run"].pk},
+        ),
+        (
+            "post",
+            f"/api/experiments/{b['experiment'].pk}/baseline/",
+            {"run_id": a["run"].pk},
+        ),
+        ("post", "/api/campaigns/", {"dataset": a["dataset"].pk, "name": "x"}),
+        (
+            "post",
+            "/api/campaigns/",
+            {
+                "dataset": b["dataset"].pk,
+                "name": "x",
+                "raters": [world.a.users[RATER].pk],
+            },
+        ),
+        (
+            "post",
+            "/api/pairwise/campaigns/",
+            {"dataset": a["dataset"].pk, "name": "x"},
+        ),
+        (
+            "put",
+            f"/api/campaigns/{b['campaign'].pk}/raters/",
+            {"raters": [world.a.users[RATER].pk]},
+        ),
+        (
+            "post",
+            "/api/campaigns/sampling/",
+            {"dataset": b["dataset"].name, "run": a["run"].pk, "budget": 2},
+        ),
+        (
+            "post",
+            f"/api/datasets/{b['dataset'].pk}/gold/",
+            {"response_id": a["response"].pk, "scores": {SKILL_KEY: 3}},
+        ),
+        (
+            "post",
+            "/api/judges/",
+            {
+                "name": "x",
+                "base_url": "http://127.0.0.1:9/v1",
+                "model": "m",
+                "prompt_id": a["prompt"].pk,
+            },
+        ),
+    ]
+
+
+def test_bodies_naming_the_other_workspaces_objects_are_refused(world, db):
+    """Nothing is made or changed with another workspace's object, and the refusal
+    does not name it."""
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {api_token(world.b.users[OWNER])}")
+    failures = []
+    for method, url, body in _bodies(world):
+        response = getattr(client, method)(url, body, format="json")
+        text = _body(response)
+        if response.status_code not in (400, 403, 404) or "alpha-" in text:
+            failures.append(
+                f"{method.upper()} {url} {body}: {response.status_code} {text[:200]}"
+            )
+    assert not failures, "\n".join(failures)
