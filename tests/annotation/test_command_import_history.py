@@ -85,10 +85,9 @@ def test_uploads_keep_source_upload(admin_user):
     assert job.source == ImportJob.Source.UPLOAD
 
 
-def test_the_history_refuses_researchers_raters_and_anonymous(
-    client_for, researcher, rater
-):
+def test_the_history_is_for_researchers_of_the_workspace(client_for, researcher, rater):
+    """Issue 35: imports are self-service, their history a researcher's page."""
     url = reverse("annotation:import-list")
-    assert client_for(researcher).get(url).status_code == 403
+    assert client_for(researcher).get(url).status_code == 200
     assert client_for(rater).get(url).status_code == 403
     assert client_for(None).get(url).status_code == 302

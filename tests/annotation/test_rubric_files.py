@@ -578,7 +578,7 @@ def test_the_upload_page_imports_our_file_for_admins(client_for, admin_user):
     assert response.url == reverse("annotation:rubric-detail", args=[rubric.pk])
 
 
-def test_the_upload_page_shows_problems_and_refuses_researchers_and_raters(
+def test_the_upload_page_shows_problems_and_refuses_raters(
     client_for, admin_user, researcher, rater
 ):
     url = reverse("annotation:rubric-import")
@@ -591,9 +591,11 @@ def test_the_upload_page_shows_problems_and_refuses_researchers_and_raters(
     def upload():
         return {"name": "X", "file": SimpleUploadedFile("h.yaml", HELPSTEER_YAML)}
 
-    assert client_for(researcher).post(url, upload()).status_code == 403
     assert client_for(rater).post(url, upload()).status_code == 403
     assert not Rubric.objects.filter(name__in=["X", "HelpSteer attributes"]).exists()
+    # Issue 35: a workspace's researchers upload rubrics into it.
+    assert client_for(researcher).post(url, upload()).status_code == 302
+    assert Rubric.objects.get(name="X").workspace.slug == "default"
 
 
 def test_the_rubric_page_shows_scales_labels_na_and_that_it_is_not_usable_yet(
@@ -626,7 +628,7 @@ def test_the_builtin_rubric_page_has_no_warning(client_for, researcher):
     assert "Logical Thinking" in text and "Ordinal, scale 1-5" in text
 
 
-def test_the_api_imports_for_admins_only(api_client_for, admin_user, researcher, rater):
+def test_the_api_imports_for_researchers(api_client_for, admin_user, researcher, rater):
     def post(user, data=HELPSTEER_YAML, **fields):
         return api_client_for(user).post(
             "/api/rubrics/import/",
@@ -664,9 +666,10 @@ def test_the_api_imports_for_admins_only(api_client_for, admin_user, researcher,
     assert {"line": 3, "field": "criteria[0].scale"}.items() <= bad.json()["problems"][
         0
     ].items()
-    for user in (researcher, rater, None):
+    for user in (rater, None):
         assert post(user).status_code in (401, 403)
     assert counts() == before
+    assert post(researcher, name="By a researcher").status_code == 201
 
 
 # --- Refused, not broken -----------------------------------------------------------------
