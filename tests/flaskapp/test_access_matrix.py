@@ -673,3 +673,72 @@ def test_bodies_naming_the_other_workspaces_objects_are_refused(world, db):
                 f"{method.upper()} {url} {body}: {response.status_code} {text[:200]}"
             )
     assert not failures, "\n".join(failures)
+
+
+def _page_forms(world) -> list[tuple[str, dict]]:
+    """The creation forms, posted by B's owner with A's objects in them."""
+    a, b = world.a.objects, world.b.objects
+    return [
+        ("/campaigns/new/", {"dataset": a["dataset"].pk, "name": "x", "overlap": 1}),
+        ("/pairwise/campaigns/new/", {"dataset": a["dataset"].pk, "name": "x"}),
+        (
+            "/runs/new/",
+            {"config": a["config"].pk, "dataset": a["dataset"].pk, "kind": "pointwise"},
+        ),
+        (
+            "/runs/new/",
+            {"config": b["config"].pk, "dataset": a["dataset"].pk, "kind": "pointwise"},
+        ),
+        (
+            "/runs/new/",
+            {
+                "config": b["config"].pk,
+                "dataset": b["dataset"].pk,
+                "kind": "pointwise",
+                "experiment": a["experiment"].pk,
+            },
+        ),
+        (
+            "/runs/panel/new/",
+            {
+                "dataset": b["dataset"].pk,
+                "run_ids": [a["run"].pk, b["run"].pk],
+                "method": "mean",
+            },
+        ),
+        ("/runs/panel/new/", {"dataset": a["dataset"].pk, "run_ids": [a["run"].pk]}),
+        (
+            "/experiments/",
+            {"dataset": a["dataset"].pk, "name": "x", "runs": [a["run"].pk]},
+        ),
+        (
+            "/experiments/",
+            {"dataset": b["dataset"].pk, "name": "x", "runs": [a["run"].pk]},
+        ),
+        (
+            "/campaigns/sampling/new/",
+            {"dataset": a["dataset"].pk, "run": a["run"].pk, "budget": 2},
+        ),
+        (
+            "/campaigns/sampling/new/",
+            {"dataset": b["dataset"].pk, "run": a["run"].pk, "budget": 2},
+        ),
+    ]
+
+
+def test_forms_naming_the_other_workspaces_objects_are_refused(world, db):
+    """Nothing is made (no redirect to a new object, no new run) and the refusal
+    does not name A's objects."""
+    from judging.models import JudgeRun
+
+    client = Client()
+    client.force_login(world.b.users[OWNER])
+    runs_before = JudgeRun.objects.count()
+    failures = []
+    for url, data in _page_forms(world):
+        response = client.post(url, data)
+        text = _body(response)
+        if response.status_code not in (200, 400, 403, 404) or "alpha-" in text:
+            failures.append(f"POST {url} {data}: {response.status_code} {text[:200]}")
+    assert not failures, "\n".join(failures)
+    assert JudgeRun.objects.count() == runs_before
