@@ -1,9 +1,9 @@
 """The access matrix (issue 35): every URL path and every API operation of
 ``url_inventory.json`` x every role.
 
-The roles: the owner, researcher, reviewer and rater of workspace A, an owner of
-workspace B only (``other``), an anonymous visitor and an instance admin (a
-superuser who is a member nowhere). One world per module (`matrix_world`): both
+The roles: the owner, researcher, reviewer and rater of workspace A, the owner and
+the rater of workspace B only (``other``, ``other-rater``), an anonymous visitor and
+an instance admin (a superuser who is a member nowhere). One world per module (`matrix_world`): both
 workspaces hold one of everything a URL can name; each path's parameters are filled
 with A's objects.
 
@@ -13,7 +13,9 @@ What each cell expects, from the rule of its endpoint (``PAGE_RULES``,
 - anonymous: a page redirects to the login page, the API answers 401 or 403;
 - ``other`` on an endpoint that names an object of A: 404 (never a 403 that would
   confirm it exists); on one that names no object (a list, a "new" page): whatever
-  its own role in B allows, and the answer shows nothing of A (no ``alpha`` name);
+  its own role in B allows, and the answer shows nothing of A (no ``alpha-`` name;
+  A's roles likewise see no ``bravo-`` name); ``other-rater``: 404, or the 403
+  that a rater gets for any id before any lookup;
 - a role of A below the rule's minimum: 403, or 404 where the product hides the
   object from that role (``low=404``);
 - a role at or above the minimum (and the admin): neither 403, 404 nor a login
@@ -61,13 +63,25 @@ INVENTORY = json.loads((Path(__file__).parent / "url_inventory.json").read_text(
 OWNER, RESEARCHER, REVIEWER, RATER = "owner", "researcher", "reviewer", "rater"
 RANK = {RATER: 1, REVIEWER: 2, RESEARCHER: 3, OWNER: 4}
 # Roles held in workspace A; "other" is an owner of B; "admin" an instance admin.
-ROLES = (OWNER, RESEARCHER, REVIEWER, RATER, "other", "anonymous", "admin")
+ROLES = (
+    OWNER,
+    RESEARCHER,
+    REVIEWER,
+    RATER,
+    "other",
+    "other-rater",
+    "anonymous",
+    "admin",
+)
 
 # Which outcomes a cell may have.
 OK = "ok"  # not 403, 404, 500, nor a login redirect
 FORBIDDEN = 403
 HIDDEN = 404
 LOGIN = "login"  # pages: a redirect to the login page; API: 401 or 403
+# A role too low everywhere is refused before the object is looked up (403 for any
+# id, `workspaces.require_role_somewhere`); else the object is not there (404).
+REFUSED = "403-or-404"
 
 
 @dataclass(frozen=True)
@@ -287,6 +301,8 @@ class World:
             return self.admin
         if role == "other":
             return self.b.users[OWNER]
+        if role == "other-rater":
+            return self.b.users[RATER]
         return self.a.users[role]
 
 
@@ -409,6 +425,14 @@ def _expect(rule: Rule, role: str):
         return OK if role == "admin" else FORBIDDEN
     if role == "other":
         return HIDDEN if rule.names_object else OK
+    if role == "other-rater":
+        if rule.only:
+            return rule.low
+        if rule.names_object:
+            return HIDDEN if rule.need == RATER else REFUSED
+        if rule.need is None or (rule.need == RATER and RATER not in rule.refused):
+            return OK
+        return rule.low
     if rule.only:
         return OK if role == rule.only else rule.low
     if role == "admin" or rule.need is None:
@@ -438,7 +462,8 @@ def _check(response, expected, rule: Rule, *, api: bool, unsafe: bool) -> None:
         else:
             assert _is_login_redirect(response), f"{where}: {code}"
     else:
-        allowed = {expected} | ({400} if rule.body_first and unsafe else set())
+        allowed = {FORBIDDEN, HIDDEN} if expected == REFUSED else {expected}
+        allowed |= {400} if rule.body_first and unsafe else set()
         assert code in allowed, f"{where}: {code}, expected {expected}"
 
 
@@ -474,7 +499,7 @@ def _marker_free(response, side) -> None:
 
 
 def _no_leak(response, world, role) -> None:
-    if role == "other":
+    if role in ("other", "other-rater"):
         _marker_free(response, world.a)
     elif role in RANK:
         _marker_free(response, world.b)
@@ -493,7 +518,7 @@ def test_page(world, db, path, role):
     api = path == "api/schema/"  # answers like the API: 401, no redirect
     _check(response, expected, rule, api=api, unsafe=unsafe)
     _no_leak(response, world, role)
-    if expected in (FORBIDDEN, HIDDEN) and not unsafe:
+    if expected in (FORBIDDEN, HIDDEN, REFUSED) and not unsafe:
         fragment = _ask(world, role, "GET", url, api=False, htmx=True)
         _check(fragment, expected, rule, api=False, unsafe=False)
 
