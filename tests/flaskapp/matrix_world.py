@@ -26,7 +26,7 @@ from annotation.services.rubrics import rubric_import
 from flaskapp.models import Membership, Workspace
 from judging.models import JudgeCall, JudgeRun, MetadataSuggestion, PromptTemplate
 from judging.services.experiments import experiment_create
-from judging.services.prompts import prompt_template_create
+from judging.services.prompts import prompt_get_builtin, prompt_template_create
 from judging.services.sampling import sampling_campaign_start
 from judging.services.splits import eval_split_create
 from judging.services.tags import criterion_note_add
@@ -173,20 +173,13 @@ def build_side(marker: str, slug: str) -> Side:
     suggestion = MetadataSuggestion.objects.create(
         run=metadata_run, instruction=instruction, difficulty=4
     )
+    builtin = prompt_get_builtin(PromptTemplate.Kind.POINTWISE)
     prompt = prompt_template_create(
         user=owner,
         name=f"{marker}-prompt",
         kind=PromptTemplate.Kind.POINTWISE,
-        system_text=PromptTemplate.objects.filter(
-            kind=PromptTemplate.Kind.POINTWISE, workspace=None
-        )
-        .first()
-        .system_text,
-        user_text=PromptTemplate.objects.filter(
-            kind=PromptTemplate.Kind.POINTWISE, workspace=None
-        )
-        .first()
-        .user_text,
+        system_text=builtin.system_text,
+        user_text=builtin.user_text,
         workspace=workspace,
     )
     criterion_note_add(
