@@ -189,16 +189,17 @@ def test_home_for_an_admin_shows_datasets_recent_imports_and_every_nav_link(
     assert f'action="{reverse("logout")}"' in response.content.decode()
 
 
-def test_home_for_a_researcher_shows_datasets_without_imports(
+def test_home_for_a_researcher_shows_datasets_and_imports(
     client_for, researcher, browse_dataset
 ):
+    """Issue 35: imports are a workspace researcher's (self-service)."""
     response = client_for(researcher).get(reverse("home"))
 
     body = response.content.decode()
     assert "browse-set" in page_text(response)
-    assert "Recent imports" not in body
+    assert "Recent imports" in body
     assert f'href="{reverse("annotation:dataset-list")}"' in body
-    assert f'href="{reverse("annotation:import-list")}"' not in body
+    assert f'href="{reverse("annotation:import-list")}"' in body
 
 
 def test_home_for_a_rater_says_there_is_no_rating_work_yet(
@@ -561,8 +562,8 @@ def test_rubric_list_and_detail_show_skills_by_ability_with_anchors(
     assert text.index("Metacognition") < text.index("User Alignment")
     logical = rubric.skills.get(key="logical_correctness")
     assert logical.criteria in text and logical.anchor_5 in text
-    # Researchers read rubrics; only admins upload new versions.
-    assert "Upload a new version" not in text
+    # Issue 35: a workspace's researchers also upload new versions.
+    assert "Upload a new version" in text
 
 
 def test_rubric_pages_refuse_raters_and_anonymous(client_for, client, rater):
