@@ -829,3 +829,16 @@ def test_forms_naming_the_other_workspaces_objects_are_refused(world, db):
             failures.append(f"POST {url} {data}: {response.status_code} {text[:200]}")
     assert not failures, "\n".join(failures)
     assert JudgeRun.objects.count() == runs_before
+
+
+def test_an_endpoint_with_no_rule_fails_the_matrix(monkeypatch):
+    """The guard above can fail: a path or an operation nobody wrote a rule for."""
+    paths = [*INVENTORY["url_paths"], "brand-new/<int:thing_id>/"]
+    monkeypatch.setitem(INVENTORY, "url_paths", paths)
+    with pytest.raises(AssertionError, match="brand-new"):
+        test_every_endpoint_has_a_rule()
+    monkeypatch.setitem(INVENTORY, "url_paths", INVENTORY["url_paths"][:-1])
+    operations = [*INVENTORY["api_operations"], "POST /api/brand-new/ brand_new_create"]
+    monkeypatch.setitem(INVENTORY, "api_operations", operations)
+    with pytest.raises(AssertionError, match="POST api/brand-new/"):
+        test_every_endpoint_has_a_rule()
