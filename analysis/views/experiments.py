@@ -25,6 +25,7 @@ from analysis.selectors.agreement.sources import AgreementError
 from analysis.selectors.experiments import experiment_figures
 from annotation import selectors as annotation_selectors
 from annotation.models import Dataset
+from annotation.selectors.datasets import dataset_list_for_user
 from flaskapp import roles
 from flaskapp.errors import DomainError, Problem
 from flaskapp.params import ascii_int
@@ -35,6 +36,7 @@ from judging.selectors.experiments import (
     experiment_get_for_user,
     experiment_list_for_user,
 )
+from judging.selectors.runs import judge_run_list_for_user
 from judging.selectors.splits import eval_split_of, eval_split_summary, test_look_list
 from judging.services.experiments import (
     SCORE_KINDS,
@@ -110,9 +112,11 @@ def experiment_list(request: HttpRequest) -> HttpResponse:
             return redirect("analysis:experiment", experiment.pk)
         except DomainError as exc:
             errors = exc
+    # The form offers the current workspace's datasets and runs only.
+    workspace = current_workspace(request)
     runs = (
-        JudgeRun.objects.filter(kind__in=SCORE_KINDS)
-        .select_related("dataset")
+        judge_run_list_for_user(user=request.user, workspace=workspace)
+        .filter(kind__in=SCORE_KINDS)
         .order_by("dataset__name", "pk")
     )
     return render(
@@ -120,9 +124,11 @@ def experiment_list(request: HttpRequest) -> HttpResponse:
         "analysis/experiment_list.html",
         {
             "experiments": experiment_list_for_user(
-                user=request.user, workspace=current_workspace(request)
+                user=request.user, workspace=workspace
             ),
-            "datasets": Dataset.objects.order_by("name"),
+            "datasets": dataset_list_for_user(
+                user=request.user, workspace=workspace
+            ).order_by("name"),
             "runs": runs,
             "errors": errors,
             "form": request.POST if errors else {},

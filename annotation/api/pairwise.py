@@ -153,7 +153,9 @@ class PairwiseCampaignListApi(APIView):
         responses={201: PairwiseCampaignOutputSerializer, 400: REFUSED},
     )
     def post(self, request):
-        serializer = PairwiseCampaignCreateInputSerializer(data=request.data)
+        serializer = PairwiseCampaignCreateInputSerializer(
+            data=request.data, context={"request": request}
+        )
         serializer.is_valid(raise_exception=True)
         campaign = campaign_create(
             spec=spec_from_fields(serializer.validated_data, pairwise=True),

@@ -131,7 +131,9 @@ class CampaignListApi(APIView):
         responses={201: CampaignDetailOutputSerializer, 400: REFUSED},
     )
     def post(self, request):
-        serializer = CampaignCreateInputSerializer(data=request.data)
+        serializer = CampaignCreateInputSerializer(
+            data=request.data, context={"request": request}
+        )
         serializer.is_valid(raise_exception=True)
         campaign = campaign_create(
             spec=spec_from_fields(serializer.validated_data), created_by=request.user
@@ -216,7 +218,9 @@ class CampaignRatersApi(APIView):
         campaign = selectors.campaign_get_for_user(
             user=request.user, campaign_id=campaign_id
         )
-        serializer = CampaignRatersInputSerializer(data=request.data)
+        serializer = CampaignRatersInputSerializer(
+            data=request.data, context={"request": request}
+        )
         serializer.is_valid(raise_exception=True)
         campaign = campaign_set_raters(
             campaign=campaign,

@@ -34,7 +34,9 @@ def rubric_list(*, user=None, workspace=None) -> QuerySet[Rubric]:
     if user is not None:
         qs = qs.filter(
             Q(workspace__isnull=True)
-            | Q(pk__in=workspaces.scope_for_role(Rubric.objects, user, RESEARCHER))
+            | Q(
+                pk__in=workspaces.scope_for_role(Rubric.objects.all(), user, RESEARCHER)
+            )
         )
     if workspace is not None:
         qs = qs.filter(Q(workspace__isnull=True) | Q(workspace=workspace))

@@ -145,7 +145,9 @@ class CampaignForm(forms.Form):
     def __init__(self, *args, user, dataset: Dataset | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["dataset"].queryset = selectors.dataset_list_for_user(user=user)
-        self.fields["raters"].queryset = rater_users()
+        self.fields["raters"].queryset = rater_users(
+            user=user, workspace_id=dataset.workspace_id if dataset else None
+        )
         self.dataset_stats = None
         self.skills: list[Skill] = []
         self.criteria: list = []
@@ -324,7 +326,9 @@ def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
         )
         context["settings"] = _campaign_settings(campaign, context["task"])
         context["critique_choices"] = Campaign.Critique.choices
-        context["rater_users"] = list(rater_users())
+        context["rater_users"] = list(
+            rater_users(user=request.user, workspace_id=campaign.workspace_id)
+        )
         context["member_ids"] = set(campaign.raters.values_list("pk", flat=True))
         context["statuses"] = Campaign.Status
         context["gold"] = selectors.campaign_gold_accuracy(campaign=campaign)

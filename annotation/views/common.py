@@ -9,7 +9,7 @@ from django.http import HttpRequest, QueryDict
 
 from annotation.items import ItemKind
 from annotation.models import Assignment, Campaign
-from flaskapp import roles
+from flaskapp import roles, workspaces
 
 # An htmx form answer that carries validation errors: rater.js swaps it in anyway.
 HTMX_INVALID = 422
@@ -18,16 +18,27 @@ LOCKS_SHOWN = 50
 METACOGNITION = "metacognition"
 
 
-def rater_users():
-    """Every user with the rater role, for the campaign forms' rater lists; not the
-    synthetic accounts (their ratings are generated, never asked of a person)."""
-    return (
+def rater_users(*, user, workspace_id: int | None = None):
+    """The users with the rater role, for the campaign pages' rater lists: members of
+    `workspace_id` (a campaign's or a chosen dataset's workspace), else of the
+    workspaces where `user` is a researcher (every rater for an instance admin); a
+    campaign's raters must belong to its workspace, and another workspace's people
+    are not shown. Not the synthetic accounts (their ratings are generated, never
+    asked of a person)."""
+    raters = (
         get_user_model()
         .objects.filter(groups__name=roles.RATER, is_active=True)
         .exclude(groups__name=roles.SYNTHETIC)
         .order_by("username")
         .distinct()
     )
+    if workspace_id is not None:
+        ids = [workspace_id]
+    else:
+        ids = workspaces.workspace_ids_with_role(user, workspaces.RESEARCHER)
+    if ids is None:
+        return raters
+    return raters.filter(workspace_memberships__workspace_id__in=ids)
 
 
 class LoopPage:

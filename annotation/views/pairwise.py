@@ -142,7 +142,9 @@ class PairwiseCampaignForm(forms.Form):
     def __init__(self, *args, user, dataset: Dataset | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["dataset"].queryset = selectors.dataset_list_for_user(user=user)
-        self.fields["raters"].queryset = rater_users()
+        self.fields["raters"].queryset = rater_users(
+            user=user, workspace_id=dataset.workspace_id if dataset else None
+        )
         self.dataset_stats = None
         self.pair_count = 0
         if dataset is not None:

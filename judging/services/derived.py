@@ -171,8 +171,12 @@ def _panel_runs(dataset: Dataset, run_ids) -> tuple[list[JudgeRun], list[Problem
         return [], problems
     if len(ids) < 2:
         return [], [Problem("a panel needs at least 2 runs", field="run_ids")]
+    # Another workspace's run does not exist here (its dataset is not named).
     found = {
-        r.pk: r for r in JudgeRun.objects.filter(pk__in=ids).select_related("dataset")
+        r.pk: r
+        for r in JudgeRun.objects.filter(
+            pk__in=ids, workspace_id=dataset.workspace_id
+        ).select_related("dataset")
     }
     for rid in ids:
         run = found.get(rid)

@@ -10,7 +10,9 @@ difference named.
 from __future__ import annotations
 
 from django.contrib.auth.models import User
+from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
+from django.http import Http404
 
 from annotation.models import Campaign, Dataset
 from flaskapp import bounds, workspaces
@@ -240,7 +242,9 @@ def experiment_join_new_run(*, user: User, experiment_id, run: JudgeRun) -> Expe
                 [Problem(f"no experiment {experiment_id}", field="experiment")],
             )
         return experiment_add_run(user=user, experiment=experiment, run_id=run.pk)
-    except DomainError:
+    except (DomainError, Http404, PermissionDenied):
+        # Another workspace's experiment (404) or one the user may not change (403)
+        # leaves no run behind either.
         run.delete()
         raise
 

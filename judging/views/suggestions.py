@@ -9,7 +9,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
 
-from flaskapp import roles
+from flaskapp import workspaces
 from flaskapp.errors import DomainError
 from flaskapp.htmx import render_page_or_fragment, wants_fragment
 from judging.models import (
@@ -66,8 +66,9 @@ def _suggestion_row(s: MetadataSuggestion, skills: dict) -> dict:
 def run_suggestions(request: HttpRequest, run_id: int) -> HttpResponse:
     """A metadata/checklist run's suggestions next to the current metadata.
 
-    Researchers can read them; admins accept or reject them one by one or all at
-    once (each decision is checked again by the service).
+    Researchers can read them; the workspace's owners (and instance admins) accept
+    or reject them one by one or all at once (each decision is checked again by the
+    service).
     """
     status = request.GET.get("status", "")
     if status not in MetadataSuggestion.Status.values:
@@ -85,7 +86,9 @@ def run_suggestions(request: HttpRequest, run_id: int) -> HttpResponse:
         "status": status,
         "statuses": MetadataSuggestion.Status.choices,
         "counts": selectors.suggestion_counts(run=run),
-        "can_decide": roles.is_admin(request.user),
+        "can_decide": workspaces.role_at_least(
+            workspaces.workspace_role(request.user, run.workspace_id), workspaces.OWNER
+        ),
     }
     return render_page_or_fragment(
         request, "judging/run_suggestions.html", "suggestion-table", context
@@ -134,8 +137,8 @@ def _decide(request: HttpRequest, run_id: int, suggestion_id: int, decide):
 def suggestion_accept_view(
     request: HttpRequest, run_id: int, suggestion_id: int
 ) -> HttpResponse:
-    """Apply one suggestion to its instruction (admins)."""
-    roles.require_admin(request.user)
+    """Apply one suggestion to its instruction (the workspace's owners: the
+    service checks; another workspace's suggestion is a 404 first)."""
     return _decide(
         request,
         run_id,
@@ -149,8 +152,8 @@ def suggestion_accept_view(
 def suggestion_reject_view(
     request: HttpRequest, run_id: int, suggestion_id: int
 ) -> HttpResponse:
-    """Reject one suggestion; the instruction stays as it is (admins)."""
-    roles.require_admin(request.user)
+    """Reject one suggestion; the instruction stays as it is (the workspace's
+    owners)."""
     return _decide(
         request,
         run_id,
@@ -162,8 +165,8 @@ def suggestion_reject_view(
 @login_required
 @require_POST
 def suggestion_accept_all_view(request: HttpRequest, run_id: int) -> HttpResponse:
-    """Accept every proposed suggestion of the run, all or nothing (admins)."""
-    roles.require_admin(request.user)
+    """Accept every proposed suggestion of the run, all or nothing (the workspace's
+    owners)."""
     run = selectors.judge_run_get_for_user(user=request.user, run_id=run_id)
     try:
         n = suggestion_accept_all(run=run, user=request.user)

@@ -14,7 +14,7 @@ from annotation.api.serializers.rating.values import (
     scale_data,
 )
 from annotation.models import Campaign, Dataset
-from flaskapp import bounds, limits
+from flaskapp import bounds, limits, workspaces
 from flaskapp.bounds import ID
 from flaskapp.params import ascii_int
 
@@ -25,14 +25,24 @@ class UserRefOutputSerializer(serializers.Serializer):
 
 
 class RaterListField(serializers.ListField):
-    """Raters by username or by id; every one must exist."""
+    """Raters by username or by id; every one must exist. With the request in the
+    serializer's context, only the people of the requester's workspaces exist:
+    another workspace's account is an unknown user, never named from its id."""
 
     child = serializers.CharField()
 
     def to_internal_value(self, data) -> list[User]:
         values = [str(v).strip() for v in super().to_internal_value(data)]
         ids = {i for i in map(ascii_int, values) if i is not None and ID.contains(i)}
-        users = list(User.objects.filter(Q(username__in=values) | Q(pk__in=ids)))
+        candidates = User.objects.all()
+        request = self.context.get("request")
+        if request is not None:
+            shared = workspaces.workspace_ids_for_user(request.user)
+            if shared is not None:
+                candidates = candidates.filter(
+                    workspace_memberships__workspace_id__in=shared
+                ).distinct()
+        users = list(candidates.filter(Q(username__in=values) | Q(pk__in=ids)))
         by_name = {u.username: u for u in users}
         by_id = {str(u.pk): u for u in users}
         found, unknown = [], []
