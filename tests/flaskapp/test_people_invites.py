@@ -288,3 +288,24 @@ def test_two_people_racing_for_a_one_use_link_cannot_both_get_in():
     assert sorted(outcomes)[-1] == "in" and outcomes.count("in") == 1, outcomes
     assert User.objects.filter(username__startswith="racer-").count() == 1
     assert InviteLink.objects.get().uses == 1
+
+
+def test_a_rater_who_signs_up_through_a_link_is_served_items(lab, client_for):
+    """A rater membership makes a rating account: once in a campaign of the
+    workspace, the newcomer is served its items (not only listed as a member)."""
+    from annotation.services.campaign_spec import CampaignSpec
+    from annotation.services.campaigns import campaign_create
+    from annotation.services.rating import assignment_next
+    from tests.factories import DatasetFactory, InstructionFactory, ResponseFactory
+
+    _, token = _make(lab, role="rater")
+    assert _sign_up(client_for(None), token, "new-rater").status_code == 302
+    newcomer = User.objects.get(username="new-rater")
+    dataset = DatasetFactory(workspace=lab.a)
+    ResponseFactory(instruction=InstructionFactory(dataset=dataset), model_name="m")
+    campaign = campaign_create(
+        spec=CampaignSpec(name="lab campaign", dataset=dataset, raters=[newcomer],
+                          skill_mode="chosen", skills=["factuality"]),
+        created_by=lab.owner,
+    )  # fmt: skip
+    assert assignment_next(campaign=campaign, rater=newcomer).assignment is not None

@@ -16,7 +16,7 @@ workspace, a role higher than the resetting owner holds there.
 
 from __future__ import annotations
 
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, User
 from django.db import transaction
 
 from annotation.services.raters import (
@@ -29,6 +29,7 @@ from flaskapp.errors import DomainError, Problem
 from flaskapp.models import Membership, Workspace
 from flaskapp.workspaces import (
     OWNER,
+    RATER,
     ROLE_RANK,
     WORKSPACE_ROLES,
     audit_record,
@@ -142,6 +143,7 @@ def member_enrol(
         membership = Membership.objects.create(
             workspace=workspace, user=user, role=role
         )
+        rater_account_ensure(user=user, role=role)
         audit_record(
             action="membership.added",
             actor=actor,
@@ -152,6 +154,16 @@ def member_enrol(
         )
     forget_roles(user)
     return membership
+
+
+def rater_account_ensure(*, user: User, role: str) -> None:
+    """A workspace's rater can be served items: rating belongs to accounts of the
+    rater kind (the global ``rater`` group, `roles.is_rater`), which a rater
+    membership grants. Other roles add nothing (a researcher is not a rater). Joins
+    the caller's transaction; idempotent."""
+    if role == RATER:
+        group, _ = Group.objects.get_or_create(name=roles.RATER)
+        user.groups.add(group)
 
 
 def member_role_change(
@@ -179,6 +191,7 @@ def member_role_change(
             )  # fmt: skip
         membership.role = role
         membership.save(update_fields=["role"])
+        rater_account_ensure(user=membership.user, role=role)
         audit_record(
             action="membership.role_changed",
             actor=actor,
