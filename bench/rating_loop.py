@@ -4,9 +4,11 @@
         .venv/bin/python bench/rating_loop.py [--data ../shared/flask-data] [--seconds 30]
         [--rubric flask|1-10] [--kind pointwise|pairwise]
 
-Creates a scratch database (dropped at the end), imports the FLASK release (1,740
-instructions, 25,500 responses), creates a k=1 campaign over every response and 21
-raters with API tokens, starts gunicorn on loopback, then measures, in a closed loop:
+Creates a scratch database (dropped at the end) with `--workspaces` workspaces
+(default 3), imports the FLASK release (1,740 instructions, 25,500 responses) into
+each, creates in each a k=1 campaign over every response, and 21 raters with API
+tokens spread over the workspaces (rater i in workspace i mod N, rating its
+workspace's campaign), starts gunicorn on loopback, then measures, in a closed loop:
 
   (a) one rater alone: next + submit, one request at a time;
   (b) 20 concurrent raters, each a distinct user.
@@ -100,11 +102,18 @@ TEN_POINT_RUBRIC = {
 
 
 def prepare(
-    data: Path, raters: int, rubric: str = "flask", kind: str = "pointwise", pairs=0
+    data: Path,
+    raters: int,
+    rubric: str = "flask",
+    kind: str = "pointwise",
+    pairs=0,
+    workspaces: int = 1,
 ) -> dict:
-    """Migrate, import the release, create users, tokens and the campaign (on FLASK's
-    rubric, or with `rubric` "1-10" on `TEN_POINT_RUBRIC`; with `kind` "pairwise", a
-    pairwise campaign over `pairs` sampled pairs)."""
+    """Migrate, then in each of `workspaces` workspaces import the release, and create
+    its campaign (on FLASK's rubric, or with `rubric` "1-10" on `TEN_POINT_RUBRIC`;
+    with `kind` "pairwise", a pairwise campaign over `pairs` sampled pairs) whose
+    raters are that workspace's members. Rater i belongs to workspace i mod
+    `workspaces`; the last token is kept for the warm-up."""
     import django
 
     django.setup()
@@ -120,71 +129,89 @@ def prepare(
     from annotation.services.campaigns import campaign_create
     from annotation.services.imports import dataset_import_files
     from annotation.services.rubrics import rubric_import
+    from flaskapp import workspaces as ws_rules
+    from flaskapp.models import Workspace
     from flaskapp.tokens import token_create
 
     call_command("migrate", verbosity=0)
-    t0 = time.perf_counter()
-    dataset_import_files(
-        dataset_name="flask",
-        fmt="flask",
-        files=[
-            (
-                "flask_evaluation.jsonl",
-                (data / "evaluation_set/flask_evaluation.jsonl").read_bytes(),
-            )
-        ],
-    )
-    outputs = sorted((data / "model_output/outputs").glob("*.jsonl"))
-    dataset_import_files(
-        dataset_name="flask",
-        fmt="flask_outputs",
-        files=[(p.name, p.read_bytes()) for p in outputs],
-    )
     researcher = User.objects.create_user("bench-researcher", password="x")
     researcher.groups.add(Group.objects.get(name="researcher"))
     rater_group = Group.objects.get(name="rater")
-    tokens = []
-    users = []
+    spaces = [
+        Workspace.objects.create(name=f"bench-{w}", slug=f"bench-{w}")
+        for w in range(workspaces)
+    ]
+    for space in spaces:
+        ws_rules.membership_ensure(
+            workspace=space, user=researcher, role=ws_rules.RESEARCHER
+        )
+    tokens, members = [], {space.pk: [] for space in spaces}
     for i in range(raters):
         user = User.objects.create_user(f"bench-rater-{i}", password="x")
         user.groups.add(rater_group)
-        users.append(user)
+        space = spaces[i % len(spaces)]
+        ws_rules.membership_ensure(workspace=space, user=user, role=ws_rules.RATER)
+        members[space.pk].append(user)
         tokens.append(token_create(user=user).token)
-    t1 = time.perf_counter()
-    dataset = Dataset.objects.get(name="flask")
-    skill_mode = "instruction"
-    if rubric == "1-10":
-        # The same responses, rated on every criterion of a 1-10 rubric (a scratch
-        # database: the dataset is simply pointed at the other rubric).
-        dataset.rubric = rubric_import(
-            data=json.dumps(TEN_POINT_RUBRIC).encode(), file="bench-1-10.json"
+    evaluation = (data / "evaluation_set/flask_evaluation.jsonl").read_bytes()
+    outputs = [
+        (p.name, p.read_bytes())
+        for p in sorted((data / "model_output/outputs").glob("*.jsonl"))
+    ]
+    campaign_of_space = {}
+    for space in spaces:
+        t0 = time.perf_counter()
+        dataset_import_files(
+            dataset_name="flask", fmt="flask", workspace=space,
+            files=[("flask_evaluation.jsonl", evaluation)],
+        )  # fmt: skip
+        dataset_import_files(
+            dataset_name="flask", fmt="flask_outputs", files=outputs, workspace=space
         )
-        dataset.save(update_fields=["rubric"])
-        skill_mode = "all"
-    campaign = campaign_create(
-        spec=CampaignSpec(
-            name="bench",
-            dataset=dataset,
-            skill_mode=skill_mode,
-            raters=users,
-            serving=ServingPolicy(overlap=1),
-            pairs=(
-                PairPolicy(mode="sample", sample=pairs, seed=1)
-                if kind == "pairwise"
-                else None
+        dataset = Dataset.objects.get(workspace=space, name="flask")
+        t1 = time.perf_counter()
+        skill_mode = "instruction"
+        if rubric == "1-10":
+            # The same responses, rated on every criterion of a 1-10 rubric (a
+            # scratch database: the dataset is simply pointed at the other rubric).
+            dataset.rubric = rubric_import(
+                data=json.dumps(TEN_POINT_RUBRIC).encode(),
+                file="bench-1-10.json",
+                workspace=space,
+            )
+            dataset.save(update_fields=["rubric"])
+            skill_mode = "all"
+        campaign = campaign_create(
+            spec=CampaignSpec(
+                name="bench",
+                dataset=dataset,
+                skill_mode=skill_mode,
+                raters=members[space.pk],
+                serving=ServingPolicy(overlap=1),
+                pairs=(
+                    PairPolicy(mode="sample", sample=pairs, seed=1)
+                    if kind == "pairwise"
+                    else None
+                ),
             ),
-        ),
-        created_by=researcher,
-    )
-    t2 = time.perf_counter()
-    print(
-        f"setup: import {t1 - t0:.2f} s, {kind} campaign over {campaign.items.count()} "
-        f"items created in {t2 - t1:.2f} s"
-    )
+            created_by=researcher,
+        )
+        campaign_of_space[space.pk] = campaign.pk
+        print(
+            f"setup: workspace {space.slug}: import {t1 - t0:.2f} s, {kind} campaign "
+            f"over {campaign.items.count()} items created in "
+            f"{time.perf_counter() - t1:.2f} s, {len(members[space.pk])} raters"
+        )
     from django.db import connection
 
     connection.close()
-    return {"campaign_id": campaign.pk, "tokens": tokens}
+    return {
+        "tokens": tokens,
+        # Each rater's campaign: the one of their workspace.
+        "campaigns": [
+            campaign_of_space[spaces[i % len(spaces)].pk] for i in range(raters)
+        ],  # fmt: skip
+    }
 
 
 class HttpClient:
@@ -338,12 +365,13 @@ async def rater_loop(
 async def run_phase(
     base: str,
     tokens: list[str],
-    campaign_id: int,
+    campaign_ids: list[int],
     seconds: float,
     max_items: int | None,
     kind: str = "pointwise",
 ) -> dict:
-    """Each token is one rater with its own connection, in one closed loop."""
+    """Each token is one rater with its own connection, in one closed loop, rating
+    in its own campaign (`campaign_ids`, one per token)."""
     stats = {"next": [], "submit": [], "errors": [], "empty": 0, "skills": []}
     parts = urlparse(base)
     clients = [HttpClient(parts.hostname, parts.port, tok) for tok in tokens]
@@ -352,7 +380,7 @@ async def run_phase(
     await asyncio.gather(
         *(
             rater_loop(client, campaign_id, deadline, max_items, stats, kind)
-            for client in clients
+            for client, campaign_id in zip(clients, campaign_ids, strict=True)
         )
     )
     stats["elapsed"] = time.perf_counter() - t0
@@ -453,6 +481,13 @@ def main() -> None:
     parser.add_argument(
         "--pairs", type=int, default=20000, help="pairs sampled (--kind pairwise)"
     )
+    parser.add_argument(
+        "--workspaces",
+        type=int,
+        default=3,
+        help="raters spread over this many workspaces, each with its own import of "
+        "the release and its own campaign (issue 35)",
+    )
     parser.add_argument("--workers", type=int, default=5)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument(
@@ -471,9 +506,13 @@ def main() -> None:
     server = None
     try:
         setup = prepare(
-            Path(args.data), args.raters + 1, args.rubric, args.kind, args.pairs
+            Path(args.data), args.raters + 1, args.rubric, args.kind, args.pairs,
+            args.workspaces,
+        )  # fmt: skip
+        print(
+            f"rubric: {args.rubric}, kind: {args.kind}, {args.workspaces} workspace(s)"
         )
-        print(f"rubric: {args.rubric}, kind: {args.kind}")
+        tokens, campaigns = setup["tokens"], setup["campaigns"]
         port = free_port()
         env = {**os.environ, "DATABASE_URL": url, "LOG_LEVEL": "WARNING"}
         server = subprocess.Popen(
@@ -509,16 +548,12 @@ def main() -> None:
             f"threads on {base}"
         )
         # Warm-up: every worker process opens its DB connection.
-        asyncio.run(
-            run_phase(
-                base, setup["tokens"][-1:], setup["campaign_id"], 5, 40, args.kind
-            )
-        )
+        asyncio.run(run_phase(base, tokens[-1:], campaigns[-1:], 5, 40, args.kind))
         single = asyncio.run(
             run_phase(
                 base,
-                setup["tokens"][:1],
-                setup["campaign_id"],
+                tokens[:1],
+                campaigns[:1],
                 120,
                 args.single_items,
                 args.kind,
@@ -528,15 +563,16 @@ def main() -> None:
         many = asyncio.run(
             run_phase(
                 base,
-                setup["tokens"][1 : args.raters + 1],
-                setup["campaign_id"],
+                tokens[1 : args.raters + 1],
+                campaigns[1 : args.raters + 1],
                 args.seconds,
                 None,
                 args.kind,
             )
         )
         report(f"(b) {args.raters} concurrent raters, closed loop", many, 250, 150)
-        check_invariants(url, setup["campaign_id"], args.kind)
+        for campaign_id in sorted(set(campaigns)):
+            check_invariants(url, campaign_id, args.kind)
     finally:
         if server is not None:
             os.killpg(server.pid, signal.SIGTERM)

@@ -109,3 +109,9 @@ def model_text_problems(
         if problem := length_problem(value, limit, field, line=line, file=file):
             problems.append(problem)
     return problems
+
+
+# A stored judge key's Fernet token: a value of at most 4,096 characters
+# (`judging.services.keys.VALUE_MAX`) encrypts to under 5,600 (base64 of the
+# ciphertext, its IV, timestamp and MAC).
+KEY_CIPHERTEXT = 8_192

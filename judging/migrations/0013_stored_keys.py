@@ -20,7 +20,7 @@ class Migration(migrations.Migration):
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('name', models.CharField(max_length=100)),
                 ('allowed_hosts', models.JSONField(default=list)),
-                ('ciphertext', models.TextField()),
+                ('ciphertext', models.TextField(max_length=8192)),
                 ('created_at', models.DateTimeField(auto_now_add=True)),
                 ('rotated_at', models.DateTimeField(blank=True, null=True)),
                 ('last_used_at', models.DateTimeField(blank=True, null=True)),

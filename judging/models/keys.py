@@ -12,6 +12,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from flaskapp import limits
 from flaskapp.models import Workspace
 
 
@@ -27,7 +28,7 @@ class StoredKey(models.Model):
     )
     name = models.CharField(max_length=100)
     allowed_hosts = models.JSONField(default=list)
-    ciphertext = models.TextField()
+    ciphertext = models.TextField(max_length=limits.KEY_CIPHERTEXT)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,

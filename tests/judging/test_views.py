@@ -620,9 +620,11 @@ def test_results_page_queries_do_not_grow_with_calls(
     run.save()
     add_calls(run, [S, F, S, R, P] * (n_calls // 5))
     client = client_for(researcher)
-    # Session, user, roles, run, count, page of calls, their scores with skills.
-    with django_assert_max_num_queries(7):
+    # Session, user, roles, workspace memberships (issue 35: read once, cached on
+    # the user), run, count, page of calls, their scores with skills.
+    with django_assert_max_num_queries(8) as queries:
         response = client.get(reverse("judging:run-results", args=[run.pk]))
+    assert sum("flaskapp_membership" in q["sql"] for q in queries.captured_queries) == 1
     assert response.status_code == 200
     assert JudgeScore.objects.filter(run=run).exists()
 
