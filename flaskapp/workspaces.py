@@ -246,7 +246,8 @@ def user_workspaces(user: User) -> list[tuple[Workspace, str]]:
 def current_workspace(request) -> Workspace | None:
     """The workspace the request works in (cached on the request): ``?workspace=<id>``
     when the user may work there (remembered in the session), else the one the
-    session remembers, else the user's first workspace by name. None for anonymous
+    session remembers, else the user's first workspace by name (an instance admin's:
+    the first they are a member of, if any). None for anonymous
     users and users who are a member nowhere. Pages list this workspace's objects;
     objects named in the URL are checked against their own workspace."""
     if hasattr(request, "_flask_workspace"):
@@ -260,7 +261,10 @@ def current_workspace(request) -> Workspace | None:
     elif (remembered := request.session.get(SESSION_KEY)) in choices:
         chosen = choices[remembered]
     elif choices:
-        chosen = next(iter(choices.values()))
+        # An instance admin may switch to every workspace; they start in one they
+        # are a member of (the demo's admin in the demo), else the first by name.
+        own = [ws for ws, _ in _memberships(request.user) if ws.pk in choices]
+        chosen = own[0] if own else next(iter(choices.values()))
     request._flask_workspace = chosen
     return chosen
 

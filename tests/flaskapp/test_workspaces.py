@@ -377,3 +377,16 @@ def test_fill_migration_puts_rows_in_the_default_workspace_but_not_builtins(db):
     builtin.refresh_from_db()
     assert mine.workspace == default_workspace()
     assert builtin.workspace_id is None
+
+
+def test_an_instance_admin_starts_in_a_workspace_they_belong_to(db, client_for):
+    """An admin may switch to every workspace, but starts where they are a member
+    (make run's admin in the demo workspace), not in the first by name."""
+    admin = UserFactory(username="ws-admin", role="admin")
+    Membership.objects.filter(user=admin).delete()
+    Workspace.objects.create(name="Aardvark lab", slug="aardvark")
+    zeta = Workspace.objects.create(name="Zeta lab", slug="zeta")
+    Membership.objects.create(workspace=zeta, user=admin, role="owner")
+    page = client_for(admin).get("/")
+    assert page.status_code == 200
+    assert page.context["current_workspace"] == zeta
