@@ -33,6 +33,7 @@ from analysis.exports.scores import (
     export_format_check,
     export_test_rows,
 )
+from analysis.services.exports import export_audit
 from annotation import selectors as selectors
 from annotation.api.permissions import IsResearcher
 from annotation.api.serializers.datasets import ProblemOutputSerializer
@@ -132,6 +133,11 @@ class DatasetExportApi(HeavyApiMixin, APIView):
             reason=request.query_params.get("reason", ""),
             run_ids=run_ids,
         )
+        export_audit(
+            user=request.user, dataset=dataset, what="scores", fmt=fmt,
+            details={"campaigns": campaign_ids, "runs": run_ids,
+                     "test_split": test_rows.label},
+        )  # fmt: skip
         # `hf`: the responses too, as a zipped Hugging Face dataset directory.
         write = hub_export_zip if fmt == "hf" else partial(export_chunks, fmt=fmt)
         chunks = write(

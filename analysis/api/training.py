@@ -29,6 +29,7 @@ from analysis.exports.training import (
     training_examples,
     training_options_parse,
 )
+from analysis.services.exports import export_audit
 from annotation import selectors as selectors
 from annotation.api.permissions import IsResearcher
 from annotation.api.serializers.datasets import ProblemOutputSerializer
@@ -89,6 +90,7 @@ class DatasetTrainingExportApi(HeavyApiMixin, APIView):
             seed=params.get("seed"),
             dedupe=params.get("dedupe"),
         )
+        export_audit(user=request.user, dataset=dataset, what="training", fmt="jsonl")
         response = StreamingHttpResponse(
             export_jsonl(training_examples(dataset=dataset, options=options)),
             content_type=CONTENT_TYPES["jsonl"],
@@ -125,6 +127,7 @@ class DatasetPreferencesExportApi(HeavyApiMixin, APIView):
                     )
                 ],
             )
+        export_audit(user=request.user, dataset=dataset, what="preferences", fmt=fmt)
         response = StreamingHttpResponse(
             preferences_encode(preference_rows(dataset=dataset), fmt),
             content_type=CONTENT_TYPES[fmt],

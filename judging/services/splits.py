@@ -164,7 +164,8 @@ def eval_split_look_record(
     experiment: Experiment | None = None,
     reason: str = "",
 ) -> TestSplitLook:
-    """Log one evaluation on the test split, before its figures are computed.
+    """Log one evaluation on the test split, before its figures are computed (a
+    `TestSplitLook` and an audit row ``test_split.looked``, together).
 
     The caller then computes the figures; the look counts whether or not the
     caller shows them. Refuses a reason with control characters or over
@@ -180,10 +181,20 @@ def eval_split_look_record(
         raise DomainError(
             "the test split was not evaluated", [Problem(problem, field="reason")]
         )
-    return TestSplitLook.objects.create(
-        split=split,
-        user=user,
-        run_ids=sorted({int(r) for r in run_ids}),
-        experiment=experiment,
-        reason=reason,
-    )
+    with transaction.atomic():
+        look = TestSplitLook.objects.create(
+            split=split,
+            user=user,
+            run_ids=sorted({int(r) for r in run_ids}),
+            experiment=experiment,
+            reason=reason,
+        )
+        workspaces.audit_record(
+            action="test_split.looked",
+            actor=user,
+            workspace=split.workspace_id,
+            target=split,
+            after={"runs": look.run_ids, "reason": reason,
+                   "experiment": experiment.pk if experiment else None},
+        )  # fmt: skip
+    return look

@@ -14,6 +14,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from flaskapp.models import AuditEvent
 from judging.models import EvalSplitMember, TestSplitLook
 from judging.services.splits import eval_split_create
 from tests.analysis.test_exports import (
@@ -96,6 +97,13 @@ def test_including_test_rows_needs_a_reason_and_is_a_logged_look(
     rows = _rows(fmt, response)
     assert {r["split"] for r in rows} == {"dev", "test"}
     assert {int(r["instruction_id"]) for r in rows} & test_ids
+    # Both the look and the export are in the workspace's audit log (issue 35).
+    audit = {e.action: e for e in AuditEvent.objects.filter(actor=researcher)}
+    assert audit["test_split.looked"].after["reason"] == "final figures"
+    assert audit["test_split.looked"].workspace_id == dataset.workspace_id
+    exported = audit["export.downloaded"].after
+    assert (exported["what"], exported["format"]) == ("scores", fmt)
+    assert exported["test_split"] == response["X-Test-Split"]
 
 
 def test_the_command_leaves_test_rows_out_and_says_so(split_scored):
