@@ -24,8 +24,10 @@ from annotation.services.pairwise import pairwise_next
 from annotation.services.rating import assignment_next, rating_submit
 from annotation.services.rubrics import rubric_import
 from flaskapp.models import Membership, Workspace
+from flaskapp.people.services.invites import invite_create
 from judging.models import JudgeCall, JudgeRun, MetadataSuggestion, PromptTemplate
 from judging.services.experiments import experiment_create
+from judging.services.keys import stored_key_create
 from judging.services.prompts import prompt_get_builtin, prompt_template_create
 from judging.services.sampling import sampling_campaign_start
 from judging.services.splits import eval_split_create
@@ -83,8 +85,9 @@ def build_side(marker: str, slug: str) -> Side:
     """A workspace named by `marker` with an owner, a researcher, a reviewer and a
     rater, and a dataset with campaigns (pointwise, pairwise), ratings, gold, a
     judge config, runs (pointwise with calls, metadata with a suggestion), a prompt
-    template with a criterion note, an experiment, a split, an import job and an
-    analysis job."""
+    template with a criterion note, an experiment, a split, an import job, an
+    analysis job, a stored judge API key and an invite link (its token kept in
+    `objects["invite_token"]`: only its hash is stored)."""
     workspace = Workspace.objects.create(name=f"{marker} lab", slug=slug)
     side = Side(workspace=workspace, marker=marker)
     users = side.users
@@ -235,7 +238,21 @@ def build_side(marker: str, slug: str) -> Side:
         # add_calls scores the rubric's first criterion.
         skill=dataset.rubric.skills.order_by("pk").first().key,
     )
+    key = stored_key_create(
+        user=owner,
+        workspace=workspace,
+        name=f"{marker}-key",
+        value=f"sk-{marker}-0123456789",
+        allowed_hosts=["api.example.com"],
+    )
+    # A rater's link: whoever follows it joins as a rater (rolled back per case).
+    invite = invite_create(
+        actor=owner, workspace=workspace, role="rater", expires_in=7, max_uses=5
+    )
     side.objects.update(
+        key=key,
+        invite=invite.invite,
+        invite_token=invite.token,
         rubric=rubric,
         dataset=dataset,
         instruction=instruction,

@@ -34,7 +34,8 @@ go by path pattern (`fnmatch`, ``*`` crossing slashes), first match wins, so ano
 branch's endpoints are one line each, e.g. ``("* api/workspaces/*", _r(OWNER))``;
 a new path parameter needs an object in `matrix_world.build_side` and its id in
 `_value` (the cells say so). ``Rule(INSTANCE_ADMIN)``: instance admins only (403
-for everyone else, before any lookup).
+for every member of A; on a path naming A's workspace, 404 for non-members, as for
+any object of A; ``names_object=False``: 403 for everyone, before any lookup).
 
 Beyond the grid: another workspace's ids in query strings, paths that put A's
 object inside B's (campaign + response, ...), and API bodies and page forms naming
@@ -108,8 +109,9 @@ class Rule:
 
 
 PUBLIC = "public"
-# Instance admins only (workspaces and users of the instance): everyone else, whatever
-# the workspace, gets a 403 before any object is looked up.
+# Instance admins only (workspaces and users of the instance): A's members get a 403;
+# a non-member gets the 404 of a workspace that is not theirs where the path names
+# A's workspace, else (``names_object=False``) the same 403 before any lookup.
 INSTANCE_ADMIN = "instance-admin"
 
 
@@ -189,19 +191,22 @@ PAGE_RULES: list[tuple[str, Rule]] = [
     ("estimates/*", _r()),
     ("leaderboard/*", _r()),
     ("jobs/*", _r()),
-    # Expected with the branches merged into main (people, keys, upload, sso): no
-    # path of this branch matches them; check them once merged.
     ("sso/*", Rule(PUBLIC)),
-    ("invite/*", Rule(PUBLIC)),  # an invite link, opened before signing in
+    # An invite link: its page and its join/sign-up form are for anyone holding the
+    # token, signed in or not (whoever follows it joins A; rolled back per case).
+    ("invite/*", Rule(PUBLIC)),
     ("upload/", _OWN_WORKSPACE),
-    ("users/", Rule(INSTANCE_ADMIN)),
+    ("users/", Rule(INSTANCE_ADMIN, names_object=False)),
     ("workspaces/", _SIGNED_IN),
-    ("workspaces/new/", Rule(INSTANCE_ADMIN)),
+    ("workspaces/new/", Rule(INSTANCE_ADMIN, names_object=False)),
     ("workspaces/*/rename/", Rule(INSTANCE_ADMIN)),
     ("workspaces/*/delete/", Rule(INSTANCE_ADMIN)),
-    ("workspaces/*", _r(OWNER)),  # settings, members, invites, keys, audit
-    ("keys/", _r(OWNER, names_object=False)),
-    ("keys/*", _r(OWNER)),
+    # Stored judge API keys: the workspace's researchers and owners.
+    ("workspaces/*/keys/", _r()),
+    ("workspaces/*", _r(OWNER)),  # settings, members, invites, audit
+    # The keys home: the workspaces whose keys the user manages (none for a rater).
+    ("keys/", _SIGNED_IN),
+    ("keys/*", _r()),
 ]
 
 # API operations: "METHOD path", the path as the schema spells it ({param}).
@@ -250,21 +255,31 @@ API_RULES: list[tuple[str, Rule]] = [
     ("* api/prompts/*", _r()),
     ("* api/experiments/*", _r()),
     ("* api/jobs/*", _r()),
-    # Expected with the branches merged into main (people, keys): see PAGE_RULES.
     ("GET api/workspaces/", _SIGNED_IN),
-    ("POST api/workspaces/", Rule(INSTANCE_ADMIN)),
+    ("POST api/workspaces/", Rule(INSTANCE_ADMIN, names_object=False)),
     ("GET api/workspaces/{workspace_id}/", Rule(RATER)),
     ("PATCH api/workspaces/{workspace_id}/", Rule(INSTANCE_ADMIN)),
     ("DELETE api/workspaces/{workspace_id}/", Rule(INSTANCE_ADMIN)),
     ("* api/workspaces/*", _r(OWNER)),  # members, invites
-    ("GET api/audit/", _r(OWNER, names_object=False)),
-    ("* api/keys/", _r(OWNER, names_object=False)),
-    ("* api/keys/*", _r(OWNER)),
+    # The audit log and the keys list name A's workspace in their query (QUERY), a
+    # key's creation in its body (API_BODY).
+    ("GET api/audit/", _r(OWNER)),
+    ("* api/keys/", _r()),
+    ("* api/keys/*", _r()),
 ]
 # Paths under api/ that are no API operation (the schema and its docs).
 API_PAGES = ("api/schema/", "api/docs/")
 # POST bodies of pages whose object is named in the body, not the path.
 BODY = {"workspaces/switch/": lambda side: {"workspace": side.workspace.pk}}
+# Bodies of API operations whose object is named in the body ("METHOD path").
+API_BODY = {
+    "POST api/keys/": lambda side: {
+        "workspace": side.workspace.pk,
+        "name": "matrix-key",
+        "value": "sk-matrix-0123456789",
+        "allowed_hosts": ["api.example.com"],
+    },
+}
 
 
 def _rule_for(key: str, rules) -> Rule | None:
@@ -369,6 +384,9 @@ def _value(name: str, path: str, side) -> str:
         "experiment_id": o["experiment"].pk,
         "rubric_id": o["rubric"].pk,
         "workspace_id": side.workspace.pk,
+        "key_id": o["key"].pk,
+        "invite_id": o["invite"].pk,
+        "token": o["invite_token"],
         "user_id": side.users[RATER].pk,
         "skill_key": SKILL_KEY,
         "table": "table",
@@ -381,8 +399,12 @@ def _value(name: str, path: str, side) -> str:
     return str(values[name])
 
 
-# Pages that name their object in the query string.
-QUERY = {"campaigns/sampling/new/": "?dataset={dataset_id}"}
+# Pages and API reads that name their object in the query string.
+QUERY = {
+    "campaigns/sampling/new/": "?dataset={dataset_id}",
+    "api/audit/": "?workspace={workspace_id}",
+    "api/keys/": "?workspace={workspace_id}",
+}
 
 
 NOWHERE = 2_000_000_000  # an id no object has
@@ -422,7 +444,7 @@ def _ask(world, role, method, url, *, api, htmx=False, data=None, raise_exc=True
         client = APIClient(raise_request_exception=raise_exc)
         if user is not None:
             client.credentials(HTTP_AUTHORIZATION=f"Token {api_token(user)}")
-        return getattr(client, method.lower())(url, format="json", **headers)
+        return getattr(client, method.lower())(url, data, format="json", **headers)
     client = Client(raise_request_exception=raise_exc)
     if user is not None:
         client.force_login(user)
@@ -439,7 +461,11 @@ def _expect(rule: Rule, role: str):
     if role == "anonymous":
         return LOGIN
     if rule.need == INSTANCE_ADMIN:
-        return OK if role == "admin" else FORBIDDEN
+        if role == "admin":
+            return OK
+        if role in ("other", "other-rater") and rule.names_object:
+            return HIDDEN
+        return FORBIDDEN
     if role == "other":
         return HIDDEN if rule.names_object else OK
     if role == "other-rater":
@@ -547,13 +573,17 @@ def test_page(world, db, path, role):
 def test_api_operation(world, db, method, path, role):
     rule = _rule_for(f"{method} {path}", API_RULES)
     assert rule is not None, f"no rule for {method} {path}"
-    response = _ask(world, role, method, fill(path, world.a), api=True)
+    key = f"{method} {path}"
+    data = API_BODY[key](world.a) if key in API_BODY else None
+    response = _ask(world, role, method, fill(path, world.a), api=True, data=data)
     expected = _expect(rule, role)
     _check(response, expected, rule, api=True, unsafe=method != "GET")
     if expected in (HIDDEN, REFUSED) and response.status_code == 400:
         # A body checked before the object: the same answer as for an id that no
         # object has, so it tells nothing about A's object.
-        nowhere = _ask(world, role, method, _nowhere(path, world.a), api=True)
+        nowhere = _ask(
+            world, role, method, _nowhere(path, world.a), api=True, data=data
+        )
         assert nowhere.status_code == 400, (path, role, nowhere.status_code)
     _no_leak(response, world, role)
 
@@ -569,9 +599,10 @@ CROSS_QUERY = (
 )
 
 
-def _cross_query(side) -> str:
+def _cross_query(side, url: str = "") -> str:
+    """The query naming `side`'s objects, to append to `url` (which may have one)."""
     o = side.objects
-    return "?" + CROSS_QUERY.format(
+    return ("&" if "?" in url else "?") + CROSS_QUERY.format(
         workspace=side.workspace.pk,
         dataset=o["dataset"].pk,
         campaign=o["campaign"].pk,
@@ -589,9 +620,8 @@ def _reads() -> list[tuple[bool, str]]:
 def test_query_naming_the_other_workspace_shows_nothing_of_it(world, db, api, path):
     """A's owner on A's pages with B's ids in the query; B's owner likewise on
     the pages that name no object."""
-    owner_a = _ask(
-        world, OWNER, "GET", fill(path, world.a) + _cross_query(world.b), api=api
-    )
+    url = fill(path, world.a)
+    owner_a = _ask(world, OWNER, "GET", url + _cross_query(world.b, url), api=api)
     assert owner_a.status_code < 500
     if owner_a.request["REQUEST_METHOD"] == "GET":
         _marker_free(owner_a, world.b)
