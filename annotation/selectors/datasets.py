@@ -141,7 +141,8 @@ def dataset_stats(*, dataset: Dataset) -> DatasetStats:
         (level, diff_labels.get(level, "Unknown") if level else "Unknown", n)
         for level, n in instructions.values_list("difficulty")
         .annotate(n=Count("id"))
-        .order_by("difficulty")
+        # "Unknown" last on every database (SQLite sorts NULL first).
+        .order_by(F("difficulty").asc(nulls_last=True))
     ]
     tasks = list(
         instructions.values_list("source_task")
