@@ -62,15 +62,20 @@ def write_scores(dataset, instructions: int):
     )
     from annotation.services.campaign_spec import CampaignSpec, ServingPolicy
     from annotation.services.campaigns import campaign_create
+    from flaskapp.workspaces import RATER, RESEARCHER, membership_ensure
     from judging.models import JudgeRun, JudgeScore
 
     now = datetime.now(UTC)
+    workspace = dataset.workspace
     researcher = User.objects.create_user("pages-researcher", password="x")
     researcher.groups.add(Group.objects.get(name="researcher"))
+    # Members of the dataset's workspace (issue 35), in their roles.
+    membership_ensure(workspace=workspace, user=researcher, role=RESEARCHER)
     raters = []
     for k in range(RATERS):
         rater = User.objects.create_user(f"pages-rater-{k}")
         rater.groups.add(Group.objects.get(name="rater"))
+        membership_ensure(workspace=workspace, user=rater, role=RATER)
         raters.append(rater)
     chosen = list(
         Instruction.objects.filter(dataset=dataset)
@@ -110,10 +115,10 @@ def write_scores(dataset, instructions: int):
             Assignment,
             ["campaign_id", "item_id", "response_id", "rater_id", "status", "reason",
              "served_at", "expires_at", "submitted_at", "skip_reason", "note",
-             "shown_order"],
+             "shown_order", "critique", "gold", "answers_shown"],
             (
                 (campaign.pk, items[rid], rid, rater.pk, "submitted", "bench", now,
-                 now, now, "", "", "")
+                 now, now, "", "", "", "", False, False)
                 for rid in instruction_of
                 for rater in raters
             ),

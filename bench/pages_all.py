@@ -231,8 +231,9 @@ def main() -> None:
         admin = User.objects.create_user("pages-admin")
         admin.groups.add(Group.objects.get(name="admin"))
         judge = JudgeConfig.objects.create(
-            name="pages bench judge", base_url="http://127.0.0.1:9/v1", model="m"
-        )
+            name="pages bench judge", base_url="http://127.0.0.1:9/v1", model="m",
+            workspace=dataset.workspace,
+        )  # fmt: skip
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE")
         # A server process holds its code, not this script's setup: move what the
