@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from annotation.services.campaign_spec import (
     CampaignSpec,
@@ -62,6 +63,11 @@ def browser():
             os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
         else:
             os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+
+
+# Assertions wait as long as actions do (10 s, `page` below): under a loaded CI
+# machine an htmx answer can take longer than expect's default 5 s.
+expect.set_options(timeout=10_000)
 
 
 @pytest.fixture
