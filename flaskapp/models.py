@@ -40,16 +40,27 @@ class Workspace(models.Model):
         return self.name
 
 
-def default_workspace_pk() -> int:
-    """The default workspace's id (created on first use): the field default of every
-    owned root row (datasets, campaigns, runs, ...), so a row made with no workspace
-    named lands where the command line's imports and the pre-workspace rows are.
-    Services that know better (a campaign goes in its dataset's workspace) pass the
-    workspace explicitly."""
+# The workspace of every row made with no workspace named.
+DEFAULT_WORKSPACE_SLUG = "default"
+
+
+def default_workspace() -> Workspace:
+    """The workspace that holds data created with no workspace named (the command
+    line's imports and runs, and every row that existed before workspaces). Created on
+    first use."""
     ws, _ = Workspace.objects.get_or_create(
-        slug="default", defaults={"name": "Default"}
+        slug=DEFAULT_WORKSPACE_SLUG, defaults={"name": "Default"}
     )
-    return ws.pk
+    return ws
+
+
+def default_workspace_pk() -> int:
+    """The default workspace's id: the field default of every owned root row
+    (datasets, campaigns, runs, ...), so a row made with no workspace named lands
+    where the command line's imports and the pre-workspace rows are. Services that
+    know better (a campaign goes in its dataset's workspace) pass the workspace
+    explicitly."""
+    return default_workspace().pk
 
 
 class Membership(models.Model):

@@ -21,7 +21,13 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import Http404
 
-from flaskapp.models import AuditEvent, Membership, Workspace
+from flaskapp.models import (  # noqa: F401 (the slug: part of this module's API)
+    DEFAULT_WORKSPACE_SLUG,
+    AuditEvent,
+    Membership,
+    Workspace,
+    default_workspace,
+)
 from flaskapp.roles import User, is_admin
 
 OWNER = Membership.OWNER
@@ -32,7 +38,6 @@ RATER = Membership.RATER
 ROLE_RANK = {RATER: 1, REVIEWER: 2, RESEARCHER: 3, OWNER: 4}
 WORKSPACE_ROLES = (OWNER, RESEARCHER, REVIEWER, RATER)
 
-DEFAULT_WORKSPACE_SLUG = "default"
 DEMO_WORKSPACE_SLUG = "demo"
 # The session key that remembers which workspace a person is working in.
 SESSION_KEY = "workspace_id"
@@ -130,16 +135,6 @@ def workspace_get_for_user(user: User, workspace_id: int, needed: str = RATER):
         return Workspace.objects.get(pk=workspace_id)
     except Workspace.DoesNotExist:
         raise Http404("No such workspace.") from None
-
-
-def default_workspace() -> Workspace:
-    """The workspace that holds data created with no workspace named (the command
-    line's imports and runs, and every row that existed before workspaces). Created on
-    first use."""
-    ws, _ = Workspace.objects.get_or_create(
-        slug=DEFAULT_WORKSPACE_SLUG, defaults={"name": "Default"}
-    )
-    return ws
 
 
 def audit_record(
