@@ -21,6 +21,9 @@ def test_owner_manages_members_and_invites(page, live_server, browser):
     page.goto(f"{live_server.url}/workspaces/")
     page.get_by_role("link", name="Settings").click()
     expect(page.get_by_role("heading", name="Members")).to_be_visible()
+    # The click returns once the page commits; htmx binds the selects when the
+    # deferred scripts have run, so a change made before "load" would post nothing.
+    page.wait_for_load_state("load")
     shot(page, "settings-1366")
 
     # A role changes in place: the select posts with htmx, the table comes back.
