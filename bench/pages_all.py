@@ -8,7 +8,8 @@ imported with `manage.py import_flask`, 3 raters' and 3 judge runs' scores on th
 first --instructions instructions, written with COPY), plus a pairwise campaign of
 --pairs sampled pairs with one synthetic judge run's verdicts in both orders and
 imported human votes (for the meta-evaluation page), a rater in both campaigns with
-one item open in each, and a judge config.
+one item open in each, a judge config, and an owner of the dataset's workspace
+(its settings, audit log, keys, bulk accounts and upload pages, issue 35).
 
 Measured in-process through Django's test client (middleware, views, templates and
 queries; no network), logged in as each role: the median over --repeat requests
@@ -172,10 +173,21 @@ def pages(ids: dict) -> dict[str, list[tuple]]:
         ("rubric import", "/rubrics/import/"),
         ("judge new", "/judges/new/"),
     ]
+    ws = ids["workspace"]
+    owner = [
+        ("workspaces", "/workspaces/"),
+        ("workspace settings", f"/workspaces/{ws}/settings/"),
+        ("workspace audit log", f"/workspaces/{ws}/audit/"),
+        ("workspace keys", f"/workspaces/{ws}/keys/"),
+        ("bulk accounts", f"/workspaces/{ws}/members/bulk/"),
+        ("upload", "/upload/"),
+        ("home (first-run checklist)", "/"),
+    ]
     rows = {
         "rater": [(label, url, PAGE_MS, None, False) for label, url in rater],
         "researcher": [(label, url, PAGE_MS, None, False) for label, url in researcher],
         "admin": [(label, url, PAGE_MS, None, False) for label, url in admin],
+        "owner": [(label, url, PAGE_MS, None, False) for label, url in owner],
     }
     rows["researcher"] += [
         ("agreement, defaults, cold", a, None, None, True),
@@ -217,6 +229,7 @@ def main() -> None:
         from annotation.services.campaigns import campaign_set_raters
         from annotation.services.pairwise import pairwise_next
         from annotation.services.rating import assignment_next
+        from flaskapp.workspaces import membership_ensure
         from judging.models import JudgeConfig
 
         chosen, runs, researcher, skills_of = write_scores(dataset, args.instructions)
@@ -228,6 +241,8 @@ def main() -> None:
         pairwise = add_pairwise(dataset, researcher, rater, args.pairs)
         assignment_next(campaign=campaign, rater=rater)
         pairwise_next(campaign=pairwise, rater=rater)
+        owner = User.objects.create_user("pages-owner")
+        membership_ensure(workspace=dataset.workspace, user=owner, role="owner")
         admin = User.objects.create_user("pages-admin")
         admin.groups.add(Group.objects.get(name="admin"))
         judge = JudgeConfig.objects.create(
@@ -250,8 +265,14 @@ def main() -> None:
             "run_b": runs[1],
             "skill": Skill.objects.get(pk=skills_of[chosen[0]][0]).key,
             "judge": judge.pk,
+            "workspace": dataset.workspace_id,
         }
-        users = {"rater": rater, "researcher": researcher, "admin": admin}
+        users = {
+            "rater": rater,
+            "researcher": researcher,
+            "admin": admin,
+            "owner": owner,
+        }
         print(
             f"{len(chosen)} instructions x 15 responses x 3 skills x (3 raters + 3 "
             f"runs) scored, {args.pairs} pairs; median of {args.repeat} requests:"
