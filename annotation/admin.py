@@ -19,3 +19,8 @@ class EvaluatedModelAdmin(admin.ModelAdmin):
     list_select_related = ("workspace",)
     search_fields = ("name", "family", "workspace__slug")
     fields = ("workspace", "name", "family")
+
+    def get_readonly_fields(self, request, obj=None):
+        """The workspace is chosen when a model is added, then fixed: moving a
+        mapping would change another lab's probes."""
+        return ("workspace",) if obj is not None else ()

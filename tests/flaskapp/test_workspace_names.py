@@ -344,3 +344,84 @@ def test_a_cached_answer_is_never_served_to_another_workspace(eager_tasks, fake_
     assert JudgeCache.objects.filter(workspace=a).count() == 2
     assert JudgeCache.objects.filter(workspace=b).count() == 2
     assert JudgeCall.objects.filter(cached=False).count() == 4
+
+
+# --- the migrations keep what existed -----------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migrations_give_old_cache_entries_and_models_to_their_workspaces():
+    """At the migrations' step 1 (workspace nullable), old rows have none; steps 2-3
+    give a cache entry to every workspace whose calls carry its key (else the
+    default workspace) and an evaluated model to the default workspace."""
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    before = [
+        ("judging", "0014_judgecache_workspace_nullable"),
+        ("annotation", "0026_evaluatedmodel_workspace_nullable"),
+    ]
+    MigrationExecutor(connection).migrate(before)
+    try:
+        a = default_workspace()
+        b = Workspace.objects.create(name="Lab B", slug="lab-b")
+        user = UserFactory(username="both-labs", role="researcher")
+        Membership.objects.create(workspace=b, user=user, role="researcher")
+        for workspace in (a, b):
+            dataset = DatasetFactory(workspace=workspace)
+            ResponseFactory(instruction=InstructionFactory(dataset=dataset))
+            run = judge_run_create(
+                config=baseline(user, workspace), dataset=dataset, user=user
+            )
+            JudgeCall.objects.filter(run=run).update(prompt_hash="seen-by-both")
+        with connection.cursor() as cursor:
+            for key in ("seen-by-both", "seen-by-none"):
+                cursor.execute(
+                    "INSERT INTO judging_judgecache (key, raw_output, input_tokens, "
+                    "output_tokens, created_at) VALUES (%s, %s, 1, 1, now())",
+                    [key, f"answer {key}"],
+                )
+            cursor.execute(
+                "INSERT INTO annotation_evaluatedmodel (name, family, created_at) "
+                "VALUES ('old-model', 'acme', now())"
+            )
+    finally:
+        executor = MigrationExecutor(connection)
+        executor.migrate(executor.loader.graph.leaf_nodes())
+    kept = sorted(
+        JudgeCache.objects.values_list("key", "workspace__slug", "raw_output")
+    )
+    assert kept == [
+        ("seen-by-both", "default", "answer seen-by-both"),
+        ("seen-by-both", "lab-b", "answer seen-by-both"),
+        ("seen-by-none", "default", "answer seen-by-none"),
+    ]
+    old = EvaluatedModel.objects.get(name="old-model")
+    assert (old.workspace, old.family) == (a, "acme")
+
+
+def test_the_admin_adds_a_model_per_workspace_and_names_a_duplicate(labs, client_for):
+    from django.urls import reverse
+
+    a, b, _ = labs
+    staff = UserFactory(username="staff-admin", role="admin", is_staff=True)
+    staff.is_superuser = True
+    staff.save()
+    client = client_for(staff)
+    add = reverse("admin:annotation_evaluatedmodel_add")
+    for workspace in (a, b):
+        response = client.post(
+            add, {"workspace": workspace.pk, "name": "alpha", "family": workspace.slug}
+        )
+        assert response.status_code == 302
+    duplicate = client.post(add, {"workspace": b.pk, "name": "alpha", "family": "x"})
+    assert duplicate.status_code == 200  # the form again, with the error
+    assert "already exists" in duplicate.content.decode()
+    assert evaluated_model_families(b.pk, {"alpha"}) == {"alpha": "lab-b"}
+    assert evaluated_model_families(a.pk, {"alpha"}) == {"alpha": "default"}
+    # On change, the workspace is fixed (only name and family are posted).
+    model = EvaluatedModel.objects.get(workspace=b, name="alpha")
+    change = reverse("admin:annotation_evaluatedmodel_change", args=[model.pk])
+    assert client.post(change, {"name": "alpha", "family": "acme"}).status_code == 302
+    model.refresh_from_db()
+    assert (model.workspace, model.family) == (b, "acme")
