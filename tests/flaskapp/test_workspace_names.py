@@ -425,3 +425,24 @@ def test_the_admin_adds_a_model_per_workspace_and_names_a_duplicate(labs, client
     assert client.post(change, {"name": "alpha", "family": "acme"}).status_code == 302
     model.refresh_from_db()
     assert (model.workspace, model.family) == (b, "acme")
+
+
+def test_default_run_names_are_distinct_within_a_workspace_only(labs):
+    a, b, user = labs
+    runs = []
+    for workspace in (a, b, a):
+        config = JudgeConfig.objects.filter(workspace=workspace).first() or baseline(
+            user, workspace
+        )
+        dataset = workspace.datasets.filter(name="same").first() or DatasetFactory(
+            name="same", workspace=workspace
+        )
+        ResponseFactory(instruction=InstructionFactory(dataset=dataset))
+        runs.append(judge_run_create(config=config, dataset=dataset, user=user))
+    first_a, in_b, second_a = (r.name for r in runs)
+    # Names end with the minute: compare within one minute (a run made across a
+    # minute's turn has another name anyway).
+    if not (first_a[-5:] == in_b[-5:] == second_a[-8:-3]):
+        pytest.skip("the minute turned between the runs")
+    assert in_b == first_a  # another workspace's run is not in the way
+    assert second_a == f"{first_a} #2"
