@@ -51,12 +51,13 @@ def ensure_builtin_data(apps=None) -> None:
     rubric, _ = Rubric.objects.get_or_create(
         name=BUILTIN_RUBRIC_NAME,
         version=BUILTIN_RUBRIC_VERSION,
+        # Shared by every workspace, read-only (issue 35): a workspace's own rubric
+        # of that name is another row.
+        **({"workspace": None} if workspaces else {}),
         defaults={
             "is_builtin": True,
             "description": "The 12 FLASK skills in 4 abilities, in FLASK Eval's own words.",
             **({"groups": FLASK_GROUPS} if scales else {}),
-            # Shared by every workspace, read-only (issue 35).
-            **({"workspace": None} if workspaces else {}),
         },
     )
     for position, (key, name, ability, criteria, anchors) in enumerate(BUILTIN_SKILLS):

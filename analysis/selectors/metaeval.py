@@ -11,7 +11,8 @@ Conventions
 * A pairwise run's verdicts come from sample 0 of each (pair, order); labels are in the
   pair's original numbering (``PairwiseVerdict.verdict``), ``""`` = no usable verdict.
 * Human votes: every HumanPreference of the pair (imported votes and campaign votes).
-* Self-preference: a response is the judge's "own" when the EvaluatedModel of its model
+* Self-preference: a response is the judge's "own" when the EvaluatedModel (of the
+  dataset's workspace: each maps its own models) of its model
   name has the same (non-empty) family as the run's judge config ``model_family``.
   When no response of the data is the judge's own, the probe's undefined figures say
   so (:func:`no_own_family_reason`) instead of a generic reason.
@@ -60,12 +61,12 @@ from analysis.stats.results import Result, make_result
 from annotation.labels import map_verdict
 from annotation.models import (
     Dataset,
-    EvaluatedModel,
     HumanPreference,
     PreferencePair,
     Response,
 )
 from annotation.selectors.exclusions import exclusions_note
+from annotation.selectors.preferences import evaluated_model_families
 from flaskapp.bounds import N_BOOT
 from flaskapp.untrusted import JSONInputError, json_loads
 from judging.models import JudgeCall, JudgeRun, PairwiseVerdict
@@ -175,14 +176,6 @@ def _votes(dataset: Dataset) -> tuple[np.ndarray, np.ndarray]:
     return arr[:, 0], LABELS[arr[:, 1]]
 
 
-def _families(names: set[str]) -> dict[str, str]:
-    return dict(
-        EvaluatedModel.objects.filter(name__in=names)
-        .exclude(family="")
-        .values_list("name", "family")
-    )
-
-
 def no_own_family_reason(family: str) -> str:
     """Why a self-preference figure is undefined when nothing is the judge's own."""
     return (
@@ -273,7 +266,9 @@ def metaeval_compute(
         raise MetaevalError("sections: must map a section name to a list of subsets")
     pairs = _pairs(dataset)
     vote_pair, vote_label = _votes(dataset)
-    families = _families(set(pairs.get("model_names", [])))
+    families = evaluated_model_families(
+        dataset.workspace_id, set(pairs.get("model_names", []))
+    )
     base_ids = {rid: _base_run(runs[rid], runs) for rid in run_ids}
     needed = sorted(set(run_ids) | {b for b in base_ids.values() if b})
     verdicts = _verdict_rows(needed)
@@ -537,7 +532,7 @@ def pointwise_probes(
     family = (run.config.model_family if run.config_id else "") or ""
     if family:
         names = inp.resp.model_names
-        fam = _families(set(names))
+        fam = evaluated_model_families(dataset.workspace_id, set(names))
         own_model = np.array([fam.get(n) == family for n in names])
         own = own_model[inp.resp.model[inp.resp.index(response_ids)]]
         out["score_inflation"] = score_inflation_probe(judge, human, own, n_boot, seed)

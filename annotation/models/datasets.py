@@ -68,8 +68,13 @@ class Rubric(models.Model):
     class Meta:
         ordering = ["name", "version"]
         constraints = [
+            # Per workspace; the built-ins (workspace NULL) once among themselves.
+            # A workspace's versions count on from the built-in of its name
+            # (`rubric_import`), so a name and version it sees is one rubric.
             models.UniqueConstraint(
-                fields=["name", "version"], name="rubric_name_version_unique"
+                fields=["workspace", "name", "version"],
+                name="rubric_name_version_unique_in_workspace",
+                nulls_distinct=False,
             ),
         ]
 

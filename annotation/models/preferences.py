@@ -9,6 +9,7 @@ from django.db.models import F, Q
 from annotation.models.campaigns import Assignment, ShownOrder
 from annotation.models.datasets import Dataset, Instruction, Response
 from flaskapp import limits
+from flaskapp.models import default_workspace_pk
 
 
 class PreferenceLabel(models.TextChoices):
@@ -22,16 +23,29 @@ class PreferenceLabel(models.TextChoices):
 class EvaluatedModel(models.Model):
     """An evaluated model's family, for self-preference probes.
 
-    Responses keep their plain `model_name`; join on `name`. The judge side has
-    `JudgeConfig.model_family`.
+    Responses keep their plain `model_name`; join on `name` within the dataset's
+    workspace (each workspace maps its own models: `evaluated_model_families`). The
+    judge side has `JudgeConfig.model_family`.
     """
 
-    name = models.CharField(max_length=200, unique=True)
+    workspace = models.ForeignKey(
+        "flaskapp.Workspace",
+        on_delete=models.CASCADE,
+        default=default_workspace_pk,
+        related_name="evaluated_models",
+    )
+    name = models.CharField(max_length=200)
     family = models.CharField(max_length=100, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["workspace", "name"],
+                name="evaluated_model_name_unique_in_workspace",
+            )
+        ]
 
     def __str__(self) -> str:
         return self.name

@@ -9,7 +9,12 @@ from __future__ import annotations
 
 from django.db.models import Count, Q, QuerySet
 
-from annotation.models import Dataset, HumanPreference, PreferencePair
+from annotation.models import (
+    Dataset,
+    EvaluatedModel,
+    HumanPreference,
+    PreferencePair,
+)
 
 
 def pairs_for_dataset(
@@ -62,4 +67,15 @@ def pair_categories(dataset: Dataset) -> list[tuple[str, int]]:
         .annotate(n=Count("id"))
         .order_by("category")
         .values_list("category", "n")
+    )
+
+
+def evaluated_model_families(workspace_id: int, names: set[str]) -> dict[str, str]:
+    """The family of each evaluated model in `names` that workspace `workspace_id`
+    maps (`EvaluatedModel`, per workspace), by model name; a name it does not map, or
+    maps to no family, is absent. Another workspace's mapping is never read."""
+    return dict(
+        EvaluatedModel.objects.filter(workspace_id=workspace_id, name__in=names)
+        .exclude(family="")
+        .values_list("name", "family")
     )

@@ -407,19 +407,23 @@ def taxonomy_for(dataset: Dataset | None, options: dict) -> Taxonomy:
     return current
 
 
-def rubric_named(name: str) -> Rubric:
-    """The rubric a command line names: its id, or its name (the latest version;
-    "Name v2" or "Name@2" for another). Raises `DomainError` naming `rubric` and
-    listing the rubrics when there is none.
+def rubric_named(name: str, workspace=None) -> Rubric:
+    """The rubric a command line names among those `workspace` sees (its own and the
+    built-ins; None: the default workspace): its id, or its name (the latest version;
+    "Name v2" or "Name@2" for another). Raises `DomainError` naming `rubric`, the
+    workspace and the rubrics it sees when there is none (another workspace's rubric
+    is not found, nor said to exist).
 
     Ids and versions are read with `flaskapp.params.ascii_int` within their bounds:
     "²" or a 5,000-digit number is a name nobody has, not a traceback from `int()`.
     """
+    workspace = workspace or workspaces.default_workspace()
+    visible = Rubric.objects.filter(Q(workspace__isnull=True) | Q(workspace=workspace))
     text = str(name).strip()
     rubric = None
     number = ascii_int(text)
     if number is not None and bounds.ID.contains(number):
-        rubric = Rubric.objects.filter(pk=number).first()
+        rubric = visible.filter(pk=number).first()
     if rubric is None:
         base, version = text, None
         for sep in ("@", " v"):
@@ -432,19 +436,24 @@ def rubric_named(name: str) -> Rubric:
             ):
                 base, version = head.strip(), tail_number
                 break
-        found = Rubric.objects.filter(name=text).order_by("-version")
+        found = visible.filter(name=text).order_by("-version")
         if not found.exists() and version is not None:
-            found = Rubric.objects.filter(name=base, version=version)
+            found = visible.filter(name=base, version=version)
         rubric = found.first()
     if rubric is None:
         names = ", ".join(
-            f"{r.name!r} (id {r.pk})"
-            for r in Rubric.objects.order_by("name", "version")
+            f"{r.name!r} (id {r.pk})" for r in visible.order_by("name", "version")
         )
         shown = printable(text if len(text) <= 80 else f"{text[:80]}...")
         raise DomainError(
-            f"no rubric named {shown!r}",
-            [Problem(f"no rubric {shown!r}; the rubrics are: {names}", field="rubric")],
+            f"no rubric named {shown!r} in workspace {workspace.slug!r}",
+            [
+                Problem(
+                    f"no rubric {shown!r} in workspace {workspace.slug!r}; the "
+                    f"rubrics are: {names}",
+                    field="rubric",
+                )
+            ],
         )
     return rubric
 

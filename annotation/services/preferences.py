@@ -351,7 +351,7 @@ def import_preference_file(  # noqa: PLR0913 - keyword-only options of the impor
     "imported" per file content and options, holding a `PairwiseVerdict` per pair and
     order ("ab" from `verdict`, "ba" from `verdict_swapped`); `swapped_mapped_back`
     says `verdict_swapped` already uses the original numbering. Verdicts are stored by
-    `verdict_writer(judge=, dataset=, import_key=)`; `judge` without one is refused.
+    `verdict_writer(judge=, dataset=, import_key=, workspace=)`; `judge` without one is refused.
 
     Warnings (empty or identical responses, a voter voting twice on a pair) are listed
     in the report's `warnings`; with `strict` they refuse the file like problems.
@@ -449,6 +449,7 @@ def import_preference_file(  # noqa: PLR0913 - keyword-only options of the impor
             judging = verdict_writer(
                 judge=judge,
                 dataset=None if report.dataset_created else dataset,
+                workspace=workspace,
                 import_key=_import_key(
                     parsed.file_sha256,
                     {

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from annotation.builtin_rubric import BUILTIN_RUBRIC_NAME, BUILTIN_RUBRIC_VERSION
@@ -24,7 +25,11 @@ SKILL_TEXTS = ("criteria", *(f"anchor_{i}" for i in range(1, 6)))
 
 def rubric_get_default() -> Rubric:
     """The built-in FLASK rubric (created by migration 0002)."""
-    return Rubric.objects.get(name=BUILTIN_RUBRIC_NAME, version=BUILTIN_RUBRIC_VERSION)
+    return Rubric.objects.get(
+        workspace__isnull=True,
+        name=BUILTIN_RUBRIC_NAME,
+        version=BUILTIN_RUBRIC_VERSION,
+    )
 
 
 def rubric_freeze(*, rubric_id: int) -> None:
@@ -124,19 +129,37 @@ def rubric_import(
     ]
     if problems:
         raise DomainError("the rubric was not imported", problems)
+    workspace = workspace or default_workspace()
     with transaction.atomic():
+        # Versions count on among the rubrics the workspace sees (its own and the
+        # built-ins), never another workspace's: a name's versions reveal nothing.
         last = (
             Rubric.objects.select_for_update()
             .filter(name=name)
+            .filter(Q(workspace=workspace) | Q(workspace__isnull=True))
             .order_by("-version")
             .first()
         )
-        rubric = Rubric.objects.create(
-            workspace=workspace or default_workspace(),
-            name=name,
-            version=(last.version + 1) if last else 1,
-            description=description,
-            groups=groups,
-        )
+        version = (last.version + 1) if last else 1
+        try:
+            with transaction.atomic():
+                rubric = Rubric.objects.create(
+                    workspace=workspace,
+                    name=name,
+                    version=version,
+                    description=description,
+                    groups=groups,
+                )
+        except IntegrityError as exc:  # another import took this version meanwhile
+            raise DomainError(
+                "the rubric was not imported",
+                [
+                    Problem(
+                        f"version {version} of rubric {name!r} was imported by "
+                        "another upload meanwhile; import again",
+                        field="name",
+                    )
+                ],
+            ) from exc
         Skill.objects.bulk_create([Skill(rubric=rubric, **s) for s in skills])
     return rubric

@@ -318,7 +318,9 @@ def _preferences_check(request: UploadRequest) -> UploadOutcome:
 
 def _preferences_confirm(request: UploadRequest) -> UploadOutcome:
     report = _preferences_run(request, dry_run=False)
-    dataset = Dataset.objects.filter(name=report.dataset).first()
+    dataset = Dataset.objects.filter(
+        name=report.dataset, workspace=request.workspace
+    ).first()
     return UploadOutcome(
         summary=_preference_lines(report, "created"),
         redirect=reverse("annotation:dataset-detail", args=[dataset.pk])

@@ -52,8 +52,11 @@ class PromptTemplate(models.Model):
     class Meta:
         ordering = ["name", "-version"]
         constraints = [
+            # Per workspace; the built-ins (workspace NULL) once among themselves.
             models.UniqueConstraint(
-                fields=["name", "version"], name="prompt_name_version_unique"
+                fields=["workspace", "name", "version"],
+                name="prompt_name_version_unique_in_workspace",
+                nulls_distinct=False,
             )
         ]
 
@@ -79,7 +82,8 @@ class JudgeConfig(models.Model):
         default=default_workspace_pk,
         related_name="judge_configs",
     )
-    name = models.CharField(max_length=100, unique=True)
+    # Unique within its workspace (`judge_config_named` resolves a name there).
+    name = models.CharField(max_length=100)
     backend = models.CharField(
         max_length=20, choices=Backend.choices, default=Backend.OPENAI
     )
@@ -170,6 +174,10 @@ class JudgeConfig(models.Model):
             )
         ]
         constraints = [
+            models.UniqueConstraint(
+                fields=["workspace", "name"],
+                name="judge_config_name_unique_in_workspace",
+            ),
             models.CheckConstraint(
                 condition=Q(samples__gte=1), name="judge_samples_gte_1"
             ),
@@ -436,19 +444,32 @@ class JudgeDriver(models.Model):
 
 
 class JudgeCache(models.Model):
-    """A paid answer, keyed by everything that determines it, so it is never paid twice.
+    """A paid answer, keyed by everything that determines it, so it is never paid twice
+    within one workspace.
 
     Key: sha256 of (base URL, model, rendered messages, temperature, max tokens, output
-    mode, sample index).
+    mode, sample index), the call's `prompt_hash`. Unique per workspace: the answer
+    a workspace paid for is served only to its own runs (another workspace asking the
+    same prompt pays and sees its own call), so the cache is no side channel.
     """
 
-    key = models.CharField(max_length=64, unique=True)
+    workspace = models.ForeignKey(
+        "flaskapp.Workspace", on_delete=models.CASCADE, related_name="+"
+    )
+    key = models.CharField(max_length=64)
     raw_output = models.TextField(
         max_length=limits.JUDGE_OUTPUT,
     )
     input_tokens = models.PositiveIntegerField(default=0)
     output_tokens = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["workspace", "key"], name="judge_cache_key_unique_in_workspace"
+            )
+        ]
 
     def __str__(self) -> str:
         return self.key[:12]

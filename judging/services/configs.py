@@ -16,7 +16,7 @@ from decimal import Decimal
 from urllib.parse import urlparse
 
 from django.contrib.auth.models import User
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from flaskapp import bounds, workspaces
 from flaskapp.errors import DomainError, Problem
@@ -78,7 +78,7 @@ def judge_config_create(
     else:
         workspaces.require_workspace_role(user, workspace.pk, workspaces.RESEARCHER)
     _unknown_fields(fields)
-    problems = judge_config_problems(fields)
+    problems = judge_config_problems(fields, workspace_id=workspace.pk)
     problems += stored_key_problems(user=user, fields=fields, workspace_id=workspace.pk)
     rights, approver = endpoint_rights_problems(
         user=user,
@@ -100,7 +100,7 @@ def judge_config_create(
             endpoint_approved_by=approver,
             **fields,
         )
-        config.save()
+        _save_named(config)
         _version_record(config, user)
     return config
 
@@ -133,7 +133,9 @@ def judge_config_update(
         config = JudgeConfig.objects.select_for_update().get(pk=config.pk)
         merged = {name: getattr(config, name) for name in EDITABLE_FIELDS}
         merged.update(fields)
-        problems = judge_config_problems(merged, exclude_pk=config.pk)
+        problems = judge_config_problems(
+            merged, workspace_id=config.workspace_id, exclude_pk=config.pk
+        )
         if "stored_key" in fields or merged["stored_key"] is not None:
             problems += stored_key_problems(
                 user=user,
@@ -165,10 +167,25 @@ def judge_config_update(
         changed = config_version_snapshot(config) != before
         if changed:
             config.version += 1
-        config.save()
+        _save_named(config)
         if changed:
             _version_record(config, user)
     return config
+
+
+def _save_named(config: JudgeConfig) -> None:
+    """Save `config`; a name another save took in its workspace since the check (a
+    race) is the `DomainError` naming `name` the check gives, never an IntegrityError."""
+    try:
+        with transaction.atomic():
+            config.save()
+    except IntegrityError as exc:
+        if "judge_config_name_unique_in_workspace" not in str(exc):
+            raise
+        raise DomainError(
+            "the judge config was not saved",
+            [Problem(f"a judge config named {config.name!r} exists", field="name")],
+        ) from exc
 
 
 def config_version_snapshot(config: JudgeConfig) -> dict:
@@ -269,12 +286,17 @@ def stored_key_problems(
 
 
 def judge_config_problems(
-    fields: dict, *, exclude_pk: int | None = None
+    fields: dict, *, workspace_id: int, exclude_pk: int | None = None
 ) -> list[Problem]:
-    """Every problem of a config with these `fields`, each naming its field."""
+    """Every problem of a config of workspace `workspace_id` with these `fields`, each
+    naming its field. A name is taken only by a config of the same workspace (names
+    are unique per workspace: another workspace's configs are neither revealed nor
+    in the way)."""
     problems: list[Problem] = []
     name = (fields.get("name") or "").strip()
-    taken = JudgeConfig.objects.filter(name=name).exclude(pk=exclude_pk)
+    taken = JudgeConfig.objects.filter(workspace_id=workspace_id, name=name).exclude(
+        pk=exclude_pk
+    )
     if not name:
         problems.append(Problem("is empty", field="name"))
     elif taken.exists():
@@ -438,7 +460,7 @@ def judge_config_get_or_create(
         host = urlparse(wanted["base_url"]).netloc or wanted["base_url"]
         name = f"{wanted['model']} @ {host}"[:90]
     base_name, n = name, 1
-    while JudgeConfig.objects.filter(name=name).exists():
+    while JudgeConfig.objects.filter(workspace=workspace, name=name).exists():
         n += 1
         name = f"{base_name} #{n}"
     config = judge_config_create(

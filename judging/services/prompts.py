@@ -7,8 +7,8 @@ pointing at exactly the text it was made with (runs store the template id).
 from __future__ import annotations
 
 from django.contrib.auth.models import User
-from django.db import transaction
-from django.db.models import Max
+from django.db import IntegrityError, transaction
+from django.db.models import Max, Q
 
 from flaskapp import workspaces
 from flaskapp.errors import DomainError, Problem
@@ -71,19 +71,35 @@ def prompt_template_create(
     if problems:
         raise DomainError("the prompt template was not saved", problems)
     with transaction.atomic():
+        # Versions count on among the templates the workspace sees (its own and
+        # the built-ins), never another workspace's: a name's versions reveal nothing.
         last = (
             PromptTemplate.objects.select_for_update()
             .filter(name=name)
+            .filter(Q(workspace=workspace) | Q(workspace__isnull=True))
             .aggregate(v=Max("version"))["v"]
         )
-        return PromptTemplate.objects.create(
-            workspace=workspace,
-            name=name,
-            version=(last or 0) + 1,
-            kind=kind,
-            system_text=system_text or "",
-            user_text=user_text,
-        )
+        try:
+            with transaction.atomic():
+                return PromptTemplate.objects.create(
+                    workspace=workspace,
+                    name=name,
+                    version=(last or 0) + 1,
+                    kind=kind,
+                    system_text=system_text or "",
+                    user_text=user_text,
+                )
+        except IntegrityError as exc:  # another save took this version meanwhile
+            raise DomainError(
+                "the prompt template was not saved",
+                [
+                    Problem(
+                        f"version {(last or 0) + 1} of {name!r} was saved by another "
+                        "request meanwhile; save again",
+                        field="name",
+                    )
+                ],
+            ) from exc
 
 
 def prompt_get_builtin(
@@ -115,6 +131,7 @@ def prompt_get_builtin(
             "rendered by judging.prompts)"
         )
     template, _ = PromptTemplate.objects.get_or_create(
+        workspace=None,  # shared by every workspace, read-only (issue 35)
         name=name,
         version=1,
         defaults={
@@ -123,7 +140,6 @@ def prompt_get_builtin(
             "system_text": system_text,
             "user_text": user_text,
             "is_builtin": True,
-            "workspace": None,  # shared by every workspace, read-only (issue 35)
         },
     )
     return template

@@ -22,7 +22,10 @@ def run_default_name(*, config: JudgeConfig, dataset, what: str = "") -> str:
     parts = [config.name, dataset.name, *([what] if what else []), when]
     base = " · ".join(parts)[: NAME_MAX - 6]
     taken = set(
-        JudgeRun.objects.filter(name__startswith=base).values_list("name", flat=True)
+        # Within the dataset's workspace: another workspace's runs are not in the way.
+        JudgeRun.objects.filter(
+            workspace_id=dataset.workspace_id, name__startswith=base
+        ).values_list("name", flat=True)
     )
     name, n = base, 1
     while name in taken:

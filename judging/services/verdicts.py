@@ -22,6 +22,7 @@ from annotation.models import Dataset
 from annotation.services.preferences import PreferenceImportReport
 from flaskapp import limits
 from flaskapp.limits import clip
+from flaskapp.models import default_workspace
 from judging.models import JudgeConfig, JudgeRun, PairwiseVerdict
 
 BATCH = 2000
@@ -138,17 +139,21 @@ class ImportedVerdicts:
 
 
 def imported_verdicts(
-    *, judge: str, dataset: Dataset | None, import_key: str
+    *, judge: str, dataset: Dataset | None, import_key: str, workspace=None
 ) -> ImportedVerdicts:
     """The `VerdictWriterFactory` of `preferences_import`: finds the config named
-    `judge` and the run an earlier import of the same content made (`import_key`), with
-    the verdicts it holds, so that a repeated file adds none. Reads only."""
+    `judge` in the import's workspace (the dataset's; for a new dataset `workspace`,
+    None: the default workspace) and the run an earlier import of the same content
+    made (`import_key`), with the verdicts it holds, so that a repeated file adds
+    none. Another workspace's config of that name is never used. Reads only."""
     target = ImportedVerdicts(name=judge, import_key=import_key)
-    configs = JudgeConfig.objects.filter(name=judge)
     if dataset is not None:
-        # Only a judge of the dataset's workspace.
-        configs = configs.filter(workspace_id=dataset.workspace_id)
-    target.config = configs.first()
+        workspace_id = dataset.workspace_id
+    else:
+        workspace_id = (workspace or default_workspace()).pk
+    target.config = JudgeConfig.objects.filter(
+        name=judge, workspace_id=workspace_id
+    ).first()
     if target.config is not None and dataset is not None:
         target.run = (
             JudgeRun.objects.filter(

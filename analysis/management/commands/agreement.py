@@ -29,8 +29,10 @@ from analysis.selectors.agreement import (
 from analysis.selectors.agreement.result import AgreementResult
 from analysis.selectors.agreement.rows import CEILING_ITEMS
 from analysis.selectors.classification import classification_for_agreement
-from annotation.management.commands._cli import add_workspace_option, command_workspace
-from annotation.models import Dataset
+from annotation.management.commands._cli import (
+    add_workspace_option,
+    command_dataset,
+)
 from flaskapp.commands import DataCommand
 
 
@@ -183,11 +185,7 @@ class Command(DataCommand):
         parser.add_argument("--format", choices=("json", "table"), default="table")
 
     def handle(self, *args, **options):
-        dataset = Dataset.objects.filter(
-            name=options["dataset"], workspace=command_workspace(options)
-        ).first()
-        if dataset is None:
-            raise CommandError(f"--dataset: no dataset named {options['dataset']!r}")
+        dataset = command_dataset(options)
         dim, _, value = options["slice"].partition("=")
         if options["slice"] and not value:
             raise CommandError("--slice: use DIM=VALUE, e.g. difficulty=3")

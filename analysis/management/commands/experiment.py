@@ -23,8 +23,8 @@ from analysis.selectors.agreement.sources import AgreementError
 from analysis.selectors.experiments import PARTS, experiment_figures
 from annotation.management.commands._cli import (
     add_workspace_option,
+    command_dataset,
     command_user,
-    command_workspace,
 )
 from annotation.models import Dataset
 from flaskapp import bounds
@@ -119,12 +119,7 @@ class Command(DataCommand):
             raise CommandError(str(exc)) from exc
 
     def _dataset(self, name: str, options: dict) -> Dataset:
-        dataset = Dataset.objects.filter(
-            name=name, workspace=command_workspace(options)
-        ).first()
-        if dataset is None:
-            raise CommandError(f"--dataset: no dataset named {name!r}")
-        return dataset
+        return command_dataset({**options, "dataset": name})
 
     def _experiment(self, raw) -> Experiment:
         try:

@@ -32,11 +32,10 @@ from analysis.exports.scores import (
 )
 from annotation.management.commands._cli import (
     add_workspace_option,
+    command_dataset,
     command_user,
-    command_workspace,
 )
 from annotation.management.commands._import_cli import refused
-from annotation.models import Dataset
 from flaskapp.commands import DataCommand
 from flaskapp.errors import DomainError
 
@@ -85,11 +84,7 @@ class Command(DataCommand):
         )
 
     def handle(self, *args, **options):
-        dataset = Dataset.objects.filter(
-            name=options["dataset"], workspace=command_workspace(options)
-        ).first()
-        if dataset is None:
-            raise CommandError(f"no dataset named {options['dataset']!r}")
+        dataset = command_dataset(options)
         try:
             export_format_check(options["format"])
         except DomainError as exc:

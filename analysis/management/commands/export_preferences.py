@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from collections import Counter
 
-from django.core.management.base import CommandError
 from django.db import transaction
 
 from analysis.exports.preferences import FORMATS, preference_rows, preferences_encode
-from annotation.management.commands._cli import add_workspace_option, command_workspace
-from annotation.models import Dataset
+from annotation.management.commands._cli import (
+    add_workspace_option,
+    command_dataset,
+)
 from flaskapp.commands import DataCommand
 
 
@@ -31,11 +32,7 @@ class Command(DataCommand):
         parser.add_argument("--out", help="Write to this file (default: stdout).")
 
     def handle(self, *args, **options):
-        dataset = Dataset.objects.filter(
-            name=options["dataset"], workspace=command_workspace(options)
-        ).first()
-        if dataset is None:
-            raise CommandError(f"no dataset named {options['dataset']!r}")
+        dataset = command_dataset(options)
         counts: Counter = Counter()
 
         def counted():

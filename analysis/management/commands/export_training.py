@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections import Counter
 
-from django.core.management.base import CommandError
 from django.db import transaction
 
 from analysis.exports.scores import export_jsonl
@@ -24,9 +23,11 @@ from analysis.exports.training import (
     training_options_parse,
     training_summary,
 )
-from annotation.management.commands._cli import add_workspace_option, command_workspace
+from annotation.management.commands._cli import (
+    add_workspace_option,
+    command_dataset,
+)
 from annotation.management.commands._import_cli import refused
-from annotation.models import Dataset
 from flaskapp.commands import DataCommand
 from flaskapp.errors import DomainError
 
@@ -57,11 +58,7 @@ class Command(DataCommand):
         parser.add_argument("--out", help="Write to this file (default: stdout).")
 
     def handle(self, *args, **options):
-        dataset = Dataset.objects.filter(
-            name=options["dataset"], workspace=command_workspace(options)
-        ).first()
-        if dataset is None:
-            raise CommandError(f"no dataset named {options['dataset']!r}")
+        dataset = command_dataset(options)
         try:
             parsed = training_options_parse(
                 kinds=options["kinds"],

@@ -25,8 +25,10 @@ from analysis.selectors.metaeval import (
     metaeval_with_classification,
     parse_sections,
 )
-from annotation.management.commands._cli import add_workspace_option, command_workspace
-from annotation.models import Dataset
+from annotation.management.commands._cli import (
+    add_workspace_option,
+    command_dataset,
+)
 from flaskapp.commands import DataCommand
 
 FIGURES = (
@@ -125,11 +127,7 @@ class Command(DataCommand):
         parser.add_argument("--format", choices=("json", "table"), default="table")
 
     def handle(self, *args, **options):
-        dataset = Dataset.objects.filter(
-            name=options["dataset"], workspace=command_workspace(options)
-        ).first()
-        if dataset is None:
-            raise CommandError(f"--dataset: no dataset named {options['dataset']!r}")
+        dataset = command_dataset(options)
         try:
             result = metaeval_with_classification(
                 dataset=dataset,

@@ -14,8 +14,10 @@ from pathlib import Path
 from django.core.management.base import CommandError
 
 from analysis.exports.report import report_files, report_zip
-from annotation.management.commands._cli import add_workspace_option, command_workspace
-from annotation.models import Dataset
+from annotation.management.commands._cli import (
+    add_workspace_option,
+    command_dataset,
+)
 from flaskapp.bounds import N_BOOT, SEED
 from flaskapp.commands import DataCommand
 
@@ -35,11 +37,7 @@ class Command(DataCommand):
         where.add_argument("--zip", help="A zip file to write.")
 
     def handle(self, *args, **options):
-        dataset = Dataset.objects.filter(
-            name=options["dataset"], workspace=command_workspace(options)
-        ).first()
-        if dataset is None:
-            raise CommandError(f"--dataset: no dataset named {options['dataset']!r}")
+        dataset = command_dataset(options)
         if not N_BOOT.contains(options["boot"]):
             raise CommandError(f"--boot: {N_BOOT.message()}")
         if not SEED.contains(options["seed"]):

@@ -76,3 +76,27 @@ def command_workspace(options: dict):
         raise CommandError(
             f"no workspace {slug!r}; the workspaces are: {known}"
         ) from None
+
+
+def not_in_workspace(what: str, name: str, workspace) -> CommandError:
+    """The error of a command naming an object (`what`: "dataset", "judge config",
+    ...) that `workspace` does not hold: names are unique per workspace, and another
+    workspace's object of that name is not found here (nor said to exist)."""
+    return CommandError(
+        f"no {what} named {name!r} in workspace {workspace.slug!r} "
+        "(--workspace SLUG names another)"
+    )
+
+
+def command_dataset(options: dict):
+    """The dataset `--dataset NAME` names in the `--workspace` of `options`;
+    `CommandError` naming the workspace when it holds none of that name."""
+    from annotation.models import Dataset
+
+    workspace = command_workspace(options)
+    dataset = Dataset.objects.filter(
+        name=options["dataset"], workspace=workspace
+    ).first()
+    if dataset is None:
+        raise not_in_workspace("dataset", options["dataset"], workspace)
+    return dataset

@@ -15,11 +15,10 @@ from django.core.management.base import CommandError
 
 from annotation.management.commands._cli import (
     add_workspace_option,
+    command_dataset,
     command_user,
-    command_workspace,
 )
 from annotation.management.commands._import_cli import refused
-from annotation.models import Dataset
 from annotation.services.gold import gold_import_file
 from flaskapp.commands import DataCommand
 from flaskapp.errors import DomainError
@@ -50,11 +49,7 @@ class Command(DataCommand):
         path = Path(options["file"])
         if not path.is_file():
             raise CommandError(f"{path}: no such file")
-        dataset = Dataset.objects.filter(
-            name=options["dataset"], workspace=command_workspace(options)
-        ).first()
-        if dataset is None:
-            raise CommandError(f"--dataset: no dataset named {options['dataset']!r}")
+        dataset = command_dataset(options)
         user = command_user(options["user"])
         try:
             result = gold_import_file(

@@ -148,7 +148,9 @@ class Command(DataCommand):
             service_options["facets"] = options["facet"]
         if options["rubric"]:
             try:
-                service_options["rubric_id"] = rubric_named(options["rubric"]).pk
+                service_options["rubric_id"] = rubric_named(
+                    options["rubric"], command_workspace(options)
+                ).pk
             except DomainError as exc:
                 raise refused(exc, self.stderr) from exc
         files = (

@@ -12,10 +12,9 @@ from django.core.management.base import CommandError
 
 from annotation.management.commands._cli import (
     add_workspace_option,
+    command_dataset,
     command_user,
-    command_workspace,
 )
-from annotation.models import Dataset
 from flaskapp.commands import DataCommand
 from flaskapp.errors import DomainError
 from judging.models import JudgeRun
@@ -56,11 +55,7 @@ class Command(DataCommand):
         user = command_user(options["user"])
         try:
             if options["action"] == "panel":
-                dataset = Dataset.objects.filter(
-                    name=options["dataset"], workspace=command_workspace(options)
-                ).first()
-                if dataset is None:
-                    raise CommandError(f"no dataset named {options['dataset']!r}")
+                dataset = command_dataset(options)
                 run = judge_run_panel_create(
                     user=user,
                     dataset=dataset,

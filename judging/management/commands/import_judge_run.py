@@ -15,8 +15,8 @@ from django.core.management.base import CommandError
 
 from annotation.management.commands._cli import (
     add_workspace_option,
+    command_dataset,
     command_user,
-    command_workspace,
 )
 from annotation.management.commands._import_cli import (
     add_strict_option,
@@ -25,7 +25,7 @@ from annotation.management.commands._import_cli import (
     read_files,
     refused,
 )
-from annotation.models import Dataset, ImportJob
+from annotation.models import ImportJob
 from flaskapp.commands import DataCommand
 from flaskapp.errors import DomainError
 from judging.services.imports import FORMATS, GENERIC_FIELDS
@@ -85,11 +85,7 @@ class Command(DataCommand):
             raise CommandError(
                 f"{paths[0]}: cannot tell the format from the extension; pass --format"
             )
-        dataset = Dataset.objects.filter(
-            name=options["dataset"], workspace=command_workspace(options)
-        ).first()
-        if dataset is None:
-            raise CommandError(f"no dataset named {options['dataset']!r}")
+        dataset = command_dataset(options)
         user = command_user(options["user"])
         files = read_files(paths)
         try:

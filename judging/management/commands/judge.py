@@ -25,11 +25,11 @@ from django.core.management.base import CommandError
 
 from annotation.management.commands._cli import (
     add_workspace_option,
+    command_dataset,
     command_user,
-    command_workspace,
+    not_in_workspace,
 )
 from annotation.management.commands._import_cli import refused
-from annotation.models import Dataset
 from flaskapp.commands import DataCommand
 from flaskapp.errors import DomainError
 from judging import kinds
@@ -245,11 +245,7 @@ class Command(DataCommand):
 
     def handle(self, *args, **options):
         user = command_user(options["user"])
-        dataset = Dataset.objects.filter(
-            name=options["dataset"], workspace=command_workspace(options)
-        ).first()
-        if dataset is None:
-            raise CommandError(f"no dataset named {options['dataset']!r}")
+        dataset = command_dataset(options)
         config = self._config(options, user, dataset.workspace)
         task = kinds.get(options["kind"])
         foreign = [
@@ -330,7 +326,7 @@ class Command(DataCommand):
                 name=options["config"], workspace=workspace
             ).first()
             if config is None:
-                raise CommandError(f"no judge config named {options['config']!r}")
+                raise not_in_workspace("judge config", options["config"], workspace)
             ignored = [
                 f"--{k.replace('_', '-')}" for k in CONFIG_OPTIONS if options.get(k)
             ]

@@ -260,7 +260,9 @@ class Driver:
         contexts = await self.db(load_contexts)(
             self.run, token, ids, all_skills, template
         )
-        cache = await self.db(cached_entries)([c.cache_key for c in contexts])
+        cache = await self.db(cached_entries)(
+            self.run.workspace_id, [c.cache_key for c in contexts]
+        )
         for ctx in contexts:
             self.held[ctx.call_id] = token
             task = asyncio.create_task(self._one(ctx, cache.get(ctx.cache_key), client))

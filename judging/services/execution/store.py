@@ -90,9 +90,16 @@ def load_contexts(
     )
 
 
-def cached_entries(keys: list[str]) -> dict[str, JudgeCache]:
-    """The cache entries of the non-empty `keys`, by key; a key with no entry is absent."""
-    return {c.key: c for c in JudgeCache.objects.filter(key__in=[k for k in keys if k])}
+def cached_entries(workspace_id: int, keys: list[str]) -> dict[str, JudgeCache]:
+    """The cache entries of workspace `workspace_id` (the run's) for the non-empty
+    `keys`, by key; a key with no entry there is absent. Another workspace's paid
+    answer is never served: that workspace's run pays and records its own call."""
+    return {
+        c.key: c
+        for c in JudgeCache.objects.filter(
+            workspace_id=workspace_id, key__in=[k for k in keys if k]
+        )
+    }
 
 
 def flush_results(run: JudgeRun, results: list[CallResult]) -> None:
@@ -140,6 +147,7 @@ def flush_results(run: JudgeRun, results: list[CallResult]) -> None:
         JudgeCache.objects.bulk_create(
             [
                 JudgeCache(
+                    workspace_id=run.workspace_id,
                     key=r.cache_key,
                     raw_output=r.raw_output,
                     input_tokens=r.input_tokens,
