@@ -70,6 +70,15 @@ class JudgeConfigOutputSerializer(serializers.Serializer):
     requests_per_minute = serializers.IntegerField(allow_null=True)
     tokens_per_minute = serializers.IntegerField(allow_null=True)
     timeout_seconds = serializers.FloatField()
+    reasoning_model = serializers.BooleanField()
+    reasoning_effort = serializers.CharField()
+    extra_body = serializers.JSONField(
+        help_text="Extra request fields merged into every request."
+    )
+    adaptations = serializers.JSONField(
+        help_text="What the endpoint asked to change (its documented 400s) for one "
+        'version: {"version": n, "params": {param: what was done, in words}}.'
+    )
     run_count = serializers.IntegerField(required=False)
     version = serializers.IntegerField(
         help_text="Goes up by one with every saved change of a setting; each run "
@@ -145,6 +154,24 @@ class JudgeConfigCreateInputSerializer(serializers.Serializer):
         required=False, **bounds.TIMEOUT_SECONDS.field_kwargs()
     )
     is_dev_server = serializers.BooleanField(required=False)
+    reasoning_model = serializers.BooleanField(
+        required=False,
+        help_text="A reasoning model: requests send max_completion_tokens and no "
+        "temperature (the config's temperature must be 1).",
+    )
+    reasoning_effort = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=20,
+        help_text="minimal, low, medium, high, or empty (not sent); reasoning "
+        "models only.",
+    )
+    extra_body = serializers.JSONField(
+        required=False,
+        help_text='A JSON object of extra request fields (e.g. {"top_k": 20}); it '
+        "may not set what the app sets (messages, model, response_format, "
+        "max_tokens, temperature, logprobs, n, stream, tools, ...).",
+    )
 
 
 class JudgeConfigUpdateInputSerializer(JudgeConfigCreateInputSerializer):
