@@ -17,8 +17,8 @@ from judging import llm, reasoning
 from judging.fake_replies import fake_score
 from judging.models import JudgeCall, JudgeConfig, JudgeRun, JudgeScore
 from judging.selectors.drift import run_drift_notices, runs_drift_notices
-from judging.services.configs import judge_config_create, judge_config_update
-from tests.judging.test_execution import (  # noqa: F401 - eager_tasks is a fixture
+from judging.services.configs import judge_config_update
+from tests.judging.test_execution import (
     eager_tasks,
     make_config,
     make_dataset,
@@ -26,6 +26,7 @@ from tests.judging.test_execution import (  # noqa: F401 - eager_tasks is a fixt
     stats,
 )
 
+__all__ = ["eager_tasks"]  # a fixture used below
 pytestmark = pytest.mark.django_db(transaction=True)
 
 MAX_TOKENS_WORDS = "sent max_completion_tokens: the endpoint refuses max_tokens"
