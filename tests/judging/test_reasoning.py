@@ -335,3 +335,25 @@ def test_no_drift_notice_when_one_model_answered(eager_tasks, fake_server):
         JudgeCall.objects.filter(run=run).values_list("reply_model", flat=True)
     ) == {"fake-judge"}
     assert run_drift_notices(run) == [] and runs_drift_notices([run]) == []
+
+
+def test_agreement_dashboard_shows_drift_of_the_runs_it_compares(
+    eager_tasks, fake_server, client_for
+):
+    drifting = fake_server(
+        latency_ms=1, answer_models=["judge-2025-06"] * 3 + ["judge-2024-11"] * 2
+    )
+    steady = fake_server(latency_ms=1)
+    dataset = make_dataset(n_instructions=3)
+    config, user = make_config(drifting, max_concurrency=1)
+    other, _ = make_config(steady)
+    run = run_to_end(config, user, dataset)
+    reference = run_to_end(other, user, dataset)
+    page = client_for(user).get(
+        f"/agreement/{dataset.pk}/",
+        {"run": run.pk, "reference": reference.pk, "n_boot": 10},
+    )
+    assert page.status_code == 200, page.content.decode()[:500]
+    text = page.content.decode()
+    assert 'id="agreement-drift"' in text
+    assert "model judge-2024-11 for 33% of calls" in text
