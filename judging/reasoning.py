@@ -56,6 +56,8 @@ APP_CONTROLLED = frozenset(
         "metadata",
     }
 )
+# The settings' values in a config version saved before they existed.
+SNAPSHOT_DEFAULTS = {"reasoning_model": False, "reasoning_effort": "", "extra_body": {}}
 REFUSAL_CODES = ("unsupported_parameter", "unsupported_value")
 # The parameters adapted on a refusal: what is sent instead, in words.
 ADAPTABLE = {

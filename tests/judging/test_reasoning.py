@@ -357,3 +357,18 @@ def test_agreement_dashboard_shows_drift_of_the_runs_it_compares(
     text = page.content.decode()
     assert 'id="agreement-drift"' in text
     assert "model judge-2024-11 for 33% of calls" in text
+
+
+def test_versions_saved_before_these_settings_show_no_change_of_them():
+    from judging.models import JudgeConfigVersion
+    from judging.selectors.configs import version_changes
+
+    config, user = make_config("http://127.0.0.1:9/v1")
+    first = JudgeConfigVersion.objects.get(config=config, version=1)
+    for key in reasoning.SNAPSHOT_DEFAULTS:
+        first.snapshot.pop(key)  # as saved before the settings existed
+    first.save()
+    judge_config_update(user=user, config=config, reasoning_model=True, temperature=1.0)
+    versions = list(JudgeConfigVersion.objects.filter(config=config))
+    (_, changes), _ = version_changes(versions)
+    assert {key for key, _, _ in changes} == {"reasoning_model", "temperature"}
