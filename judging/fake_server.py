@@ -21,6 +21,12 @@ Endpoints: ``POST /v1/chat/completions``, ``GET /v1/models``, ``GET /stats``,
 "empty", "ok", 404, ...]``; "out_of_scale" answers a pointwise value the skill does
 not allow: one past its top point, or the label "undecided") and ``POST /config`` (change a setting of the running server).
 
+Reasoning models and drift (`FakeServerConfig.reasoning_model_prefix`,
+``answer_models``, ``system_fingerprints``): a model named ``reasoning-...`` refuses
+``max_tokens`` and a temperature other than 1 with OpenAI's documented 400 bodies and
+reports ``completion_tokens_details.reasoning_tokens``; ``/stats`` counts the refused
+bodies and the requests that sent one again unchanged (``repeated_refusals``).
+
 Each request costs a JSON decode, a few regex scans and a JSON encode; waiting is
 ``asyncio.sleep``, so one process holds hundreds of concurrent keep-alive connections.
 """

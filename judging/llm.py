@@ -25,6 +25,13 @@ stored key: cannot be decrypted or is gone    refused (nothing is sent)   perman
 a reply that holds any form of the key        echoed_credentials          permanent
 ============================================  ==========================  =========
 
+A 400 that is the endpoint's documented refusal of one parameter (code
+``unsupported_parameter`` or ``unsupported_value`` naming ``max_tokens`` or
+``temperature``: reasoning models) is not a failure of the call: the client changes
+exactly that parameter (`judging.reasoning.adapt`), sends the call again at once and
+applies the change to every later call (`JudgeClient.adaptations`); a refused request
+is never sent again unchanged, and any other 400 stays ``bad_request``.
+
 The hang deadline (`judging.deadlines.HangDeadline`, optional) cuts an attempt that
 waits far longer than this client's recent answers took, long before ``timeout``; the
 retry of a cut call gets twice the deadline.
