@@ -253,6 +253,11 @@ class JudgeRunOutputSerializer(serializers.Serializer):
     source_note = serializers.CharField()
     probe = serializers.CharField(help_text='"" (none), "bandwagon" or "attention".')
     probe_settings = serializers.JSONField()
+    adaptations = serializers.JSONField(
+        help_text="What the client changed on the endpoint's documented refusals "
+        'during the run: {param: what was done, in words}, e.g. {"max_tokens": '
+        '"sent max_completion_tokens: the endpoint refuses max_tokens"}.'
+    )
     warning_count = serializers.SerializerMethodField()
     warnings = serializers.SerializerMethodField()
     few_shot = serializers.SerializerMethodField(
@@ -468,6 +473,11 @@ class JudgeCallOutputSerializer(serializers.Serializer):
     )
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
+    reply_model = serializers.CharField(
+        help_text='The model the endpoint said answered (judge drift); "" when it '
+        "did not say or the answer came from the cache."
+    )
+    system_fingerprint = serializers.CharField()
 
     def _instruction(self, call: JudgeCall):
         return call.response.instruction if call.response_id else call.instruction

@@ -61,7 +61,7 @@ def _assert_every_score_right(run: JudgeRun) -> None:
 
 
 def test_unflagged_reasoning_endpoint_is_adapted_and_every_score_is_right(
-    eager_tasks, fake_server
+    eager_tasks, fake_server, api_client_for
 ):
     base = fake_server(latency_ms=2)
     config, user = make_config(base, model="reasoning-judge", temperature=0.0)
@@ -83,6 +83,8 @@ def test_unflagged_reasoning_endpoint_is_adapted_and_every_score_is_right(
     }
     config.refresh_from_db()
     assert config.adaptations == {"version": config.version, "params": run.adaptations}
+    api = api_client_for(user).get(f"/api/runs/{run.pk}/").json()
+    assert api["adaptations"]["max_tokens"] == MAX_TOKENS_WORDS
     body = _last_request(base)
     assert "max_tokens" not in body and "temperature" not in body
     assert body["max_completion_tokens"] == config.max_tokens
@@ -293,7 +295,7 @@ def test_judge_command_creates_a_reasoning_config(eager_tasks, fake_server):
 
 
 def test_drift_within_a_run_and_against_earlier_runs(
-    eager_tasks, fake_server, client_for
+    eager_tasks, fake_server, client_for, api_client_for
 ):
     models = ["judge-2025-06"] * 3 + ["judge-2024-11"] * 2
     base = fake_server(latency_ms=1, answer_models=models, system_fingerprints=["fp_a"])
@@ -310,6 +312,9 @@ def test_drift_within_a_run_and_against_earlier_runs(
     ]
     page = client_for(user).get(f"/runs/{first.pk}/").content.decode()
     assert 'id="run-drift"' in page and "judge-2024-11 for 40% of calls" in page
+    listed = api_client_for(user).get(f"/api/runs/{first.pk}/calls/").json()
+    rows = listed["results"] if isinstance(listed, dict) else listed
+    assert {r["reply_model"] for r in rows} == {"judge-2025-06", "judge-2024-11"}
 
     _reset(base, answer_models=["judge-2026-01"], system_fingerprints=["fp_b"])
     second = run_to_end(config, user, make_dataset(n_instructions=1))
