@@ -14,6 +14,11 @@ makes the run a bias probe. With `--wait` the summary adds the verdict counts.
 human-scored examples from the development split (spread over criteria and score
 levels); `--few-shot-rule manual --few-shot-responses ID ...` names them. The run
 never judges an example response.
+
+`--reasoning-model [--reasoning-effort minimal|low|medium|high]` makes a new config a
+reasoning model's (max_completion_tokens, no temperature; its temperature is 1), and
+`--extra-body JSON` adds request fields (never ones the app sets: the field is named).
+A config without the flag is adapted on the endpoint's documented refusals anyway.
 """
 
 from __future__ import annotations
