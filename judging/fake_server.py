@@ -21,6 +21,12 @@ Endpoints: ``POST /v1/chat/completions``, ``GET /v1/models``, ``GET /stats``,
 "empty", "ok", 404, ...]``; "out_of_scale" answers a pointwise value the skill does
 not allow: one past its top point, or the label "undecided") and ``POST /config`` (change a setting of the running server).
 
+Reasoning models and drift (`FakeServerConfig.reasoning_model_prefix`,
+``answer_models``, ``system_fingerprints``): a model named ``reasoning-...`` refuses
+``max_tokens`` and a temperature other than 1 with OpenAI's documented 400 bodies and
+reports ``completion_tokens_details.reasoning_tokens``; ``/stats`` counts the refused
+bodies and the requests that sent one again unchanged (``repeated_refusals``).
+
 Each request costs a JSON decode, a few regex scans and a JSON encode; waiting is
 ``asyncio.sleep``, so one process holds hundreds of concurrent keep-alive connections.
 """
@@ -30,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import dataclasses
+import hashlib
 import json
 import random
 import threading
@@ -98,6 +105,16 @@ class FakeServerConfig:
     # Append this many spaces to every reply (it still parses), whatever max_tokens
     # says: an endless answer from a server that ignores the limit.
     pad_chars: int = 0
+    # Reasoning models (`_reasoning_refusal`): a request for a model whose name starts
+    # with this prefix is refused, with OpenAI's documented 400 bodies, when it sends
+    # max_tokens or a temperature other than 1 (or an unknown reasoning_effort); its
+    # answers report `reasoning_tokens` in completion_tokens_details. "" = none.
+    reasoning_model_prefix: str = "reasoning-"
+    reasoning_tokens: int = 48
+    # Judge drift: the `model` and `system_fingerprint` the n-th answer reports are
+    # entry n (mod length) of these lists; empty: the request's model, no fingerprint.
+    answer_models: list = dataclasses.field(default_factory=list)
+    system_fingerprints: list = dataclasses.field(default_factory=list)
 
 
 class _State:
@@ -114,6 +131,11 @@ class _State:
         self.max_in_flight = 0
         self.last_request: dict | None = None
         self.script: deque = deque()
+        # Refused (400) request bodies, canonical JSON, and how many requests sent
+        # one of them again unchanged: what a client that adapts must keep at 0.
+        self.refused_bodies: set[str] = set()
+        self.repeated_refusals = 0
+        self.answers = 0
 
     def draw_outcome(self) -> str | int:
         if self.script:
@@ -150,6 +172,66 @@ def _error(
     return web.json_response(payload, status=status, headers=headers)
 
 
+REASONING_EFFORTS = ("minimal", "low", "medium", "high")
+
+
+def _refusal(param: str, code: str, message: str) -> web.Response:
+    """OpenAI's documented 400 body for a parameter a model does not take."""
+    payload = {
+        "error": {
+            "message": message,
+            "type": "invalid_request_error",
+            "param": param,
+            "code": code,
+        }
+    }
+    return web.json_response(payload, status=400)
+
+
+def _reasoning_refusal(body: dict, config: FakeServerConfig) -> web.Response | None:
+    """The 400 a reasoning model answers to a parameter it does not take, or None."""
+    prefix = config.reasoning_model_prefix
+    if not prefix or not str(body.get("model", "")).startswith(prefix):
+        return None
+    if "max_tokens" in body:
+        return _refusal(
+            "max_tokens",
+            "unsupported_parameter",
+            "Unsupported parameter: 'max_tokens' is not supported with this model. "
+            "Use 'max_completion_tokens' instead.",
+        )
+    temperature = body.get("temperature")
+    if temperature is not None and temperature != 1:
+        return _refusal(
+            "temperature",
+            "unsupported_value",
+            f"Unsupported value: 'temperature' does not support {temperature} with "
+            "this model. Only the default (1) value is supported.",
+        )
+    effort = body.get("reasoning_effort")
+    if effort is not None and effort not in REASONING_EFFORTS:
+        return _refusal(
+            "reasoning_effort",
+            "unsupported_value",
+            f"Unsupported value: 'reasoning_effort' does not support {effort!r}.",
+        )
+    return None
+
+
+def _identity(body: dict, state: _State) -> dict:
+    """The `model` (and `system_fingerprint`) this answer reports (drift)."""
+    config = state.config
+    n = state.answers
+    state.answers += 1
+    found = {"model": body.get("model") or config.model}
+    if config.answer_models:
+        found["model"] = config.answer_models[n % len(config.answer_models)]
+    if config.system_fingerprints:
+        fingerprints = config.system_fingerprints
+        found["system_fingerprint"] = fingerprints[n % len(fingerprints)]
+    return found
+
+
 def _completion(body: dict, state: _State, content: str) -> web.Response:
     max_tokens = body.get("max_tokens") or body.get("max_completion_tokens")
     finish = "stop"
@@ -160,7 +242,7 @@ def _completion(body: dict, state: _State, content: str) -> web.Response:
         "id": f"chatcmpl-fake-{state.requests}",
         "object": "chat.completion",
         "created": int(time.time()),
-        "model": body.get("model") or state.config.model,
+        **_identity(body, state),
         "choices": [
             {
                 "index": 0,
@@ -174,6 +256,13 @@ def _completion(body: dict, state: _State, content: str) -> web.Response:
             "total_tokens": len(prompt_text(body)) // 4 + len(content) // 4,
         },
     }
+    prefix = state.config.reasoning_model_prefix
+    if prefix and str(body.get("model", "")).startswith(prefix):
+        usage = payload["usage"]
+        reasoning = state.config.reasoning_tokens
+        usage["completion_tokens"] += reasoning
+        usage["total_tokens"] += reasoning
+        usage["completion_tokens_details"] = {"reasoning_tokens": reasoning}
     return web.Response(body=json.dumps(payload), content_type="application/json")
 
 
@@ -212,6 +301,13 @@ async def _answer(request: web.Request, state: _State) -> web.Response:
             400, "'messages' and 'model' must not be empty.", "invalid_request_error"
         )
     state.last_request = body
+    if (refused := _reasoning_refusal(body, config)) is not None:
+        canonical = hashlib.sha256(
+            json.dumps(body, sort_keys=True).encode()
+        ).hexdigest()
+        state.repeated_refusals += canonical in state.refused_bodies
+        state.refused_bodies.add(canonical)
+        return refused
     outcome = state.draw_outcome()
     state.by_outcome[str(outcome)] += 1
     if outcome == "rate_limit":
@@ -274,6 +370,8 @@ async def stats(request: web.Request) -> web.Response:
             "by_outcome": dict(state.by_outcome),
             "in_flight": state.in_flight,
             "max_in_flight": state.max_in_flight,
+            "refused_bodies": len(state.refused_bodies),
+            "repeated_refusals": state.repeated_refusals,
         }
     )
 

@@ -8,7 +8,7 @@ from django import forms
 from annotation.forms import MultipleFileField
 from flaskapp import bounds
 from flaskapp.errors import DomainError
-from judging import endpoints, kinds
+from judging import endpoints, kinds, reasoning
 from judging.fewshot import FewShotRequest
 from judging.models import JudgeConfig, JudgeRun, PromptTemplate, StoredKey
 from judging.selectors.keys import stored_key_choices_for_user
@@ -174,6 +174,25 @@ class JudgeConfigForm(ProblemsFormMixin, forms.Form):
         required=False,
         label="This is the built-in fake judge server (a development tool)",
     )
+    # Reasoning models and extra request fields (`judging.reasoning`).
+    reasoning_model = forms.BooleanField(
+        required=False,
+        label="Reasoning model (send max_completion_tokens, no temperature; "
+        "set temperature to 1)",
+    )
+    reasoning_effort = forms.ChoiceField(
+        required=False,
+        choices=[("", "Not sent"), *((e, e) for e in reasoning.EFFORTS)],
+        label="Reasoning effort",
+    )
+    extra_body = forms.JSONField(
+        required=False,
+        label="Extra request fields (JSON object)",
+        help_text='Merged into every request, e.g. {"top_k": 20}. It may not set '
+        "what the app sets itself (messages, model, response_format, max_tokens, "
+        "temperature, logprobs, n, stream, tools, ...).",
+        widget=forms.Textarea(attrs={"rows": 2, "class": "mono"}),
+    )
 
     def __init__(
         self,
@@ -231,6 +250,8 @@ class JudgeConfigForm(ProblemsFormMixin, forms.Form):
             data["base_url"], _, data["api_key_env"] = chosen.rpartition("|")
         data["name"] = data["name"].strip()
         data["api_key_env"] = data["api_key_env"].strip()
+        if data.get("extra_body") is None:
+            data["extra_body"] = {}
         return data
 
 

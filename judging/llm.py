@@ -25,6 +25,13 @@ stored key: cannot be decrypted or is gone    refused (nothing is sent)   perman
 a reply that holds any form of the key        echoed_credentials          permanent
 ============================================  ==========================  =========
 
+A 400 that is the endpoint's documented refusal of one parameter (code
+``unsupported_parameter`` or ``unsupported_value`` naming ``max_tokens`` or
+``temperature``: reasoning models) is not a failure of the call: the client changes
+exactly that parameter (`judging.reasoning.adapt`), sends the call again at once and
+applies the change to every later call (`JudgeClient.adaptations`); a refused request
+is never sent again unchanged, and any other 400 stays ``bad_request``.
+
 The hang deadline (`judging.deadlines.HangDeadline`, optional) cuts an attempt that
 waits far longer than this client's recent answers took, long before ``timeout``; the
 retry of a cut call gets twice the deadline.
@@ -75,7 +82,7 @@ import httpx
 import httpx2
 import openai
 
-from judging import endpoints
+from judging import endpoints, reasoning
 from judging.deadlines import HangDeadline
 from judging.redaction import holds_secret, scrub_secret
 
@@ -100,6 +107,13 @@ class ChatRequest:
     max_tokens: int
     response_format: dict | None = None  # {"type": "json_schema", "json_schema": {...}}
     seed: int | None = None  # sent when not None (the sample index)
+    # Reasoning models and extra fields (`judging.reasoning`): which name the output
+    # budget is sent under, whether a temperature is sent, the reasoning effort ("":
+    # not sent) and the config's extra request fields (merged under ours).
+    max_tokens_param: str = "max_tokens"  # or "max_completion_tokens"
+    send_temperature: bool = True
+    reasoning_effort: str = ""
+    extra_body: dict | None = None
 
 
 @dataclass(frozen=True)
@@ -111,6 +125,8 @@ class ChatResult:
     attempts: int  # transport attempts used (1 = no retry)
     finish_reason: str = ""  # "stop", "length" (cut at max_tokens), ...
     estimated_usage: bool = False  # the server reported no usage; counts are estimates
+    model: str = ""  # the model the endpoint says answered ("" when it did not say)
+    system_fingerprint: str = ""  # the endpoint's backend configuration, if reported
 
 
 class JudgeError(Exception):
@@ -264,6 +280,7 @@ class JudgeClient:
         hang_deadline: HangDeadline | None = None,
         refusal: str = "",
         key_grant: KeyGrant | None = None,
+        adaptations: dict[str, str] | None = None,
     ):
         """`refusal`: a reason the caller found to send nothing to this endpoint
         (`endpoints.call_refusal`); every `complete` then raises it as a permanent
@@ -271,7 +288,11 @@ class JudgeClient:
 
         `key_grant`: a workspace's stored key (instead of `api_key`), decrypted here
         only when `base_url`'s host is one of its hosts; otherwise, or when it
-        cannot be decrypted, every call is refused with the reason."""
+        cannot be decrypted, every call is refused with the reason.
+
+        `adaptations`: the changes this endpoint asked for before (`judging.reasoning`:
+        parameter -> what was done, in words), applied to every request. A call that
+        meets a new documented refusal adds to `self.adaptations`."""
         if transport not in TRANSPORTS:
             raise ValueError(
                 f"unknown transport {transport!r}; use one of {TRANSPORTS}"
@@ -296,6 +317,7 @@ class JudgeClient:
         self.calls_backing_off = 0
         self._rng = rng or random.Random()
         self._sleep = sleep
+        self.adaptations: dict[str, str] = dict(adaptations or {})
         refusal = refusal or endpoints.host_refusal(base_url)
         if key_grant is not None:
             api_key, refusal = _granted_key(base_url, key_grant, refusal)
@@ -346,7 +368,8 @@ class JudgeClient:
         """
         if self._refusal:
             raise PermanentJudgeError("refused", self._refusal, attempts=0)
-        kwargs = self._create_kwargs(request)
+        request = reasoning.apply_adaptations(request, self.adaptations)
+        kwargs = chat_request_body(request)
         reservation = estimate_request_tokens(request)
         attempt = 0
         cut = 0  # attempts of this call cut by the hang deadline
@@ -372,10 +395,17 @@ class JudgeClient:
                     attempts=attempt,
                     finish_reason=result.finish_reason,
                     estimated_usage=result.estimated_usage,
+                    model=result.model,
+                    system_fingerprint=result.system_fingerprint,
                 )
             except JudgeError as exc:
                 exc.attempts = attempt
                 cut += isinstance(exc, _HungAttempt)
+                if (adapted := self._adapt(exc, request)) is not None:
+                    # The endpoint refused one parameter: send the call again with
+                    # exactly that one changed (never unchanged), at once.
+                    request, kwargs = adapted, chat_request_body(adapted)
+                    continue
                 if isinstance(exc, PermanentJudgeError) or attempt > self.max_retries:
                     raise
                 retry_after = getattr(exc, "retry_after", None)
@@ -408,24 +438,25 @@ class JudgeClient:
         cap = min(self.backoff_max, self.backoff_base * (2 ** (attempt - 1)))
         return self._rng.uniform(0, cap)  # "full jitter"
 
-    def _create_kwargs(self, request: ChatRequest) -> dict:
-        kwargs: dict[str, Any] = {
-            "model": request.model,
-            "messages": request.messages,
-            "temperature": request.temperature,
-            "max_tokens": request.max_tokens,
-        }
-        if request.seed is not None:
-            kwargs["seed"] = request.seed
-        if request.response_format is not None:
-            kwargs["response_format"] = request.response_format
-        return kwargs
+    def _adapt(self, exc: JudgeError, request: ChatRequest) -> ChatRequest | None:
+        """The request changed as the endpoint's documented refusal in `exc` asks
+        (recorded in `self.adaptations`), or None (not such a refusal, or the request
+        does not send the refused parameter)."""
+        param = getattr(exc, "refused_param", "")
+        adapted = reasoning.adapt(request, param) if param else None
+        if adapted is not None and param not in self.adaptations:
+            self.adaptations[param] = reasoning.note(param)
+            logger.info("judge endpoint %s: %s", self._url, reasoning.note(param))
+        return adapted
 
     async def _attempt(self, kwargs: dict, request: ChatRequest, cut: int) -> _Reply:
         """One HTTP attempt, bounded by the timeout and by the hang deadline (looked at
         again every `HANG_RECHECK_SECONDS` while waiting: it shrinks as answers come)."""
+        body = dict(kwargs)
         post = asyncio.ensure_future(
-            self._client.chat.completions.with_raw_response.create(**kwargs)
+            self._client.chat.completions.with_raw_response.create(
+                model=body.pop("model"), messages=body.pop("messages"), extra_body=body
+            )
         )
         started = time.monotonic()
         try:
@@ -513,7 +544,12 @@ class JudgeClient:
         if status == 404:
             return PermanentJudgeError("not_found", message, status_code=status)
         if status in (400, 413, 422):
-            return PermanentJudgeError("bad_request", message, status_code=status)
+            error = PermanentJudgeError("bad_request", message, status_code=status)
+            # A documented refusal of one parameter (`judging.reasoning`): adaptable.
+            error.refused_param = (
+                reasoning.refused_param(exc.body) if status == 400 else ""
+            )
+            return error
         return PermanentJudgeError("client_error", message, status_code=status)
 
     def _read_body(self, body: str, request: ChatRequest) -> _Reply:
@@ -564,7 +600,12 @@ class JudgeClient:
             input_tokens = estimate_prompt_tokens(request.messages)
             output_tokens = estimate_tokens(content)
         return _Reply(
-            content, int(input_tokens), int(output_tokens), finish_reason, estimated
+            content,
+            int(input_tokens),
+            int(output_tokens),
+            finish_reason,
+            estimated,
+            *_reply_identity(data),
         )
 
 
@@ -600,6 +641,39 @@ class _Reply:
     output_tokens: int
     finish_reason: str
     estimated_usage: bool
+    model: str = ""
+    system_fingerprint: str = ""
+
+
+def _reply_identity(data: dict) -> tuple[str, str]:
+    """(model, system_fingerprint) as a reply reports them ("" when absent), cut to
+    what `JudgeCall` keeps."""
+    model = data.get("model")
+    fingerprint = data.get("system_fingerprint")
+    return (
+        model[:200] if isinstance(model, str) else "",
+        fingerprint[:100] if isinstance(fingerprint, str) else "",
+    )
+
+
+def chat_request_body(request: ChatRequest) -> dict:
+    """The JSON body of a chat completions request (the synchronous call and each
+    line of a batch): the config's extra fields first, then the fields the app
+    controls over them; the output budget under `max_tokens_param`, a temperature
+    only when `send_temperature`, ``reasoning_effort`` and ``seed`` when set."""
+    body: dict[str, Any] = dict(request.extra_body or {})
+    body["model"] = request.model
+    body["messages"] = request.messages
+    if request.send_temperature:
+        body["temperature"] = request.temperature
+    body[request.max_tokens_param] = request.max_tokens
+    if request.reasoning_effort:
+        body["reasoning_effort"] = request.reasoning_effort
+    if request.seed is not None:
+        body["seed"] = request.seed
+    if request.response_format is not None:
+        body["response_format"] = request.response_format
+    return body
 
 
 def _http_client(transport: str, timeout: float, max_connections: int):

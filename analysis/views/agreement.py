@@ -60,6 +60,8 @@ from flaskapp.htmx import render_page_or_fragment, wants_fragment
 from flaskapp.params import BadParameter
 from flaskapp.throttling import heavy_page, too_many_response
 from flaskapp.workspaces import current_workspace
+from judging.models import JudgeRun
+from judging.selectors import drift as drift_selectors
 
 COMPUTE_ERRORS = (DomainError, agreement.AgreementError)
 PENDING_RETRY_AFTER = 5  # seconds: a download asked for while its job runs
@@ -203,6 +205,13 @@ def _slug(*parts) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text)[:150] or "agreement"
 
 
+def _drift(choice: Choice) -> list[str]:
+    """The judge drift notices of the runs compared (`judging.selectors.drift`)."""
+    run_ids = [*choice.run_ids, choice.reference_run_id]
+    runs = list(JudgeRun.objects.filter(pk__in=[r for r in run_ids if r]))
+    return drift_selectors.runs_drift_notices(runs)
+
+
 @login_required
 @require_GET
 def agreement_home(request: HttpRequest) -> HttpResponse:
@@ -258,6 +267,7 @@ def agreement_dashboard(request: HttpRequest, dataset_id: int) -> HttpResponse:
         context["categorical"] = classification_for_agreement(
             dataset=dataset, result=result
         )
+        context["drift"] = _drift(choice)
     fragments = ("agreement-charts", "agreement-radars")
     target = request.htmx.target
     fragment = target if target in fragments else "agreement-results"

@@ -70,6 +70,15 @@ class JudgeConfigOutputSerializer(serializers.Serializer):
     requests_per_minute = serializers.IntegerField(allow_null=True)
     tokens_per_minute = serializers.IntegerField(allow_null=True)
     timeout_seconds = serializers.FloatField()
+    reasoning_model = serializers.BooleanField()
+    reasoning_effort = serializers.CharField()
+    extra_body = serializers.JSONField(
+        help_text="Extra request fields merged into every request."
+    )
+    adaptations = serializers.JSONField(
+        help_text="What the endpoint asked to change (its documented 400s) for one "
+        'version: {"version": n, "params": {param: what was done, in words}}.'
+    )
     run_count = serializers.IntegerField(required=False)
     version = serializers.IntegerField(
         help_text="Goes up by one with every saved change of a setting; each run "
@@ -145,6 +154,24 @@ class JudgeConfigCreateInputSerializer(serializers.Serializer):
         required=False, **bounds.TIMEOUT_SECONDS.field_kwargs()
     )
     is_dev_server = serializers.BooleanField(required=False)
+    reasoning_model = serializers.BooleanField(
+        required=False,
+        help_text="A reasoning model: requests send max_completion_tokens and no "
+        "temperature (the config's temperature must be 1).",
+    )
+    reasoning_effort = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=20,
+        help_text="minimal, low, medium, high, or empty (not sent); reasoning "
+        "models only.",
+    )
+    extra_body = serializers.JSONField(
+        required=False,
+        help_text='A JSON object of extra request fields (e.g. {"top_k": 20}); it '
+        "may not set what the app sets (messages, model, response_format, "
+        "max_tokens, temperature, logprobs, n, stream, tools, ...).",
+    )
 
 
 class JudgeConfigUpdateInputSerializer(JudgeConfigCreateInputSerializer):
@@ -226,6 +253,11 @@ class JudgeRunOutputSerializer(serializers.Serializer):
     source_note = serializers.CharField()
     probe = serializers.CharField(help_text='"" (none), "bandwagon" or "attention".')
     probe_settings = serializers.JSONField()
+    adaptations = serializers.JSONField(
+        help_text="What the client changed on the endpoint's documented refusals "
+        'during the run: {param: what was done, in words}, e.g. {"max_tokens": '
+        '"sent max_completion_tokens: the endpoint refuses max_tokens"}.'
+    )
     warning_count = serializers.SerializerMethodField()
     warnings = serializers.SerializerMethodField()
     few_shot = serializers.SerializerMethodField(
@@ -441,6 +473,11 @@ class JudgeCallOutputSerializer(serializers.Serializer):
     )
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
+    reply_model = serializers.CharField(
+        help_text='The model the endpoint said answered (judge drift); "" when it '
+        "did not say or the answer came from the cache."
+    )
+    system_fingerprint = serializers.CharField()
 
     def _instruction(self, call: JudgeCall):
         return call.response.instruction if call.response_id else call.instruction

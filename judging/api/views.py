@@ -139,6 +139,8 @@ def _config_fields(validated: dict) -> dict:
     """The service's fields from a config input: `prompt_id` becomes `prompt`,
     `stored_key_id` becomes `stored_key` (who may use it: the service)."""
     fields = dict(validated)
+    if "extra_body" in fields and fields["extra_body"] is None:
+        fields["extra_body"] = {}  # null: no extra request fields
     if "stored_key_id" in fields:
         key_id = fields.pop("stored_key_id")
         fields["stored_key"] = None

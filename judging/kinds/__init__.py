@@ -196,6 +196,8 @@ class CallResult:
     order: str = ""
     rationale: str = ""  # a pairwise verdict's rationale
     critique: str = ""  # a critique call's critique (stored as `JudgeCritique`)
+    reply_model: str = ""  # the model the endpoint said answered (judge drift)
+    system_fingerprint: str = ""
 
 
 def reask_start(reason: str) -> str:

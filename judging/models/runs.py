@@ -164,6 +164,17 @@ class JudgeConfig(models.Model):
     # settings); a run records the version it froze (`settings_snapshot`).
     version = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Reasoning models and extra request fields (`judging.reasoning`).
+    reasoning_model = models.BooleanField(
+        default=False,
+        help_text="Send max_completion_tokens and no temperature (reasoning models).",
+    )
+    reasoning_effort = models.CharField(max_length=10, blank=True)
+    extra_body = models.JSONField(default=dict, blank=True)
+    # What the endpoint asked to change (its documented 400s), for one version:
+    # {"version": n, "params": {param: what was done, in words}}. Written by the run
+    # driver, applied to every later call of that version (not a setting).
+    adaptations = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["name"]
@@ -311,6 +322,9 @@ class JudgeRun(models.Model):
     # and each example's response, criterion, human score and rationale. A run is
     # never evaluated on an item among its examples.
     few_shot = models.JSONField(default=dict, blank=True)
+    # What the client changed on the endpoint's documented refusals during this run
+    # (`judging.reasoning`): {param: what was done, in words}.
+    adaptations = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -383,6 +397,9 @@ class JudgeCall(models.Model):
     driver_token = models.CharField(max_length=32, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Who answered, as the endpoint said (judge drift): "" when it did not say.
+    reply_model = models.CharField(max_length=200, blank=True)
+    system_fingerprint = models.CharField(max_length=100, blank=True)
 
     class Meta:
         ordering = ["run_id", "id"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db.models import QuerySet
 
 from flaskapp import workspaces
+from judging import reasoning
 from judging.models import JudgeConfig, JudgeConfigVersion
 
 
@@ -40,10 +41,12 @@ def version_changes(versions: list[JudgeConfigVersion]) -> list[tuple]:
         changes = []
         if older is not None:
             keys = [k for k in newer.snapshot if k != "prompt_id"]
+            # A version saved before a setting existed had it at its default.
+            before = {**reasoning.SNAPSHOT_DEFAULTS, **older.snapshot}
             changes = [
-                (key, older.snapshot.get(key), newer.snapshot.get(key))
+                (key, before.get(key), newer.snapshot.get(key))
                 for key in keys
-                if older.snapshot.get(key) != newer.snapshot.get(key)
+                if before.get(key) != newer.snapshot.get(key)
             ]
         rows.append((newer, changes))
     return rows

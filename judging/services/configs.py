@@ -20,7 +20,7 @@ from django.db import IntegrityError, transaction
 
 from flaskapp import bounds, workspaces
 from flaskapp.errors import DomainError, Problem
-from judging import endpoints
+from judging import endpoints, reasoning
 from judging.models import JudgeConfig, JudgeConfigVersion, PromptTemplate, StoredKey
 from judging.selectors.runs import judge_endpoint_list
 from judging.services import keys
@@ -52,6 +52,9 @@ EDITABLE_FIELDS = (
     "tokens_per_minute",
     "timeout_seconds",
     "is_dev_server",
+    "reasoning_model",
+    "reasoning_effort",
+    "extra_body",
 )
 NEW_ENDPOINT_PROBLEM = (
     "is not one of the configured endpoints: a new endpoint (base URL and key "
@@ -330,6 +333,7 @@ def judge_config_problems(
         value = fields.get(field_name)
         if value is not None and Decimal(str(value)) < 0:
             problems.append(Problem("must not be negative", field=field_name))
+    problems += reasoning.config_problems(fields)
     return problems
 
 
@@ -364,6 +368,9 @@ def config_snapshot(config: JudgeConfig) -> dict:
         "tokens_per_minute": config.tokens_per_minute,
         "timeout_seconds": config.timeout_seconds,
         "is_dev_server": config.is_dev_server,
+        "reasoning_model": config.reasoning_model,
+        "reasoning_effort": config.reasoning_effort,
+        "extra_body": config.extra_body or {},
     }
 
 
@@ -426,6 +433,9 @@ IDENTITY_FIELDS = (
     "requests_per_minute",
     "tokens_per_minute",
     "is_dev_server",
+    "reasoning_model",
+    "reasoning_effort",
+    "extra_body",
 )
 
 

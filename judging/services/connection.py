@@ -14,7 +14,7 @@ from asgiref.sync import async_to_sync
 from django.contrib.auth.models import User
 
 from flaskapp import workspaces
-from judging import endpoints, llm
+from judging import endpoints, llm, reasoning
 from judging.models import JudgeConfig
 from judging.services.configs import config_endpoint_problems
 from judging.services.keys import stored_key_grant
@@ -87,6 +87,13 @@ def judge_config_test_connection(*, user: User, config: JudgeConfig) -> Connecti
         model=config.model,
         temperature=0.0,
         max_tokens=TEST_MAX_TOKENS,
+        **reasoning.request_options(
+            {
+                "reasoning_model": config.reasoning_model,
+                "reasoning_effort": config.reasoning_effort,
+                "extra_body": config.extra_body,
+            }
+        ),
     )
     timeout = min(float(config.timeout_seconds), TEST_TIMEOUT_SECONDS)
     refusal = endpoints.call_refusal(config.base_url, config.api_key_env)

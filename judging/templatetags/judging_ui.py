@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal, InvalidOperation
 
 from django import template
@@ -89,3 +90,10 @@ def task_kind(run):
     """The judge task kind of `run` (`judging.kinds`), whose attributes and template
     partials say what its pages show; None for a kind no longer registered."""
     return kinds.find(getattr(run, "kind", None))
+
+
+@register.filter
+def compact_json(value) -> str:
+    """A JSON value on one line (a config's extra request fields); escaped by the
+    template like any text."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)

@@ -36,6 +36,7 @@ from judging.models import (
     JudgeRun,
 )
 from judging.selectors import criteria as criteria_selectors
+from judging.selectors import drift as drift_selectors
 from judging.selectors import runs as selectors
 from judging.selectors.fewshot import few_shot_shown
 from judging.selectors.keys import stored_key_name
@@ -284,6 +285,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         context["label_counts"] = criteria_selectors.judge_run_label_counts(run=run)
         # What the run's kind shows besides (suggestion, verdict or critique counts).
         context.update(kinds.get(run.kind).page_context(run))
+        context["drift"] = drift_selectors.run_drift_notices(run)
     status = HTMX_STOP_POLLING if fragment and not progress.is_live else 200
     return render_page_or_fragment(
         request, "judging/run_detail.html", "run-progress", context, status=status

@@ -14,6 +14,11 @@ makes the run a bias probe. With `--wait` the summary adds the verdict counts.
 human-scored examples from the development split (spread over criteria and score
 levels); `--few-shot-rule manual --few-shot-responses ID ...` names them. The run
 never judges an example response.
+
+`--reasoning-model [--reasoning-effort minimal|low|medium|high]` makes a new config a
+reasoning model's (max_completion_tokens, no temperature; its temperature is 1), and
+`--extra-body JSON` adds request fields (never ones the app sets: the field is named).
+A config without the flag is adapted on the endpoint's documented refusals anyway.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from annotation.management.commands._cli import (
 from annotation.management.commands._import_cli import refused
 from flaskapp.commands import DataCommand
 from flaskapp.errors import DomainError
-from judging import kinds
+from judging import kinds, reasoning
 from judging.fewshot import RULES, FewShotRequest
 from judging.models import JudgeConfig, JudgeRun, PromptTemplate
 from judging.selectors import runs as selectors
@@ -63,6 +68,9 @@ CONFIG_OPTIONS = (
     "price_in",
     "price_out",
     "layout",
+    "reasoning_model",
+    "reasoning_effort",
+    "extra_body",
 )
 # The run options of the pairwise flags (refused, naming the kinds that take them,
 # with a kind that does not).
@@ -80,6 +88,25 @@ def _decimal(value: str) -> Decimal:
         return Decimal(value)
     except InvalidOperation:
         raise ValueError(value) from None
+
+
+def _reasoning_fields(options) -> dict:
+    """The config fields of --reasoning-model, --reasoning-effort and --extra-body
+    (a reasoning model's temperature is 1 unless --temperature says otherwise, which
+    the service then refuses, naming it)."""
+    fields: dict = {}
+    if options["reasoning_model"]:
+        fields["reasoning_model"] = True
+        if options["temperature"] is None:
+            fields["temperature"] = 1.0
+    if options["reasoning_effort"] is not None:
+        fields["reasoning_effort"] = options["reasoning_effort"]
+    if options["extra_body"] is not None:
+        value, why = reasoning.parse_extra_body(options["extra_body"])
+        if value is None:
+            raise CommandError(f"--extra-body {why}")
+        fields["extra_body"] = value
+    return fields
 
 
 class Command(DataCommand):
@@ -132,6 +159,23 @@ class Command(DataCommand):
             choices=["flask", "flame"],
             help="Prompt layout of a new config: FLASK (default) or FLAMe's "
             "INSTRUCTIONS / CONTEXT / EVALUATION text-to-text layout.",
+        )
+        judge.add_argument(
+            "--reasoning-model",
+            action="store_true",
+            help="A reasoning model: send max_completion_tokens and no temperature "
+            "(the config's temperature is 1).",
+        )
+        judge.add_argument(
+            "--reasoning-effort",
+            help=f"Reasoning effort sent to a reasoning model: "
+            f"{', '.join(reasoning.EFFORTS)}.",
+        )
+        judge.add_argument(
+            "--extra-body",
+            metavar="JSON",
+            help="Extra request fields as a JSON object, e.g. '{\"top_k\": 20}' (not "
+            "messages, model, response_format, max_tokens, temperature, ...).",
         )
         judge.add_argument(
             "--dev-server",
@@ -365,6 +409,7 @@ class Command(DataCommand):
             for option, name in optional.items():
                 if options[option] is not None:
                     fields[name] = options[option]
+            fields.update(_reasoning_fields(options))
         try:
             # The operator at the shell may set any endpoint the rules allow: the
             # key variable must still be declared and the host allowed.

@@ -31,7 +31,7 @@ from django.db import close_old_connections
 from annotation.models import Skill
 from flaskapp import limits
 from flaskapp.limits import too_long
-from judging import baselines, endpoints, kinds, llm, parsing
+from judging import baselines, endpoints, kinds, llm, parsing, reasoning
 from judging.deadlines import HangDeadline
 from judging.models import (
     JudgeCache,
@@ -39,6 +39,7 @@ from judging.models import (
     JudgeConfig,
     JudgeRun,
 )
+from judging.services.adaptations import adaptations_record, known_adaptations
 from judging.services.execution.recovery import (
     driver_beat,
     driver_register,
@@ -101,8 +102,15 @@ class Driver:
         self.length_scores: dict[int, tuple[int, int]] = {}
         self.stop = False
         self.exhausted = False
+        self.client: llm.JudgeClient | None = None
         self.token = uuid.uuid4().hex  # this driver's `JudgeDriver` row
         self.db = lambda fn: sync_to_async(fn, thread_sensitive=True)
+        # The endpoint's refusals learnt before (for this config version, or by this
+        # run): the client starts with them; `_record_adaptations` stores on the run
+        # (and the config) those it has not recorded yet.
+        self.adaptations = known_adaptations(run)
+        self.recorded_adaptations = dict(run.adaptations or {})
+        self.request_options = reasoning.request_options(self.snapshot)
 
     def _client(self, limiter, grant: llm.KeyGrant | None = None) -> llm.JudgeClient:
         key = (
@@ -127,6 +135,7 @@ class Driver:
             limiter=limiter,
             hang_deadline=self._hang_deadline(),
             key_grant=grant,
+            adaptations=self.adaptations,
         )
 
     def _key_grant(self) -> llm.KeyGrant | None:
@@ -189,7 +198,7 @@ class Driver:
         template = await self.db(lambda: self.config.prompt)()
         limiter = self._limiter()
         grant = await self.db(self._key_grant)()
-        client = self._client(limiter, grant)
+        client = self.client = self._client(limiter, grant)
         if self.snapshot["backend"] == JudgeConfig.Backend.BASELINE_LENGTH:
             self.length_scores = await self.db(run_length_scores)(self.run.pk)
         await self.db(driver_register)(run_id=self.run.pk, token=self.token)
@@ -273,6 +282,22 @@ class Driver:
         batch, self.results = self.results, []
         if batch:
             await self.db(flush_results)(self.run, batch)
+        await self._record_adaptations()
+
+    async def _record_adaptations(self) -> None:
+        """Store what the client newly changed on the endpoint's refusals (on the
+        config's version and the run): a query only when something changed."""
+        client = self.client
+        if client is None or client.adaptations == self.recorded_adaptations:
+            return
+        learnt = dict(client.adaptations)
+        await self.db(adaptations_record)(
+            run_id=self.run.pk,
+            config_id=self.config.pk,
+            version=int(self.snapshot.get("config_version") or 0),
+            adaptations=learnt,
+        )
+        self.recorded_adaptations = learnt
 
     async def _one(
         self, ctx: CallContext, cached: JudgeCache | None, client: llm.JudgeClient
@@ -359,6 +384,7 @@ class Driver:
                 max_tokens=int(self.snapshot["max_tokens"]),
                 response_format=ctx.response_format,
                 seed=ctx.sample_index if int(self.snapshot["samples"]) > 1 else None,
+                **self.request_options,
             )
             try:
                 answer = await client.complete(request)
@@ -372,6 +398,8 @@ class Driver:
             result.input_tokens += answer.input_tokens
             result.output_tokens += answer.output_tokens
             result.latency_ms = answer.latency_ms
+            result.reply_model = answer.model
+            result.system_fingerprint = answer.system_fingerprint
             if problem := too_long(answer.text, limits.JUDGE_OUTPUT):
                 # Kept whole or not at all: a cut answer would parse as another one.
                 result.status = JudgeCall.Status.FAILED

@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from annotation.models import Skill
 from flaskapp import limits
-from judging import baselines, kinds, prompts
+from judging import baselines, kinds, prompts, reasoning
 from judging.kinds import CallContext, CallResult, Claim
 from judging.models import (
     JudgeCache,
@@ -77,6 +77,7 @@ def _cache_key(
         output_mode=snapshot["output_mode"],
         response_format=response_format,
         sample_index=sample_index,
+        **reasoning.cache_params(snapshot),
     )
 
 
@@ -138,6 +139,8 @@ def flush_results(run: JudgeRun, results: list[CallResult]) -> None:
                     latency_ms=r.latency_ms,
                     cached=r.cached,
                     prompt_hash=r.prompt_hash,
+                    reply_model=r.reply_model,
+                    system_fingerprint=r.system_fingerprint,
                     finished_at=now,
                     claim_token="",
                     driver_token="",
@@ -208,7 +211,7 @@ def _update_calls_pg(
         cost = _cost(r, price_in, price_out)
         rows.append(
             "(%s::bigint, %s, %s, %s::jsonb, %s, %s, %s::int, %s::int, %s::int, "
-            "%s::int, %s::numeric, %s::int, %s::boolean, %s)"
+            "%s::int, %s::numeric, %s::int, %s::boolean, %s, %s, %s)"
         )
         params += [
             r.call_id,
@@ -225,18 +228,21 @@ def _update_calls_pg(
             r.latency_ms,
             r.cached,
             r.prompt_hash,
+            r.reply_model,
+            r.system_fingerprint,
         ]
     sql = (
         "UPDATE judging_judgecall AS c SET status = v.status, raw_output = v.raw, "
         "parsed = v.parsed, error = v.error, error_kind = v.kind, attempts = v.attempts, "
         "parse_failures = v.pf, input_tokens = v.itok, output_tokens = v.otok, "
         "cost = v.cost, latency_ms = v.lat, cached = v.cached, prompt_hash = v.ph, "
+        "reply_model = v.rmodel, system_fingerprint = v.fp, "
         "finished_at = %s, "
         "claim_token = '', driver_token = '', lease_until = NULL "
         "FROM (VALUES "
         + ", ".join(rows)
         + ") AS v(id, status, raw, parsed, error, kind, "
-        "attempts, pf, itok, otok, cost, lat, cached, ph) WHERE c.id = v.id"
+        "attempts, pf, itok, otok, cost, lat, cached, ph, rmodel, fp) WHERE c.id = v.id"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, [now, *params])
