@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('judging', '0013_stored_keys'),
+        ('judging', '0016_names_unique_per_workspace'),
     ]
 
     operations = [
