@@ -37,9 +37,17 @@ class Migration(migrations.Migration):
         migrations.AddConstraint(
             model_name="rubric",
             constraint=models.UniqueConstraint(
+                condition=models.Q(("workspace__isnull", False)),
                 fields=("workspace", "name", "version"),
                 name="rubric_name_version_unique_in_workspace",
-                nulls_distinct=False,
+            ),
+        ),
+        migrations.AddConstraint(
+            model_name="rubric",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("workspace__isnull", True)),
+                fields=("name", "version"),
+                name="rubric_builtin_name_version_unique",
             ),
         ),
     ]

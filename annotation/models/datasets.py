@@ -71,10 +71,17 @@ class Rubric(models.Model):
             # Per workspace; the built-ins (workspace NULL) once among themselves.
             # A workspace's versions count on from the built-in of its name
             # (`rubric_import`), so a name and version it sees is one rubric.
+            # Two partial indexes rather than nulls_distinct=False, which only
+            # PostgreSQL 15+ enforces (SQLite would let built-ins repeat).
             models.UniqueConstraint(
                 fields=["workspace", "name", "version"],
+                condition=Q(workspace__isnull=False),
                 name="rubric_name_version_unique_in_workspace",
-                nulls_distinct=False,
+            ),
+            models.UniqueConstraint(
+                fields=["name", "version"],
+                condition=Q(workspace__isnull=True),
+                name="rubric_builtin_name_version_unique",
             ),
         ]
 

@@ -40,9 +40,17 @@ class Migration(migrations.Migration):
         migrations.AddConstraint(
             model_name="prompttemplate",
             constraint=models.UniqueConstraint(
+                condition=models.Q(("workspace__isnull", False)),
                 fields=("workspace", "name", "version"),
                 name="prompt_name_version_unique_in_workspace",
-                nulls_distinct=False,
+            ),
+        ),
+        migrations.AddConstraint(
+            model_name="prompttemplate",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("workspace__isnull", True)),
+                fields=("name", "version"),
+                name="prompt_builtin_name_version_unique",
             ),
         ),
     ]

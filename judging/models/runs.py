@@ -53,11 +53,18 @@ class PromptTemplate(models.Model):
         ordering = ["name", "-version"]
         constraints = [
             # Per workspace; the built-ins (workspace NULL) once among themselves.
+            # Two partial indexes rather than nulls_distinct=False, which only
+            # PostgreSQL 15+ enforces (SQLite would let built-ins repeat).
             models.UniqueConstraint(
                 fields=["workspace", "name", "version"],
+                condition=Q(workspace__isnull=False),
                 name="prompt_name_version_unique_in_workspace",
-                nulls_distinct=False,
-            )
+            ),
+            models.UniqueConstraint(
+                fields=["name", "version"],
+                condition=Q(workspace__isnull=True),
+                name="prompt_builtin_name_version_unique",
+            ),
         ]
 
     def __str__(self) -> str:

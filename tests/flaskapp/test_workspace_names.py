@@ -361,29 +361,31 @@ def test_the_migrations_give_old_cache_entries_and_models_to_their_workspaces():
         ("judging", "0014_judgecache_workspace_nullable"),
         ("annotation", "0026_evaluatedmodel_workspace_nullable"),
     ]
+    # The runs and calls are made with today's models, before going back: at the
+    # older schema only raw SQL is safe (later migrations add columns the ORM writes).
+    a = default_workspace()
+    b = Workspace.objects.create(name="Lab B", slug="lab-b")
+    user = UserFactory(username="both-labs", role="researcher")
+    Membership.objects.create(workspace=b, user=user, role="researcher")
+    for workspace in (a, b):
+        dataset = DatasetFactory(workspace=workspace)
+        ResponseFactory(instruction=InstructionFactory(dataset=dataset))
+        run = judge_run_create(
+            config=baseline(user, workspace), dataset=dataset, user=user
+        )
+        JudgeCall.objects.filter(run=run).update(prompt_hash="seen-by-both")
     MigrationExecutor(connection).migrate(before)
     try:
-        a = default_workspace()
-        b = Workspace.objects.create(name="Lab B", slug="lab-b")
-        user = UserFactory(username="both-labs", role="researcher")
-        Membership.objects.create(workspace=b, user=user, role="researcher")
-        for workspace in (a, b):
-            dataset = DatasetFactory(workspace=workspace)
-            ResponseFactory(instruction=InstructionFactory(dataset=dataset))
-            run = judge_run_create(
-                config=baseline(user, workspace), dataset=dataset, user=user
-            )
-            JudgeCall.objects.filter(run=run).update(prompt_hash="seen-by-both")
         with connection.cursor() as cursor:
             for key in ("seen-by-both", "seen-by-none"):
                 cursor.execute(
                     "INSERT INTO judging_judgecache (key, raw_output, input_tokens, "
-                    "output_tokens, created_at) VALUES (%s, %s, 1, 1, now())",
+                    "output_tokens, created_at) VALUES (%s, %s, 1, 1, CURRENT_TIMESTAMP)",
                     [key, f"answer {key}"],
                 )
             cursor.execute(
                 "INSERT INTO annotation_evaluatedmodel (name, family, created_at) "
-                "VALUES ('old-model', 'acme', now())"
+                "VALUES ('old-model', 'acme', CURRENT_TIMESTAMP)"
             )
     finally:
         executor = MigrationExecutor(connection)
