@@ -20,6 +20,8 @@ Endpoints: ``POST /v1/chat/completions``, ``GET /v1/models``, ``GET /stats``,
 ``["rate_limit", "server_error", "timeout", "malformed", "out_of_scale", "garbage",
 "empty", "ok", 404, ...]``; "out_of_scale" answers a pointwise value the skill does
 not allow: one past its top point, or the label "undecided") and ``POST /config`` (change a setting of the running server).
+The Batch API (``/v1/files``, ``/v1/batches``, ``GET /batch_stats``) is
+`judging.fake_batches`'.
 
 Each request costs a JSON decode, a few regex scans and a JSON encode; waiting is
 ``asyncio.sleep``, so one process holds hundreds of concurrent keep-alive connections.
@@ -40,6 +42,7 @@ from urllib.parse import quote
 
 from aiohttp import web
 
+from judging.fake_batches import add_batch_routes
 from judging.fake_replies import build_reply, fake_score, prompt_text
 
 __all__ = [
@@ -98,6 +101,17 @@ class FakeServerConfig:
     # Append this many spaces to every reply (it still parses), whatever max_tokens
     # says: an endless answer from a server that ignores the limit.
     pad_chars: int = 0
+    # The Batch API (`judging.fake_batches`): the wait before a batch's lines are
+    # answered, the share of custom_ids whose lines fail (their first
+    # `batch_fail_times` submissions), the limits of one input file, how many lines
+    # are answered at once, and stray result lines for custom_ids never sent.
+    batch_delay_seconds: float = 0.0
+    batch_fail_share: float = 0.0
+    batch_fail_times: int = 1
+    batch_max_lines: int = 50_000
+    batch_max_bytes: int = 200 * 1024 * 1024
+    batch_concurrency: int = 64
+    batch_unknown_ids: int = 0
 
 
 class _State:
@@ -338,6 +352,7 @@ def make_app(config: FakeServerConfig | None = None) -> web.Application:
     app.router.add_post("/reset", reset)
     app.router.add_post("/script", script)
     app.router.add_post("/config", update_config)
+    add_batch_routes(app, chat=chat_completions, config_of=lambda a: a[STATE].config)
     return app
 
 

@@ -305,6 +305,13 @@ class RunForm(ProblemsFormMixin, forms.Form):
         label="Example criteria",
         help_text="Optional: only these criterion keys, separated by spaces or commas.",
     )
+    batch = forms.BooleanField(
+        required=False,
+        initial=False,
+        label="Send through the Batch API",
+        help_text="The provider's files and batches: results within 24 hours, at the "
+        "batch price.",
+    )
     start = forms.BooleanField(
         required=False, initial=False, label="Start the run right away"
     )
@@ -360,6 +367,7 @@ class RunForm(ProblemsFormMixin, forms.Form):
         return {
             **{name: value for name, value in fields.items() if name in task.takes},
             "few_shot": self.few_shot_request(),
+            "batch": bool(data.get("batch")),
         }
 
 

@@ -409,17 +409,43 @@ class JudgeClient:
         return self._rng.uniform(0, cap)  # "full jitter"
 
     def _create_kwargs(self, request: ChatRequest) -> dict:
-        kwargs: dict[str, Any] = {
-            "model": request.model,
-            "messages": request.messages,
-            "temperature": request.temperature,
-            "max_tokens": request.max_tokens,
-        }
-        if request.seed is not None:
-            kwargs["seed"] = request.seed
-        if request.response_format is not None:
-            kwargs["response_format"] = request.response_format
-        return kwargs
+        return chat_request_body(request)
+
+    # --- for the Batch API path (`judging.llm_batch`): the same key, refusal, scrub
+    # and reply reader as a synchronous call, without sending anything from here.
+
+    @property
+    def refusal(self) -> str:
+        """Why nothing may be sent to this endpoint ("" when it may)."""
+        return self._refusal
+
+    def auth_headers(self) -> dict[str, str]:
+        """The Authorization header of this client's key (never logged or shown)."""
+        return {"Authorization": f"Bearer {self._secret or 'not-needed'}"}
+
+    def scrub(self, text: str) -> str:
+        """`text` with every form of the key redacted, cut to a message's length."""
+        return self._scrub(text)
+
+    def status_error(self, exc: openai.APIStatusError) -> JudgeError:
+        """The typed error of an HTTP status answer, as a synchronous call gets it."""
+        return self._status_error(exc)
+
+    def read_reply(
+        self, body: str, request: ChatRequest, *, latency_ms: int = 0
+    ) -> ChatResult:
+        """Read one reply body (a batch result line's ``response.body``) exactly as a
+        synchronous call's reply is read (`_read_body`); raises `JudgeError`."""
+        reply = self._read_body(body, request)
+        return ChatResult(
+            text=reply.text,
+            input_tokens=reply.input_tokens,
+            output_tokens=reply.output_tokens,
+            latency_ms=latency_ms,
+            attempts=1,
+            finish_reason=reply.finish_reason,
+            estimated_usage=reply.estimated_usage,
+        )
 
     async def _attempt(self, kwargs: dict, request: ChatRequest, cut: int) -> _Reply:
         """One HTTP attempt, bounded by the timeout and by the hang deadline (looked at
@@ -566,6 +592,22 @@ class JudgeClient:
         return _Reply(
             content, int(input_tokens), int(output_tokens), finish_reason, estimated
         )
+
+
+def chat_request_body(request: ChatRequest) -> dict:
+    """The JSON body of a chat completion request: the one builder of the synchronous
+    path (`JudgeClient.complete`) and of every Batch API line (`judging.llm_batch`)."""
+    kwargs: dict[str, Any] = {
+        "model": request.model,
+        "messages": request.messages,
+        "temperature": request.temperature,
+        "max_tokens": request.max_tokens,
+    }
+    if request.seed is not None:
+        kwargs["seed"] = request.seed
+    if request.response_format is not None:
+        kwargs["response_format"] = request.response_format
+    return kwargs
 
 
 def _granted_key(

@@ -385,6 +385,12 @@ class JudgeRunCreateInputSerializer(serializers.Serializer):
         max_length=100,
         help_text="Only examples of these criterion keys.",
     )
+    batch = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Send the calls through the provider's Batch API (results within "
+        "24h, at the batch price).",
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

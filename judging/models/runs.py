@@ -160,6 +160,8 @@ class JudgeConfig(models.Model):
     # settings); a run records the version it froze (`settings_snapshot`).
     version = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Batch API runs: how many follow-up batches retry the lines that failed.
+    batch_max_retries = models.PositiveSmallIntegerField(default=2)
 
     class Meta:
         ordering = ["name"]
@@ -375,6 +377,17 @@ class JudgeCall(models.Model):
     driver_token = models.CharField(max_length=32, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # The Batch API path (`judging.services.execution.batch`): the provider batch that
+    # holds this call's key now, and whether its result came through a batch (priced
+    # at the config's batch price: `judging.services.execution.batch.batch_price_hook`).
+    batch = models.ForeignKey(
+        "judging.JudgeBatch",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="calls",
+    )
+    via_batch = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["run_id", "id"]
