@@ -170,6 +170,15 @@ class JudgeConfigForm(ProblemsFormMixin, forms.Form):
         label="Re-asks on unreadable output",
         help_text="How often the judge is asked again when its answer cannot be parsed.",
     )
+    batch_max_retries = forms.IntegerField(
+        required=False,
+        initial=2,
+        min_value=0,
+        max_value=10,
+        label="Batch retries",
+        help_text="Batch API runs: how many follow-up batches retry the lines that "
+        "failed.",
+    )
     is_dev_server = forms.BooleanField(
         required=False,
         label="This is the built-in fake judge server (a development tool)",
@@ -231,6 +240,8 @@ class JudgeConfigForm(ProblemsFormMixin, forms.Form):
             data["base_url"], _, data["api_key_env"] = chosen.rpartition("|")
         data["name"] = data["name"].strip()
         data["api_key_env"] = data["api_key_env"].strip()
+        if data.get("batch_max_retries") is None:
+            data.pop("batch_max_retries", None)  # not given: the default or as it was
         return data
 
 

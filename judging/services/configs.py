@@ -52,6 +52,7 @@ EDITABLE_FIELDS = (
     "tokens_per_minute",
     "timeout_seconds",
     "is_dev_server",
+    "batch_max_retries",
 )
 NEW_ENDPOINT_PROBLEM = (
     "is not one of the configured endpoints: a new endpoint (base URL and key "

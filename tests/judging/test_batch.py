@@ -12,6 +12,7 @@ from collections import Counter
 
 import httpx
 import pytest
+from django.db import connection
 
 from judging import llm, llm_batch
 from judging.models import (
@@ -217,7 +218,14 @@ def test_cancel_cancels_the_batch_at_the_server_and_the_calls_wait_to_resume(
     run = judge_run_create(
         config=config, dataset=make_dataset(n_instructions=2), user=user, batch=True
     )
-    driving = threading.Thread(target=lambda: judge_run_start(run=run, user=user))
+
+    def drive():
+        try:
+            judge_run_start(run=run, user=user)
+        finally:
+            connection.close()
+
+    driving = threading.Thread(target=drive)
     driving.start()
     try:
         wait_for(
