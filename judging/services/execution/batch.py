@@ -78,7 +78,7 @@ log = logging.getLogger(__name__)
 # Calls rendered, or result lines settled, per database round trip.
 CHUNK = 500
 # Kinds of a line's failure that a follow-up batch cannot fix.
-PERMANENT_KINDS = frozenset(
+PERMANENT_ERRORS = frozenset(
     {"refused", "auth", "not_found", "echoed_credentials", "batch_rejected"}
 )
 # How long a cancelled run's driver waits for its batches to be final at the provider.
@@ -544,7 +544,7 @@ class BatchDriver:
         failures = []
         for r in results:
             again = (
-                r.error_kind not in PERMANENT_KINDS
+                r.error_kind not in PERMANENT_ERRORS
                 and tried.get(r.call_id, 0) < max_retries
             )
             failures.append(
@@ -600,7 +600,7 @@ class BatchDriver:
                 batch=batch, status=JudgeCall.Status.RUNNING
             ).values_list("pk", flat=True)
         )
-        kind = kind if kind in PERMANENT_KINDS else "batch_rejected"
+        kind = kind if kind in PERMANENT_ERRORS else "batch_rejected"
         self._fail_calls(batch, calls, kind, reason)
         self._finish(batch, JudgeBatch.State.FAILED, reason)
 
