@@ -7,7 +7,6 @@ batches without submitting any key twice (counted at the server)."""
 from __future__ import annotations
 
 import threading
-import time
 from collections import Counter
 
 import httpx
@@ -18,7 +17,6 @@ from judging import llm, llm_batch
 from judging.models import (
     JudgeBatch,
     JudgeBatchFailure,
-    JudgeCall,
     JudgeRun,
     JudgeScore,
 )
