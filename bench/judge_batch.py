@@ -12,8 +12,8 @@ batch, OpenAI's limit). The run is driven in this process (the worker's code:
 `judge_run_drive`), so its memory is this process's. Printed:
 
   wall          from `judge_run_start` to the run completed;
-  server        the provider's own time: from its first batch's creation to its last
-                batch's completion (its clock, whole seconds), i.e. the delay plus
+  server        the provider's own time: the union of its batches' windows from
+                creation to completion (its clock, whole seconds): the delay plus
                 answering the lines;
   overhead      wall - server: what the app spent submitting (rendering, writing and
                 uploading the files, creating the batches), polling and storing;
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import threading
@@ -74,6 +75,19 @@ def peak_rss_mb() -> float:
             if line.startswith("VmHWM:"):
                 return int(line.split()[1]) / 1024
     return 0.0
+
+
+def busy_seconds(windows: list[tuple[int, int]]) -> float:
+    """The length of the union of the (start, end) windows."""
+    total, reach = 0.0, None
+    for start, end in sorted(windows):
+        if reach is None or start > reach:
+            total += end - start
+            reach = end
+        elif end > reach:
+            total += end - reach
+            reach = end
+    return total
 
 
 def start_server(port: int, delay: float) -> subprocess.Popen:
@@ -184,14 +198,18 @@ def main() -> None:  # noqa: PLR0915 - one scenario, printed step by step
 
         sampler = threading.Thread(target=sample, daemon=True)
         rss_before = rss_mb()
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        cpu_before = usage.ru_utime + usage.ru_stime
         sampler.start()
         status = judge_run_drive(run_id=run.pk)
         wall = time.perf_counter() - t0
         done.set()
         remote = httpx.get(f"{base}/batches", params={"limit": 100}).json()["data"]
-        server_window = max(b["completed_at"] for b in remote) - min(
-            b["created_at"] for b in remote
+        server_window = busy_seconds(
+            [(b["created_at"], b["completed_at"]) for b in remote]
         )
+        cpu = resource.getrusage(resource.RUSAGE_SELF)
+        cpu_seconds = cpu.ru_utime + cpu.ru_stime - cpu_before
         batches = list(JudgeBatch.objects.filter(run=run).order_by("pk"))
         started = JudgeRun.objects.get(pk=run.pk)
         last_submitted = max(b.submitted_at for b in batches)
@@ -209,6 +227,7 @@ def main() -> None:  # noqa: PLR0915 - one scenario, printed step by step
         print(f"  wall      {wall:7.1f} s")
         print(f"  server    {server_window:7.1f} s (delay + answering, its clock)")
         print(f"  overhead  {wall - server_window:7.1f} s (target < 60 s)")
+        print(f"  app CPU   {cpu_seconds:7.1f} s (this process, while driving)")
         print(
             "  phases    submitted all "
             f"{(last_submitted - started.started_at).total_seconds():.1f} s after start;"

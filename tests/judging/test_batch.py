@@ -292,3 +292,44 @@ def test_a_worker_killed_mid_run_resumes_the_same_batches_and_sends_no_key_twice
     )
     assert len(keys) == expected_scores(dataset) and max(keys.values()) == 1
     assert "presumed dead" in second.tail(400)
+
+
+def test_the_api_makes_a_batch_run_and_the_run_page_shows_its_batches(
+    eager_tasks, fast_polls, fake_server, api_client_for, client_for
+):
+    base = fake_server(latency_ms=0)
+    config, user = make_config(base)
+    dataset = make_dataset(n_instructions=2)
+    client = api_client_for(user)
+    refused = client.post(
+        "/api/runs/",
+        {"config": config.pk, "dataset": dataset.pk, "batch": "maybe"},
+        format="json",
+    )
+    assert refused.status_code == 400 and "batch" in refused.content.decode()
+    assert not JudgeRun.objects.filter(dataset=dataset).exists()
+    made = client.post(
+        "/api/runs/",
+        {"config": config.pk, "dataset": dataset.pk, "batch": True, "start": True},
+        format="json",
+    )
+    assert made.status_code == 201, made.content
+    run = JudgeRun.objects.get(pk=made.json()["id"])
+    assert run.settings_snapshot["batch"] == {
+        "max_lines": 50_000,
+        "max_bytes": 200 * 1024 * 1024,
+        "max_retries": 2,
+    }
+    assert run.status == "completed"
+    batch = JudgeBatch.objects.get(run=run)
+    page = client_for(user).get(f"/runs/{run.pk}/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert 'id="run-batches"' in html and batch.batch_id[:20] in html
+    assert "Completed" in html
+    # A synchronous run's page has no batch table (and runs no batch query).
+    sync = run_to_end(config, user, make_dataset(n_instructions=1))
+    assert (
+        'id="run-batches"'
+        not in client_for(user).get(f"/runs/{sync.pk}/").content.decode()
+    )
