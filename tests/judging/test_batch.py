@@ -6,6 +6,7 @@ batches without submitting any key twice (counted at the server)."""
 
 from __future__ import annotations
 
+import io
 import threading
 from collections import Counter
 
@@ -333,3 +334,26 @@ def test_the_api_makes_a_batch_run_and_the_run_page_shows_its_batches(
         'id="run-batches"'
         not in client_for(user).get(f"/runs/{sync.pk}/").content.decode()
     )
+
+
+def test_the_judge_command_sends_a_run_through_the_batch_api(
+    eager_tasks, fast_polls, fake_server, admin_user
+):
+    from django.core.management import call_command
+
+    base = fake_server(latency_ms=0)
+    dataset = make_dataset(n_instructions=2)
+    out = io.StringIO()
+    call_command(
+        "judge",
+        *("--dataset", dataset.name, "--base-url", base, "--model", "fake"),
+        "--batch",
+        "--wait",
+        stdout=out,
+    )
+    run = JudgeRun.objects.get(dataset=dataset)
+    assert run.status == "completed" and run.settings_snapshot["batch"]
+    assert "completed: 4 done" in out.getvalue()
+    assert JudgeBatch.objects.filter(run=run, state="completed").count() == 1
+    assert batch_stats(base)["lines_submitted"] == 4
+    assert set(run.calls.values_list("via_batch", flat=True)) == {True}
