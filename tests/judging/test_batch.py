@@ -357,3 +357,37 @@ def test_the_judge_command_sends_a_run_through_the_batch_api(
     assert JudgeBatch.objects.filter(run=run, state="completed").count() == 1
     assert batch_stats(base)["lines_submitted"] == 4
     assert set(run.calls.values_list("via_batch", flat=True)) == {True}
+
+
+def test_a_batch_created_whose_answer_was_lost_is_found_not_created_again(
+    eager_tasks, fast_polls, fake_server
+):
+    """The crash window of step 4: the file uploaded, the create request reached the
+    provider, the worker died before storing the batch id. The next driver finds the
+    batch by its input file instead of creating a second one."""
+    from judging.services.execution.batch import BatchDriver, batch_run_drive
+
+    base = fake_server(latency_ms=0)
+    config, user = make_config(base)
+    dataset = make_dataset(n_instructions=2)
+    run = judge_run_create(config=config, dataset=dataset, user=user, batch=True)
+    JudgeRun.objects.filter(pk=run.pk).update(status="running")
+    run = JudgeRun.objects.select_related("config", "dataset").get(pk=run.pk)
+    first = BatchDriver(run)
+    first.skills = list(dataset.rubric.skills.order_by("position"))
+    first.template = config.prompt
+    with first.client() as client:
+        batch = first._claim()
+        first._prepare_and_upload(client, batch)
+        assert batch.state == "uploaded" and batch.input_file_id
+        lost = client.create(batch.input_file_id)  # its answer never stored
+    assert JudgeBatch.objects.get(pk=batch.pk).batch_id == ""
+
+    batch_run_drive(run)
+
+    batch.refresh_from_db()
+    assert batch.batch_id == lost["id"] and batch.state == "completed"
+    stats = batch_stats(base)
+    assert stats["batches"] == {"completed": 1} and stats["duplicates"] == 0
+    assert stats["lines_submitted"] == 4
+    assert JudgeScore.objects.filter(run=run).count() == expected_scores(dataset)
