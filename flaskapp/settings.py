@@ -457,6 +457,16 @@ JUDGE_HANG_MIN_SAMPLES = env_int("JUDGE_HANG_MIN_SAMPLES", 20)
 JUDGE_MAX_TRANSPORT_RETRIES = env_int("JUDGE_MAX_TRANSPORT_RETRIES", 6)
 JUDGE_BACKOFF_BASE_SECONDS = float(os.environ.get("JUDGE_BACKOFF_BASE_SECONDS", "0.5"))
 JUDGE_BACKOFF_MAX_SECONDS = float(os.environ.get("JUDGE_BACKOFF_MAX_SECONDS", "30"))
+# Batch API runs (judging.services.execution.batch): the limits of one input file
+# (OpenAI's: 50,000 lines, 200 MB) and the polling backoff of a submitted batch.
+JUDGE_BATCH_MAX_LINES = env_int("JUDGE_BATCH_MAX_LINES", 50_000)
+JUDGE_BATCH_MAX_BYTES = env_int("JUDGE_BATCH_MAX_BYTES", 200 * 1024 * 1024)
+JUDGE_BATCH_POLL_MIN_SECONDS = float(
+    os.environ.get("JUDGE_BATCH_POLL_MIN_SECONDS", "1")
+)
+JUDGE_BATCH_POLL_MAX_SECONDS = float(
+    os.environ.get("JUDGE_BATCH_POLL_MAX_SECONDS", "10")
+)
 # Judge endpoints (judging/endpoints.py): the only environment variables a judge config
 # may name as its API key, and the hosts a worker may send judge requests to. Names and
 # host names may be glob patterns; an empty host list allows any host (local use).

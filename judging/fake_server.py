@@ -20,6 +20,8 @@ Endpoints: ``POST /v1/chat/completions``, ``GET /v1/models``, ``GET /stats``,
 ``["rate_limit", "server_error", "timeout", "malformed", "out_of_scale", "garbage",
 "empty", "ok", 404, ...]``; "out_of_scale" answers a pointwise value the skill does
 not allow: one past its top point, or the label "undecided") and ``POST /config`` (change a setting of the running server).
+The Batch API (``/v1/files``, ``/v1/batches``, ``GET /batch_stats``) is
+`judging.fake_batches`'.
 
 Reasoning models and drift (`FakeServerConfig.reasoning_model_prefix`,
 ``answer_models``, ``system_fingerprints``): a model named ``reasoning-...`` refuses
@@ -47,6 +49,7 @@ from urllib.parse import quote
 
 from aiohttp import web
 
+from judging.fake_batches import add_batch_routes
 from judging.fake_replies import build_reply, fake_score, prompt_text
 
 __all__ = [
@@ -115,6 +118,17 @@ class FakeServerConfig:
     # entry n (mod length) of these lists; empty: the request's model, no fingerprint.
     answer_models: list = dataclasses.field(default_factory=list)
     system_fingerprints: list = dataclasses.field(default_factory=list)
+    # The Batch API (`judging.fake_batches`): the wait before a batch's lines are
+    # answered, the share of custom_ids whose lines fail (their first
+    # `batch_fail_times` submissions), the limits of one input file, how many lines
+    # are answered at once, and stray result lines for custom_ids never sent.
+    batch_delay_seconds: float = 0.0
+    batch_fail_share: float = 0.0
+    batch_fail_times: int = 1
+    batch_max_lines: int = 50_000
+    batch_max_bytes: int = 200 * 1024 * 1024
+    batch_concurrency: int = 64
+    batch_unknown_ids: int = 0
 
 
 class _State:
@@ -436,6 +450,7 @@ def make_app(config: FakeServerConfig | None = None) -> web.Application:
     app.router.add_post("/reset", reset)
     app.router.add_post("/script", script)
     app.router.add_post("/config", update_config)
+    add_batch_routes(app, chat=chat_completions, config_of=lambda a: a[STATE].config)
     return app
 
 

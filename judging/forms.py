@@ -170,6 +170,15 @@ class JudgeConfigForm(ProblemsFormMixin, forms.Form):
         label="Re-asks on unreadable output",
         help_text="How often the judge is asked again when its answer cannot be parsed.",
     )
+    batch_max_retries = forms.IntegerField(
+        required=False,
+        initial=2,
+        min_value=0,
+        max_value=10,
+        label="Batch retries",
+        help_text="Batch API runs: how many follow-up batches retry the lines that "
+        "failed.",
+    )
     is_dev_server = forms.BooleanField(
         required=False,
         label="This is the built-in fake judge server (a development tool)",
@@ -252,6 +261,8 @@ class JudgeConfigForm(ProblemsFormMixin, forms.Form):
         data["api_key_env"] = data["api_key_env"].strip()
         if data.get("extra_body") is None:
             data["extra_body"] = {}
+        if data.get("batch_max_retries") is None:
+            data.pop("batch_max_retries", None)  # not given: the default or as it was
         return data
 
 
@@ -326,6 +337,13 @@ class RunForm(ProblemsFormMixin, forms.Form):
         label="Example criteria",
         help_text="Optional: only these criterion keys, separated by spaces or commas.",
     )
+    batch = forms.BooleanField(
+        required=False,
+        initial=False,
+        label="Send through the Batch API",
+        help_text="The provider's files and batches: results within 24 hours, at the "
+        "batch price.",
+    )
     start = forms.BooleanField(
         required=False, initial=False, label="Start the run right away"
     )
@@ -381,6 +399,7 @@ class RunForm(ProblemsFormMixin, forms.Form):
         return {
             **{name: value for name, value in fields.items() if name in task.takes},
             "few_shot": self.few_shot_request(),
+            "batch": bool(data.get("batch")),
         }
 
 

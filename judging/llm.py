@@ -449,6 +449,44 @@ class JudgeClient:
             logger.info("judge endpoint %s: %s", self._url, reasoning.note(param))
         return adapted
 
+    # --- for the Batch API path (`judging.llm_batch`): the same key, refusal, scrub
+    # and reply reader as a synchronous call, without sending anything from here.
+
+    @property
+    def refusal(self) -> str:
+        """Why nothing may be sent to this endpoint ("" when it may)."""
+        return self._refusal
+
+    def auth_headers(self) -> dict[str, str]:
+        """The Authorization header of this client's key (never logged or shown)."""
+        return {"Authorization": f"Bearer {self._secret or 'not-needed'}"}
+
+    def scrub(self, text: str) -> str:
+        """`text` with every form of the key redacted, cut to a message's length."""
+        return self._scrub(text)
+
+    def status_error(self, exc: openai.APIStatusError) -> JudgeError:
+        """The typed error of an HTTP status answer, as a synchronous call gets it."""
+        return self._status_error(exc)
+
+    def read_reply(
+        self, body: str, request: ChatRequest, *, latency_ms: int = 0
+    ) -> ChatResult:
+        """Read one reply body (a batch result line's ``response.body``) exactly as a
+        synchronous call's reply is read (`_read_body`); raises `JudgeError`."""
+        reply = self._read_body(body, request)
+        return ChatResult(
+            text=reply.text,
+            input_tokens=reply.input_tokens,
+            output_tokens=reply.output_tokens,
+            latency_ms=latency_ms,
+            attempts=1,
+            finish_reason=reply.finish_reason,
+            estimated_usage=reply.estimated_usage,
+            model=reply.model,
+            system_fingerprint=reply.system_fingerprint,
+        )
+
     async def _attempt(self, kwargs: dict, request: ChatRequest, cut: int) -> _Reply:
         """One HTTP attempt, bounded by the timeout and by the hang deadline (looked at
         again every `HANG_RECHECK_SECONDS` while waiting: it shrinks as answers come)."""
@@ -657,8 +695,9 @@ def _reply_identity(data: dict) -> tuple[str, str]:
 
 
 def chat_request_body(request: ChatRequest) -> dict:
-    """The JSON body of a chat completions request (the synchronous call and each
-    line of a batch): the config's extra fields first, then the fields the app
+    """The JSON body of a chat completions request: the one builder of the synchronous
+    path (`JudgeClient.complete`) and of every Batch API line (`judging.llm_batch`).
+    The config's extra fields first, then the fields the app
     controls over them; the output budget under `max_tokens_param`, a temperature
     only when `send_temperature`, ``reasoning_effort`` and ``seed`` when set."""
     body: dict[str, Any] = dict(request.extra_body or {})

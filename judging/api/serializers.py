@@ -64,6 +64,7 @@ class JudgeConfigOutputSerializer(serializers.Serializer):
     include_reference = serializers.BooleanField()
     output_mode = serializers.CharField()
     max_parse_retries = serializers.IntegerField()
+    batch_max_retries = serializers.IntegerField()
     price_input_per_m = serializers.DecimalField(max_digits=10, decimal_places=4)
     price_output_per_m = serializers.DecimalField(max_digits=10, decimal_places=4)
     max_concurrency = serializers.IntegerField()
@@ -134,6 +135,12 @@ class JudgeConfigCreateInputSerializer(serializers.Serializer):
     )
     max_parse_retries = serializers.IntegerField(
         required=False, **bounds.MAX_PARSE_RETRIES.field_kwargs()
+    )
+    batch_max_retries = serializers.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=10,
+        help_text="Batch API runs: follow-up batches that retry failed lines.",
     )
     price_input_per_m = serializers.DecimalField(
         max_digits=10, decimal_places=4, required=False
@@ -416,6 +423,12 @@ class JudgeRunCreateInputSerializer(serializers.Serializer):
         default=list,
         max_length=100,
         help_text="Only examples of these criterion keys.",
+    )
+    batch = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Send the calls through the provider's Batch API (results within "
+        "24h, at the batch price).",
     )
 
     def __init__(self, *args, **kwargs):

@@ -246,6 +246,7 @@ class JudgeRunListApi(ListApi):
                 response_ids=tuple(data["few_shot_responses"]),
                 criteria=tuple(data["few_shot_criteria"]),
             ),
+            batch=data["batch"],
         )
         if data["start"]:
             run = judge_run_start(run=run, user=request.user)

@@ -7,6 +7,7 @@ its API key (`api_key_env`), read from the worker's environment at call time, or
 worker at call time only.
 """
 
+from judging.models.batches import JudgeBatch, JudgeBatchFailure
 from judging.models.keys import StoredKey
 from judging.models.runs import (
     JudgeCache,
@@ -39,6 +40,8 @@ __all__ = [
     "EvalSplitMember",
     "Experiment",
     "FailureTag",
+    "JudgeBatch",
+    "JudgeBatchFailure",
     "JudgeCache",
     "JudgeCall",
     "JudgeConfig",

@@ -182,6 +182,8 @@ class JudgeConfig(models.Model):
     # {"version": n, "params": {param: what was done, in words}}. Written by the run
     # driver, applied to every later call of that version (not a setting).
     adaptations = models.JSONField(default=dict, blank=True)
+    # Batch API runs: how many follow-up batches retry the lines that failed.
+    batch_max_retries = models.PositiveSmallIntegerField(default=2)
 
     class Meta:
         ordering = ["name"]
@@ -407,6 +409,17 @@ class JudgeCall(models.Model):
     # Who answered, as the endpoint said (judge drift): "" when it did not say.
     reply_model = models.CharField(max_length=200, blank=True)
     system_fingerprint = models.CharField(max_length=100, blank=True)
+    # The Batch API path (`judging.services.execution.batch`): the provider batch that
+    # holds this call's key now, and whether its result came through a batch (priced
+    # at the config's batch price: `judging.services.execution.batch.batch_price_hook`).
+    batch = models.ForeignKey(
+        "judging.JudgeBatch",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="calls",
+    )
+    via_batch = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["run_id", "id"]

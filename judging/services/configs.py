@@ -55,6 +55,7 @@ EDITABLE_FIELDS = (
     "reasoning_model",
     "reasoning_effort",
     "extra_body",
+    "batch_max_retries",
 )
 NEW_ENDPOINT_PROBLEM = (
     "is not one of the configured endpoints: a new endpoint (base URL and key "

@@ -28,6 +28,7 @@ from judging.services.configs import (
     snapshot_endpoint_problems,
 )
 from judging.services.estimates import estimate_from_sizes
+from judging.services.execution.batch import batch_settings
 from judging.services.fewshot import (
     few_shot_estimate_note,
     few_shot_examples_draw,
@@ -54,6 +55,7 @@ def judge_run_create(  # noqa: PLR0913 - keyword-only options, one per form, API
     cue: str = "",
     name: str = "",
     few_shot: FewShotRequest | None = None,
+    batch: bool = False,
 ) -> JudgeRun:
     """Create a pending judge run of any `kind` and its calls; nothing is sent yet.
 
@@ -69,6 +71,9 @@ def judge_run_create(  # noqa: PLR0913 - keyword-only options, one per form, API
     judge. The run stores the estimate (`judging.services.estimates`) of its items,
     a frozen copy of the config (with the kind's own settings) and, with
     `few_shot`, the drawn examples (`run.few_shot`; their responses are not judged).
+
+    `batch`: the calls go through the provider's Batch API
+    (`judging.services.execution.batch`); refused for a baseline judge.
 
     Raises `DomainError` naming the field, `PermissionDenied` for a non-researcher.
     Side effects: one run row and its call rows, in one transaction.
@@ -97,6 +102,10 @@ def judge_run_create(  # noqa: PLR0913 - keyword-only options, one per form, API
     if config.is_baseline and task.baseline_refusal:
         problems.append(Problem(task.baseline_refusal, field="config"))
     problems += task.problems(config=config, dataset=dataset, options=options)
+    if batch and config.is_baseline:
+        problems.append(
+            Problem("a baseline judge calls no endpoint: no batch", field="batch")
+        )
     if problems:
         raise DomainError(task.refusal, problems)
     drawn = (
@@ -116,6 +125,8 @@ def judge_run_create(  # noqa: PLR0913 - keyword-only options, one per form, API
         **config_snapshot(config),
         **task.snapshot_extra(config=config, options=options),
     }
+    if batch:
+        snapshot["batch"] = batch_settings(config)
     if drawn:
         snapshot["few_shot"] = {k: drawn[k] for k in ("rule", "k", "seed", "split_id")}
         estimate["few_shot"] = few_shot_estimate_note(
@@ -194,6 +205,8 @@ def drivers_for(run: JudgeRun) -> int:
     """How many driver tasks to start: one per worker process expected (settings)."""
     if run.config and run.config.is_baseline:
         return 1
+    if (run.settings_snapshot or {}).get("batch"):
+        return 1  # one batch driver per run (it holds the run's advisory lock)
     return max(1, settings.JUDGE_DRIVERS_PER_RUN)
 
 

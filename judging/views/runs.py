@@ -35,6 +35,7 @@ from judging.models import (
     JudgeConfig,
     JudgeRun,
 )
+from judging.selectors import batches as batch_selectors
 from judging.selectors import criteria as criteria_selectors
 from judging.selectors import drift as drift_selectors
 from judging.selectors import runs as selectors
@@ -274,6 +275,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "polling": progress.is_live,
         "few_shot": few_shot_shown(run=run),
         "task": kinds.get(run.kind),
+        "batches": batch_selectors.run_batches(run=run),
         **_run_actions(run, progress),
     }
     fragment = wants_fragment(request)

@@ -286,6 +286,12 @@ class Command(DataCommand):
         run.add_argument(
             "--wait", action="store_true", help="Show progress until the run ends."
         )
+        run.add_argument(
+            "--batch",
+            action="store_true",
+            help="Send the calls through the provider's Batch API (files and batches; "
+            "results within 24h, at the batch price).",
+        )
 
     def handle(self, *args, **options):
         user = command_user(options["user"])
@@ -331,6 +337,7 @@ class Command(DataCommand):
                     response_ids=tuple(options["few_shot_responses"]),
                     criteria=tuple(options["few_shot_criteria"]),
                 ),
+                batch=options["batch"],
             )
             estimate = run.estimate or {}
             self.stdout.write(

@@ -6,7 +6,7 @@ The package is the API: callers import from `judging.services.execution`, and
 `__all__` lists what they may use; the other public names of its modules are the
 steps the driver, the store and recovery share (tests of a step import its module)."""
 
-from judging.services.execution.driver import judge_run_drive
+from judging.services.execution.drive import judge_run_drive
 from judging.services.execution.recovery import (
     judge_runs_recover,
     start_watchdog,

@@ -302,6 +302,17 @@ class Driver:
     async def _one(
         self, ctx: CallContext, cached: JudgeCache | None, client: llm.JudgeClient
     ) -> None:
+        result = await self.settle(ctx, cached, client)
+        self.held.pop(ctx.call_id, None)
+        self.results.append(result)
+
+    async def settle(
+        self, ctx: CallContext, cached: JudgeCache | None, client: llm.JudgeClient
+    ) -> CallResult:
+        """The result of one claimed call: from the cache, a baseline or the judge
+        (`client.complete`, re-asked on a parse failure), parsed by the run's kind;
+        any failure is recorded on it. The Batch API path settles its calls here too
+        (`execution.batch`), with a client that answers from the batch's lines."""
         result = CallResult(
             call_id=ctx.call_id,
             token=ctx.token,
@@ -328,8 +339,7 @@ class Driver:
             result.status = JudgeCall.Status.FAILED
             result.error = f"internal error: {type(exc).__name__}: {exc}"
             result.error_kind = "internal"
-        self.held.pop(ctx.call_id, None)
-        self.results.append(result)
+        return result
 
     def _baseline(self, ctx: CallContext, result: CallResult) -> None:
         if self.snapshot["backend"] == JudgeConfig.Backend.BASELINE_ROUGE:

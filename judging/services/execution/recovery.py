@@ -40,13 +40,14 @@ from django.db import close_old_connections, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
-from judging.models import JudgeCall, JudgeDriver, JudgeRun
+from judging.models import JudgeBatch, JudgeCall, JudgeDriver, JudgeRun
 from judging.services.execution.store import judge_run_finish_if_done
 from judging.tasks import judge_run_drive_task
 
 log = logging.getLogger(__name__)
 
 _HOST = socket.gethostname()[:255]
+BATCH_OPEN = JudgeBatch.OPEN_STATES
 
 
 def driver_register(*, run_id: int, token: str) -> None:
@@ -158,6 +159,9 @@ def _dispatch_driver(run_id: int, stale, now) -> bool:
         if run is None:
             return False
         pending = run.calls.filter(status=JudgeCall.Status.PENDING).exists()
+        # A Batch API run's calls wait at the provider (running, no lease): its open
+        # batches need a driver too (`execution.batch`).
+        pending = pending or run.batches.filter(state__in=BATCH_OPEN).exists()
         if pending:
             JudgeRun.objects.filter(pk=run.pk).update(heartbeat_at=now)
             transaction.on_commit(
