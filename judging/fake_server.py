@@ -40,6 +40,7 @@ from urllib.parse import quote
 
 from aiohttp import web
 
+from judging.fake_logprobs import token_logprobs
 from judging.fake_replies import build_reply, fake_score, prompt_text
 
 __all__ = [
@@ -98,6 +99,10 @@ class FakeServerConfig:
     # Append this many spaces to every reply (it still parses), whatever max_tokens
     # says: an endless answer from a server that ignores the limit.
     pad_chars: int = 0
+    # Token log-probabilities (`judging.fake_logprobs`) for requests that ask for
+    # them: the spread of every number token, e.g. {"0": 0.6, "+1": 0.3, "-1": 0.1}.
+    # None: none are returned, as by an endpoint without logprobs.
+    logprobs_spread: dict | None = None
 
 
 class _State:
@@ -156,6 +161,7 @@ def _completion(body: dict, state: _State, content: str) -> web.Response:
     if isinstance(max_tokens, int) and max_tokens > 0 and len(content) > 4 * max_tokens:
         content, finish = content[: 4 * max_tokens], "length"
     content += " " * state.config.pad_chars  # past max_tokens: a server that ignores it
+    logprobs = token_logprobs(content, body, state.config.logprobs_spread)
     payload = {
         "id": f"chatcmpl-fake-{state.requests}",
         "object": "chat.completion",
@@ -166,6 +172,7 @@ def _completion(body: dict, state: _State, content: str) -> web.Response:
                 "index": 0,
                 "message": {"role": "assistant", "content": content},
                 "finish_reason": finish,
+                **({"logprobs": logprobs} if logprobs is not None else {}),
             }
         ],
         "usage": {

@@ -174,6 +174,17 @@ class JudgeConfigForm(ProblemsFormMixin, forms.Form):
         required=False,
         label="This is the built-in fake judge server (a development tool)",
     )
+    logprobs = forms.BooleanField(
+        required=False,
+        label="Probability-weighted scores (ask for token log-probabilities)",
+        help_text="Stores, next to each integer score, its expected value over the "
+        "scale's values among the score token's most likely alternatives.",
+    )
+    top_logprobs = forms.IntegerField(
+        initial=5,
+        label="Alternatives per token (top_logprobs)",
+        **bounds.TOP_LOGPROBS.field_kwargs(),
+    )
 
     def __init__(
         self,

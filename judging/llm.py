@@ -76,6 +76,7 @@ import httpx2
 import openai
 
 from judging import endpoints
+from judging import logprobs as token_probs
 from judging.deadlines import HangDeadline
 from judging.redaction import holds_secret, scrub_secret
 
@@ -100,6 +101,9 @@ class ChatRequest:
     max_tokens: int
     response_format: dict | None = None  # {"type": "json_schema", "json_schema": {...}}
     seed: int | None = None  # sent when not None (the sample index)
+    # Token probabilities (`judging.logprobs`): sent as logprobs / top_logprobs.
+    logprobs: bool = False
+    top_logprobs: int | None = None
 
 
 @dataclass(frozen=True)
@@ -111,6 +115,9 @@ class ChatResult:
     attempts: int  # transport attempts used (1 = no retry)
     finish_reason: str = ""  # "stop", "length" (cut at max_tokens), ...
     estimated_usage: bool = False  # the server reported no usage; counts are estimates
+    # choices[0].logprobs.content as the endpoint sent it, when the request asked for
+    # it; None when not asked or the endpoint returned none.
+    token_logprobs: list[dict] | None = None
 
 
 class JudgeError(Exception):
@@ -372,6 +379,7 @@ class JudgeClient:
                     attempts=attempt,
                     finish_reason=result.finish_reason,
                     estimated_usage=result.estimated_usage,
+                    token_logprobs=result.token_logprobs,
                 )
             except JudgeError as exc:
                 exc.attempts = attempt
@@ -419,6 +427,7 @@ class JudgeClient:
             kwargs["seed"] = request.seed
         if request.response_format is not None:
             kwargs["response_format"] = request.response_format
+        kwargs.update(_logprob_fields(request))
         return kwargs
 
     async def _attempt(self, kwargs: dict, request: ChatRequest, cut: int) -> _Reply:
@@ -564,7 +573,12 @@ class JudgeClient:
             input_tokens = estimate_prompt_tokens(request.messages)
             output_tokens = estimate_tokens(content)
         return _Reply(
-            content, int(input_tokens), int(output_tokens), finish_reason, estimated
+            content,
+            int(input_tokens),
+            int(output_tokens),
+            finish_reason,
+            estimated,
+            _reply_logprobs(choices[0], request),
         )
 
 
@@ -600,6 +614,21 @@ class _Reply:
     output_tokens: int
     finish_reason: str
     estimated_usage: bool
+    token_logprobs: list[dict] | None = None
+
+
+def _logprob_fields(request: ChatRequest) -> dict:
+    """The body fields asking for token probabilities ({} when not asked)."""
+    return token_probs.logprob_request_fields(
+        logprobs=request.logprobs, top_logprobs=request.top_logprobs
+    )
+
+
+def _reply_logprobs(choice: dict, request: ChatRequest) -> list[dict] | None:
+    """The reply's output tokens with their top alternatives, when asked for."""
+    if not request.logprobs:
+        return None
+    return token_probs.content_tokens(choice.get("logprobs"))
 
 
 def _http_client(transport: str, timeout: float, max_connections: int):

@@ -70,6 +70,11 @@ class JudgeConfigOutputSerializer(serializers.Serializer):
     requests_per_minute = serializers.IntegerField(allow_null=True)
     tokens_per_minute = serializers.IntegerField(allow_null=True)
     timeout_seconds = serializers.FloatField()
+    logprobs = serializers.BooleanField(
+        help_text="Whether runs ask for token log-probabilities and store each "
+        "score's probability-weighted value (expected_score)."
+    )
+    top_logprobs = serializers.IntegerField()
     run_count = serializers.IntegerField(required=False)
     version = serializers.IntegerField(
         help_text="Goes up by one with every saved change of a setting; each run "
@@ -145,6 +150,11 @@ class JudgeConfigCreateInputSerializer(serializers.Serializer):
         required=False, **bounds.TIMEOUT_SECONDS.field_kwargs()
     )
     is_dev_server = serializers.BooleanField(required=False)
+    logprobs = serializers.BooleanField(required=False)
+    top_logprobs = serializers.IntegerField(
+        required=False,
+        help_text="Alternatives asked for per output token (1-20; default 5).",
+    )
 
 
 class JudgeConfigUpdateInputSerializer(JudgeConfigCreateInputSerializer):

@@ -25,7 +25,7 @@ from django.db.models.functions import Length
 from annotation.models import InstructionSkill, Response, Skill
 from flaskapp.bounds import INSTRUCTION_LIMIT, MAX_CALLS
 from flaskapp.errors import DomainError, Problem
-from judging import parsing, prompts
+from judging import logprobs, parsing, prompts
 from judging.fewshot import example_response_ids
 from judging.kinds import (
     CallContext,
@@ -338,6 +338,27 @@ class PointwiseKind(ResponseKind):
             if key in by_key
         ]
 
+    def weigh(self, ctx: CallContext, result: CallResult, text: str, tokens) -> None:
+        """Each ordinal criterion's expected score and covered mass at the token of
+        the value the parser read (`parsing.score_spans`, `logprobs.weigh_value`);
+        N/A, categorical criteria and values not found in the tokens get none."""
+        fmt = (result.parsed or {}).get("format", "")
+        spans = parsing.score_spans(text, [(s.key, s.name) for s in ctx.skills], fmt)
+        scores = dict((result.parsed or {}).get("scores") or {})
+        for skill in ctx.skills:
+            scale = (ctx.scales or {}).get(skill.key)
+            values = scale.values if scale is not None else (1, 2, 3, 4, 5)
+            chosen = scores.get(skill.key)
+            if chosen is None or skill.key not in spans:
+                continue
+            if scale is not None and not scale.is_ordinal:
+                continue
+            weighted = logprobs.weigh_value(
+                tokens, text, spans[skill.key], chosen, values
+            )
+            if weighted is not None:
+                result.weighted[skill.pk] = weighted
+
     def reask(self, reason: str, skills: list | None = None) -> str:
         """FLASK's sentence when every skill is FLASK-shaped (or none is given), else
         each skill's own values (`judging.prompts.value_hint`)."""
@@ -363,7 +384,10 @@ class PointwiseKind(ResponseKind):
                 sample_index=r.sample_index,
                 score=score,
                 rationale=rationale,
+                expected_score=w.expected_score if w else None,
+                expected_mass=w.mass if w else None,
             )
             for r in results
             for skill_id, score, rationale in r.scores
+            for w in (r.weighted.get(skill_id),)
         ]

@@ -160,6 +160,12 @@ class JudgeConfig(models.Model):
     # settings); a run records the version it froze (`settings_snapshot`).
     version = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Probability-weighted scores (`judging.logprobs`): ask for the top_logprobs most
+    # likely alternatives of every output token and store each score's expected value.
+    logprobs = models.BooleanField(default=False)
+    top_logprobs = models.PositiveSmallIntegerField(
+        default=5, validators=bounds.TOP_LOGPROBS.validators()
+    )
 
     class Meta:
         ordering = ["name"]
@@ -303,6 +309,9 @@ class JudgeRun(models.Model):
     # and each example's response, criterion, human score and rationale. A run is
     # never evaluated on an item among its examples.
     few_shot = models.JSONField(default=dict, blank=True)
+    # Set when a run that asked for token probabilities got an answer without them
+    # (`judging.logprobs.NO_LOGPROBS_NOTE`): its scores are integers only.
+    logprobs_note = models.CharField(max_length=200, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -472,6 +481,11 @@ class JudgeScore(models.Model):
     score = models.SmallIntegerField(null=True, blank=True)
     rationale = models.TextField(max_length=limits.JUDGE_OUTPUT, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Probability-weighted (`judging.logprobs`): the expected value over the scale's
+    # values among the score token's top alternatives, renormalised, and the
+    # probability mass they covered. Null: not asked, or no probabilities.
+    expected_score = models.FloatField(null=True, blank=True)
+    expected_mass = models.FloatField(null=True, blank=True)
 
     class Meta:
         ordering = ["run_id", "response_id", "skill_id", "sample_index"]

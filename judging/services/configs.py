@@ -52,6 +52,8 @@ EDITABLE_FIELDS = (
     "tokens_per_minute",
     "timeout_seconds",
     "is_dev_server",
+    "logprobs",
+    "top_logprobs",
 )
 NEW_ENDPOINT_PROBLEM = (
     "is not one of the configured endpoints: a new endpoint (base URL and key "
@@ -308,6 +310,25 @@ def judge_config_problems(
         value = fields.get(field_name)
         if value is not None and Decimal(str(value)) < 0:
             problems.append(Problem("must not be negative", field=field_name))
+    problems += logprob_problems(fields)
+    return problems
+
+
+def logprob_problems(fields: dict) -> list[Problem]:
+    """Token probabilities: `top_logprobs` within `bounds.TOP_LOGPROBS`, and only an
+    LLM judge can return them."""
+    problems: list[Problem] = []
+    top = fields.get("top_logprobs")
+    if problem := bounds.TOP_LOGPROBS.problem(top, "top_logprobs", optional=True):
+        problems.append(problem)
+    backend = fields.get("backend", JudgeConfig.Backend.OPENAI)
+    if fields.get("logprobs") and backend != JudgeConfig.Backend.OPENAI:
+        problems.append(
+            Problem(
+                "a baseline judge has no token probabilities; choose an LLM judge",
+                field="logprobs",
+            )
+        )
     return problems
 
 
@@ -342,6 +363,8 @@ def config_snapshot(config: JudgeConfig) -> dict:
         "tokens_per_minute": config.tokens_per_minute,
         "timeout_seconds": config.timeout_seconds,
         "is_dev_server": config.is_dev_server,
+        "logprobs": config.logprobs,
+        "top_logprobs": config.top_logprobs,
     }
 
 
@@ -404,6 +427,8 @@ IDENTITY_FIELDS = (
     "requests_per_minute",
     "tokens_per_minute",
     "is_dev_server",
+    "logprobs",
+    "top_logprobs",
 )
 
 

@@ -63,6 +63,8 @@ CONFIG_OPTIONS = (
     "price_in",
     "price_out",
     "layout",
+    "logprobs",
+    "top_logprobs",
 )
 # The run options of the pairwise flags (refused, naming the kinds that take them,
 # with a kind that does not).
@@ -132,6 +134,17 @@ class Command(DataCommand):
             choices=["flask", "flame"],
             help="Prompt layout of a new config: FLASK (default) or FLAMe's "
             "INSTRUCTIONS / CONTEXT / EVALUATION text-to-text layout.",
+        )
+        judge.add_argument(
+            "--logprobs",
+            action="store_true",
+            help="Ask for token log-probabilities and store each score's "
+            "probability-weighted value (expected_score) next to it.",
+        )
+        judge.add_argument(
+            "--top-logprobs",
+            type=int,
+            help="Alternatives per token with --logprobs (1-20; default 5).",
         )
         judge.add_argument(
             "--dev-server",
@@ -365,7 +378,10 @@ class Command(DataCommand):
                 "tpm": "tokens_per_minute",
                 "price_in": "price_input_per_m",
                 "price_out": "price_output_per_m",
+                "top_logprobs": "top_logprobs",
             }
+            if options["logprobs"]:
+                fields["logprobs"] = True
             for option, name in optional.items():
                 if options[option] is not None:
                     fields[name] = options[option]
