@@ -129,7 +129,11 @@ class Choice:
             "slice_value": self.slice_value,
             "n_boot": self.n_boot,
             # Only when chosen: the default's cache keys and job parameters stay.
-            **({"judge_score": self.judge_score} if self.judge_score != "integer" else {}),
+            **(
+                {"judge_score": self.judge_score}
+                if self.judge_score != "integer"
+                else {}
+            ),
         }
 
 
@@ -164,6 +168,17 @@ def _job_id(params, errors: list[str]) -> int | None:
     return value
 
 
+def _judge_score(params, errors: list[str]) -> str:
+    """``judge_score``: "integer" (absent) or "expected"; a problem naming it."""
+    raw = params.get("judge_score", "").strip()
+    if not raw or raw in JUDGE_SCORES:
+        return raw or "integer"
+    errors.append(
+        f"`judge_score`: “{raw[:40]}” must be one of {', '.join(JUDGE_SCORES)}."
+    )
+    return "integer"
+
+
 def parse_choice(params, sources: dict, slice_values: dict) -> Choice:
     """Read the query string; every problem names its parameter."""
     errors: list[str] = []
@@ -194,14 +209,7 @@ def parse_choice(params, sources: dict, slice_values: dict) -> Choice:
                 f"`human_reference`: “{raw[:40]}” must be one of "
                 f"{', '.join(HUMAN_REFERENCES)}."
             )
-    raw = params.get("judge_score", "").strip()
-    if raw:
-        if raw in JUDGE_SCORES:
-            choice.judge_score = raw
-        else:
-            errors.append(
-                f"`judge_score`: “{raw[:40]}” must be one of {', '.join(JUDGE_SCORES)}."
-            )
+    choice.judge_score = _judge_score(params, errors)
     raw = params.get("n_boot", "").strip()
     if raw:
         value = ascii_int(raw)

@@ -37,9 +37,7 @@ _LEAD = " \t\r\n\"':=*`"
 _TRAIL = " \t\r\n\"'.,;}*`)"
 _INTEGER_RE = re.compile(r"[+-]?[0-9]+")
 
-NO_LOGPROBS_NOTE = (
-    "the endpoint returned no token probabilities; integer scores only"
-)
+NO_LOGPROBS_NOTE = "the endpoint returned no token probabilities; integer scores only"
 
 
 @dataclass(frozen=True)
@@ -152,5 +150,3 @@ def logprob_request_fields(*, logprobs: bool, top_logprobs: int | None) -> dict:
         return {}
     return {"logprobs": True, "top_logprobs": int(top_logprobs or DEFAULT_TOP)}
 
-
-DEFAULT_TOP = 5

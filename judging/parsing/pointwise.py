@@ -321,8 +321,10 @@ def _entry_score_span(obj: str, at: int) -> tuple[int, int] | None:
     found = None
     for m in _STRING_RE.finditer(obj, at, inner_end):
         colon = _COLON_RE.match(obj, m.end())
-        if colon and colon.group().strip() and normalize_label(m.group()[1:-1]) in (
-            SCORE_KEYS
+        if (
+            colon
+            and colon.group().strip()
+            and normalize_label(m.group()[1:-1]) in (SCORE_KEYS)
         ):
             found = _value_span(obj, colon.end())
     return found

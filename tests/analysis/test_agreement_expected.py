@@ -40,9 +40,9 @@ def setup():
                 assignment__rater=raters[k],
                 assignment__campaign=campaign,
             ).update(score=value)
-        JudgeScore.objects.filter(
-            run=run, response__instruction__position=j
-        ).update(expected_score=EXPECTED[j], expected_mass=0.9)
+        JudgeScore.objects.filter(run=run, response__instruction__position=j).update(
+            expected_score=EXPECTED[j], expected_mass=0.9
+        )
     return dataset, campaign, run
 
 

@@ -15,14 +15,23 @@ from judging.logprobs import NO_LOGPROBS_NOTE
 from judging.models import JudgeConfig, JudgeRun, JudgeScore
 from tests.factories import grant_endpoint_rights
 from tests.judging.rubric_data import MT_BENCH, dataset_on
-from tests.judging.test_execution import (  # noqa: F401 - the fixture
-    eager_tasks,
-    make_config,
-    make_dataset,
-    run_to_end,
-)
+from tests.judging.test_execution import make_config, make_dataset, run_to_end
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def eager_tasks(settings):
+    """Celery tasks inline (the drive task too), the in-process limiter."""
+    from flaskapp.celery import app
+
+    before = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    settings.JUDGE_DRIVERS_PER_RUN = 1
+    settings.REDIS_URL = ""
+    yield
+    app.conf.task_always_eager = before
+
 
 SPREAD = {"0": 0.5, "+1": 0.3, "-1": 0.15, "other": 0.05}
 

@@ -33,8 +33,8 @@ slice values).
 """
 
 from analysis.selectors.agreement.compute import HUMAN_REFERENCES, agreement_compute
-from analysis.selectors.agreement.expected import JUDGE_SCORES
 from analysis.selectors.agreement.disagreements import agreement_disagreements
+from analysis.selectors.agreement.expected import JUDGE_SCORES
 from analysis.selectors.agreement.result import AgreementResult
 from analysis.selectors.agreement.rows import result_dict
 from analysis.selectors.agreement.slices import agreement_slice_values

@@ -21,8 +21,8 @@ from django.utils import timezone
 from annotation.models import Skill
 from flaskapp import limits
 from judging import baselines, kinds, prompts
-from judging.logprobs import NO_LOGPROBS_NOTE
 from judging.kinds import CallContext, CallResult, Claim
+from judging.logprobs import NO_LOGPROBS_NOTE
 from judging.models import (
     JudgeCache,
     JudgeCall,
