@@ -12,7 +12,9 @@ deterministic preference for longer responses (and, in pairwise prompts, for ans
 A) so that bias probes have something to find. Settings can script it instead:
 ``pairwise_verdict`` ("A" for a perfectly position-biased judge), ``cue_follow`` (the
 share of bandwagon-cued prompts whose verdict follows the cue) and
-``classification_label``. Prompts in the FLAMe layout are answered with "field: value"
+``classification_label``. ``logprobs_spread`` returns token log-probabilities with a
+known spread around every number (`judging.fake_logprobs`) to requests that ask for
+them; without it none are returned. Prompts in the FLAMe layout are answered with "field: value"
 lines, as that layout asks; classification and critique prompts are answered too.
 
 Endpoints: ``POST /v1/chat/completions``, ``GET /v1/models``, ``GET /stats``,

@@ -25,6 +25,11 @@ stored key: cannot be decrypted or is gone    refused (nothing is sent)   perman
 a reply that holds any form of the key        echoed_credentials          permanent
 ============================================  ==========================  =========
 
+Token probabilities: a `ChatRequest` with ``logprobs`` sends ``logprobs: true`` and
+``top_logprobs``; the reply's ``choices[0].logprobs.content`` comes back as
+`ChatResult.token_logprobs` (None when the endpoint returned none: not an error, the
+run says so). What they mean is `judging.logprobs`'.
+
 The hang deadline (`judging.deadlines.HangDeadline`, optional) cuts an attempt that
 waits far longer than this client's recent answers took, long before ``timeout``; the
 retry of a cut call gets twice the deadline.

@@ -37,6 +37,7 @@ _LEAD = " \t\r\n\"':=*`"
 _TRAIL = " \t\r\n\"'.,;}*`)"
 _INTEGER_RE = re.compile(r"[+-]?[0-9]+")
 
+DEFAULT_TOP = 5  # top_logprobs when a request asks without a number
 NO_LOGPROBS_NOTE = "the endpoint returned no token probabilities; integer scores only"
 
 
@@ -149,4 +150,3 @@ def logprob_request_fields(*, logprobs: bool, top_logprobs: int | None) -> dict:
     if not logprobs:
         return {}
     return {"logprobs": True, "top_logprobs": int(top_logprobs or DEFAULT_TOP)}
-

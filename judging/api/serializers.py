@@ -234,6 +234,10 @@ class JudgeRunOutputSerializer(serializers.Serializer):
     estimate = serializers.JSONField()
     timing = serializers.SerializerMethodField()
     source_note = serializers.CharField()
+    logprobs_note = serializers.CharField(
+        help_text='"" or why the run\'s scores have no probability-weighted values '
+        "(the endpoint returned no token probabilities)."
+    )
     probe = serializers.CharField(help_text='"" (none), "bandwagon" or "attention".')
     probe_settings = serializers.JSONField()
     warning_count = serializers.SerializerMethodField()

@@ -5,11 +5,14 @@ them (tokens with leading spaces and quotes, values split over tokens)."""
 
 from __future__ import annotations
 
+import asyncio
 import math
 
+import httpx
 import pytest
 
 from judging import logprobs, parsing
+from judging.llm import ChatRequest, JudgeClient
 from judging.fake_logprobs import token_logprobs, tokens_of
 
 SKILLS = [("helpfulness", "Helpfulness"), ("correctness", "Correctness")]
@@ -163,3 +166,47 @@ def test_the_fake_servers_spread_gives_known_distributions():
     assert w.expected_score == pytest.approx((1 * 0.5 + 2 * 0.2) / 0.7)
     assert token_logprobs(content, {}, spread) is None  # not asked
     assert token_logprobs(content, body, None) is None  # an endpoint without them
+
+
+@pytest.mark.parametrize("spread", [{"0": 0.75, "-1": 0.25}, None])
+def test_the_client_asks_for_logprobs_and_hands_back_the_tokens(fake_server, spread):
+    base = fake_server(latency_ms=0, logprobs_spread=spread)
+    request = ChatRequest(
+        messages=[{"role": "user", "content": "Skill key: helpfulness\nScore it."}],
+        model="judge-model",
+        temperature=0.0,
+        max_tokens=256,
+        logprobs=True,  # top_logprobs not given: the default
+    )
+
+    async def main():
+        async with JudgeClient(base_url=base, api_key=None, timeout=5.0) as client:
+            return await client.complete(request)
+
+    result = asyncio.run(main())
+    sent = httpx.get(base.removesuffix("/v1") + "/last_request").json()["body"]
+    assert sent["logprobs"] is True
+    assert sent["top_logprobs"] == logprobs.DEFAULT_TOP
+    if spread is None:  # the endpoint returned none: not an error
+        assert result.token_logprobs is None and result.text
+        return
+    assert "".join(t["token"] for t in result.token_logprobs) == result.text
+    parsed = parsing.parse_pointwise(result.text, [("helpfulness", "Helpfulness")])
+    span = parsing.score_spans(result.text, [("helpfulness", "")], parsed.format)
+    chosen = parsed.scores["helpfulness"]
+    w = logprobs.weigh_value(
+        result.token_logprobs, result.text, span["helpfulness"], chosen, (1, 2, 3, 4, 5)
+    )
+    if chosen == 1:  # 0 is off the scale
+        assert (w.expected_score, w.mass) == (1.0, pytest.approx(0.75))
+    else:
+        assert w.expected_score == pytest.approx(chosen - 0.25)
+        assert w.mass == pytest.approx(1.0)
+
+
+def test_a_request_without_the_option_sends_no_logprob_fields():
+    assert logprobs.logprob_request_fields(logprobs=False, top_logprobs=9) == {}
+    assert logprobs.logprob_request_fields(logprobs=True, top_logprobs=9) == {
+        "logprobs": True,
+        "top_logprobs": 9,
+    }
