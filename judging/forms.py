@@ -181,6 +181,7 @@ class JudgeConfigForm(ProblemsFormMixin, forms.Form):
         "scale's values among the score token's most likely alternatives.",
     )
     top_logprobs = forms.IntegerField(
+        required=False,  # empty: the config's (5 for a new one)
         initial=5,
         label="Alternatives per token (top_logprobs)",
         **bounds.TOP_LOGPROBS.field_kwargs(),
@@ -242,6 +243,8 @@ class JudgeConfigForm(ProblemsFormMixin, forms.Form):
             data["base_url"], _, data["api_key_env"] = chosen.rpartition("|")
         data["name"] = data["name"].strip()
         data["api_key_env"] = data["api_key_env"].strip()
+        if data.get("top_logprobs") is None:
+            data.pop("top_logprobs", None)
         return data
 
 

@@ -190,3 +190,29 @@ def test_the_api_sets_the_option_and_refuses_a_bad_top_naming_it(
     assert created.status_code == 201, created.json()
     data = created.json()
     assert data["logprobs"] is True and data["top_logprobs"] == 10
+
+
+def test_the_config_form_sets_the_option_and_refuses_a_bad_top(client_for, researcher):
+    from django.urls import reverse
+
+    from tests.judging.test_views import _judge_post
+
+    grant_endpoint_rights(researcher)
+    client = client_for(researcher)
+    url = reverse("judging:judge-new")
+    refused = client.post(
+        url, _judge_post(name="weighted", logprobs="on", top_logprobs="0")
+    )
+    assert refused.status_code == 400
+    text = refused.content.decode()
+    field = text[text.index('id="id_top_logprobs"') :]
+    assert "greater than or equal to 1" in field[: field.index("</div>")]
+    assert not JudgeConfig.objects.filter(name="weighted").exists()
+    saved = client.post(
+        url, _judge_post(name="weighted", logprobs="on", top_logprobs="12")
+    )
+    assert saved.status_code == 302
+    config = JudgeConfig.objects.get(name="weighted")
+    assert (config.logprobs, config.top_logprobs) == (True, 12)
+    page = client.get(reverse("judging:judge-detail", args=[config.pk]))
+    assert "probability-weighted scores (top 12" in page.content.decode()
