@@ -341,23 +341,37 @@ class PointwiseKind(ResponseKind):
     def weigh(self, ctx: CallContext, result: CallResult, text: str, tokens) -> None:
         """Each ordinal criterion's expected score and covered mass at the token of
         the value the parser read (`parsing.score_spans`, `logprobs.weigh_value`);
-        N/A, categorical criteria and values not found in the tokens get none."""
-        fmt = (result.parsed or {}).get("format", "")
-        spans = parsing.score_spans(text, [(s.key, s.name) for s in ctx.skills], fmt)
-        scores = dict((result.parsed or {}).get("scores") or {})
+        N/A, categorical criteria and values not found in the tokens get none, and
+        the call's `parsed` says why under "unweighted" (criterion key -> reason)."""
+        parsed = result.parsed if result.parsed is not None else {}
+        spans = parsing.score_spans(
+            text, [(s.key, s.name) for s in ctx.skills], parsed.get("format", "")
+        )
+        scores = dict(parsed.get("scores") or {})
+        why: dict[str, str] = {}
         for skill in ctx.skills:
             scale = (ctx.scales or {}).get(skill.key)
-            values = scale.values if scale is not None else (1, 2, 3, 4, 5)
             chosen = scores.get(skill.key)
-            if chosen is None or skill.key not in spans:
-                continue
             if scale is not None and not scale.is_ordinal:
-                continue
-            weighted = logprobs.weigh_value(
-                tokens, text, spans[skill.key], chosen, values
-            )
-            if weighted is not None:
-                result.weighted[skill.pk] = weighted
+                why[skill.key] = "a categorical criterion has no expected value"
+            elif chosen is None:
+                why[skill.key] = "N/A has no expected value"
+            elif skill.key not in spans:
+                why[skill.key] = "the score was not found in the reply's text"
+            else:
+                values = scale.values if scale is not None else (1, 2, 3, 4, 5)
+                weighted = logprobs.weigh_value(
+                    tokens, text, spans[skill.key], chosen, values
+                )
+                if weighted is None:
+                    why[skill.key] = (
+                        "no value of the scale among the score token's alternatives"
+                    )
+                else:
+                    result.weighted[skill.pk] = weighted
+        if why:
+            parsed["unweighted"] = why
+            result.parsed = parsed
 
     def reask(self, reason: str, skills: list | None = None) -> str:
         """FLASK's sentence when every skill is FLASK-shaped (or none is given), else

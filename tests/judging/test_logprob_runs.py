@@ -216,3 +216,19 @@ def test_the_config_form_sets_the_option_and_refuses_a_bad_top(client_for, resea
     assert (config.logprobs, config.top_logprobs) == (True, 12)
     page = client.get(reverse("judging:judge-detail", args=[config.pk]))
     assert "probability-weighted scores (top 12" in page.content.decode()
+
+
+def test_a_criterion_without_an_expected_score_says_why(eager_tasks, fake_server):
+    # A yes/no criterion has no expected value: each call's `parsed` says why.
+    from judging.models import JudgeCall
+    from tests.judging.rubric_data import YES_NO
+
+    base = fake_server(latency_ms=1, logprobs_spread=SPREAD)
+    config, user = make_config(base, logprobs=True)
+    run = run_to_end(config, user, dataset_on(YES_NO, instructions=2))
+    assert run.status == JudgeRun.Status.COMPLETED
+    assert not JudgeScore.objects.filter(run=run, expected_score__isnull=False)
+    for call in JudgeCall.objects.filter(run=run):
+        assert call.parsed["unweighted"] == {
+            "consistent": "a categorical criterion has no expected value"
+        }

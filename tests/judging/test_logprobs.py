@@ -12,8 +12,8 @@ import httpx
 import pytest
 
 from judging import logprobs, parsing
-from judging.llm import ChatRequest, JudgeClient
 from judging.fake_logprobs import token_logprobs, tokens_of
+from judging.llm import ChatRequest, JudgeClient
 
 SKILLS = [("helpfulness", "Helpfulness"), ("correctness", "Correctness")]
 
