@@ -125,3 +125,21 @@ def test_the_dashboard_option_changes_the_figures_and_says_so(setup, client_for)
     bad = client.get(url + query + "&judge_score=nope")
     assert bad.status_code in (200, 400)
     assert "judge_score" in bad.content.decode()
+
+
+def test_the_api_takes_the_option_and_refuses_an_unknown_one(setup, api_client_for):
+    dataset, campaign, run = setup
+    client = api_client_for(UserFactory(role="researcher"))
+    url = f"/api/datasets/{dataset.pk}/agreement/"
+    query = {"campaign": campaign.pk, "run": run.pk, "n_boot": 0}
+    body = client.get(url, {**query, "judge_score": "expected"}).json()
+    assert body["judge_score"]["kind"] == "expected"
+    row = next(r for r in body["rows"] if r["key"] == "skill:overall")
+    mean = np.array([(a + b) / 2 for a, b in HUMANS])
+    assert row["judges"][str(run.pk)]["pearson"]["value"] == pytest.approx(
+        np.corrcoef(np.array(EXPECTED), mean)[0, 1]
+    )
+    plain = client.get(url, query).json()
+    assert "judge_score" not in plain
+    bad = client.get(url, {**query, "judge_score": "mean"})
+    assert bad.status_code == 400 and "judge_score" in bad.content.decode()
