@@ -13,6 +13,8 @@ tested through them. The query string every dashboard URL shares:
     retest=1                     compare each run's sample 0 with its sample 1
     human_reference=adjudicated  the raters' scores, with a reviewer's settled value
                                  in their place where a dispute was adjudicated
+    judge_score=expected         the judge's probability-weighted score in the
+                                 correlations (QWK and exact stay on its integer)
     n_boot=<0..MAX_BOOT>         bootstrap resamples for the 95% intervals
     slice=<dim>:<value>          domain, difficulty, task, hard or model, or a facet
                                  the dataset's own taxonomy declares (facet.NAME)
@@ -32,7 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from analysis import charts, statistics
-from analysis.selectors.agreement import HUMAN_REFERENCES, MAX_BOOT
+from analysis.selectors.agreement import HUMAN_REFERENCES, JUDGE_SCORES, MAX_BOOT
 from analysis.selectors.agreement.result import AgreementResult, Row, Stat
 from annotation.importers.taxonomy import FACET_PREFIX
 from flaskapp.params import ascii_int
@@ -76,6 +78,7 @@ class Choice:
     reference_run_id: int | None = None
     retest: bool = False
     human_reference: str = "raters"
+    judge_score: str = "integer"
     n_boot: int = N_BOOT_DEFAULT
     slice_dim: str = ""
     slice_value: str = ""
@@ -125,6 +128,12 @@ class Choice:
             "slice_dim": self.slice_dim,
             "slice_value": self.slice_value,
             "n_boot": self.n_boot,
+            # Only when chosen: the default's cache keys and job parameters stay.
+            **(
+                {"judge_score": self.judge_score}
+                if self.judge_score != "integer"
+                else {}
+            ),
         }
 
 
@@ -159,6 +168,17 @@ def _job_id(params, errors: list[str]) -> int | None:
     return value
 
 
+def _judge_score(params, errors: list[str]) -> str:
+    """``judge_score``: "integer" (absent) or "expected"; a problem naming it."""
+    raw = params.get("judge_score", "").strip()
+    if not raw or raw in JUDGE_SCORES:
+        return raw or "integer"
+    errors.append(
+        f"`judge_score`: “{raw[:40]}” must be one of {', '.join(JUDGE_SCORES)}."
+    )
+    return "integer"
+
+
 def parse_choice(params, sources: dict, slice_values: dict) -> Choice:
     """Read the query string; every problem names its parameter."""
     errors: list[str] = []
@@ -189,6 +209,7 @@ def parse_choice(params, sources: dict, slice_values: dict) -> Choice:
                 f"`human_reference`: “{raw[:40]}” must be one of "
                 f"{', '.join(HUMAN_REFERENCES)}."
             )
+    choice.judge_score = _judge_score(params, errors)
     raw = params.get("n_boot", "").strip()
     if raw:
         value = ascii_int(raw)

@@ -169,7 +169,19 @@ def _agreement_check(params: dict) -> dict:
         "slice_value": params.get("slice_value", ""),
         "n_boot": params["n_boot"],
         "seed": params.get("seed", 0),
+        **_judge_score(params),
     }  # fmt: skip
+
+
+def _judge_score(params: dict) -> dict:
+    """The agreement job's `judge_score`, kept only when not the default (so the
+    default's parameters, and the jobs they dedupe with, stay as they were)."""
+    value = params.get("judge_score", "integer")
+    if not isinstance(value, str):
+        raise DomainError(
+            "Bad agreement parameters", [Problem("must be text", "judge_score")]
+        )
+    return {} if value == "integer" else {"judge_score": value}
 
 
 def _agreement_describe(p: dict) -> str:
@@ -220,6 +232,7 @@ def _agreement_url(job) -> str:
             else []
         ),
         ("n_boot", p["n_boot"]),
+        *([("judge_score", p["judge_score"])] if p.get("judge_score") else []),
     ]
     return f"{reverse('analysis:agreement', args=[job.dataset_id])}?{urlencode(query)}"
 

@@ -76,6 +76,7 @@ SAMPLES = Bound(1, 20)
 MAX_TOKENS = Bound(1, 200_000)
 MAX_CONCURRENCY = Bound(1, 4096)
 MAX_PARSE_RETRIES = Bound(0, 10)
+TOP_LOGPROBS = Bound(1, 20)  # top_logprobs: OpenAI accepts 0..20
 REQUESTS_PER_MINUTE = Bound(1, 1_000_000)
 TOKENS_PER_MINUTE = Bound(1, 1_000_000_000)
 TEMPERATURE = Bound(0, 2)

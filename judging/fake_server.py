@@ -12,7 +12,9 @@ deterministic preference for longer responses (and, in pairwise prompts, for ans
 A) so that bias probes have something to find. Settings can script it instead:
 ``pairwise_verdict`` ("A" for a perfectly position-biased judge), ``cue_follow`` (the
 share of bandwagon-cued prompts whose verdict follows the cue) and
-``classification_label``. Prompts in the FLAMe layout are answered with "field: value"
+``classification_label``. ``logprobs_spread`` returns token log-probabilities with a
+known spread around every number (`judging.fake_logprobs`) to requests that ask for
+them; without it none are returned. Prompts in the FLAMe layout are answered with "field: value"
 lines, as that layout asks; classification and critique prompts are answered too.
 
 Endpoints: ``POST /v1/chat/completions``, ``GET /v1/models``, ``GET /stats``,
@@ -50,6 +52,7 @@ from urllib.parse import quote
 from aiohttp import web
 
 from judging.fake_batches import add_batch_routes
+from judging.fake_logprobs import token_logprobs
 from judging.fake_replies import build_reply, fake_score, prompt_text
 
 __all__ = [
@@ -129,6 +132,10 @@ class FakeServerConfig:
     batch_max_bytes: int = 200 * 1024 * 1024
     batch_concurrency: int = 64
     batch_unknown_ids: int = 0
+    # Token log-probabilities (`judging.fake_logprobs`) for requests that ask for
+    # them: the spread of every number token, e.g. {"0": 0.6, "+1": 0.3, "-1": 0.1}.
+    # None: none are returned, as by an endpoint without logprobs.
+    logprobs_spread: dict | None = None
 
 
 class _State:
@@ -252,6 +259,7 @@ def _completion(body: dict, state: _State, content: str) -> web.Response:
     if isinstance(max_tokens, int) and max_tokens > 0 and len(content) > 4 * max_tokens:
         content, finish = content[: 4 * max_tokens], "length"
     content += " " * state.config.pad_chars  # past max_tokens: a server that ignores it
+    logprobs = token_logprobs(content, body, state.config.logprobs_spread)
     payload = {
         "id": f"chatcmpl-fake-{state.requests}",
         "object": "chat.completion",
@@ -262,6 +270,7 @@ def _completion(body: dict, state: _State, content: str) -> web.Response:
                 "index": 0,
                 "message": {"role": "assistant", "content": content},
                 "finish_reason": finish,
+                **({"logprobs": logprobs} if logprobs is not None else {}),
             }
         ],
         "usage": {

@@ -202,6 +202,18 @@ class JudgeConfigForm(ProblemsFormMixin, forms.Form):
         "temperature, logprobs, n, stream, tools, ...).",
         widget=forms.Textarea(attrs={"rows": 2, "class": "mono"}),
     )
+    logprobs = forms.BooleanField(
+        required=False,
+        label="Probability-weighted scores (ask for token log-probabilities)",
+        help_text="Stores, next to each integer score, its expected value over the "
+        "scale's values among the score token's most likely alternatives.",
+    )
+    top_logprobs = forms.IntegerField(
+        required=False,  # empty: the config's (5 for a new one)
+        initial=5,
+        label="Alternatives per token (top_logprobs)",
+        **bounds.TOP_LOGPROBS.field_kwargs(),
+    )
 
     def __init__(
         self,
@@ -263,6 +275,8 @@ class JudgeConfigForm(ProblemsFormMixin, forms.Form):
             data["extra_body"] = {}
         if data.get("batch_max_retries") is None:
             data.pop("batch_max_retries", None)  # not given: the default or as it was
+        if data.get("top_logprobs") is None:
+            data.pop("top_logprobs", None)
         return data
 
 

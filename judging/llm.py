@@ -31,6 +31,10 @@ A 400 that is the endpoint's documented refusal of one parameter (code
 exactly that parameter (`judging.reasoning.adapt`), sends the call again at once and
 applies the change to every later call (`JudgeClient.adaptations`); a refused request
 is never sent again unchanged, and any other 400 stays ``bad_request``.
+Token probabilities: a `ChatRequest` with ``logprobs`` sends ``logprobs: true`` and
+``top_logprobs``; the reply's ``choices[0].logprobs.content`` comes back as
+`ChatResult.token_logprobs` (None when the endpoint returned none: not an error, the
+run says so). What they mean is `judging.logprobs`'.
 
 The hang deadline (`judging.deadlines.HangDeadline`, optional) cuts an attempt that
 waits far longer than this client's recent answers took, long before ``timeout``; the
@@ -83,6 +87,7 @@ import httpx2
 import openai
 
 from judging import endpoints, reasoning
+from judging import logprobs as token_probs
 from judging.deadlines import HangDeadline
 from judging.redaction import holds_secret, scrub_secret
 
@@ -114,6 +119,9 @@ class ChatRequest:
     send_temperature: bool = True
     reasoning_effort: str = ""
     extra_body: dict | None = None
+    # Token probabilities (`judging.logprobs`): sent as logprobs / top_logprobs.
+    logprobs: bool = False
+    top_logprobs: int | None = None
 
 
 @dataclass(frozen=True)
@@ -127,6 +135,9 @@ class ChatResult:
     estimated_usage: bool = False  # the server reported no usage; counts are estimates
     model: str = ""  # the model the endpoint says answered ("" when it did not say)
     system_fingerprint: str = ""  # the endpoint's backend configuration, if reported
+    # choices[0].logprobs.content as the endpoint sent it, when the request asked for
+    # it; None when not asked or the endpoint returned none.
+    token_logprobs: list[dict] | None = None
 
 
 class JudgeError(Exception):
@@ -397,6 +408,7 @@ class JudgeClient:
                     estimated_usage=result.estimated_usage,
                     model=result.model,
                     system_fingerprint=result.system_fingerprint,
+                    token_logprobs=result.token_logprobs,
                 )
             except JudgeError as exc:
                 exc.attempts = attempt
@@ -485,6 +497,7 @@ class JudgeClient:
             estimated_usage=reply.estimated_usage,
             model=reply.model,
             system_fingerprint=reply.system_fingerprint,
+            token_logprobs=reply.token_logprobs,
         )
 
     async def _attempt(self, kwargs: dict, request: ChatRequest, cut: int) -> _Reply:
@@ -644,6 +657,7 @@ class JudgeClient:
             finish_reason,
             estimated,
             *_reply_identity(data),
+            _reply_logprobs(choices[0], request),
         )
 
 
@@ -681,6 +695,21 @@ class _Reply:
     estimated_usage: bool
     model: str = ""
     system_fingerprint: str = ""
+    token_logprobs: list[dict] | None = None
+
+
+def _logprob_fields(request: ChatRequest) -> dict:
+    """The body fields asking for token probabilities ({} when not asked)."""
+    return token_probs.logprob_request_fields(
+        logprobs=request.logprobs, top_logprobs=request.top_logprobs
+    )
+
+
+def _reply_logprobs(choice: dict, request: ChatRequest) -> list[dict] | None:
+    """The reply's output tokens with their top alternatives, when asked for."""
+    if not request.logprobs:
+        return None
+    return token_probs.content_tokens(choice.get("logprobs"))
 
 
 def _reply_identity(data: dict) -> tuple[str, str]:
@@ -712,6 +741,7 @@ def chat_request_body(request: ChatRequest) -> dict:
         body["seed"] = request.seed
     if request.response_format is not None:
         body["response_format"] = request.response_format
+    body.update(_logprob_fields(request))
     return body
 
 

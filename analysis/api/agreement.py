@@ -30,6 +30,7 @@ from analysis.api.jobs import job_dict
 from analysis.models import Job
 from analysis.selectors.agreement import (
     HUMAN_REFERENCES,
+    JUDGE_SCORES,
     AgreementError,
     agreement_defaults,
     agreement_disagreements,
@@ -69,6 +70,9 @@ class AgreementInputSerializer(serializers.Serializer):
     human_reference = serializers.ChoiceField(
         choices=HUMAN_REFERENCES, required=False, default="raters"
     )
+    judge_score = serializers.ChoiceField(
+        choices=JUDGE_SCORES, required=False, default="integer"
+    )
     slice = serializers.RegexField(
         r"^(|[a-z]+(\.[A-Za-z0-9_][A-Za-z0-9_ .\-]{0,63})?:.*)$",
         required=False,
@@ -94,6 +98,13 @@ def agreement_params(request) -> dict:
     dim, _, value = out.pop("slice", "").partition(":")
     out["slice_dim"], out["slice_value"] = dim, value
     return out
+
+
+def judge_score_kwargs(p: dict) -> dict:
+    """`agreement_compute`'s ``judge_score`` from the query, given only when not
+    the default (the default's cache keys and jobs stay as they were)."""
+    score = p.get("judge_score", "integer")
+    return {} if score == "integer" else {"judge_score": score}
 
 
 def agreement_refusal(exc: AgreementError) -> DomainError:
@@ -123,6 +134,13 @@ QUERY = [
         enum=list(HUMAN_REFERENCES),
         description="raters (default), or adjudicated: a reviewer's settled value "
         "in place of the raters' scores where a dispute was adjudicated",
+    ),
+    OpenApiParameter(
+        "judge_score",
+        OpenApiTypes.STR,
+        enum=list(JUDGE_SCORES),
+        description="integer (default), or expected: the correlations on the "
+        "judge's probability-weighted score (QWK and exact stay on its integer)",
     ),
     OpenApiParameter(
         "slice", OpenApiTypes.STR, description="DIM:VALUE (domain, difficulty, ...)"
@@ -172,6 +190,7 @@ class AgreementApi(HeavyApiMixin, APIView):
                 slice_value=p["slice_value"],
                 n_boot=p["n_boot"],
                 seed=p["seed"],
+                **judge_score_kwargs(p),
             )
         except AgreementError as exc:
             raise agreement_refusal(exc) from exc

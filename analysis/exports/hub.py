@@ -293,6 +293,9 @@ _SCORE_COLUMNS = (
     ("gold, excluded", "a rater's score of a known-answer item; a score of a "
      "rater excluded from the analyses"),
     ("split", "`dev` or `test` when the dataset has a development / test split"),
+    ("expected_score, expected_mass", "a judge score's probability-weighted value "
+     "(from the judge's token probabilities) and the probability it covered; "
+     "empty otherwise"),
 )  # fmt: skip
 
 

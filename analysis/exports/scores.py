@@ -100,6 +100,8 @@ FIELDS = (
     "gold",
     "excluded",
     "split",
+    "expected_score",
+    "expected_mass",
 )
 # The columns after `synthetic` say what each score means on its own criterion
 # (`annotation.scales`), so rows of different rubrics can share one file:
@@ -119,7 +121,11 @@ FIELDS = (
 # - `excluded`: true for a score of a rater a researcher excluded from the analyses of
 #   that campaign (`annotation.models.RaterExclusion`, open), false otherwise;
 # - `split`: "dev" or "test", the part of the dataset's development / test split the
-#   item's instruction is in (`judging.models.EvalSplit`), "" without a split.
+#   item's instruction is in (`judging.models.EvalSplit`), "" without a split;
+# - `expected_score`, `expected_mass`: a judge score's probability-weighted value
+#   and the probability mass it covered (`judging.logprobs`; a run with the
+#   config's ``logprobs`` option on an endpoint that returns token probabilities);
+#   empty on every other row. `score` stays the judge's integer.
 #
 # Column types in Parquet (one type per column): ids and numbers int64, flags bool,
 # `domains` a list of text, the rest text, `value` too ("4", "yes", "N/A").
@@ -135,6 +141,7 @@ _INTEGER_FIELDS = {
     "rubric_version",
 }
 _BOOLEAN_FIELDS = {"is_na", "is_hard", "synthetic", "gold", "excluded"}
+_FLOAT_FIELDS = {"expected_score", "expected_mass"}
 
 
 def parquet_schema():
@@ -146,6 +153,8 @@ def parquet_schema():
             return pa.int64()
         if name in _BOOLEAN_FIELDS:
             return pa.bool_()
+        if name in _FLOAT_FIELDS:
+            return pa.float64()
         if name == "domains":
             return pa.list_(pa.string())
         return pa.string()
@@ -403,9 +412,16 @@ def _score_rows(
         judges = JudgeScore.objects.filter(run__dataset=dataset)
         if run_ids:
             judges = judges.filter(run_id__in=run_ids)
-        columns = ("run_id", "sample_index", "created_at", *_prefixed(""))
+        columns = (
+            "run_id",
+            "sample_index",
+            "created_at",
+            "expected_score",
+            "expected_mass",
+            *_prefixed(""),
+        )
         rows = judges.order_by("pk").values_list(*columns).iterator(CHUNK_SIZE)
-        for run_id, sample_index, created, *common in rows:
+        for run_id, sample_index, created, expected, mass, *common in rows:
             yield _row(
                 dataset_name,
                 common,
@@ -422,6 +438,8 @@ def _score_rows(
                 synthetic=False,
                 gold=False,
                 excluded=False,
+                expected_score=expected,
+                expected_mass=mass,
             )
 
 
@@ -507,6 +525,8 @@ def _row(  # noqa: PLR0913 - one export row's columns, passed by name from the o
     synthetic: bool,
     gold: bool,
     excluded: bool,
+    expected_score: float | None = None,
+    expected_mass: float | None = None,
 ) -> dict:
     (
         external_id,
@@ -569,6 +589,9 @@ def _row(  # noqa: PLR0913 - one export row's columns, passed by name from the o
         "value": _value(scale, score),
         "gold": gold,
         "excluded": excluded,
+        "split": "",  # `score_rows` sets it (here: the columns' order)
+        "expected_score": expected_score,
+        "expected_mass": expected_mass,
     }
 
 

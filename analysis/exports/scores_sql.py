@@ -92,6 +92,16 @@ def _int(expr: str) -> str:
     return f"COALESCE(({expr})::text, '')"
 
 
+def _float(expr: str) -> str:
+    """A float cell as Python's `repr` writes it: PostgreSQL's shortest round-trip
+    text, with Python's ".0" on a whole number."""
+    return (
+        f"(CASE WHEN {expr} IS NULL THEN '' WHEN {expr} = trunc({expr}) "
+        f"AND abs({expr}) < 1e15 THEN trunc({expr})::bigint::text || '.0' "
+        f"ELSE ({expr})::text END)"
+    )
+
+
 def _bool(expr: str) -> str:
     return f"(CASE WHEN {expr} THEN 'true' WHEN NOT {expr} THEN 'false' ELSE '' END)"
 
@@ -186,6 +196,8 @@ WITH ins AS MATERIALIZED (
             "(CASE WHEN a.gold THEN 'true' ELSE 'false' END)",
             f"(CASE WHEN {not_excluded_sql('a')} THEN 'false' ELSE 'true' END)",
             "ins.part",
+            "''",  # expected_score, expected_mass: a judge's only
+            "''",
         )
         body = f"""
 FROM {_t(HumanScore)} x
@@ -215,6 +227,8 @@ JOIN {u} u ON u.id = a.rater_id
             "'false'",
             "'false'",
             "ins.part",
+            "''",  # expected_score, expected_mass: a judge's only
+            "''",
         )
         body = f"""
 FROM {_t(Adjudication)} x
@@ -244,6 +258,8 @@ LEFT JOIN {u} u ON u.id = x.updated_by_id
             "'false'",  # gold: a rater's score of a gold item only
             "'false'",  # excluded: a rater's score only
             "ins.part",
+            _float("x.expected_score"),
+            _float("x.expected_mass"),
         )
         body = f"""
 FROM {_t(JudgeScore)} x

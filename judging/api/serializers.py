@@ -80,6 +80,11 @@ class JudgeConfigOutputSerializer(serializers.Serializer):
         help_text="What the endpoint asked to change (its documented 400s) for one "
         'version: {"version": n, "params": {param: what was done, in words}}.'
     )
+    logprobs = serializers.BooleanField(
+        help_text="Whether runs ask for token log-probabilities and store each "
+        "score's probability-weighted value (expected_score)."
+    )
+    top_logprobs = serializers.IntegerField()
     run_count = serializers.IntegerField(required=False)
     version = serializers.IntegerField(
         help_text="Goes up by one with every saved change of a setting; each run "
@@ -179,6 +184,11 @@ class JudgeConfigCreateInputSerializer(serializers.Serializer):
         "may not set what the app sets (messages, model, response_format, "
         "max_tokens, temperature, logprobs, n, stream, tools, ...).",
     )
+    logprobs = serializers.BooleanField(required=False)
+    top_logprobs = serializers.IntegerField(
+        required=False,
+        help_text="Alternatives asked for per output token (1-20; default 5).",
+    )
 
 
 class JudgeConfigUpdateInputSerializer(JudgeConfigCreateInputSerializer):
@@ -258,6 +268,10 @@ class JudgeRunOutputSerializer(serializers.Serializer):
     estimate = serializers.JSONField()
     timing = serializers.SerializerMethodField()
     source_note = serializers.CharField()
+    logprobs_note = serializers.CharField(
+        help_text='"" or why the run\'s scores have no probability-weighted values '
+        "(the endpoint returned no token probabilities)."
+    )
     probe = serializers.CharField(help_text='"" (none), "bandwagon" or "attention".')
     probe_settings = serializers.JSONField()
     adaptations = serializers.JSONField(

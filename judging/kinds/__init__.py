@@ -198,6 +198,10 @@ class CallResult:
     critique: str = ""  # a critique call's critique (stored as `JudgeCritique`)
     reply_model: str = ""  # the model the endpoint said answered (judge drift)
     system_fingerprint: str = ""
+    # Probability-weighted scores (`TaskKind.weigh`): skill id -> `Weighted`; and
+    # whether the run asked for token probabilities and this answer had none.
+    weighted: dict = field(default_factory=dict)
+    no_logprobs: bool = False
 
 
 def reask_start(reason: str) -> str:
@@ -304,6 +308,13 @@ class TaskKind:
 
     def reask(self, reason: str, skills: list | None = None) -> str:
         return reask_start(reason) + "Answer again in the requested format."
+
+    def weigh(
+        self, ctx: CallContext, result: CallResult, text: str, tokens: list[dict]
+    ) -> None:
+        """After `parse` succeeded on `text`: read the probability-weighted values
+        of its scores from the answer's output `tokens` (`judging.logprobs`) into
+        `result.weighted`. Kinds without scores on a scale keep the default: none."""
 
     def result_rows(self, run: JudgeRun, results: list[CallResult]) -> list:
         return []

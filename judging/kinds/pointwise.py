@@ -25,7 +25,7 @@ from django.db.models.functions import Length
 from annotation.models import InstructionSkill, Response, Skill
 from flaskapp.bounds import INSTRUCTION_LIMIT, MAX_CALLS
 from flaskapp.errors import DomainError, Problem
-from judging import parsing, prompts
+from judging import logprobs, parsing, prompts
 from judging.fewshot import example_response_ids
 from judging.kinds import (
     CallContext,
@@ -338,6 +338,41 @@ class PointwiseKind(ResponseKind):
             if key in by_key
         ]
 
+    def weigh(self, ctx: CallContext, result: CallResult, text: str, tokens) -> None:
+        """Each ordinal criterion's expected score and covered mass at the token of
+        the value the parser read (`parsing.score_spans`, `logprobs.weigh_value`);
+        N/A, categorical criteria and values not found in the tokens get none, and
+        the call's `parsed` says why under "unweighted" (criterion key -> reason)."""
+        parsed = result.parsed if result.parsed is not None else {}
+        spans = parsing.score_spans(
+            text, [(s.key, s.name) for s in ctx.skills], parsed.get("format", "")
+        )
+        scores = dict(parsed.get("scores") or {})
+        why: dict[str, str] = {}
+        for skill in ctx.skills:
+            scale = (ctx.scales or {}).get(skill.key)
+            chosen = scores.get(skill.key)
+            if scale is not None and not scale.is_ordinal:
+                why[skill.key] = "a categorical criterion has no expected value"
+            elif chosen is None:
+                why[skill.key] = "N/A has no expected value"
+            elif skill.key not in spans:
+                why[skill.key] = "the score was not found in the reply's text"
+            else:
+                values = scale.values if scale is not None else (1, 2, 3, 4, 5)
+                weighted = logprobs.weigh_value(
+                    tokens, text, spans[skill.key], chosen, values
+                )
+                if weighted is None:
+                    why[skill.key] = (
+                        "no value of the scale among the score token's alternatives"
+                    )
+                else:
+                    result.weighted[skill.pk] = weighted
+        if why:
+            parsed["unweighted"] = why
+            result.parsed = parsed
+
     def reask(self, reason: str, skills: list | None = None) -> str:
         """FLASK's sentence when every skill is FLASK-shaped (or none is given), else
         each skill's own values (`judging.prompts.value_hint`)."""
@@ -363,7 +398,10 @@ class PointwiseKind(ResponseKind):
                 sample_index=r.sample_index,
                 score=score,
                 rationale=rationale,
+                expected_score=w.expected_score if w else None,
+                expected_mass=w.mass if w else None,
             )
             for r in results
             for skill_id, score, rationale in r.scores
+            for w in (r.weighted.get(skill_id),)
         ]

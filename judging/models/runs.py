@@ -184,6 +184,12 @@ class JudgeConfig(models.Model):
     adaptations = models.JSONField(default=dict, blank=True)
     # Batch API runs: how many follow-up batches retry the lines that failed.
     batch_max_retries = models.PositiveSmallIntegerField(default=2)
+    # Probability-weighted scores (`judging.logprobs`): ask for the top_logprobs most
+    # likely alternatives of every output token and store each score's expected value.
+    logprobs = models.BooleanField(default=False)
+    top_logprobs = models.PositiveSmallIntegerField(
+        default=5, validators=bounds.TOP_LOGPROBS.validators()
+    )
 
     class Meta:
         ordering = ["name"]
@@ -334,6 +340,9 @@ class JudgeRun(models.Model):
     # What the client changed on the endpoint's documented refusals during this run
     # (`judging.reasoning`): {param: what was done, in words}.
     adaptations = models.JSONField(default=dict, blank=True)
+    # Set when a run that asked for token probabilities got an answer without them
+    # (`judging.logprobs.NO_LOGPROBS_NOTE`): its scores are integers only.
+    logprobs_note = models.CharField(max_length=200, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -530,6 +539,11 @@ class JudgeScore(models.Model):
     score = models.SmallIntegerField(null=True, blank=True)
     rationale = models.TextField(max_length=limits.JUDGE_OUTPUT, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Probability-weighted (`judging.logprobs`): the expected value over the scale's
+    # values among the score token's top alternatives, renormalised, and the
+    # probability mass they covered. Null: not asked, or no probabilities.
+    expected_score = models.FloatField(null=True, blank=True)
+    expected_mass = models.FloatField(null=True, blank=True)
 
     class Meta:
         ordering = ["run_id", "response_id", "skill_id", "sample_index"]

@@ -17,7 +17,12 @@ from judging.parsing.base import (
     load_object,
     normalize_label,
 )
-from judging.parsing.pointwise import parse_pointwise, scale_value, score_value
+from judging.parsing.pointwise import (
+    parse_pointwise,
+    scale_value,
+    score_spans,
+    score_value,
+)
 from judging.parsing.tasks import (
     parse_checklist,
     parse_classification,
@@ -40,5 +45,6 @@ __all__ = [
     "parse_pairwise",
     "parse_pointwise",
     "scale_value",
+    "score_spans",
     "score_value",
 ]

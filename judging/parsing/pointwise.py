@@ -32,8 +32,10 @@ from judging.parsing.base import (
     WRAPPER_KEYS,
     ParseError,
     PointwiseParse,
+    balanced_objects,
     check_size,
     field_text,
+    load_object,
     normalize_label,
     objects_from_end,
     whole_json,
@@ -263,3 +265,88 @@ def _line_rationales(text: str, index: _SkillIndex) -> dict[str, str]:
         if not rationales.get(key):
             rationales[key] = split.get(key) or feedback
     return rationales
+
+
+# --- Where each score sits in the text (for token probabilities) ----------------------
+
+_STRING_RE = re.compile(r'"(?:[^"\\]|\\.)*"')
+_COLON_RE = re.compile(r"\s*:\s*")
+_BARE_VALUE_RE = re.compile(r"[^\s,}\]]+")
+
+
+def score_spans(
+    text: str, skills: list[tuple[str, str]], fmt: str
+) -> dict[str, tuple[int, int]]:
+    """Per skill key, the (start, end) character span in `text` of the value the
+    parser read for it, for a reply `parse_pointwise` read as `fmt` (its
+    `PointwiseParse.format`). A quoted value's span is inside its quotes. Skills whose
+    value cannot be located are left out; never raises on any text."""
+    index = _SkillIndex(skills)
+    if fmt == "lines":
+        return _line_spans(text, index)
+    for start, candidate in reversed(balanced_objects(text)):
+        value = load_object(candidate)
+        if isinstance(value, dict) and (
+            index.mentioned(value) or index.mentioned(_score_mapping(value, index)[0])
+        ):
+            return _object_spans(candidate, start, index)
+    return {}
+
+
+def _object_spans(obj: str, offset: int, index: _SkillIndex) -> dict:
+    """Spans of the skills' values in the JSON object text `obj` (at `offset`):
+    ``"skill": value`` or ``"skill": {..., "score": value}``; the last one wins, as
+    a JSON reader keeps the last of a repeated key."""
+    spans: dict[str, tuple[int, int]] = {}
+    for m in _STRING_RE.finditer(obj):
+        colon = _COLON_RE.match(obj, m.end())
+        if not colon or not colon.group().strip():
+            continue
+        key = index.lookup(m.group()[1:-1])
+        if key is None:
+            continue
+        at = colon.end()
+        if obj.startswith("{", at):
+            span = _entry_score_span(obj, at)
+        else:
+            span = _value_span(obj, at)
+        if span is not None:
+            spans[key] = (span[0] + offset, span[1] + offset)
+    return spans
+
+
+def _entry_score_span(obj: str, at: int) -> tuple[int, int] | None:
+    inner = balanced_objects(obj[at:])
+    inner_end = at + len(inner[0][1]) if inner and inner[0][0] == 0 else len(obj)
+    found = None
+    for m in _STRING_RE.finditer(obj, at, inner_end):
+        colon = _COLON_RE.match(obj, m.end())
+        if (
+            colon
+            and colon.group().strip()
+            and normalize_label(m.group()[1:-1]) in (SCORE_KEYS)
+        ):
+            found = _value_span(obj, colon.end())
+    return found
+
+
+def _value_span(obj: str, at: int) -> tuple[int, int] | None:
+    if obj.startswith('"', at):
+        m = _STRING_RE.match(obj, at)
+        return (at + 1, m.end() - 1) if m else None
+    m = _BARE_VALUE_RE.match(obj, at)
+    return m.span() if m else None
+
+
+def _line_spans(text: str, index: _SkillIndex) -> dict[str, tuple[int, int]]:
+    spans: dict[str, tuple[int, int]] = {}
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        m = _LINE_RE.match((line.splitlines() or [""])[0])
+        if m:
+            key = index.lookup(m.group("label").strip("*_` "))
+            if key is not None:
+                start, end = m.span("value")
+                spans[key] = (offset + start, offset + end)  # the last one wins
+        offset += len(line)
+    return spans

@@ -56,6 +56,8 @@ EDITABLE_FIELDS = (
     "reasoning_effort",
     "extra_body",
     "batch_max_retries",
+    "logprobs",
+    "top_logprobs",
 )
 NEW_ENDPOINT_PROBLEM = (
     "is not one of the configured endpoints: a new endpoint (base URL and key "
@@ -335,6 +337,25 @@ def judge_config_problems(
         if value is not None and Decimal(str(value)) < 0:
             problems.append(Problem("must not be negative", field=field_name))
     problems += reasoning.config_problems(fields)
+    problems += logprob_problems(fields)
+    return problems
+
+
+def logprob_problems(fields: dict) -> list[Problem]:
+    """Token probabilities: `top_logprobs` within `bounds.TOP_LOGPROBS`, and only an
+    LLM judge can return them."""
+    problems: list[Problem] = []
+    top = fields.get("top_logprobs")
+    if problem := bounds.TOP_LOGPROBS.problem(top, "top_logprobs", optional=True):
+        problems.append(problem)
+    backend = fields.get("backend", JudgeConfig.Backend.OPENAI)
+    if fields.get("logprobs") and backend != JudgeConfig.Backend.OPENAI:
+        problems.append(
+            Problem(
+                "a baseline judge has no token probabilities; choose an LLM judge",
+                field="logprobs",
+            )
+        )
     return problems
 
 
@@ -372,6 +393,8 @@ def config_snapshot(config: JudgeConfig) -> dict:
         "reasoning_model": config.reasoning_model,
         "reasoning_effort": config.reasoning_effort,
         "extra_body": config.extra_body or {},
+        "logprobs": config.logprobs,
+        "top_logprobs": config.top_logprobs,
     }
 
 
@@ -437,6 +460,8 @@ IDENTITY_FIELDS = (
     "reasoning_model",
     "reasoning_effort",
     "extra_body",
+    "logprobs",
+    "top_logprobs",
 )
 
 

@@ -160,6 +160,8 @@ def test_human_and_judge_scores_share_one_shape(scored, rater):
         "gold": False,
         "excluded": False,
         "split": "",
+        "expected_score": None,  # a judge's probability-weighted score only
+        "expected_mass": None,
     }
     assert human["created_at"] and "T" in human["created_at"]
     judge = [r for r in rows if r["source_type"] == "judge"]

@@ -34,6 +34,7 @@ slice values).
 
 from analysis.selectors.agreement.compute import HUMAN_REFERENCES, agreement_compute
 from analysis.selectors.agreement.disagreements import agreement_disagreements
+from analysis.selectors.agreement.expected import JUDGE_SCORES
 from analysis.selectors.agreement.result import AgreementResult
 from analysis.selectors.agreement.rows import result_dict
 from analysis.selectors.agreement.slices import agreement_slice_values
@@ -50,6 +51,7 @@ from analysis.selectors.agreement.sources import (
 __all__ = [
     "DEFAULTS_RULE",
     "HUMAN_REFERENCES",
+    "JUDGE_SCORES",
     "MAX_BOOT",
     "AgreementDefaults",
     "AgreementError",

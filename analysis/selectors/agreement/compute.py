@@ -18,6 +18,13 @@ from analysis.selectors.agreement.cache import (
     gc_paused,
     inputs_fingerprint,
 )
+from analysis.selectors.agreement.expected import (
+    JUDGE_SCORES,
+    expected_by_item,
+    skill_item_keys,
+    use_expected_scores,
+)
+from analysis.selectors.agreement.expected import NOTE as EXPECTED_NOTE
 from analysis.selectors.agreement.inputs import (
     TEST_LOCKED,
     group_items,
@@ -121,6 +128,7 @@ def agreement_compute(  # noqa: C901, PLR0913 - the one entry point of the dashb
     use_cache: bool = True,
     cached_only: bool = False,
     test_look=None,
+    judge_score: str = "integer",
 ) -> AgreementResult | None:
     """Every agreement statistic, per skill, ability and overall, for each run, as
     an :class:`AgreementResult` (its JSON, :meth:`AgreementResult.to_dict`, is the
@@ -148,7 +156,16 @@ def agreement_compute(  # noqa: C901, PLR0913 - the one entry point of the dashb
     The "split" slice ("dev" / "test" of the dataset's development / test split):
     the test part needs `test_look`, the `TestSplitLook` the caller logged first
     (judging.services.splits), even when the result is cached.
+    `judge_score` (`expected.JUDGE_SCORES`): "integer", or "expected": the
+    correlations on the judge's probability-weighted score, QWK and exact agreement
+    on its integer (`analysis.selectors.agreement.expected`; the result's
+    ``judge_score`` part says so); one more query per run.
     """
+    if judge_score not in JUDGE_SCORES:
+        raise AgreementError(
+            f"judge_score: {str(judge_score)[:40]!r} is not one of "
+            f"{', '.join(JUDGE_SCORES)}"
+        )
     if human_reference not in HUMAN_REFERENCES:
         raise AgreementError(
             f"human_reference: {str(human_reference)[:40]!r} is not one of "
@@ -191,6 +208,8 @@ def agreement_compute(  # noqa: C901, PLR0913 - the one entry point of the dashb
         # A statistic added to (or removed from) the registry changes every result.
         "statistics": statistics.signature(),
     }
+    if judge_score != "integer":  # the integer's key stays what it always was
+        params["judge_score"] = judge_score
     key = responses = None
     if use_cache:
         fingerprint = inputs_fingerprint(dataset, campaign_ids_used, all_runs)
@@ -248,6 +267,7 @@ def agreement_compute(  # noqa: C901, PLR0913 - the one entry point of the dashb
         )
 
     per_run: dict[int, dict[str, GroupItems]] = {}
+    per_run_keys: dict[int, dict] = {}
     run_scores: dict[int, tuple] = {}
     for rid in run_ids:
         sample = 0 if retest else None
@@ -260,6 +280,10 @@ def agreement_compute(  # noqa: C901, PLR0913 - the one entry point of the dashb
         else:
             h_keys, h_counts, h_na = ref_side
         per_run[rid] = group_items(inp, h_keys, h_counts, h_na, j_keys, j_scores, j_na)
+        if judge_score == "expected":
+            per_run_keys[rid] = skill_item_keys(
+                h_keys, j_keys, len(inp.skills.keys), inp.skills.keys
+            )
 
     present = set().union(*(set(g) for g in per_run.values())) if per_run else set()
     # The pooled rows: each ability or rubric group (criteria in none have no row).
@@ -288,6 +312,18 @@ def agreement_compute(  # noqa: C901, PLR0913 - the one entry point of the dashb
                 seed=seed,
                 workers=_workers(sum(len(g.judge) for g in groups.values())),
             )
+            if judge_score == "expected":
+                use_expected_scores(
+                    table=table,
+                    groups=groups,
+                    item_keys=per_run_keys[rid],
+                    abilities=abilities,
+                    expected=expected_by_item(
+                        rid, key_fn, sorted(inp.skills.id_to_index)
+                    ),
+                    n_boot=n_boot,
+                    seed=seed,
+                )
             pooled = {  # the items of pooled rows on one scale (their scatter)
                 label: GroupItems.concat([groups[k] for k in ks])
                 for label, ks in [
@@ -341,6 +377,11 @@ def agreement_compute(  # noqa: C901, PLR0913 - the one entry point of the dashb
         defaults=Defaults(defaulted["campaigns"], defaulted["runs"], DEFAULTS_RULE),
         models=tuple(inp.resp.model_names),
         rows=rows,
+        extra=(
+            {"judge_score": {"kind": judge_score, "note": EXPECTED_NOTE}}
+            if judge_score == "expected"
+            else {}
+        ),
     )
     if key is not None:
         cache_result(key, result)

@@ -71,6 +71,8 @@ CONFIG_OPTIONS = (
     "reasoning_model",
     "reasoning_effort",
     "extra_body",
+    "logprobs",
+    "top_logprobs",
 )
 # The run options of the pairwise flags (refused, naming the kinds that take them,
 # with a kind that does not).
@@ -176,6 +178,17 @@ class Command(DataCommand):
             metavar="JSON",
             help="Extra request fields as a JSON object, e.g. '{\"top_k\": 20}' (not "
             "messages, model, response_format, max_tokens, temperature, ...).",
+        )
+        judge.add_argument(
+            "--logprobs",
+            action="store_true",
+            help="Ask for token log-probabilities and store each score's "
+            "probability-weighted value (expected_score) next to it.",
+        )
+        judge.add_argument(
+            "--top-logprobs",
+            type=int,
+            help="Alternatives per token with --logprobs (1-20; default 5).",
         )
         judge.add_argument(
             "--dev-server",
@@ -412,7 +425,10 @@ class Command(DataCommand):
                 "tpm": "tokens_per_minute",
                 "price_in": "price_input_per_m",
                 "price_out": "price_output_per_m",
+                "top_logprobs": "top_logprobs",
             }
+            if options["logprobs"]:
+                fields["logprobs"] = True
             for option, name in optional.items():
                 if options[option] is not None:
                     fields[name] = options[option]

@@ -104,6 +104,8 @@ class Driver:
         self.exhausted = False
         self.client: llm.JudgeClient | None = None
         self.token = uuid.uuid4().hex  # this driver's `JudgeDriver` row
+        # Probability-weighted scores: ask for token log-probabilities.
+        self.logprobs = bool(self.snapshot.get("logprobs"))
         self.db = lambda fn: sync_to_async(fn, thread_sensitive=True)
         # The endpoint's refusals learnt before (for this config version, or by this
         # run): the client starts with them; `_record_adaptations` stores on the run
@@ -373,7 +375,8 @@ class Driver:
         client: llm.JudgeClient,
         result: CallResult,
     ) -> None:
-        if cached is not None:
+        if cached is not None and not self.logprobs:
+            # A cached answer has no token probabilities: a run that wants them asks.
             try:
                 self._store_parse(ctx, result, cached.raw_output)
             except parsing.ParseError:
@@ -395,6 +398,8 @@ class Driver:
                 response_format=ctx.response_format,
                 seed=ctx.sample_index if int(self.snapshot["samples"]) > 1 else None,
                 **self.request_options,
+                logprobs=self.logprobs,
+                top_logprobs=self.snapshot.get("top_logprobs"),
             )
             try:
                 answer = await client.complete(request)
@@ -438,7 +443,19 @@ class Driver:
                 continue
             if ask:
                 result.cache_key = ""  # a re-asked answer is not the prompt's answer
+            if self.logprobs:
+                self._weigh(ctx, result, answer)
             return
+
+    def _weigh(
+        self, ctx: CallContext, result: CallResult, answer: llm.ChatResult
+    ) -> None:
+        """The kind's probability-weighted values of a parsed answer; an answer
+        without token probabilities is marked (the run says so: `flush_results`)."""
+        if answer.token_logprobs is None:
+            result.no_logprobs = True
+            return
+        self.task.weigh(ctx, result, answer.text, answer.token_logprobs)
 
     def _store_parse(self, ctx: CallContext, result: CallResult, text: str) -> None:
         """Parse `text` with the run's kind into `result`; raises

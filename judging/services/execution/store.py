@@ -22,6 +22,7 @@ from annotation.models import Skill
 from flaskapp import limits
 from judging import baselines, kinds, prompts, reasoning
 from judging.kinds import CallContext, CallResult, Claim
+from judging.logprobs import NO_LOGPROBS_NOTE
 from judging.models import (
     JudgeCache,
     JudgeCall,
@@ -147,6 +148,7 @@ def flush_results(run: JudgeRun, results: list[CallResult]) -> None:
                     lease_until=None,
                 )
         _write_result_rows(run, kept)
+        _note_missing_logprobs(run, kept)
         JudgeCache.objects.bulk_create(
             [
                 JudgeCache(
@@ -169,6 +171,15 @@ def flush_results(run: JudgeRun, results: list[CallResult]) -> None:
             "run %s: %d results dropped: their claim had been taken over",
             run.pk,
             len(results) - len(kept),
+        )
+
+
+def _note_missing_logprobs(run: JudgeRun, kept: list[CallResult]) -> None:
+    """Record on the run, once, that the endpoint returned no token
+    probabilities for an answer of a run that asked (its scores are integers)."""
+    if any(r.no_logprobs for r in kept):
+        JudgeRun.objects.filter(pk=run.pk, logprobs_note="").update(
+            logprobs_note=NO_LOGPROBS_NOTE
         )
 
 
