@@ -40,7 +40,8 @@ from urllib.parse import quote
 
 from aiohttp import web
 
-from judging.fake_replies import build_reply, fake_score, prompt_text
+from judging.fake_replies import build_reply, fake_score
+from judging.fake_usage import PrefixCache, usage_for
 
 __all__ = [
     "OUTCOMES",
@@ -98,6 +99,11 @@ class FakeServerConfig:
     # Append this many spaces to every reply (it still parses), whatever max_tokens
     # says: an endless answer from a server that ignores the limit.
     pad_chars: int = 0
+    # Report cached prompt tokens as OpenAI does (`judging.fake_usage.PrefixCache`:
+    # prefixes of 1,024 tokens and more, in 128-token steps, once seen).
+    prefix_cache: bool = False
+    # Report this many reasoning tokens per reply (part of completion_tokens).
+    reasoning_tokens: int = 0
 
 
 class _State:
@@ -114,6 +120,7 @@ class _State:
         self.max_in_flight = 0
         self.last_request: dict | None = None
         self.script: deque = deque()
+        self.prefix_cache = PrefixCache()
 
     def draw_outcome(self) -> str | int:
         if self.script:
@@ -168,11 +175,12 @@ def _completion(body: dict, state: _State, content: str) -> web.Response:
                 "finish_reason": finish,
             }
         ],
-        "usage": {
-            "prompt_tokens": len(prompt_text(body)) // 4,
-            "completion_tokens": len(content) // 4,
-            "total_tokens": len(prompt_text(body)) // 4 + len(content) // 4,
-        },
+        "usage": usage_for(
+            body,
+            content,
+            cache=state.prefix_cache if state.config.prefix_cache else None,
+            reasoning_tokens=state.config.reasoning_tokens,
+        ),
     }
     return web.Response(body=json.dumps(payload), content_type="application/json")
 

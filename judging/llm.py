@@ -111,6 +111,12 @@ class ChatResult:
     attempts: int  # transport attempts used (1 = no retry)
     finish_reason: str = ""  # "stop", "length" (cut at max_tokens), ...
     estimated_usage: bool = False  # the server reported no usage; counts are estimates
+    # Of `input_tokens`, those the provider served from its prompt cache
+    # (usage.prompt_tokens_details.cached_tokens; 0 when not reported).
+    cached_input_tokens: int = 0
+    # Of `output_tokens`, a reasoning model's hidden reasoning
+    # (usage.completion_tokens_details.reasoning_tokens; 0 when not reported).
+    reasoning_tokens: int = 0
 
 
 class JudgeError(Exception):
@@ -372,6 +378,8 @@ class JudgeClient:
                     attempts=attempt,
                     finish_reason=result.finish_reason,
                     estimated_usage=result.estimated_usage,
+                    cached_input_tokens=result.cached_input_tokens,
+                    reasoning_tokens=result.reasoning_tokens,
                 )
             except JudgeError as exc:
                 exc.attempts = attempt
@@ -563,8 +571,15 @@ class JudgeClient:
         if estimated:
             input_tokens = estimate_prompt_tokens(request.messages)
             output_tokens = estimate_tokens(content)
+        cached_tokens, reasoning_tokens = usage_details(usage, int(input_tokens))
         return _Reply(
-            content, int(input_tokens), int(output_tokens), finish_reason, estimated
+            content,
+            int(input_tokens),
+            int(output_tokens),
+            finish_reason,
+            estimated,
+            cached_tokens,
+            reasoning_tokens,
         )
 
 
@@ -600,6 +615,24 @@ class _Reply:
     output_tokens: int
     finish_reason: str
     estimated_usage: bool
+    cached_input_tokens: int = 0
+    reasoning_tokens: int = 0
+
+
+def usage_details(usage: dict, input_tokens: int) -> tuple[int, int]:
+    """(cached input tokens, reasoning tokens) of a reply's ``usage``, as OpenAI
+    reports them (``prompt_tokens_details.cached_tokens``,
+    ``completion_tokens_details.reasoning_tokens``); 0 for what is absent or not a
+    non-negative integer. Cached tokens never exceed `input_tokens`."""
+
+    def count(details_key: str, key: str) -> int:
+        details = usage.get(details_key)
+        value = details.get(key) if isinstance(details, dict) else None
+        ok = isinstance(value, int) and not isinstance(value, bool) and value > 0
+        return value if ok else 0
+
+    cached = min(count("prompt_tokens_details", "cached_tokens"), input_tokens)
+    return cached, count("completion_tokens_details", "reasoning_tokens")
 
 
 def _http_client(transport: str, timeout: float, max_connections: int):

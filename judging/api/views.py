@@ -29,6 +29,7 @@ from judging.api.serializers import (
     JudgeRunImportInputSerializer,
     JudgeRunListFilterInputSerializer,
     JudgeRunOutputSerializer,
+    JudgeRunStartInputSerializer,
     JudgeScoreOutputSerializer,
     PairwiseVerdictOutputSerializer,
     RetryOutputSerializer,
@@ -244,6 +245,7 @@ class JudgeRunListApi(ListApi):
                 response_ids=tuple(data["few_shot_responses"]),
                 criteria=tuple(data["few_shot_criteria"]),
             ),
+            budget=data.get("budget"),
         )
         if data["start"]:
             run = judge_run_start(run=run, user=request.user)
@@ -277,12 +279,16 @@ class JudgeRunStartApi(APIView):
 
     @extend_schema(
         tags=["runs"],
-        request=None,
+        request=JudgeRunStartInputSerializer,
         responses={200: JudgeRunOutputSerializer, 400: REFUSED},
     )
     def post(self, request, run_id: int):
         run = selectors.judge_run_get_for_user(user=request.user, run_id=run_id)
-        run = judge_run_start(run=run, user=request.user)
+        serializer = JudgeRunStartInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        run = judge_run_start(
+            run=run, user=request.user, budget=serializer.validated_data.get("budget")
+        )
         return Response(run_data(run, request))
 
 
