@@ -17,6 +17,7 @@ RUN_TONES = {
     "completed": "success",
     "failed": "danger",
     "cancelled": "warning",
+    "stopped_budget": "warning",
 }
 CALL_TONES = {
     "pending": "neutral",

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import asyncio
 from decimal import Decimal
+from io import StringIO
 
 import httpx
 import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.db.models import Sum
 from django.urls import reverse
 
@@ -366,3 +369,74 @@ def test_the_run_page_says_a_run_stopped_at_its_budget(
     text = page.content.decode()
     assert "Stopped at its budget" in text
     assert 'name="budget"' in text and "Resume" in text
+
+
+# --- the judge command ---------------------------------------------------------------
+
+
+def _judge(*args) -> tuple[str, str]:
+    out, err = StringIO(), StringIO()
+    call_command("judge", *args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def test_judge_command_caps_a_run_and_resumes_it_with_a_higher_budget(
+    eager_tasks,  # noqa: F811
+    fake_server,
+    admin_user,
+):
+    base = fake_server(latency_ms=1)
+    dataset = long_dataset(n_instructions=2, models=("m-a", "m-b"))
+    endpoint = [
+        "--dataset",
+        dataset.name,
+        "--base-url",
+        base,
+        "--model",
+        "fake-judge",
+        "--price-in",
+        "1000",
+        "--price-out",
+        "2000",
+        "--max-tokens",
+        "300",
+        "--concurrency",
+        "1",
+    ]
+    err = StringIO()
+    with pytest.raises(CommandError):
+        call_command("judge", *endpoint, "--budget", "0.0001", stderr=err)
+    assert "budget" in err.getvalue()
+    assert not JudgeRun.objects.filter(dataset=dataset).exists()
+    config = JudgeConfig.objects.get(base_url=base)
+    probe = judge_run_create(config=config, dataset=dataset, user=admin_user)
+    per_call = budgets.run_call_estimate(probe)
+    probe.delete()
+
+    cap = (per_call * Decimal("1.5")).quantize(Decimal("0.0001"))
+    with pytest.raises(CommandError):  # --wait: a run that did not complete exits 1
+        _judge(*endpoint, "--budget", str(cap), "--wait")
+    run = JudgeRun.objects.get(dataset=dataset)
+    assert run.status == JudgeRun.Status.STOPPED_BUDGET and run.budget == cap
+    assert run.calls.filter(status=JudgeCall.Status.PENDING).exists()
+
+    out, _ = _judge(
+        "--dataset", dataset.name, "--resume", str(run.pk), "--budget", "1000", "--wait"
+    )
+    run.refresh_from_db()
+    assert run.status == JudgeRun.Status.COMPLETED and run.budget == 1000
+    assert f"Run {run.pk} completed" in out
+    assert run.calls.filter(status=JudgeCall.Status.SUCCEEDED).count() == 4
+
+
+def test_pairwise_cache_friendly_prompt_keeps_its_parts_and_ends_with_the_answers():
+    old = prompts.render_pairwise("Q?", "first", "second", allow_tie=True)
+    new = prompts.render_pairwise(
+        "Q?", "first", "second", allow_tie=True, cache_friendly=True
+    )
+    assert old[0] == new[0]  # the system message
+    assert new[1]["content"].endswith("### End of answers")
+    assert new[1]["content"].index("### How to reply") < new[1]["content"].index(
+        "### Request"
+    )
+    assert sorted(old[1]["content"].split()) == sorted(new[1]["content"].split())
