@@ -201,13 +201,19 @@ def test_a_run_records_cached_tokens_and_costs_them_at_the_cached_price(
     assert f"{share}% of input cached" in page.content.decode()
 
 
-def test_estimates_say_what_they_assume(eager_tasks, fake_server):  # noqa: F811
+def test_estimates_say_what_they_assume(
+    eager_tasks,  # noqa: F811
+    fake_server,
+    client_for,
+):
     config, user = make_config(fake_server(latency_ms=1), price_cached_input_per_m=0.1)
     run = judge_run_create(config=config, dataset=long_dataset(1), user=user)
     assumes = run.estimate["assumes"]
     assert assumes["cached_input_share"] == 0.0 and assumes["batch"] is False
     assert "no cached input" in assumes["text"]
     assert "no batch discount" in assumes["text"]
+    page = client_for(user).get(reverse("judging:run-detail", args=[run.pk]))
+    assert assumes["text"] in page.content.decode()  # said before the run starts
 
 
 # --- the cache-friendly layout -------------------------------------------------------
