@@ -81,6 +81,7 @@ REQUESTS_PER_MINUTE = Bound(1, 1_000_000)
 TOKENS_PER_MINUTE = Bound(1, 1_000_000_000)
 TEMPERATURE = Bound(0, 2)
 TIMEOUT_SECONDS = Bound(1, 3600)
+BATCH_DISCOUNT_PERCENT = Bound(0, 100)  # judging.costs: off calls via the Batch API
 
 # Judge runs (judging.models.JudgeRun) and their pairwise options
 INSTRUCTION_LIMIT = Bound(1, 1_000_000)

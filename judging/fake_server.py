@@ -53,7 +53,8 @@ from aiohttp import web
 
 from judging.fake_batches import add_batch_routes
 from judging.fake_logprobs import token_logprobs
-from judging.fake_replies import build_reply, fake_score, prompt_text
+from judging.fake_replies import build_reply, fake_score
+from judging.fake_usage import PrefixCache, usage_for
 
 __all__ = [
     "OUTCOMES",
@@ -114,9 +115,10 @@ class FakeServerConfig:
     # Reasoning models (`_reasoning_refusal`): a request for a model whose name starts
     # with this prefix is refused, with OpenAI's documented 400 bodies, when it sends
     # max_tokens or a temperature other than 1 (or an unknown reasoning_effort); its
-    # answers report `reasoning_tokens` in completion_tokens_details. "" = none.
+    # answers report `reasoning_model_tokens` reasoning tokens (unless
+    # `reasoning_tokens` below sets every reply's) in completion_tokens_details. "" = none.
     reasoning_model_prefix: str = "reasoning-"
-    reasoning_tokens: int = 48
+    reasoning_model_tokens: int = 48
     # Judge drift: the `model` and `system_fingerprint` the n-th answer reports are
     # entry n (mod length) of these lists; empty: the request's model, no fingerprint.
     answer_models: list = dataclasses.field(default_factory=list)
@@ -136,6 +138,11 @@ class FakeServerConfig:
     # them: the spread of every number token, e.g. {"0": 0.6, "+1": 0.3, "-1": 0.1}.
     # None: none are returned, as by an endpoint without logprobs.
     logprobs_spread: dict | None = None
+    # Report cached prompt tokens as OpenAI does (`judging.fake_usage.PrefixCache`:
+    # prefixes of 1,024 tokens and more, in 128-token steps, once seen).
+    prefix_cache: bool = False
+    # Report this many reasoning tokens per reply (part of completion_tokens).
+    reasoning_tokens: int = 0
 
 
 class _State:
@@ -157,6 +164,7 @@ class _State:
         self.refused_bodies: set[str] = set()
         self.repeated_refusals = 0
         self.answers = 0
+        self.prefix_cache = PrefixCache()
 
     def draw_outcome(self) -> str | int:
         if self.script:
@@ -273,16 +281,18 @@ def _completion(body: dict, state: _State, content: str) -> web.Response:
                 **({"logprobs": logprobs} if logprobs is not None else {}),
             }
         ],
-        "usage": {
-            "prompt_tokens": len(prompt_text(body)) // 4,
-            "completion_tokens": len(content) // 4,
-            "total_tokens": len(prompt_text(body)) // 4 + len(content) // 4,
-        },
+        "usage": usage_for(
+            body,
+            content,
+            cache=state.prefix_cache if state.config.prefix_cache else None,
+            reasoning_tokens=state.config.reasoning_tokens,
+        ),
     }
     prefix = state.config.reasoning_model_prefix
-    if prefix and str(body.get("model", "")).startswith(prefix):
+    reasoning_model = prefix and str(body.get("model", "")).startswith(prefix)
+    if reasoning_model and not state.config.reasoning_tokens:
         usage = payload["usage"]
-        reasoning = state.config.reasoning_tokens
+        reasoning = state.config.reasoning_model_tokens
         usage["completion_tokens"] += reasoning
         usage["total_tokens"] += reasoning
         usage["completion_tokens_details"] = {"reasoning_tokens": reasoning}

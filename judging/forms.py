@@ -146,6 +146,36 @@ class JudgeConfigForm(ProblemsFormMixin, forms.Form):
     price_output_per_m = forms.DecimalField(
         initial=0, max_digits=10, decimal_places=4, label="Output price / 1M tokens"
     )
+    # Costs and budgets (`judging.costs`, `judging.services.budgets`).
+    price_cached_input_per_m = forms.DecimalField(
+        required=False,
+        max_digits=10,
+        decimal_places=4,
+        label="Cached input price / 1M tokens",
+        help_text="Input tokens the provider's prompt cache serves (empty: the input "
+        "price).",
+    )
+    batch_discount_percent = forms.IntegerField(
+        required=False,  # absent: unchanged (a new config: 50)
+        initial=50,
+        label="Batch API discount (%)",
+        **bounds.BATCH_DISCOUNT_PERCENT.field_kwargs(),
+    )
+    default_budget = forms.DecimalField(
+        required=False,
+        max_digits=12,
+        decimal_places=4,
+        label="Default budget per run",
+        help_text="A new run stops before its cost would pass this (empty: no cap).",
+    )
+    prompt_layout = forms.ChoiceField(
+        required=False,  # absent: unchanged (a new config: cache-friendly)
+        choices=JudgeConfig.PromptLayout.choices,
+        initial=JudgeConfig.PromptLayout.CACHE_FRIENDLY,
+        label="Prompt layout",
+        help_text="Cache-friendly: the text every call shares first and the response "
+        "last, so a provider's prompt cache applies (scores are read the same way).",
+    )
     max_concurrency = forms.IntegerField(
         initial=16,
         label="Max concurrent requests",
@@ -277,6 +307,9 @@ class JudgeConfigForm(ProblemsFormMixin, forms.Form):
             data.pop("batch_max_retries", None)  # not given: the default or as it was
         if data.get("top_logprobs") is None:
             data.pop("top_logprobs", None)
+        for name in ("batch_discount_percent", "prompt_layout"):
+            if data.get(name) in (None, ""):
+                data.pop(name, None)  # not posted: the config's own (or the default)
         return data
 
 

@@ -138,6 +138,12 @@ class ChatResult:
     # choices[0].logprobs.content as the endpoint sent it, when the request asked for
     # it; None when not asked or the endpoint returned none.
     token_logprobs: list[dict] | None = None
+    # Of `input_tokens`, those the provider served from its prompt cache
+    # (usage.prompt_tokens_details.cached_tokens; 0 when not reported).
+    cached_input_tokens: int = 0
+    # Of `output_tokens`, a reasoning model's hidden reasoning
+    # (usage.completion_tokens_details.reasoning_tokens; 0 when not reported).
+    reasoning_tokens: int = 0
 
 
 class JudgeError(Exception):
@@ -409,6 +415,8 @@ class JudgeClient:
                     model=result.model,
                     system_fingerprint=result.system_fingerprint,
                     token_logprobs=result.token_logprobs,
+                    cached_input_tokens=result.cached_input_tokens,
+                    reasoning_tokens=result.reasoning_tokens,
                 )
             except JudgeError as exc:
                 exc.attempts = attempt
@@ -498,6 +506,8 @@ class JudgeClient:
             model=reply.model,
             system_fingerprint=reply.system_fingerprint,
             token_logprobs=reply.token_logprobs,
+            cached_input_tokens=reply.cached_input_tokens,
+            reasoning_tokens=reply.reasoning_tokens,
         )
 
     async def _attempt(self, kwargs: dict, request: ChatRequest, cut: int) -> _Reply:
@@ -650,6 +660,7 @@ class JudgeClient:
         if estimated:
             input_tokens = estimate_prompt_tokens(request.messages)
             output_tokens = estimate_tokens(content)
+        cached_tokens, reasoning_tokens = usage_details(usage, int(input_tokens))
         return _Reply(
             content,
             int(input_tokens),
@@ -658,6 +669,8 @@ class JudgeClient:
             estimated,
             *_reply_identity(data),
             _reply_logprobs(choices[0], request),
+            cached_tokens,
+            reasoning_tokens,
         )
 
 
@@ -696,6 +709,24 @@ class _Reply:
     model: str = ""
     system_fingerprint: str = ""
     token_logprobs: list[dict] | None = None
+    cached_input_tokens: int = 0
+    reasoning_tokens: int = 0
+
+
+def usage_details(usage: dict, input_tokens: int) -> tuple[int, int]:
+    """(cached input tokens, reasoning tokens) of a reply's ``usage``, as OpenAI
+    reports them (``prompt_tokens_details.cached_tokens``,
+    ``completion_tokens_details.reasoning_tokens``); 0 for what is absent or not a
+    non-negative integer. Cached tokens never exceed `input_tokens`."""
+
+    def count(details_key: str, key: str) -> int:
+        details = usage.get(details_key)
+        value = details.get(key) if isinstance(details, dict) else None
+        ok = isinstance(value, int) and not isinstance(value, bool) and value > 0
+        return value if ok else 0
+
+    cached = min(count("prompt_tokens_details", "cached_tokens"), input_tokens)
+    return cached, count("completion_tokens_details", "reasoning_tokens")
 
 
 def _logprob_fields(request: ChatRequest) -> dict:

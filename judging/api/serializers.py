@@ -85,6 +85,14 @@ class JudgeConfigOutputSerializer(serializers.Serializer):
         "score's probability-weighted value (expected_score)."
     )
     top_logprobs = serializers.IntegerField()
+    price_cached_input_per_m = serializers.DecimalField(
+        max_digits=10, decimal_places=4, allow_null=True
+    )
+    batch_discount_percent = serializers.IntegerField()
+    default_budget = serializers.DecimalField(
+        max_digits=12, decimal_places=4, allow_null=True
+    )
+    prompt_layout = serializers.CharField()
     run_count = serializers.IntegerField(required=False)
     version = serializers.IntegerField(
         help_text="Goes up by one with every saved change of a setting; each run "
@@ -189,6 +197,27 @@ class JudgeConfigCreateInputSerializer(serializers.Serializer):
         required=False,
         help_text="Alternatives asked for per output token (1-20; default 5).",
     )
+    # Costs and budgets (`judging.costs`, `judging.services.budgets`).
+    price_cached_input_per_m = serializers.DecimalField(
+        max_digits=10,
+        decimal_places=4,
+        required=False,
+        allow_null=True,
+        help_text="Price per million cached input tokens; null: the input price.",
+    )
+    batch_discount_percent = serializers.IntegerField(
+        required=False, **bounds.BATCH_DISCOUNT_PERCENT.field_kwargs()
+    )
+    default_budget = serializers.DecimalField(
+        max_digits=12,
+        decimal_places=4,
+        required=False,
+        allow_null=True,
+        help_text="The spend cap a new run of this judge gets; null: none.",
+    )
+    prompt_layout = serializers.ChoiceField(
+        choices=JudgeConfig.PromptLayout.choices, required=False
+    )
 
 
 class JudgeConfigUpdateInputSerializer(JudgeConfigCreateInputSerializer):
@@ -266,6 +295,13 @@ class JudgeRunOutputSerializer(serializers.Serializer):
     tokens = serializers.SerializerMethodField()
     cost = serializers.SerializerMethodField()
     estimate = serializers.JSONField()
+    budget = serializers.DecimalField(
+        max_digits=12,
+        decimal_places=4,
+        allow_null=True,
+        help_text="The run's spend cap (null: none). A run that reached it is "
+        '"stopped_budget"; POST start with a higher budget resumes it.',
+    )
     timing = serializers.SerializerMethodField()
     source_note = serializers.CharField()
     logprobs_note = serializers.CharField(
@@ -354,6 +390,17 @@ class JudgeRunOutputSerializer(serializers.Serializer):
         }
 
 
+class JudgeRunStartInputSerializer(serializers.Serializer):
+    budget = serializers.DecimalField(
+        max_digits=12,
+        decimal_places=4,
+        required=False,
+        allow_null=True,
+        help_text="A new spend cap (e.g. higher, to resume a run stopped at its "
+        "budget); omitted: the run's own.",
+    )
+
+
 class JudgeRunCreateInputSerializer(serializers.Serializer):
     config = serializers.IntegerField(
         help_text="Judge config id.", **bounds.ID.field_kwargs()
@@ -376,6 +423,13 @@ class JudgeRunCreateInputSerializer(serializers.Serializer):
     )
     name = serializers.CharField(max_length=200, required=False, allow_blank=True)
     start = serializers.BooleanField(default=False)
+    budget = serializers.DecimalField(
+        max_digits=12,
+        decimal_places=4,
+        required=False,
+        allow_null=True,
+        help_text="Spend cap of the run (default: the judge's default_budget).",
+    )
     # Pairwise runs only (kind "pairwise"): which pairs, ties, and a bias probe.
     categories = serializers.ListField(
         child=serializers.CharField(max_length=200),

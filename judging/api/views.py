@@ -29,6 +29,7 @@ from judging.api.serializers import (
     JudgeRunImportInputSerializer,
     JudgeRunListFilterInputSerializer,
     JudgeRunOutputSerializer,
+    JudgeRunStartInputSerializer,
     JudgeScoreOutputSerializer,
     PairwiseVerdictOutputSerializer,
     RetryOutputSerializer,
@@ -247,6 +248,7 @@ class JudgeRunListApi(ListApi):
                 criteria=tuple(data["few_shot_criteria"]),
             ),
             batch=data["batch"],
+            budget=data.get("budget"),
         )
         if data["start"]:
             run = judge_run_start(run=run, user=request.user)
@@ -280,12 +282,16 @@ class JudgeRunStartApi(APIView):
 
     @extend_schema(
         tags=["runs"],
-        request=None,
+        request=JudgeRunStartInputSerializer,
         responses={200: JudgeRunOutputSerializer, 400: REFUSED},
     )
     def post(self, request, run_id: int):
         run = selectors.judge_run_get_for_user(user=request.user, run_id=run_id)
-        run = judge_run_start(run=run, user=request.user)
+        serializer = JudgeRunStartInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        run = judge_run_start(
+            run=run, user=request.user, budget=serializer.validated_data.get("budget")
+        )
         return Response(run_data(run, request))
 
 

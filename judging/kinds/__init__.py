@@ -202,6 +202,21 @@ class CallResult:
     # whether the run asked for token probabilities and this answer had none.
     weighted: dict = field(default_factory=dict)
     no_logprobs: bool = False
+    # Usage details as reported (`judging.llm.ChatResult`), priced by `judging.costs`.
+    cached_input_tokens: int = 0
+    reasoning_tokens: int = 0
+    # Made through the Batch API (the batch path sets it): priced at the discount.
+    batch: bool = False
+
+
+def cache_friendly(snapshot: dict) -> bool:
+    """Whether a run's prompts use the cache-friendly layout (`JudgeConfig.
+    prompt_layout`; a run frozen before the option existed keeps the template's
+    order)."""
+    return (
+        snapshot.get("prompt_layout", JudgeConfig.PromptLayout.TEMPLATE)
+        == JudgeConfig.PromptLayout.CACHE_FRIENDLY
+    )
 
 
 def reask_start(reason: str) -> str:

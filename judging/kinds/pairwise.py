@@ -46,6 +46,7 @@ from judging.kinds import (
     Selection,
     Sizes,
     TaskKind,
+    cache_friendly,
     reask_start,
 )
 from judging.models import (
@@ -239,6 +240,7 @@ class PairwiseKind(TaskKind):
                 layout=layout,
                 cue=probe.get("cue") if probe else None,
                 output_mode=snapshot["output_mode"],
+                cache_friendly=cache_friendly(snapshot),
             )
             out.append(
                 CallContext(

@@ -35,6 +35,7 @@ from judging.kinds import (
     Selection,
     Sizes,
     TaskKind,
+    cache_friendly,
     reask_start,
 )
 from judging.models import JudgeCall, JudgeConfig, JudgeRun, JudgeScore, PromptTemplate
@@ -316,6 +317,7 @@ class PointwiseKind(ResponseKind):
             user_text=template.user_text,
             include_reference=snapshot["include_reference"],
             output_mode=snapshot["output_mode"],
+            cache_friendly=cache_friendly(snapshot),
         )
 
     def response_format(self, snapshot, specs, skills) -> dict | None:

@@ -83,6 +83,14 @@ class JudgeConfig(models.Model):
         JSON_SCHEMA = "json_schema", "JSON schema (response_format)"
         TEXT = "text", "Free text"
 
+    class PromptLayout(models.TextChoices):
+        # What is the same across calls first, the response last, so that provider
+        # prefix caching applies (`judging.prompts`); configs made before it existed
+        # keep the template's own order (their migration), so their prompts do not
+        # change under them.
+        CACHE_FRIENDLY = "cache_friendly", "Cache-friendly (shared text first)"
+        TEMPLATE = "template", "As the template is written"
+
     workspace = models.ForeignKey(
         "flaskapp.Workspace",
         on_delete=models.PROTECT,
@@ -150,6 +158,32 @@ class JudgeConfig(models.Model):
     is_dev_server = models.BooleanField(
         default=False,
         help_text="Points at the built-in fake judge server (a dev tool).",
+    )
+    # Costs and budgets (`judging.costs`): cached input tokens at their own price
+    # (blank: the input price), the Batch API's discount, the cap a new run gets.
+    price_cached_input_per_m = models.DecimalField(
+        max_digits=10,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        help_text="Price per million cached input tokens; blank: the input price.",
+    )
+    batch_discount_percent = models.PositiveSmallIntegerField(
+        default=50,
+        validators=bounds.BATCH_DISCOUNT_PERCENT.validators(),
+        help_text="Discount on calls made through the Batch API, 0-100 %.",
+    )
+    default_budget = models.DecimalField(
+        max_digits=12,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        help_text="Spend cap a new run of this judge gets; blank: no cap.",
+    )
+    prompt_layout = models.CharField(
+        max_length=20,
+        choices=PromptLayout.choices,
+        default=PromptLayout.CACHE_FRIENDLY,
     )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -274,6 +308,7 @@ class JudgeRun(models.Model):
         CANCELLED = "cancelled", "Cancelled"
         COMPLETED = "completed", "Completed"
         FAILED = "failed", "Completed with failures"
+        STOPPED_BUDGET = "stopped_budget", "Stopped at its budget"
 
     class Probe(models.TextChoices):
         NONE = "", "None"
@@ -343,6 +378,9 @@ class JudgeRun(models.Model):
     # Set when a run that asked for token probabilities got an answer without them
     # (`judging.logprobs.NO_LOGPROBS_NOTE`): its scores are integers only.
     logprobs_note = models.CharField(max_length=200, blank=True)
+    # Spend cap (`judging.services.budgets`): no call starts that could take the
+    # spent cost past it. Null: no cap.
+    budget = models.DecimalField(max_digits=12, decimal_places=4, null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -406,6 +444,10 @@ class JudgeCall(models.Model):
     cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
     cached = models.BooleanField(default=False)
+    # Of input_tokens, those the provider's prompt cache served; of output_tokens, a
+    # reasoning model's reasoning (as reported; `judging.costs` prices them).
+    cached_input_tokens = models.PositiveIntegerField(default=0)
+    reasoning_tokens = models.PositiveIntegerField(default=0)
     # Who holds a running call and until when: a claim whose lease ran out (its worker
     # died) goes back to pending, and a result is only written under the current claim.
     claim_token = models.CharField(max_length=32, blank=True)
@@ -420,7 +462,7 @@ class JudgeCall(models.Model):
     system_fingerprint = models.CharField(max_length=100, blank=True)
     # The Batch API path (`judging.services.execution.batch`): the provider batch that
     # holds this call's key now, and whether its result came through a batch (priced
-    # at the config's batch price: `judging.services.execution.batch.batch_price_hook`).
+    # at the config's batch discount: `CallResult.batch`, `judging.costs`).
     batch = models.ForeignKey(
         "judging.JudgeBatch",
         null=True,

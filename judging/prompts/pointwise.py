@@ -370,15 +370,22 @@ def output_instructions(inp: PointwiseInput, output_mode: str) -> str:
     return "\n".join(lines)
 
 
-def render_pointwise(
+def render_pointwise(  # noqa: PLR0913 - keyword-only rendering options
     inp: PointwiseInput,
     *,
     system_text: str,
     user_text: str,
     include_reference: bool,
     output_mode: str,
+    cache_friendly: bool = False,
 ) -> list[dict]:
-    """Messages for one FLASK pointwise call (all of `inp.skills` in one request)."""
+    """Messages for one FLASK pointwise call (all of `inp.skills` in one request).
+
+    `cache_friendly`: the template in `cache_friendly_template`'s order (the judge's
+    instructions before the item, the response last), so that a provider's prefix
+    cache serves what calls share; the blocks' texts are the same."""
+    if cache_friendly:
+        user_text = cache_friendly_template(user_text)
     if not inp.skills:
         raise ValueError("a pointwise prompt needs at least one skill")
     values = {
@@ -393,6 +400,33 @@ def render_pointwise(
     if values["examples"]:
         user_text = with_examples_slot(user_text)
     return chat_messages(system_text, fill_template(user_text, values))
+
+
+# What differs from call to call (or from instruction to instruction), in a template.
+_ITEM_PLACEHOLDERS = (
+    "{rubric_block}",
+    "{checklist_block}",
+    "{examples}",
+    "{instruction}",
+    "{reference_block}",
+    "{response}",
+)
+
+
+def cache_friendly_template(user_text: str) -> str:
+    """`user_text` with ``{output_instructions}`` (how to reply: the same for every
+    call with the same criteria) moved before the first placeholder of what varies
+    (`_ITEM_PLACEHOLDERS`: rubric, checklist, examples, request, reference,
+    response), followed by a blank line; the response then comes last. A template
+    whose instructions already come first, or that has none, is returned as is."""
+    tag = "{output_instructions}"
+    at = user_text.find(tag)
+    found = [i for i in (user_text.find(p) for p in _ITEM_PLACEHOLDERS) if i >= 0]
+    if at < 0 or not found or at < min(found):
+        return user_text
+    first = min(found)
+    without = user_text[:at].rstrip() + user_text[at + len(tag) :].rstrip()
+    return without[:first] + tag + "\n\n" + without[first:]
 
 
 def score_schema(scale: Scale) -> dict:

@@ -51,11 +51,14 @@ def render_pairwise(
     layout: str = "flask",
     cue: str | None = None,
     output_mode: str = "text",
+    cache_friendly: bool = False,
 ) -> list[dict]:
     """Messages asking which of two answers is better.
 
     `cue` is an injected sentence (bandwagon or attention probes), shown as part of
-    the context, never in the task instructions.
+    the context, never in the task instructions. `cache_friendly` (FLASK layout):
+    how to reply comes before the request, so the answers come last and what every
+    call shares is one prefix.
     """
     if output_mode not in OUTPUT_MODES:
         raise ValueError(f"unknown output mode {output_mode!r}")
@@ -88,6 +91,14 @@ def render_pairwise(
     if layout != "flask":
         raise ValueError(f"unknown layout {layout!r}; use 'flask' or 'flame'")
     note = f"### Note\n{cue}\n\n" if cue else ""
+    if cache_friendly:
+        user = (
+            f"Task type: pairwise\n{_PAIRWISE_TASK}\n\n### How to reply\n{reply}\n\n"
+            f"### Request\n{instruction}\n\n{note}"
+            f"### Answer A\n{response_a}\n\n### Answer B\n{response_b}\n"
+            "### End of answers"
+        )
+        return chat_messages(_PAIRWISE_SYSTEM, user)
     user = (
         f"Task type: pairwise\n{_PAIRWISE_TASK}\n\n"
         f"### Request\n{instruction}\n\n{note}"

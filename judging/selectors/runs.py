@@ -158,6 +158,15 @@ class RunCounts:
     output_tokens: int = 0
     cost: Decimal = Decimal(0)
     cached: int = 0
+    cached_input_tokens: int = 0  # of input_tokens, served by the provider's cache
+
+    @property
+    def cached_input_percent(self) -> int | None:
+        """The share of input tokens the provider's prompt cache served, in whole
+        percent (None before any input token is counted)."""
+        if not self.input_tokens:
+            return None
+        return round(100 * self.cached_input_tokens / self.input_tokens)
 
     @property
     def total(self) -> int:
@@ -194,6 +203,7 @@ def _count_aggregates(prefix: str = "") -> dict:
         "input_tokens": Sum("input_tokens"),
         "output_tokens": Sum("output_tokens"),
         "cost": Sum("cost"),
+        "cached_input_tokens": Sum("cached_input_tokens"),
     }
 
 
@@ -208,6 +218,7 @@ def _counts_from(row: dict) -> RunCounts:
         input_tokens=row.get("input_tokens") or 0,
         output_tokens=row.get("output_tokens") or 0,
         cost=row.get("cost") or Decimal(0),
+        cached_input_tokens=row.get("cached_input_tokens") or 0,
     )
 
 

@@ -58,6 +58,10 @@ EDITABLE_FIELDS = (
     "batch_max_retries",
     "logprobs",
     "top_logprobs",
+    "price_cached_input_per_m",
+    "batch_discount_percent",
+    "default_budget",
+    "prompt_layout",
 )
 NEW_ENDPOINT_PROBLEM = (
     "is not one of the configured endpoints: a new endpoint (base URL and key "
@@ -203,6 +207,11 @@ def config_version_snapshot(config: JudgeConfig) -> dict:
     # Prices as stored (4 places), so "2.5" typed and "2.5000" read back are one value.
     for field_name in ("price_input_per_m", "price_output_per_m"):
         snapshot[field_name] = str(Decimal(snapshot[field_name]).quantize(PRICE_PLACES))
+    for field_name in ("price_cached_input_per_m", "default_budget"):
+        if snapshot[field_name] is not None:
+            snapshot[field_name] = str(
+                Decimal(snapshot[field_name]).quantize(PRICE_PLACES)
+            )
     return {"name": config.name, "model_family": config.model_family, **snapshot}
 
 
@@ -328,6 +337,7 @@ def judge_config_problems(
         "timeout_seconds": bounds.TIMEOUT_SECONDS,
         "requests_per_minute": bounds.REQUESTS_PER_MINUTE,
         "tokens_per_minute": bounds.TOKENS_PER_MINUTE,
+        "batch_discount_percent": bounds.BATCH_DISCOUNT_PERCENT,
     }
     for field_name, bound in checks.items():
         if problem := bound.problem(fields.get(field_name), field_name, optional=True):
@@ -338,6 +348,28 @@ def judge_config_problems(
             problems.append(Problem("must not be negative", field=field_name))
     problems += reasoning.config_problems(fields)
     problems += logprob_problems(fields)
+    problems += cost_field_problems(fields)
+    return problems
+
+
+def cost_field_problems(fields: dict) -> list[Problem]:
+    """The cached-input price (blank, or not negative), the default budget (blank,
+    or more than 0) and the prompt layout (one of `JudgeConfig.PromptLayout`)."""
+    problems = []
+    cached = fields.get("price_cached_input_per_m")
+    if cached not in (None, "") and Decimal(str(cached)) < 0:
+        problems.append(
+            Problem("must not be negative", field="price_cached_input_per_m")
+        )
+    budget = fields.get("default_budget")
+    if budget not in (None, "") and Decimal(str(budget)) <= 0:
+        problems.append(
+            Problem("must be more than 0 (blank: no cap)", field="default_budget")
+        )
+    layout = fields.get("prompt_layout")
+    if layout is not None and layout not in JudgeConfig.PromptLayout.values:
+        choices = ", ".join(JudgeConfig.PromptLayout.values)
+        problems.append(Problem(f"must be one of {choices}", field="prompt_layout"))
     return problems
 
 
@@ -395,6 +427,20 @@ def config_snapshot(config: JudgeConfig) -> dict:
         "extra_body": config.extra_body or {},
         "logprobs": config.logprobs,
         "top_logprobs": config.top_logprobs,
+        **cost_snapshot(config),
+    }
+
+
+def cost_snapshot(config: JudgeConfig) -> dict:
+    """What a run freezes of a config's cost settings (`judging.costs.Prices`,
+    the default budget) and its prompt layout."""
+    cached = config.price_cached_input_per_m
+    budget = config.default_budget
+    return {
+        "price_cached_input_per_m": None if cached is None else str(cached),
+        "batch_discount_percent": config.batch_discount_percent,
+        "default_budget": None if budget is None else str(budget),
+        "prompt_layout": config.prompt_layout,
     }
 
 
@@ -462,6 +508,9 @@ IDENTITY_FIELDS = (
     "extra_body",
     "logprobs",
     "top_logprobs",
+    "price_cached_input_per_m",
+    "batch_discount_percent",
+    "prompt_layout",
 )
 
 

@@ -8,6 +8,12 @@ per million tokens. What the calls carry is the kind's to say (`judging.kinds`:
 `estimate_from_sizes`. `judge_run_create` stores its result on the run, and the run
 form shows `judge_run_estimate` for its current values, over the same items, so form
 and run page agree. Baseline judges cost nothing.
+
+The price of tokens is `judging.costs`' rule (the one recorded calls are charged by).
+What the estimate cannot know it assumes, and says so under ``assumes``: the share of
+input tokens a provider's prompt cache will serve (none: the estimate is an upper
+bound there), whether the calls go through the Batch API (its discount), and that
+the output carries no reasoning tokens beyond the typical answer.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from annotation.models import Dataset
-from judging import kinds
+from judging import costs, kinds
 from judging.fewshot import FewShotRequest
 from judging.kinds import RunOptions, Sizes
 from judging.models import JudgeConfig, JudgeRun
@@ -28,26 +34,64 @@ from judging.services.fewshot import (
 CHARS_PER_TOKEN = 4
 
 
-def estimate_from_sizes(*, config: JudgeConfig, sizes: Sizes) -> dict:
+def estimate_from_sizes(
+    *, config: JudgeConfig, sizes: Sizes, batch: bool = False
+) -> dict:
     """The rule: `sizes.input_chars` over all items at `CHARS_PER_TOKEN`, once per
     sample; `sizes.output_tokens` per call, capped by the config's `max_tokens`; both
-    at the config's prices. A baseline judge (or nothing to judge) costs nothing."""
+    at the config's prices (`judging.costs.call_cost`), with no cached input and the
+    batch discount only when `batch`. A baseline judge (or nothing to judge) costs
+    nothing. ``assumes`` states these assumptions (`estimate_assumptions`)."""
     calls, items = sizes.calls, sizes.items
     if config.is_baseline or not items:
         input_tokens = output_tokens = 0
     else:
         input_tokens = sizes.input_chars // CHARS_PER_TOKEN * (calls // items)
         output_tokens = min(config.max_tokens, sizes.output_tokens) * calls
-    cost = (
-        Decimal(input_tokens) * config.price_input_per_m
-        + Decimal(output_tokens) * config.price_output_per_m
-    ) / Decimal(1_000_000)
+    prices = costs.Prices.from_config(config)
+    cost = costs.call_cost(
+        prices=prices,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        batch=batch,
+    )
     return {
         "calls": calls,
         "items": items,
         "input_tokens": input_tokens,
         "output_tokens": output_tokens,
         "cost": str(cost.quantize(Decimal("0.0001"))),
+        "assumes": estimate_assumptions(prices=prices, batch=batch),
+    }
+
+
+def estimate_assumptions(*, prices: costs.Prices, batch: bool) -> dict:
+    """What an estimate assumes about cost it cannot know before the calls: no
+    cached input (a prompt cache hit only lowers the cost: it is an upper bound
+    there), the Batch API or not, no reasoning tokens beyond the typical answer;
+    ``text`` says it in a sentence for the pages."""
+    discount = prices.batch_discount_percent if batch else Decimal(0)
+    cached_note = (
+        f"cached input would cost {prices.cached_price} per million"
+        if prices.cached_input_per_m is not None
+        else "cached input costs the input price"
+    )
+    text = (
+        "Assumes no cached input tokens (an upper bound; "
+        f"{cached_note}), "
+        + (
+            f"calls through the Batch API ({discount}% off), "
+            if batch
+            else "calls made one by one (no batch discount), "
+        )
+        + "and no reasoning tokens beyond the typical answer."
+    )
+    return {
+        "cached_input_share": 0.0,
+        "batch": batch,
+        "batch_discount_percent": str(discount),
+        "reasoning_tokens": 0,
+        "text": text,
     }
 
 

@@ -9,6 +9,8 @@ and enqueues driver tasks (after commit).
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
@@ -22,6 +24,7 @@ from judging import kinds
 from judging.fewshot import FewShotRequest
 from judging.kinds import REFUSED_FOREIGN_OPTIONS, RunOptions, TaskKind
 from judging.models import JudgeCall, JudgeConfig, JudgeRun
+from judging.services import budgets
 from judging.services.configs import (
     config_endpoint_problems,
     config_snapshot,
@@ -56,8 +59,13 @@ def judge_run_create(  # noqa: PLR0913 - keyword-only options, one per form, API
     name: str = "",
     few_shot: FewShotRequest | None = None,
     batch: bool = False,
+    budget: Decimal | None = None,
 ) -> JudgeRun:
     """Create a pending judge run of any `kind` and its calls; nothing is sent yet.
+
+    `budget`: the run's spend cap (None: the config's `default_budget`, which may be
+    none); one below a single call's estimate is refused naming `budget`
+    (`judging.services.budgets`).
 
     The one entry for the run form, the API and the `judge` command, for every kind
     of `judging.kinds.REGISTRY` that is `creatable`. The kind says which options it
@@ -120,7 +128,7 @@ def judge_run_create(  # noqa: PLR0913 - keyword-only options, one per form, API
         raise task.nothing(dataset=dataset, options=options)
     extra_chars = few_shot_prompt_chars(few_shot=drawn) if drawn else 0
     sizes = task.sizes(config=config, selection=selection, extra_chars=extra_chars)
-    estimate = estimate_from_sizes(config=config, sizes=sizes)
+    estimate = estimate_from_sizes(config=config, sizes=sizes, batch=batch)
     snapshot = {
         **config_snapshot(config),
         **task.snapshot_extra(config=config, options=options),
@@ -132,6 +140,14 @@ def judge_run_create(  # noqa: PLR0913 - keyword-only options, one per form, API
         estimate["few_shot"] = few_shot_estimate_note(
             few_shot=drawn, left_out=selection.left_out
         )
+    if budget is None:
+        budget = config.default_budget
+    if problems := budgets.budget_problems(
+        budget=budget,
+        per_call=budgets.call_estimate(snapshot=snapshot, estimate=estimate),
+        spent=Decimal(0),
+    ):
+        raise DomainError(task.refusal, problems)
     with transaction.atomic():
         if task.freezes_rubric():
             # The rows this run writes follow the rubric version as it is now.
@@ -150,6 +166,7 @@ def judge_run_create(  # noqa: PLR0913 - keyword-only options, one per form, API
             few_shot=drawn,
             total_calls=sizes.calls,
             created_by=user,
+            budget=budget,
             **task.run_fields(options=options, selection=selection),
         )
         JudgeCall.objects.bulk_create(
@@ -219,8 +236,14 @@ def _enqueue_drivers(run: JudgeRun) -> None:
     )
 
 
-def judge_run_start(*, run: JudgeRun, user: User) -> JudgeRun:
+def judge_run_start(
+    *, run: JudgeRun, user: User, budget: Decimal | None = None
+) -> JudgeRun:
     """Start (or resume) a run: status running, driver tasks enqueued after commit.
+
+    `budget`: a new spend cap (e.g. higher, to resume a run stopped at its budget);
+    it must leave room for one more call, and a run whose cap is spent is not
+    started without one (`budgets.budget_for_start`: `DomainError` naming `budget`).
 
     Idempotent for a running run (enqueues nothing new). A completed run with nothing
     pending stays completed. A run whose frozen endpoint today's rules refuse
@@ -244,11 +267,20 @@ def judge_run_start(*, run: JudgeRun, user: User) -> JudgeRun:
                 raise DomainError("the run was not started", problems)
         if not run.calls.filter(status=JudgeCall.Status.PENDING).exists():
             return run
+        run.budget = budgets.budget_for_start(run=run, budget=budget)
         run.status = JudgeRun.Status.RUNNING
         run.started_at = run.started_at or timezone.now()
         run.finished_at = None
         run.heartbeat_at = timezone.now()
-        run.save(update_fields=["status", "started_at", "finished_at", "heartbeat_at"])
+        run.save(
+            update_fields=[
+                "status",
+                "started_at",
+                "finished_at",
+                "heartbeat_at",
+                "budget",
+            ]
+        )
         _enqueue_drivers(run)
     return run
 

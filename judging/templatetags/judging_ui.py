@@ -18,6 +18,7 @@ RUN_TONES = {
     "completed": "success",
     "failed": "danger",
     "cancelled": "warning",
+    "stopped_budget": "warning",
 }
 CALL_TONES = {
     "pending": "neutral",

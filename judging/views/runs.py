@@ -41,6 +41,7 @@ from judging.selectors import drift as drift_selectors
 from judging.selectors import runs as selectors
 from judging.selectors.fewshot import few_shot_shown
 from judging.selectors.keys import stored_key_name
+from judging.services.budgets import budget_summary
 from judging.services.estimates import judge_run_estimate
 from judging.services.experiments import experiment_join_new_run
 from judging.services.run_imports import judge_run_import
@@ -240,9 +241,16 @@ def _run_actions(run: JudgeRun, progress: selectors.RunProgress) -> dict:
     counts = progress.counts
     return {
         "can_start": executable
-        and run.status in (JudgeRun.Status.PENDING, JudgeRun.Status.CANCELLED)
+        and run.status
+        in (
+            JudgeRun.Status.PENDING,
+            JudgeRun.Status.CANCELLED,
+            JudgeRun.Status.STOPPED_BUDGET,
+        )
         and counts.pending > 0,
-        "is_resume": run.status == JudgeRun.Status.CANCELLED or counts.finished > 0,
+        "is_resume": run.status
+        in (JudgeRun.Status.CANCELLED, JudgeRun.Status.STOPPED_BUDGET)
+        or counts.finished > 0,
         "can_cancel": executable and run.status == JudgeRun.Status.RUNNING,
         "can_retry": executable
         and run.status != JudgeRun.Status.RUNNING
@@ -276,6 +284,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "few_shot": few_shot_shown(run=run),
         "task": kinds.get(run.kind),
         "batches": batch_selectors.run_batches(run=run),
+        "budget": budget_summary(run, spent=progress.counts.cost),
         **_run_actions(run, progress),
     }
     fragment = wants_fragment(request)
@@ -292,6 +301,13 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     return render_page_or_fragment(
         request, "judging/run_detail.html", "run-progress", context, status=status
     )
+
+
+def _budget_param(request: HttpRequest):
+    """The start form's optional new spend cap ("" or absent: keep the run's);
+    one that is not a number is refused by the service, naming `budget`."""
+    value = (request.POST.get("budget") or "").strip()
+    return value or None
 
 
 def _run_action(request: HttpRequest, run_id: int, action) -> HttpResponse:
@@ -311,7 +327,7 @@ def run_start(request: HttpRequest, run_id: int) -> HttpResponse:
     """Start a pending run, or resume a cancelled one (its pending calls)."""
 
     def start(run):
-        run = judge_run_start(run=run, user=request.user)
+        run = judge_run_start(run=run, user=request.user, budget=_budget_param(request))
         # An event, not the status: the status sentence in the live progress block
         # says what the run is doing now (this message would go stale).
         if run.status == JudgeRun.Status.RUNNING:

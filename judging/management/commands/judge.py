@@ -35,6 +35,7 @@ from annotation.management.commands._cli import (
     not_in_workspace,
 )
 from annotation.management.commands._import_cli import refused
+from annotation.models import Dataset
 from flaskapp.commands import DataCommand
 from flaskapp.errors import DomainError
 from judging import kinds, reasoning
@@ -73,6 +74,9 @@ CONFIG_OPTIONS = (
     "extra_body",
     "logprobs",
     "top_logprobs",
+    "price_cached_in",
+    "batch_discount",
+    "prompt_layout",
 )
 # The run options of the pairwise flags (refused, naming the kinds that take them,
 # with a kind that does not).
@@ -155,6 +159,23 @@ class Command(DataCommand):
         )
         judge.add_argument(
             "--price-out", type=_decimal, help="Price per million output tokens."
+        )
+        judge.add_argument(
+            "--price-cached-in",
+            type=_decimal,
+            help="Price per million cached input tokens (default: the input price).",
+        )
+        judge.add_argument(
+            "--batch-discount",
+            type=int,
+            metavar="PERCENT",
+            help="Discount on calls made through the Batch API, 0-100 (default 50).",
+        )
+        judge.add_argument(
+            "--prompt-layout",
+            choices=[c.value for c in JudgeConfig.PromptLayout],
+            help="Cache-friendly (default for a new config: shared text first, the "
+            "response last) or the template's own order.",
         )
         judge.add_argument(
             "--layout",
@@ -287,6 +308,19 @@ class Command(DataCommand):
         )
         run.add_argument("--name", default="", help="Run name.")
         run.add_argument(
+            "--budget",
+            type=_decimal,
+            help="Spend cap of the run (default: the judge's default budget): no call "
+            "starts that could take its cost past it. With --resume, the new cap.",
+        )
+        run.add_argument(
+            "--resume",
+            type=int,
+            metavar="RUN_ID",
+            help="Resume this run of the dataset (e.g. one stopped at its budget, "
+            "with a higher --budget) instead of creating one.",
+        )
+        run.add_argument(
             "--experiment",
             type=int,
             help="Add the run to this experiment before it starts (it must cover the "
@@ -309,6 +343,9 @@ class Command(DataCommand):
     def handle(self, *args, **options):
         user = command_user(options["user"])
         dataset = command_dataset(options)
+        if options["resume"] is not None:
+            self._resume(options, user, dataset)
+            return
         config = self._config(options, user, dataset.workspace)
         task = kinds.get(options["kind"])
         foreign = [
@@ -351,6 +388,7 @@ class Command(DataCommand):
                     criteria=tuple(options["few_shot_criteria"]),
                 ),
                 batch=options["batch"],
+                budget=options["budget"],
             )
             estimate = run.estimate or {}
             self.stdout.write(
@@ -369,6 +407,22 @@ class Command(DataCommand):
             )
             return
         self._wait(run)
+
+    def _resume(self, options: dict, user, dataset: Dataset) -> None:
+        """Start run `--resume` of the dataset again, with `--budget` as its new cap
+        when given (`judge_run_start`); the service refuses a cap with no room."""
+        run = JudgeRun.objects.filter(pk=options["resume"], dataset=dataset).first()
+        if run is None:
+            raise CommandError(
+                f"--resume: no run {options['resume']} of dataset {dataset.name!r}"
+            )
+        try:
+            run = judge_run_start(run=run, user=user, budget=options["budget"])
+        except DomainError as exc:
+            raise refused(exc, self.stderr) from exc
+        self.stdout.write(f"Run {run.pk}: {run.get_status_display().lower()}.")
+        if options["wait"]:
+            self._wait(run)
 
     def _join(self, run: JudgeRun, experiment_id: int, user) -> None:
         """Add the new (not yet started) run to the experiment, or remove it
@@ -426,6 +480,9 @@ class Command(DataCommand):
                 "price_in": "price_input_per_m",
                 "price_out": "price_output_per_m",
                 "top_logprobs": "top_logprobs",
+                "price_cached_in": "price_cached_input_per_m",
+                "batch_discount": "batch_discount_percent",
+                "prompt_layout": "prompt_layout",
             }
             if options["logprobs"]:
                 fields["logprobs"] = True

@@ -47,7 +47,6 @@ import time
 import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from decimal import Decimal
 
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
@@ -95,14 +94,6 @@ def batch_settings(config) -> dict:
         "max_bytes": int(settings.JUDGE_BATCH_MAX_BYTES),
         "max_retries": int(config.batch_max_retries),
     }
-
-
-def batch_prices(snapshot: dict) -> tuple[Decimal, Decimal] | None:
-    """HOOK for the batch price (issue 36, ``cost``): the (input, output) prices per
-    million tokens of a result made through a batch, or None to keep the synchronous
-    prices that `store.flush_results` applied. The lead wires the config's batch
-    price fields here at merge; usage is stored exactly as the synchronous path's."""
-    return None
 
 
 # --- the clients that let the synchronous driver settle batch calls -----------------------
@@ -528,11 +519,12 @@ class BatchDriver:
         )
         for result in results:
             result.token = rows[result.call_id][2]
+            result.batch = True  # priced at the config's batch discount
         good = [r for r in results if r.status == JudgeCall.Status.SUCCEEDED]
         bad = [r for r in results if r.status != JudgeCall.Status.SUCCEEDED]
         if good:
             flush_results(self.run, good)
-            _mark_via_batch(self.run.settings_snapshot, [r.call_id for r in good])
+            _mark_via_batch([r.call_id for r in good])
         if bad:
             self._fail_results(batch, bad)
 
@@ -567,7 +559,7 @@ class BatchDriver:
             _release(retry)
         if final:
             flush_results(self.run, final)
-            _mark_via_batch(None, [r.call_id for r in final])
+            _mark_via_batch([r.call_id for r in final])
 
     def _fail_calls(
         self, batch: JudgeBatch, call_ids: list[int], kind: str, reason: str
@@ -718,21 +710,10 @@ def _failures_so_far(call_ids: list[int]) -> dict[int, int]:
     )
 
 
-def _mark_via_batch(snapshot: dict | None, call_ids: list[int]) -> None:
-    """Mark results made through a batch (and price them by `batch_prices`)."""
-    calls = JudgeCall.objects.filter(pk__in=call_ids)
-    calls.update(via_batch=True)
-    prices = batch_prices(snapshot) if snapshot is not None else None
-    if prices is not None:
-        price_in, price_out = prices
-        for call in calls.filter(cached=False).only(
-            "pk", "input_tokens", "output_tokens"
-        ):
-            cost = (
-                Decimal(call.input_tokens) * price_in
-                + Decimal(call.output_tokens) * price_out
-            ) / Decimal(1_000_000)
-            JudgeCall.objects.filter(pk=call.pk).update(cost=cost)
+def _mark_via_batch(call_ids: list[int]) -> None:
+    """Mark results made through a batch (`JudgeCall.via_batch`); their cost was
+    stored at the batch discount (`CallResult.batch`, `judging.costs`)."""
+    JudgeCall.objects.filter(pk__in=call_ids).update(via_batch=True)
 
 
 def _record_strays(batch: JudgeBatch, strays: list[tuple[str, str]]) -> None:

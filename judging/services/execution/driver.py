@@ -40,6 +40,11 @@ from judging.models import (
     JudgeRun,
 )
 from judging.services.adaptations import adaptations_record, known_adaptations
+from judging.services.budgets import (
+    claim_calls_within_budget,
+    judge_run_stop_at_budget,
+    run_call_estimate,
+)
 from judging.services.execution.recovery import (
     driver_beat,
     driver_register,
@@ -103,6 +108,12 @@ class Driver:
         self.stop = False
         self.exhausted = False
         self.client: llm.JudgeClient | None = None
+        # A spend cap (`judging.services.budgets`): claims go through the budget
+        # check, and a claim it stopped makes the driver wait for its calls in
+        # flight, store them, and try once more before it ends.
+        self.capped = run.budget is not None
+        self.per_call = run_call_estimate(run) if self.capped else None
+        self.budget_blocked = False
         self.token = uuid.uuid4().hex  # this driver's `JudgeDriver` row
         # Probability-weighted scores: ask for token log-probabilities.
         self.logprobs = bool(self.snapshot.get("logprobs"))
@@ -227,9 +238,15 @@ class Driver:
                     calls_open=len(self.in_flight),
                     calls_backing_off=client.calls_backing_off,
                 )
+                if self.budget_blocked and not self.in_flight:
+                    if not self.results:
+                        break  # stopped at the budget: nothing in flight, all stored
+                    await self._flush()
+                    self.budget_blocked = False  # stored costs may leave room
                 if (
                     not self.stop
                     and not self.exhausted
+                    and not self.budget_blocked
                     and free > 0
                     and (free >= max(1, self.concurrency // 4) or not self.in_flight)
                 ):
@@ -261,9 +278,16 @@ class Driver:
                 await limiter.aclose()
 
     async def _claim_and_launch(self, free: int, all_skills, template, client) -> None:
-        token, ids = await self.db(claim_calls)(
-            self.run.pk, free, self.lease, self.token
-        )
+        if self.capped:
+            token, ids, self.budget_blocked = await self.db(claim_calls_within_budget)(
+                self.run.pk, free, self.lease, self.token, self.per_call
+            )
+            if not ids and self.budget_blocked:
+                return
+        else:
+            token, ids = await self.db(claim_calls)(
+                self.run.pk, free, self.lease, self.token
+            )
         if not ids:
             # Nothing pending now; keep looping only while our own calls are in flight.
             self.exhausted = True
@@ -412,6 +436,8 @@ class Driver:
             result.attempts += answer.attempts
             result.input_tokens += answer.input_tokens
             result.output_tokens += answer.output_tokens
+            result.cached_input_tokens += answer.cached_input_tokens
+            result.reasoning_tokens += answer.reasoning_tokens
             result.latency_ms = answer.latency_ms
             result.reply_model = answer.model
             result.system_fingerprint = answer.system_fingerprint
@@ -512,4 +538,7 @@ def judge_run_drive(*, run_id: int) -> str:
         _run_in_own_loop(lambda: Driver(run).run_loop())
     finally:
         close_old_connections()
-    return judge_run_finish_if_done(run_id=run_id)
+    status = judge_run_finish_if_done(run_id=run_id)
+    if run.budget is not None and status == JudgeRun.Status.RUNNING:
+        status = judge_run_stop_at_budget(run_id=run_id)
+    return status

@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from annotation.models import Skill
 from flaskapp import limits
-from judging import baselines, kinds, prompts, reasoning
+from judging import baselines, costs, kinds, prompts, reasoning
 from judging.kinds import CallContext, CallResult, Claim
 from judging.logprobs import NO_LOGPROBS_NOTE
 from judging.models import (
@@ -109,9 +109,7 @@ def flush_results(run: JudgeRun, results: list[CallResult]) -> None:
     entries, in one transaction; refresh the run's heartbeat."""
     if not results:
         return
-    snapshot = run.settings_snapshot
-    price_in = Decimal(snapshot.get("price_input_per_m") or 0)
-    price_out = Decimal(snapshot.get("price_output_per_m") or 0)
+    prices = costs.Prices.from_snapshot(run.settings_snapshot)
     now = timezone.now()
     with transaction.atomic():
         owned = set(
@@ -123,7 +121,7 @@ def flush_results(run: JudgeRun, results: list[CallResult]) -> None:
         )
         kept = [r for r in results if (r.call_id, r.token) in owned]
         if kept and connection.vendor == "postgresql":
-            _update_calls_pg(kept, price_in, price_out, now)
+            _update_calls_pg(kept, prices, now)
         else:
             for r in kept:
                 JudgeCall.objects.filter(pk=r.call_id).update(
@@ -136,7 +134,9 @@ def flush_results(run: JudgeRun, results: list[CallResult]) -> None:
                     parse_failures=r.parse_failures,
                     input_tokens=r.input_tokens,
                     output_tokens=r.output_tokens,
-                    cost=_cost(r, price_in, price_out),
+                    cost=_cost(r, prices),
+                    cached_input_tokens=r.cached_input_tokens,
+                    reasoning_tokens=r.reasoning_tokens,
                     latency_ms=r.latency_ms,
                     cached=r.cached,
                     prompt_hash=r.prompt_hash,
@@ -196,12 +196,16 @@ def _write_result_rows(run: JudgeRun, kept: list[CallResult]) -> None:
         model.objects.bulk_create(rows, ignore_conflicts=True)
 
 
-def _cost(r: CallResult, price_in: Decimal, price_out: Decimal) -> Decimal:
+def _cost(r: CallResult, prices: costs.Prices) -> Decimal:
     if r.cached:
-        return Decimal(0)  # served from the cache: not paid again
-    return (
-        Decimal(r.input_tokens) * price_in + Decimal(r.output_tokens) * price_out
-    ) / (Decimal(1_000_000))
+        return Decimal(0)  # served from our own cache: not paid again
+    return costs.call_cost(
+        prices=prices,
+        input_tokens=r.input_tokens,
+        output_tokens=r.output_tokens,
+        cached_input_tokens=r.cached_input_tokens,
+        batch=r.batch,
+    )
 
 
 def renew_leases(call_ids: list[int], lease: float) -> None:
@@ -212,17 +216,16 @@ def renew_leases(call_ids: list[int], lease: float) -> None:
         ).update(lease_until=timezone.now() + timedelta(seconds=lease))
 
 
-def _update_calls_pg(
-    results: list[CallResult], price_in: Decimal, price_out: Decimal, now
-) -> None:
+def _update_calls_pg(results: list[CallResult], prices: costs.Prices, now) -> None:
     """One UPDATE ... FROM (VALUES ...) for a whole batch of finished calls."""
     rows = []
     params: list = []
     for r in results:
-        cost = _cost(r, price_in, price_out)
+        cost = _cost(r, prices)
         rows.append(
             "(%s::bigint, %s, %s, %s::jsonb, %s, %s, %s::int, %s::int, %s::int, "
-            "%s::int, %s::numeric, %s::int, %s::boolean, %s, %s, %s)"
+            "%s::int, %s::numeric, %s::int, %s::boolean, %s, %s, %s, %s::int, %s::int)"
+            "%s::int, %s::numeric, %s::int, %s::boolean, %s, %s::int, %s::int)"
         )
         params += [
             r.call_id,
@@ -241,6 +244,8 @@ def _update_calls_pg(
             r.prompt_hash,
             r.reply_model,
             r.system_fingerprint,
+            r.cached_input_tokens,
+            r.reasoning_tokens,
         ]
     sql = (
         "UPDATE judging_judgecall AS c SET status = v.status, raw_output = v.raw, "
@@ -248,12 +253,14 @@ def _update_calls_pg(
         "parse_failures = v.pf, input_tokens = v.itok, output_tokens = v.otok, "
         "cost = v.cost, latency_ms = v.lat, cached = v.cached, prompt_hash = v.ph, "
         "reply_model = v.rmodel, system_fingerprint = v.fp, "
+        "cached_input_tokens = v.citok, reasoning_tokens = v.rtok, "
         "finished_at = %s, "
         "claim_token = '', driver_token = '', lease_until = NULL "
         "FROM (VALUES "
         + ", ".join(rows)
         + ") AS v(id, status, raw, parsed, error, kind, "
-        "attempts, pf, itok, otok, cost, lat, cached, ph, rmodel, fp) WHERE c.id = v.id"
+        "attempts, pf, itok, otok, cost, lat, cached, ph, rmodel, fp, citok, rtok) "
+        "WHERE c.id = v.id"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, [now, *params])
