@@ -118,7 +118,17 @@ class ExperimentListApi(APIView):
     def post(self, request):
         data = request.data if isinstance(request.data, dict) else {}
         dataset_id = ascii_int(data.get("dataset"))
-        dataset = Dataset.objects.filter(pk=dataset_id).first() if dataset_id else None
+        # Only a dataset of a workspace where the user is a researcher: another
+        # workspace's is refused like a missing one.
+        dataset = (
+            workspaces.scope_for_role(
+                Dataset.objects, request.user, workspaces.RESEARCHER
+            )
+            .filter(pk=dataset_id)
+            .first()
+            if dataset_id
+            else None
+        )
         if dataset is None:
             raise BadParameter("dataset", "no such dataset")
         run_ids = data.get("run_ids") or []

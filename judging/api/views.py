@@ -4,6 +4,7 @@ selectors and services check the role again."""
 
 from __future__ import annotations
 
+from django.db.models import Q
 from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
@@ -87,14 +88,11 @@ class JudgeConfigListApi(ListApi):
     def post(self, request):
         serializer = JudgeConfigCreateInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        fields = _config_fields(serializer.validated_data)
-        config = judge_config_create(
-            user=request.user,
-            workspace=workspaces.workspace_for_create(
-                request.user, request.query_params.get("workspace")
-            ),
-            **fields,
+        workspace = workspaces.workspace_for_create(
+            request.user, request.query_params.get("workspace")
         )
+        fields = _config_fields(serializer.validated_data, workspace.pk)
+        config = judge_config_create(user=request.user, workspace=workspace, **fields)
         config = selectors.judge_config_get_for_user(
             user=request.user, config_id=config.pk
         )
@@ -127,7 +125,7 @@ class JudgeConfigDetailApi(APIView):
         )
         serializer = JudgeConfigUpdateInputSerializer(data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
-        fields = _config_fields(serializer.validated_data)
+        fields = _config_fields(serializer.validated_data, config.workspace_id)
         judge_config_update(user=request.user, config=config, **fields)
         config = selectors.judge_config_get_for_user(
             user=request.user, config_id=config.pk
@@ -135,15 +133,20 @@ class JudgeConfigDetailApi(APIView):
         return Response(JudgeConfigOutputSerializer(config).data)
 
 
-def _config_fields(validated: dict) -> dict:
+def _config_fields(validated: dict, workspace_id: int) -> dict:
     """The service's fields from a config input: `prompt_id` becomes `prompt`,
-    `stored_key_id` becomes `stored_key` (who may use it: the service)."""
+    `stored_key_id` becomes `stored_key` (who may use it: the service). Only the
+    config's workspace's keys and prompt templates (and the built-in templates) are
+    looked up: an id of another workspace gets the answer of an id that names
+    nothing, so the answer does not tell that it exists."""
     fields = dict(validated)
     if "stored_key_id" in fields:
         key_id = fields.pop("stored_key_id")
         fields["stored_key"] = None
         if key_id is not None:
-            fields["stored_key"] = StoredKey.objects.filter(pk=key_id).first()
+            fields["stored_key"] = StoredKey.objects.filter(
+                pk=key_id, workspace_id=workspace_id
+            ).first()
             if fields["stored_key"] is None:
                 raise DomainError(
                     "the judge config was not saved",
@@ -153,7 +156,9 @@ def _config_fields(validated: dict) -> dict:
         prompt_id = fields.pop("prompt_id")
         fields["prompt"] = None
         if prompt_id is not None:
-            fields["prompt"] = PromptTemplate.objects.filter(pk=prompt_id).first()
+            fields["prompt"] = PromptTemplate.objects.filter(
+                Q(workspace__isnull=True) | Q(workspace_id=workspace_id), pk=prompt_id
+            ).first()
             if fields["prompt"] is None:
                 raise DomainError(
                     "the judge config was not saved",
