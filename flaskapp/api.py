@@ -193,6 +193,26 @@ class Pagination(LimitOffsetPagination):
         )
 
 
+# --- The body of a refusal -------------------------------------------------------------
+
+
+class ImportProblemOutputSerializer(serializers.Serializer):
+    """One `Problem` of a refusal (`exception_handler`)."""
+
+    file = serializers.CharField(allow_null=True)
+    line = serializers.IntegerField(allow_null=True)
+    field = serializers.CharField(allow_null=True)
+    message = serializers.CharField()
+    text = serializers.CharField(help_text="The problem as one sentence for people.")
+
+
+class ProblemOutputSerializer(serializers.Serializer):
+    """The body of a refused operation (a `DomainError`, see `exception_handler`)."""
+
+    detail = serializers.CharField()
+    problems = ImportProblemOutputSerializer(many=True)
+
+
 # --- The workspace of a request ------------------------------------------------------
 
 WORKSPACE_CREATE_PARAMETER = OpenApiParameter(
