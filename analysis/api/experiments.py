@@ -30,7 +30,7 @@ from annotation import selectors as annotation_selectors
 from annotation.api.permissions import IsResearcher
 from annotation.models import Dataset
 from flaskapp import workspaces
-from flaskapp.api import refusal
+from flaskapp.api import WORKSPACE_FILTER_PARAMETER, refusal
 from flaskapp.params import BadParameter, ascii_int
 from flaskapp.throttling import HeavyApiMixin
 from judging.models import TestSplitLook
@@ -98,6 +98,7 @@ class ExperimentListApi(APIView):
     permission_classes = [IsResearcher]
 
     @extend_schema(
+        parameters=[WORKSPACE_FILTER_PARAMETER],
         tags=["experiments"],
         operation_id="experiments_list",
         responses={200: OpenApiTypes.OBJECT},

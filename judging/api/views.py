@@ -18,6 +18,7 @@ from annotation.api.permissions import IsResearcher
 from annotation.api.serializers.datasets import ProblemOutputSerializer
 from annotation.services.imports import import_check_sizes
 from flaskapp import workspaces
+from flaskapp.api import WORKSPACE_CREATE_PARAMETER, WORKSPACE_FILTER_PARAMETER
 from flaskapp.errors import DomainError, Problem
 from judging.api.serializers import (
     JudgeCallFilterInputSerializer,
@@ -70,7 +71,11 @@ class JudgeConfigListApi(ListApi):
     permission_classes = [IsResearcher]
     output_serializer_class = JudgeConfigOutputSerializer
 
-    @extend_schema(tags=["judges"], responses=JudgeConfigOutputSerializer(many=True))
+    @extend_schema(
+        parameters=[WORKSPACE_FILTER_PARAMETER],
+        tags=["judges"],
+        responses=JudgeConfigOutputSerializer(many=True),
+    )
     def get(self, request):
         return self.paginated_response(
             workspaces.filter_by_workspace_param(
@@ -81,6 +86,7 @@ class JudgeConfigListApi(ListApi):
         )
 
     @extend_schema(
+        parameters=[WORKSPACE_CREATE_PARAMETER],
         tags=["judges"],
         request=JudgeConfigCreateInputSerializer,
         responses={201: JudgeConfigOutputSerializer, 400: REFUSED},
@@ -182,7 +188,7 @@ class JudgeRunListApi(ListApi):
 
     @extend_schema(
         tags=["runs"],
-        parameters=[JudgeRunListFilterInputSerializer],
+        parameters=[JudgeRunListFilterInputSerializer, WORKSPACE_FILTER_PARAMETER],
         responses=JudgeRunOutputSerializer(many=True),
     )
     def get(self, request):
