@@ -301,3 +301,22 @@ def test_experiment_api_refuses_another_workspaces_dataset_and_runs(
         {**problems[0], "field": "run_ids", "message": f"no run {world['run_b'].pk}"}
     ]
     assert not Experiment.objects.exists()
+
+
+def test_criterion_note_api_refuses_another_workspaces_dataset_like_a_missing_one(
+    api_client_for, world
+):
+    client = api_client_for(world["only_a"])
+    url = f"/api/prompts/{world['prompt_a'].pk}/criterion-notes/"
+    answers = [
+        client.post(
+            url, {"skill_key": "factuality", "text": "n", "dataset": pk}, format="json"
+        )
+        for pk in (world["data_b"].pk, MISSING)
+    ]
+    assert [a.status_code for a in answers] == [400, 400]
+    problems = [a.json()["problems"][0] for a in answers]
+    assert [p["field"] for p in problems] == ["dataset", "dataset"]
+    assert problems[0]["message"].replace(str(world["data_b"].pk), "N") == problems[1][
+        "message"
+    ].replace(str(MISSING), "N")
