@@ -6,6 +6,8 @@ port. The browser's part is played by Django's test client on our side and by a
 `requests` session on the provider's side (its login form, its redirects); the code
 exchange, the keys and the userinfo go over real HTTP from our backend to the provider.
 A tampered ID token comes from a real HTTP proxy in front of the token endpoint.
+Between sign-ins, roles follow the provider (the refresh, with groups changed in the
+provider's own database), and a single sign-on user makes API tokens on sso/token/.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth.models import Group
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from annotation.models import Campaign, Dataset, Rubric
@@ -165,6 +166,15 @@ def test_run_import_and_panel_offer_only_the_current_workspaces_datasets(
     client = _in_a(client_for(world["both"]), world)
     page = client.get(reverse("judging:run-import"))
     assert _choices(page, "dataset") == {str(world["data_a"].pk)}
+    before = JudgeRun.objects.count()
+    upload = SimpleUploadedFile("scores.csv", b"id,model,skill,score\n1,m-a,x,3\n")
+    refused_import = client.post(
+        reverse("judging:run-import"),
+        {"dataset": world["data_b"].pk, "format": "csv", "files": [upload]},
+    )
+    assert refused_import.status_code == 400
+    assert "valid choice" in refused_import.context["form"].errors["dataset"][0]
+    assert JudgeRun.objects.count() == before
     panel = client.get(reverse("judging:run-panel-new"))
     assert [d.pk for d in panel.context["datasets"]] == [world["data_a"].pk]
     refused = client.post(
