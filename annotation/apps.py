@@ -17,3 +17,10 @@ class AnnotationConfig(AppConfig):
 
         pre_delete.disconnect(SCORE_HISTORY.pre_delete, sender=HumanScore)
         post_delete.disconnect(SCORE_HISTORY.post_delete, sender=HumanScore)
+
+        # The kernel's account services (flaskapp.people) mark a password temporary
+        # through this app's table without importing the app (flaskapp.credentials).
+        from annotation.services.raters import password_mark_temporary
+        from flaskapp.credentials import temporary_password_recorder_register
+
+        temporary_password_recorder_register(password_mark_temporary)

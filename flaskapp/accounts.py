@@ -45,6 +45,7 @@ from annotation.models import TemporaryPassword
 from flaskapp import tokens
 from flaskapp.errors import DomainError, Problem
 from flaskapp.middleware import TEMPORARY_PASSWORD_SESSION_KEY
+from flaskapp.sso.config import provider_name, sso_enabled
 
 LOCKED_OUT = (
     "Too many failed logins for this username: try again in {minutes} minutes, or ask "
@@ -147,10 +148,15 @@ class TokenApi(APIView):
         if getattr(http_request, "axes_locked_out", False):
             return lockout_response(http_request)
         if user is None or not user.is_active:
-            raise DomainError(
-                "no token was made",
-                [Problem("wrong username or password", field="password")],
-            )
+            message = "wrong username or password"
+            if sso_enabled():
+                # Said to everyone (it tells nothing about the account): a single
+                # sign-on account has no password here and makes tokens on a page.
+                message += (
+                    "; an account that signs in with "
+                    f"{provider_name()} makes its tokens on /sso/token/"
+                )
+            raise DomainError("no token was made", [Problem(message, field="password")])
         if has_temporary_password(user):
             raise DomainError(
                 "no token was made",

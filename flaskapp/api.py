@@ -9,6 +9,12 @@
 - `validated`, `query_data` and `refusal`: the one way views read a query or body
   through a serializer and turn a selector's refusal into a 400 naming the field.
 - `Pagination` bounds ``offset`` (PostgreSQL takes a bigint) and ``limit``.
+- `WorkspaceScopedPrimaryKeyRelatedField`: an id in a request body that names an
+  object of the workspaces where the user may act; any other (another workspace's
+  included) is refused like a missing one, naming the field.
+- `WORKSPACE_CREATE_PARAMETER`, `WORKSPACE_FILTER_PARAMETER`: the ``workspace``
+  query parameter as the schema documents it (`flaskapp.workspaces.
+  workspace_for_create`, `filter_by_workspace_param`).
 """
 
 from __future__ import annotations
@@ -19,7 +25,9 @@ import json
 from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.db import DataError
-from rest_framework import exceptions, parsers, status
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter
+from rest_framework import exceptions, parsers, serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
@@ -35,6 +43,7 @@ from flaskapp.middleware import (
 )
 from flaskapp.params import int_param
 from flaskapp.untrusted import JSONInputError, json_loads, json_syntax_error
+from flaskapp.workspaces import RESEARCHER, scope_for_role
 
 
 def exception_handler(exc, context):
@@ -181,4 +190,70 @@ class Pagination(LimitOffsetPagination):
             0,
             min_value=0,
             max_value=ID.high,
+        )
+
+
+# --- The body of a refusal -------------------------------------------------------------
+
+
+class ImportProblemOutputSerializer(serializers.Serializer):
+    """One `Problem` of a refusal (`exception_handler`)."""
+
+    file = serializers.CharField(allow_null=True)
+    line = serializers.IntegerField(allow_null=True)
+    field = serializers.CharField(allow_null=True)
+    message = serializers.CharField()
+    text = serializers.CharField(help_text="The problem as one sentence for people.")
+
+
+class ProblemOutputSerializer(serializers.Serializer):
+    """The body of a refused operation (a `DomainError`, see `exception_handler`)."""
+
+    detail = serializers.CharField()
+    problems = ImportProblemOutputSerializer(many=True)
+
+
+# --- The workspace of a request ------------------------------------------------------
+
+WORKSPACE_CREATE_PARAMETER = OpenApiParameter(
+    "workspace",
+    OpenApiTypes.INT,
+    OpenApiParameter.QUERY,
+    required=False,
+    description="The id of the workspace to create in (you must be a researcher "
+    "there: 404 when you are not a member, 403 when your role is lower). Absent: "
+    "the first workspace, by name, where you are a researcher.",
+)
+WORKSPACE_FILTER_PARAMETER = OpenApiParameter(
+    "workspace",
+    OpenApiTypes.INT,
+    OpenApiParameter.QUERY,
+    required=False,
+    description="Only this workspace's rows (404 when you are not a member). "
+    "Absent: every workspace you may read.",
+)
+
+
+class WorkspaceScopedPrimaryKeyRelatedField(serializers.PrimaryKeyRelatedField):
+    """The id of an object of a workspace where the request's user holds `needed`
+    (default: researcher). An id of another workspace gets the same answer as an id
+    that names nothing (DRF's ``does_not_exist``, under the field's name), so the
+    answer does not tell that the object exists. Needs ``context={"request": ...}``;
+    without it nothing is accepted. `workspace_field`: the path to the row's
+    workspace (as `flaskapp.workspaces.scope_for_role`)."""
+
+    def __init__(
+        self, *, needed: str = RESEARCHER, workspace_field: str = "workspace", **kw
+    ):
+        self.needed = needed
+        self.workspace_field = workspace_field
+        super().__init__(**kw)
+
+    def get_queryset(self):
+        queryset = super().get_queryset()
+        request = self.context.get("request")
+        if request is None:
+            return queryset.none()
+        return scope_for_role(
+            queryset, request.user, self.needed, field=self.workspace_field
         )

@@ -101,6 +101,9 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     # A password someone else set must be replaced first (flaskapp.middleware).
     "flaskapp.middleware.TemporaryPasswordMiddleware",
+    # A single sign-on session goes back to the provider every
+    # OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS, so roles follow its claims (flaskapp.sso).
+    "flaskapp.sso.middleware.SsoRefreshMiddleware",
     # A single sign-on user whom no claim gives a workspace sees only that page.
     "flaskapp.sso.middleware.NoWorkspaceMiddleware",
     # The logout form may go on to the provider's end-session endpoint (its CSP).
@@ -264,6 +267,16 @@ OIDC_USE_PKCE = env_bool("OIDC_USE_PKCE", True)
 # The ID token is kept in the (server-side) session for the provider's logout hint.
 OIDC_STORE_ID_TOKEN = True
 OIDC_AUTHENTICATION_CALLBACK_URL = "sso-callback"
+# Roles follow the provider: a signed-in single sign-on user is sent back to it (with
+# prompt=none, silent while its session lasts) when this many seconds have passed
+# since it last vouched for them, and its claims are applied again
+# (flaskapp.sso.middleware.SsoRefreshMiddleware).
+OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS = env_int(
+    "OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS", 900, minimum=30
+)
+# A single sign-on user makes API tokens on sso/token/ when the provider vouched for
+# them within this many minutes (they have no password for POST /api/auth/token/).
+SSO_TOKEN_SIGN_IN_MINUTES = env_int("SSO_TOKEN_SIGN_IN_MINUTES", 10, minimum=1)
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -256,10 +256,11 @@ class JudgeConfigForm(ProblemsFormMixin, forms.Form):
         """`workspace_id`: where a new config goes (an edited one stays in its own);
         its stored keys are the choices."""
         super().__init__(*args, **kwargs)
-        # The built-in templates and those of the user's workspaces (the service
-        # refuses one of another workspace than the config's).
+        # The built-in templates and those of the config's workspace (a new one's:
+        # `workspace_id`); one of another workspace is refused like a missing one.
+        scope = config.workspace_id if config else workspace_id
         self.fields["prompt"].queryset = (
-            prompt_template_list(user=user)
+            prompt_template_list(user=user, workspace=scope)
             .filter(kind=PromptTemplate.Kind.POINTWISE)
             .order_by("name", "-version")
         )

@@ -30,7 +30,7 @@ from annotation import selectors as annotation_selectors
 from annotation.api.permissions import IsResearcher
 from annotation.models import Dataset
 from flaskapp import workspaces
-from flaskapp.api import refusal
+from flaskapp.api import WORKSPACE_FILTER_PARAMETER, refusal
 from flaskapp.params import BadParameter, ascii_int
 from flaskapp.throttling import HeavyApiMixin
 from judging.models import TestSplitLook
@@ -98,6 +98,7 @@ class ExperimentListApi(APIView):
     permission_classes = [IsResearcher]
 
     @extend_schema(
+        parameters=[WORKSPACE_FILTER_PARAMETER],
         tags=["experiments"],
         operation_id="experiments_list",
         responses={200: OpenApiTypes.OBJECT},
@@ -118,7 +119,17 @@ class ExperimentListApi(APIView):
     def post(self, request):
         data = request.data if isinstance(request.data, dict) else {}
         dataset_id = ascii_int(data.get("dataset"))
-        dataset = Dataset.objects.filter(pk=dataset_id).first() if dataset_id else None
+        # Only a dataset of a workspace where the user is a researcher: another
+        # workspace's is refused like a missing one.
+        dataset = (
+            workspaces.scope_for_role(
+                Dataset.objects, request.user, workspaces.RESEARCHER
+            )
+            .filter(pk=dataset_id)
+            .first()
+            if dataset_id
+            else None
+        )
         if dataset is None:
             raise BadParameter("dataset", "no such dataset")
         run_ids = data.get("run_ids") or []

@@ -41,7 +41,11 @@ from annotation.services.gold import gold_delete, gold_import_file, gold_set
 from annotation.services.import_jobs import import_job_confirm, import_job_create
 from annotation.services.rubrics import rubric_import
 from flaskapp import workspaces
-from flaskapp.api import Pagination
+from flaskapp.api import (
+    WORKSPACE_CREATE_PARAMETER,
+    WORKSPACE_FILTER_PARAMETER,
+    Pagination,
+)
 
 
 class ListApi(APIView):
@@ -70,7 +74,11 @@ class RubricListApi(ListApi):
     permission_classes = [IsResearcher]
     output_serializer_class = RubricListOutputSerializer
 
-    @extend_schema(tags=["rubrics"], responses=RubricListOutputSerializer(many=True))
+    @extend_schema(
+        parameters=[WORKSPACE_FILTER_PARAMETER],
+        tags=["rubrics"],
+        responses=RubricListOutputSerializer(many=True),
+    )
     def get(self, request):
         return self.paginated_response(
             workspaces.filter_by_workspace_param(
@@ -98,6 +106,7 @@ class RubricImportApi(APIView):
     parser_classes = [MultiPartParser]
 
     @extend_schema(
+        parameters=[WORKSPACE_CREATE_PARAMETER],
         tags=["rubrics"],
         request=RubricImportInputSerializer,
         responses={201: RubricDetailOutputSerializer, 400: ProblemOutputSerializer},
@@ -126,7 +135,11 @@ class DatasetListApi(ListApi):
     permission_classes = [IsResearcher]
     output_serializer_class = DatasetListOutputSerializer
 
-    @extend_schema(tags=["datasets"], responses=DatasetListOutputSerializer(many=True))
+    @extend_schema(
+        parameters=[WORKSPACE_FILTER_PARAMETER],
+        tags=["datasets"],
+        responses=DatasetListOutputSerializer(many=True),
+    )
     def get(self, request):
         return self.paginated_response(
             workspaces.filter_by_workspace_param(
@@ -238,12 +251,13 @@ class DatasetImportApi(APIView):
     @extend_schema(
         tags=["imports"],
         parameters=[
+            WORKSPACE_CREATE_PARAMETER,
             OpenApiParameter(
                 "dataset_name",
                 str,
                 OpenApiParameter.PATH,
                 description="The dataset's name; a new name creates the dataset.",
-            )
+            ),
         ],
         request=DatasetImportInputSerializer,
         responses={201: ImportJobOutputSerializer, 400: IMPORT_REFUSED},
@@ -273,7 +287,11 @@ class ImportJobListApi(ListApi):
     permission_classes = [IsResearcher]
     output_serializer_class = ImportJobOutputSerializer
 
-    @extend_schema(tags=["imports"], responses=ImportJobOutputSerializer(many=True))
+    @extend_schema(
+        parameters=[WORKSPACE_FILTER_PARAMETER],
+        tags=["imports"],
+        responses=ImportJobOutputSerializer(many=True),
+    )
     def get(self, request):
         return self.paginated_response(
             workspaces.filter_by_workspace_param(

@@ -42,14 +42,17 @@ from annotation.services.campaign_spec import spec_from_fields
 from annotation.services.campaigns import campaign_create
 from annotation.services.serving import NextResult
 from flaskapp import bounds, limits
-from flaskapp.api import Pagination
+from flaskapp.api import Pagination, WorkspaceScopedPrimaryKeyRelatedField
 
 REFUSED = refused("label")
 
 
 class PairwiseCampaignCreateInputSerializer(serializers.Serializer):
-    dataset = serializers.PrimaryKeyRelatedField(
-        queryset=Dataset.objects.all(), help_text="The dataset's id."
+    # A dataset of another workspace is refused like a missing one.
+    dataset = WorkspaceScopedPrimaryKeyRelatedField(
+        queryset=Dataset.objects.all(),
+        help_text="The dataset's id (one of a workspace where you are a researcher; "
+        "the campaign is made in the dataset's workspace).",
     )
     name = serializers.CharField(max_length=200)
     pair_mode = serializers.CharField(

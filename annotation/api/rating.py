@@ -59,7 +59,7 @@ from annotation.services.campaigns import (
 from annotation.services.gold import gold_feedback
 from annotation.services.serving import NextResult
 from flaskapp import roles, workspaces
-from flaskapp.api import Pagination
+from flaskapp.api import WORKSPACE_FILTER_PARAMETER, Pagination
 
 REFUSED = refused("scores.factuality")
 
@@ -110,7 +110,9 @@ class CampaignListApi(APIView):
     pagination_class = Pagination
 
     @extend_schema(
-        tags=["campaigns"], responses=CampaignListOutputSerializer(many=True)
+        parameters=[WORKSPACE_FILTER_PARAMETER],
+        tags=["campaigns"],
+        responses=CampaignListOutputSerializer(many=True),
     )
     def get(self, request):
         page = _paginate(

@@ -149,24 +149,29 @@ def rater_get_for_user(*, user, rater_id: int) -> User:
     return rater
 
 
-def campaign_choice_list_for_user(*, user) -> list[Campaign]:
-    """The campaigns a rater can be added to (active or paused), newest first."""
+def campaign_choice_list_for_user(*, user, workspace=None) -> list[Campaign]:
+    """The campaigns a rater can be added to (active or paused), newest first: of
+    `workspace` (the page's current one) when given, else of every workspace where
+    `user` is a researcher."""
     roles.require_researcher(user)
+    qs = workspaces.scope_for_role(Campaign.objects, user, workspaces.RESEARCHER)
+    if workspace is not None:
+        qs = qs.filter(workspace=workspace)
     return list(
-        workspaces.scope_for_role(Campaign.objects, user, workspaces.RESEARCHER)
-        .exclude(status=Campaign.Status.CLOSED)
-        .order_by("-created_at", "-id")
+        qs.exclude(status=Campaign.Status.CLOSED).order_by("-created_at", "-id")
     )
 
 
-def campaign_choice_get(*, user, campaign_id: int | None) -> Campaign | None:
+def campaign_choice_get(
+    *, user, campaign_id: int | None, workspace=None
+) -> Campaign | None:
     """The campaign `campaign_id` (any status; the service refuses closed ones), or
-    None for no id or an unknown one. Researchers and admins only."""
+    None for no id, an unknown one or one of another workspace than `workspace`
+    (when given). Researchers and admins only."""
     roles.require_researcher(user)
     if campaign_id is None:
         return None
-    return (
-        workspaces.scope_for_role(Campaign.objects, user, workspaces.RESEARCHER)
-        .filter(pk=campaign_id)
-        .first()
-    )
+    qs = workspaces.scope_for_role(Campaign.objects, user, workspaces.RESEARCHER)
+    if workspace is not None:
+        qs = qs.filter(workspace=workspace)
+    return qs.filter(pk=campaign_id).first()

@@ -18,65 +18,21 @@ admin.
 
 from __future__ import annotations
 
-import secrets
-
 from django.contrib.auth.models import Group, User
-from django.contrib.auth.password_validation import validate_password
-from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.http import Http404
 
 from annotation.models import TemporaryPassword
 from flaskapp import roles, tokens, workspaces
+
+# The account rules are the kernel's (`flaskapp.credentials`, one home); kept
+# importable from here for the app's callers.
+from flaskapp.credentials import (  # noqa: F401
+    password_generate,
+    password_problems,
+    username_problems,
+)
 from flaskapp.errors import DomainError, Problem
-
-# 16 URL-safe characters (96 bits): far beyond any validator, easy to copy.
-GENERATED_PASSWORD_BYTES = 12
-USERNAME_MAX = User._meta.get_field("username").max_length
-
-
-def password_generate() -> str:
-    """A random password that passes the validators (96 bits from `secrets`)."""
-    while True:
-        password = secrets.token_urlsafe(GENERATED_PASSWORD_BYTES)
-        # All-digit or validator-refused draws are astronomically rare; draw again.
-        try:
-            validate_password(password)
-        except ValidationError:
-            continue
-        return password
-
-
-def username_problems(username: str, *, field: str = "username") -> list[Problem]:
-    """Why `username` cannot name a new account (empty list: it can): the one rule for
-    every way an account is made in the app (a rater here; an invite link's sign-up
-    and the bulk accounts of `flaskapp.people`). Empty, too long, characters Django's
-    validator refuses, or taken (case-insensitively). One query at most."""
-    if not username:
-        return [Problem("is empty", field=field)]
-    if len(username) > USERNAME_MAX:
-        return [Problem(f"is longer than {USERNAME_MAX} characters", field=field)]
-    try:
-        User.username_validator(username)
-    except ValidationError:
-        return [Problem("may contain only letters, digits and @ . + - _", field=field)]
-    if User.objects.filter(username__iexact=username).exists():
-        return [Problem(f"{username!r} is taken", field=field)]
-    return []
-
-
-def password_problems(password: str, user: User) -> list[Problem]:
-    """The project's password rules (`AUTH_PASSWORD_VALIDATORS`) applied to
-    `password` for `user` (unsaved is fine), one problem naming ``password`` each."""
-    return _password_problems(password, user)
-
-
-def _password_problems(password: str, user: User) -> list[Problem]:
-    try:
-        validate_password(password, user=user)
-    except ValidationError as exc:
-        return [Problem(message, field="password") for message in exc.messages]
-    return []
 
 
 def rater_create(
@@ -102,7 +58,7 @@ def rater_create(
     if generated:
         password = password_generate()
     else:
-        problems += _password_problems(password, User(username=username))
+        problems += password_problems(password, User(username=username))
     if problems:
         raise DomainError("the rater was not created", problems)
     with transaction.atomic():
@@ -163,7 +119,7 @@ def rater_password_reset(*, user: User, rater: User, password: str = "") -> str:
     generated = not password
     if generated:
         password = password_generate()
-    elif problems := _password_problems(password, rater):
+    elif problems := password_problems(password, rater):
         raise DomainError("the password was not changed", problems)
     with transaction.atomic():
         rater.set_password(password)

@@ -7,6 +7,7 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.db.models import Count, IntegerField, OuterRef, Subquery, Sum
 from django.db.models.functions import Coalesce
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
@@ -142,11 +143,22 @@ class CampaignForm(forms.Form):
     # Service problem field -> form field.
     FIELD_OF_PROBLEM = {"skills": "chosen_skills"}
 
-    def __init__(self, *args, user, dataset: Dataset | None = None, **kwargs):
+    def __init__(
+        self, *args, user, workspace=None, dataset: Dataset | None = None, **kwargs
+    ):
+        """`workspace`: the request's current one; only its datasets and people
+        are choices (a posted id of another workspace is refused like a missing
+        one). None: every workspace where `user` is a researcher."""
         super().__init__(*args, **kwargs)
-        self.fields["dataset"].queryset = selectors.dataset_list_for_user(user=user)
+        self.fields["dataset"].queryset = selectors.dataset_list_for_user(
+            user=user, workspace=workspace
+        )
+        if dataset is not None:
+            workspace_id = dataset.workspace_id
+        else:
+            workspace_id = workspace.pk if workspace is not None else None
         self.fields["raters"].queryset = rater_users(
-            user=user, workspace_id=dataset.workspace_id if dataset else None
+            user=user, workspace_id=workspace_id
         )
         self.dataset_stats = None
         self.skills: list[Skill] = []
@@ -177,13 +189,20 @@ class CampaignForm(forms.Form):
 
 
 def _dataset_from_params(request: HttpRequest, params: QueryDict) -> Dataset | None:
+    """The dataset `params` names, when it is one of the current workspace's."""
     dataset_id = ascii_int(params.get("dataset"))
     if dataset_id is None:
         return None
     try:
-        return selectors.dataset_get_for_user(user=request.user, dataset_id=dataset_id)
-    except Http404:  # a stale dataset id simply offers no models and skills
+        dataset = selectors.dataset_get_for_user(
+            user=request.user, dataset_id=dataset_id
+        )
+    except (Http404, PermissionDenied):  # a stale id offers no models and skills
         return None
+    workspace = current_workspace(request)
+    if workspace is not None and dataset.workspace_id != workspace.pk:
+        return None  # another workspace's: not a choice here (the form says so)
+    return dataset
 
 
 @login_required
@@ -198,7 +217,12 @@ def campaign_new(request: HttpRequest) -> HttpResponse:
     status = 200
     if request.method == "POST":
         dataset = _dataset_from_params(request, request.POST)
-        form = CampaignForm(request.POST, user=request.user, dataset=dataset)
+        form = CampaignForm(
+            request.POST,
+            user=request.user,
+            workspace=current_workspace(request),
+            dataset=dataset,
+        )
         if form.is_valid():
             data = form.cleaned_data
             try:
@@ -227,11 +251,18 @@ def campaign_new(request: HttpRequest) -> HttpResponse:
             for k, f in CampaignForm.base_fields.items()
             if k in request.GET
         }
-        datasets = selectors.dataset_list_for_user(user=request.user)
+        datasets = selectors.dataset_list_for_user(
+            user=request.user, workspace=current_workspace(request)
+        )
         if dataset is None and "dataset" not in request.GET and len(datasets) == 1:
             dataset = datasets[0]
             initial["dataset"] = dataset.pk
-        form = CampaignForm(initial=initial, user=request.user, dataset=dataset)
+        form = CampaignForm(
+            initial=initial,
+            user=request.user,
+            workspace=current_workspace(request),
+            dataset=dataset,
+        )
     context = {"form": form, "dataset": dataset}
     return render_page_or_fragment(
         request,

@@ -139,11 +139,22 @@ class PairwiseCampaignForm(forms.Form):
         widget=forms.CheckboxSelectMultiple,
     )
 
-    def __init__(self, *args, user, dataset: Dataset | None = None, **kwargs):
+    def __init__(
+        self, *args, user, workspace=None, dataset: Dataset | None = None, **kwargs
+    ):
+        """`workspace`: the request's current one; only its datasets and people
+        are choices (a posted id of another workspace is refused like a missing
+        one). None: every workspace where `user` is a researcher."""
         super().__init__(*args, **kwargs)
-        self.fields["dataset"].queryset = selectors.dataset_list_for_user(user=user)
+        self.fields["dataset"].queryset = selectors.dataset_list_for_user(
+            user=user, workspace=workspace
+        )
+        if dataset is not None:
+            workspace_id = dataset.workspace_id
+        else:
+            workspace_id = workspace.pk if workspace is not None else None
         self.fields["raters"].queryset = rater_users(
-            user=user, workspace_id=dataset.workspace_id if dataset else None
+            user=user, workspace_id=workspace_id
         )
         self.dataset_stats = None
         self.pair_count = 0
@@ -176,13 +187,20 @@ class PairwiseCampaignForm(forms.Form):
 
 
 def _dataset_from_params(request: HttpRequest, params: QueryDict) -> Dataset | None:
+    """The dataset `params` names, when it is one of the current workspace's."""
     dataset_id = ascii_int(params.get("dataset"))
     if dataset_id is None:
         return None
     try:
-        return selectors.dataset_get_for_user(user=request.user, dataset_id=dataset_id)
-    except Http404:  # a stale id simply offers no models and skills
+        dataset = selectors.dataset_get_for_user(
+            user=request.user, dataset_id=dataset_id
+        )
+    except (Http404, PermissionDenied):  # a stale id offers no models and skills
         return None
+    workspace = current_workspace(request)
+    if workspace is not None and dataset.workspace_id != workspace.pk:
+        return None  # another workspace's: not a choice here (the form says so)
+    return dataset
 
 
 @login_required
@@ -195,7 +213,12 @@ def pairwise_campaign_new(request: HttpRequest) -> HttpResponse:
     status = 200
     if request.method == "POST":
         dataset = _dataset_from_params(request, request.POST)
-        form = PairwiseCampaignForm(request.POST, user=request.user, dataset=dataset)
+        form = PairwiseCampaignForm(
+            request.POST,
+            user=request.user,
+            workspace=current_workspace(request),
+            dataset=dataset,
+        )
         if form.is_valid():
             try:
                 campaign = campaign_create(
@@ -222,7 +245,12 @@ def pairwise_campaign_new(request: HttpRequest) -> HttpResponse:
             for k, v in request.GET.items()
             if k in PairwiseCampaignForm.base_fields
         }
-        form = PairwiseCampaignForm(initial=initial, user=request.user, dataset=dataset)
+        form = PairwiseCampaignForm(
+            initial=initial,
+            user=request.user,
+            workspace=current_workspace(request),
+            dataset=dataset,
+        )
     context = {"form": form, "dataset": dataset}
     return render_page_or_fragment(
         request,

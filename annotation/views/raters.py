@@ -28,7 +28,9 @@ def _page(request: HttpRequest, *, status: int = 200, **extra) -> HttpResponse:
         "raters": selectors.rater_overview_list_for_user(
             user=request.user, workspace=current_workspace(request)
         ),
-        "campaigns": selectors.campaign_choice_list_for_user(user=request.user),
+        "campaigns": selectors.campaign_choice_list_for_user(
+            user=request.user, workspace=current_workspace(request)
+        ),
         **extra,
     }
     return render(request, "annotation/rater_list.html", context, status=status)
@@ -88,7 +90,9 @@ def rater_campaign_add(request: HttpRequest, rater_id: int) -> HttpResponse:
     """Add a rater to the chosen campaign (`campaign_add_rater`); back to the list."""
     rater = selectors.rater_get_for_user(user=request.user, rater_id=rater_id)
     campaign = selectors.campaign_choice_get(
-        user=request.user, campaign_id=ascii_int(request.POST.get("campaign"))
+        user=request.user,
+        campaign_id=ascii_int(request.POST.get("campaign")),
+        workspace=current_workspace(request),
     )
     if campaign is None:
         problem = Problem("choose a campaign", field="campaign")

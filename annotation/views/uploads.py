@@ -195,9 +195,9 @@ def _page(request, context: dict, status: int = 200) -> HttpResponse:
     ]
     context["parquet"] = PARQUET.available()
     context["dataset_names"] = list(
-        selectors.dataset_list_for_user(user=request.user).values_list(
-            "name", flat=True
-        )[:500]
+        selectors.dataset_list_for_user(
+            user=request.user, workspace=current_workspace(request)
+        ).values_list("name", flat=True)[:500]
     )
     context["dataset_modes"] = {
         "new": NEW_DATASET,

@@ -22,6 +22,7 @@ from annotation.importers.preferences import FIELDS, FORMATS, LABEL_SCHEMES
 from annotation.services.imports import import_check_sizes
 from annotation.services.preference_imports import preferences_import
 from flaskapp import workspaces
+from flaskapp.api import WORKSPACE_CREATE_PARAMETER
 from judging.services.verdicts import imported_verdicts
 
 FORMAT_BY_SUFFIX = {"csv": "csv", "jsonl": "jsonl", "ndjson": "jsonl"}
@@ -111,12 +112,13 @@ class PreferenceImportApi(APIView):
     @extend_schema(
         tags=["imports"],
         parameters=[
+            WORKSPACE_CREATE_PARAMETER,
             OpenApiParameter(
                 "dataset_name",
                 str,
                 OpenApiParameter.PATH,
                 description="The dataset's name; a new name creates the dataset.",
-            )
+            ),
         ],
         request=PreferenceImportInputSerializer,
         responses={

@@ -24,6 +24,7 @@ from annotation.api.permissions import IsResearcher
 from annotation.api.serializers.datasets import ProblemOutputSerializer
 from flaskapp.api import validated
 from flaskapp.bounds import ID
+from judging.api.views import get_or_400
 from judging.models import CriterionNote, DisagreementTag
 from judging.selectors import tags as selectors
 from judging.selectors.runs import judge_run_get_for_user
@@ -168,13 +169,16 @@ class CriterionNoteListApi(APIView):
     def post(self, request, prompt_id: int):
         prompt = selectors.prompt_get_for_user(user=request.user, prompt_id=prompt_id)
         data = validated(CriterionNoteInputSerializer, request.data, detail="Bad input")
-        dataset = (
-            annotation_selectors.dataset_get_for_user(
-                user=request.user, dataset_id=data["dataset"]
+        dataset = None
+        if data.get("dataset"):
+            # A body id: another workspace's dataset is refused like a missing one.
+            dataset = get_or_400(
+                lambda: annotation_selectors.dataset_get_for_user(
+                    user=request.user, dataset_id=data["dataset"]
+                ),
+                "dataset",
+                f"no dataset with id {data['dataset']}",
             )
-            if data.get("dataset")
-            else None
-        )
         note = criterion_note_add(
             user=request.user,
             prompt=prompt,

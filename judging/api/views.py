@@ -4,6 +4,7 @@ selectors and services check the role again."""
 
 from __future__ import annotations
 
+from django.db.models import Q
 from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
@@ -17,6 +18,7 @@ from annotation.api.permissions import IsResearcher
 from annotation.api.serializers.datasets import ProblemOutputSerializer
 from annotation.services.imports import import_check_sizes
 from flaskapp import workspaces
+from flaskapp.api import WORKSPACE_CREATE_PARAMETER, WORKSPACE_FILTER_PARAMETER
 from flaskapp.errors import DomainError, Problem
 from judging.api.serializers import (
     JudgeCallFilterInputSerializer,
@@ -70,7 +72,11 @@ class JudgeConfigListApi(ListApi):
     permission_classes = [IsResearcher]
     output_serializer_class = JudgeConfigOutputSerializer
 
-    @extend_schema(tags=["judges"], responses=JudgeConfigOutputSerializer(many=True))
+    @extend_schema(
+        parameters=[WORKSPACE_FILTER_PARAMETER],
+        tags=["judges"],
+        responses=JudgeConfigOutputSerializer(many=True),
+    )
     def get(self, request):
         return self.paginated_response(
             workspaces.filter_by_workspace_param(
@@ -81,6 +87,7 @@ class JudgeConfigListApi(ListApi):
         )
 
     @extend_schema(
+        parameters=[WORKSPACE_CREATE_PARAMETER],
         tags=["judges"],
         request=JudgeConfigCreateInputSerializer,
         responses={201: JudgeConfigOutputSerializer, 400: REFUSED},
@@ -88,14 +95,11 @@ class JudgeConfigListApi(ListApi):
     def post(self, request):
         serializer = JudgeConfigCreateInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        fields = _config_fields(serializer.validated_data)
-        config = judge_config_create(
-            user=request.user,
-            workspace=workspaces.workspace_for_create(
-                request.user, request.query_params.get("workspace")
-            ),
-            **fields,
+        workspace = workspaces.workspace_for_create(
+            request.user, request.query_params.get("workspace")
         )
+        fields = _config_fields(serializer.validated_data, workspace.pk)
+        config = judge_config_create(user=request.user, workspace=workspace, **fields)
         config = selectors.judge_config_get_for_user(
             user=request.user, config_id=config.pk
         )
@@ -128,7 +132,7 @@ class JudgeConfigDetailApi(APIView):
         )
         serializer = JudgeConfigUpdateInputSerializer(data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
-        fields = _config_fields(serializer.validated_data)
+        fields = _config_fields(serializer.validated_data, config.workspace_id)
         judge_config_update(user=request.user, config=config, **fields)
         config = selectors.judge_config_get_for_user(
             user=request.user, config_id=config.pk
@@ -136,9 +140,12 @@ class JudgeConfigDetailApi(APIView):
         return Response(JudgeConfigOutputSerializer(config).data)
 
 
-def _config_fields(validated: dict) -> dict:
+def _config_fields(validated: dict, workspace_id: int) -> dict:
     """The service's fields from a config input: `prompt_id` becomes `prompt`,
-    `stored_key_id` becomes `stored_key` (who may use it: the service)."""
+    `stored_key_id` becomes `stored_key` (who may use it: the service). Only the
+    config's workspace's keys and prompt templates (and the built-in templates) are
+    looked up: an id of another workspace gets the answer of an id that names
+    nothing, so the answer does not tell that it exists."""
     fields = dict(validated)
     if "extra_body" in fields and fields["extra_body"] is None:
         fields["extra_body"] = {}  # null: no extra request fields
@@ -146,7 +153,9 @@ def _config_fields(validated: dict) -> dict:
         key_id = fields.pop("stored_key_id")
         fields["stored_key"] = None
         if key_id is not None:
-            fields["stored_key"] = StoredKey.objects.filter(pk=key_id).first()
+            fields["stored_key"] = StoredKey.objects.filter(
+                pk=key_id, workspace_id=workspace_id
+            ).first()
             if fields["stored_key"] is None:
                 raise DomainError(
                     "the judge config was not saved",
@@ -156,7 +165,9 @@ def _config_fields(validated: dict) -> dict:
         prompt_id = fields.pop("prompt_id")
         fields["prompt"] = None
         if prompt_id is not None:
-            fields["prompt"] = PromptTemplate.objects.filter(pk=prompt_id).first()
+            fields["prompt"] = PromptTemplate.objects.filter(
+                Q(workspace__isnull=True) | Q(workspace_id=workspace_id), pk=prompt_id
+            ).first()
             if fields["prompt"] is None:
                 raise DomainError(
                     "the judge config was not saved",
@@ -180,7 +191,7 @@ class JudgeRunListApi(ListApi):
 
     @extend_schema(
         tags=["runs"],
-        parameters=[JudgeRunListFilterInputSerializer],
+        parameters=[JudgeRunListFilterInputSerializer, WORKSPACE_FILTER_PARAMETER],
         responses=JudgeRunOutputSerializer(many=True),
     )
     def get(self, request):

@@ -113,11 +113,16 @@ def _ids(values) -> list[int] | None:
     return list(dict.fromkeys(wanted))
 
 
-def _runs(ids) -> tuple[list[JudgeRun], list[Problem]]:
+def _runs(ids, workspace_id: int) -> tuple[list[JudgeRun], list[Problem]]:
+    """The runs `ids` names, of workspace `workspace_id` only: a run of another
+    workspace is reported like a missing one ("no run N")."""
     wanted = _ids(ids)
     if wanted is None:
         return [], [Problem("must be run ids (integers)", field="run_ids")]
-    found = {r.pk: r for r in JudgeRun.objects.filter(pk__in=wanted)}
+    found = {
+        r.pk: r
+        for r in JudgeRun.objects.filter(pk__in=wanted, workspace_id=workspace_id)
+    }
     problems = [
         Problem(f"no run {i}", field="run_ids") for i in wanted if i not in found
     ]
@@ -153,7 +158,7 @@ def experiment_create(
         if problem := text_problem(value):
             problems.append(Problem(problem, field=field_name))
     problems += model_text_problems(Experiment, {"description": description or ""})
-    runs, run_problems = _runs(run_ids)
+    runs, run_problems = _runs(run_ids, dataset.workspace_id)
     problems += run_problems
     baseline = None
     if baseline_id not in (None, ""):
@@ -214,7 +219,7 @@ def experiment_add_run(*, user: User, experiment: Experiment, run_id) -> Experim
     is). The run must cover the experiment's items (:func:`run_items` of the
     baseline); an experiment without runs takes it as its baseline."""
     workspaces.require_object_role(user, experiment, workspaces.RESEARCHER)
-    runs, problems = _runs([run_id])
+    runs, problems = _runs([run_id], experiment.workspace_id)
     if not problems:
         problems = _check_runs(experiment.dataset, runs, experiment.baseline)
     if problems:

@@ -15,6 +15,7 @@ from annotation import selectors as annotation_selectors
 from flaskapp import roles
 from flaskapp.errors import DomainError, Problem
 from flaskapp.params import ascii_int
+from flaskapp.workspaces import current_workspace
 from judging.panels import METHODS
 from judging.selectors import runs as selectors
 from judging.selectors.item_scores import score_run_list
@@ -35,7 +36,9 @@ def run_panel_new(request: HttpRequest) -> HttpResponse:
     made at once (no judge is called) and its page shown. A refusal re-renders the
     form with each problem (400)."""
     roles.require_researcher(request.user)
-    datasets = annotation_selectors.dataset_list_for_user(user=request.user)
+    datasets = annotation_selectors.dataset_list_for_user(
+        user=request.user, workspace=current_workspace(request)
+    )
     params = request.POST if request.method == "POST" else request.GET
     dataset_id = ascii_int(params.get("dataset"))
     dataset = datasets.filter(pk=dataset_id).first() if dataset_id else None

@@ -162,8 +162,15 @@ def run_new(request: HttpRequest) -> HttpResponse:
     before the run is started.
     """
     roles.require_researcher(request.user)
-    configs = selectors.judge_config_list_for_user(user=request.user)
-    datasets = annotation_selectors.dataset_list_for_user(user=request.user)
+    # The current workspace's judges and datasets only: a posted id of another
+    # workspace is refused by the form like a missing one, naming the field.
+    workspace = current_workspace(request)
+    configs = selectors.judge_config_list_for_user(
+        user=request.user, workspace=workspace
+    )
+    datasets = annotation_selectors.dataset_list_for_user(
+        user=request.user, workspace=workspace
+    )
     params = request.POST if request.method == "POST" else request.GET
     dataset: Dataset | None = _chosen(params, "dataset", datasets)
     config: JudgeConfig | None = _chosen(params, "config", configs)
@@ -405,7 +412,9 @@ def run_import(request: HttpRequest) -> HttpResponse:
     lists each problem with its file, line and field.
     """
     roles.require_researcher(request.user)
-    datasets = annotation_selectors.dataset_list_for_user(user=request.user)
+    datasets = annotation_selectors.dataset_list_for_user(
+        user=request.user, workspace=current_workspace(request)
+    )
     problems: list = []
     status = 200
     if request.method == "POST":

@@ -6,6 +6,8 @@ port. The browser's part is played by Django's test client on our side and by a
 `requests` session on the provider's side (its login form, its redirects); the code
 exchange, the keys and the userinfo go over real HTTP from our backend to the provider.
 A tampered ID token comes from a real HTTP proxy in front of the token endpoint.
+Between sign-ins, roles follow the provider (the refresh, with groups changed in the
+provider's own database), and a single sign-on user makes API tokens on sso/token/.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ import io
 import json
 import logging
 import re
+import sqlite3
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
@@ -23,14 +27,17 @@ import requests
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management import CommandError, call_command
+from knox.models import AuthToken
 
 from flaskapp.models import AuditEvent, Membership, SsoIdentity, Workspace
 from flaskapp.sso.config import ROLES, role_map_parse
 from flaskapp.sso.services import SsoRefused, sso_memberships_sync, sso_user_sync
+from flaskapp.sso.views import VERIFIED_AT_SESSION_KEY
 from tests.flaskapp.oidc_op import (
     CLIENT_ID,
     CLIENT_SECRET,
     PASSWORD,
+    PEOPLE,
     free_port,
     running_provider,
     sso_settings,
@@ -47,11 +54,15 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(scope="module")
-def provider(tmp_path_factory):
+def provider_dir(tmp_path_factory):
+    """The provider's working directory (its SQLite database: `op.sqlite3`)."""
+    return tmp_path_factory.mktemp("op")
+
+
+@pytest.fixture(scope="module")
+def provider(provider_dir):
     """The running provider, for this module (the test client is http://testserver)."""
-    with running_provider(
-        tmp_path_factory.mktemp("op"), app_urls=["http://testserver"]
-    ) as url:
+    with running_provider(provider_dir, app_urls=["http://testserver"]) as url:
         yield url
 
 
@@ -489,3 +500,214 @@ def test_oidc_discover_names_what_is_wrong(provider):
         call_command("oidc_discover", f"{provider}/nowhere")
     with pytest.raises(CommandError, match="http\\(s\\) URL"):
         call_command("oidc_discover", "idp.example.org")
+
+
+# --- between sign-ins: roles follow the provider (SsoRefreshMiddleware) -------------------
+# A person's groups are changed in the provider's own database, as its admin would. The
+# refresh deadline is the library's session value: the tests move it into the past
+# rather than wait for it.
+
+
+@pytest.fixture
+def provider_groups(provider_dir):
+    """`set(username, groups)`: the person's groups at the provider from now on;
+    everyone's groups are put back after the test (the provider serves the module)."""
+    db = provider_dir / "op.sqlite3"
+
+    def set_groups(username: str, groups: list[str]) -> None:
+        with sqlite3.connect(db) as conn:
+            (user_id,) = conn.execute(
+                "SELECT id FROM auth_user WHERE username = ?", (username,)
+            ).fetchone()
+            conn.execute("DELETE FROM auth_user_groups WHERE user_id = ?", (user_id,))
+            for name in groups:
+                conn.execute(
+                    "INSERT OR IGNORE INTO auth_group (name) VALUES (?)", (name,)
+                )
+                (group_id,) = conn.execute(
+                    "SELECT id FROM auth_group WHERE name = ?", (name,)
+                ).fetchone()
+                conn.execute(
+                    "INSERT INTO auth_user_groups (user_id, group_id) VALUES (?, ?)",
+                    (user_id, group_id),
+                )
+
+    yield set_groups
+    for name, person in PEOPLE.items():
+        set_groups(name, person["groups"])
+
+
+def _expire(client) -> None:
+    """The refresh deadline the callback set is past (as after waiting for it)."""
+    session = client.session
+    session["oidc_id_token_expiration"] = time.time() - 1
+    session.save()
+
+
+def test_a_role_changed_at_the_provider_applies_without_a_new_login(
+    client, sso, provider_groups
+):
+    browser = requests.Session()
+    _sign_in(client, "bob", browser)
+    bob = _signed_in_user(client)
+    assert _roles(bob) == {"lab-a": "researcher", "lab-b": "rater"}
+    provider_groups("bob", ["lab-a-admins"])
+    # Before the deadline nothing is asked of the provider.
+    assert client.get("/datasets/").status_code == 200
+    assert _roles(bob) == {"lab-a": "researcher", "lab-b": "rater"}
+    _expire(client)
+    answer = client.get("/datasets/")
+    assert answer.status_code == 302
+    authorize = urlsplit(answer["Location"])
+    assert authorize.path.endswith("/openid/authorize")
+    assert parse_qs(authorize.query)["prompt"] == ["none"]
+    # The provider's session is open: it answers at once, with no login form.
+    first = browser.get(answer["Location"], allow_redirects=False, timeout=10)
+    assert first.status_code == 302
+    callback = first.headers["Location"]
+    assert callback.startswith("http://testserver/sso/callback/?code=")
+    back = client.get(callback.removeprefix("http://testserver"))
+    assert back.status_code == 302 and back["Location"] == "/datasets/"
+    assert _signed_in_user(client) == bob
+    # lab-a-admins: owner of lab-a; no lab-a group: no rater role in lab-b.
+    assert _roles(bob) == {"lab-a": "owner"}
+    changes = {
+        e.action: (e.before["role"], e.after["role"], e.after["source"])
+        for e in AuditEvent.objects.filter(
+            target_id=str(bob.pk), action__startswith="membership."
+        ).exclude(action="membership.added")
+    }
+    assert changes == {
+        "membership.role_changed": ("researcher", "owner", "sso"),
+        "membership.removed": ("rater", None, "sso"),
+    }
+    assert client.get("/datasets/").status_code == 200  # the next deadline is ahead
+
+
+def test_a_provider_that_no_longer_signs_the_person_in_ends_the_local_session(
+    client, sso
+):
+    browser = requests.Session()
+    _sign_in(client, "bob", browser)
+    browser.cookies.clear()  # the person's session at the provider is over
+    _expire(client)
+    answer = client.get("/datasets/")
+    refused = browser.get(answer["Location"], allow_redirects=False, timeout=10)
+    callback = refused.headers["Location"]
+    assert "error=login_required" in callback
+    page = client.get(callback.removeprefix("http://testserver"))
+    assert page.status_code == 403
+    assert _signed_in_user(client) is None
+    assert client.get("/datasets/")["Location"].startswith("/login/")
+
+
+def test_a_deactivated_account_is_signed_out_at_the_refresh(client, sso):
+    browser = requests.Session()
+    _sign_in(client, "bob", browser)
+    get_user_model().objects.filter(username="bob").update(is_active=False)
+    _expire(client)
+    callback = _provider_login(browser, client.get("/")["Location"], "bob")
+    page = client.get(callback.removeprefix("http://testserver"))
+    assert page.status_code == 403
+    assert _signed_in_user(client) is None
+
+
+def test_an_htmx_request_after_the_deadline_goes_to_the_provider_from_its_page(
+    client, sso
+):
+    _sign_in(client, "bob")
+    _expire(client)
+    answer = client.get(
+        "/datasets/",
+        HTTP_HX_REQUEST="true",
+        HTTP_HX_CURRENT_URL="http://testserver/campaigns/?status=active",
+    )
+    assert answer.status_code == 200
+    assert "/openid/authorize?" in answer["HX-Redirect"]
+    assert client.session["oidc_login_next"] == "/campaigns/?status=active"
+    # A page of another site is never where the refresh comes back to.
+    client.get(
+        "/datasets/",
+        HTTP_HX_REQUEST="true",
+        HTTP_HX_CURRENT_URL="https://evil.example/x",
+    )
+    assert client.session["oidc_login_next"] == "/"
+
+
+def test_api_calls_and_password_sessions_are_never_sent_to_the_provider(client, sso):
+    _sign_in(client, "bob")
+    _expire(client)
+    assert client.get("/api/datasets/").status_code == 200
+    local = get_user_model().objects.create_user("erin", password="pw-local-12345")
+    other = client.__class__()
+    other.force_login(local)
+    session = other.session
+    session["oidc_id_token_expiration"] = time.time() - 1
+    session.save()
+    assert other.get("/").status_code == 200
+
+
+# --- API tokens of a single sign-on account -------------------------------------------
+
+
+def test_a_single_sign_on_user_makes_a_working_api_token_after_a_recent_sign_in(
+    client, sso
+):
+    _sign_in(client, "bob")
+    bob = _signed_in_user(client)
+    page = client.get("/sso/token/")
+    assert page.status_code == 200
+    assert b"Make a token</button>" in page.content
+    assert b"data-token-reverify" not in page.content
+    made = client.post("/sso/token/")
+    assert made.status_code == 200
+    token = made.context["issued"].token
+    assert token.encode() in made.content
+    assert made["Cache-Control"].startswith("max-age=0")
+    listed = client.__class__().get(
+        "/api/auth/tokens/", HTTP_AUTHORIZATION=f"Token {token}"
+    )
+    assert listed.status_code == 200 and len(listed.json()) == 1
+    assert AuthToken.objects.filter(user=bob).count() == 1
+
+
+def test_an_old_sign_in_is_confirmed_at_the_provider_before_a_token(client, sso):
+    browser = requests.Session()
+    _sign_in(client, "bob", browser)
+    session = client.session
+    session[VERIFIED_AT_SESSION_KEY] = time.time() - 11 * 60
+    session.save()
+    assert b"data-token-reverify" in client.get("/sso/token/").content
+    answer = client.post("/sso/token/")
+    assert answer.status_code == 302
+    assert answer["Location"] == "/sso/login/?next=%2Fsso%2Ftoken%2F"
+    assert not AuthToken.objects.exists()
+    # Through the provider (its session is open: no form) and back: now it works.
+    start = client.get(answer["Location"])
+    callback = _provider_login(browser, start["Location"], "bob")
+    back = client.get(callback.removeprefix("http://testserver"))
+    assert back["Location"] == "/sso/token/"
+    assert client.post("/sso/token/").status_code == 200
+    assert AuthToken.objects.count() == 1
+
+
+def test_a_password_account_is_sent_to_the_token_api_and_gets_no_token_here(
+    client, sso
+):
+    local = get_user_model().objects.create_user("erin", password="pw-local-12345")
+    client.force_login(local)
+    page = client.post("/sso/token/")
+    assert page.status_code == 400
+    assert b"POST /api/auth/token/" in page.content
+    assert not AuthToken.objects.exists()
+
+
+def test_the_token_api_points_single_sign_on_accounts_to_the_page(client, sso):
+    _sign_in(client, "bob")
+    answer = client.__class__().post(
+        "/api/auth/token/",
+        {"username": "bob", "password": "anything"},
+        content_type="application/json",
+    )
+    assert answer.status_code == 400
+    assert "/sso/token/" in answer.json()["problems"][0]["message"]

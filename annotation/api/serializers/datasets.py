@@ -11,6 +11,12 @@ from annotation.models import DATASET_FORMAT_CHOICES, Domain, ImportJob
 from annotation.selectors.gold import gold_expected
 from flaskapp import limits
 
+# The body of a refusal is the kernel's (one home); kept importable from here.
+from flaskapp.api import (  # noqa: F401
+    ImportProblemOutputSerializer,
+    ProblemOutputSerializer,
+)
+
 # --- Rubrics -----------------------------------------------------------------------------
 
 
@@ -397,21 +403,6 @@ class DatasetImportInputSerializer(serializers.Serializer):
         if data["strict"]:
             options["strict"] = True
         return options
-
-
-class ImportProblemOutputSerializer(serializers.Serializer):
-    file = serializers.CharField(allow_null=True)
-    line = serializers.IntegerField(allow_null=True)
-    field = serializers.CharField(allow_null=True)
-    message = serializers.CharField()
-    text = serializers.CharField(help_text="The problem as one sentence for people.")
-
-
-class ProblemOutputSerializer(serializers.Serializer):
-    """The body of a refused operation (a `DomainError`, see flaskapp.api)."""
-
-    detail = serializers.CharField()
-    problems = ImportProblemOutputSerializer(many=True)
 
 
 class ImportFileOutputSerializer(serializers.Serializer):

@@ -30,9 +30,8 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.api.serializers.datasets import ProblemOutputSerializer
 from flaskapp import roles
-from flaskapp.api import Pagination, validated
+from flaskapp.api import Pagination, ProblemOutputSerializer, validated
 from flaskapp.models import Membership
 from flaskapp.people import selectors
 from flaskapp.people.services import bulk, invites, members, workspaces

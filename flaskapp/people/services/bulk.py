@@ -22,7 +22,7 @@ from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
 from django.db.models.functions import Lower
 
-from annotation.services.raters import (
+from flaskapp.credentials import (
     password_generate,
     password_mark_temporary,
     username_problems,

@@ -25,7 +25,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from annotation.services.raters import password_problems, username_problems
+from flaskapp.credentials import password_problems, username_problems
 from flaskapp.errors import DomainError, Problem
 from flaskapp.models import InviteLink, Membership, Workspace
 from flaskapp.people.services.members import member_enrol, role_problems

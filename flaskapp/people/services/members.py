@@ -19,12 +19,12 @@ from __future__ import annotations
 from django.contrib.auth.models import Group, User
 from django.db import transaction
 
-from annotation.services.raters import (
+from flaskapp import roles, tokens
+from flaskapp.credentials import (
     password_generate,
     password_mark_temporary,
     password_problems,
 )
-from flaskapp import roles, tokens
 from flaskapp.errors import DomainError, Problem
 from flaskapp.models import Membership, Workspace
 from flaskapp.workspaces import (

@@ -15,6 +15,7 @@ from annotation.api.serializers.rating.values import (
 )
 from annotation.models import Campaign, Dataset
 from flaskapp import bounds, limits, workspaces
+from flaskapp.api import WorkspaceScopedPrimaryKeyRelatedField
 from flaskapp.bounds import ID
 from flaskapp.params import ascii_int
 
@@ -58,8 +59,11 @@ class RaterListField(serializers.ListField):
 
 
 class CampaignCreateInputSerializer(serializers.Serializer):
-    dataset = serializers.PrimaryKeyRelatedField(
-        queryset=Dataset.objects.all(), help_text="The dataset's id."
+    # A dataset of another workspace is refused like a missing one.
+    dataset = WorkspaceScopedPrimaryKeyRelatedField(
+        queryset=Dataset.objects.all(),
+        help_text="The dataset's id (one of a workspace where you are a researcher; "
+        "the campaign is made in the dataset's workspace).",
     )
     name = serializers.CharField(max_length=200)
     models = serializers.ListField(
