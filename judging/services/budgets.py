@@ -47,6 +47,7 @@ def call_estimate(*, snapshot: dict, estimate: dict) -> Decimal:
         prices=costs.Prices.from_snapshot(snapshot),
         input_tokens=input_per_call,
         output_tokens=int(snapshot.get("max_tokens") or 0),
+        batch=bool(snapshot.get("batch")),  # a Batch API run: at its discount
     )
 
 
@@ -85,6 +86,19 @@ def run_spent(run_id: int) -> Decimal:
     return total or Decimal(0)
 
 
+def budget_room(run: JudgeRun, n: int, per_call: Decimal) -> int:
+    """How many of `n` more calls run `run` may start (the module's rule: spent +
+    calls in flight at `per_call` + the new ones at `per_call` <= the cap); `n` when
+    it has no cap. Call under a lock on the run row."""
+    if run.budget is None or per_call <= 0:
+        return n
+    running = JudgeCall.objects.filter(
+        run_id=run.pk, status=JudgeCall.Status.RUNNING
+    ).count()
+    room = run.budget - run_spent(run.pk) - running * per_call
+    return max(0, min(n, int(room // per_call)))
+
+
 def claim_calls_within_budget(
     run_id: int, n: int, lease: float, driver_token: str, per_call: Decimal
 ) -> tuple[str, list[int], bool]:
@@ -96,13 +110,7 @@ def claim_calls_within_budget(
     now = timezone.now()
     with transaction.atomic():
         run = JudgeRun.objects.select_for_update().only("budget").get(pk=run_id)
-        allowed = n
-        if run.budget is not None and per_call > 0:
-            running = JudgeCall.objects.filter(
-                run_id=run_id, status=JudgeCall.Status.RUNNING
-            ).count()
-            room = run.budget - run_spent(run_id) - running * per_call
-            allowed = max(0, min(n, int(room // per_call)))
+        allowed = budget_room(run, n, per_call)
         ids = []
         if allowed:
             ids = list(

@@ -391,3 +391,49 @@ def test_a_batch_created_whose_answer_was_lost_is_found_not_created_again(
     assert stats["batches"] == {"completed": 1} and stats["duplicates"] == 0
     assert stats["lines_submitted"] == 4
     assert JudgeScore.objects.filter(run=run).count() == expected_scores(dataset)
+
+
+def test_a_batch_run_submits_only_the_lines_its_budget_allows_then_resumes(
+    eager_tasks, fast_polls, fake_server
+):
+    """A spend cap on a Batch API run: each line counts at its batch estimate (the
+    discount applied), the run stops at its budget with lines still pending and
+    never spends past the cap, and resumes with a higher cap to the end without
+    submitting any key twice."""
+    from decimal import Decimal
+
+    from judging.services import budgets
+
+    base = fake_server(latency_ms=0)
+    config, user = make_config(
+        base, price_input_per_m=1000, price_output_per_m=2000, max_tokens=300
+    )
+    dataset = make_dataset(n_instructions=5)
+    probe = judge_run_create(config=config, dataset=dataset, user=user, batch=True)
+    per_call = budgets.run_call_estimate(probe)
+    sync_snapshot = {**probe.settings_snapshot, "batch": None}
+    sync_per_call = budgets.call_estimate(
+        snapshot=sync_snapshot, estimate=probe.estimate
+    )
+    total = probe.calls.count()
+    probe.delete()
+    assert 0 < per_call < sync_per_call  # the 50% batch discount is assumed
+
+    cap = (per_call * Decimal("3.5")).quantize(Decimal("0.0001"))
+    run = judge_run_create(
+        config=config, dataset=dataset, user=user, batch=True, budget=cap
+    )
+    judge_run_start(run=run, user=user)
+    run.refresh_from_db()
+    assert run.status == JudgeRun.Status.STOPPED_BUDGET
+    submitted = sum(JudgeBatch.objects.filter(run=run).values_list("lines", flat=True))
+    assert 3 <= submitted < total
+    assert sum(run.calls.values_list("cost", flat=True)) <= cap
+    assert run.calls.filter(status="pending").count() == total - submitted
+
+    judge_run_start(run=run, user=user, budget=cap * 10)
+    run.refresh_from_db()
+    assert run.status == JudgeRun.Status.COMPLETED
+    assert run.calls.filter(status="succeeded").count() == total
+    stats = batch_stats(base)
+    assert stats["lines_submitted"] == total and stats["duplicates"] == 0

@@ -47,6 +47,7 @@ import time
 import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from decimal import Decimal
 
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
@@ -59,6 +60,7 @@ from judging import endpoints, llm, llm_batch
 from judging.kinds import CallResult
 from judging.models import JudgeBatch, JudgeBatchFailure, JudgeCall, JudgeRun
 from judging.reasoning import apply_adaptations
+from judging.services.budgets import budget_room, run_call_estimate
 from judging.services.execution.driver import Driver
 from judging.services.execution.recovery import (
     driver_beat,
@@ -163,6 +165,7 @@ class BatchDriver:
         self.template = None
         self.polls: dict[int, _Poll] = {}
         self.last_beat = 0.0
+        self.per_call = run_call_estimate(run) if run.budget is not None else Decimal(0)
 
     # The endpoint --------------------------------------------------------------------
 
@@ -261,11 +264,17 @@ class BatchDriver:
     def _claim(self) -> JudgeBatch | None:
         token = uuid.uuid4().hex
         with transaction.atomic():
+            # A spend cap (`judging.services.budgets`): only the lines it leaves
+            # room for, each at its batch estimate, counting those in flight.
+            run = (
+                JudgeRun.objects.select_for_update().only("budget").get(pk=self.run.pk)
+            )
+            lines = budget_room(run, int(self.limits["max_lines"]), self.per_call)
             ids = list(
                 JudgeCall.objects.select_for_update(skip_locked=True)
                 .filter(run=self.run, status=JudgeCall.Status.PENDING)
                 .order_by("pk")
-                .values_list("pk", flat=True)[: self.limits["max_lines"]]
+                .values_list("pk", flat=True)[:lines]
             )
             if not ids:
                 return None

@@ -7,6 +7,7 @@ from __future__ import annotations
 from django.db import close_old_connections
 
 from judging.models import JudgeRun
+from judging.services.budgets import judge_run_stop_at_budget
 from judging.services.execution import driver
 from judging.services.execution.batch import batch_run_drive
 from judging.services.execution.store import judge_run_finish_if_done
@@ -31,4 +32,7 @@ def judge_run_drive(*, run_id: int) -> str:
         batch_run_drive(run)
     finally:
         close_old_connections()
-    return judge_run_finish_if_done(run_id=run_id)
+    status = judge_run_finish_if_done(run_id=run_id)
+    if run.budget is not None and status == JudgeRun.Status.RUNNING:
+        status = judge_run_stop_at_budget(run_id=run_id)
+    return status
