@@ -8,9 +8,10 @@ from dataclasses import dataclass
 
 from django.db import connections
 from django.db.models import Count, F, Prefetch, Q, QuerySet
+from django.db.models.fields.json import KeyTextTransform
 from django.http import Http404
 
-from annotation.importers.taxonomy import Taxonomy
+from annotation.importers.taxonomy import FACET_PREFIX, Taxonomy
 from annotation.models import (
     Dataset,
     Difficulty,
@@ -23,6 +24,7 @@ from annotation.models import (
     Skill,
 )
 from flaskapp import roles, workspaces
+from flaskapp.errors import DomainError
 from flaskapp.workspaces import RESEARCHER
 
 
@@ -279,8 +281,24 @@ def _instruction_filtered(
     task: str | None = None,
     q: str | None = None,
     hard: bool | None = None,
+    facets: dict[str, str] | None = None,
 ) -> QuerySet[Instruction]:
     qs = Instruction.objects.filter(dataset=dataset)
+    for n, (dimension, value) in enumerate(sorted((facets or {}).items())):
+        value = (value or "").strip()
+        if not value:
+            continue
+        alias = f"facet_{n}"
+        qs = qs.alias(
+            **{
+                alias: KeyTextTransform(
+                    dimension.removeprefix(FACET_PREFIX), "metadata"
+                )
+            }
+        )
+        qs = qs.filter(
+            **{f"{alias}__isnull": True} if value == "unknown" else {alias: value}
+        )
     if domain:
         qs = qs.filter(Q(domain_1=domain) | Q(domain_2=domain))
     if difficulty not in (None, ""):
@@ -303,7 +321,8 @@ def instruction_list(*, dataset: Dataset, **filters) -> QuerySet[Instruction]:
     """Instructions of `dataset` filtered as in the browse page; skills prefetched.
 
     Filters (all optional): `domain`, `difficulty` ("unknown" for instructions
-    without a level), `skill`, `task`, `hard`, and `q`, a word search on the
+    without a level), `skill`, `task`, `hard`, `facets` ({``facet.NAME``: value or
+    "unknown"}: the instruction's metadata value of a facet), and `q`, a word search on the
     instruction text (`instruction_text_search`). Dataset order: position, then id.
     """
     return (
@@ -398,8 +417,19 @@ def dataset_detail_for_user(*, user, dataset_id: int) -> tuple[Dataset, DatasetS
 def instruction_list_for_user(
     *, user, dataset_id: int, **filters
 ) -> QuerySet[Instruction]:
-    """`instruction_list` of a dataset the user may read (filters as there)."""
+    """`instruction_list` of a dataset the user may read (filters as there).
+
+    `domain`, `difficulty` and each `facets` key (``facet.NAME``) must be values
+    the dataset's taxonomy declares: otherwise `DomainError` with one problem per
+    parameter, naming it and listing the allowed values (after the read check, so
+    another workspace's dataset is still a 404)."""
     dataset = dataset_get_for_user(user=user, dataset_id=dataset_id)
+    checked = {k: filters.get(k) or "" for k in ("domain", "difficulty")}
+    problems = dataset.declared_taxonomy.filter_problems(
+        {**checked, **(filters.get("facets") or {})}
+    )
+    if problems:
+        raise DomainError("a filter value is not in this dataset's taxonomy", problems)
     return instruction_list(dataset=dataset, **filters)
 
 
