@@ -61,9 +61,9 @@ def test_api_filters_by_the_dataset_own_domain_level_and_facet(
     assert _ids(_instructions(client, support, "difficulty=3")) == ["t4"]
     assert _ids(_instructions(client, support, "difficulty=unknown")) == ["t6"]
     assert _ids(_instructions(client, support, "facet.channel=chat")) == ["t2", "t5"]
-    assert _ids(
-        _instructions(client, support, "facet.language=de&domain=billing")
-    ) == ["t4"]
+    assert _ids(_instructions(client, support, "facet.language=de&domain=billing")) == [
+        "t4"
+    ]
 
 
 @pytest.mark.parametrize(
