@@ -4,8 +4,8 @@ its domains and difficulty levels under their labels, and its facets (issue 35).
 from __future__ import annotations
 
 import csv
-import json
 import io
+import json
 
 import pytest
 from django.urls import reverse
