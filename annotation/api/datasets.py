@@ -10,7 +10,7 @@ from drf_spectacular.utils import (
     extend_schema,
 )
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -44,6 +44,7 @@ from annotation.services.rubrics import rubric_import
 from annotation.services.taxonomy import dataset_taxonomy_update
 from flaskapp import workspaces
 from flaskapp.api import Pagination, validated
+from flaskapp.errors import DomainError
 
 
 class ListApi(APIView):
@@ -204,12 +205,17 @@ class InstructionListApi(ListApi):
             for name, value in request.query_params.items()
             if name.startswith(FACET_PREFIX)
         }
-        instructions = selectors.instruction_list_for_user(
-            user=request.user,
-            dataset_id=dataset_id,
-            facets=facets,
-            **filters.validated_data,
-        )
+        try:
+            instructions = selectors.instruction_list_for_user(
+                user=request.user,
+                dataset_id=dataset_id,
+                facets=facets,
+                **filters.validated_data,
+            )
+        except DomainError as exc:
+            # A refusal of the serializer's shape too ({param: [message]}), as
+            # the other bad filters have always been answered.
+            raise ValidationError({p.field: [p.message] for p in exc.problems}) from exc
         return self.paginated_response(instructions)
 
 
