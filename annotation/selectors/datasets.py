@@ -3,6 +3,7 @@ issue a constant number of queries; `*_for_user` reads check permissions themsel
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 
@@ -23,6 +24,7 @@ from annotation.models import (
     Rubric,
     Skill,
 )
+from annotation.selectors.taxonomy import taxonomy_usage
 from flaskapp import roles, workspaces
 from flaskapp.errors import DomainError
 from flaskapp.workspaces import RESEARCHER
@@ -112,6 +114,11 @@ class DatasetStats:
     difficulties: list[tuple[int | None, str, int]]
     tasks: list[tuple[str, int]]
     skills: list[tuple[str, str, int]]
+    # Per facet of the dataset's taxonomy: (``facet.NAME``, name, [(value, n)]),
+    # its declared values first (in their order), then the others held, sorted.
+    facets: list[tuple[str, str, list[tuple[str, int]]]] = dataclasses.field(
+        default_factory=list
+    )
 
 
 def dataset_stats(*, dataset: Dataset) -> DatasetStats:
@@ -157,7 +164,18 @@ def dataset_stats(*, dataset: Dataset) -> DatasetStats:
         .annotate(n=Count("id"))
         .order_by("skill__position")
     )
+    taxonomy = dataset.declared_taxonomy
+    held = taxonomy_usage(
+        dataset=dataset, facet_names=[f.name for f in taxonomy.facets]
+    ).facet_values if taxonomy.facets else {}  # fmt: skip
+    facets = []
+    for facet in taxonomy.facets:
+        seen = held.get(facet.name, {})
+        order = [v for v in facet.values or () if v in seen]
+        order += sorted(v for v in seen if v not in order)
+        facets.append((facet.dimension, facet.name, [(v, seen[v]) for v in order]))
     return DatasetStats(
+        facets=facets,
         instructions=instructions.count(),
         responses=sum(n for _, n in models),
         models=models,
@@ -170,7 +188,8 @@ def dataset_stats(*, dataset: Dataset) -> DatasetStats:
 
 def instruction_filters_parse(params, dataset: Dataset | None = None) -> dict:
     """The instruction browser's filters from a query string (`domain`, `difficulty`,
-    `skill`, `task`, `hard`, `q`), as keyword arguments of `instruction_list`.
+    `skill`, `task`, `hard`, `q`, and ``facet.NAME`` for each facet the dataset
+    declares), as keyword arguments of `instruction_list`.
 
     Values that cannot match anything are dropped (the browser's menus only offer
     valid ones), so a stale link still shows a page. Domains and levels are FLASK's,
@@ -192,6 +211,13 @@ def instruction_filters_parse(params, dataset: Dataset | None = None) -> dict:
     hard = params.get("hard", "")
     if hard in {"yes", "no"}:
         filters["hard"] = hard == "yes"
+    facets = {
+        facet.dimension: params.get(facet.dimension, "").strip()
+        for facet in taxonomy.facets
+        if params.get(facet.dimension, "").strip()
+    }
+    if facets and not taxonomy.filter_problems(facets):
+        filters["facets"] = facets
     q = params.get("q", "").strip()
     if q:
         filters["q"] = q

@@ -299,3 +299,22 @@ def test_page_is_refused_to_a_rater(support, rater, client_for):
     url = reverse("annotation:dataset-taxonomy", args=[support.pk])
     assert client_for(rater).get(url).status_code == 403
     assert client_for(rater).post(url, {"taxonomy": "{}"}).status_code == 403
+
+
+# --- The dataset page's instruction browser ---------------------------------------------
+
+
+def test_dataset_page_offers_and_applies_facet_filters(support, researcher, client_for):
+    client = client_for(researcher)
+    url = reverse("annotation:dataset-detail", args=[support.pk])
+
+    page = client.get(url).content.decode()
+    assert 'name="facet.channel"' in page and 'name="facet.language"' in page
+    assert '<option value="chat">chat (2)</option>' in page
+    assert '<option value="fr">fr (1)</option>' in page
+
+    fragment = client.get(
+        url, {"facet.channel": "chat"}, headers={"HX-Request": "true"}
+    ).content.decode()
+    shown = {t for t in ("t1", "t2", "t3", "t4", "t5", "t6") if f">{t}<" in fragment}
+    assert shown == {"t2", "t5"}
