@@ -14,6 +14,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from annotation.models import Dataset, Instruction
+from flaskapp.errors import DomainError
 from flaskapp.models import AuditEvent
 from tests.annotation.support_data import (
     TAXONOMY,
@@ -318,3 +319,42 @@ def test_dataset_page_offers_and_applies_facet_filters(support, researcher, clie
     ).content.decode()
     shown = {t for t in ("t1", "t2", "t3", "t4", "t5", "t6") if f">{t}<" in fragment}
     assert shown == {"t2", "t5"}
+
+
+def test_an_import_checked_before_an_edit_that_drops_its_value_is_refused(
+    support, researcher
+):
+    from annotation.services.imports import (
+        dataset_parse_files,
+        import_parsed,
+        skill_lookup,
+    )
+    from annotation.services.score_imports import rubric_scales
+    from annotation.services.taxonomy import dataset_taxonomy_update
+
+    with_returns = json.loads(json.dumps(TAXONOMY))
+    with_returns["domains"].append("returns")
+    dataset_taxonomy_update(
+        user=researcher, dataset_id=support.pk, taxonomy=with_returns
+    )
+    stale = Dataset.objects.get(pk=support.pk)  # what the import reads first
+    row = {**support_rows()[0], "id": "t7", "domains": ["returns"]}
+    parsed = dataset_parse_files(
+        fmt="jsonl",
+        files=[("more.jsonl", (json.dumps(row) + "\n").encode())],
+        skill_lookup=skill_lookup(stale.rubric),
+        options={},
+        scales=rubric_scales(stale.rubric),
+        taxonomy=stale.declared_taxonomy,
+    )
+    assert not parsed.problems
+    # Meanwhile "returns", used by no instruction yet, is dropped.
+    dataset_taxonomy_update(user=researcher, dataset_id=support.pk, taxonomy=TAXONOMY)
+
+    with pytest.raises(DomainError) as exc:
+        import_parsed(dataset_name="support", dataset=stale, rubric=stale.rubric,
+                      parsed=parsed, options={}, user=researcher, dry_run=False)  # fmt: skip
+
+    assert exc.value.problems[0].field == "taxonomy"
+    assert "changed during this import" in str(exc.value)
+    assert not Instruction.objects.filter(dataset=support, external_id="t7").exists()
