@@ -14,3 +14,12 @@ def job_execute_task(job_id: int) -> None:
     from analysis.services.jobs import job_execute
 
     job_execute(job_id=job_id)
+
+
+@shared_task(acks_late=True)
+def job_files_expire_task() -> int:
+    """Delete job result files past `JOB_FILE_EXPIRY_DAYS` (idempotent; beat runs
+    it hourly)."""
+    from analysis.services.jobs import job_files_expire
+
+    return len(job_files_expire())

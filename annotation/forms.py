@@ -194,3 +194,28 @@ class RubricImportForm(forms.Form):
         "labels; see the README) or FLASK's skillset_description.json (a JSON array "
         "of {Skill, Criteria, Scoring}); recognised by content.",
     )
+
+
+class TaxonomyForm(forms.Form):
+    """The dataset page's edit of its taxonomy: the declaration as JSON (empty:
+    FLASK's built-in); its content is `dataset_taxonomy_update`'s to check."""
+
+    taxonomy = forms.CharField(
+        required=False,
+        max_length=100_000,
+        widget=forms.Textarea(attrs={"rows": 14, "class": "mono"}),
+        label="Taxonomy (JSON)",
+        help_text='{"domains": [{"key", "label"}, ...], "difficulty": {"1": label, '
+        '...}, "facets": [{"name", "values"}, ...]}; empty: FLASK\'s.',
+    )
+
+    def clean_taxonomy(self):
+        text = self.cleaned_data["taxonomy"].strip()
+        if not text:
+            return None
+        try:
+            return json_loads(text)
+        except (JSONInputError, json.JSONDecodeError) as exc:
+            raise forms.ValidationError(
+                f"This is not valid JSON ({str(exc)[:120]})."
+            ) from exc

@@ -21,3 +21,13 @@ def assignments_expire_task() -> int:
     from annotation.services.rating import assignments_expire
 
     return assignments_expire()
+
+
+@shared_task(acks_late=True)
+def uploads_expire_task() -> int:
+    """Remove staged uploads and unconfirmed import previews past
+    `UPLOAD_STAGED_EXPIRY_HOURS` (idempotent; beat runs it hourly)."""
+    from annotation.services.upload_expiry import uploads_expire
+
+    report = uploads_expire()
+    return len(report.staged_folders) + len(report.deleted_jobs)

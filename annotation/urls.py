@@ -31,6 +31,11 @@ urlpatterns = [
     path("datasets/<int:dataset_id>/", datasets.dataset_detail, name="dataset-detail"),
     path("datasets/<int:dataset_id>/gold/", gold.dataset_gold, name="dataset-gold"),
     path(
+        "datasets/<int:dataset_id>/taxonomy/",
+        datasets.dataset_taxonomy,
+        name="dataset-taxonomy",
+    ),
+    path(
         "datasets/<int:dataset_id>/gold/<int:response_id>/delete/",
         gold.dataset_gold_delete,
         name="dataset-gold-delete",

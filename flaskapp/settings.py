@@ -315,6 +315,12 @@ IMPORT_MAX_DECOMPRESSION_RATIO = env_int(
 IMPORT_MAX_FIELD_BYTES = env_int("IMPORT_MAX_FIELD_BYTES", 1_000_000, minimum=1)
 # Imports with more rows than this run as a background job; smaller ones finish inline.
 IMPORT_INLINE_MAX_ROWS = env_int("IMPORT_INLINE_MAX_ROWS", 5000)
+# Expiry of files kept between steps (`manage.py expire_files`, and hourly by beat):
+# a staged upload, and the preview of an import never confirmed, after this many
+# hours; a background job's result file (analysis.models.Job) this many days after
+# the job finished. Confirmed imports and live jobs are never touched.
+UPLOAD_STAGED_EXPIRY_HOURS = env_int("UPLOAD_STAGED_EXPIRY_HOURS", 24, minimum=1)
+JOB_FILE_EXPIRY_DAYS = env_int("JOB_FILE_EXPIRY_DAYS", 7, minimum=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 
@@ -522,6 +528,16 @@ CELERY_BEAT_SCHEDULE = {
     "expire-rating-locks": {
         "task": "annotation.tasks.assignments_expire_task",
         "schedule": 60.0,
+    },
+    # Staged uploads and unconfirmed import previews past UPLOAD_STAGED_EXPIRY_HOURS,
+    # job result files past JOB_FILE_EXPIRY_DAYS (`manage.py expire_files` by hand).
+    "expire-staged-uploads": {
+        "task": "annotation.tasks.uploads_expire_task",
+        "schedule": 3600.0,
+    },
+    "expire-job-files": {
+        "task": "analysis.tasks.job_files_expire_task",
+        "schedule": 3600.0,
     },
 }
 

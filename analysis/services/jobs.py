@@ -160,3 +160,52 @@ def job_execute(*, job_id: int) -> None:
         progress_total=max(fresh.progress_total, 1),
         finished_at=timezone.now(),
     )
+
+
+# --- Expiry of result files -------------------------------------------------------------
+
+
+def job_files_expire(*, now=None, dry_run: bool = False) -> list[tuple[int, str, int]]:
+    """Delete the result files of jobs that finished more than
+    `settings.JOB_FILE_EXPIRY_DAYS` ago and return (job id, file, bytes) of each.
+
+    A queued or running job is never touched, nor a finished one younger than the
+    expiry. The row stays (its JSON result, status and reason are the record):
+    `result_file` becomes "" and `result_name` keeps the name, so the job page says
+    the file expired. Logs one line listing what was removed. With `dry_run`, only
+    report. Idempotent: a job whose file is gone is not selected again."""
+    now = now or timezone.now()
+    before = now - timedelta(days=settings.JOB_FILE_EXPIRY_DAYS)
+    root = Path(settings.MEDIA_ROOT)
+    removed: list[tuple[int, str, int]] = []
+    expired = (
+        Job.objects.filter(
+            status__in=(Job.Status.DONE, Job.Status.FAILED), finished_at__lt=before
+        )
+        .exclude(result_file="")
+        .order_by("pk")
+        .values_list("pk", "result_file")
+    )
+    for job_id, relative in expired:
+        path = root / relative
+        size = path.stat().st_size if path.is_file() else 0
+        removed.append((job_id, relative, size))
+        if dry_run:
+            continue
+        # Cleared first: a download never finds a row pointing at a deleted file.
+        updated = Job.objects.filter(
+            pk=job_id, result_file=relative, finished_at__lt=before
+        ).update(result_file="")
+        if updated and path.resolve().is_relative_to((root / "jobs").resolve()):
+            path.unlink(missing_ok=True)
+            if path.parent.is_dir() and not any(path.parent.iterdir()):
+                path.parent.rmdir()
+    logger.info(
+        "job files expired%s (finished before %s): %d file(s), %d bytes%s",
+        " (dry run)" if dry_run else "",
+        before.isoformat(timespec="seconds"),
+        len(removed),
+        sum(size for _, _, size in removed),
+        "".join(f"; job {i}: {name}" for i, name, _ in removed),
+    )
+    return removed

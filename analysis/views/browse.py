@@ -23,6 +23,7 @@ from django.views.decorators.http import require_GET
 
 from analysis.selectors import browse
 from annotation import selectors as annotation_selectors
+from annotation.importers.taxonomy import FACET_PREFIX
 from annotation.models import Response
 from annotation.scales import scale_of
 from flaskapp.htmx import render_page_or_fragment, wants_fragment
@@ -36,6 +37,7 @@ def _kept_query(request: HttpRequest) -> str:
     """The filter parameters of the request as a query string ("" or "?..."), for
     links that keep the active filters."""
     keep = [*BROWSER_PARAMS, *browse.FILTER_PARAMS]
+    keep += [k for k in request.GET if k.startswith(FACET_PREFIX)]  # facet.NAME
     pairs = [(k, request.GET[k]) for k in keep if request.GET.get(k, "").strip()]
     return f"?{urlencode(pairs)}" if pairs else ""
 

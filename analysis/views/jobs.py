@@ -29,6 +29,7 @@ def job_context(job) -> dict:
         "job_label": kind.label if kind else job.kind,
         "job_params": kind.describe(job.params) if kind else "",
         "job_result_url": kind.result_url(job) if kind and kind.result_url else "",
+        "file_expiry_days": settings.JOB_FILE_EXPIRY_DAYS,
     }
 
 

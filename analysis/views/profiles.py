@@ -23,7 +23,7 @@ from analysis.charts.profiles import (
     order_heatmap_from_profiles,
     radar_from_profiles,
 )
-from analysis.display import N_BOOT_MAX, parse_choice
+from analysis.display import N_BOOT_MAX, SLICE_DIMS, parse_choice, slice_dims
 from analysis.selectors import agreement
 from analysis.selectors.skill_profiles import skill_profiles
 from analysis.views.agreement import budget_check
@@ -32,8 +32,26 @@ from flaskapp import roles
 from flaskapp.htmx import render_page_or_fragment, wants_fragment
 from flaskapp.throttling import heavy_page
 
-# The slices a leaderboard offers (the issue's: domain, difficulty, FLASK-Hard).
+# The slices a leaderboard offers (the issue's: domain, difficulty, FLASK-Hard), then
+# the facets of the dataset's own taxonomy (`profile_slices`).
 PROFILE_SLICES = {"domain": "Domain", "difficulty": "Difficulty", "hard": "FLASK-Hard"}
+
+
+def profile_slices(slice_values: dict) -> list[tuple[str, str, list[dict]]]:
+    """(dimension, heading, values) of each slice the leaderboard offers for a
+    dataset: its domains and difficulty levels with the labels of its taxonomy
+    (`agreement_slice_values`), FLASK-Hard only when some instruction is in it, and
+    each facet its taxonomy declares (``facet.channel``)."""
+    dims = {
+        **PROFILE_SLICES,
+        **{d: h for d, h in slice_dims(slice_values).items() if d not in SLICE_DIMS},
+    }
+    has_hard = any(v["value"] == "hard" for v in slice_values.get("hard") or [])
+    return [
+        (dim, label, slice_values.get(dim) or [])
+        for dim, label in dims.items()
+        if dim != "hard" or has_hard
+    ]
 
 
 def _tables(result: dict) -> list[dict]:
@@ -97,10 +115,7 @@ def leaderboard_profiles(request: HttpRequest, dataset_id: int) -> HttpResponse:
         "choice": choice,
         "result": result,
         "n_boot_max": N_BOOT_MAX,
-        "slices": [
-            (dim, label, slice_values.get(dim) or [])
-            for dim, label in PROFILE_SLICES.items()
-        ],
+        "slices": profile_slices(slice_values),
         "slice_key": f"{choice.slice_dim}:{choice.slice_value}"
         if choice.slice_dim
         else "",

@@ -9,8 +9,8 @@ from drf_spectacular.utils import (
     PolymorphicProxySerializer,
     extend_schema,
 )
-from rest_framework import status
-from rest_framework.exceptions import NotFound
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -36,16 +36,20 @@ from annotation.api.serializers.datasets import (
     RubricImportInputSerializer,
     RubricListOutputSerializer,
 )
+from annotation.importers.taxonomy import FACET_PREFIX
 from annotation.models import ImportJob
 from annotation.services.gold import gold_delete, gold_import_file, gold_set
 from annotation.services.import_jobs import import_job_confirm, import_job_create
 from annotation.services.rubrics import rubric_import
+from annotation.services.taxonomy import dataset_taxonomy_update
 from flaskapp import workspaces
 from flaskapp.api import (
     WORKSPACE_CREATE_PARAMETER,
     WORKSPACE_FILTER_PARAMETER,
     Pagination,
+    validated,
 )
+from flaskapp.errors import DomainError
 
 
 class ListApi(APIView):
@@ -163,6 +167,41 @@ class DatasetDetailApi(APIView):
         )
 
 
+class DatasetTaxonomyInputSerializer(serializers.Serializer):
+    taxonomy = serializers.JSONField(
+        allow_null=True,
+        help_text='The new declaration: {"domains", "difficulty", "facets"} as at '
+        "import (annotation.importers.taxonomy); null or {}: FLASK's.",
+    )
+
+
+class DatasetTaxonomyOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    taxonomy = serializers.JSONField(allow_null=True)
+
+
+class DatasetTaxonomyApi(APIView):
+    """PUT: replace the dataset's taxonomy (researchers and owners of its
+    workspace). 400 naming the field for a declaration that is not valid or that
+    would orphan instructions; nothing changes then. Audited."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        tags=["datasets"],
+        request=DatasetTaxonomyInputSerializer,
+        responses=DatasetTaxonomyOutputSerializer,
+    )
+    def put(self, request, dataset_id: int):
+        # The dataset first: another workspace's is a 404 whatever the body.
+        selectors.dataset_get_for_user(user=request.user, dataset_id=dataset_id)
+        data = validated(DatasetTaxonomyInputSerializer, request.data)
+        dataset = dataset_taxonomy_update(
+            user=request.user, dataset_id=dataset_id, taxonomy=data["taxonomy"]
+        )
+        return Response(DatasetTaxonomyOutputSerializer(dataset).data)
+
+
 class InstructionListApi(ListApi):
     permission_classes = [IsResearcher]
     output_serializer_class = InstructionListOutputSerializer
@@ -175,9 +214,22 @@ class InstructionListApi(ListApi):
     def get(self, request, dataset_id: int):
         filters = InstructionListFilterInputSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
-        instructions = selectors.instruction_list_for_user(
-            user=request.user, dataset_id=dataset_id, **filters.validated_data
-        )
+        facets = {
+            name: value
+            for name, value in request.query_params.items()
+            if name.startswith(FACET_PREFIX)
+        }
+        try:
+            instructions = selectors.instruction_list_for_user(
+                user=request.user,
+                dataset_id=dataset_id,
+                facets=facets,
+                **filters.validated_data,
+            )
+        except DomainError as exc:
+            # A refusal of the serializer's shape too ({param: [message]}), as
+            # the other bad filters have always been answered.
+            raise ValidationError({p.field: [p.message] for p in exc.problems}) from exc
         return self.paginated_response(instructions)
 
 

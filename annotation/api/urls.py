@@ -26,6 +26,11 @@ urlpatterns = [
         name="dataset-detail",
     ),
     path(
+        "datasets/<int:dataset_id>/taxonomy/",
+        datasets.DatasetTaxonomyApi.as_view(),
+        name="dataset-taxonomy",
+    ),
+    path(
         "datasets/<int:dataset_id>/instructions/",
         datasets.InstructionListApi.as_view(),
         name="instruction-list",

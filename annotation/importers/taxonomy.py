@@ -13,18 +13,21 @@ import API's `taxonomy` and `facets` fields), a JSON object such as::
 - `domains`: a list of names (or {key, label}); null or absent: FLASK's ten. A row's
   domains (at most two, as FLASK's) must be among them, matched by key or label
   ignoring case, spaces, hyphens and underscores; the key is stored.
-- `difficulty`: levels 1-5 with their labels, as {"1": label, ...} or a list of
-  labels (levels 1, 2, ... in order); null or absent: FLASK's five. A row gives the
-  level or its label.
+- `difficulty`: the dataset's levels with their labels, as {"1": label, ...} (any
+  whole numbers 1-99, at most 20 levels, not necessarily consecutive) or a list of
+  labels (levels 1, 2, ... in order); null or absent: FLASK's five (1-5). A row
+  gives the level or its label.
 - `facets`: columns of the file kept with the instruction (its metadata) whose values
   are categories; with `values`, a row's value must be one of them. A facet's value
   is stored as text; a row without it is "unknown" on that facet. `--facet COLUMN`
   adds one whose values are whatever the file holds (inferred).
 
-The declaration is fixed with the dataset's first import (the stored instructions
-were checked against it, and cached slices are labelled with it): a later import
-into the dataset uses it, and one that declares another is refused naming
-`taxonomy`.
+The declaration is made with the dataset's first import: a later import into the
+dataset uses it, and one that declares another is refused naming `taxonomy`. Owners
+and researchers change it afterwards only through
+`annotation.services.taxonomy.dataset_taxonomy_update` (rename labels, add or drop
+levels, domains and facets no instruction uses), which checks the stored
+instructions against the new declaration (`Taxonomy.orphans`).
 
 Pure: JSON in, `Taxonomy` and `Problem`s out; no database.
 """
@@ -49,7 +52,11 @@ from flaskapp.untrusted import printable, text_problem
 MAX_DOMAIN_KEY = 32
 MAX_LABEL = 100
 MAX_DOMAINS_DECLARED = 100
-LEVELS = range(1, 6)  # Instruction.difficulty's check constraint
+FLASK_LEVELS = range(1, 6)  # FLASK's five levels
+# A declared level is a whole number 1-99 (Instruction.difficulty's check constraint:
+# at least 1; 0 means "unknown" in the agreement arrays); a dataset has at most 20.
+MAX_LEVEL = 99
+MAX_LEVELS = 20
 MAX_FACETS = 20
 MAX_FACET_VALUES = 100  # a facet is a category, not an id: the dashboard lists them
 MAX_FACET_VALUE = 200
@@ -125,11 +132,115 @@ class Taxonomy:
     def difficulty_labels(self) -> dict[int, str]:
         """Level -> label (FLASK's: "level N", as the dashboards always said)."""
         if self.difficulty is None:
-            return {level: f"level {level}" for level in LEVELS}
+            return {level: f"level {level}" for level in FLASK_LEVELS}
         return dict(self.difficulty)
 
     def facet(self, name: str) -> Facet | None:
         return next((f for f in self.facets if f.name == name), None)
+
+    # --- filters: a query's values ----------------------------------------------------
+
+    def filter_problems(self, params: dict[str, str]) -> list[Problem]:
+        """A problem naming each parameter of `params` (``domain``, ``difficulty``,
+        ``facet.NAME``; blank: no filter) whose value this taxonomy does not
+        declare, listing the values allowed. Other keys are not looked at."""
+        problems = []
+        domain = (params.get("domain") or "").strip()
+        if domain and domain not in self.domain_labels():
+            allowed = ", ".join(self.domain_labels())
+            problems.append(
+                Problem(
+                    f"{printable(domain[:60])!r} is not a domain of this dataset; "
+                    f"allowed: {allowed}",
+                    field="domain",
+                )
+            )
+        level = (params.get("difficulty") or "").strip()
+        levels = [str(n) for n in self.difficulty_labels()]
+        if level and level != "unknown" and level not in levels:
+            problems.append(
+                Problem(
+                    f"{printable(level[:60])!r} is not a difficulty level of this "
+                    f"dataset; allowed: {', '.join(levels)}, unknown",
+                    field="difficulty",
+                )
+            )
+        for name, value in params.items():
+            if not name.startswith(FACET_PREFIX) or not (value or "").strip():
+                continue
+            facet = self.facet(name.removeprefix(FACET_PREFIX))
+            if facet is None:
+                declared = ", ".join(f.dimension for f in self.facets) or "none"
+                problems.append(
+                    Problem(
+                        f"this dataset has no such facet (its facets: {declared})",
+                        field=printable(name[:80]),
+                    )
+                )
+            elif facet.values is not None and value.strip() not in (
+                *facet.values,
+                "unknown",
+            ):
+                problems.append(
+                    Problem(
+                        f"{printable(value.strip()[:60])!r} is not a value of facet "
+                        f"{facet.name!r}; allowed: {', '.join(facet.values)}, unknown",
+                        field=facet.dimension,
+                    )
+                )
+        return problems
+
+    # --- an edit: what the stored instructions still need ---------------------------
+
+    def orphans(self, usage: TaxonomyUsage) -> list[Problem]:
+        """A problem for each value the dataset's instructions hold (`usage`) that
+        this taxonomy would no longer declare: a dropped domain or level in use, a
+        facet's value outside its declared values, an inferred facet with more than
+        `MAX_FACET_VALUES` values. Empty: the edit orphans nothing."""
+        problems = []
+        domains = self.domain_labels()
+        for key, n in sorted(usage.domains.items()):
+            if key not in domains:
+                problems.append(
+                    Problem(
+                        f"domain {key!r} is used by {n} instruction(s); keep it "
+                        "(rename its label instead) or change those instructions first",
+                        field="taxonomy.domains",
+                    )
+                )
+        levels = self.difficulty_labels()
+        for level, n in sorted(usage.levels.items()):
+            if level not in levels:
+                problems.append(
+                    Problem(
+                        f"difficulty level {level} is used by {n} instruction(s); "
+                        "keep it (rename its label instead)",
+                        field="taxonomy.difficulty",
+                    )
+                )
+        for facet in self.facets:
+            seen = usage.facet_values.get(facet.name, {})
+            if facet.values is None:
+                if len(seen) > MAX_FACET_VALUES:
+                    problems.append(
+                        Problem(
+                            f"facet {facet.name!r}: the instructions hold {len(seen)} "
+                            f"different values; a facet has at most {MAX_FACET_VALUES}",
+                            field="taxonomy.facets",
+                        )
+                    )
+                continue
+            outside = sorted(v for v in seen if v not in facet.values)
+            if outside:
+                problems.append(
+                    Problem(
+                        f"facet {facet.name!r}: {len(outside)} value(s) the "
+                        f"instructions hold are not declared, e.g. "
+                        f"{printable(outside[0][:60])!r}",
+                        field="taxonomy.facets",
+                    )
+                )
+        return problems
 
     # --- reading a row's values --------------------------------------------------------
 
@@ -223,6 +334,17 @@ class Taxonomy:
 FLASK = Taxonomy()
 
 
+@dataclass(frozen=True)
+class TaxonomyUsage:
+    """What a dataset's instructions hold: domain key -> instructions, level ->
+    instructions, facet name -> {stored text -> instructions} (read by
+    `annotation.selectors.taxonomy.taxonomy_usage`)."""
+
+    domains: dict[str, int] = field(default_factory=dict)
+    levels: dict[int, int] = field(default_factory=dict)
+    facet_values: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
 def _fail(message: str) -> DomainError:
     return DomainError(
         f"the taxonomy is not valid: {message}",
@@ -286,14 +408,20 @@ def _difficulty(value: Any) -> tuple[tuple[int, str], ...] | None:
             "`difficulty` must be an object of levels and labels "
             f'({{"1": "easy", ...}}), a list of labels, or null; got {type_name(value)}'
         )
+    if len(value) > MAX_LEVELS:
+        raise _fail(
+            f"`difficulty` has {len(value)} levels; a dataset has at most {MAX_LEVELS}"
+        )
     out: dict[int, str] = {}
     for key, label in value.items():
         text = str(key).strip()
-        if not re.fullmatch(r"[0-9]", text) or int(text) not in LEVELS:
+        if not re.fullmatch(r"[0-9]{1,2}", text) or not 1 <= int(text) <= MAX_LEVEL:
             raise _fail(
-                f"`difficulty` level {printable(text[:20])!r} is not one of 1-5 (a "
-                "dataset has at most five levels, numbered 1-5)"
+                f"`difficulty` level {printable(text[:20])!r} is not a whole number "
+                f"from 1 to {MAX_LEVEL}"
             )
+        if int(text) in out:
+            raise _fail(f"`difficulty` level {int(text)} is given twice")
         out[int(text)] = _label(label, f"`difficulty` level {text}'s label")
     names = [normalise_name(label) for label in out.values()]
     if len(set(names)) < len(names):

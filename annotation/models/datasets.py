@@ -234,11 +234,25 @@ class Dataset(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    @property
+    def declared_taxonomy(self):
+        """The `annotation.importers.taxonomy.Taxonomy` this dataset slices by
+        (FLASK's when it declares none); parsed once per instance."""
+        cached = self.__dict__.get("_declared_taxonomy")
+        if cached is None or cached[0] != self.taxonomy:
+            from annotation.importers.taxonomy import Taxonomy  # models load first
+
+            cached = (self.taxonomy, Taxonomy.stored(self.taxonomy))
+            self.__dict__["_declared_taxonomy"] = cached
+        return cached[1]
+
 
 class Instruction(models.Model):
     """One evaluation instance: the prompt, its reference answer and its FLASK metadata.
 
-    `domains` holds 0-2 `Domain` values; `difficulty` is 1-5 or null (unknown);
+    `domains` holds 0-2 domain keys of its dataset's taxonomy (FLASK's `Domain`
+    values by default); `difficulty` is one of its dataset's levels (FLASK's 1-5 by
+    default; any 1-99 a dataset declares) or null (unknown);
     relevant skills are ordered (most relevant first) through `InstructionSkill`.
     `checklist` is an optional list of ``{"skill": key or null, "question": str}``
     (FLASK-Hard's instance-specific rubric). `instance_rubric` is this instruction's
@@ -257,9 +271,8 @@ class Instruction(models.Model):
     source_task = models.CharField(max_length=200, blank=True, db_index=True)
     domain_1 = models.CharField(max_length=32, choices=Domain.choices, blank=True)
     domain_2 = models.CharField(max_length=32, choices=Domain.choices, blank=True)
-    difficulty = models.PositiveSmallIntegerField(
-        choices=Difficulty.choices, null=True, blank=True
-    )
+    # No choices: the levels are the dataset's (`Dataset.declared_taxonomy`).
+    difficulty = models.PositiveSmallIntegerField(null=True, blank=True)
     is_hard = models.BooleanField(default=False, help_text="Part of FLASK-Hard")
     checklist = models.JSONField(null=True, blank=True)
     instance_rubric = models.JSONField(default=dict, blank=True)
@@ -276,8 +289,8 @@ class Instruction(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(difficulty__isnull=True)
-                | Q(difficulty__gte=1, difficulty__lte=5),
-                name="instruction_difficulty_1_5_or_null",
+                | Q(difficulty__gte=1, difficulty__lte=99),
+                name="instruction_difficulty_level_or_null",
             ),
             models.CheckConstraint(
                 condition=~Q(domain_1="") | Q(domain_2=""),
@@ -298,8 +311,17 @@ class Instruction(models.Model):
         return [d for d in (self.domain_1, self.domain_2) if d]
 
     def get_domains_display(self) -> list[str]:
-        labels = dict(Domain.choices)
+        labels = self.dataset.declared_taxonomy.domain_labels()
         return [labels.get(d, d) for d in self.domains]
+
+    def get_difficulty_display(self) -> str:
+        """The level's label in its dataset's taxonomy ("" when unknown)."""
+        if self.difficulty is None:
+            return ""
+        if self.dataset.taxonomy is None:
+            return str(dict(Difficulty.choices).get(self.difficulty, self.difficulty))
+        labels = self.dataset.declared_taxonomy.difficulty_labels()
+        return labels.get(self.difficulty, f"level {self.difficulty}")
 
 
 class InstructionSkill(models.Model):

@@ -3,14 +3,16 @@ issue a constant number of queries; `*_for_user` reads check permissions themsel
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 
 from django.db import connections
 from django.db.models import Count, F, Prefetch, Q, QuerySet
+from django.db.models.fields.json import KeyTextTransform
 from django.http import Http404
 
-from annotation.importers.taxonomy import Taxonomy
+from annotation.importers.taxonomy import FACET_PREFIX, Taxonomy
 from annotation.models import (
     Dataset,
     Difficulty,
@@ -22,7 +24,9 @@ from annotation.models import (
     Rubric,
     Skill,
 )
+from annotation.selectors.taxonomy import taxonomy_usage
 from flaskapp import roles, workspaces
+from flaskapp.errors import DomainError
 from flaskapp.workspaces import RESEARCHER
 
 
@@ -110,6 +114,11 @@ class DatasetStats:
     difficulties: list[tuple[int | None, str, int]]
     tasks: list[tuple[str, int]]
     skills: list[tuple[str, str, int]]
+    # Per facet of the dataset's taxonomy: (``facet.NAME``, name, [(value, n)]),
+    # its declared values first (in their order), then the others held, sorted.
+    facets: list[tuple[str, str, list[tuple[str, int]]]] = dataclasses.field(
+        default_factory=list
+    )
 
 
 def dataset_stats(*, dataset: Dataset) -> DatasetStats:
@@ -155,7 +164,18 @@ def dataset_stats(*, dataset: Dataset) -> DatasetStats:
         .annotate(n=Count("id"))
         .order_by("skill__position")
     )
+    taxonomy = dataset.declared_taxonomy
+    held = taxonomy_usage(
+        dataset=dataset, facet_names=[f.name for f in taxonomy.facets]
+    ).facet_values if taxonomy.facets else {}  # fmt: skip
+    facets = []
+    for facet in taxonomy.facets:
+        seen = held.get(facet.name, {})
+        order = [v for v in facet.values or () if v in seen]
+        order += sorted(v for v in seen if v not in order)
+        facets.append((facet.dimension, facet.name, [(v, seen[v]) for v in order]))
     return DatasetStats(
+        facets=facets,
         instructions=instructions.count(),
         responses=sum(n for _, n in models),
         models=models,
@@ -168,7 +188,8 @@ def dataset_stats(*, dataset: Dataset) -> DatasetStats:
 
 def instruction_filters_parse(params, dataset: Dataset | None = None) -> dict:
     """The instruction browser's filters from a query string (`domain`, `difficulty`,
-    `skill`, `task`, `hard`, `q`), as keyword arguments of `instruction_list`.
+    `skill`, `task`, `hard`, `q`, and ``facet.NAME`` for each facet the dataset
+    declares), as keyword arguments of `instruction_list`.
 
     Values that cannot match anything are dropped (the browser's menus only offer
     valid ones), so a stale link still shows a page. Domains and levels are FLASK's,
@@ -190,6 +211,13 @@ def instruction_filters_parse(params, dataset: Dataset | None = None) -> dict:
     hard = params.get("hard", "")
     if hard in {"yes", "no"}:
         filters["hard"] = hard == "yes"
+    facets = {
+        facet.dimension: params.get(facet.dimension, "").strip()
+        for facet in taxonomy.facets
+        if params.get(facet.dimension, "").strip()
+    }
+    if facets and not taxonomy.filter_problems(facets):
+        filters["facets"] = facets
     q = params.get("q", "").strip()
     if q:
         filters["q"] = q
@@ -279,8 +307,24 @@ def _instruction_filtered(
     task: str | None = None,
     q: str | None = None,
     hard: bool | None = None,
+    facets: dict[str, str] | None = None,
 ) -> QuerySet[Instruction]:
     qs = Instruction.objects.filter(dataset=dataset)
+    for n, (dimension, value) in enumerate(sorted((facets or {}).items())):
+        value = (value or "").strip()
+        if not value:
+            continue
+        alias = f"facet_{n}"
+        qs = qs.alias(
+            **{
+                alias: KeyTextTransform(
+                    dimension.removeprefix(FACET_PREFIX), "metadata"
+                )
+            }
+        )
+        qs = qs.filter(
+            **{f"{alias}__isnull": True} if value == "unknown" else {alias: value}
+        )
     if domain:
         qs = qs.filter(Q(domain_1=domain) | Q(domain_2=domain))
     if difficulty not in (None, ""):
@@ -303,7 +347,8 @@ def instruction_list(*, dataset: Dataset, **filters) -> QuerySet[Instruction]:
     """Instructions of `dataset` filtered as in the browse page; skills prefetched.
 
     Filters (all optional): `domain`, `difficulty` ("unknown" for instructions
-    without a level), `skill`, `task`, `hard`, and `q`, a word search on the
+    without a level), `skill`, `task`, `hard`, `facets` ({``facet.NAME``: value or
+    "unknown"}: the instruction's metadata value of a facet), and `q`, a word search on the
     instruction text (`instruction_text_search`). Dataset order: position, then id.
     """
     return (
@@ -398,8 +443,19 @@ def dataset_detail_for_user(*, user, dataset_id: int) -> tuple[Dataset, DatasetS
 def instruction_list_for_user(
     *, user, dataset_id: int, **filters
 ) -> QuerySet[Instruction]:
-    """`instruction_list` of a dataset the user may read (filters as there)."""
+    """`instruction_list` of a dataset the user may read (filters as there).
+
+    `domain`, `difficulty` and each `facets` key (``facet.NAME``) must be values
+    the dataset's taxonomy declares: otherwise `DomainError` with one problem per
+    parameter, naming it and listing the allowed values (after the read check, so
+    another workspace's dataset is still a 404)."""
     dataset = dataset_get_for_user(user=user, dataset_id=dataset_id)
+    checked = {k: filters.get(k) or "" for k in ("domain", "difficulty")}
+    problems = dataset.declared_taxonomy.filter_problems(
+        {**checked, **(filters.get("facets") or {})}
+    )
+    if problems:
+        raise DomainError("a filter value is not in this dataset's taxonomy", problems)
     return instruction_list(dataset=dataset, **filters)
 
 

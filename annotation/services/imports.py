@@ -535,7 +535,23 @@ def import_parsed(  # noqa: C901, PLR0913 - the workspace is one more input;the 
                     ) from exc
             elif dataset is not None:
                 # Serialise concurrent imports into the same dataset.
-                Dataset.objects.select_for_update().filter(pk=dataset.pk).first()
+                locked = (
+                    Dataset.objects.select_for_update().filter(pk=dataset.pk).first()
+                )
+                if locked is not None and locked.taxonomy != dataset.taxonomy:
+                    # Rows were checked against the taxonomy read before the lock;
+                    # an edit meanwhile (`dataset_taxonomy_update`) may have
+                    # dropped a value they hold.
+                    raise DomainError(
+                        "the file was not imported",
+                        [
+                            Problem(
+                                "the dataset's taxonomy was changed during this "
+                                "import; run the import again",
+                                field="taxonomy",
+                            )
+                        ],
+                    )
             new_instructions, new_responses, ids, report, problems = _plan(
                 dataset, parsed
             )

@@ -107,14 +107,27 @@ def humanise_key(value: str) -> str:
 
 
 @register.filter
-def domain_label(key: str) -> str:
-    """`natural_science` -> `Natural Science`."""
+def domain_label(key: str, dataset=None) -> str:
+    """`natural_science` -> `Natural Science`; `{{ key|domain_label:dataset }}`: the
+    label `dataset`'s own taxonomy gives the key."""
+    if getattr(dataset, "taxonomy", None):
+        labels = dataset.declared_taxonomy.domain_labels()
+        if key in labels:
+            return labels[key]
     return str(Domain(key).label) if key in Domain.values else humanise_key(key)
 
 
 @register.filter
-def difficulty_short(level: int | None) -> str:
-    """1 -> `Simple lifestyle`, None -> `Unknown` (the level names without "knowledge")."""
+def difficulty_short(level: int | None, dataset=None) -> str:
+    """1 -> `Simple lifestyle`, None -> `Unknown` (the level names without
+    "knowledge"); `{{ level|difficulty_short:dataset }}`: the label of `dataset`'s
+    own levels when it declares them."""
+    if level is None:
+        return "Unknown"
+    if getattr(dataset, "taxonomy", None):
+        taxonomy = dataset.declared_taxonomy
+        if taxonomy.difficulty is not None:
+            return taxonomy.difficulty_labels().get(level, f"level {level}")
     if level in Difficulty.values:
         return str(Difficulty(level).label).removesuffix(" knowledge")
     return "Unknown"

@@ -7,6 +7,7 @@ that htmx updates in place is served by one URL: the whole page normally, its fr
 
 from __future__ import annotations
 
+import json
 import re
 
 from django.contrib import messages
@@ -18,10 +19,11 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation import selectors as selectors
-from annotation.forms import FORMAT_HELP, ImportForm, RubricImportForm
+from annotation.forms import FORMAT_HELP, ImportForm, RubricImportForm, TaxonomyForm
 from annotation.models import DATASET_FORMAT_CHOICES, ImportJob
 from annotation.selectors.rubric_files import NEW_RUBRIC_TEMPLATE, rubric_file_yaml
 from annotation.services import rubrics as rubric_services
+from annotation.services import taxonomy as taxonomy_services
 from annotation.services.import_jobs import import_job_confirm, import_job_create
 from annotation.services.imports import import_check_sizes
 from flaskapp.errors import DomainError
@@ -76,6 +78,47 @@ def dataset_detail(request: HttpRequest, dataset_id: int) -> HttpResponse:
     return render_page_or_fragment(
         request, "annotation/dataset_detail.html", "instruction-results", context
     )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def dataset_taxonomy(request: HttpRequest, dataset_id: int) -> HttpResponse:
+    """The dataset's taxonomy as JSON, and its edit (researchers and owners). A
+    refused edit shows each problem with its field (400) and changes nothing; a
+    saved one returns to the dataset page."""
+    dataset = selectors.dataset_get_for_user(user=request.user, dataset_id=dataset_id)
+    problems: list = []
+    if request.method == "POST":
+        form = TaxonomyForm(request.POST)
+        if form.is_valid():
+            try:
+                taxonomy_services.dataset_taxonomy_update(
+                    user=request.user,
+                    dataset_id=dataset.pk,
+                    taxonomy=form.cleaned_data["taxonomy"],
+                )
+            except DomainError as exc:
+                problems = [exc.message, *(str(p) for p in exc.problems)]
+            else:
+                messages.success(request, "The taxonomy was saved.")
+                return redirect("annotation:dataset-detail", dataset_id=dataset.pk)
+    else:
+        current = dataset.taxonomy
+        form = TaxonomyForm(
+            initial={
+                "taxonomy": ""
+                if current is None
+                else json.dumps(current, indent=2, ensure_ascii=False)
+            }
+        )
+    context = {
+        "dataset": dataset,
+        "form": form,
+        "problems": problems,
+        "taxonomy": dataset.declared_taxonomy,
+    }
+    status = 400 if request.method == "POST" else 200
+    return render(request, "annotation/dataset_taxonomy.html", context, status=status)
 
 
 # --- Rubrics -----------------------------------------------------------------------------

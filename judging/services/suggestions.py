@@ -43,8 +43,9 @@ def _plan(
     lookup: dict[str, str],
     problems: list[Problem],
 ) -> _Plan:
-    """Validate a suggestion's values as an import would (domains, level 1-5, skills
-    of the dataset's rubric, checklist entries); problems name the instruction."""
+    """Validate a suggestion's values as an import would (domains and level of the
+    dataset's taxonomy, skills of its rubric, checklist entries); problems name the
+    instruction."""
     where = f"instruction {suggestion.instruction.external_id}"
     found: list[Problem] = []
     row = {
@@ -55,10 +56,13 @@ def _plan(
     }
     reader = RowReader(row, None, where, found)  # type: ignore[arg-type]
     plan = _Plan(suggestion=suggestion)
+    # The dataset's own domains and levels (FLASK's when it declares none): an
+    # accepted suggestion never leaves a value its taxonomy does not declare.
+    taxonomy = suggestion.run.dataset.declared_taxonomy
     if suggestion.domains:
-        plan.domains = reader.domains("domains") or None
+        plan.domains = reader.domains("domains", taxonomy) or None
     if suggestion.difficulty is not None:
-        plan.difficulty = reader.difficulty("difficulty")
+        plan.difficulty = reader.difficulty("difficulty", taxonomy)
     if suggestion.skills:
         plan.skill_keys = reader.skills("skills", lookup) or None
     if suggestion.checklist is not None:

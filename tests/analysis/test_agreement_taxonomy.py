@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 
 import pytest
 from django.urls import reverse
@@ -148,3 +149,32 @@ def _csv_items(resp) -> list[int]:
     rows = list(csv.DictReader(io.StringIO(resp.content.decode())))
     column = next(c for c in rows[0] if c.startswith("n"))
     return [int(r[column]) for r in rows if r[column].isdigit()]
+
+
+def test_leaderboard_profiles_offer_the_dataset_own_slices_and_its_facets(
+    support, researcher, client_for, api_client_for
+):
+    dataset, campaign, run = support
+    url = reverse("analysis:leaderboard-profiles", args=[dataset.pk])
+    client = client_for(researcher)
+
+    page = client.get(url, {"campaign": campaign.pk, "run": run.pk, "n_boot": 0})
+
+    text = page.content.decode()
+    assert page.status_code == 200
+    assert 'data-slice-dim="facet.channel"' in text
+    assert 'data-slice="facet.language:fr"' in text
+    assert 'data-slice="domain:account"' in text and "Account access" in text
+    assert 'data-slice="difficulty:3"' in text and "escalation" in text
+    # No instruction of this dataset is in FLASK-Hard: that slice is not offered.
+    assert 'data-slice-dim="hard"' not in text
+    query = {"campaign": campaign.pk, "run": run.pk, "n_boot": 0}
+    sliced = client.get(url, {**query, "slice": "facet.channel:chat"})
+    assert sliced.status_code == 200
+    assert "channel chat" in sliced.content.decode()
+    api = api_client_for(researcher).get(
+        reverse("analysis_api:leaderboard-profiles", args=[dataset.pk]),
+        {**query, "slice": "facet.channel:fax"},
+    )
+    assert api.status_code == 400
+    assert "fax" in json.dumps(api.json())

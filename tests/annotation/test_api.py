@@ -442,7 +442,9 @@ def test_instruction_list_difficulty_error_says_what_is_allowed(
     response = api_client_for(researcher).get(
         f"/api/datasets/{filter_dataset.pk}/instructions/", {"difficulty": "9"}
     )
-    assert response.json()["difficulty"] == ['must be 1-5 or "unknown", not "9".']
+    assert response.json()["difficulty"] == [
+        "'9' is not a difficulty level of this dataset; allowed: 1, 2, 3, 4, 5, unknown"
+    ]
 
 
 def test_instruction_list_of_unknown_dataset_is_404(api_client_for, researcher):

@@ -112,7 +112,10 @@ def _args(tmp_path, rows) -> list[str]:
 @pytest.mark.parametrize(
     "taxonomy, expected",
     [
-        ({"difficulty": {"7": "x"}}, "`difficulty` level '7' is not one of 1-5"),
+        (
+            {"difficulty": {"100": "x"}},
+            "level '100' is not a whole number from 1 to 99",
+        ),
         ({"domains": "billing"}, "`domains` must be a non-empty list"),
         ({"facets": ["model"]}, "`facets` item 1: 'model' is a field of the import"),
         ({"domain": []}, "unknown key 'domain'"),

@@ -55,11 +55,19 @@ def inputs_fingerprint(dataset: Dataset, campaign_ids: list[int], run_ids: list[
     """A list of strings that changes whenever any input of the result changes.
 
     One query on PostgreSQL (the change log, which exclusion decisions and
-    adjudications write to as well), up to 7 aggregate queries elsewhere.
+    adjudications write to as well), up to 7 aggregate queries elsewhere. The
+    dataset's taxonomy is part of it (`dtax:`, in the dataset's part): an edit of
+    its labels or facets (`dataset_taxonomy_update`) changes the labels and slices
+    of every result, though no instruction changed.
     """
     if connection.vendor == "postgresql":
-        return _logged_fingerprint(dataset, campaign_ids, run_ids)
-    return _scanned_fingerprint(dataset, campaign_ids, run_ids)
+        out = _logged_fingerprint(dataset, campaign_ids, run_ids)
+    else:
+        out = _scanned_fingerprint(dataset, campaign_ids, run_ids)
+    if dataset.taxonomy:
+        blob = json.dumps(dataset.taxonomy, sort_keys=True).encode()
+        out.append(f"dtax:{hashlib.sha256(blob).hexdigest()[:16]}")
+    return out
 
 
 def _logged_fingerprint(

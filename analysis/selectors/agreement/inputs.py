@@ -219,6 +219,12 @@ def _facet_mask(resp: Responses, name: str, value: str) -> tuple[np.ndarray, str
         raise AgreementError(
             f"slice: this dataset has no facet {name!r} (its facets: {declared})"
         )
+    facet = resp.taxonomy.facet(name)
+    if facet.values is not None and value not in (*facet.values, "unknown"):
+        raise AgreementError(
+            f"slice value: {value!r} is not a value of facet {name!r}; use one of "
+            f"{', '.join(facet.values)} or 'unknown'"
+        )
     column = resp.facets[name]
     if value == "unknown":
         return np.array([v is None for v in column], dtype=bool), f"{name} unknown"

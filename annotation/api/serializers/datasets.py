@@ -7,7 +7,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.reverse import reverse
 
-from annotation.models import DATASET_FORMAT_CHOICES, Domain, ImportJob
+from annotation.models import DATASET_FORMAT_CHOICES, ImportJob
 from annotation.selectors.gold import gold_expected
 from flaskapp import limits
 
@@ -216,22 +216,26 @@ class DatasetDetailOutputSerializer(serializers.Serializer):
 
 # --- Instructions and responses ----------------------------------------------------------
 
-DIFFICULTY_FILTER_CHOICES = ["1", "2", "3", "4", "5", "unknown"]
-
 
 class InstructionListFilterInputSerializer(serializers.Serializer):
-    """Query parameters of the instruction list; all optional."""
+    """Query parameters of the instruction list; all optional. `domain`,
+    `difficulty` and `facet.NAME` are checked against the dataset's own taxonomy
+    (`Taxonomy.filter_problems`, by `instruction_list_for_user`): a value it does
+    not declare is a 400 naming the parameter and listing the allowed values."""
 
     # Blank values mean "no filter", as an HTML form with empty selects sends them.
-    domain = serializers.ChoiceField(
-        choices=Domain.choices, required=False, allow_blank=True
-    )
-    difficulty = serializers.ChoiceField(
-        choices=DIFFICULTY_FILTER_CHOICES,
+    domain = serializers.CharField(
         required=False,
         allow_blank=True,
-        help_text='Level 1-5, or "unknown" for instructions without a level.',
-        error_messages={"invalid_choice": 'must be 1-5 or "unknown", not "{input}".'},
+        max_length=100,
+        help_text="A domain key of the dataset's taxonomy (FLASK's ten by default).",
+    )
+    difficulty = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=20,
+        help_text="A level of the dataset's taxonomy (FLASK's 1-5 by default), or "
+        '"unknown" for instructions without a level.',
     )
     skill = serializers.SlugField(
         required=False, allow_blank=True, help_text="A skill key, e.g. `factuality`."
