@@ -225,7 +225,6 @@ def _update_calls_pg(results: list[CallResult], prices: costs.Prices, now) -> No
         rows.append(
             "(%s::bigint, %s, %s, %s::jsonb, %s, %s, %s::int, %s::int, %s::int, "
             "%s::int, %s::numeric, %s::int, %s::boolean, %s, %s, %s, %s::int, %s::int)"
-            "%s::int, %s::numeric, %s::int, %s::boolean, %s, %s::int, %s::int)"
         )
         params += [
             r.call_id,
