@@ -46,10 +46,12 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from decimal import Decimal
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import close_old_connections, connection, transaction
 from django.db.models import Count
 from django.utils import timezone
@@ -239,6 +241,7 @@ class BatchDriver:
             return
         self.last_beat = now
         driver_beat(run_id=self.run.pk, token=self.token)
+        _lease_renew(self.run.pk)
         JudgeRun.objects.filter(pk=self.run.pk).update(heartbeat_at=timezone.now())
 
     def _wait_for_next_poll(self) -> None:
@@ -755,16 +758,49 @@ def _rejection(remote: dict) -> str:
 def batch_run_drive(run: JudgeRun) -> None:
     """Drive batch run `run` until none of its batches is open and nothing is pending
     (or it is cancelled). Returns at once when another driver holds the run."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [36, run.pk])
-        locked = cursor.fetchone()[0]
-    if not locked:
-        return
-    try:
-        BatchDriver(run).drive()
-    finally:
+    with _driver_lock(run.pk) as locked:
+        if locked:
+            BatchDriver(run).drive()
+
+
+@contextmanager
+def _driver_lock(run_id: int) -> Iterator[bool]:
+    """One batch driver per run. PostgreSQL: a session advisory lock (released when
+    the holder's connection ends, so a killed worker frees it at once). Other
+    databases (SQLite: one machine, `make run`): a cache entry with a lease of
+    `JUDGE_MIN_LEASE_SECONDS` that the driver's beat renews (`_lease_renew`), so a
+    killed worker's run is driven again once its lease runs out."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [36, run_id])
+            locked = cursor.fetchone()[0]
         try:
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [36, run.pk])
+            yield locked
         finally:
-            close_old_connections()
+            try:
+                if locked:
+                    with connection.cursor() as cursor:
+                        cursor.execute(
+                            "SELECT pg_advisory_unlock(%s, %s)", [36, run_id]
+                        )
+            finally:
+                close_old_connections()
+        return
+    key, token = _lease_key(run_id), uuid.uuid4().hex
+    locked = cache.add(key, token, timeout=settings.JUDGE_MIN_LEASE_SECONDS)
+    try:
+        yield locked
+    finally:
+        if locked and cache.get(key) == token:
+            cache.delete(key)
+        close_old_connections()
+
+
+def _lease_key(run_id: int) -> str:
+    return f"judging:batch-driver:{run_id}"
+
+
+def _lease_renew(run_id: int) -> None:
+    """Keep the driver lock of a non-PostgreSQL database alive (see `_driver_lock`)."""
+    if connection.vendor != "postgresql":
+        cache.touch(_lease_key(run_id), settings.JUDGE_MIN_LEASE_SECONDS)
