@@ -104,6 +104,9 @@ def main() -> None:  # noqa: PLR0915 - one bench, read top to bottom
         print(f"imported the FLASK release in {time.perf_counter() - t0:.1f} s")
         user = User.objects.create_user("bench-cost", password="x", is_superuser=True)
         user.groups.add(Group.objects.get(name="researcher"))
+        from flaskapp.workspaces import membership_ensure
+
+        membership_ensure(workspace=dataset.workspace, user=user, role="researcher")
         batch_path = "batch" in inspect.signature(judge_run_create).parameters
 
         def judge(layout: str, batch: bool) -> JudgeRun:

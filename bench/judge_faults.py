@@ -85,6 +85,9 @@ def main() -> None:
         dataset = import_flask_release(Path(args.data))
         user = User.objects.create_user("bench", password="x")
         user.groups.add(Group.objects.get(name="researcher"))
+        from flaskapp.workspaces import membership_ensure
+
+        membership_ensure(workspace=dataset.workspace, user=user, role="researcher")
         connection.close()
         redis.Redis.from_url(broker).flushdb()
         workers = start_worker(2)

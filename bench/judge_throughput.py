@@ -277,6 +277,9 @@ def main() -> None:
         limit = args.calls // len(models)
         user = User.objects.create_user("bench", password="x")
         user.groups.add(Group.objects.get(name="researcher"))
+        from flaskapp.workspaces import membership_ensure
+
+        membership_ensure(workspace=dataset.workspace, user=user, role="researcher")
         connection.close()
 
         import redis

@@ -168,6 +168,9 @@ def main() -> None:
         print(f"built {args.pairs:,} pairs in {time.perf_counter() - t0:.1f} s")
         user = User.objects.create_user("bench", password="x")
         user.groups.add(Group.objects.get(name="researcher"))
+        from flaskapp.workspaces import membership_ensure
+
+        membership_ensure(workspace=dataset.workspace, user=user, role="researcher")
         connection.close()
 
         import redis
