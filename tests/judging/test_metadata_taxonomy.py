@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.urls import reverse
 
 from annotation.importers.taxonomy import FLASK, taxonomy_parse
 from annotation.models import Instruction
@@ -21,7 +22,7 @@ from judging.models import JudgeCall, JudgeRun, MetadataSuggestion
 from judging.parsing import ParseError, parse_metadata
 from judging.services.runs import judge_run_create, judge_run_start
 from judging.services.suggestions import suggestion_accept
-from tests.judging.data import make_config, make_dataset
+from tests.judging.data import make_config, make_dataset, make_run
 
 DECLARED = {
     "domains": ["billing", {"key": "tech", "label": "Technical issue"}, "shipping"],
@@ -287,3 +288,30 @@ def test_a_reply_with_an_undeclared_level_fails_the_call_naming_it(
         assert "difficulty: 9 is not a level of this dataset" in call.error
         assert "7 = escalation" in call.error
     assert not MetadataSuggestion.objects.filter(run=run).exists()
+
+
+# --- The suggestions page names the declared values ---------------------------------------
+
+
+@pytest.mark.django_db
+def test_suggestions_page_shows_the_declared_labels(
+    client_for, admin_user, researcher, declared_dataset
+):
+    run = make_run(
+        dataset=declared_dataset,
+        config=make_config(researcher),
+        kind=JudgeRun.Kind.METADATA,
+        status=JudgeRun.Status.COMPLETED,
+    )
+    instruction = Instruction.objects.filter(dataset=declared_dataset).first()
+    MetadataSuggestion.objects.create(
+        run=run, instruction=instruction, domains=["tech"], difficulty=7
+    )
+
+    response = client_for(admin_user).get(
+        reverse("judging:run-suggestions", args=[run.pk])
+    )
+
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert ">Technical issue<" in body and "7 · escalation" in body
