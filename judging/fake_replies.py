@@ -266,10 +266,22 @@ def _metadata_reply(body, text, schema, config, malformed) -> str:
     reply = {
         "rationale": "Fake labels: deterministic, for testing.",
         "domains": [domains[int(_unit(request, "domain") * len(domains))]],
-        "difficulty": 9 if malformed else 1 + int(_unit(request, "difficulty") * 5),
+        "difficulty": _metadata_level(text, schema, request, malformed),
         "skills": top,
     }
     return json.dumps(reply)
+
+
+def _metadata_level(text, schema, request, malformed) -> int:
+    """A level the prompt (its "N = ..." lines before the request) or the schema
+    offers, FLASK's 1-5 if neither lists any; malformed: one it does not offer."""
+    menu = text.split("### Request\n", 1)[0]
+    levels = (schema or {}).get("properties", {}).get("difficulty", {}).get("enum")
+    levels = levels or [int(n) for n in re.findall(r"^([0-9]+) = ", menu, re.M)]
+    levels = levels or [1, 2, 3, 4, 5]
+    if malformed:
+        return 9 if 9 not in levels else max(levels) + 1
+    return levels[int(_unit(request, "difficulty") * len(levels))]
 
 
 def _checklist_reply(body, text, schema, config, malformed) -> str:

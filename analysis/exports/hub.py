@@ -296,6 +296,9 @@ _SCORE_COLUMNS = (
     ("expected_score, expected_mass", "a judge score's probability-weighted value "
      "(from the judge's token probabilities) and the probability it covered; "
      "empty otherwise"),
+    ("domain_labels, difficulty_label", "the labels of the instruction's domains "
+     "and difficulty level where the dataset declares its own taxonomy (below); "
+     "empty otherwise"),
 )  # fmt: skip
 
 

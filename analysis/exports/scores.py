@@ -20,6 +20,7 @@ from types import SimpleNamespace
 from analysis.exports import scores_sql
 from analysis.exports.encoding import csv_dicts, csv_rows, parquet
 from analysis.exports.encoding import jsonl as export_jsonl
+from analysis.exports.labels import ExportLabels
 from annotation.models import Adjudication, Campaign, Dataset, HumanScore, Skill
 from annotation.scales import CATEGORICAL, Scale, scale_of
 from annotation.selectors.exclusions import excluded_scores
@@ -102,6 +103,8 @@ FIELDS = (
     "split",
     "expected_score",
     "expected_mass",
+    "domain_labels",
+    "difficulty_label",
 )
 # The columns after `synthetic` say what each score means on its own criterion
 # (`annotation.scales`), so rows of different rubrics can share one file:
@@ -125,10 +128,13 @@ FIELDS = (
 # - `expected_score`, `expected_mass`: a judge score's probability-weighted value
 #   and the probability mass it covered (`judging.logprobs`; a run with the
 #   config's ``logprobs`` option on an endpoint that returns token probabilities);
-#   empty on every other row. `score` stays the judge's integer.
+#   empty on every other row. `score` stays the judge's integer;
+# - `domain_labels`, `difficulty_label`: the labels of the row's domains and level
+#   where the dataset declares its own taxonomy (`analysis.exports.labels`); empty
+#   for a part it does not declare (FLASK's).
 #
 # Column types in Parquet (one type per column): ids and numbers int64, flags bool,
-# `domains` a list of text, the rest text, `value` too ("4", "yes", "N/A").
+# `domains` and `domain_labels` lists of text, the rest text, `value` too ("4", "yes", "N/A").
 _INTEGER_FIELDS = {
     "instruction_id",
     "response_id",
@@ -155,7 +161,7 @@ def parquet_schema():
             return pa.bool_()
         if name in _FLOAT_FIELDS:
             return pa.float64()
-        if name == "domains":
+        if name in ("domains", "domain_labels"):
             return pa.list_(pa.string())
         return pa.string()
 
@@ -324,11 +330,14 @@ def score_rows(
     """:func:`_score_rows` with each row's `split` part (one more query), without
     the test split's rows unless `test_rows.included` (`export_test_rows`)."""
     parts = split_part_by_instruction(dataset=dataset)
+    labels = ExportLabels.of(dataset)
     for row in _score_rows(dataset=dataset, campaign_ids=campaign_ids, run_ids=run_ids):
         part = parts.get(row["instruction_id"], "")
         if part == "test" and not test_rows.included:
             continue
         row["split"] = part
+        row["domain_labels"] = labels.domain_labels(row["domains"])
+        row["difficulty_label"] = labels.difficulty_label(row["difficulty"])
         yield row
 
 
@@ -592,6 +601,9 @@ def _row(  # noqa: PLR0913 - one export row's columns, passed by name from the o
         "split": "",  # `score_rows` sets it (here: the columns' order)
         "expected_score": expected_score,
         "expected_mass": expected_mass,
+        # `score_rows` sets the labels (here: the columns' order).
+        "domain_labels": None,
+        "difficulty_label": None,
     }
 
 

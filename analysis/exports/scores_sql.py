@@ -22,6 +22,8 @@ How each cell is written, as `analysis.exports.encoding` does:
   `roles.SYNTHETIC` group, false otherwise and on every judge line; `gold`: the
   assignment's flag (a gold item), false on every judge line; `excluded`: the
   rater's open exclusion in the campaign (`inputs.not_excluded_sql`);
+- `domain_labels`, `difficulty_label`: looked up in the dataset's declared labels,
+  passed as JSON (`labels.ExportLabels.sql_params`), per instruction;
 - adjudications (`human_adjudicated`) come between the human and the judge lines, as
   `score_rows` yields them;
 - lines end with CRLF, as `csv.writer` ends them.
@@ -40,6 +42,7 @@ from django.db import connection
 from psycopg import ClientCursor
 
 from analysis.exports.encoding import csv_text
+from analysis.exports.labels import ExportLabels
 from analysis.selectors.agreement.inputs import not_excluded_sql
 from annotation.models import (
     Adjudication,
@@ -126,6 +129,13 @@ def _sql(source: str, filtered_by: bool) -> str:
     by row id."""
     ins, resp, sk, rb = _t(Instruction), _t(Response), _t(Skill), _t(Rubric)
     domains = "concat_ws(';', NULLIF(i.domain_1, ''), NULLIF(i.domain_2, ''))"
+    # `labels.ExportLabels`: the declared labels of the domains and the level (NULL
+    # lookups, so empty cells, where the dataset declares none).
+    domain_labels = (
+        "concat_ws(';', %(domain_labels)s::jsonb ->> NULLIF(i.domain_1, ''), "
+        "%(domain_labels)s::jsonb ->> NULLIF(i.domain_2, ''))"
+    )
+    level_label = "%(level_labels)s::jsonb ->> i.difficulty::text"
     # `Scale.label`: "0-4" (scale_of's defaults 1 and 5 for a missing end), or the
     # label keys in order, " / "-joined.
     scale = (
@@ -144,7 +154,8 @@ WITH ins AS MATERIALIZED (
     SELECT i.id, {_join(_text("i.external_id"), _int("i.id"))} AS head,
         {_join(_text(domains), _int("i.difficulty"), _bool("i.is_hard"),
                _text("i.source_task"))} AS tail,
-        {_text("COALESCE(m.part, '')")} AS part
+        {_text("COALESCE(m.part, '')")} AS part,
+        {_join(_text(domain_labels), _text(level_label))} AS labels
     FROM {ins} i LEFT JOIN {_t(EvalSplitMember)} m ON m.instruction_id = i.id
     WHERE i.dataset_id = %(dataset)s
         AND (%(with_test)s OR m.part IS NULL OR m.part <> 'test')
@@ -198,6 +209,7 @@ WITH ins AS MATERIALIZED (
             "ins.part",
             "''",  # expected_score, expected_mass: a judge's only
             "''",
+            "ins.labels",
         )
         body = f"""
 FROM {_t(HumanScore)} x
@@ -229,6 +241,7 @@ JOIN {u} u ON u.id = a.rater_id
             "ins.part",
             "''",  # expected_score, expected_mass: a judge's only
             "''",
+            "ins.labels",
         )
         body = f"""
 FROM {_t(Adjudication)} x
@@ -260,6 +273,7 @@ LEFT JOIN {u} u ON u.id = x.updated_by_id
             "ins.part",
             _float("x.expected_score"),
             _float("x.expected_mass"),
+            "ins.labels",
         )
         body = f"""
 FROM {_t(JudgeScore)} x
@@ -311,6 +325,7 @@ def csv_chunks(
         # Rows of the test split's instructions only when the export was logged as
         # a test look (`scores.export_test_rows`).
         "with_test": bool(with_test),
+        **ExportLabels.of(dataset).sql_params(),
     }
     sources = (
         ("human", campaign_ids),

@@ -168,6 +168,9 @@ class CallContext:
     keep: dict = field(default_factory=dict)  # kept in `parsed` whatever the outcome
     # Pointwise: skill key -> `annotation.scales.Scale`, what the parser accepts.
     scales: dict = field(default_factory=dict)
+    # Metadata: the dataset's `annotation.importers.taxonomy.Taxonomy` (its domains and
+    # difficulty levels, what the prompt offers and the parser accepts).
+    taxonomy: Any = None
 
 
 @dataclass

@@ -1,7 +1,8 @@
 """Metadata and checklist runs: suggestions about each instruction of a dataset.
 
 One call per instruction (no response, sample 0). A metadata run asks for the
-instruction's domains (up to 2), difficulty and skills (up to 3), a checklist run
+instruction's domains (up to 2) and difficulty, from the dataset's own taxonomy (FLASK's
+when it declares none), and skills (up to 3), a checklist run
 (FLASK-Hard) for an instance checklist, and only over the instructions that have
 none (their own checklists are never overwritten). Nothing in the dataset changes:
 a succeeded call writes one `MetadataSuggestion` (from `parsed["suggestion"]`) for
@@ -13,7 +14,7 @@ from __future__ import annotations
 from django.db.models import Sum
 from django.db.models.functions import Length
 
-from annotation.importers.base import normalise_name
+from annotation.importers.taxonomy import FLASK, Taxonomy
 from annotation.models import Domain, Instruction
 from flaskapp.bounds import INSTRUCTION_LIMIT
 from flaskapp.errors import DomainError, Problem
@@ -98,6 +99,7 @@ class InstructionKind(TaskKind):
         """Render every claimed call; the skills are the rubric's."""
         snapshot = claim.snapshot
         specs = [prompts.SkillSpec.from_model(s) for s in claim.all_skills]
+        taxonomy = claim.run.dataset.declared_taxonomy
         calls = list(
             JudgeCall.objects.filter(pk__in=claim.ids)
             .select_related("instruction")
@@ -106,7 +108,7 @@ class InstructionKind(TaskKind):
         out = []
         for call in calls:
             instruction = call.instruction
-            messages = self.messages(instruction, specs)
+            messages = self.messages(instruction, specs, taxonomy)
             out.append(
                 CallContext(
                     call_id=call.pk,
@@ -120,11 +122,16 @@ class InstructionKind(TaskKind):
                     ),
                     kind=self.key,
                     instruction_id=instruction.pk,
+                    taxonomy=taxonomy,
                 )
             )
         return out
 
-    def messages(self, instruction: Instruction, specs: list) -> list[dict]:
+    def messages(
+        self, instruction: Instruction, specs: list, taxonomy: Taxonomy
+    ) -> list[dict]:
+        """The call's messages; `taxonomy` is the dataset's (FLASK's if it declares
+        none)."""
         raise NotImplementedError(self.key)
 
     def result_rows(self, run, results) -> list[MetadataSuggestion]:
@@ -162,33 +169,45 @@ class MetadataKind(InstructionKind):
     def default_name(self, options) -> str:
         return "metadata"
 
-    def messages(self, instruction, specs) -> list[dict]:
+    def messages(self, instruction, specs, taxonomy) -> list[dict]:
+        domains, levels = offered(taxonomy)
         return prompts.render_metadata_annotation(
             instruction.text,
-            domains=[label for _, label in Domain.choices],
+            domains=list(domains.values()),
             skills=list(specs),
+            levels=None if levels is None else list(levels.items()),
         )
 
     def parse(self, ctx: CallContext, result: CallResult, text: str) -> None:
-        labels = {normalise_name(label): key for key, label in Domain.choices}
-        labels.update({normalise_name(key): key for key, _ in Domain.choices})
+        """The suggestion holds the dataset's domain keys and one of its levels; a
+        reply naming an undeclared domain or level fails, naming it."""
+        domains, levels = offered(ctx.taxonomy or FLASK)
         meta = parsing.parse_metadata(
             text,
-            domains=[lb for _, lb in Domain.choices],
+            domains=domains,
             skill_keys=[s.key for s in ctx.skills],
+            levels=levels,
         )
-        domains = [
-            labels[normalise_name(d)]
-            for d in meta.get("domains", [])
-            if normalise_name(d) in labels
-        ][:2]
         result.parsed = {
             "suggestion": {
-                "domains": domains,
+                "domains": list(meta.get("domains", []))[:2],
                 "difficulty": meta.get("difficulty"),
                 "skills": list(meta.get("skills", []))[:3],
             }
         }
+
+
+def offered(taxonomy: Taxonomy) -> tuple[dict[str, str], dict[int, str] | None]:
+    """What a metadata call offers the judge: the domains {key: label} and the
+    difficulty levels {level: label}, the dataset's declared ones; FLASK's domains
+    as `Domain` names them and None for FLASK's five levels (the prompt's own
+    descriptions) where the dataset declares none."""
+    if taxonomy.domains is None:
+        domains = {key: str(label) for key, label in Domain.choices}
+    else:
+        domains = dict(taxonomy.domains)
+    levels = None if taxonomy.difficulty is None else dict(taxonomy.difficulty)
+    return domains, levels
 
 
 class ChecklistKind(InstructionKind):
@@ -222,7 +241,7 @@ class ChecklistKind(InstructionKind):
     def default_name(self, options) -> str:
         return "checklists"
 
-    def messages(self, instruction, specs) -> list[dict]:
+    def messages(self, instruction, specs, taxonomy) -> list[dict]:
         return prompts.render_checklist(
             instruction.text, instruction.reference_answer, list(specs)
         )

@@ -170,31 +170,76 @@ def _json_reply(text: str, wanted: tuple[str, ...]) -> dict:
     raise ParseError("found no JSON object in the reply")
 
 
-def _match_keys(values: object, allowed: list[str], what: str) -> list[str]:
+def _match_keys(
+    values: object, allowed: list[str] | dict[str, str], what: str
+) -> list[str]:
+    """The entries of `allowed` `values` names (a list of names, returned as named;
+    or {key: label}, matched by key or label, the key returned), in order, once
+    each; `ParseError` naming the first value that is none of them."""
     if isinstance(values, str):
         values = [values]
     if not isinstance(values, list):
         raise ParseError(f"{what}: expected a list, got {values!r}")
-    by_norm = {normalize_label(a): a for a in allowed}
+    if isinstance(allowed, dict):
+        by_norm = {normalize_label(k): k for k in allowed}
+        by_norm.update({normalize_label(label): k for k, label in allowed.items()})
+        names = list(allowed.values())
+    else:
+        by_norm = {normalize_label(a): a for a in allowed}
+        names = list(allowed)
     out: list[str] = []
     for value in values:
         key = by_norm.get(normalize_label(str(value)))
         if key is None:
-            raise ParseError(f"{what}: {value!r} is not one of {', '.join(allowed)}")
+            raise ParseError(f"{what}: {value!r} is not one of {', '.join(names)}")
         if key not in out:
             out.append(key)
     return out
 
 
-def _difficulty(value: object) -> int | None:
-    try:
-        return score_value("difficulty", value)
-    except ParseError:
-        raise ParseError(f"difficulty: {value!r} is not a level from 1 to 5") from None
+def _difficulty(value: object, levels: dict[int, str] | None = None) -> int | None:
+    """A reply's difficulty: FLASK's 1-5 (`levels` None) or one of the dataset's
+    declared `levels` ({level: label}), given by number or label; N/A is None."""
+    if levels is None:
+        try:
+            return score_value("difficulty", value)
+        except ParseError:
+            raise ParseError(
+                f"difficulty: {value!r} is not a level from 1 to 5"
+            ) from None
+    if value is None:
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, str):
+        word = value.strip().strip("*").strip()
+        if is_na(word):
+            return None
+        if re.fullmatch(r"[+-]?[0-9]{1,3}", word):
+            value = int(word)
+        else:
+            by_label = {normalize_label(label): n for n, label in levels.items()}
+            value = by_label.get(normalize_label(word), value)
+    if isinstance(value, int) and not isinstance(value, bool) and value in levels:
+        return value
+    allowed = "; ".join(f"{n} = {label}" for n, label in levels.items())
+    raise ParseError(
+        f"difficulty: {value!r} is not a level of this dataset ({allowed})"
+    )
 
 
-def parse_metadata(text: str, *, domains: list[str], skill_keys: list[str]) -> dict:
-    """{"domains": 1-2 keys, "difficulty": 1-5 or None, "skills": 1-3 keys}."""
+def parse_metadata(
+    text: str,
+    *,
+    domains: list[str] | dict[str, str],
+    skill_keys: list[str],
+    levels: dict[int, str] | None = None,
+) -> dict:
+    """{"domains": 1-2 of `domains`, "difficulty": a level or None, "skills": 1-3
+    keys}. `domains`: names (returned as named) or {key: label} (a reply may name
+    either; the key is returned). `levels`: the dataset's declared difficulty levels
+    {level: label} (None: FLASK's 1-5). `ParseError` naming the value for a domain,
+    level or skill that is not offered."""
     obj = _json_reply(text, ("domains", "difficulty", "skills"))
     entry = {normalize_label(k): v for k, v in obj.items()}
     for field in ("domains", "difficulty", "skills"):
@@ -208,7 +253,7 @@ def parse_metadata(text: str, *, domains: list[str], skill_keys: list[str]) -> d
         raise ParseError(f"skills: expected 1 to 3, got {len(skills)}")
     return {
         "domains": found_domains,
-        "difficulty": _difficulty(entry["difficulty"]),
+        "difficulty": _difficulty(entry["difficulty"], levels),
         "skills": skills,
     }
 

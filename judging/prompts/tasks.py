@@ -280,29 +280,52 @@ def _skill_menu(skills: list[SkillSpec]) -> str:
 
 
 def render_metadata_annotation(
-    instruction: str, *, domains: list[str], skills: list[SkillSpec]
+    instruction: str,
+    *,
+    domains: list[str],
+    skills: list[SkillSpec],
+    levels: list[tuple[int, str]] | None = None,
 ) -> list[dict]:
-    """Ask for 1-2 domains, a difficulty level 1-5 and the 3 most relevant skills."""
+    """Ask for 1-2 of `domains` (the names shown), a difficulty level and the 3 most
+    relevant skills. `levels`: the dataset's declared difficulty levels, (level,
+    label) in order; None: FLASK's five (`DIFFICULTY_LEVELS`), and then the prompt is
+    exactly FLASK's."""
     domain_lines = "\n".join(f"Domain: {d}" for d in domains)
-    levels = "\n".join(f"{n} = {text}" for n, text in DIFFICULTY_LEVELS)
+    if levels is None:
+        level_lines = "\n".join(f"{n} = {text}" for n, text in DIFFICULTY_LEVELS)
+        difficulty = (
+            "2. Difficulty: how much knowledge a good answer needs, from 1 to 5.\n"
+        )
+        level_hint = "<1-5>"
+    else:
+        level_lines = "\n".join(f"{n} = {label}" for n, label in levels)
+        difficulty = (
+            "2. Difficulty: the level from this list that fits the request best, "
+            "given by its number.\n"
+        )
+        level_hint = "<" + " or ".join(str(n) for n, _ in levels) + ">"
     user = (
         "Task type: metadata\n"
         "Describe the user request below with three labels. Do not answer it.\n\n"
         "1. Domains: one or two domains from this list, the best fit first.\n"
         f"{domain_lines}\n\n"
-        "2. Difficulty: how much knowledge a good answer needs, from 1 to 5.\n"
-        f"{levels}\n\n"
+        f"{difficulty}"
+        f"{level_lines}\n\n"
         "3. Skills: the three skill keys from this list that matter most for a good "
         f"answer, the most important first.\n{_skill_menu(skills)}\n\n"
         f"### Request\n{instruction}\n\n"
         "### How to reply\nReply with a single JSON object and nothing else: "
-        '{"rationale": "...", "domains": [...], "difficulty": <1-5>, "skills": '
+        f'{{"rationale": "...", "domains": [...], "difficulty": {level_hint}, "skills": '
         "[<key>, <key>, <key>]}. Use only the domains and skill keys listed above."
     )
     return chat_messages("You label user requests for an evaluation dataset.", user)
 
 
-def metadata_response_format(domains: list[str], skill_keys: list[str]) -> dict:
+def metadata_response_format(
+    domains: list[str], skill_keys: list[str], levels: list[int] | None = None
+) -> dict:
+    """The metadata reply's JSON schema; `levels`: the declared difficulty levels
+    (None: FLASK's 1-5)."""
     schema = strict_object(
         {
             "rationale": {"type": "string"},
@@ -310,7 +333,10 @@ def metadata_response_format(domains: list[str], skill_keys: list[str]) -> dict:
                 "type": "array",
                 "items": {"type": "string", "enum": list(domains)},
             },
-            "difficulty": {"type": "integer", "enum": [1, 2, 3, 4, 5]},
+            "difficulty": {
+                "type": "integer",
+                "enum": [1, 2, 3, 4, 5] if levels is None else list(levels),
+            },
             "skills": {
                 "type": "array",
                 "items": {"type": "string", "enum": list(skill_keys)},

@@ -162,6 +162,8 @@ def test_human_and_judge_scores_share_one_shape(scored, rater):
         "split": "",
         "expected_score": None,  # a judge's probability-weighted score only
         "expected_mass": None,
+        "domain_labels": None,  # FLASK's taxonomy: nothing declared
+        "difficulty_label": None,
     }
     assert human["created_at"] and "T" in human["created_at"]
     judge = [r for r in rows if r["source_type"] == "judge"]

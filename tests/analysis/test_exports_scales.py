@@ -173,8 +173,9 @@ def test_orm_and_sql_paths_give_the_same_bytes_on_every_kind(
             assert fast.count(b"\r\n") > 1
     settings.EXPORT_FAST_SQL = True
     fast = b"".join(export_chunks(dataset=yes_no[0], fmt="csv")).decode()
-    # gold, excluded, split (none), expected_score and expected_mass (none)
-    assert ",'=cmd,false,false,,,\r\n" in fast
+    # gold, excluded, split (none), expected_score and expected_mass (none), labels
+    # (none declared)
+    assert ",'=cmd,false,false,,,,,\r\n" in fast
     assert '"a,b"' in fast
     mt = b"".join(export_chunks(dataset=mtbench[0], fmt="csv")).decode()
     assert ",'-2-8," in mt
