@@ -203,7 +203,11 @@ def test_new_run_form_offers_batch_and_budget(page, live_server, fake_server):
     page.get_by_label("Dataset", exact=True).select_option(value=str(dataset.pk))
     # A cap below one call's estimate is refused beside the field, nothing made.
     page.get_by_label("Budget ($)").fill("0")
+    estimate = page.locator("#run-estimate")
+    expect(estimate).to_contain_text("calls made one by one")
     page.get_by_label("Send through the Batch API").check()
+    # The estimate follows the option: at the batch price.
+    expect(estimate).to_contain_text("calls through the Batch API (50% off)")
     page.get_by_role("button", name="Create run").click()
     budget_box = page.locator(".field:has([name=budget])")
     expect(budget_box).to_have_class(re.compile("has-error"))
