@@ -134,6 +134,7 @@ def test_run_pages_of_a_batch_run_and_a_run_stopped_at_its_budget(
     login(page, live_server, user)
     at_widths(page, f"{live_server.url}/runs/{batch.pk}/", "run-batch", "h1")
     expect(page.locator("#run-batches")).to_be_visible()
+    expect(page.locator("#run-prices")).to_contain_text("50% off through the Batch API")
 
     capped_config, capped_user = make_config(
         fake_server(latency_ms=1),
@@ -191,6 +192,9 @@ def test_run_page_of_an_adapted_drifting_cached_logprob_run(
     expect(page.locator("#run-drift")).to_contain_text("judge-2024-11")
     expect(page.locator("#run-cached-share")).to_contain_text("% of input cached")
     expect(page.locator("#run-logprobs-note")).to_be_visible()
+    # Calls made one by one: no batch discount is claimed beside the prices.
+    expect(page.locator("#run-prices")).to_contain_text("cached in")
+    expect(page.locator("#run-prices")).not_to_contain_text("Batch API")
 
 
 def test_new_run_form_offers_batch_and_budget(page, live_server, fake_server):
