@@ -226,6 +226,7 @@ class JudgeConfigForm(ProblemsFormMixin, forms.Form):
     )
     extra_body = forms.JSONField(
         required=False,
+        initial=dict,  # an empty object, not the JSON "null" of no value
         label="Extra request fields (JSON object)",
         help_text='Merged into every request, e.g. {"top_k": 20}. It may not set '
         "what the app sets itself (messages, model, response_format, max_tokens, "
@@ -392,6 +393,15 @@ class RunForm(ProblemsFormMixin, forms.Form):
         help_text="The provider's files and batches: results within 24 hours, at the "
         "batch price.",
     )
+    budget = forms.DecimalField(
+        required=False,
+        min_value=0,
+        max_digits=12,
+        decimal_places=4,
+        label="Budget ($)",
+        help_text="The run stops before its cost would pass this; it resumes with a "
+        "higher one (empty: the judge's default budget, if it has one).",
+    )
     start = forms.BooleanField(
         required=False, initial=False, label="Start the run right away"
     )
@@ -448,6 +458,7 @@ class RunForm(ProblemsFormMixin, forms.Form):
             **{name: value for name, value in fields.items() if name in task.takes},
             "few_shot": self.few_shot_request(),
             "batch": bool(data.get("batch")),
+            "budget": data.get("budget"),
         }
 
 

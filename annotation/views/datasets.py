@@ -98,7 +98,8 @@ def dataset_taxonomy(request: HttpRequest, dataset_id: int) -> HttpResponse:
                     taxonomy=form.cleaned_data["taxonomy"],
                 )
             except DomainError as exc:
-                problems = [exc.message, *(str(p) for p in exc.problems)]
+                # Each problem once (the message repeats the first), shown at the field.
+                problems = [str(p) for p in exc.problems] or [exc.message]
             else:
                 messages.success(request, "The taxonomy was saved.")
                 return redirect("annotation:dataset-detail", dataset_id=dataset.pk)

@@ -106,13 +106,15 @@ def judge_run_estimate(
     sample: int | None = None,
     seed: int = 0,
     few_shot: FewShotRequest | None = None,
+    batch: bool = False,
 ) -> dict:
     """The estimate of a run of `kind` over the items `judge_run_create` would
     choose with these options (the kind's `select` and `sizes` hooks). With
     `few_shot` (a kind that takes it, an LLM judge) the examples are drawn as the
     run will draw them: their text is in every prompt and the responses shown as
     examples are not judged (``few_shot`` says how many); a request the draw
-    refuses raises its `DomainError`. Raises `judging.kinds.UnknownTaskKind` for an
+    refuses raises its `DomainError`. `batch`: at the Batch API's price, as
+    `judge_run_create` estimates such a run. Raises `judging.kinds.UnknownTaskKind` for an
     unknown `kind`. Reads only."""
     task = kinds.get(kind)
     options = RunOptions(
@@ -137,6 +139,7 @@ def judge_run_estimate(
     estimate = estimate_from_sizes(
         config=config,
         sizes=task.sizes(config=config, selection=selection, extra_chars=extra_chars),
+        batch=batch,
     )
     if drawn:
         estimate["few_shot"] = few_shot_estimate_note(

@@ -109,6 +109,7 @@ def _estimate(config, dataset, params, available) -> dict | None:
         "models": [m for m in params.getlist("models") if m in available],
         "instruction_limit": _limit(params.get("instruction_limit")),
         "sample": _limit(params.get("pair_sample")),
+        "batch": bool(params.get("batch")),
     }
     few_shot = _few_shot(params)
     if few_shot is None or "few_shot" not in task.takes:
