@@ -60,7 +60,6 @@ from flaskapp.htmx import render_page_or_fragment, wants_fragment
 from flaskapp.params import BadParameter
 from flaskapp.throttling import heavy_page, too_many_response
 from flaskapp.workspaces import current_workspace
-from judging.models import JudgeRun
 from judging.selectors import drift as drift_selectors
 
 COMPUTE_ERRORS = (DomainError, agreement.AgreementError)
@@ -207,9 +206,9 @@ def _slug(*parts) -> str:
 
 def _drift(choice: Choice) -> list[str]:
     """The judge drift notices of the runs compared (`judging.selectors.drift`)."""
-    run_ids = [*choice.run_ids, choice.reference_run_id]
-    runs = list(JudgeRun.objects.filter(pk__in=[r for r in run_ids if r]))
-    return drift_selectors.runs_drift_notices(runs)
+    return drift_selectors.run_ids_drift_notices(
+        [*choice.run_ids, choice.reference_run_id]
+    )
 
 
 @login_required

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from django.db import models
 
+from flaskapp import limits
 from judging.models.runs import JudgeCall, JudgeRun
 
 
@@ -51,7 +52,7 @@ class JudgeBatch(models.Model):
     bytes = models.PositiveBigIntegerField(default=0)
     completed_lines = models.PositiveIntegerField(default=0)
     failed_lines = models.PositiveIntegerField(default=0)
-    error = models.TextField(max_length=4000, blank=True)
+    error = models.TextField(max_length=limits.CALL_ERROR, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
     polled_at = models.DateTimeField(null=True, blank=True)
@@ -87,7 +88,7 @@ class JudgeBatchFailure(models.Model):
     )
     custom_id = models.CharField(max_length=200, blank=True)
     kind = models.CharField(max_length=40)
-    reason = models.TextField(max_length=2000)
+    reason = models.TextField(max_length=limits.CALL_ERROR)
     retried = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -45,12 +45,15 @@ def run_identities(run_ids: list[int]) -> dict[int, Identity]:
     )
     found: dict[int, Identity] = {}
     for run_id, model, fingerprint, n in rows:
-        identity = found.setdefault(run_id, Identity())
-        if model:
-            identity.models[model] += n
-        if fingerprint:
-            identity.fingerprints[fingerprint] += n
+        _count(found.setdefault(run_id, Identity()), model, fingerprint, n)
     return found
+
+
+def _count(identity: Identity, model: str, fingerprint: str, n: int) -> None:
+    if model:
+        identity.models[model] += n
+    if fingerprint:
+        identity.fingerprints[fingerprint] += n
 
 
 def _shares(counter: Counter, what: str) -> str:
@@ -114,11 +117,39 @@ def run_drift_notices(run: JudgeRun) -> list[str]:
     return notices
 
 
-def runs_drift_notices(runs: list[JudgeRun]) -> list[str]:
+def run_ids_drift_notices(run_ids: list[int]) -> list[str]:
+    """`runs_drift_notices` of the runs `run_ids`, in one query (the runs' names
+    and configs come with their calls' identities): the agreement dashboard's."""
+    rows = (
+        JudgeCall.objects.filter(run_id__in=[r for r in run_ids if r])
+        .exclude(reply_model="", system_fingerprint="")
+        .values_list(
+            "run_id",
+            "run__name",
+            "run__config_id",
+            "reply_model",
+            "system_fingerprint",
+        )
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    runs: dict[int, JudgeRun] = {}
+    identities: dict[int, Identity] = {}
+    for run_id, name, config_id, model, fingerprint, n in rows:
+        runs.setdefault(run_id, JudgeRun(pk=run_id, name=name, config_id=config_id))
+        _count(identities.setdefault(run_id, Identity()), model, fingerprint, n)
+    return runs_drift_notices(sorted(runs.values(), key=lambda r: r.pk), identities)
+
+
+def runs_drift_notices(
+    runs: list[JudgeRun], identities: dict[int, Identity] | None = None
+) -> list[str]:
     """What the agreement dashboard says about drift among the judge runs it
     compares: a run answered by more than one model, and runs of the same config
-    answered as different models."""
-    identities = run_identities([r.pk for r in runs])
+    answered as different models. `identities`: `run_identities` of `runs`, when
+    already read."""
+    if identities is None:
+        identities = run_identities([r.pk for r in runs])
     notices: list[str] = []
     by_config: dict[int, list[JudgeRun]] = {}
     for run in runs:

@@ -267,8 +267,9 @@ def test_an_unknown_rubric_name_is_refused_listing_the_rubrics(tmp_path):
             stderr=io.StringIO(),
         )
 
-    assert "field `rubric`: no rubric 'Nope'; the rubrics are: 'FLASK'" in str(
-        caught.value
+    assert (
+        "field `rubric`: no rubric 'Nope' in workspace 'default'; the rubrics are: 'FLASK'"
+        in str(caught.value)
     )
     assert counts() == before
 

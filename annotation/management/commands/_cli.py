@@ -78,12 +78,13 @@ def command_workspace(options: dict):
         ) from None
 
 
-def not_in_workspace(what: str, name: str, workspace) -> CommandError:
-    """The error of a command naming an object (`what`: "dataset", "judge config",
-    ...) that `workspace` does not hold: names are unique per workspace, and another
-    workspace's object of that name is not found here (nor said to exist)."""
+def not_in_workspace(option: str, what: str, name: str, workspace) -> CommandError:
+    """The error of a command whose `option` (e.g. "--dataset") names an object
+    (`what`: "dataset", "judge config", ...) that `workspace` does not hold: names
+    are unique per workspace, and another workspace's object of that name is not
+    found here (nor said to exist). The message starts with the option."""
     return CommandError(
-        f"no {what} named {name!r} in workspace {workspace.slug!r} "
+        f"{option}: no {what} named {name!r} in workspace {workspace.slug!r} "
         "(--workspace SLUG names another)"
     )
 
@@ -98,5 +99,5 @@ def command_dataset(options: dict):
         name=options["dataset"], workspace=workspace
     ).first()
     if dataset is None:
-        raise not_in_workspace("dataset", options["dataset"], workspace)
+        raise not_in_workspace("--dataset", "dataset", options["dataset"], workspace)
     return dataset

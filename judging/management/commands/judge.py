@@ -444,7 +444,9 @@ class Command(DataCommand):
                 name=options["config"], workspace=workspace
             ).first()
             if config is None:
-                raise not_in_workspace("judge config", options["config"], workspace)
+                raise not_in_workspace(
+                    "--config", "judge config", options["config"], workspace
+                )
             ignored = [
                 f"--{k.replace('_', '-')}" for k in CONFIG_OPTIONS if options.get(k)
             ]

@@ -312,7 +312,7 @@ class BatchDriver:
                 self._poll(client, batch)
         except llm.TransientJudgeError as exc:
             log.warning("run %s batch %s: %s", self.run.pk, batch.pk, exc)
-            JudgeBatch.objects.filter(pk=batch.pk).update(error=str(exc)[:4000])
+            JudgeBatch.objects.filter(pk=batch.pk).update(error=str(exc)[: limits.CALL_ERROR])
             poll = self.polls.setdefault(batch.pk, _Poll(self._poll_min()))
             poll.next_at = time.monotonic() + poll.delay
         except llm.JudgeError as exc:
@@ -561,7 +561,7 @@ class BatchDriver:
                     call_id=r.call_id,
                     custom_id=llm_batch.custom_id(r.call_id),
                     kind=(r.error_kind or "failed")[:40],
-                    reason=r.error[:2000],
+                    reason=r.error[: limits.CALL_ERROR],
                     retried=again,
                 )
             )
@@ -614,7 +614,7 @@ class BatchDriver:
 
     def _finish(self, batch: JudgeBatch, state: str, error: str) -> None:
         batch.state = state
-        batch.error = error[:4000]
+        batch.error = error[: limits.CALL_ERROR]
         batch.finished_at = timezone.now()
         batch.save(update_fields=["state", "error", "finished_at"])
 
