@@ -96,6 +96,15 @@ def shot(page, name: str) -> None:
         page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=True)
 
 
+def htmx_idle(page) -> None:
+    """Wait until htmx has no request, swap or settle in progress, so the content it
+    swapped in is bound (its own hx- triggers work) before the test acts on it."""
+    page.wait_for_function(
+        "() => !document.querySelector("
+        "'.htmx-request, .htmx-swapping, .htmx-settling, .htmx-added')"
+    )
+
+
 def login(page, live_server, user, password: str = PASSWORD) -> None:
     """Log `user` in through the login form, as a person would."""
     page.goto(f"{live_server.url}/login/")

@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from flaskapp.models import Membership
-from tests.browser.conftest import login, shot
+from tests.browser.conftest import htmx_idle, login, shot
 from tests.flaskapp.people_lab import make_lab, member_role
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -29,6 +29,7 @@ def test_owner_manages_members_and_invites(page, live_server, browser):
     # A role changes in place: the select posts with htmx, the table comes back.
     page.get_by_label("Role of a-rater").select_option("reviewer")
     expect(page.locator("#member-note")).to_have_text("a-rater is now reviewer.")
+    htmx_idle(page)  # the swapped-in selects are bound before the next change
     assert member_role(lab.a, lab.rater) == "reviewer"
     page.get_by_label("Role of a-owner").select_option("rater")
     expect(page.locator("#member-problems")).to_contain_text("last owner")
