@@ -8,8 +8,9 @@ import re
 from dataclasses import dataclass
 
 from django.db import connections
-from django.db.models import Count, F, Prefetch, Q, QuerySet
+from django.db.models import Count, F, Prefetch, Q, QuerySet, TextField
 from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Cast
 from django.http import Http404
 
 from annotation.importers.taxonomy import FACET_PREFIX, Taxonomy
@@ -315,13 +316,10 @@ def _instruction_filtered(
         if not value:
             continue
         alias = f"facet_{n}"
-        qs = qs.alias(
-            **{
-                alias: KeyTextTransform(
-                    dimension.removeprefix(FACET_PREFIX), "metadata"
-                )
-            }
-        )
+        # Cast: compared as plain text on every database (SQLite's JSON lookups
+        # would read the value as a JSON document).
+        key = KeyTextTransform(dimension.removeprefix(FACET_PREFIX), "metadata")
+        qs = qs.alias(**{alias: Cast(key, output_field=TextField())})
         qs = qs.filter(
             **{f"{alias}__isnull": True} if value == "unknown" else {alias: value}
         )

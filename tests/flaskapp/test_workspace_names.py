@@ -193,7 +193,7 @@ def test_the_judge_command_finds_a_config_only_in_its_workspace(labs, eager_task
             "--dataset", "shared-name", "--workspace", "lab-b", "--config", "judge-x"
         )
     assert str(caught.value) == (
-        "no judge config named 'judge-x' in workspace 'lab-b' "
+        "--config: no judge config named 'judge-x' in workspace 'lab-b' "
         "(--workspace SLUG names another)"
     )
     with pytest.raises(CommandError) as no_dataset:

@@ -312,7 +312,9 @@ class BatchDriver:
                 self._poll(client, batch)
         except llm.TransientJudgeError as exc:
             log.warning("run %s batch %s: %s", self.run.pk, batch.pk, exc)
-            JudgeBatch.objects.filter(pk=batch.pk).update(error=str(exc)[: limits.CALL_ERROR])
+            JudgeBatch.objects.filter(pk=batch.pk).update(
+                error=str(exc)[: limits.CALL_ERROR]
+            )
             poll = self.polls.setdefault(batch.pk, _Poll(self._poll_min()))
             poll.next_at = time.monotonic() + poll.delay
         except llm.JudgeError as exc:
