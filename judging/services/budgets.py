@@ -9,7 +9,7 @@ where `spent` is the recorded cost of the run's finished calls and the call esti
 (`call_estimate`) is a call's worst case: the run's average input tokens per call at
 the full input price plus the whole output budget (`max_tokens`) at the output
 price, with no cache and no batch discount. Claims are counted under a lock on the
-run row (`claim_calls_within_budget`), so several drivers of one run share the cap.
+run row (`execution.store.claim_calls_within_budget`), so several drivers of one run share the cap.
 A call in flight is thus counted at its estimate until its actual cost is stored;
 since the estimate is a worst case, the spent cost stays within the cap, and it can
 exceed it by no more than the calls in flight (a call costing more than its
@@ -21,8 +21,6 @@ resumed with a higher cap (`judging.services.runs.judge_run_start(budget=...)`).
 from __future__ import annotations
 
 import math
-import uuid
-from datetime import timedelta
 from decimal import Decimal
 
 from django.db import transaction
@@ -97,38 +95,6 @@ def budget_room(run: JudgeRun, n: int, per_call: Decimal) -> int:
     ).count()
     room = run.budget - run_spent(run.pk) - running * per_call
     return max(0, min(n, int(room // per_call)))
-
-
-def claim_calls_within_budget(
-    run_id: int, n: int, lease: float, driver_token: str, per_call: Decimal
-) -> tuple[str, list[int], bool]:
-    """Like `store.claim_calls`, but only as many calls as the run's budget leaves
-    room for (the module's rule), under a lock on the run row. Returns (token, ids,
-    blocked): `blocked` is True when the budget stopped a claim that would otherwise
-    have found room (pending calls may remain)."""
-    token = uuid.uuid4().hex
-    now = timezone.now()
-    with transaction.atomic():
-        run = JudgeRun.objects.select_for_update().only("budget").get(pk=run_id)
-        allowed = budget_room(run, n, per_call)
-        ids = []
-        if allowed:
-            ids = list(
-                JudgeCall.objects.select_for_update(skip_locked=True)
-                .filter(run_id=run_id, status=JudgeCall.Status.PENDING)
-                .order_by("pk")
-                .values_list("pk", flat=True)[:allowed]
-            )
-        if ids:
-            JudgeCall.objects.filter(pk__in=ids).update(
-                status=JudgeCall.Status.RUNNING,
-                claim_token=token,
-                driver_token=driver_token,
-                lease_until=now + timedelta(seconds=lease),
-                started_at=now,
-            )
-        blocked = allowed < n and len(ids) == allowed
-    return token, ids, blocked
 
 
 def judge_run_stop_at_budget(*, run_id: int) -> str:

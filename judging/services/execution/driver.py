@@ -40,11 +40,7 @@ from judging.models import (
     JudgeRun,
 )
 from judging.services.adaptations import adaptations_record, known_adaptations
-from judging.services.budgets import (
-    claim_calls_within_budget,
-    judge_run_stop_at_budget,
-    run_call_estimate,
-)
+from judging.services.budgets import judge_run_stop_at_budget, run_call_estimate
 from judging.services.execution.recovery import (
     driver_beat,
     driver_register,
@@ -55,6 +51,7 @@ from judging.services.execution.store import (
     CallResult,
     cached_entries,
     claim_calls,
+    claim_calls_within_budget,
     close_connection,
     flush_results,
     judge_run_finish_if_done,

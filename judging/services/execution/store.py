@@ -29,6 +29,7 @@ from judging.models import (
     JudgeConfig,
     JudgeRun,
 )
+from judging.services import budgets
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +62,22 @@ def claim_calls(
                 started_at=now,
             )
     return token, ids
+
+
+def claim_calls_within_budget(
+    run_id: int, n: int, lease: float, driver_token: str, per_call: Decimal
+) -> tuple[str, list[int], bool]:
+    """`claim_calls`, but only as many calls as the run's spend cap leaves room for
+    (`budgets.budget_room`), under a lock on the run row so that several drivers of
+    one run share the cap. Returns (token, ids, blocked): `blocked` is True when the
+    cap stopped a claim that would otherwise have found room (pending calls may
+    remain)."""
+    with transaction.atomic():
+        run = JudgeRun.objects.select_for_update().only("budget").get(pk=run_id)
+        allowed = budgets.budget_room(run, n, per_call)
+        token, ids = claim_calls(run_id, allowed, lease, driver_token)
+        blocked = allowed < n and len(ids) == allowed
+    return token, ids, blocked
 
 
 def _cache_key(
