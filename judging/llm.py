@@ -404,20 +404,7 @@ class JudgeClient:
                 if self._hang is not None:
                     self._hang.observe(elapsed)
                 latency_ms = int(elapsed * 1000)
-                return ChatResult(
-                    text=result.text,
-                    input_tokens=result.input_tokens,
-                    output_tokens=result.output_tokens,
-                    latency_ms=latency_ms,
-                    attempts=attempt,
-                    finish_reason=result.finish_reason,
-                    estimated_usage=result.estimated_usage,
-                    model=result.model,
-                    system_fingerprint=result.system_fingerprint,
-                    token_logprobs=result.token_logprobs,
-                    cached_input_tokens=result.cached_input_tokens,
-                    reasoning_tokens=result.reasoning_tokens,
-                )
+                return result.result(latency_ms=latency_ms, attempts=attempt)
             except JudgeError as exc:
                 exc.attempts = attempt
                 cut += isinstance(exc, _HungAttempt)
@@ -494,21 +481,7 @@ class JudgeClient:
     ) -> ChatResult:
         """Read one reply body (a batch result line's ``response.body``) exactly as a
         synchronous call's reply is read (`_read_body`); raises `JudgeError`."""
-        reply = self._read_body(body, request)
-        return ChatResult(
-            text=reply.text,
-            input_tokens=reply.input_tokens,
-            output_tokens=reply.output_tokens,
-            latency_ms=latency_ms,
-            attempts=1,
-            finish_reason=reply.finish_reason,
-            estimated_usage=reply.estimated_usage,
-            model=reply.model,
-            system_fingerprint=reply.system_fingerprint,
-            token_logprobs=reply.token_logprobs,
-            cached_input_tokens=reply.cached_input_tokens,
-            reasoning_tokens=reply.reasoning_tokens,
-        )
+        return self._read_body(body, request).result(latency_ms=latency_ms, attempts=1)
 
     async def _attempt(self, kwargs: dict, request: ChatRequest, cut: int) -> _Reply:
         """One HTTP attempt, bounded by the timeout and by the hang deadline (looked at
@@ -711,6 +684,15 @@ class _Reply:
     token_logprobs: list[dict] | None = None
     cached_input_tokens: int = 0
     reasoning_tokens: int = 0
+
+    def result(self, *, latency_ms: int, attempts: int) -> ChatResult:
+        """The call's `ChatResult`: this reply (every field of it is one of the
+        result's), its latency and the attempts it took."""
+        return ChatResult(
+            latency_ms=latency_ms,
+            attempts=attempts,
+            **{f.name: getattr(self, f.name) for f in dataclasses.fields(self)},
+        )
 
 
 def usage_details(usage: dict, input_tokens: int) -> tuple[int, int]:
