@@ -10,7 +10,7 @@ from django.template.defaultfilters import floatformat
 from playwright.sync_api import expect
 
 from analysis.selectors.reliability import campaign_reliability
-from annotation.models import Assignment, Campaign, RaterExclusion
+from annotation.models import Assignment, Campaign, CampaignItem, RaterExclusion
 from annotation.selectors import assignment_skills
 from annotation.services.campaign_spec import (
     CampaignSpec,
@@ -47,8 +47,14 @@ END_REASON = "talked to dan: the texts really were average"
 PAUSE_REASON = "checking her first answers"
 
 
-def truth(response_pk: int, skill_key: str) -> int:
-    return 2 + (response_pk * 7 + SKILLS.index(skill_key) * 3) % 4  # 2..5
+def truth(position: int, skill_key: str) -> int:
+    """The true score (2..5) of the item served at `position` on a criterion.
+
+    By serving position, not by id: the serving order is a hash of the campaign and
+    response ids, which differ from database to database. Every quarter of a rater's
+    items (3 consecutive positions) holds the same mix of true scores, so a rater who
+    scores the truth cannot seem to drift however the ids fall."""
+    return 2 + (position % 3 + SKILLS.index(skill_key)) % 4
 
 
 @pytest.fixture
@@ -79,6 +85,11 @@ def habits(transactional_db, researcher):
     )
     Campaign.objects.filter(pk=campaign.pk).update(speed_threshold_seconds=5)
     campaign.refresh_from_db()
+    position = dict(
+        CampaignItem.objects.filter(campaign=campaign).values_list(
+            "response_id", "position"
+        )
+    )
     for name, user in raters.items():
         done = 0
         while name != "eve" or done < EVE_ITEMS:
@@ -86,7 +97,7 @@ def habits(transactional_db, researcher):
             if served is None:
                 break
             scores = {
-                s.key: HABITS[name](truth(served.response_id, s.key))
+                s.key: HABITS[name](truth(position[served.response_id], s.key))
                 for s in assignment_skills(assignment=served)
             }
             rating_submit(
