@@ -63,7 +63,15 @@ class ImportForm(forms.Form):
         max_length=200,
         help_text="An existing dataset receives the new rows; a new name creates one.",
     )
-    format = forms.ChoiceField(choices=DATASET_FORMAT_CHOICES)
+    # No default: a guessed format turned a generic file into one identical error
+    # per line (issue 37), so the person says what the file is.
+    format = forms.ChoiceField(
+        choices=[("", "Choose the file's format"), *DATASET_FORMAT_CHOICES],
+        error_messages={
+            "required": "Choose the file's format: the list on the right says "
+            "what each one expects."
+        },
+    )
     files = MultipleFileField(help_text="One or more files; several for model outputs.")
     mapping = forms.CharField(
         required=False,

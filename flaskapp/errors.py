@@ -6,6 +6,12 @@ from dataclasses import dataclass, field
 
 from django.core.exceptions import PermissionDenied
 
+# A message starting with one of these reads on after the field's name.
+_VERBS = frozenset(
+    "is are was were may must has have had cannot can should does do needs "
+    "contains lacks names".split()
+)
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -25,6 +31,22 @@ class Problem:
         if self.field:
             where.append(f"field `{self.field}`")
         return f"{', '.join(where)}: {self.message}" if where else self.message
+
+    @property
+    def sentence(self) -> str:
+        """The problem as a plain sentence for a form, without the markup of
+        `str()` (which the API and logs keep): "Password is too short." or, for a
+        message that is a sentence of its own, the message; a line comes first."""
+        message = self.message.strip().rstrip(".")
+        if self.field and message[:1].islower():
+            label = self.field.replace("_", " ").replace(".", " ").capitalize()
+            verb = message.split(" ", 1)[0] in _VERBS
+            message = f"{label} {message}" if verb else f"{label}: {message}"
+        where = [self.file] if self.file else []
+        if self.line is not None:
+            where.append(f"line {self.line}")
+        text = f"{', '.join(where)}: {message}" if where else message
+        return f"{text[:1].upper()}{text[1:]}."
 
     def as_dict(self) -> dict:
         return {

@@ -42,12 +42,18 @@ from analysis.selectors.agreement.sources import (
     check_params,
     run_label,
 )
-from analysis.stats.ppi import PPIResult, ppi_mean
+from analysis.stats.ppi import PPIResult, humans_mean, ppi_mean
 from analysis.stats.scale import mean_from_counts
 from annotation.models import Campaign, Dataset
 
 # Fewer labelled items give no standard deviation to speak of.
 MIN_LABELLED = 2
+# Shown beside the humans-only mean when the run scored no item humans left alone.
+EVERY_ITEM_LABELLED = (
+    "every item the run scored has a human label, so the humans-only mean is the "
+    "answer and the judge adds nothing; for a useful estimate, have humans label a "
+    "sample of the items and the judge score all of them"
+)
 
 NO_VALID_CI = (
     "the judge's own mean: biased by the judge's bias, so its interval is no "
@@ -110,10 +116,10 @@ def _row(model: str, y, f, f_u, alpha: float, lam: float | None) -> dict:
         )
         return row
     if not len(f_u):
-        row["reason"] = (
-            "every item the run scored has a human label: the humans-only mean is "
-            "the answer and the judge adds nothing"
-        )
+        # The humans-only mean is the answer; the judge has nothing to add until
+        # some items are left to it alone.
+        row["humans"] = humans_mean(y, alpha=alpha).as_dict()
+        row["reason"] = EVERY_ITEM_LABELLED
         return row
     row.update(estimates_dict(ppi_mean(y, f, f_u, alpha=alpha, lam=lam)))
     row["reason"] = ""

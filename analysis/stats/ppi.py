@@ -219,8 +219,7 @@ def ppi_mean(
         return _interval(value, np.sqrt(var), n + big_n, alpha)
 
     ppi, classic = estimate(lam), estimate(1.0)
-    # Humans only: ppi_py's classical_mean_ci (the lam = 0 estimate).
-    humans = _interval((w * y).mean(), (w * y).std() / np.sqrt(n), n, alpha)
+    humans = humans_mean(y, alpha=alpha, weights=w)
     f_all = np.concatenate([f, f_u])
     judge = _interval(
         f_all.mean(), f_all.std() / np.sqrt(len(f_all)), len(f_all), alpha, False
@@ -236,6 +235,18 @@ def ppi_mean(
         n_labelled=n,
         n_unlabelled=big_n,
     )
+
+
+def humans_mean(y_labelled, alpha: float = 0.05, weights=None) -> MeanEstimate:
+    """The humans-only mean of the labels with its CLT interval: ppi_py's
+    `classical_mean_ci` (the lam = 0 estimate). The answer when every item has a
+    human label. Raises PPIInputError naming `y_labelled` when it is empty. Pure."""
+    y = _vector(y_labelled, "y_labelled")
+    n = len(y)
+    if n == 0:
+        raise PPIInputError("y_labelled: no human-labelled item")
+    w = _weights(weights, n, "weights")
+    return _interval((w * y).mean(), (w * y).std() / np.sqrt(n), n, alpha)
 
 
 def effective_labels(n: int, se_humans: float, se_ppi: float) -> float:

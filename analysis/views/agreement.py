@@ -93,6 +93,13 @@ def _load(request: HttpRequest, dataset_id: int):
         choice.adopt_sources(
             [c.id for c in result.campaigns], [r.id for r in result.runs]
         )
+    elif choice.errors:
+        # A refused choice keeps the boxes as the person left them: what they
+        # ticked, and the defaults where they ticked nothing (issue 37).
+        defaults = agreement.agreement_defaults(
+            dataset=dataset, exclude_run_id=choice.reference_run_id
+        )
+        choice.adopt_sources(defaults.campaign_ids, defaults.run_ids)
     return dataset, sources, slice_values, choice, result
 
 

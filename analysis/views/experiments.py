@@ -214,6 +214,7 @@ def experiment_detail(request: HttpRequest, experiment_id: int) -> HttpResponse:
             "figures": figures,
             "error": error,
             "errors": errors,
+            "typed_reason": request.POST.get("reason", ""),
             "look": look,
             "candidates": candidates,
             "rows": _table(figures) if figures else [],

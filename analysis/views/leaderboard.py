@@ -7,7 +7,9 @@ Bradley-Terry ratings with 95% intervals, ranks, wins / losses / ties, the win-r
 heat map and the probability of each pairwise order; with a judge run as the source
 (or the humans, when the dataset has a pairwise run: the newest), the rank
 correlation of the two leaderboards. Thin: parse, one selector call, render. A bad
-parameter is shown on the page (status 400) with its name.
+parameter is shown on the page (status 400) with its name. A dataset with no votes
+at all is an empty state (200) that says how to get some; with no human votes but a
+pairwise run, the page opens on the newest run.
 """
 
 from __future__ import annotations
@@ -50,7 +52,12 @@ def leaderboard_pairwise(request: HttpRequest, dataset_id: int) -> HttpResponse:
         user=request.user, dataset_id=dataset_id
     )
     sources = leaderboard_sources(dataset)
-    source = (request.GET.get("source") or HUMANS).strip()
+    source = (request.GET.get("source") or "").strip()
+    if not source:
+        # no human votes yet: open on the newest pairwise run rather than an error
+        newest = sources["runs"][0]["id"] if sources["runs"] else None
+        source = str(newest) if newest and not sources["human_votes"] else HUMANS
+    no_votes = source == HUMANS and not sources["human_votes"]
     length_control = request.GET.get("length_control", "") in ("1", "true", "on")
     result, error = None, ""
     try:
@@ -59,7 +66,7 @@ def leaderboard_pairwise(request: HttpRequest, dataset_id: int) -> HttpResponse:
     except BadParameter as exc:
         problem = exc.problems[0]
         n_boot, seed, error = 1000, 0, f"{problem.field}: {problem.message}"
-    if not error:
+    if not error and not no_votes:
         try:
             result = pairwise_leaderboard(
                 dataset=dataset,
@@ -79,6 +86,7 @@ def leaderboard_pairwise(request: HttpRequest, dataset_id: int) -> HttpResponse:
         "n_boot": n_boot,
         "result": result,
         "error": error,
+        "no_votes": no_votes,
         "charts": None,
     }
     if result:

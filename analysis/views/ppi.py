@@ -6,7 +6,8 @@
 Per criterion, a table (model, humans only [CI] (n), judge only (no valid CI), PPI
 [CI], effective n, lam) and a chart of the three estimates. Thin: parse, call
 `analysis.selectors.ppi.prediction_powered_means`, render. Without `run` the page
-shows the choice; a bad parameter is shown (status 400) with its name.
+opens on the newest run with scores (the first of the choice); a bad parameter is
+shown (status 400) with its name.
 
 The win-rate page: per pair of models, the first's win rate from the human votes,
 the pairwise judge run and prediction-powered
@@ -77,6 +78,11 @@ def dataset_estimates(request: HttpRequest, dataset_id: int) -> HttpResponse:
     except BadParameter as exc:
         run, campaigns = None, []
         error = f"{exc.name}: {exc.problems[0].message}"
+    # First load: the newest run with scores and every pointwise campaign, so the
+    # page opens on an answer; a problem with defaults is news, not bad input.
+    defaults = run is None and not error and bool(sources["runs"])
+    if defaults:
+        run = sources["runs"][0]["id"]
     dim, _, value = request.GET.get("slice", "").partition(":")
     criterion = request.GET.get("criterion", "") or None
     if run is not None and not error:
@@ -103,9 +109,8 @@ def dataset_estimates(request: HttpRequest, dataset_id: int) -> HttpResponse:
         "tables": tables,
         "error": error,
     }
-    return render(
-        request, "analysis/estimates.html", context, status=400 if error else 200
-    )
+    status = 400 if error and not defaults else 200
+    return render(request, "analysis/estimates.html", context, status=status)
 
 
 def _researcher_dataset(request: HttpRequest, dataset_id: int):

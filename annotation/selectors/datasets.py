@@ -413,6 +413,30 @@ def import_job_get_for_user(*, user, job_id: int) -> ImportJob:
     return job
 
 
+# Lines listed in a group of identical problems; the rest are counted.
+PROBLEM_LINES_SHOWN = 10
+
+
+def import_problem_groups(errors: list[dict]) -> list[dict]:
+    """An import's problems with identical ones (same file, field and message)
+    grouped, in the order of their first line: each group is the first problem's
+    dict plus `count` and `lines` (every line number, None left out), so a file
+    with one mistake on 12 lines reads "12 lines: 2, 3, ..." once. Pure."""
+    groups: dict[tuple, dict] = {}
+    for problem in errors:
+        key = (problem.get("file"), problem.get("field"), problem.get("message"))
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = {**problem, "count": 0, "lines": []}
+        group["count"] += 1
+        if problem.get("line") is not None:
+            group["lines"].append(problem["line"])
+    for group in groups.values():
+        group["lines_shown"] = group["lines"][:PROBLEM_LINES_SHOWN]
+        group["lines_more"] = len(group["lines"]) - len(group["lines_shown"])
+    return list(groups.values())
+
+
 # --- Permission-scoped reads for the REST API --------------------------------------------
 
 

@@ -16,6 +16,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation import selectors as selectors
+from annotation.builtin_rubric import BUILTIN_RUBRIC_NAME
 from annotation.models import Campaign, CampaignItem, Dataset, Skill
 from annotation.scales import scale_of
 from annotation.selectors import raters as rater_selectors
@@ -73,6 +74,18 @@ def campaign_list(request: HttpRequest) -> HttpResponse:
         user=request.user, workspace=current_workspace(request)
     )
     return render(request, "annotation/campaign_list.html", {"campaigns": campaigns})
+
+
+# The skill modes in the words of a rubric that is not FLASK's (issue 37).
+OWN_RUBRIC_SKILL_MODES = [
+    (Campaign.SkillMode.INSTRUCTION, "Each instruction's own criteria (from the file)"),
+    (Campaign.SkillMode.ALL, "Every criterion of the rubric"),
+    (Campaign.SkillMode.CHOSEN, "A chosen list of criteria"),
+]
+
+
+def _is_flask_rubric(rubric) -> bool:
+    return rubric.is_builtin and rubric.name == BUILTIN_RUBRIC_NAME
 
 
 class CampaignForm(forms.Form):
@@ -164,6 +177,7 @@ class CampaignForm(forms.Form):
         self.skills: list[Skill] = []
         self.criteria: list = []
         self.gold_count = 0
+        self.criteria_word = "skills"
         if dataset is not None:
             self.gold_count = selectors.gold_list(dataset=dataset).count()
             self.dataset_stats = selectors.dataset_stats(dataset=dataset)
@@ -178,6 +192,10 @@ class CampaignForm(forms.Form):
             self.fields["chosen_skills"].choices = [
                 (c.skill.key, f"{c.skill.name} ({c.scale_text})") for c in self.criteria
             ]
+            if not _is_flask_rubric(dataset.rubric):
+                # "skills" and "FLASK default" are FLASK's words, not a custom rubric's.
+                self.criteria_word = "criteria"
+                self.fields["skill_mode"].choices = OWN_RUBRIC_SKILL_MODES
 
     def add_problems(self, exc: DomainError) -> None:
         """Put each of the service's problems next to the field it names."""

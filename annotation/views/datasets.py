@@ -21,6 +21,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotation import selectors as selectors
 from annotation.forms import FORMAT_HELP, ImportForm, RubricImportForm, TaxonomyForm
 from annotation.models import DATASET_FORMAT_CHOICES, ImportJob
+from annotation.selectors.datasets import import_problem_groups
 from annotation.selectors.rubric_files import NEW_RUBRIC_TEMPLATE, rubric_file_yaml
 from annotation.services import rubrics as rubric_services
 from annotation.services import taxonomy as taxonomy_services
@@ -328,6 +329,7 @@ def import_detail(request: HttpRequest, job_id: int) -> HttpResponse:
         "job": job,
         "in_progress": in_progress,
         "preview_columns": _preview_columns(job.preview),
+        "problems": import_problem_groups(job.errors or []),
     }
     status = HTMX_STOP_POLLING if wants_fragment(request) and not in_progress else 200
     return render_page_or_fragment(

@@ -69,6 +69,13 @@ def _after_answer(
     return response
 
 
+def _add_page_context(context: dict, page, campaign) -> None:
+    """The page's own context under the panel's: what the panel computed for its
+    item (e.g. the keyboard help of the item's criteria) wins over the campaign's."""
+    for key, value in page.page_context(campaign).items():
+        context.setdefault(key, value)
+
+
 @login_required
 @require_GET
 def item_next(request: HttpRequest, campaign_id: int, kind: str) -> HttpResponse:
@@ -79,7 +86,7 @@ def item_next(request: HttpRequest, campaign_id: int, kind: str) -> HttpResponse
     context = page.next_context(request, campaign)
     context["item_page"] = page
     if not wants_fragment(request):
-        context.update(page.page_context(campaign))
+        _add_page_context(context, page, campaign)
     return render_page_or_fragment(request, page.template, page.panel, context)
 
 
@@ -111,7 +118,7 @@ def item_submit(request: HttpRequest, assignment_id: int, kind: str) -> HttpResp
             **posted,
         )
         if not wants_fragment(request):
-            context.update(page.page_context(campaign))
+            _add_page_context(context, page, campaign)
         return _invalid_panel(request, page, context)
     return _after_answer(request, page, assignment, saved=submitted)
 

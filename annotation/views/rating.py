@@ -90,6 +90,9 @@ def _panel_context(  # noqa: PLR0913 - the rating panel's context pieces, keywor
             rationales=rationales,
             problems=problems,
         )
+        # The keyboard help names this item's criteria, not every one of the
+        # campaign's (it is part of the panel, so it changes with the item).
+        context.update(help_context(skills))
         context.update(
             instruction=instruction,
             response_text=assignment.response.text,

@@ -168,14 +168,21 @@ def eval_split_look_record(
     `TestSplitLook` and an audit row ``test_split.looked``, together).
 
     The caller then computes the figures; the look counts whether or not the
-    caller shows them. Refuses a reason with control characters or over
-    MAX_REASON characters (DomainError naming `reason`). Not idempotent: every
+    caller shows them. Refuses an empty reason, one with control characters or
+    one over MAX_REASON characters (DomainError naming `reason`). Not idempotent: every
     call is a look.
     """
     workspaces.require_object_role(user, split, workspaces.RESEARCHER)
     reason = (reason or "").strip()
-    problem = text_problem(reason) or (
-        f"is longer than {MAX_REASON} characters" if len(reason) > MAX_REASON else None
+    # A look without a reason is a look nobody can account for later (issue 37).
+    problem = (
+        ("is empty: say why you evaluate on the test split now" if not reason else None)
+        or text_problem(reason)
+        or (
+            f"is longer than {MAX_REASON} characters"
+            if len(reason) > MAX_REASON
+            else None
+        )
     )
     if problem:
         raise DomainError(

@@ -296,6 +296,10 @@ def test_the_pages_for_each_role(client, setup, researcher):
     page = client.get(pages[1]).content.decode()
     assert "Development split" in page and "Evaluate on the test split" in page
     assert "judge A" in page and "baseline" in page
+    # issue 37, defect 7: an empty reason is refused naming the box; nothing logged
+    empty = client.post(pages[1], {"action": "test_look", "reason": "  "})
+    assert empty.status_code == 400 and not TestSplitLook.objects.exists()
+    assert 'id="reason-error">Reason is empty: say why' in empty.content.decode()
     resp = client.post(pages[1], {"action": "test_look", "reason": "check"})
     assert resp.status_code == 302 and "part=test&look=" in resp["Location"]
     test_page = client.get(resp["Location"] + "&n_boot=50").content.decode()

@@ -298,6 +298,39 @@ def test_page_shows_the_leaderboard_heat_map_and_the_comparison(researcher, clie
 
 
 @pytest.mark.django_db
+def test_page_without_votes_is_an_empty_state_saying_how_to_get_votes(
+    researcher, client_for
+):
+    # issue 37, defect 2: a dataset with no votes answered 400 with a raw message
+    dataset, _ = make_dataset("lb-none", 1, MODELS)
+    url = reverse("analysis:leaderboard-pairwise", args=[dataset.pk])
+    page = client_for(researcher).get(url)
+    html = page.content.decode()
+    assert page.status_code == 200 and 'id="leaderboard-empty"' in html
+    assert "Create a pairwise campaign" in html and "upload a preference set" in html
+    assert "pairwise judge run" in html and 'id="leaderboard-error"' not in html
+    assert "has no pairwise votes" not in html
+
+
+@pytest.mark.django_db
+def test_page_without_human_votes_opens_on_the_newest_pairwise_run(
+    researcher, client_for
+):
+    dataset, run = make_votes("lb-judge-only", human={k: [] for k in HUMAN})
+    url = reverse("analysis:leaderboard-pairwise", args=[dataset.pk])
+    page = client_for(researcher).get(url, {"n_boot": 0})
+    html = page.content.decode()
+    assert page.status_code == 200 and 'id="leaderboard-table"' in html
+    assert f'value="{run.pk}" selected' in html
+    # asking for the humans explicitly: the empty state, pointing at the run
+    humans = client_for(researcher).get(url, {"source": "humans", "n_boot": 0})
+    assert (
+        humans.status_code == 200
+        and 'id="leaderboard-empty"' in humans.content.decode()
+    )
+
+
+@pytest.mark.django_db
 def test_page_refuses_a_rater_and_sends_anonymous_to_log_in(rater, client_for):
     dataset, _ = make_votes()
     url = reverse("analysis:leaderboard-pairwise", args=[dataset.pk])

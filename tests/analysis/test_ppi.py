@@ -325,15 +325,46 @@ def test_page_shows_three_estimates_per_model_and_a_chart(
     assert 'id="criterion-readability"' in html and "no valid CI" in html
 
 
-def test_page_without_run_asks_for_one_and_a_bad_one_is_named(
+def test_page_without_run_opens_on_the_newest_run_and_a_bad_one_is_named(
     setup, client_for, researcher
 ):
+    # issue 37, defect 4: the page opened empty until "Show" was pressed
     client = client_for(researcher)
     url, _ = _page(setup)
     resp = client.get(url)
-    assert resp.status_code == 200 and 'id="estimates-choose"' in resp.content.decode()
+    html = resp.content.decode()
+    assert resp.status_code == 200 and 'id="estimates-choose"' not in html
+    assert 'id="criterion-readability"' in html and html.count("<svg") == len(KEYS)
+    assert f'value="{setup.runs[0].pk}" selected' in html
     resp = client.get(url, {"run": 999_999})
     assert resp.status_code == 400 and "run:" in resp.content.decode()
+
+
+def test_page_with_every_item_labelled_shows_the_humans_mean_and_how_to_do_better(
+    client_for, researcher
+):
+    # issue 37, defect 4: no number at all when the judge had nothing to add
+    human = {(i, "alpha", "readability"): [i % 5 + 1, 3] for i in range(6)}
+    judge = {(i, "alpha", "readability"): 3 for i in range(6)}
+    full = make_agreement_setup(
+        researcher,
+        human=human,
+        judges=[judge],
+        n_instructions=6,
+        n_raters=2,
+        name="ppi-full",
+    )
+    out = prediction_powered_means(dataset=full.dataset, run_id=full.runs[0].pk)
+    row = out["criteria"][0]["models"][0]
+    y = np.array([(i % 5 + 1 + 3) / 2 for i in range(6)])
+    assert row["humans"]["value"] == pytest.approx(y.mean())
+    assert row["humans"]["n"] == 6 and "ppi" not in row
+    url = reverse("analysis:estimates", args=[full.dataset.pk])
+    resp = client_for(researcher).get(url)
+    html = resp.content.decode()
+    assert resp.status_code == 200 and 'class="humans-only"' in html
+    assert f"{y.mean():.2f} [" in html
+    assert "have humans label a sample of the items" in html
 
 
 def test_page_refuses_a_rater_and_sends_anonymous_to_login(setup, client_for, rater):

@@ -578,3 +578,20 @@ def test_compare_routes_are_the_rater_loops_views_for_pairs(compare, rate):
     assert pair_route.func is rate_route.func
     assert pair_route.kwargs["kind"] == "pairwise"
     assert rate_route.kwargs["kind"] == "pointwise"
+
+
+def test_history_breadcrumb_names_the_page_and_times_are_absolute(
+    client_for, researcher, rater
+):
+    # issue 37, defect 14: the breadcrumb ended in a raw slug ("mine"), and this
+    # history gave absolute times where My ratings gave relative ones
+    campaign = make_campaign(researcher, [rater], skills=["factuality"])
+    mine = serve(campaign, rater)
+    services.pairwise.pairwise_submit(
+        assignment_id=mine.pk, rater=rater, label="A", skill_labels={"factuality": "A"}
+    )
+    url = reverse("annotation:pairwise-history", args=[campaign.pk])
+    html = client_for(rater).get(url).content.decode()
+    crumbs = html.split('class="breadcrumbs"', 1)[1].split("</div>", 1)[0]
+    assert crumbs.endswith("My comparisons") and "mine" not in crumbs
+    assert "<time datetime=" in html and " ago" not in html

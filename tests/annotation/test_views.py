@@ -838,6 +838,8 @@ def test_upload_with_a_bad_line_shows_line_and_field_and_creates_nothing(
             {"dataset_name": "x", "format": "flask", "no_file": True},
             "This field is required",
         ),
+        # issue 37, defect 5: no format is assumed; the person chooses one
+        ({"dataset_name": "x"}, "Choose the file's format"),
     ],
 )
 def test_import_form_rejects_bad_input_without_creating_a_job(
@@ -1031,3 +1033,27 @@ def test_the_import_page_lists_warnings_with_their_count_and_strict_refuses(
     text = page_text(client.get(strict.url))
     assert "with strict, warnings are errors" in text
     assert not Dataset.objects.exists()
+
+
+def test_import_form_assumes_no_format(client_for, admin_user):
+    # issue 37, defect 5: the form defaulted to "FLASK evaluation set"
+    html = client_for(admin_user).get(reverse("annotation:import-new")).content.decode()
+    select = html.split("data-format-select", 1)[1].split("</select>", 1)[0]
+    assert '<option value="" selected>' in select
+    assert select.count(" selected") == 1
+
+
+def test_identical_problems_are_grouped_with_their_lines(client_for, admin_user):
+    # issue 37, defect 5: a generic file read as FLASK gave one identical row a line
+    rows = [{"prompt": f"q{i}", "answer": "a"} for i in range(12)]
+    rows.append(FLASK_ROWS[0] | {"domain": ["Astrology"]})
+    client = client_for(admin_user)
+    response = post_import(client, files=SimpleUploadedFile("gen.jsonl", jsonl(rows)))
+    detail = client.get(response.url).content.decode()
+    problems = detail.split('id="import-problems"', 1)[1].split("</table>", 1)[0]
+    body = problems.split("<tbody>", 1)[1]
+    text = re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", body)))
+    assert "12 lines: 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, and 2 more" in text
+    assert "line 13" in text and "unknown domain 'Astrology'" in text
+    assert "12 lines: 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, and 2 more instruction" in text
+    assert body.count("<tr>") == 3  # idx x 12, instruction x 12, the domain

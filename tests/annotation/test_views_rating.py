@@ -1015,3 +1015,16 @@ def test_campaign_new_refuses_an_overlap_above_the_chosen_raters(
         "lower the overlap"
     ]
     assert not Campaign.objects.exists()
+
+
+def test_rate_history_times_are_absolute_like_my_comparisons(
+    client_for, rater, campaign
+):
+    # issue 37, defect 14: "5 minutes ago" here, "2026-12-07 10:15" on My comparisons
+    mine = serve(campaign, rater)
+    rating_submit(assignment_id=mine.pk, rater=rater, scores={k: 4 for k in SKILLS})
+    url = reverse("annotation:rate-history", args=[campaign.pk])
+    html = client_for(rater).get(url).content.decode()
+    assert "<time datetime=" in html and "&nbsp;ago" not in html and " ago<" not in html
+    crumbs = html.split('class="breadcrumbs"', 1)[1].split("</div>", 1)[0]
+    assert crumbs.endswith("My ratings")
