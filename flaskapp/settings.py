@@ -130,6 +130,8 @@ TEMPLATES = [
                 "annotation.context_processors.roles_context",
                 "flaskapp.context_processors.workspace_context",
             ],
+            # Money and counts, formatted one way on every page (flaskapp/numbers.py).
+            "builtins": ["flaskapp.templatetags.numbers"],
         },
     },
 ]
