@@ -117,6 +117,8 @@ def logins_text(port: int) -> str:
     lines = [
         "",
         f"FLASK Eval is running at http://127.0.0.1:{port}/ (Ctrl-C stops it)",
+        f"The Django admin is at http://127.0.0.1:{port}/django-admin/ (admin login)",
+        "Run `make test` and other commands in another terminal.",
         "Demo logins (local demo only; see `manage.py load_demo`):",
         f"  {'role':<12}{'username':<12}password",
     ]

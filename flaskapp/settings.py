@@ -130,6 +130,8 @@ TEMPLATES = [
                 "annotation.context_processors.roles_context",
                 "flaskapp.context_processors.workspace_context",
             ],
+            # Money and counts, formatted one way on every page (flaskapp/numbers.py).
+            "builtins": ["flaskapp.templatetags.numbers"],
         },
     },
 ]
@@ -548,7 +550,17 @@ LOGGING = {
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}
     },
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    # A 403 logs its one line without the traceback (flaskapp/logs.py).
+    "filters": {
+        "forbidden_one_line": {"()": "flaskapp.logs.ForbiddenWithoutTraceback"}
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "filters": ["forbidden_one_line"],
+        }
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }

@@ -443,9 +443,10 @@ def _compute(campaign: Campaign) -> Reliability:
     threshold = campaign.speed_threshold_seconds
     default_threshold = threshold is None
     if default_threshold:
-        threshold = (
-            DEFAULT_SPEED_SHARE * float(np.median(timed)) if len(timed) else None
-        )
+        # No default threshold from a median of 0 s (items submitted without a
+        # measured time): "less active time than 0 s" flags nothing and says nothing.
+        median = float(np.median(timed)) if len(timed) else 0.0
+        threshold = DEFAULT_SPEED_SHARE * median if median > 0 else None
     fast = (
         np.nan_to_num(seconds, nan=np.inf) < threshold
         if threshold is not None

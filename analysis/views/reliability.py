@@ -161,6 +161,8 @@ def campaign_reliability_page(request: HttpRequest, campaign_id: int) -> HttpRes
         "flagged": sum(1 for r in report.raters if r.flags),
         # The gold column only where some rater answered gold items.
         "has_gold": any(r.gold_items for r in report.raters),
+        # Two raters with shared items: leave-one-out makes their rows mirror images.
+        "symmetric_pair": sum(1 for r in report.raters if r.overall.n) == 2,
         "decisions": annotation_selectors.campaign_decisions(campaign=campaign),
         "thresholds": {
             "qwk": LOW_QWK,

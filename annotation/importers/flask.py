@@ -120,10 +120,11 @@ def iter_eval_set(
                     "line": line,
                     "id": external_id,
                     "instruction": text[:300],
+                    "reference": (answer or "")[:300],
+                    "task": task,
                     "skills": skills,
                     "domains": domains,
                     "difficulty": difficulty,
-                    "task": task,
                 }
             )
         if not reader.ok or external_id is None:

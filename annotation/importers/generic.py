@@ -280,6 +280,10 @@ def parse_generic(  # noqa: C901 - the generic importer's one pass over a row, e
                     "line": line,
                     "id": record.external_id,
                     "instruction": text[:300],
+                    # Every column the import reads is in the preview (issue 37,
+                    # defect 24): the reference answer and the task too.
+                    "reference": (record.reference_answer or "")[:300],
+                    "task": record.source_task,
                     "model": model,
                     "response": (response or "")[:300]
                     if isinstance(response, str)

@@ -399,6 +399,19 @@ def import_job_list_for_user(*, user, workspace=None) -> QuerySet[ImportJob]:
     return qs.select_related("dataset", "created_by").order_by("-created_at")
 
 
+def import_job_rubric(*, job: ImportJob) -> Rubric | None:
+    """The rubric an import's options name (`rubric_id`), if it is still one of the
+    job's workspace or a built-in one; None otherwise."""
+    rubric_id = (job.options or {}).get("rubric_id")
+    if not isinstance(rubric_id, int):
+        return None
+    return (
+        Rubric.objects.filter(pk=rubric_id)
+        .filter(Q(workspace_id=job.workspace_id) | Q(workspace__isnull=True))
+        .first()
+    )
+
+
 def import_job_get_for_user(*, user, job_id: int) -> ImportJob:
     """One import (404 for another workspace's, 403 below researcher)."""
     workspaces.require_role_somewhere(user, workspaces.RESEARCHER)

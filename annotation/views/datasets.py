@@ -16,17 +16,19 @@ from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation import selectors as selectors
 from annotation.forms import FORMAT_HELP, ImportForm, RubricImportForm, TaxonomyForm
 from annotation.models import DATASET_FORMAT_CHOICES, ImportJob
-from annotation.selectors.datasets import import_problem_groups
+from annotation.selectors.datasets import import_job_rubric, import_problem_groups
 from annotation.selectors.rubric_files import NEW_RUBRIC_TEMPLATE, rubric_file_yaml
 from annotation.services import rubrics as rubric_services
 from annotation.services import taxonomy as taxonomy_services
 from annotation.services.import_jobs import import_job_confirm, import_job_create
 from annotation.services.imports import import_check_sizes
+from annotation.templatetags.flask_ui import humanise_key, preview_cell
 from flaskapp.errors import DomainError
 from flaskapp.htmx import HTMX_STOP_POLLING, render_page_or_fragment, wants_fragment
 from flaskapp.optional import HUB
@@ -315,6 +317,24 @@ def _preview_columns(preview: list[dict]) -> list[str]:
     return columns
 
 
+def _option_rows(job: ImportJob) -> list[tuple[str, str, str]]:
+    """The import's options as (label, value, link) for the page: the rubric by its
+    name and version with a link, not "rubric_id 2" (issue 37, defect 24); other
+    options by their humanised key."""
+    rows = []
+    for key, value in (job.options or {}).items():
+        if key == "rubric_id":
+            rubric = import_job_rubric(job=job)
+            if rubric is not None:
+                url = reverse("annotation:rubric-detail", args=[rubric.pk])
+                rows.append(("Rubric", str(rubric), url))
+                continue
+            rows.append(("Rubric", f"#{value} (no longer exists)", ""))
+            continue
+        rows.append((humanise_key(key), preview_cell(value), ""))
+    return rows
+
+
 @login_required
 @require_GET
 def import_detail(request: HttpRequest, job_id: int) -> HttpResponse:
@@ -330,6 +350,7 @@ def import_detail(request: HttpRequest, job_id: int) -> HttpResponse:
         "in_progress": in_progress,
         "preview_columns": _preview_columns(job.preview),
         "problems": import_problem_groups(job.errors or []),
+        "option_rows": _option_rows(job),
     }
     status = HTMX_STOP_POLLING if wants_fragment(request) and not in_progress else 200
     return render_page_or_fragment(

@@ -257,6 +257,13 @@ class JudgeConfig(models.Model):
     def is_baseline(self) -> bool:
         return self.backend != self.Backend.OPENAI
 
+    @property
+    def has_endpoint(self) -> bool:
+        """Whether the judge can be run at all: a baseline, or an LLM backend with a
+        base URL and a model. The placeholder an import of verdicts creates has
+        neither; it only holds imported results (no "New run", no estimate)."""
+        return self.is_baseline or bool(self.base_url and self.model)
+
 
 class JudgeConfigVersion(models.Model):
     """The settings of one version of a judge config, as saved (never changed after).

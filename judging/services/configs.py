@@ -451,7 +451,7 @@ def config_endpoint_problems(config: JudgeConfig) -> list[Problem]:
     undeclared key variable, a host judges may not call)."""
     if config.is_baseline:
         return []
-    if not (config.base_url and config.model):
+    if not config.has_endpoint:
         return [
             Problem(
                 f"judge {config.name!r} has no endpoint (base URL and model): it only "

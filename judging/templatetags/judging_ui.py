@@ -1,9 +1,8 @@
-"""Presentation helpers of the judging pages: durations, money, status colours."""
+"""Presentation helpers of the judging pages: durations, status colours (money: flaskapp/numbers.py)."""
 
 from __future__ import annotations
 
 import json
-from decimal import Decimal, InvalidOperation
 
 from django import template
 
@@ -60,18 +59,6 @@ def duration(seconds) -> str:
         return f"{minutes} min {seconds} s" if seconds else f"{minutes} min"
     hours, minutes = divmod(minutes, 60)
     return f"{hours} h {minutes} min" if minutes else f"{hours} h"
-
-
-@register.filter
-def money(value) -> str:
-    """A cost in dollars: 4 decimals below a dollar, 2 above."""
-    try:
-        amount = Decimal(str(value or 0))
-    except InvalidOperation:
-        return str(value)
-    if amount and abs(amount) < 1:
-        return f"${amount:.4f}"
-    return f"${amount:,.2f}"
 
 
 @register.filter

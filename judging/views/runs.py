@@ -99,8 +99,8 @@ def _estimate(config, dataset, params, available) -> dict | None:
     """The estimate for the form's current values: the same function and items as the
     run will record. Unknown models are ignored (they belong to the dataset chosen
     before); so are unparsable numbers (the form reports them)."""
-    if config is None or dataset is None:
-        return None
+    if config is None or dataset is None or not config.has_endpoint:
+        return None  # a judge without an endpoint: the page says why, no figures
     task = _form_kind(params)
     options = {
         "config": config,

@@ -30,6 +30,7 @@ from annotation.models import Dataset
 from flaskapp import bounds
 from flaskapp.commands import DataCommand
 from flaskapp.errors import DomainError
+from flaskapp.numbers import count, money
 from flaskapp.params import BadParameter, parse_int
 from judging.models import Experiment
 from judging.selectors.splits import eval_split_of
@@ -59,7 +60,7 @@ def render(figures: dict) -> str:
         lines.append(head + (" (baseline)" if run["is_baseline"] else ""))
         lines.append(
             f"  calls {run['calls']}, failed {run['failed_calls']}, parse failures "
-            f"{run['parse_failures']}, tokens {run['tokens']}, cost ${run['cost']:.4f}"
+            f"{run['parse_failures']}, tokens {count(run['tokens'])}, cost {money(run['cost'])}"
         )
         for row in figures["rows"]:
             fig = run["figures"].get(row["key"]) or {}

@@ -38,6 +38,7 @@ from annotation.management.commands._import_cli import refused
 from annotation.models import Dataset
 from flaskapp.commands import DataCommand
 from flaskapp.errors import DomainError
+from flaskapp.numbers import money
 from judging import kinds, reasoning
 from judging.fewshot import RULES, FewShotRequest
 from judging.models import JudgeConfig, JudgeRun, PromptTemplate
@@ -47,7 +48,7 @@ from judging.services.execution import judge_runs_recover
 from judging.services.experiments import experiment_join_new_run
 from judging.services.prompts import prompt_get_builtin
 from judging.services.runs import judge_run_create, judge_run_start
-from judging.templatetags.judging_ui import duration, money
+from judging.templatetags.judging_ui import duration
 
 POLL_SECONDS = 2.0
 BASELINES = {
