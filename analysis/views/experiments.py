@@ -35,8 +35,8 @@ from judging.models import JudgeRun, TestSplitLook
 from judging.selectors.experiments import (
     experiment_get_for_user,
     experiment_list_for_user,
+    experiment_run_choices,
 )
-from judging.selectors.runs import judge_run_list_for_user
 from judging.selectors.splits import eval_split_of, eval_split_summary, test_look_list
 from judging.services.experiments import (
     SCORE_KINDS,
@@ -81,6 +81,7 @@ def dataset_workbench(request: HttpRequest, dataset_id: int) -> HttpResponse:
             "experiments": experiment_list_for_user(user=request.user, dataset=dataset),
             "errors": errors,
             "form": request.POST if errors else {},
+            "form_runs": request.POST.getlist("runs") if errors else [],
         },
         status=400 if errors else 200,
     )
@@ -114,11 +115,6 @@ def experiment_list(request: HttpRequest) -> HttpResponse:
             errors = exc
     # The form offers the current workspace's datasets and runs only.
     workspace = current_workspace(request)
-    runs = (
-        judge_run_list_for_user(user=request.user, workspace=workspace)
-        .filter(kind__in=SCORE_KINDS)
-        .order_by("dataset__name", "pk")
-    )
     return render(
         request,
         "analysis/experiment_list.html",
@@ -129,9 +125,12 @@ def experiment_list(request: HttpRequest) -> HttpResponse:
             "datasets": dataset_list_for_user(
                 user=request.user, workspace=workspace
             ).order_by("name"),
-            "runs": runs,
+            "run_groups": experiment_run_choices(
+                user=request.user, workspace=workspace
+            ),
             "errors": errors,
             "form": request.POST if errors else {},
+            "form_runs": request.POST.getlist("runs") if errors else [],
         },
         status=400 if errors else 200,
     )

@@ -426,6 +426,27 @@ def import_job_get_for_user(*, user, job_id: int) -> ImportJob:
     return job
 
 
+# Campaigns and judge runs listed on a dataset's page (newest first); the rest are
+# on the campaign and run lists.
+DATASET_WORK_SHOWN = 20
+
+
+def dataset_work(*, dataset: Dataset) -> dict:
+    """The dataset's campaigns and judge runs for its page, newest first, at most
+    DATASET_WORK_SHOWN of each, with their totals: {"campaigns", "campaign_count",
+    "runs", "run_count"}. The runs are read through the reverse relation, so
+    annotation imports nothing of judging. Four queries; read only; the caller has
+    checked the dataset's permission."""
+    campaigns = dataset.campaigns.order_by("-created_at", "-pk")
+    runs = dataset.judge_runs.select_related("config").order_by("-created_at", "-pk")
+    return {
+        "campaigns": list(campaigns[:DATASET_WORK_SHOWN]),
+        "campaign_count": campaigns.count(),
+        "runs": list(runs[:DATASET_WORK_SHOWN]),
+        "run_count": runs.count(),
+    }
+
+
 # Lines listed in a group of identical problems; the rest are counted.
 PROBLEM_LINES_SHOWN = 10
 

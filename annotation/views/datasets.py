@@ -22,7 +22,11 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotation import selectors as selectors
 from annotation.forms import FORMAT_HELP, ImportForm, RubricImportForm, TaxonomyForm
 from annotation.models import DATASET_FORMAT_CHOICES, ImportJob
-from annotation.selectors.datasets import import_job_rubric, import_problem_groups
+from annotation.selectors.datasets import (
+    dataset_work,
+    import_job_rubric,
+    import_problem_groups,
+)
 from annotation.selectors.rubric_files import NEW_RUBRIC_TEMPLATE, rubric_file_yaml
 from annotation.services import rubrics as rubric_services
 from annotation.services import taxonomy as taxonomy_services
@@ -78,6 +82,7 @@ def dataset_detail(request: HttpRequest, dataset_id: int) -> HttpResponse:
     }
     if not wants_fragment(request):
         context["stats"] = selectors.dataset_stats(dataset=dataset)
+        context["work"] = dataset_work(dataset=dataset)
     return render_page_or_fragment(
         request, "annotation/dataset_detail.html", "instruction-results", context
     )

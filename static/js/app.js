@@ -45,8 +45,22 @@
       item.classList.toggle("is-selected", item.getAttribute("data-format-help") === select.value);
     });
   }
+  // A select that filters groups of choices (the experiment form's runs, grouped by
+  // dataset): only the chosen value's group is shown; without JavaScript all are.
+  function syncGroups(select) {
+    var box = document.getElementById(select.getAttribute("data-group-filter"));
+    if (!box) return;
+    box.querySelectorAll("[data-group]").forEach(function (group) {
+      var shown = group.getAttribute("data-group") === select.value;
+      group.hidden = !shown;
+      group.querySelectorAll("input").forEach(function (input) {
+        if (!shown) input.checked = false;
+      });
+    });
+  }
   document.addEventListener("change", function (event) {
     if (event.target.matches("select[data-format-select]")) syncFormatHelp(event.target);
+    if (event.target.matches("select[data-group-filter]")) syncGroups(event.target);
     // The header's workspace switch: choosing a workspace switches (the button stays
     // for keyboards and pages without JavaScript).
     if (event.target.matches("select[data-autosubmit]") && event.target.form) {
@@ -56,6 +70,7 @@
   document.addEventListener("DOMContentLoaded", function () {
     var select = document.querySelector("select[data-format-select]");
     if (select) syncFormatHelp(select);
+    document.querySelectorAll("select[data-group-filter]").forEach(syncGroups);
     setUpNavMenu();
   });
 
