@@ -39,6 +39,7 @@ from analysis.stats.pairwise import encode_labels
 from annotation.models import Campaign, Dataset, HumanPreference
 from annotation.selectors.exclusions import excluded_scores, exclusions_note
 from flaskapp.params import ascii_int
+from flaskapp.roles import synthetic_rater
 from judging.models import JudgeRun, PairwiseVerdict
 
 HUMANS = "humans"
@@ -61,12 +62,34 @@ class LeaderboardError(AgreementError):
 
 def leaderboard_sources(dataset: Dataset) -> dict:
     """What a pairwise leaderboard of `dataset` can be built from: the number of
-    human votes and the pairwise runs (newest first). Two queries."""
-    votes = HumanPreference.objects.filter(pair__dataset=dataset).count()
+    human votes, split by where they come from (`vote_origins`), and the pairwise
+    runs (newest first). Two queries."""
+    origins = vote_origins(dataset)
     return {
-        "human_votes": votes,
+        "human_votes": sum(origins.values()),
+        "vote_origins": origins,
         "runs": [{"id": r.pk, "label": run_label(r)} for r in pairwise_runs(dataset)],
     }
+
+
+def vote_origins(dataset: Dataset) -> dict[str, int]:
+    """`dataset`'s human votes by origin: "real" (cast in a campaign by a person),
+    "generated" (cast by a synthetic account) and "imported" (from a file, whose
+    voters the app cannot vouch for). One query."""
+    counts = (
+        HumanPreference.objects.filter(pair__dataset=dataset)
+        .annotate(generated=synthetic_rater("rater_id"))
+        .values_list("origin", "generated")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    out = {"real": 0, "generated": 0, "imported": 0}
+    for origin, generated, n in counts:
+        if origin == HumanPreference.Origin.IMPORTED:
+            out["imported"] += n
+        else:
+            out["generated" if generated else "real"] += n
+    return out
 
 
 def _source(dataset: Dataset, source) -> JudgeRun | None:

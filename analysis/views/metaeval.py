@@ -24,6 +24,7 @@ from analysis import charts
 from analysis.glossary import figure, figure_rows, glossary
 from analysis.selectors.agreement import (
     AgreementError,
+    agreement_defaults,
     agreement_sources_for_user,
     run_label,
 )
@@ -267,6 +268,13 @@ def metaeval_pointwise_probes(request: HttpRequest, dataset_id: int) -> HttpResp
     sources = agreement_sources_for_user(user=request.user, dataset=dataset)
     campaigns = _ints(request.GET, "campaign") or []
     run = _ints(request.GET, "run") or []
+    defaulted = not (campaigns or run or "campaign" in request.GET)
+    if defaulted:
+        # The page opens with figures (issue 37, defect 21): the agreement defaults'
+        # campaigns (real ratings only, when there are any) and their newest run.
+        defaults = agreement_defaults(dataset=dataset)
+        campaigns = defaults.campaign_ids[-1:]
+        run = sorted(defaults.run_ids)[-1:]
     result = None
     n_boot, error = _n_boot(request.GET)
     if campaigns and run and not error:
@@ -286,7 +294,12 @@ def metaeval_pointwise_probes(request: HttpRequest, dataset_id: int) -> HttpResp
         "probes": probes,
         "glossary": page_glossary([], probes),
         "error": error,
+        "defaulted": defaulted,
     }
     return render(
-        request, "analysis/metaeval_probes.html", context, status=400 if error else 200
+        request,
+        "analysis/metaeval_probes.html",
+        context,
+        # The defaults are no bad request: their problem is shown, with a 200.
+        status=400 if error and not defaulted else 200,
     )

@@ -3,10 +3,11 @@ the parameters."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from annotation.models import Campaign, Dataset
+from annotation.models import Assignment, Campaign, Dataset
 from flaskapp.bounds import N_BOOT, SEED
+from flaskapp.roles import synthetic_rater
 from judging.models import JudgeRun, JudgeScore
 
 MAX_BOOT = N_BOOT.high  # the most bootstrap resamples a request may ask for
@@ -33,9 +34,17 @@ def agreement_sources_for_user(*, user, dataset: Dataset) -> dict:
         .select_related("config")
         .order_by("-created_at")
     )
+    real = real_campaign_ids(c.pk for c in campaigns)
     return {
+        # `generated`: no real rating (only synthetic accounts' ratings, or none yet).
         "campaigns": [
-            {"id": c.pk, "name": c.name, "status": c.status} for c in campaigns
+            {
+                "id": c.pk,
+                "name": c.name,
+                "status": c.status,
+                "generated": c.pk not in real,
+            }
+            for c in campaigns
         ],
         "runs": [
             {
@@ -52,10 +61,27 @@ def agreement_sources_for_user(*, user, dataset: Dataset) -> dict:
 
 # The default sources, in words (shown by the dashboard, the API result and the command).
 DEFAULTS_RULE = (
-    "every pointwise campaign of the dataset and, per judge, its latest completed "
-    "run with scores (a judge is a judge config; a run without one, an import, is "
-    "known by its name)"
+    "every pointwise campaign of the dataset with real (not generated) ratings, or, "
+    "while no person has rated, every pointwise campaign; and, per judge, its latest "
+    "completed run with scores (a judge is a judge config; a run without one, an "
+    "import, is known by its name)"
 )
+
+
+def real_campaign_ids(campaign_ids) -> set[int]:
+    """Those of `campaign_ids` with a rating submitted by a real (not synthetic)
+    account: the campaigns whose human reference is people's. One query."""
+    return set(
+        Assignment.objects.filter(
+            campaign_id__in=list(campaign_ids), status=Assignment.Status.SUBMITTED
+        )
+        .annotate(generated=synthetic_rater("rater_id"))
+        .filter(generated=False)
+        .values_list("campaign_id", flat=True)
+        .distinct()
+    )
+
+
 FINISHED = (JudgeRun.Status.COMPLETED, JudgeRun.Status.FAILED)
 
 
@@ -65,6 +91,10 @@ class AgreementDefaults:
 
     campaign_ids: list[int]
     run_ids: list[int]
+    # Campaigns without a real rating that the default leaves out (there are real ones).
+    left_out: list[int] = field(default_factory=list)
+    # No campaign has a real rating: the default reference is generated ratings.
+    generated_only: bool = False
 
 
 def _judge_key(run: JudgeRun) -> tuple:
@@ -81,11 +111,14 @@ def agreement_defaults(
 ) -> AgreementDefaults:
     """The one default rule of the dashboard, the API and ``manage.py agreement``.
 
-    Campaigns: every pointwise campaign of `dataset` (oldest first). Runs: per judge
+    Campaigns: every pointwise campaign of `dataset` (oldest first) with a real
+    rating (`real_campaign_ids`): generated example ratings never mix into people's
+    by default; while no person has rated, every pointwise campaign (and the pages
+    say the reference is generated: `AgreementDefaults.generated_only`). Runs: per judge
     (see :func:`_judge_key`), the latest (by creation, then id) run that finished
     (completed, with or without failed calls), has at least one score on the
     dataset and is no bias probe; `exclude_run_id` (the reference run) is never a
-    default. Runs ordered by id. Two queries; read only.
+    default. Runs ordered by id. Three queries; read only.
     """
     campaigns = Campaign.objects.filter(
         dataset=dataset, kind=Campaign.Kind.POINTWISE
@@ -101,9 +134,13 @@ def agreement_defaults(
     latest: dict[tuple, int] = {}
     for run in runs.only("pk", "config_id", "name", "created_at"):
         latest[_judge_key(run)] = run.pk  # ascending order: the last one wins
+    every = list(campaigns.values_list("pk", flat=True))
+    real = real_campaign_ids(every)
     return AgreementDefaults(
-        campaign_ids=list(campaigns.values_list("pk", flat=True)),
+        campaign_ids=[pk for pk in every if pk in real] if real else every,
         run_ids=sorted(latest.values()),
+        left_out=[pk for pk in every if pk not in real] if real else [],
+        generated_only=bool(every) and not real,
     )
 
 
