@@ -380,3 +380,45 @@ def test_only_owners_see_the_notifications_page(client_for, who, status):
     url = f"/workspaces/{lab.a.pk}/notifications/"
     assert client_for(getattr(lab, who)).get(url).status_code == status
     assert client_for(getattr(lab, who)).post(url, {}).status_code == status
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_finished_judge_run_is_announced_once(eager, receiver, fake_server):
+    from django.test import override_settings
+
+    from judging.models import JudgeRun
+    from tests.judging.rubric_data import YES_NO, dataset_on
+    from tests.judging.test_any_rubric_runs import make_config, run_to_end
+
+    settings_ = {"JUDGE_DRIVERS_PER_RUN": 1, "REDIS_URL": ""}
+    hook = receiver(200)
+    config, user = make_config(fake_server(latency_ms=1), output_mode="json_schema")
+    notification_settings_update(
+        actor=user,
+        workspace=default_workspace(),
+        email_to="lab@example.org",
+        webhook_url=hook.url,
+        webhook_secret=SECRET,
+    )
+    with override_settings(**settings_):
+        run = run_to_end(
+            config, user, dataset_on(YES_NO, instructions=2), name="Nightly"
+        )
+    assert run.status == JudgeRun.Status.COMPLETED
+    assert len(hook.requests) == 1
+    headers, body = hook.requests[0]
+    assert verified(headers, body)
+    payload = json.loads(body)
+    assert payload["event"] == "judge_run.finished"
+    assert payload["object"]["name"] == "Nightly"
+    assert payload["object"]["status"] == "completed"
+    calls = run.calls.count()  # one per response: 2 instructions x 2 models
+    assert payload["counts"] == {
+        "calls": calls,
+        "calls_succeeded": calls,
+        "calls_failed": 0,
+        "scores": run.scores.count(),
+    }
+    assert calls == 4
+    (message,) = mail.outbox
+    assert message.subject == "[FLASK Eval] Judge run finished: Nightly"
