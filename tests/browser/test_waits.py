@@ -14,13 +14,33 @@ from playwright.sync_api import expect
 
 from analysis.models import Job
 from analysis.services.jobs import job_execute
+from tests.analysis.agreement_data import make_agreement_setup
+from tests.analysis.test_views_agreement import MODELS, N_INSTR, score_tables
 from tests.browser.conftest import htmx_idle, login, shot
-from tests.browser.test_agreement_dashboard import (  # noqa: F401 (fixtures)
-    researcher,
-    setup,
-)
+from tests.factories import UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def researcher(transactional_db):
+    return UserFactory(username="browser-researcher", role="researcher")
+
+
+@pytest.fixture
+def setup(researcher):
+    """The agreement dashboard's browser data (test_agreement_dashboard.py's)."""
+    human, judge_a, judge_b = score_tables()
+    return make_agreement_setup(
+        researcher,
+        human=human,
+        judges=[judge_a, judge_b],
+        n_instructions=N_INSTR,
+        models=MODELS,
+        name="browser-waits",
+        difficulty=[1, 1, 2, 2, 3, 3, 4, 4, 5, None],
+        is_hard=[True, False] * 5,
+    )
 
 
 def test_a_slow_slice_switch_shows_work_and_dims_the_old_figures(
@@ -54,6 +74,9 @@ def test_a_slow_slice_switch_shows_work_and_dims_the_old_figures(
     expect(results).to_have_attribute("aria-busy", "true")
     assert float(results.evaluate("e => getComputedStyle(e).opacity")) < 1
     shot(page, "waits-slice-switch-working")
+    page.set_viewport_size({"width": 800, "height": 900})
+    expect(working).to_be_visible()  # fixed in the corner at any width
+    shot(page, "waits-slice-switch-working-800")
     assert len(held) == 1
     held[0].continue_()
 
@@ -87,9 +110,30 @@ def test_a_report_s_progress_bar_reaches_done(
     job_execute(job_id=job.pk)  # what the worker does, while the page polls
 
     expect(page.locator("#job-done")).to_contain_text(
-        "the report is ready", timeout=15_000
+        "the result is below", timeout=15_000
     )
     expect(box.locator("progress")).to_have_attribute("value", "100")
     expect(box).to_contain_text("step 5 of 5")
     expect(box.get_by_role("link", name="Download")).to_be_visible()
     shot(page, "waits-report-done")
+
+
+def test_an_owner_sets_a_webhook_and_reads_the_delivery_log(page, live_server):
+    from flaskapp.models import NotificationSettings
+    from tests.flaskapp.people_lab import make_lab
+
+    lab = make_lab()
+    login(page, live_server, lab.owner)
+    page.goto(f"{live_server.url}/workspaces/{lab.a.pk}/settings/")
+    page.get_by_role("link", name="Notifications").click()
+    expect(page.locator("#delivery-log-empty")).to_be_visible()
+    page.get_by_label("E-mail addresses").fill("lab@a.example.org")
+    page.get_by_label("Webhook URL").fill("ftp://hooks.example.org/flask")
+    page.get_by_role("button", name="Save").click()
+    problems = page.locator("#notification-problems")
+    expect(problems).to_contain_text("Webhook URL: must be an http(s) URL")
+    expect(problems).to_contain_text("Signing secret: is needed")
+    shot(page, "waits-notifications-refused")
+    page.set_viewport_size({"width": 800, "height": 900})
+    shot(page, "waits-notifications-refused-800")
+    assert not NotificationSettings.objects.exists()
