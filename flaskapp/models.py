@@ -223,3 +223,77 @@ class InviteLink(models.Model):
 
     def __str__(self) -> str:
         return f"invite {self.token_prefix}… ({self.role})"
+
+
+class NotificationSettings(models.Model):
+    """Where a workspace is told that long work ended (issue 37): a finished judge
+    run, a closed campaign. `email_to` holds addresses, one per line (empty: no
+    e-mail); `webhook_url` an http(s) URL (empty: no webhook), to which each event is
+    POSTed as JSON signed with HMAC-SHA256 under `webhook_secret`, stored encrypted
+    (`flaskapp.vault`, the ciphertext here) and never shown again. Written only by
+    `flaskapp.notifications.notification_settings_update` (owners)."""
+
+    workspace = models.OneToOneField(
+        Workspace, on_delete=models.CASCADE, related_name="notification_settings"
+    )
+    email_to = models.TextField(max_length=2000, blank=True, default="")
+    webhook_url = models.CharField(max_length=500, blank=True, default="")
+    webhook_secret = models.TextField(max_length=4096, blank=True, default="")
+    updated_at = models.DateTimeField(auto_now=True)
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+
+    def __str__(self) -> str:
+        return f"notifications of {self.workspace_id}"
+
+
+class NotificationDelivery(models.Model):
+    """One attempt to tell a workspace of one event, by e-mail or webhook: what was
+    sent (`payload`, never the signing secret), where (`target`), which attempt
+    (`attempt`, from 1), and how it went (`status`: ``sent`` or ``failed``;
+    `status_code` the receiver's HTTP status, `error` why it failed). A webhook
+    attempt that failed for a transient reason is followed by another row, until
+    one is sent or `NOTIFY_WEBHOOK_MAX_ATTEMPTS` is reached (`final` marks the last
+    attempt). `event_id` groups the attempts of one event. Written only by
+    `flaskapp.notifications`; rows are never updated."""
+
+    class Channel(models.TextChoices):
+        EMAIL = "email", "E-mail"
+        WEBHOOK = "webhook", "Webhook"
+
+    class Status(models.TextChoices):
+        SENT = "sent", "Sent"
+        FAILED = "failed", "Failed"
+
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.CASCADE, related_name="notification_deliveries"
+    )
+    event_id = models.CharField(max_length=36, db_index=True)
+    event = models.CharField(max_length=40)
+    channel = models.CharField(max_length=10, choices=Channel.choices)
+    target = models.CharField(max_length=2000)
+    payload = models.JSONField()
+    attempt = models.PositiveSmallIntegerField(default=1)
+    status = models.CharField(max_length=10, choices=Status.choices)
+    final = models.BooleanField(default=True)
+    status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    error = models.CharField(max_length=500, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["workspace", "-created_at"])]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["event_id", "channel", "attempt"],
+                name="one_row_per_delivery_attempt",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.event} by {self.channel} #{self.attempt}: {self.status}"

@@ -506,7 +506,7 @@ JUDGE_ALLOWED_HOSTS = [
 # Ports refused to judges on any host unless JUDGE_ALLOWED_HOSTS names host:port;
 # unset or empty: judging.endpoints.DEFAULT_BLOCKED_PORTS (the app's PORT is added).
 JUDGE_BLOCKED_PORTS = os.environ.get("JUDGE_BLOCKED_PORTS") or None
-# Judge API keys stored per workspace are encrypted at rest (judging/vault.py) with
+# Judge API keys stored per workspace are encrypted at rest (flaskapp/vault.py) with
 # these Fernet keys, newest first: the first encrypts, every one decrypts, and
 # `manage.py rotate_stored_keys` re-encrypts every stored key with the first. Unset in
 # production: keys cannot be stored (the env-var keys of JudgeConfig still work). With
@@ -519,6 +519,31 @@ KEY_ENCRYPTION_KEYS = [
 KEY_ENCRYPTION_DEV_FILE = (
     str(VAR_DIR / "dev-key-encryption-key") if env_flag(os.environ, "FLASK_DEV") else ""
 )
+# Notifications of finished work (flaskapp.notifications, issue 37). E-mail goes
+# through Django's mail: EMAIL_BACKEND and the EMAIL_* variables of the environment
+# (the console in development; pytest-django swaps in the in-memory outbox).
+EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND") or (
+    "django.core.mail.backends.console.EmailBackend"
+    if env_flag(os.environ, "FLASK_DEV")
+    else "django.core.mail.backends.smtp.EmailBackend"
+)
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "25"))
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "flask-eval@localhost")
+# A workspace's webhook may not point at a private, loopback, link-local or reserved
+# address (the server's own network) unless this is on: for a receiver on the same
+# machine in development, and for the tests' local receiver.
+NOTIFY_WEBHOOK_ALLOW_PRIVATE = env_bool("FLASK_WEBHOOK_ALLOW_PRIVATE", False)
+# Attempts per event (the first and its retries, waiting base * 4**n seconds, with
+# jitter) and the timeout of each.
+NOTIFY_WEBHOOK_MAX_ATTEMPTS = int(os.environ.get("FLASK_WEBHOOK_MAX_ATTEMPTS", "5"))
+NOTIFY_WEBHOOK_BACKOFF_SECONDS = float(
+    os.environ.get("FLASK_WEBHOOK_BACKOFF_SECONDS", "15")
+)
+NOTIFY_WEBHOOK_TIMEOUT_SECONDS = 10.0
 CELERY_TASK_ROUTES = {"judging.tasks.judge_run_drive_task": {"queue": "judge"}}
 CELERY_BEAT_SCHEDULE = {
     "recover-judge-runs": {

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from django.contrib.auth.models import User
 from django.db import connection, transaction
+from django.db.models import Count
+from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import Campaign
@@ -13,6 +15,7 @@ from annotation.services.campaign_spec import CampaignSpec, CritiquePolicy
 from annotation.services.gold import gold_items_create
 from flaskapp import roles, workspaces
 from flaskapp.errors import DomainError, Problem
+from flaskapp.notifications import notify
 
 
 def campaign_set_critique(
@@ -110,9 +113,38 @@ def campaign_set_status(*, campaign: Campaign, status: str, user: User) -> Campa
         campaign.closed_at = campaign.closed_at or timezone.now()
     else:
         campaign.closed_at = None
+    closing = (
+        status == Campaign.Status.CLOSED and campaign.status != Campaign.Status.CLOSED
+    )
     campaign.status = status
     campaign.save(update_fields=["status", "closed_at"])
+    if closing:
+        _campaign_closed_notify(campaign)
     return campaign
+
+
+def _campaign_closed_notify(campaign: Campaign) -> None:
+    """Tell the campaign's workspace it was closed (`flaskapp.notifications`; sent
+    after the caller's commit)."""
+    counts = dict(
+        campaign.assignments.values_list("status").annotate(n=Count("id")).order_by()
+    )
+    notify(
+        workspace_id=campaign.workspace_id,
+        event="campaign.closed",
+        obj={
+            "type": "campaign",
+            "id": campaign.pk,
+            "name": campaign.name,
+            "kind": campaign.kind,
+            "dataset_id": campaign.dataset_id,
+            "url": reverse("annotation:campaign-detail", args=[campaign.pk]),
+        },
+        counts={
+            "submitted": counts.get("submitted", 0),
+            "raters": campaign.raters.count(),
+        },
+    )
 
 
 def campaign_set_raters(

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from flaskapp.people.views import invites, members, workspaces
+from flaskapp.people.views import invites, members, notifications, workspaces
 
 app_name = "people"
 
@@ -13,6 +13,11 @@ urlpatterns = [
     path("workspaces/", workspaces.workspace_list, name="workspace-list"),
     path("workspaces/new/", workspaces.workspace_new, name="workspace-new"),
     path(W + "settings/", workspaces.workspace_settings, name="workspace-settings"),
+    path(
+        W + "notifications/",
+        notifications.workspace_notifications,
+        name="workspace-notifications",
+    ),
     path(W + "rename/", workspaces.workspace_rename, name="workspace-rename"),
     path(W + "delete/", workspaces.workspace_delete, name="workspace-delete"),
     path(W + "members/add/", members.member_add, name="member-add"),

@@ -3,7 +3,7 @@ workbench's splits, experiments, examples and notes (``workbench``).
 
 Plain secrets never live here: a `JudgeConfig` names the environment variable that holds
 its API key (`api_key_env`), read from the worker's environment at call time, or a
-`StoredKey` of its workspace, kept encrypted (`judging.vault`) and decrypted by the
+`StoredKey` of its workspace, kept encrypted (`flaskapp.vault`) and decrypted by the
 worker at call time only.
 """
 

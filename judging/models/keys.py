@@ -2,7 +2,7 @@
 judging.models).
 
 Write-only: the value is entered once (page or API) and kept only as `ciphertext`
-(`judging.vault`); no page, API answer, export, log or error shows it again. A key is
+(`flaskapp.vault`); no page, API answer, export, log or error shows it again. A key is
 sent only to the hosts its owner allowed (`allowed_hosts`), and only by
 `judging.llm` at call time.
 """

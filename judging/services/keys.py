@@ -1,7 +1,7 @@
 """Judge API keys stored per workspace: create, replace, delete, re-encrypt, and the
 grant a worker gets to send one (issue 35).
 
-Write-only: a key's value is taken once (page or API), encrypted (`judging.vault`)
+Write-only: a key's value is taken once (page or API), encrypted (`flaskapp.vault`)
 and never returned by any function here except `_reveal`, which only
 `judging.llm.JudgeClient` calls, at call time, after checking that the endpoint's host
 is one the key's owner allowed (`llm.KeyGrant`). Owners and researchers of the
@@ -21,11 +21,11 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from flaskapp import workspaces
+from flaskapp import vault, workspaces
 from flaskapp.errors import DomainError, Problem
 from flaskapp.models import AuditEvent, Workspace
 from flaskapp.workspaces import RESEARCHER
-from judging import endpoints, llm, vault
+from judging import endpoints, llm
 from judging.models import JudgeConfig, StoredKey
 
 NAME_MAX = 100
@@ -147,7 +147,7 @@ def stored_key_create(
 
     Every problem names its field (`DomainError`) and nothing is written; the
     message never holds the value. Refused when the server has no encryption key
-    (`judging.vault`). Writes the key (encrypted) and a ``key.created`` audit row in
+    (`flaskapp.vault`). Writes the key (encrypted) and a ``key.created`` audit row in
     one transaction. Not idempotent: a second call with the same name is refused."""
     workspace_id = workspace.pk if isinstance(workspace, Workspace) else workspace
     # 404 for a workspace that does not exist, also for an instance admin.

@@ -12,11 +12,10 @@ from django.shortcuts import redirect, render
 from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from flaskapp import workspaces
+from flaskapp import vault, workspaces
 from flaskapp.errors import DomainError
 from flaskapp.htmx import render_page_or_fragment
 from flaskapp.workspaces import RESEARCHER
-from judging import vault
 from judging.forms import StoredKeyForm
 from judging.selectors import keys as selectors
 from judging.services.keys import (

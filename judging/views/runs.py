@@ -296,12 +296,13 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         **_run_actions(run, progress),
     }
     fragment = wants_fragment(request)
-    # A poll also brings the timing table (out of band): its finished time changes
-    # when the run ends, with the status in the fragment.
+    # A poll also brings the timing table and the labels given (out of band): the
+    # finished time and the counts change while the run goes and when it ends, with
+    # the status in the fragment (issue 37, defect 3: the counts stayed at 0).
     context["oob_timing"] = fragment
+    context["label_counts"] = criteria_selectors.judge_run_label_counts(run=run)
     if not fragment:
         context["classification_ids"] = criteria_selectors.classification_run_ids([run])
-        context["label_counts"] = criteria_selectors.judge_run_label_counts(run=run)
         # What the run's kind shows besides (suggestion, verdict or critique counts).
         context.update(kinds.get(run.kind).page_context(run))
         context["drift"] = drift_selectors.run_drift_notices(run)

@@ -14,6 +14,48 @@
     );
   });
 
+  // Issue 37: while an htmx request runs, what it will replace is marked busy
+  // (aria-busy; app.css dims it after 300 ms), and a page-wide "Working…" indicator
+  // stands in for a control that names none (hx-indicator). Polls (hx-trigger
+  // "every ...") are background refreshes, not waits: they mark nothing.
+  function isPoll(elt) {
+    var trigger = elt && elt.getAttribute && elt.getAttribute("hx-trigger");
+    return !!trigger && /(^|,)\s*every\s/.test(trigger);
+  }
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var elt = event.detail.elt;
+    var target = event.detail.target;
+    if (isPoll(elt) || !target || target === document.body) return;
+    target.setAttribute("aria-busy", "true");
+  });
+  document.addEventListener("htmx:afterRequest", function (event) {
+    var target = event.detail.target;
+    if (target && target.getAttribute("aria-busy") === "true") {
+      target.removeAttribute("aria-busy");
+    }
+  });
+
+  // A plain GET form of slow figures (data-working="#region"): submitting it loads a
+  // new page; meanwhile its indicator shows and the old figures are marked busy.
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (!form.matches || !form.matches("form[data-working]")) return;
+    if (form.hasAttribute("hx-get") || form.hasAttribute("hx-post")) return;
+    form.classList.add("htmx-request");
+    document.querySelectorAll(form.getAttribute("data-working")).forEach(function (node) {
+      node.setAttribute("aria-busy", "true");
+    });
+  });
+  // Back from the browser's cache (the back button): nothing is loading any more.
+  window.addEventListener("pageshow", function () {
+    document.querySelectorAll("form[data-working].htmx-request").forEach(function (f) {
+      f.classList.remove("htmx-request");
+    });
+    document.querySelectorAll("[aria-busy='true']").forEach(function (node) {
+      node.removeAttribute("aria-busy");
+    });
+  });
+
   function refusalText(html) {
     // DOMParser runs no script; only the text of the marked paragraph is used.
     var doc = new DOMParser().parseFromString(html || "", "text/html");

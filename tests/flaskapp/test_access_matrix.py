@@ -207,6 +207,7 @@ PAGE_RULES: list[tuple[str, Rule]] = [
     ("workspaces/*/delete/", Rule(INSTANCE_ADMIN)),
     # Stored judge API keys: the workspace's researchers and owners.
     ("workspaces/*/keys/", _r()),
+    ("workspaces/*/notifications/", _r(OWNER)),  # e-mail, webhook, delivery log
     ("workspaces/*", _r(OWNER)),  # settings, members, invites, audit
     # The keys home: the workspaces whose keys the user manages (none for a rater).
     ("keys/", _SIGNED_IN),

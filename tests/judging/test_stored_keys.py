@@ -12,9 +12,9 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.urls import reverse
 
+from flaskapp import vault
 from flaskapp.errors import DomainError
 from flaskapp.models import AuditEvent
-from judging import vault
 from judging.models import StoredKey
 from judging.services.configs import judge_config_create
 from judging.services.keys import (

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
+from flaskapp.vault import VaultUnavailable
 from judging.services.keys import stored_keys_rotate
-from judging.vault import VaultUnavailable
 
 
 class Command(BaseCommand):

@@ -16,10 +16,13 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import Count
+from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import Skill
 from flaskapp import limits
+from flaskapp.notifications import notify
 from judging import baselines, costs, kinds, prompts, reasoning
 from judging.kinds import CallContext, CallResult, Claim
 from judging.logprobs import NO_LOGPROBS_NOTE
@@ -327,4 +330,29 @@ def judge_run_finish_if_done(*, run_id: int) -> str:
         run.status = JudgeRun.Status.FAILED if failed else JudgeRun.Status.COMPLETED
         run.finished_at = timezone.now()
         run.save(update_fields=["status", "finished_at"])
+        _run_finished_notify(run)
         return run.status
+
+
+def _run_finished_notify(run: JudgeRun) -> None:
+    """Tell the run's workspace it finished (`flaskapp.notifications`; sent after
+    the caller's commit, only once: the status guard above lets one caller here)."""
+    calls = dict(run.calls.values_list("status").annotate(n=Count("id")).order_by())
+    notify(
+        workspace_id=run.workspace_id,
+        event="judge_run.finished",
+        obj={
+            "type": "judge_run",
+            "id": run.pk,
+            "name": str(run),
+            "status": run.status,
+            "dataset_id": run.dataset_id,
+            "url": reverse("judging:run-detail", args=[run.pk]),
+        },
+        counts={
+            "calls": sum(calls.values()),
+            "calls_succeeded": calls.get(JudgeCall.Status.SUCCEEDED, 0),
+            "calls_failed": calls.get(JudgeCall.Status.FAILED, 0),
+            "scores": run.scores.count(),
+        },
+    )

@@ -1,4 +1,6 @@
-"""Encryption at rest of the judge API keys a workspace stores (`StoredKey`).
+"""Encryption at rest of the secrets a workspace stores: its judge API keys
+(`judging.models.StoredKey`) and its webhook signing secret
+(`flaskapp.models.NotificationSettings`).
 
 Fernet (AES-128-CBC with an HMAC-SHA256, from `cryptography`) under the keys of the
 server's environment: ``FLASK_KEY_ENCRYPTION_KEYS="newest,older,..."`` (each a
