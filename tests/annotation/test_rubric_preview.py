@@ -15,9 +15,9 @@ from django.urls import reverse
 from annotation.models import Rubric
 from annotation.selectors.rubric_files import NEW_RUBRIC_TEMPLATE
 from annotation.services.rubrics import rubric_import
+from flaskapp.models import Workspace
 from tests.annotation.test_rubric_files import HELPSTEER_YAML
 from tests.factories import UserFactory
-from flaskapp.models import Workspace
 
 pytestmark = pytest.mark.django_db
 
@@ -125,7 +125,7 @@ def test_raters_and_anonymous_users_get_no_preview(client_for, client, rater):
 
 def test_the_editor_page_shows_the_preview_of_its_text(client_for, researcher):
     html = client_for(researcher).get(reverse("annotation:rubric-new")).content.decode()
-    assert 'data-rubric-builder' in html and "rubric_builder.js" in html
+    assert "data-rubric-builder" in html and "rubric_builder.js" in html
     assert 'id="row-overall"' in html and 'id="row-safe"' in html
     assert _model(html)["criteria"][0]["key"] == "overall"
     assert "key: overall" in NEW_RUBRIC_TEMPLATE
