@@ -10,7 +10,9 @@ raters excluded), the methods and the seeds.
 Byte-stable: the same data, parameters and seed give the same bytes (no timestamp,
 no random order: files sorted by path, zip entries dated 1980-01-01, fixed modes).
 Sections without data (no pairwise votes, no judge run) are left out and the README
-says why.
+says why; so are the parts (`PARTS`) the researcher did not tick, "by choice".
+Categorical criteria have their own files (agreement/categorical.*) with the
+dashboard's figures: exact agreement, Cohen's kappa and F1 with the human majority.
 """
 
 from __future__ import annotations
