@@ -9,8 +9,12 @@ Pure functions of `agreement_compute()`'s result (no database access), like
 The statistic is the registry's headline (:func:`analysis.statistics.headline`):
 QWK, the judge's quadratic-weighted kappa with the rounded human median on the items
 both scored; the ceiling is the raters' ordinal Krippendorff's alpha on their own item
-set (`rows.CEILING_ITEMS`); "below ceiling" counts the skills whose flag is set (the
-judge, as one more rater, lowers alpha) among the skills the judge shares items on.
+set (`rows.CEILING_ITEMS`); "below ceiling" counts the criteria whose flag is set (the
+judge, as one more rater, lowers alpha) among the criteria the judge shares items on,
+and the categorical criteria (the dashboard's classification section) where the
+judge's Cohen's kappa with the human majority is below the raters' leave-one-out
+kappa. The word is FLASK's "skills" when every criterion is one of FLASK's skills,
+else the rubric's "criteria".
 The compact table shows one number per judge and skill (QWK) with the interval, n and
 flag in the cell's title; the full table (`analysis.display.table_context`) has the rest.
 """
@@ -37,16 +41,40 @@ def _ceiling_name(result: AgreementResult) -> str:
     return "human ceiling" if kind == "humans" else "reference ceiling"
 
 
-def headlines(result: AgreementResult) -> list[dict]:
-    """One headline per compared run, in the result's order.
+def _categorical_counts(categorical: dict | None, rid: str) -> tuple[int, int]:
+    """(criteria the run labelled, those below the ceiling) of the categorical
+    section: below when the judge's kappa with the human majority is under the raters'
+    leave-one-out kappa (both defined)."""
+    shared = below = 0
+    for crit in (categorical or {}).get("criteria") or []:
+        judge = (crit.get("judges") or {}).get(rid)
+        if not judge or not judge.get("n_items"):
+            continue
+        shared += 1
+        kappa = (judge.get("kappa") or {}).get("value")
+        ceiling = ((crit["humans"].get("ceiling") or {}).get("kappa") or {}).get(
+            "value"
+        )
+        if kappa is not None and ceiling is not None and kappa < ceiling:
+            below += 1
+    return shared, below
+
+
+def headlines(result: AgreementResult, categorical: dict | None = None) -> list[dict]:
+    """One headline per compared run, in the result's order; `categorical`: the
+    dashboard's classification section (`classification_for_agreement`), whose
+    criteria are counted too.
 
     Each: run_id, label, text (the whole sentence), and its parts: stat (the QWK
-    :class:`Stat`), ceiling (the overall row's alpha), below, skills (counts), n (items
+    :class:`Stat`), ceiling (the overall row's alpha), below, skills (counts of
+    criteria, categorical ones included), word ("skill" or "criterion"), n (items
     both scored overall).
     """
     overall = result.row("overall")
     ceiling = overall.human.stat("alpha_ordinal") if overall else None
     skills = [r for r in result.rows if r.level == "skill"]
+    flask = not (categorical or {}).get("criteria") and all(r.ability for r in skills)
+    word, words = ("skill", "skills") if flask else ("criterion", "criteria")
     headline = statistics.headline()
     out = []
     for rid, label in result.run_labels:
@@ -56,12 +84,14 @@ def headlines(result: AgreementResult) -> list[dict]:
         shared = [j for r in skills if (j := r.judge(rid)) and j.scored_by_both]
         below = sum(1 for j in shared if j.flag.below_ceiling)
         significant = sum(1 for j in shared if j.flag.significant)
+        labelled, labelled_below = _categorical_counts(categorical, rid)
+        counted = len(shared) + labelled
+        below += labelled_below
         ceiling_n = ceiling.n if ceiling else 0
         text = (
             f"{headline.short} {_num(stat)} (n={n}) vs {_ceiling_name(result)} "
             f"α {_num(ceiling)} (n={ceiling_n}); "
-            f"below ceiling on {below} of {len(shared)} skill"
-            f"{'' if len(shared) == 1 else 's'}"
+            f"below ceiling on {below} of {counted} {word if counted == 1 else words}"
         )
         if significant:
             text += f" ({significant} significantly)"
@@ -74,7 +104,8 @@ def headlines(result: AgreementResult) -> list[dict]:
                 "ceiling": ceiling,
                 "below": below,
                 "significant": significant,
-                "skills": len(shared),
+                "skills": counted,
+                "word": word,
                 "n": n,
             }
         )

@@ -60,9 +60,36 @@ def _report_check(params: dict) -> dict:
         )
         if p
     ]
+    from analysis.exports.report import PART_KEYS
+
+    cleaned = {"n_boot": params.get("n_boot"), "seed": params.get("seed")}
+    # The page's choices (absent: everything, and the agreement's default sources).
+    parts = params.get("parts")
+    if parts is not None:
+        unknown = [p for p in parts if p not in PART_KEYS] if isinstance(
+            parts, list) else [parts]  # fmt: skip
+        if unknown:
+            problems.append(
+                Problem(
+                    f"unknown parts {unknown!r} (known: {', '.join(PART_KEYS)})",
+                    field="parts",
+                )  # fmt: skip
+            )
+        else:
+            cleaned["parts"] = [p for p in PART_KEYS if p in parts]
+    for name in ("campaign_ids", "run_ids"):
+        ids = params.get(name)
+        if ids is None:
+            continue
+        if not isinstance(ids, list) or not all(
+            isinstance(i, int) and not isinstance(i, bool) for i in ids
+        ):
+            problems.append(Problem("must be a list of ids", field=name))
+        else:
+            cleaned[name] = sorted(set(ids))
     if problems:
         raise DomainError("Bad report parameters", problems)
-    return {"n_boot": params["n_boot"], "seed": params["seed"]}
+    return cleaned
 
 
 def _report_run(job, progress: Progress) -> JobOutput:
@@ -72,6 +99,9 @@ def _report_run(job, progress: Progress) -> JobOutput:
         dataset=job.dataset,
         n_boot=job.params["n_boot"],
         seed=job.params["seed"],
+        parts=job.params.get("parts"),
+        campaign_ids=job.params.get("campaign_ids"),
+        run_ids=job.params.get("run_ids"),
         progress=progress,
     )
     name = f"report-{_slug(job.dataset.name)}-seed{job.params['seed']}"

@@ -44,6 +44,7 @@ urlpatterns = [
     path("rubrics/import/", datasets.rubric_import, name="rubric-import"),
     path("rubrics/<int:rubric_id>/", datasets.rubric_detail, name="rubric-detail"),
     path("rubrics/new/", datasets.rubric_edit, name="rubric-new"),
+    path("rubrics/preview/", datasets.rubric_preview, name="rubric-preview"),
     path("rubrics/<int:rubric_id>/edit/", datasets.rubric_edit, name="rubric-edit"),
     path(
         "rubrics/<int:rubric_id>/rubric.yaml", datasets.rubric_file, name="rubric-file"

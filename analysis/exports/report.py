@@ -10,7 +10,9 @@ raters excluded), the methods and the seeds.
 Byte-stable: the same data, parameters and seed give the same bytes (no timestamp,
 no random order: files sorted by path, zip entries dated 1980-01-01, fixed modes).
 Sections without data (no pairwise votes, no judge run) are left out and the README
-says why.
+says why; so are the parts (`PARTS`) the researcher did not tick, "by choice".
+Categorical criteria have their own files (agreement/categorical.*) with the
+dashboard's figures: exact agreement, Cohen's kappa and F1 with the human majority.
 """
 
 from __future__ import annotations
@@ -262,6 +264,10 @@ def _readme(
         "against the raters: Spearman and Pearson with the raters' mean, QWK and exact "
         "agreement with their median rounded half up; Krippendorff's alpha of the "
         "raters (the ceiling). N/A is not a score.",
+        "- Categorical criteria (agreement/categorical.*): per criterion, each judge "
+        "run against the raters' majority label (ties left out): exact agreement, "
+        "Cohen's kappa, nominal alpha with the judge, per-label precision, recall and "
+        "F1; the raters' Fleiss kappa, nominal alpha and leave-one-out ceiling.",
         f"- Intervals: 95% percentile bootstrap, {n_boot} resamples of items (within "
         f"each criterion), seed {seed}.",
         "- Skill profiles (profiles/): per source (the raters' mean of an item, or a "
@@ -328,6 +334,84 @@ def metaeval_section(files: dict, notes: list, dataset: Dataset, params: dict) -
         rows,
         f"Pairwise judges against human votes on {dataset.name}",
     ).encode()
+
+
+def categorical_section(files: dict, notes: list, dataset, params: dict) -> None:
+    """The categorical criteria (`analysis.selectors.classification`, the dashboard's
+    figures): per criterion the raters' agreement (Fleiss' kappa, nominal alpha, the
+    leave-one-out ceiling) and per run the judge against the human majority (exact
+    agreement, Cohen's kappa, macro F1): agreement/categorical.csv (with the
+    per-label rows) and .tex. A rubric without one adds nothing; a criterion without
+    figures is named in the README's "Left out" with the reason."""
+    from analysis.selectors.classification import (
+        classification_compute,
+        dataset_has_categorical,
+    )
+
+    if not dataset_has_categorical(dataset):
+        return
+    result = params.get("agreement")
+    campaign_ids = params["campaign_ids"]
+    run_ids = params["run_ids"]
+    if result is not None:
+        campaign_ids = [c.id for c in result.campaigns] or campaign_ids
+        run_ids = [r.id for r in result.runs] or run_ids
+    try:
+        section = classification_compute(
+            dataset=dataset, campaign_ids=campaign_ids, run_ids=run_ids,
+            n_boot=params["n_boot"], seed=params["seed"],
+        )  # fmt: skip
+    except AgreementError as exc:
+        notes.append(f"Categorical criteria: left out ({exc}).")
+        return
+    lines = [["criterion", "name", "source", "figure", "label", "value", "ci_low",
+              "ci_high", "n"]]  # fmt: skip
+    rows = []
+    runs = [(str(r["id"]), r["label"]) for r in section["runs"]]
+    for crit in section["criteria"]:
+        humans = crit["humans"]
+        for figure, stat in (
+            ("fleiss_kappa", humans["fleiss"]),
+            ("alpha_nominal", humans["alpha_nominal"]),
+            ("ceiling_accuracy", humans["ceiling"]["accuracy"]),
+            ("ceiling_kappa", humans["ceiling"]["kappa"]),
+        ):
+            ci = (stat or {}).get("ci") or [None, None]
+            lines.append([crit["key"], crit["name"], "raters", figure, "",
+                          (stat or {}).get("value"), *ci, (stat or {}).get("n")])  # fmt: skip
+        judged = [(label, crit["judges"].get(rid)) for rid, label in runs]
+        judged = [(label, j) for label, j in judged if j and j["n_items"]]
+        if not humans["n_items"] or not judged:
+            why = "no item labelled by the raters" if not humans["n_items"] else (
+                "no judge run labelled it")  # fmt: skip
+            notes.append(f"Categorical criterion {crit['name']}: no judge figures "
+                         f"({why}).")  # fmt: skip
+        for label, j in judged:
+            for figure in ("accuracy", "kappa", "alpha_with_judge"):
+                stat = j[figure] or {}
+                ci = stat.get("ci") or [None, None]
+                lines.append([crit["key"], crit["name"], label, figure, "",
+                              stat.get("value"), *ci, stat.get("n")])  # fmt: skip
+            lines.append([crit["key"], crit["name"], label, "macro_f1", "",
+                          j["macro_f1"], None, None, j["n_items"]])  # fmt: skip
+            for lab in j["per_label"]:
+                for figure in ("precision", "recall", "f1"):
+                    lines.append([crit["key"], crit["name"], label, figure,
+                                  lab["key"], lab[figure], None, None,
+                                  lab["support"]])  # fmt: skip
+            rows.append(
+                [crit["name"], label, str(j["n_items"]), fmt_stat(j["accuracy"]),
+                 fmt_stat(j["kappa"]), fmt_stat(humans["ceiling"]["kappa"])]
+            )  # fmt: skip
+    files["agreement/categorical.csv"] = csv_text(lines).encode()
+    files["agreement/categorical.tex"] = latex_table(
+        ["Criterion", "Run", "Items", "Exact agreement", "Cohen's kappa",
+         "Raters' kappa (ceiling)"],
+        rows,
+        f"Categorical criteria on {dataset.name}: judges against the human majority "
+        f"(95% bootstrap CIs, {params['n_boot']} resamples, seed {params['seed']})",
+    )  # fmt: skip
+    files["agreement/categorical.tex"] = files["agreement/categorical.tex"].encode()
 
 
 def leaderboard_section(files: dict, notes: list, dataset, params: dict) -> None:
@@ -443,37 +527,66 @@ def profiles_section(files: dict, notes: list, dataset, params: dict) -> None:
 # Further sections (name, function(files, notes, dataset, params) -> None), run in
 # order after the agreement; each adds its files or a note saying why it has none.
 SECTIONS: list[tuple[str, Callable]] = [
+    ("categorical", categorical_section),
     ("profiles", profiles_section),
     ("leaderboard", leaderboard_section),
     ("metaeval", metaeval_section),
 ]
+# What a researcher may choose on the report page (key, what it is, its files), in
+# the zip's order: the agreement first, then `SECTIONS`. The README always comes.
+PARTS: list[tuple[str, str, str]] = [
+    ("agreement", "Agreement of the judges with the raters (ordinal criteria)",
+     "agreement/table.csv, table.tex, models.csv, rank and radar charts"),
+    ("categorical", "Categorical criteria: exact agreement and kappa with the human "
+     "majority", "agreement/categorical.csv, categorical.tex"),
+    ("profiles", "Skill profiles: each model's mean per criterion",
+     "profiles/profiles.csv, overall.tex, radar and bar charts"),
+    ("leaderboard", "Leaderboards from pairwise votes (Bradley-Terry)",
+     "leaderboard/<source>.csv, .tex, ratings and win-rate charts"),
+    ("metaeval", "Pairwise judges against the human votes",
+     "metaeval/figures.csv, figures.tex"),
+]  # fmt: skip
+PART_KEYS = tuple(key for key, _, _ in PARTS)
 
 
-def report_files(
+def report_files(  # noqa: PLR0913 - keyword-only options mirrored by the page, the job and the command
     *,
     dataset: Dataset,
     campaign_ids: list[int] | None = None,
     run_ids: list[int] | None = None,
     n_boot: int = 1000,
     seed: int = 0,
+    parts: list[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, bytes]:
     """Every file of the report, by relative path (sorted), each part of it a
     `file_slug` (no ``..``, no absolute path, whatever the names in the data).
-    Read-only; no permission check (callers do it). `progress(done, total)` is
-    called before the first section and after each (a background job's bar)."""
+    `parts`: the keys of `PARTS` to build (None: all); each one not chosen is named
+    in the README's "Left out" as left out by choice. The agreement is computed
+    whenever a chosen part needs its campaigns and runs. Read-only; no permission
+    check (callers do it). `progress(done, total)` is called before the first
+    section and after each (a background job's bar)."""
+    chosen = set(PART_KEYS if parts is None else parts)
     files: dict[str, bytes] = {}
     notes: list[str] = []
     total = 2 + len(SECTIONS)  # the agreement, the sections, the README
     report_progress = progress or (lambda done, total: None)
     report_progress(0, total)
-    result = _agreement(files, notes, dataset, campaign_ids, run_ids, n_boot, seed)
+    labels = {key: label for key, label, _ in PARTS}
+    result = None
+    if "agreement" in chosen:
+        result = _agreement(files, notes, dataset, campaign_ids, run_ids, n_boot, seed)
     report_progress(1, total)
     params = {"campaign_ids": campaign_ids, "run_ids": run_ids, "n_boot": n_boot}
     params["seed"] = seed
-    for done, (_, section) in enumerate(SECTIONS, start=2):
-        section(files, notes, dataset, params)
+    params["agreement"] = result
+    for done, (name, section) in enumerate(SECTIONS, start=2):
+        if name in chosen:
+            section(files, notes, dataset, params)
         report_progress(done, total)
+    notes += [
+        f"{labels[key]}: left out by choice." for key in PART_KEYS if key not in chosen
+    ]
     files["README.md"] = _readme(dataset, result, notes, n_boot, seed).encode()
     return dict(sorted((_safe_path(p), data) for p, data in files.items()))
 

@@ -265,14 +265,14 @@ def agreement_dashboard(request: HttpRequest, dataset_id: int) -> HttpResponse:
         else "",
     }
     if result is not None:
-        context["headlines"] = headline.headlines(result)
+        context["categorical"] = classification_for_agreement(
+            dataset=dataset, result=result
+        )
+        context["headlines"] = headline.headlines(result, context["categorical"])
         context["compact"] = headline.compact_table(result)
         context["table"] = table_context(result, choice)
         context["glossary"] = agreement_glossary()
         context.update(charts_context(result, choice))
-        context["categorical"] = classification_for_agreement(
-            dataset=dataset, result=result
-        )
         context["drift"] = _drift(choice)
     fragments = ("agreement-charts", "agreement-radars")
     target = request.htmx.target

@@ -3,9 +3,11 @@ to download it, and to edit it in the browser as the text of its next version.""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import yaml
 
-from annotation.models import Rubric, SkillKind
+from annotation.models import Rubric, Skill, SkillKind
 
 # What a new rubric's editor starts from: our own example, every rule in use.
 NEW_RUBRIC_TEMPLATE = """\
@@ -38,8 +40,18 @@ criteria:
 
 def rubric_file_data(rubric: Rubric) -> dict:
     """The rubric as the mapping of our file (what `parse_rubric_file` reads back)."""
+    data: dict = {"name": rubric.name}
+    if rubric.description:
+        data["description"] = rubric.description
+    data["groups"] = [{"key": g["key"], "name": g["name"]} for g in rubric.groups]
+    data["criteria"] = criteria_file_data(rubric.skills.all())
+    return data
+
+
+def criteria_file_data(skills: Iterable[Skill]) -> list[dict]:
+    """Criteria (saved or not) as the `criteria` list of our file."""
     criteria = []
-    for skill in rubric.skills.all():
+    for skill in skills:
         item: dict = {"key": skill.key, "name": skill.name, "group": skill.group}
         item["kind"] = skill.kind
         if skill.kind == SkillKind.CATEGORICAL:
@@ -60,12 +72,7 @@ def rubric_file_data(rubric: Rubric) -> dict:
         if skill.criteria:
             item["description"] = skill.criteria
         criteria.append(item)
-    data: dict = {"name": rubric.name}
-    if rubric.description:
-        data["description"] = rubric.description
-    data["groups"] = [{"key": g["key"], "name": g["name"]} for g in rubric.groups]
-    data["criteria"] = criteria
-    return data
+    return criteria
 
 
 def rubric_file_yaml(rubric: Rubric) -> str:

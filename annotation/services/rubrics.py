@@ -3,6 +3,7 @@ rubric file in JSON or YAML, or FLASK's `skillset_description.json`)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from django.db import IntegrityError, transaction
@@ -68,18 +69,27 @@ def _criterion_skill(criterion: dict) -> dict:
     return skill
 
 
-def rubric_import(
-    *, name: str | None = None, data: bytes, file: str, workspace=None
-) -> Rubric:
-    """Create a new version of a rubric from a file: ours (JSON or YAML, see
-    `annotation.importers.rubric_file`) or FLASK's `skillset_description.json`
-    (a JSON array; recognised by content).
+@dataclass(frozen=True)
+class RubricDraft:
+    """A rubric file read and checked, not stored: what `rubric_import` writes and
+    the editor's preview shows. `skills`: the fields of each `Skill`, in order."""
 
-    The rubric's name is `name` if given, else the file's `name` (FLASK's file:
-    "FLASK official"). The rubric belongs to `workspace` (None: the default
-    workspace). Versions count up from the highest existing one. Raises
-    `DomainError` listing every problem; then nothing is written.
-    """
+    name: str
+    description: str
+    groups: list[dict]
+    skills: list[dict]
+    given_description: str = ""  # the file's own (`description` falls back to a note)
+
+    def unsaved_skills(self) -> list[Skill]:
+        """The criteria as `Skill` objects that are not saved (the preview's rows)."""
+        return [Skill(**s) for s in self.skills]
+
+
+def rubric_check(*, name: str | None = None, data: bytes, file: str) -> RubricDraft:
+    """Read and check a rubric file (ours, JSON or YAML, or FLASK's
+    `skillset_description.json`) as `rubric_import` does, writing nothing: the one
+    validator of the import, the editor's save and its live preview. Raises
+    `DomainError` listing every problem with its line and field."""
     name = (name or "").strip()
     if len(name) > 100:
         raise DomainError(
@@ -108,6 +118,7 @@ def rubric_import(
         description = parsed.description or f"Imported from {Path(file).name}"
         groups = parsed.groups
         skills = [_criterion_skill(c) for c in parsed.criteria]
+        given = parsed.description
     else:
         flask_skills, problems = parse_rubric(data, file=file)
         if problems:
@@ -116,6 +127,7 @@ def rubric_import(
         description = f"Imported from {Path(file).name}"
         groups = FLASK_GROUPS
         skills = [_flask_skill(s) for s in flask_skills]
+        given = ""
     # Both file formats check their texts; this is the models' own limit, for all.
     problems = [
         problem
@@ -129,6 +141,28 @@ def rubric_import(
     ]
     if problems:
         raise DomainError("the rubric was not imported", problems)
+    return RubricDraft(name, description, groups, skills, given)
+
+
+def rubric_import(
+    *, name: str | None = None, data: bytes, file: str, workspace=None
+) -> Rubric:
+    """Create a new version of a rubric from a file: ours (JSON or YAML, see
+    `annotation.importers.rubric_file`) or FLASK's `skillset_description.json`
+    (a JSON array; recognised by content), checked by `rubric_check`.
+
+    The rubric's name is `name` if given, else the file's `name` (FLASK's file:
+    "FLASK official"). The rubric belongs to `workspace` (None: the default
+    workspace). Versions count up from the highest existing one. Raises
+    `DomainError` listing every problem; then nothing is written.
+    """
+    draft = rubric_check(name=name, data=data, file=file)
+    name, description, groups, skills = (
+        draft.name,
+        draft.description,
+        draft.groups,
+        draft.skills,
+    )
     workspace = workspace or default_workspace()
     with transaction.atomic():
         # Versions count on among the rubrics the workspace sees (its own and the

@@ -27,15 +27,21 @@ from annotation.selectors.datasets import (
     import_job_rubric,
     import_problem_groups,
 )
-from annotation.selectors.rubric_files import NEW_RUBRIC_TEMPLATE, rubric_file_yaml
+from annotation.selectors.rubric_files import (
+    NEW_RUBRIC_TEMPLATE,
+    criteria_file_data,
+    rubric_file_yaml,
+)
 from annotation.services import rubrics as rubric_services
 from annotation.services import taxonomy as taxonomy_services
 from annotation.services.import_jobs import import_job_confirm, import_job_create
 from annotation.services.imports import import_check_sizes
 from annotation.templatetags.flask_ui import humanise_key, preview_cell
+from annotation.views.rows import skill_rows
 from flaskapp.errors import DomainError
 from flaskapp.htmx import HTMX_STOP_POLLING, render_page_or_fragment, wants_fragment
 from flaskapp.optional import HUB
+from flaskapp.params import ascii_int
 from flaskapp.workspaces import RESEARCHER, current_workspace, require_workspace_role
 
 INSTRUCTIONS_PER_PAGE = 50
@@ -177,14 +183,9 @@ def rubric_file(request: HttpRequest, rubric_id: int) -> HttpResponse:
     return response
 
 
-@login_required
-@require_http_methods(["GET", "POST"])
-def rubric_edit(request: HttpRequest, rubric_id: int | None = None) -> HttpResponse:
-    """Write a rubric in our file's YAML (researchers): a new rubric (no `rubric_id`, from
-    an example), or the next version of one (its text to start from; the name stays).
-    Saving is an import of the text (`services.rubrics.rubric_import`): every problem is
-    listed with its line and field, and nothing is written. Researchers of the
-    workspace (the rubric's, or the current one for a new rubric)."""
+def _rubric_editor_target(request: HttpRequest, rubric_id: int | None):
+    """(rubric or None, workspace) of the editor, after the researcher check: the
+    rubric's workspace for an edit, the current one for a new rubric."""
     rubric = None
     workspace = current_workspace(request)
     if rubric_id is not None:
@@ -192,6 +193,56 @@ def rubric_edit(request: HttpRequest, rubric_id: int | None = None) -> HttpRespo
         if rubric.workspace_id is not None:
             workspace = rubric.workspace
     _require_researcher_in(request, workspace)
+    return rubric, workspace
+
+
+def _rubric_preview_context(rubric, text: str) -> dict:
+    """The editor's preview of `text` (`services.rubrics.rubric_check`, the one
+    validator; nothing written): either its problems, each with its line, or the
+    rating form raters will see (`skill_rows`, the rater loop's rows) and the
+    rubric as our file's mapping (`rubric_model`, JSON for the form builder)."""
+    try:
+        draft = rubric_services.rubric_check(
+            name=rubric.name if rubric else None,
+            data=text.encode("utf-8", errors="replace"),
+            file="the text",
+        )
+    except DomainError as exc:
+        problems = exc.problems or [exc.message]
+        lines = sorted({p.line for p in problems if getattr(p, "line", None)})
+        return {
+            "preview_problems": problems,
+            "problem_lines": " ".join(str(n) for n in lines),
+            "rubric_model": "",
+            "preview_rows": [],
+        }
+    skills = draft.unsaved_skills()
+    model = {
+        "name": draft.name,
+        "description": draft.given_description,
+        "groups": [{"key": g["key"], "name": g["name"]} for g in draft.groups],
+        "criteria": criteria_file_data(skills),
+    }
+    rows, _, _ = skill_rows(skills=skills, checklist=None)
+    return {
+        "preview_problems": [],
+        "problem_lines": "",
+        "rubric_model": json.dumps(model, ensure_ascii=False),
+        "preview_rows": rows,
+    }
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def rubric_edit(request: HttpRequest, rubric_id: int | None = None) -> HttpResponse:
+    """Write a rubric in our file's YAML (researchers): a new rubric (no `rubric_id`, from
+    an example), or the next version of one (its text to start from; the name stays).
+    Saving is an import of the text (`services.rubrics.rubric_import`): every problem is
+    listed with its line and field, and nothing is written. Researchers of the
+    workspace (the rubric's, or the current one for a new rubric). The page shows
+    the preview of the text (`rubric_preview`) and, with JavaScript, a form that
+    builds the same text (static/js/rubric_builder.js)."""
+    rubric, workspace = _rubric_editor_target(request, rubric_id)
     problems: list = []
     text = rubric_file_yaml(rubric) if rubric else NEW_RUBRIC_TEMPLATE
     if request.method == "POST":
@@ -209,8 +260,29 @@ def rubric_edit(request: HttpRequest, rubric_id: int | None = None) -> HttpRespo
             messages.success(request, f"Saved {saved}.")
             return redirect("annotation:rubric-detail", rubric_id=saved.pk)
     context = {"rubric": rubric, "text": text, "problems": problems}
+    context |= _rubric_preview_context(rubric, text)
     status = 400 if problems else 200
     return render(request, "annotation/rubric_edit.html", context, status=status)
+
+
+@login_required
+@require_POST
+def rubric_preview(request: HttpRequest) -> HttpResponse:
+    """The editor's live preview (htmx): the posted `text` checked as the save
+    checks it, answered with the `#rubric-preview` fragment: the problems with
+    their lines, or the raters' rating form and the rubric for the form builder.
+    `rubric_id` (optional): the rubric being edited (its name stays). Always 200:
+    a bad text is the answer, not an error; nothing is written. Researchers of the
+    workspace, as for the editor."""
+    raw_id = request.POST.get("rubric_id", "")
+    rubric_id = ascii_int(raw_id) if raw_id else None
+    if raw_id and rubric_id is None:
+        return HttpResponse("`rubric_id` must be a rubric's id", status=400)
+    rubric, _ = _rubric_editor_target(request, rubric_id)
+    context = {"rubric": rubric} | _rubric_preview_context(
+        rubric, request.POST.get("text", "")
+    )
+    return render(request, "annotation/rubric_edit.html#rubric-preview", context)
 
 
 @login_required

@@ -126,3 +126,17 @@ def test_htmx_fragment_without_parameters_has_headlines_and_compact_table(
     assert fragment.lstrip().startswith('<section id="agreement-results"')
     assert fragment.count('class="headline"') == len(setup.runs)
     assert 'id="agreement-compact"' in fragment and "<html" not in fragment
+
+
+def test_a_custom_rubric_headline_counts_its_categorical_criterion(
+    researcher, client_for
+):
+    """Issue 37, defect 18: the yes/no criterion is counted and the word is the
+    rubric's "criteria", not FLASK's "skills"."""
+    from tests.analysis.test_report_choice import _mixed
+
+    s = _mixed(researcher, name="glance-mixed")
+    url = reverse("analysis:agreement", args=[s.dataset.pk])
+    page = client_for(researcher).get(url, {"n_boot": 0}).content.decode()
+    text = page.split('class="headline-text">', 1)[1].split("</span>", 1)[0]
+    assert " of 2 criteria" in text and "skills" not in text

@@ -94,7 +94,7 @@ def test_a_report_job_records_progress_and_its_zip_once(setup):
     job_execute(job_id=job.pk)
     job.refresh_from_db()
     assert job.status == "done" and job.percent == 100
-    assert job.progress_done == job.progress_total == 5  # agreement, 3 sections, README
+    assert job.progress_done == job.progress_total == 6  # agreement, 4 sections, README
     assert job.result_name == "report-jobs-set-seed0.zip" and job.result["files"] > 3
     assert job.started_at <= job.finished_at
     finished = job.finished_at
@@ -259,7 +259,7 @@ def test_a_real_worker_makes_the_report(celery_worker_process, researcher):
     assert done
     job = api.get(body["status_url"]).json()
     assert job["status"] == "done", job["reason"]
-    assert job["progress"] == {"done": 5, "total": 5}
+    assert job["progress"] == {"done": 6, "total": 6}
     download = _client(researcher).get(job["download_url"])
     assert zipfile.ZipFile(io.BytesIO(b"".join(download.streaming_content))).namelist()
 

@@ -47,6 +47,7 @@ RESEARCHER_PAGES = [
     ),
     ("rubrics", "/rubrics/"),
     ("rubric", "/rubrics/{rubric}/"),
+    ("rubric new", "/rubrics/new/"),  # issue 37: the form builder and the preview
     ("campaigns", "/campaigns/"),
     ("campaign new", "/campaigns/new/"),
     ("campaign", "/campaigns/{agree_campaign}/"),

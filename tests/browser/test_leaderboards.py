@@ -365,6 +365,12 @@ def test_report_zip_holds_tables_charts_and_a_readme(
 
     page.get_by_label("Bootstrap resamples").fill("50")
     page.get_by_label("Seed").fill("2")
+    # Issue 37: the page lists what the zip holds; a part not ticked is left out
+    # and the README says so.
+    expect(page.locator("#report-criteria")).to_contain_text(
+        s.dataset.rubric.skills.first().name
+    )
+    page.get_by_label("Pairwise judges against the human votes").uncheck()
     # The report is a background job (issue 34): the button leads to the job's page,
     # which polls until the worker's service (run here, as the worker runs it) is
     # done and then offers the download.
@@ -391,3 +397,5 @@ def test_report_zip_holds_tables_charts_and_a_readme(
     readme = archive.read(f"{folder}README.md").decode()
     assert "Leaderboard set" in readme
     assert "seed 2" in readme and "50 resamples" in readme
+    assert "Pairwise judges against the human votes: left out by choice." in readme
+    assert not any(n.startswith("metaeval/") for n in files)

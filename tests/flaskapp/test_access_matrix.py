@@ -158,6 +158,7 @@ PAGE_RULES: list[tuple[str, Rule]] = [
     ("rubrics/", _OWN_WORKSPACE),
     ("rubrics/import/", _OWN_WORKSPACE),
     ("rubrics/new/", _OWN_WORKSPACE),
+    ("rubrics/preview/", _OWN_WORKSPACE),  # POST only; checks a text, writes nothing
     ("rubrics/*", _r()),
     ("imports/", _OWN_WORKSPACE),
     ("imports/new/", _OWN_WORKSPACE),
