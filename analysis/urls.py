@@ -19,6 +19,7 @@ from analysis.views import (
     profiles,
     reliability,
     report,
+    run_diff,
     sampling,
 )
 
@@ -100,6 +101,11 @@ urlpatterns = [
         "runs/<int:run_id>/disagreements/notes/",
         disagreements.run_criterion_note_add,
         name="run-criterion-note-add",
+    ),
+    path(
+        "runs/<int:run_id>/diff/<int:other_id>/",
+        run_diff.run_diff,
+        name="run-diff",
     ),
     path(
         "datasets/<int:dataset_id>/workbench/",

@@ -34,6 +34,7 @@ from analysis.selectors.classification import (
 )
 from analysis.selectors.metaeval import (
     MetaevalError,
+    metaeval_comparison,
     metaeval_compute,
     pairwise_runs,
     pointwise_probes,
@@ -241,6 +242,7 @@ def metaeval_report(request: HttpRequest, dataset_id: int) -> HttpResponse:
         "n_boot": n_boot,
         "result": result,
         "reports": reports,
+        "grid": metaeval_comparison(result) if reports else None,
         "category_headers": [figure(k) for k in CATEGORY_COLUMNS],
         "glossary": page_glossary(
             OVERALL,
