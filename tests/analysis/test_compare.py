@@ -348,3 +348,44 @@ def test_the_diff_page_for_each_role(client, setup, researcher):
     ):
         bad = client.get(url, params)
         assert bad.status_code == 400 and field in bad.content.decode()
+
+
+# --- the meta-evaluation page -----------------------------------------------------------
+
+
+def test_the_metaeval_page_opens_with_the_judges_grid_and_folds_the_details(
+    researcher, client
+):
+    from analysis.selectors.metaeval import metaeval_comparison, metaeval_compute
+    from tests.judging.pairwise_data import make_pref_setup
+
+    dataset, _, run_a, cued = make_pref_setup("cmp-pref")
+    client.force_login(researcher)
+    html = client.get(
+        reverse("analysis:metaeval", args=[dataset.pk]),
+        {"run": [run_a.pk, cued.pk], "n_boot": 50},
+    ).content.decode()
+    result = metaeval_compute(dataset=dataset, run_ids=[run_a.pk, cued.pk], n_boot=50)
+    grid = metaeval_comparison(result)
+    table = html.split('id="metaeval-grid"', 1)[1].split("</table>", 1)[0]
+    assert html.index('id="metaeval-grid"') < html.index('id="metaeval-overall-')
+    assert len(grid["rows"]) > 1 and grid["rows"][-1]["key"] == "overall"
+    for row in grid["rows"]:
+        for cell in row["cells"]:
+            report = next(r for r in result["runs"] if r["id"] == cell["judge_id"])
+            group = (
+                report["report"]["overall"]
+                if row["key"] == "overall"
+                else report["report"]["categories"][row["key"]]
+            )
+            assert cell["value"] == group["accuracy_mean"]["value"]
+            m = re.search(
+                rf'<tr data-row="{re.escape(row["key"])}">.*?data-judge='
+                rf'"{cell["judge_id"]}" data-value="([^"]*)"',
+                table,
+                flags=re.S,
+            )
+            shown = m.group(1)
+            assert (float(shown) if shown else None) == cell["value"]
+    # each run's full figures are folded under its name
+    assert html.count('<details class="card metaeval-run"') == 2
