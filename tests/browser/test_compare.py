@@ -188,3 +188,26 @@ def test_full_agreement_table_keeps_its_header_in_view(page, live_server, setup)
     _axe(page)
     shot(page, "agreement-compact-1440")
     part(page.locator("#agreement-compact").locator("xpath=../.."), "compact-only")
+
+
+def test_metaeval_opens_with_the_judges_grid(page, live_server, transactional_db):
+    from tests.judging.pairwise_data import make_pref_setup
+
+    researcher = UserFactory(username="cmp-b-meta", role="researcher")
+    dataset, _, run_a, cued = make_pref_setup("cmp-b-pref")
+    login(page, live_server, researcher)
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(f"{live_server.url}/metaeval/{dataset.pk}/?n_boot=50")
+        grid = page.locator("#metaeval-grid")
+        expect(grid).to_be_visible()
+        expect(grid.locator("thead")).to_contain_text("Human ceiling")
+        expect(grid.locator("tbody tr").last).to_contain_text("Overall")
+        # each run's full figures are folded below, one click away
+        details = page.locator(f"#metaeval-run-{run_a.pk}")
+        expect(details.locator(f"#metaeval-overall-{run_a.pk}")).to_be_hidden()
+        _no_sideways_scroll(page)
+        _axe(page)
+        shot(page, f"metaeval-{width}")
+    details.locator("xpath=./summary").click()
+    expect(details.locator(f"#metaeval-overall-{run_a.pk}")).to_be_visible()
