@@ -21,7 +21,7 @@ flag in the cell's title; the full table (`analysis.display.table_context`) has 
 
 from __future__ import annotations
 
-from analysis import statistics
+from analysis import compare, statistics
 from analysis.selectors.agreement.result import AgreementResult, Stat
 
 
@@ -125,7 +125,8 @@ def _title(what: str, stat: Stat | None, extra: str = "") -> str:
 def compact_table(result: AgreementResult) -> dict:
     """The compact table: per row (a :class:`Row`) the ceiling's α and each run's
     headline statistic, one number per cell (None when undefined), the interval, n
-    and flag in `title`."""
+    and flag in `title`; `style` colours a cell on the comparison scale
+    (:func:`analysis.compare.colour`, 0 to 1) and `n` is its count."""
     headline = statistics.headline()
     runs = result.run_labels
     rows = []
@@ -140,18 +141,24 @@ def compact_table(result: AgreementResult) -> dict:
                 f"{judge.scored_by_both if judge else 0} items scored by both; "
                 f"{flag.reason if flag else ''}"
             )
+            c = compare.colour(stat.value if stat else None)
             cells.append(
                 {
                     "run_id": rid,
                     "value": stat.value if stat else None,
+                    "n": stat.n if stat else 0,
+                    "style": c.style if c else "",
                     "mark": flag.mark if flag else "",
                     "title": _title(f"{label}: {headline.short}", stat, extra),
                 }
             )
+        ceiling_colour = compare.colour(alpha.value if alpha else None)
         rows.append(
             {
                 "row": row,
                 "ceiling": alpha.value if alpha else None,
+                "ceiling_n": alpha.n if alpha else 0,
+                "ceiling_style": ceiling_colour.style if ceiling_colour else "",
                 "ceiling_title": _title(
                     "Raters' α (ordinal)",
                     alpha,
@@ -165,4 +172,5 @@ def compact_table(result: AgreementResult) -> dict:
         "runs": runs,
         "stat_name": headline.short,
         "span": 1 + len(runs),
+        "legend": compare.legend(),
     }

@@ -20,6 +20,7 @@ from analysis.views import (
     profiles,
     reliability,
     report,
+    run_diff,
     sampling,
 )
 
@@ -121,6 +122,11 @@ urlpatterns = [
         "runs/<int:run_id>/disagreements/notes/",
         disagreements.run_criterion_note_add,
         name="run-criterion-note-add",
+    ),
+    path(
+        "runs/<int:run_id>/diff/<int:other_id>/",
+        run_diff.run_diff,
+        name="run-diff",
     ),
     path(
         "datasets/<int:dataset_id>/workbench/",

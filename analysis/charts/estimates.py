@@ -92,7 +92,9 @@ def means_chart(
     marks = ['<g class="estimates">']
     for g, group in enumerate(groups):
         y0 = top + g * group_h
-        marks.append(group_label(left - 10, y0 + row_h * len(series) / 2 + 4, group))
+        marks.append(
+            group_label(left - 10, y0 + row_h * len(series) / 2 + 4, group, 15)
+        )
         for k, s in enumerate(series):
             cell, y = cells[k][g], y0 + k * row_h + row_h / 2
             if cell.value is None:

@@ -29,6 +29,7 @@ from analysis.charts.svg import (
     svg_marker,
     svg_text,
 )
+from analysis.compare import nice_ticks
 
 
 def _finite(x) -> float | None:
@@ -95,11 +96,17 @@ def interval_cells(series: list[Series], n_groups: int) -> list[list[Interval]]:
     ]
 
 
-def group_label(x: float, y: float, group: str) -> str:
+# The interval charts are drawn about 650 units wide and shown in columns of 400 px
+# and more, so their text is at least this size: >= 11 px on screen (issue 37).
+LABEL = 14
+
+
+def group_label(x: float, y: float, group: str, limit: int = 22) -> str:
     """A group's name right-aligned at `x` (shortened; the full name as tooltip)."""
     return (
-        f'<text x="{x}" y="{fmt_num(y)}" text-anchor="end" class="group-label">'
-        f"<title>{esc(group)}</title>{esc(shorten(group))}</text>"
+        f'<text x="{x}" y="{fmt_num(y)}" text-anchor="end" font-size="{LABEL}" '
+        f'class="group-label"><title>{esc(group)}</title>'
+        f"{esc(shorten(group, limit))}</text>"
     )
 
 
@@ -107,8 +114,8 @@ def note_text(x: float, y: float, text: str, tip: str = "") -> str:
     """A muted "not enough data" text, its reason as the tooltip."""
     title = f"<title>{esc(tip)}</title>" if tip else ""
     return (
-        f'<text x="{fmt_num(x)}" y="{fmt_num(y)}" text-anchor="start" font-size="10" '
-        f'fill="{MUTED}" class="undefined">{title}{esc(text)}</text>'
+        f'<text x="{fmt_num(x)}" y="{fmt_num(y)}" text-anchor="start" '
+        f'font-size="{LABEL}" fill="{MUTED}" class="undefined">{title}{esc(text)}</text>'
     )
 
 
@@ -142,7 +149,8 @@ def interval_bars_chart(
     and n as text. An undefined value says so in place of its bar.
 
     `scale` (low, high) and `kind` (:func:`svg.fmt_value`) put the bars on another
-    axis, e.g. mean scores on (1, 5) shown as "mean": five evenly spaced ticks, bars
+    axis, e.g. mean scores on (1, 5) shown as "mean": ticks at round numbers
+    (:func:`analysis.compare.nice_ticks`, the axis widened to the outer ones), bars
     from the low end."""
     cells = interval_cells(series, len(groups))
     if not groups or not series:
@@ -150,40 +158,42 @@ def interval_bars_chart(
     if all(c.value is None for row in cells for c in row):
         return empty_chart(title, "no figure is defined")
     uid = chart_id("intervals", title, *groups)
-    bar_h, gap, left, top, plot_w = 16, 16, 150, 62, 300
-    # The value column is as wide as its longest text (11 px), at least 170.
+    bar_h, gap, left, top, plot_w = 20, 16, 180, 66, 300
+    # The value column is as wide as its longest text, at least 170.
     longest = max((len(c.text(kind)) for row in cells for c in row), default=0)
-    right = max(170, 8 + math.ceil(longest * TEXT_CHAR_EM * 11) + 8)
+    right = max(170, 8 + math.ceil(longest * TEXT_CHAR_EM * LABEL) + 8)
     group_h = bar_h * len(series) + gap
     width = left + plot_w + right
     top += heading_extra(title, width)
-    height = top + len(groups) * group_h + 30 + 18 * len(series)
+    height = top + len(groups) * group_h + 30 + (LABEL + 6) * len(series)
     body = [hatch_defs(uid, series), svg_heading(title, width)]
     axis = ['<g class="axis">']
     lo_end, hi_end = float(scale[0]), float(scale[1])
+    share_axis = kind == "share" and (lo_end, hi_end) == (0.0, 1.0)
+    ticks = [0, 0.25, 0.5, 0.75, 1] if share_axis else nice_ticks(lo_end, hi_end)
+    if not share_axis:
+        lo_end, hi_end = ticks[0], ticks[-1]
     extent = (hi_end - lo_end) or 1.0
 
     def frac(x: float) -> float:
         return min(max((x - lo_end) / extent, 0.0), 1.0)
 
-    for tick in (0, 0.25, 0.5, 0.75, 1):
-        x = left + plot_w * tick
+    for tick in ticks:
+        x = left + plot_w * frac(tick)
         axis.append(
             f'<line x1="{fmt_num(x)}" y1="{top - 4}" x2="{fmt_num(x)}" '
             f'y2="{fmt_num(top + len(groups) * group_h - gap / 2)}" stroke="{GRID}"/>'
         )
-        label = (
-            f"{tick * 100:.0f}%"
-            if kind == "share" and (lo_end, hi_end) == (0.0, 1.0)
-            else fmt_num(lo_end + extent * tick)
+        label = f"{tick * 100:.0f}%" if share_axis else fmt_num(tick)
+        axis.append(
+            svg_text(x, top - 9, label, size=LABEL, fill=MUTED, extra=' class="tick"')
         )
-        axis.append(svg_text(x, top - 9, label, size=10, fill=MUTED))
     axis.append("</g>")
     body += axis
     bars = ['<g class="bars">']
     for g, group in enumerate(groups):
         y0 = top + g * group_h
-        body.append(group_label(left - 10, y0 + bar_h * len(series) / 2 + 4, group))
+        body.append(group_label(left - 10, y0 + bar_h * len(series) / 2 + 4, group, 18))
         for k, s in enumerate(series):
             cell = cells[k][g]
             y = y0 + k * bar_h
@@ -211,7 +221,7 @@ def interval_bars_chart(
                     y + bar_h - 4,
                     cell.text(kind),
                     anchor="start",
-                    size=11,
+                    size=LABEL,
                     extra=' class="value"',
                 )
             )
@@ -225,6 +235,7 @@ def interval_bars_chart(
             bars=True,
             uid=uid,
             width=width - left,
+            size=LABEL,
         )
     )
     desc = (

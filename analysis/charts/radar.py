@@ -133,20 +133,21 @@ def radar_chart(
 
     body = [svg_heading(title, width)]
     grid = ['<g class="grid">']
-    # Scale numbers sit halfway between the first two axes, inside their ring: the
-    # axis labels all lie beyond the outer ring, so the two never meet.
-    tick = -math.pi / 2 + math.pi / max(n, 2)
+    # Scale numbers sit on the first (upright) axis, just right of it and just inside
+    # where it crosses their ring (issue 37: halfway between two axes they floated off both);
+    # the axis labels all lie beyond the outer ring, so the two never meet.
     for level in radar_ticks(scale):
         ring = " ".join(
             f"{fmt_num(x)},{fmt_num(y)}" for x, y in (point(i, level) for i in range(n))
         )
         grid.append(f'<polygon points="{ring}" fill="none" stroke="{GRID}"/>')
-        r = radius * frac(level) - SCALE_INSET
+        x, y = point(0, level)
         grid.append(
             svg_text(
-                cx + r * math.cos(tick),
-                cy + r * math.sin(tick) + 3.5,
+                x + SCALE_INSET / 2,
+                y + 11,  # just inside the ring: the outer number stays within it
                 fmt_num(level),
+                anchor="start",
                 size=10,
                 fill=MUTED,
                 extra=' class="scale" stroke="#ffffff" stroke-width="3" '

@@ -216,15 +216,19 @@ def svg_legend(
     bars: bool = False,
     uid="",
     width: float | None = None,
+    size: int = 12,
 ):
     """One row per series: a line sample with its dash and marker (or a bar swatch).
 
     `width`: the room from `x` to the chart's right edge; a label that would not fit
-    is shortened with an ellipsis and keeps its whole text in a <title>."""
-    limit = None if width is None else max(8, int((width - 38) / LEGEND_CHAR_PX))
+    is shortened with an ellipsis and keeps its whole text in a <title>. `size`: the
+    labels' font size (rows are spaced to match)."""
+    char = LEGEND_CHAR_PX * size / 12
+    limit = None if width is None else max(8, int((width - 38) / char))
+    line = max(18, size + 6)
     out = [f'<g class="legend" transform="translate({fmt_num(x)},{fmt_num(y)})">']
     for i, s in enumerate(series):
-        yy = i * 18
+        yy = i * line
         if bars:
             out.append(bar_rect(0, yy - 6, 26, 12, s, uid))
         else:
@@ -238,11 +242,11 @@ def svg_legend(
         if limit is not None and len(label) > limit:
             out.append(
                 f'<text x="38" y="{fmt_num(yy + 4)}" text-anchor="start" '
-                f'font-size="12"><title>{esc(label)}</title>'
+                f'font-size="{size}"><title>{esc(label)}</title>'
                 f"{esc(shorten(label, limit))}</text>"
             )
         else:
-            out.append(svg_text(38, yy + 4, label, anchor="start"))
+            out.append(svg_text(38, yy + 4, label, anchor="start", size=size))
     out.append("</g>")
     return "".join(out)
 

@@ -21,6 +21,7 @@ import numpy as np
 from django.core.cache import cache
 from django.db.models import Avg, Count, Q, Sum
 
+from analysis import compare
 from analysis.selectors.agreement.cache import (
     CACHE_SECONDS,
     cache_key,
@@ -283,3 +284,74 @@ def experiment_figures(
     if key is not None:
         cache.set(key, result, CACHE_SECONDS)
     return {**result, "split": split}
+
+
+STAT_NAMES = {"qwk": "QWK", "spearman": "Spearman ρ", "exact": "exact agreement"}
+# The ceiling each statistic is held against: the raters' own agreement of the same
+# kind (exact agreement against exact agreement; the rank statistics against
+# Krippendorff's ordinal alpha, as the agreement dashboard does).
+CEILING_OF = {"qwk": "alpha_ordinal", "spearman": "alpha_ordinal", "exact": "exact"}
+CEILING_NAMES = {"alpha_ordinal": "raters' α (ordinal)", "exact": "raters' exact"}
+
+
+def experiment_comparison(figures: dict, stat: str = "qwk") -> dict:
+    """The experiment page's "compare at a glance" (a pure function of
+    :func:`experiment_figures`' result): the judges grid of `stat` (runs side by side,
+    per criterion, the raters' ceiling first), per run other than the baseline its
+    paired differences from the baseline with their intervals and the summary line
+    (:func:`analysis.compare.difference_summary`), and the forest plot's groups.
+
+    `stat` is one of PAIRED_STATS (anything else raises AgreementError naming
+    `stat`)."""
+    if stat not in PAIRED_STATS:
+        raise AgreementError(
+            f"stat: use one of {', '.join(PAIRED_STATS)}, not {stat[:20]!r}"
+        )
+    runs = figures["runs"]
+    rows = figures["rows"]
+    by_id = {r["id"]: r for r in runs}
+    ceiling_key = CEILING_OF[stat]
+    grid = compare.judges_grid(
+        rows=[(r["key"], r["name"]) for r in rows],
+        judges=[(r["id"], r["label"]) for r in runs],
+        cell=lambda rid, key: (by_id[rid]["figures"].get(key) or {}).get(stat),
+        ceiling=lambda key: (figures["ceiling"].get(key) or {}).get(ceiling_key),
+        stat_name=STAT_NAMES[stat],
+        ceiling_name=CEILING_NAMES[ceiling_key],
+    )
+    baseline = by_id.get(figures["baseline"])
+    versus = []
+    for run in runs:
+        if run["vs_baseline"] is None:
+            continue
+        diffs = []
+        for row in rows:
+            vs = run["vs_baseline"].get(row["key"]) or {}
+            d = vs.get("diff", {}).get(stat) or {}
+            value, ci, n, reason = compare.stat_parts(d)
+            low, high = ci or (None, None)
+            diffs.append(
+                {
+                    "key": row["key"],
+                    "name": row["name"],
+                    "n": vs.get("n", 0),
+                    "result": d,
+                    "value": value,
+                    "low": low,
+                    "high": high,
+                    "verdict": compare.verdict(low, high),
+                }
+            )
+        # The summary counts criteria, not the pooled "overall" row.
+        summary = compare.difference_summary(
+            [(d["name"], d["low"], d["high"]) for d in diffs if d["key"] != OVERALL]
+        )
+        versus.append({"run": run, "diffs": diffs, "summary": summary})
+    return {
+        "stat": stat,
+        "stat_name": STAT_NAMES[stat],
+        "stats": [(s, STAT_NAMES[s]) for s in PAIRED_STATS],
+        "grid": grid,
+        "baseline": baseline,
+        "versus": versus,
+    }

@@ -33,6 +33,8 @@ import numpy as np
 from django.db import connection
 from django.db.models.functions import Length
 
+from analysis import compare
+from analysis.glossary import figure
 from analysis.selectors.agreement.inputs import (
     fetch,
     item_keys,
@@ -581,3 +583,40 @@ def parse_sections(text: str) -> dict[str, list[str]] | None:
     except json.JSONDecodeError as exc:
         raise MetaevalError(f"sections: not valid JSON ({exc})") from exc
     return value
+
+
+# The meta-evaluation's judges grid: pairwise accuracy (both orders together) held
+# against the humans' own leave-one-out agreement, the accuracy a judge can hope for.
+GRID_STAT, GRID_CEILING = "accuracy_mean", "human_loo"
+
+
+def metaeval_comparison(result: dict) -> dict:
+    """The judges side by side of :func:`metaeval_compute`'s result (a pure
+    function): one row per category (sorted) then "Overall", one column per run,
+    `GRID_STAT` in each cell and `GRID_CEILING` as the row's human ceiling
+    (:func:`analysis.compare.judges_grid`). Every run's ceiling of a category is the
+    same votes' figure, so the first run's is shown."""
+    runs = result.get("runs") or []
+    categories = sorted(
+        {name for run in runs for name in run["report"].get("categories", {})}
+    )
+    by_id = {run["id"]: run["report"] for run in runs}
+
+    def group(report: dict, key: str) -> dict:
+        if key == "overall":
+            return report.get("overall") or {}
+        return report.get("categories", {}).get(key) or {}
+
+    rows = (
+        [(name, name or "(none)") for name in categories] if len(categories) > 1 else []
+    )
+    rows.append(("overall", "Overall"))
+    first = runs[0]["report"] if runs else {}
+    return compare.judges_grid(
+        rows=rows,
+        judges=[(run["id"], run["label"]) for run in runs],
+        cell=lambda rid, key: group(by_id[rid], key).get(GRID_STAT),
+        ceiling=lambda key: group(first, key).get(GRID_CEILING),
+        stat_name=figure(GRID_STAT).label,
+        ceiling_name="leave-one-out agreement",
+    )

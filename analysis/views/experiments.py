@@ -21,8 +21,9 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
+from analysis.charts.forest import forest_from_comparison
 from analysis.selectors.agreement.sources import AgreementError
-from analysis.selectors.experiments import experiment_figures
+from analysis.selectors.experiments import experiment_comparison, experiment_figures
 from annotation import selectors as annotation_selectors
 from annotation.models import Dataset
 from annotation.selectors.datasets import dataset_list_for_user
@@ -189,7 +190,7 @@ def experiment_detail(request: HttpRequest, experiment_id: int) -> HttpResponse:
     n_boot = ascii_int(request.GET.get("n_boot", DEFAULT_BOOT))
     part = request.GET.get("part") or None
     look = _look(request, experiment)
-    figures, error = None, None
+    figures, error, comparison = None, None, None
     try:
         figures = experiment_figures(
             experiment=experiment,
@@ -197,6 +198,7 @@ def experiment_detail(request: HttpRequest, experiment_id: int) -> HttpResponse:
             test_look=look,
             n_boot=DEFAULT_BOOT if n_boot is None else n_boot,
         )
+        comparison = experiment_comparison(figures, request.GET.get("stat") or "qwk")
     except AgreementError as exc:
         error = str(exc)
     candidates = (
@@ -211,6 +213,8 @@ def experiment_detail(request: HttpRequest, experiment_id: int) -> HttpResponse:
         {
             "experiment": experiment,
             "figures": figures,
+            "comparison": comparison,
+            "forest": forest_from_comparison(comparison) if comparison else "",
             "error": error,
             "errors": errors,
             "typed_reason": request.POST.get("reason", ""),

@@ -35,6 +35,7 @@ from analysis.selectors.classification import (
 )
 from analysis.selectors.metaeval import (
     MetaevalError,
+    metaeval_comparison,
     metaeval_compute,
     pairwise_runs,
     pointwise_probes,
@@ -242,6 +243,7 @@ def metaeval_report(request: HttpRequest, dataset_id: int) -> HttpResponse:
         "n_boot": n_boot,
         "result": result,
         "reports": reports,
+        "grid": metaeval_comparison(result) if reports else None,
         "category_headers": [figure(k) for k in CATEGORY_COLUMNS],
         "glossary": page_glossary(
             OVERALL,

@@ -179,6 +179,7 @@ PAGE_RULES: list[tuple[str, Rule]] = [
     ("runs/new/", _OWN_WORKSPACE),
     ("runs/import/", _OWN_WORKSPACE),
     ("runs/panel/new/", _OWN_WORKSPACE),
+    ("runs/*/diff/*", _r()),  # the item-level diff of two runs (issue 37)
     ("runs/*", _r()),
     ("agreement/", _OWN_WORKSPACE),
     ("agreement/*", _r()),
@@ -382,6 +383,7 @@ def _value(name: str, path: str, side) -> str:
         "response_id": (o["gold_response"] if "gold/" in path else o["response"]).pk,
         "rater_id": side.users[RATER].pk,
         "run_id": (o["metadata_run"] if "suggestions" in path else o["run"]).pk,
+        "other_id": o["metadata_run"].pk,
         "suggestion_id": o["suggestion"].pk,
         "config_id": o["config"].pk,
         "prompt_id": o["prompt"].pk,
