@@ -360,10 +360,11 @@ class JudgeRunOutputSerializer(serializers.Serializer):
     def get_few_shot(self, run: JudgeRun) -> dict | None:
         return few_shot_shown(run=run)
 
-    @extend_schema_field(ImportProblemOutputSerializer(many=True))
+    @extend_schema_field({"type": "object", "nullable": True})
     def get_request_settings(self, run: JudgeRun) -> dict | None:
         return selectors.run_request_settings(run)
 
+    @extend_schema_field(ImportProblemOutputSerializer(many=True))
     def get_warnings(self, run: JudgeRun) -> list:
         """Imported runs: the first of those warnings, with file, line and field."""
         return list((run.settings_snapshot or {}).get("warnings", []))
