@@ -217,6 +217,21 @@ def adapt(request, param: str):
     return None
 
 
+def learnt_adaptations(
+    snapshot: dict, stored: dict | None, made: dict | None
+) -> dict[str, str]:
+    """The changes (param -> words) a run's calls start with: those `stored` on its
+    config (``JudgeConfig.adaptations``: {version, params}) for the version the run
+    froze (``snapshot["config_version"]``), then those the run itself `made`."""
+    learnt: dict[str, str] = {}
+    stored = stored or {}
+    version = snapshot.get("config_version")
+    if version is not None and stored.get("version") == version:
+        learnt.update(stored.get("params") or {})
+    learnt.update(made or {})
+    return learnt
+
+
 def apply_adaptations(request, adaptations: dict[str, str]):
     """`request` with every adaptation already learnt (`adaptations`: param -> note)."""
     for param in adaptations:

@@ -315,6 +315,13 @@ class JudgeRunOutputSerializer(serializers.Serializer):
         'during the run: {param: what was done, in words}, e.g. {"max_tokens": '
         '"sent max_completion_tokens: the endpoint refuses max_tokens"}.'
     )
+    request_settings = serializers.SerializerMethodField(
+        help_text="What each call sends besides its messages (null: a run that calls "
+        "no endpoint): {fields: {name: value}, not_sent: [name], adaptations: "
+        "[words], samples, text}; a reasoning model's fields hold "
+        "max_completion_tokens and reasoning_effort, and not_sent names temperature. "
+        "The run page's Request row shows the same text."
+    )
     warning_count = serializers.SerializerMethodField()
     warnings = serializers.SerializerMethodField()
     few_shot = serializers.SerializerMethodField(
@@ -352,6 +359,10 @@ class JudgeRunOutputSerializer(serializers.Serializer):
     @extend_schema_field({"type": "object", "nullable": True})
     def get_few_shot(self, run: JudgeRun) -> dict | None:
         return few_shot_shown(run=run)
+
+    @extend_schema_field({"type": "object", "nullable": True})
+    def get_request_settings(self, run: JudgeRun) -> dict | None:
+        return selectors.run_request_settings(run)
 
     @extend_schema_field(ImportProblemOutputSerializer(many=True))
     def get_warnings(self, run: JudgeRun) -> list:

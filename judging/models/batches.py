@@ -53,6 +53,9 @@ class JudgeBatch(models.Model):
     completed_lines = models.PositiveIntegerField(default=0)
     failed_lines = models.PositiveIntegerField(default=0)
     error = models.TextField(max_length=limits.CALL_ERROR, blank=True)
+    # What cancelling the run did to this batch at the provider (`batch_run_cancel`):
+    # "" (not cancelled), or cancelled / already final / the reason the cancel failed.
+    cancel_note = models.TextField(max_length=limits.CALL_ERROR, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
     polled_at = models.DateTimeField(null=True, blank=True)
@@ -90,6 +93,9 @@ class JudgeBatchFailure(models.Model):
     kind = models.CharField(max_length=40)
     reason = models.TextField(max_length=limits.CALL_ERROR)
     retried = models.BooleanField(default=False)
+    # The judge's answer that did not parse (kind "parse"): a follow-up batch replays
+    # it to re-ask as the synchronous path does (`TaskKind.reask`); "" otherwise.
+    reply = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -9,6 +9,7 @@ or `Http404`, so no caller can forget the check.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 from dataclasses import dataclass, field
@@ -30,7 +31,7 @@ from annotation.models import (
     SkillKind,
 )
 from flaskapp import roles, workspaces
-from judging import endpoints
+from judging import endpoints, llm, reasoning
 from judging.models import (
     JudgeCall,
     JudgeConfig,
@@ -582,3 +583,68 @@ def prompt_template_list(*, user=None, workspace=None):
     return qs.annotate(
         config_count=Count("judgeconfig", filter=config_filter)
     ).order_by("name", "-version")
+
+
+def run_request_settings(run: JudgeRun) -> dict | None:
+    """What each call of `run` sends besides its messages, as the request builder of
+    both paths (`llm.chat_request_body`) makes it from the run's frozen settings and
+    the adaptations its calls start with (`reasoning.learnt_adaptations`): the one
+    source of the run page's "Request" row and the API's ``request_settings``.
+
+    None for a run that calls no endpoint (a baseline, an import). Otherwise
+    ``{"fields": {name: value}, "not_sent": [name], "adaptations": [words],
+    "samples": n, "text": "..."}``: e.g. a reasoning model's ``fields`` hold
+    ``max_completion_tokens`` and its ``reasoning_effort`` and ``not_sent`` names
+    ``temperature``."""
+    snapshot = run.settings_snapshot or {}
+    if not snapshot.get("model") or str(snapshot.get("backend", "")).startswith(
+        "baseline"
+    ):
+        return None
+    adaptations = reasoning.learnt_adaptations(
+        snapshot,
+        run.config.adaptations if run.config_id else None,
+        run.adaptations,
+    )
+    request = reasoning.apply_adaptations(
+        llm.ChatRequest(
+            messages=[],
+            model=snapshot["model"],
+            temperature=float(snapshot.get("temperature") or 0.0),
+            max_tokens=int(snapshot.get("max_tokens") or 0),
+            **reasoning.request_options(snapshot),
+            logprobs=bool(snapshot.get("logprobs")),
+            top_logprobs=snapshot.get("top_logprobs"),
+        ),
+        adaptations,
+    )
+    fields = llm.chat_request_body(request)
+    for name in ("messages", "model"):
+        fields.pop(name, None)
+    not_sent = [
+        name
+        for name in ("temperature", "max_tokens")
+        if name not in fields and name not in (request.extra_body or {})
+    ]
+    samples = int(snapshot.get("samples") or 1)
+    parts = [f"{name} {_shown(value)}" for name, value in fields.items()]
+    parts += [f"no {name}" for name in not_sent if name == "temperature"]
+    if samples > 1:
+        parts.append(f"{samples} samples (seed = sample index)")
+    return {
+        "fields": fields,
+        "not_sent": not_sent,
+        "adaptations": list(adaptations.values()),
+        "samples": samples,
+        "text": " · ".join(parts),
+    }
+
+
+def _shown(value) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, separators=(",", ":"))
+    return str(value)

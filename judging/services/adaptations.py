@@ -11,20 +11,19 @@ from __future__ import annotations
 from django.db import transaction
 
 from judging.models import JudgeConfig, JudgeRun
+from judging.reasoning import learnt_adaptations
 
 
 def known_adaptations(run: JudgeRun) -> dict[str, str]:
     """The changes (param -> words) a run's calls start with: those stored on its
     config for the version the run froze, and those the run itself made. Reads only
     the loaded `run` and `run.config` (no query)."""
-    learnt: dict[str, str] = {}
     config = run.config
-    version = (run.settings_snapshot or {}).get("config_version")
-    stored = (config.adaptations or {}) if config is not None else {}
-    if version is not None and stored.get("version") == version:
-        learnt.update(stored.get("params") or {})
-    learnt.update(run.adaptations or {})
-    return learnt
+    return learnt_adaptations(
+        run.settings_snapshot or {},
+        config.adaptations if config is not None else None,
+        run.adaptations,
+    )
 
 
 def adaptations_record(

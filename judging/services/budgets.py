@@ -21,7 +21,7 @@ resumed with a higher cap (`judging.services.runs.judge_run_start(budget=...)`).
 from __future__ import annotations
 
 import math
-from decimal import Decimal
+from decimal import ROUND_CEILING, Decimal
 
 from django.db import transaction
 from django.db.models import Sum
@@ -143,15 +143,28 @@ def budget_for_start(*, run: JudgeRun, budget) -> Decimal | None:
     return run.budget
 
 
-def budget_summary(run: JudgeRun, *, spent: Decimal | None = None) -> dict | None:
-    """What the run page says of a capped run: cap, spent, left (None: no cap).
-    `spent`: the run's recorded cost when the caller has it (no query then)."""
+def budget_summary(
+    run: JudgeRun, *, spent: Decimal | None = None, pending: int | None = None
+) -> dict | None:
+    """What the run page says of a capped run: cap, spent, left (None: no cap), and
+    for a resume: `to_finish`, the worst-case cost of its `pending` calls at one
+    call's estimate, and `suggested`, a cap that would let them all run (spent plus
+    that, rounded up to the cent). `spent` / `pending`: the run's recorded cost and
+    pending calls when the caller has them (no query then)."""
     if run.budget is None:
         return None
     spent = run_spent(run.pk) if spent is None else spent
+    if pending is None:
+        pending = run.calls.filter(status=JudgeCall.Status.PENDING).count()
+    to_finish = run_call_estimate(run) * pending
     return {
         "budget": run.budget,
         "spent": spent,
         "left": max(Decimal(0), run.budget - spent),
         "stopped": run.status == JudgeRun.Status.STOPPED_BUDGET,
+        "pending": pending,
+        "to_finish": to_finish,
+        "suggested": max(
+            run.budget, (spent + to_finish).quantize(Decimal("0.01"), ROUND_CEILING)
+        ),
     }

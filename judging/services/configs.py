@@ -427,6 +427,9 @@ def config_snapshot(config: JudgeConfig) -> dict:
         "extra_body": config.extra_body or {},
         "logprobs": config.logprobs,
         "top_logprobs": config.top_logprobs,
+        # A Batch API run's retry limit of failed lines (`batch_settings`): part of
+        # the version, so changing it makes a new one.
+        "batch_max_retries": config.batch_max_retries,
         **cost_snapshot(config),
     }
 

@@ -23,7 +23,7 @@ from flaskapp.errors import DomainError, Problem
 from judging import kinds
 from judging.fewshot import FewShotRequest
 from judging.kinds import REFUSED_FOREIGN_OPTIONS, RunOptions, TaskKind
-from judging.models import JudgeCall, JudgeConfig, JudgeRun
+from judging.models import JudgeBatch, JudgeCall, JudgeConfig, JudgeRun
 from judging.services import budgets
 from judging.services.configs import (
     config_endpoint_problems,
@@ -31,7 +31,7 @@ from judging.services.configs import (
     snapshot_endpoint_problems,
 )
 from judging.services.estimates import estimate_from_sizes
-from judging.services.execution.batch import batch_settings
+from judging.services.execution.batch import batch_run_cancel, batch_settings
 from judging.services.fewshot import (
     few_shot_estimate_note,
     few_shot_examples_draw,
@@ -287,12 +287,23 @@ def judge_run_start(
 
 def judge_run_cancel(*, run: JudgeRun, user: User) -> JudgeRun:
     """Stop a run: drivers stop claiming within a second; calls in flight finish and are
-    stored; pending calls stay pending so that the run can be resumed."""
+    stored; pending calls stay pending so that the run can be resumed.
+
+    A Batch API run's open batches are cancelled at the provider even when no
+    worker drives the run (`batch_run_cancel`: here, before returning, when no
+    driver holds the run), each batch's outcome recorded; nothing more is
+    submitted. Idempotent: cancelling a cancelled run cancels what is still open."""
     workspaces.require_object_role(user, run, workspaces.RESEARCHER)
     JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.RUNNING).update(
         status=JudgeRun.Status.CANCELLED, finished_at=timezone.now()
     )
     run.refresh_from_db()
+    if (
+        run.status == JudgeRun.Status.CANCELLED
+        and (run.settings_snapshot or {}).get("batch")
+        and run.batches.filter(state__in=JudgeBatch.OPEN_STATES).exists()
+    ):
+        batch_run_cancel(run)
     return run
 
 

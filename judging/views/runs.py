@@ -292,7 +292,10 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "few_shot": few_shot_shown(run=run),
         "task": kinds.get(run.kind),
         "batches": batch_selectors.run_batches(run=run),
-        "budget": budget_summary(run, spent=progress.counts.cost),
+        "request_settings": selectors.run_request_settings(run),
+        "budget": budget_summary(
+            run, spent=progress.counts.cost, pending=progress.counts.pending
+        ),
         **_run_actions(run, progress),
     }
     fragment = wants_fragment(request)

@@ -258,6 +258,8 @@ def test_a_worker_killed_mid_run_resumes_the_same_batches_and_sends_no_key_twice
     celery_worker_process, fake_server, settings
 ):
     settings.JUDGE_BATCH_MAX_LINES = 5  # 20 calls: four batches
+    settings.JUDGE_BATCH_POLL_MIN_SECONDS = 0.2  # frozen in the run's settings
+    settings.JUDGE_BATCH_POLL_MAX_SECONDS = 0.5
     base = fake_server(latency_ms=0, batch_delay_seconds=6)
     env = {"JUDGE_BATCH_POLL_MIN_SECONDS": "0.2", "JUDGE_BATCH_POLL_MAX_SECONDS": "0.5"}
     first = celery_worker_process(**env)
@@ -324,6 +326,8 @@ def test_the_api_makes_a_batch_run_and_the_run_page_shows_its_batches(
         "max_lines": 50_000,
         "max_bytes": 200 * 1024 * 1024,
         "max_retries": 2,
+        "poll_min_seconds": 0.1,
+        "poll_max_seconds": 0.3,
     }
     assert run.status == "completed"
     batch = JudgeBatch.objects.get(run=run)

@@ -47,7 +47,7 @@ from judging.services.configs import judge_config_get_or_create
 from judging.services.execution import judge_runs_recover
 from judging.services.experiments import experiment_join_new_run
 from judging.services.prompts import prompt_get_builtin
-from judging.services.runs import judge_run_create, judge_run_start
+from judging.services.runs import judge_run_cancel, judge_run_create, judge_run_start
 from judging.templatetags.judging_ui import duration
 
 POLL_SECONDS = 2.0
@@ -322,6 +322,14 @@ class Command(DataCommand):
             "with a higher --budget) instead of creating one.",
         )
         run.add_argument(
+            "--cancel",
+            type=int,
+            metavar="RUN_ID",
+            help="Cancel this run of the dataset instead of creating one (a Batch API "
+            "run's open batches are cancelled at the provider, with or without a "
+            "worker); resume it later with --resume.",
+        )
+        run.add_argument(
             "--experiment",
             type=int,
             help="Add the run to this experiment before it starts (it must cover the "
@@ -346,6 +354,9 @@ class Command(DataCommand):
         dataset = command_dataset(options)
         if options["resume"] is not None:
             self._resume(options, user, dataset)
+            return
+        if options["cancel"] is not None:
+            self._cancel(options, user, dataset)
             return
         config = self._config(options, user, dataset.workspace)
         task = kinds.get(options["kind"])
@@ -424,6 +435,21 @@ class Command(DataCommand):
         self.stdout.write(f"Run {run.pk}: {run.get_status_display().lower()}.")
         if options["wait"]:
             self._wait(run)
+
+    def _cancel(self, options: dict, user, dataset: Dataset) -> None:
+        """Cancel run `--cancel` of the dataset (`judge_run_cancel`) and say what came
+        of each of its provider batches."""
+        run = JudgeRun.objects.filter(pk=options["cancel"], dataset=dataset).first()
+        if run is None:
+            raise CommandError(
+                f"--cancel: no run {options['cancel']} of dataset {dataset.name!r}"
+            )
+        run = judge_run_cancel(run=run, user=user)
+        self.stdout.write(f"Run {run.pk}: {run.get_status_display().lower()}.")
+        for batch in run.batches.exclude(cancel_note="").order_by("pk"):
+            self.stdout.write(
+                f"  batch {batch.pk} ({batch.batch_id or 'no id'}): {batch.cancel_note}"
+            )
 
     def _join(self, run: JudgeRun, experiment_id: int, user) -> None:
         """Add the new (not yet started) run to the experiment, or remove it

@@ -26,14 +26,20 @@ the same batches. Each step writes its state before the next one sends anything:
    exactly as a synchronous call. Results are stored through `store.flush_results`
    (only under the batch's claim: one stored result per key), marked `via_batch`.
 
-A line that failed (an error line, a reply the reader or the parser refused, no line
-at all, an expired batch) is recorded (`JudgeBatchFailure`, with its reason) and goes
-back to pending for a follow-up batch while the call has failed at most the config's
+A line that failed (an error line, a reply the reader refused, no line at all, an
+expired batch) is recorded (`JudgeBatchFailure`, with its reason) and goes back to
+pending for a follow-up batch while the call has failed at most the config's
 `batch_max_retries` times; then, or at once for a permanent error, the call is
-stored failed with the reason. A line whose `custom_id` is none of the batch's keys
+stored failed with the reason. A reply the parser refused is re-asked as the
+synchronous path re-asks, within the config's `max_parse_retries`: it is recorded
+(kind ``reask``, with the answer), and the follow-up batch's line is the synchronous
+re-ask, made by `Driver.settle` itself with the earlier answers given back to it
+(`_RecordingClient`, `_LineClient`). A line whose `custom_id` is none of the batch's keys
 is recorded and ignored. A file the provider refuses fails its batch's calls, naming
 its first errors' lines. A cancelled run cancels its batches at the provider; what
-they answered before is stored and the rest goes back to pending (resumable).
+they answered before is stored and the rest goes back to pending (resumable). With
+no driver left (a SIGKILLed worker), `judge_run_cancel` cancels them itself
+(`batch_run_cancel`), recording each batch's outcome and submitting nothing.
 """
 
 from __future__ import annotations
@@ -85,18 +91,26 @@ CHUNK = 500
 PERMANENT_ERRORS = frozenset(
     {"refused", "auth", "not_found", "echoed_credentials", "batch_rejected"}
 )
+# The kind of a line whose answer did not parse while the config allows a re-ask
+# (`max_parse_retries`): it is re-asked in a follow-up batch, not counted against
+# `batch_max_retries`.
+REASK = "reask"
 # How long a cancelled run's driver waits for its batches to be final at the provider.
 CANCEL_WAIT_SECONDS = 30.0
 
 
 def batch_settings(config) -> dict:
-    """What a batch run freezes in its snapshot (``snapshot["batch"]``): the limits of
-    one input file (`JUDGE_BATCH_MAX_LINES`, `JUDGE_BATCH_MAX_BYTES`; OpenAI's by
-    default) and the config's retry limit of failed lines."""
+    """What a batch run freezes in its snapshot (``snapshot["batch"]``), and its
+    driver uses, whatever changes later: the limits of one input file
+    (`JUDGE_BATCH_MAX_LINES`, `JUDGE_BATCH_MAX_BYTES`; OpenAI's by default), the
+    config version's retry limit of failed lines, and the poll backoff
+    (`JUDGE_BATCH_POLL_MIN_SECONDS` growing to `JUDGE_BATCH_POLL_MAX_SECONDS`)."""
     return {
         "max_lines": int(settings.JUDGE_BATCH_MAX_LINES),
         "max_bytes": int(settings.JUDGE_BATCH_MAX_BYTES),
         "max_retries": int(config.batch_max_retries),
+        "poll_min_seconds": float(settings.JUDGE_BATCH_POLL_MIN_SECONDS),
+        "poll_max_seconds": float(settings.JUDGE_BATCH_POLL_MAX_SECONDS),
     }
 
 
@@ -109,40 +123,73 @@ class _Recorded(llm.PermanentJudgeError):
 
 
 class _RecordingClient:
-    """Records the request `Driver.settle` would send, and sends nothing."""
+    """Records the request `Driver.settle` would send, and sends nothing. `replies`:
+    the call's earlier answers that did not parse, given back first, so that the
+    request recorded is the synchronous path's re-ask (`TaskKind.reask`)."""
 
     calls_backing_off = 0
     requests_in_flight = 0
 
-    def __init__(self) -> None:
+    def __init__(self, replies: Iterable[str] = ()) -> None:
         self.request: llm.ChatRequest | None = None
+        self._replies = list(replies)
 
     async def complete(self, request: llm.ChatRequest) -> llm.ChatResult:
+        if self._replies:
+            return _replayed(self._replies.pop(0))
         if self.request is None:
             self.request = request
         raise _Recorded()
 
 
 class _LineClient:
-    """Answers `Driver.settle`'s first request from a batch result line (read by the
-    sync path's reader); a re-ask cannot be answered here: it fails with kind
-    ``parse`` and the call goes to a follow-up batch."""
+    """Answers `Driver.settle` from a batch result line (read by the sync path's
+    reader), after giving back the call's earlier answers that did not parse
+    (`replies`, as `_RecordingClient` did when it wrote the line). A re-ask after
+    the line cannot be answered here: it fails with kind ``reask`` and its message
+    (the synchronous path's), and the call is re-asked in a follow-up batch."""
 
     calls_backing_off = 0
     requests_in_flight = 0
 
-    def __init__(self, client: llm_batch.BatchClient, line: dict) -> None:
+    def __init__(
+        self, client: llm_batch.BatchClient, line: dict, replies: Iterable[str] = ()
+    ) -> None:
         self._client = client
         self._line = line
+        self._replies = list(replies)
         self._asked = False
 
     async def complete(self, request: llm.ChatRequest) -> llm.ChatResult:
+        if self._replies:
+            return _replayed(self._replies.pop(0))
         if self._asked:
+            asked = str(request.messages[-1].get("content", ""))
             raise llm.TransientJudgeError(
-                "parse", "the answer did not parse; asked again in a follow-up batch"
+                REASK, f"re-asked in a follow-up batch: {asked}"
             )
         self._asked = True
         return self._client.read_reply_line(self._line, request)
+
+
+def _replayed(text: str) -> llm.ChatResult:
+    """An earlier answer given back to `Driver.settle` (paid for when it came)."""
+    return llm.ChatResult(
+        text=text, input_tokens=0, output_tokens=0, latency_ms=0, attempts=0
+    )
+
+
+def _replies(call_ids: list[int]) -> dict[int, list[str]]:
+    """Each call's answers that did not parse and were re-asked, oldest first."""
+    replies: dict[int, list[str]] = {}
+    for call_id, reply in (
+        JudgeBatchFailure.objects.filter(call_id__in=call_ids, kind=REASK)
+        .exclude(reply="")
+        .order_by("pk")
+        .values_list("call_id", "reply")
+    ):
+        replies.setdefault(call_id, []).append(reply)
+    return replies
 
 
 # --- the driver ----------------------------------------------------------------------------
@@ -348,7 +395,8 @@ class BatchDriver:
         over: list[int] = []
         for ctxs, _token in self._running_contexts(batch):
             cache = cached_entries(self.run.workspace_id, [c.cache_key for c in ctxs])
-            recorders = [_RecordingClient() for _ in ctxs]
+            replies = _replies([c.call_id for c in ctxs])
+            recorders = [_RecordingClient(replies.get(c.call_id, ())) for c in ctxs]
             results = _settle_all(
                 self.driver,
                 [
@@ -408,7 +456,14 @@ class BatchDriver:
     # Polling and collecting ------------------------------------------------------------
 
     def _poll_min(self) -> float:
-        return float(settings.JUDGE_BATCH_POLL_MIN_SECONDS)
+        return float(
+            self.limits.get("poll_min_seconds", settings.JUDGE_BATCH_POLL_MIN_SECONDS)
+        )
+
+    def _poll_max(self) -> float:
+        return float(
+            self.limits.get("poll_max_seconds", settings.JUDGE_BATCH_POLL_MAX_SECONDS)
+        )
 
     def _poll(self, client: llm_batch.BatchClient, batch: JudgeBatch) -> None:
         poll = self.polls.setdefault(batch.pk, _Poll(self._poll_min()))
@@ -418,9 +473,7 @@ class BatchDriver:
         self._record_remote(batch, remote)
         status = batch.provider_status
         if status not in llm_batch.FINAL_STATUSES:
-            poll.delay = min(
-                poll.delay * 1.5, float(settings.JUDGE_BATCH_POLL_MAX_SECONDS)
-            )
+            poll.delay = min(poll.delay * 1.5, self._poll_max())
             poll.next_at = time.monotonic() + poll.delay
             return
         self.polls.pop(batch.pk, None)
@@ -527,9 +580,19 @@ class BatchDriver:
         ctxs = load_contexts(
             self.run, rows[live[0]][2], live, self.skills, self.template
         )
+        replies = _replies(live)
         results = _settle_all(
             self.driver,
-            [(ctx, None, _LineClient(client, by_call[ctx.call_id])) for ctx in ctxs],
+            [
+                (
+                    ctx,
+                    None,
+                    _LineClient(
+                        client, by_call[ctx.call_id], replies.get(ctx.call_id, ())
+                    ),
+                )
+                for ctx in ctxs
+            ],
         )
         for result in results:
             result.token = rows[result.call_id][2]
@@ -546,15 +609,19 @@ class BatchDriver:
 
     def _fail_results(self, batch: JudgeBatch, results: list[CallResult]) -> None:
         """Record each failed line; retry it (back to pending) while the call may be
-        retried, else store it failed with its reason."""
+        retried, else store it failed with its reason. An answer that did not parse
+        is re-asked while the config's `max_parse_retries` allows (kind ``reask``, its
+        answer kept to be replayed); other failures while the call has failed fewer
+        than `batch_max_retries` times."""
         max_retries = int(self.limits["max_retries"])
         tried = _failures_so_far([r.call_id for r in results])
         final: list[CallResult] = []
         retry: list[int] = []
         failures = []
         for r in results:
-            again = (
+            again = r.error_kind == REASK or (
                 r.error_kind not in PERMANENT_ERRORS
+                and r.error_kind != "parse"  # out of re-asks, as the sync path
                 and tried.get(r.call_id, 0) < max_retries
             )
             failures.append(
@@ -565,12 +632,17 @@ class BatchDriver:
                     kind=(r.error_kind or "failed")[:40],
                     reason=r.error[: limits.CALL_ERROR],
                     retried=again,
+                    reply=r.raw_output if r.error_kind == REASK else "",
                 )
             )
             (retry.append(r.call_id) if again else final.append(r))
         with transaction.atomic():
             JudgeBatchFailure.objects.bulk_create(failures)
             _release(retry)
+            if final:  # a later "retry failed" asks afresh, replaying nothing
+                JudgeBatchFailure.objects.filter(
+                    call_id__in=[r.call_id for r in final], kind=REASK
+                ).exclude(reply="").update(reply="")
         if final:
             flush_results(self.run, final)
             _mark_via_batch([r.call_id for r in final])
@@ -623,43 +695,12 @@ class BatchDriver:
     # Cancel -----------------------------------------------------------------------------
 
     def _cancel(self, client: llm_batch.BatchClient) -> None:
-        """The run was cancelled: cancel its batches at the provider, store what they
+        """The run was cancelled: cancel its batches at the provider
+        (`cancel_at_provider`), wait a while for them to be final, store what they
         answered, put the rest back to pending."""
-        batches = list(
-            JudgeBatch.objects.filter(run=self.run, state__in=JudgeBatch.OPEN_STATES)
-        )
-        for batch in batches:
-            if batch.state != JudgeBatch.State.SUBMITTED:
-                # Nothing was submitted (a file id alone submits no key).
-                if (
-                    batch.state == JudgeBatch.State.UPLOADED
-                    and client.find_by_input_file(batch.input_file_id)
-                ):
-                    batch.batch_id = client.find_by_input_file(batch.input_file_id)[
-                        "id"
-                    ]
-                    batch.state = JudgeBatch.State.SUBMITTED
-                    batch.save(update_fields=["batch_id", "state"])
-                else:
-                    _release(
-                        list(
-                            JudgeCall.objects.filter(
-                                batch=batch, status=JudgeCall.Status.RUNNING
-                            ).values_list("pk", flat=True)
-                        )
-                    )
-                    self._finish(batch, JudgeBatch.State.CANCELLED, "")
-                    continue
-            try:
-                remote = client.cancel(batch.batch_id)
-            except llm.JudgeError as exc:  # e.g. 409: it had finished meanwhile
-                log.info("run %s batch %s: cancel: %s", self.run.pk, batch.pk, exc)
-                remote = client.retrieve(batch.batch_id)
-            self._record_remote(batch, remote)
+        batches = self.cancel_at_provider(client)
         deadline = time.monotonic() + CANCEL_WAIT_SECONDS
         for batch in batches:
-            if batch.state != JudgeBatch.State.SUBMITTED:
-                continue
             remote = client.retrieve(batch.batch_id)
             while (
                 remote.get("status") not in llm_batch.FINAL_STATUSES
@@ -671,6 +712,74 @@ class BatchDriver:
             self._record_remote(batch, remote)
             if batch.provider_status in llm_batch.FINAL_STATUSES:
                 self._collect(client, batch, remote)
+
+    def cancel_at_provider(self, client: llm_batch.BatchClient) -> list[JudgeBatch]:
+        """Cancel every open batch of the run at the provider and record on each what
+        came of it (`JudgeBatch.cancel_note`: cancelled, already final, or why the
+        cancel failed). Submits nothing: a batch not yet created (preparing, or
+        uploaded with no batch at the provider for its file) is cancelled here and
+        its calls go back to pending. Returns the batches that exist at the
+        provider; they stay submitted, so whatever answers they hold are collected
+        by the next driver (the cancelling one, or one of a resumed run)."""
+        at_provider = []
+        for batch in JudgeBatch.objects.filter(
+            run=self.run, state__in=JudgeBatch.OPEN_STATES
+        ).order_by("pk"):
+            try:
+                if self._cancel_one(client, batch):
+                    at_provider.append(batch)
+            except llm.JudgeError as exc:
+                log.warning("run %s batch %s: cancel: %s", self.run.pk, batch.pk, exc)
+                _cancel_note(batch, f"the cancel failed: {exc}")
+                if batch.batch_id:
+                    at_provider.append(batch)
+        return at_provider
+
+    def _cancel_one(self, client: llm_batch.BatchClient, batch: JudgeBatch) -> bool:
+        """`cancel_at_provider` of one batch; True when it exists at the provider."""
+        if batch.state != JudgeBatch.State.SUBMITTED:
+            found = (
+                client.find_by_input_file(batch.input_file_id)
+                if batch.state == JudgeBatch.State.UPLOADED
+                else None
+            )
+            if found is None:  # a file id alone submits no key
+                _release(
+                    list(
+                        JudgeCall.objects.filter(
+                            batch=batch, status=JudgeCall.Status.RUNNING
+                        ).values_list("pk", flat=True)
+                    )
+                )
+                self._finish(batch, JudgeBatch.State.CANCELLED, "")
+                _cancel_note(batch, "never submitted: its calls wait to resume")
+                return False
+            batch.batch_id = str(found.get("id") or "")
+            batch.state = JudgeBatch.State.SUBMITTED
+            batch.save(update_fields=["batch_id", "state"])
+        remote = client.retrieve(batch.batch_id)
+        status = str(remote.get("status") or "")
+        if status in llm_batch.FINAL_STATUSES:
+            note = (
+                "cancelled at the provider"
+                if status == "cancelled"
+                else f"already {status} at the provider: nothing to cancel"
+            )
+        else:
+            try:
+                remote = client.cancel(batch.batch_id)
+                note = "cancelled at the provider"
+            except llm.JudgeError as exc:  # e.g. it finished meanwhile (409)
+                remote = client.retrieve(batch.batch_id)
+                status = str(remote.get("status") or "")
+                note = (
+                    f"already {status} at the provider: nothing to cancel"
+                    if status in llm_batch.FINAL_STATUSES and status != "cancelled"
+                    else f"the cancel failed: {exc}"
+                )
+        self._record_remote(batch, remote)
+        _cancel_note(batch, note)
+        return True
 
 
 # --- helpers --------------------------------------------------------------------------------
@@ -716,8 +825,10 @@ def _release(call_ids: list[int]) -> None:
 
 
 def _failures_so_far(call_ids: list[int]) -> dict[int, int]:
+    """Each call's failed lines so far, re-asks not counted."""
     return dict(
         JudgeBatchFailure.objects.filter(call_id__in=call_ids)
+        .exclude(kind=REASK)
         .values("call_id")
         .annotate(n=Count("id"))
         .values_list("call_id", "n")
@@ -728,6 +839,11 @@ def _mark_via_batch(call_ids: list[int]) -> None:
     """Mark results made through a batch (`JudgeCall.via_batch`); their cost was
     stored at the batch discount (`CallResult.batch`, `judging.costs`)."""
     JudgeCall.objects.filter(pk__in=call_ids).update(via_batch=True)
+
+
+def _cancel_note(batch: JudgeBatch, note: str) -> None:
+    batch.cancel_note = note[: limits.CALL_ERROR]
+    JudgeBatch.objects.filter(pk=batch.pk).update(cancel_note=batch.cancel_note)
 
 
 def _record_strays(batch: JudgeBatch, strays: list[tuple[str, str]]) -> None:
@@ -763,6 +879,21 @@ def batch_run_drive(run: JudgeRun) -> None:
     with _driver_lock(run.pk) as locked:
         if locked:
             BatchDriver(run).drive()
+
+
+def batch_run_cancel(run: JudgeRun) -> bool:
+    """Cancel the open batches of cancelled batch run `run` at the provider when no
+    driver is driving it (its worker died, or none ever started): what the run's
+    own driver does within a second otherwise (`BatchDriver._cancel`). Records each
+    batch's outcome (`cancel_note`) and submits nothing. Returns False, doing
+    nothing, while a driver holds the run (it cancels them itself). Idempotent."""
+    with _driver_lock(run.pk) as locked:
+        if not locked:
+            return False
+        driver = BatchDriver(run)
+        with driver.client() as client:
+            driver.cancel_at_provider(client)
+    return True
 
 
 @contextmanager
