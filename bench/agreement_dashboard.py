@@ -337,6 +337,12 @@ def main() -> None:
         )
         result = sa.agreement_compute(**kwargs)
         t_cached, cached_runs = median_time(lambda: sa.agreement_compute(**kwargs), 20)
+        # Printed before the HTTP part, so a refused request still leaves the figures.
+        print(
+            f"compute: cold {t_cold * 1000:.0f} ms (loading {t_load * 1000:.0f} ms), "
+            f"cached {t_cached * 1000:.1f} ms",
+            flush=True,
+        )
 
         client = Client()
         client.force_login(researcher)
@@ -347,7 +353,7 @@ def main() -> None:
 
         def get(path):
             resp = client.get(path)
-            assert resp.status_code == 200, (path, resp.status_code)
+            assert resp.status_code == 200, (path, resp.status_code, resp.content[:300])
             return resp
 
         http = [("API", api)]
