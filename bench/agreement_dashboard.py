@@ -337,17 +337,29 @@ def main() -> None:
         )
         result = sa.agreement_compute(**kwargs)
         t_cached, cached_runs = median_time(lambda: sa.agreement_compute(**kwargs), 20)
+        # Printed before the HTTP part, so a refused request still leaves the figures.
+        print(
+            f"compute: cold {t_cold * 1000:.0f} ms (loading {t_load * 1000:.0f} ms), "
+            f"cached {t_cached * 1000:.1f} ms",
+            flush=True,
+        )
 
         client = Client()
         client.force_login(researcher)
         api = (
             reverse("analysis_api:agreement", args=[dataset.pk])
-            + f"?campaign={campaign.pk}&run={run.pk}&n_boot={args.boot}"
+            # The default resamples, as a person opening the page gets them: a web
+            # request's n_boot shrinks to its work budget on a dataset this large
+            # (an explicit --boot above that budget is refused with a 400).
+            + f"?campaign={campaign.pk}&run={run.pk}"
         )
 
         def get(path):
             resp = client.get(path)
-            assert resp.status_code == 200, (path, resp.status_code)
+            # 202: a selection this large is computed by a background job (the
+            # answer is its status; the page shows its progress), so what is timed
+            # is how soon the person sees an answer.
+            assert resp.status_code in (200, 202), (path, resp.status_code)
             return resp
 
         http = [("API", api)]
@@ -356,7 +368,7 @@ def main() -> None:
             http.append(
                 (
                     "page",
-                    page + f"?campaign={campaign.pk}&run={run.pk}&n_boot={args.boot}",
+                    page + f"?campaign={campaign.pk}&run={run.pk}",
                 )
             )
         except NoReverseMatch:

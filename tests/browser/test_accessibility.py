@@ -82,6 +82,7 @@ ADMIN_PAGES = [
     ("import new", "/imports/new/"),
     ("rubric import", "/rubrics/import/"),
     ("judge new", "/judges/new/"),
+    ("workspace notifications", "/workspaces/{workspace}/notifications/"),
 ]
 CASES = [
     pytest.param(role, url, id=f"{role}-{name}")
@@ -148,6 +149,7 @@ def build_site():
         "run_b": agreement.runs[1].pk,
         "pref_dataset": pref_dataset.pk,
         "judge": judge.pk,
+        "workspace": agreement.dataset.workspace_id,
     }
     return users, ids
 
