@@ -92,9 +92,13 @@ CANCEL_WAIT_SECONDS = 30.0
 def batch_settings(config) -> dict:
     """What a batch run freezes in its snapshot (``snapshot["batch"]``): the limits of
     one input file (`JUDGE_BATCH_MAX_LINES`, `JUDGE_BATCH_MAX_BYTES`; OpenAI's by
-    default) and the config's retry limit of failed lines."""
+    default), the lines of the batches the driver makes (`JUDGE_BATCH_LINES`, at most
+    the limit: several batches in flight at once, each stored as it completes) and
+    the config's retry limit of failed lines."""
+    max_lines = int(settings.JUDGE_BATCH_MAX_LINES)
     return {
-        "max_lines": int(settings.JUDGE_BATCH_MAX_LINES),
+        "max_lines": max_lines,
+        "lines": max(1, min(int(settings.JUDGE_BATCH_LINES), max_lines)),
         "max_bytes": int(settings.JUDGE_BATCH_MAX_BYTES),
         "max_retries": int(config.batch_max_retries),
     }
@@ -272,7 +276,8 @@ class BatchDriver:
             run = (
                 JudgeRun.objects.select_for_update().only("budget").get(pk=self.run.pk)
             )
-            lines = budget_room(run, int(self.limits["max_lines"]), self.per_call)
+            size = self.limits.get("lines") or self.limits["max_lines"]
+            lines = budget_room(run, int(size), self.per_call)
             ids = list(
                 JudgeCall.objects.select_for_update(skip_locked=True)
                 .filter(run=self.run, status=JudgeCall.Status.PENDING)
@@ -371,7 +376,7 @@ class BatchDriver:
                 size += llm_batch.write_line(out, data)
                 lines += 1
             if done:
-                flush_results(self.run, done)
+                flush_results(self.run, done, bulk=True)
         if over:
             _release(over)
         return lines, size
@@ -537,8 +542,7 @@ class BatchDriver:
         good = [r for r in results if r.status == JudgeCall.Status.SUCCEEDED]
         bad = [r for r in results if r.status != JudgeCall.Status.SUCCEEDED]
         if good:
-            flush_results(self.run, good)
-            _mark_via_batch([r.call_id for r in good])
+            flush_results(self.run, good, bulk=True)
         if bad:
             self._fail_results(batch, bad)
 
@@ -572,8 +576,7 @@ class BatchDriver:
             JudgeBatchFailure.objects.bulk_create(failures)
             _release(retry)
         if final:
-            flush_results(self.run, final)
-            _mark_via_batch([r.call_id for r in final])
+            flush_results(self.run, final, bulk=True)
 
     def _fail_calls(
         self, batch: JudgeBatch, call_ids: list[int], kind: str, reason: str
@@ -722,12 +725,6 @@ def _failures_so_far(call_ids: list[int]) -> dict[int, int]:
         .annotate(n=Count("id"))
         .values_list("call_id", "n")
     )
-
-
-def _mark_via_batch(call_ids: list[int]) -> None:
-    """Mark results made through a batch (`JudgeCall.via_batch`); their cost was
-    stored at the batch discount (`CallResult.batch`, `judging.costs`)."""
-    JudgeCall.objects.filter(pk__in=call_ids).update(via_batch=True)
 
 
 def _record_strays(batch: JudgeBatch, strays: list[tuple[str, str]]) -> None:
