@@ -207,6 +207,27 @@ def test_a_batch_stored_again_on_resume_keeps_one_result_per_key(
     assert not JudgeBatchFailure.objects.filter(batch=batch).exists()
 
 
+def test_answers_read_from_batch_files_are_keyed_as_their_prompts_were_sent(
+    eager_tasks, fast_polls, fake_server
+):
+    """Reading a batch's answers renders no prompt again (the key each call was sent
+    with is stored at submission); the keys are the prompts' own: a synchronous run
+    of the same config afterwards is answered wholly from the cache, key for key."""
+    base = fake_server(latency_ms=0)
+    config, user = make_config(base)
+    dataset = make_dataset(n_instructions=3)
+    batched = run_to_end(config, user, dataset, batch=True)
+    assert batched.status == "completed"
+    sync = run_to_end(config, user, dataset)
+    assert sync.status == "completed"
+    assert set(sync.calls.values_list("cached", flat=True)) == {True}
+    assert scores_of(sync) == scores_of(batched)
+    keys = dict(batched.calls.values_list("response_id", "prompt_hash"))
+    assert all(keys.values())
+    assert dict(sync.calls.values_list("response_id", "prompt_hash")) == keys
+    assert batch_stats(base)["lines_submitted"] == 6
+
+
 def test_the_byte_limit_splits_a_batch_and_nothing_is_lost(
     eager_tasks, fast_polls, fake_server, settings
 ):

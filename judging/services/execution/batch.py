@@ -74,6 +74,7 @@ from judging.services.execution.store import (
     flush_results,
     load_contexts,
     run_state,
+    sent_keys_store,
 )
 from judging.services.keys import stored_key_grant
 
@@ -362,6 +363,13 @@ class BatchDriver:
                 ],
             )
             done = []
+            sent_keys_store(
+                {
+                    ctx.call_id: ctx.cache_key
+                    for ctx, rec in zip(ctxs, recorders, strict=True)
+                    if rec.request is not None and ctx.cache_key
+                }
+            )
             for ctx, rec, result in zip(ctxs, recorders, results, strict=True):
                 if rec.request is None:  # settled without a call (the cache)
                     done.append(result)
@@ -530,7 +538,7 @@ class BatchDriver:
         if not live:
             return
         ctxs = load_contexts(
-            self.run, rows[live[0]][2], live, self.skills, self.template
+            self.run, rows[live[0]][2], live, self.skills, self.template, sent=True
         )
         results = _settle_all(
             self.driver,

@@ -100,14 +100,37 @@ def _cache_key(
     )
 
 
-def load_contexts(
-    run: JudgeRun, token: str, ids: list[int], all_skills: list[Skill], template
+def load_contexts(  # noqa: PLR0913 - the claim's parts, as `Claim` takes them
+    run: JudgeRun,
+    token: str,
+    ids: list[int],
+    all_skills: list[Skill],
+    template,
+    *,
+    sent: bool = False,
 ) -> list[CallContext]:
     """Render the prompt of every claimed call (a fixed number of queries per batch):
-    the run's kind does it (`TaskKind.load_contexts`)."""
+    the run's kind does it (`TaskKind.load_contexts`). `sent`: only the answers of
+    calls sent already are to be read (`Claim.sent`: a call whose key was stored
+    by `sent_keys_store` need not be rendered again)."""
     return kinds.get(run.kind).load_contexts(
-        Claim(run, token, ids, all_skills, template, _cache_key)
+        Claim(run, token, ids, all_skills, template, _cache_key, sent=sent)
     )
+
+
+def sent_keys_store(keys: dict[int, str]) -> None:
+    """Store the cache key of each call about to be sent in a batch (call id -> key,
+    as `JudgeCall.prompt_hash`, which its result writes again), so that reading
+    its answer need not render it again (`load_contexts(sent=True)`). PostgreSQL
+    only (one statement); elsewhere the answer's reader renders."""
+    if not keys or connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE judging_judgecall AS c SET prompt_hash = v.key "
+            "FROM unnest(%s::bigint[], %s::text[]) AS v(id, key) WHERE c.id = v.id",
+            [list(keys), list(keys.values())],
+        )
 
 
 def cached_entries(workspace_id: int, keys: list[str]) -> dict[str, JudgeCache]:
@@ -238,9 +261,18 @@ def _insert_ignoring_conflicts(model, rows: list, *, copy: bool) -> None:
         model.objects.bulk_create(rows, ignore_conflicts=True)
         return
     fields = [f for f in model._meta.concrete_fields if not f.primary_key]
+    stamped = [
+        f
+        for f in fields
+        if getattr(f, "auto_now_add", False) or getattr(f, "auto_now", False)
+    ]
     for row in rows:
-        for f in fields:  # what save() would fill in: auto_now(_add) and defaults
+        for f in stamped:  # what save() would fill in
             f.pre_save(row, add=True)
+    # psycopg adapts every stored value as it is but JSON's (Django's own
+    # get_db_prep_save per value costs more than the COPY itself).
+    names = [f.attname for f in fields]
+    json_at = [i for i, f in enumerate(fields) if f.get_internal_type() == "JSONField"]
     columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
     table = connection.ops.quote_name(model._meta.db_table)
     temp = connection.ops.quote_name(f"copy_{model._meta.db_table}")
@@ -251,12 +283,11 @@ def _insert_ignoring_conflicts(model, rows: list, *, copy: bool) -> None:
         )
         with cursor.cursor.copy(f"COPY {temp} ({columns}) FROM STDIN") as out:
             for row in rows:
-                out.write_row(
-                    [
-                        f.get_db_prep_save(getattr(row, f.attname), connection)
-                        for f in fields
-                    ]
-                )
+                values = [getattr(row, name) for name in names]
+                for i in json_at:
+                    if values[i] is not None:
+                        values[i] = Jsonb(values[i])
+                out.write_row(values)
         cursor.execute(
             f"INSERT INTO {table} ({columns}) SELECT {columns} FROM {temp} "
             "ON CONFLICT DO NOTHING"
