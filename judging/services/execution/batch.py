@@ -80,8 +80,11 @@ from judging.services.keys import stored_key_grant
 
 log = logging.getLogger(__name__)
 
-# Calls rendered, or result lines settled, per database round trip.
+# Calls rendered per database round trip.
 CHUNK = 500
+# Result lines settled and stored per transaction: fewer, larger transactions (each
+# COPYs its rows through temporary tables), a few MB of lines in memory at most.
+STORE_CHUNK = 2_500
 # Kinds of a line's failure that a follow-up batch cannot fix.
 PERMANENT_ERRORS = frozenset(
     {"refused", "auth", "not_found", "echoed_credentials", "batch_rejected"}
@@ -468,7 +471,7 @@ class BatchDriver:
         no line answered; the batch is then completed (or cancelled, expired)."""
         for file_id in (batch.output_file_id, batch.error_file_id):
             if file_id:
-                for chunk in _chunks(client.lines(file_id), CHUNK):
+                for chunk in _chunks(client.lines(file_id), STORE_CHUNK):
                     self._settle_lines(client, batch, chunk)
         status = batch.provider_status
         unanswered = list(
