@@ -235,6 +235,10 @@ class BatchDriver:
             )
             for batch in open_batches:
                 self._advance(client, batch)
+                if batch.state not in JudgeBatch.OPEN_STATES:
+                    # Stored: the provider gets the next batch before another
+                    # completed one is stored, so it is never left idle.
+                    self._start_batches(client)
             if self._start_batches(client):
                 continue
             if not JudgeBatch.objects.filter(
