@@ -2,14 +2,16 @@
 server's processing time, and its memory.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres REDIS_URL=redis://127.0.0.1:6379/0 \\
-        .venv/bin/python bench/judge_batch.py [--calls 100000] [--delay 30]
+        .venv/bin/python bench/judge_batch.py [--calls 100000] [--delay 30] \
+        [--batch-lines 5000] [--redis-db 13]
 
 The FLASK release is imported into a scratch database and judged pointwise (every
 model's responses, as many samples as `--calls` needs, cut at `--calls`) with
 ``batch``, against the local fake server in a process of its own, whose batches wait
-`--delay` seconds and then answer every line (`judging.fake_batches`; 50,000 lines a
-batch, OpenAI's limit). The run is driven in this process (the worker's code:
-`judge_run_drive`), so its memory is this process's. Printed:
+`--delay` seconds and then answer every line (`judging.fake_batches`), in batches of
+`--batch-lines` (`JUDGE_BATCH_LINES`; at most 50,000, OpenAI's limit). The run is
+driven in this process (the worker's code: `judge_run_drive`), so its memory is this
+process's. Printed:
 
   wall          from `judge_run_start` to the run completed;
   server        the provider's own time: the union of its batches' windows from
@@ -19,10 +21,18 @@ batch, OpenAI's limit). The run is driven in this process (the worker's code:
                 uploading the files, creating the batches), polling and storing;
   phases        start to the last batch submitted; the last batch's completion to
                 the run completed (reading the files and storing the results);
+  split         the driver's own time by step, all batches (timed around the
+                driver's methods, in this bench only): submit (rendering, writing
+                and uploading the files, creating the batches), poll (asking the
+                provider), store (reading the result files and storing), idle
+                (waiting for the next poll); steps overlap the server's work, so
+                they add up to the wall time, not to the overhead;
   memory        peak RSS, and RSS sampled every second (flat: files are streamed,
                 never held whole).
 
-Target (issue 36): overhead under 60 s at 100,000 calls and a 30 s delay.
+Target (issue 36): overhead under 60 s at 100,000 calls and a 30 s delay. The
+server's time is its batches' union, so time the app leaves the provider idle
+between batches counts as overhead; on a loaded machine compare "app CPU" too.
 """
 
 from __future__ import annotations
@@ -90,6 +100,39 @@ def busy_seconds(windows: list[tuple[int, int]]) -> float:
     return total
 
 
+def time_driver_steps() -> dict[str, float]:
+    """Seconds the batch driver spends in each step, summed over its batches: its
+    methods wrapped with a timer (this bench's process only). Poll excludes the
+    storing it triggers when a batch is final."""
+    from judging.services.execution import batch
+
+    spent = {"submit": 0.0, "poll": 0.0, "store": 0.0, "idle": 0.0}
+    steps = {
+        "_prepare_and_upload": "submit",
+        "_submit": "submit",
+        "_poll": "poll",
+        "_collect": "store",
+        "_wait_for_next_poll": "idle",
+    }
+
+    def timed(method, step):
+        def wrapper(*args, **kwargs):
+            t = time.perf_counter()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                elapsed = time.perf_counter() - t
+                spent[step] += elapsed
+                if step == "store":
+                    spent["poll"] -= elapsed
+
+        return wrapper
+
+    for name, step in steps.items():
+        setattr(batch.BatchDriver, name, timed(getattr(batch.BatchDriver, name), step))
+    return spent
+
+
 def start_server(port: int, delay: float) -> subprocess.Popen:
     code = (
         "import django; django.setup()\n"
@@ -121,9 +164,19 @@ def main() -> None:  # noqa: PLR0915 - one scenario, printed step by step
     parser.add_argument("--data", default=str(ROOT.parent / "shared" / "flask-data"))
     parser.add_argument("--calls", type=int, default=100_000)
     parser.add_argument("--delay", type=float, default=30.0, help="server delay (s)")
+    parser.add_argument(
+        "--batch-lines",
+        type=int,
+        default=int(os.environ.get("JUDGE_BATCH_LINES", "5000")),
+        help="lines of one batch (JUDGE_BATCH_LINES)",
+    )
+    parser.add_argument(
+        "--redis-db", type=int, default=13, help="the Redis db of the cache"
+    )
     args = parser.parse_args()
     db_url, admin, _ = bench_environment(
-        13,
+        args.redis_db,
+        JUDGE_BATCH_LINES=str(args.batch_lines),
         JUDGE_BATCH_POLL_MIN_SECONDS="1",
         JUDGE_BATCH_POLL_MAX_SECONDS="5",
         CELERY_TASK_ALWAYS_EAGER="0",
@@ -201,6 +254,7 @@ def main() -> None:  # noqa: PLR0915 - one scenario, printed step by step
         usage = resource.getrusage(resource.RUSAGE_SELF)
         cpu_before = usage.ru_utime + usage.ru_stime
         sampler.start()
+        split = time_driver_steps()
         status = judge_run_drive(run_id=run.pk)
         wall = time.perf_counter() - t0
         done.set()
@@ -220,8 +274,8 @@ def main() -> None:  # noqa: PLR0915 - one scenario, printed step by step
         stats = httpx.get(f"http://127.0.0.1:{port}/batch_stats").json()
         print(f"run {status}: {stored:,} calls stored, {scores:,} scores")
         print(
-            f"  batches {len(batches)} ({', '.join(str(b.lines) for b in batches)} "
-            f"lines); server: {stats['lines_submitted']:,} lines submitted, "
+            f"  batches {len(batches)} ({', '.join(str(b.lines) for b in batches[:12])}"
+            f"{', ...' if len(batches) > 12 else ''} lines); server: {stats['lines_submitted']:,} lines submitted, "
             f"{stats['duplicates']} twice"
         )
         print(f"  wall      {wall:7.1f} s")
@@ -233,6 +287,11 @@ def main() -> None:  # noqa: PLR0915 - one scenario, printed step by step
             f"{(last_submitted - started.started_at).total_seconds():.1f} s after start;"
             f" stored all {finished - last_completed:.1f} s after the last batch "
             "completed (whole-second clock)"
+        )
+        print(
+            "  split     "
+            + ", ".join(f"{step} {seconds:.1f} s" for step, seconds in split.items())
+            + " (the driver's steps, overlapping the server's work)"
         )
         rss = [mb for _, mb in samples] or [rss_mb()]
         print(

@@ -482,6 +482,11 @@ JUDGE_BACKOFF_MAX_SECONDS = float(os.environ.get("JUDGE_BACKOFF_MAX_SECONDS", "3
 # (OpenAI's: 50,000 lines, 200 MB) and the polling backoff of a submitted batch.
 JUDGE_BATCH_MAX_LINES = env_int("JUDGE_BATCH_MAX_LINES", 50_000)
 JUDGE_BATCH_MAX_BYTES = env_int("JUDGE_BATCH_MAX_BYTES", 200 * 1024 * 1024)
+# The lines of one batch the driver makes (at most JUDGE_BATCH_MAX_LINES): smaller than
+# the provider's limit, so the first batch is submitted within seconds and the
+# provider works on it while the next ones are written, and each batch's results are
+# stored as soon as it completes while the others are still in flight.
+JUDGE_BATCH_LINES = env_int("JUDGE_BATCH_LINES", 5_000)
 JUDGE_BATCH_POLL_MIN_SECONDS = float(
     os.environ.get("JUDGE_BATCH_POLL_MIN_SECONDS", "1")
 )

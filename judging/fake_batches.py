@@ -8,6 +8,7 @@ OpenAI documents them, for tests and benches.
   (newest first, ``limit`` and ``after``), ``POST /v1/batches/{id}/cancel``.
 - ``GET /batch_stats``: lines submitted, by ``custom_id`` (``?ids=1`` lists the
   counts), duplicates, batches by status.
+- ``POST /batch_release``: the batches held by ``batch_hold_after`` go on.
 
 A batch is validated first (each line a JSON object with a string ``custom_id``
 unique in the file, ``method`` POST, ``url`` the batch's endpoint, an object
@@ -50,6 +51,8 @@ class _BatchState:
         self.tasks: dict[str, asyncio.Task] = {}
         self.submitted: Counter[str] = Counter()  # custom_id -> lines submitted
         self.lines_submitted = 0
+        self.order: dict[str, int] = {}  # batch id -> its place in creation order
+        self.released: asyncio.Event | None = None  # made on the server's loop
 
     def path(self, file_id: str) -> str:
         return os.path.join(self.dir, file_id)
@@ -164,6 +167,7 @@ async def create_batch(request: web.Request) -> web.Response:
         return _error(404, "No such file.", "input_file_id")
     batch_id = f"batch_{uuid.uuid4().hex[:24]}"
     batch = _batch_object(batch_id, body, 0)
+    store.order[batch_id] = len(store.order) + 1
     store.batches[batch_id] = batch
     config = request.app[CONFIG_OF](request.app)
     chat = request.app[CHAT]
@@ -211,6 +215,14 @@ async def cancel_batch(request: web.Request) -> web.Response:
     if task is not None and not task.done():
         task.cancel()
     return web.json_response(batch)
+
+
+async def batch_release(request: web.Request) -> web.Response:
+    store = request.app[BATCHES]
+    if store.released is None:
+        store.released = asyncio.Event()
+    store.released.set()
+    return web.json_response({"released": True})
 
 
 async def batch_stats(request: web.Request) -> web.Response:
@@ -386,6 +398,11 @@ async def _process(  # noqa: PLR0913 - the batch and what answers its lines
     err = open(store.path(err_id), "wb")  # noqa: SIM115 - closed in finally
     try:
         await asyncio.sleep(config.batch_delay_seconds)
+        hold = config.batch_hold_after
+        if hold is not None and store.order[batch["id"]] > hold:
+            if store.released is None:
+                store.released = asyncio.Event()
+            await store.released.wait()
         with open(path, "rb") as handle:
             chunk: list[bytes] = []
             for raw in handle:
@@ -454,3 +471,4 @@ def add_batch_routes(
     app.router.add_get("/v1/batches/{batch_id}", get_batch)
     app.router.add_post("/v1/batches/{batch_id}/cancel", cancel_batch)
     app.router.add_get("/batch_stats", batch_stats)
+    app.router.add_post("/batch_release", batch_release)

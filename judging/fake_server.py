@@ -134,6 +134,10 @@ class FakeServerConfig:
     batch_max_bytes: int = 200 * 1024 * 1024
     batch_concurrency: int = 64
     batch_unknown_ids: int = 0
+    # Batches after the first `batch_hold_after` (None: none) wait, after their
+    # delay, until ``POST /batch_release``: a test sees what the app does while
+    # they are still in flight, with no clock involved.
+    batch_hold_after: int | None = None
     # Token log-probabilities (`judging.fake_logprobs`) for requests that ask for
     # them: the spread of every number token, e.g. {"0": 0.6, "+1": 0.3, "-1": 0.1}.
     # None: none are returned, as by an endpoint without logprobs.

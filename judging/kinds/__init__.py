@@ -131,7 +131,13 @@ class Claim:
     """A batch of calls of `run` a driver claimed under `token`, to render: their
     `ids`, the rubric's skills in order (`all_skills`), the config's prompt
     `template` (None: the built-in) and `cache_key(snapshot, messages, sample_index,
-    response_format)`, the key of the judge cache."""
+    response_format)`, the key of the judge cache.
+
+    `sent`: the calls were rendered and sent already and only their answers are to
+    be read (the Batch API's result lines): a kind may skip rendering a call whose
+    key was stored when it was sent (`JudgeCall.prompt_hash`), leaving its
+    `messages` empty and taking that key as its `cache_key`; a call with no stored
+    key is rendered as usual."""
 
     run: JudgeRun
     token: str
@@ -139,6 +145,7 @@ class Claim:
     all_skills: list[Skill]
     template: Any
     cache_key: Callable[..., str]
+    sent: bool = False
 
     @property
     def snapshot(self) -> dict:

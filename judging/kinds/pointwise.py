@@ -196,8 +196,19 @@ class ResponseKind(TaskKind):
             response = call.response
             instruction = response.instruction
             skills = links.get(instruction.pk) or claim.all_skills
-            messages = self.messages(batch, response, skills)
             response_format = self.response_format(snapshot, specs, skills)
+            if claim.sent and call.prompt_hash:
+                # Sent already (`Claim.sent`): its key was stored, nothing to render.
+                messages, key = [], call.prompt_hash
+            else:
+                messages = self.messages(batch, response, skills)
+                key = (
+                    claim.cache_key(
+                        snapshot, messages, call.sample_index, response_format
+                    )
+                    if messages
+                    else ""
+                )
             out.append(
                 CallContext(
                     call_id=call.pk,
@@ -206,11 +217,7 @@ class ResponseKind(TaskKind):
                     sample_index=call.sample_index,
                     skills=skills,
                     messages=messages,
-                    cache_key=claim.cache_key(
-                        snapshot, messages, call.sample_index, response_format
-                    )
-                    if messages
-                    else "",
+                    cache_key=key,
                     response_text=response.text,
                     reference=instruction.reference_answer,
                     instruction_id=instruction.pk,

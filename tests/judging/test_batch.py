@@ -93,6 +93,141 @@ def test_a_batch_run_stores_the_same_scores_and_usage_as_a_sync_run_at_the_batch
     )
 
 
+def test_each_batch_is_stored_as_it_completes_while_later_ones_are_in_flight(
+    eager_tasks, fast_polls, fake_server, settings
+):
+    """Batches of `JUDGE_BATCH_LINES` (below the provider's limit): the first one's
+    results are stored while the server still holds the others (no clock: the
+    server keeps them until released), then the rest, each key once."""
+    settings.JUDGE_BATCH_LINES = 2  # 6 calls: three batches of 2
+    base = fake_server(latency_ms=0, batch_hold_after=1)
+    config, user = make_config(base)
+    dataset = make_dataset(n_instructions=3)
+    run = judge_run_create(config=config, dataset=dataset, user=user, batch=True)
+    assert run.settings_snapshot["batch"]["lines"] == 2
+
+    def drive():
+        try:
+            judge_run_start(run=run, user=user)
+        finally:
+            connection.close()
+
+    driving = threading.Thread(target=drive)
+    driving.start()
+    try:
+        wait_for(
+            lambda: (
+                JudgeBatch.objects.filter(run=run, state="completed").count() == 1
+                and JudgeBatch.objects.filter(
+                    run=run, state="submitted", provider_status="in_progress"
+                ).count()
+                == 2
+            ),
+            timeout=30,
+        )
+        first = JudgeBatch.objects.get(run=run, state="completed")
+        held = JudgeBatch.objects.filter(run=run, state="submitted")
+        # The first batch's calls are stored, with their scores ...
+        assert set(first.calls.values_list("status", flat=True)) == {"succeeded"}
+        stored = set(
+            JudgeScore.objects.filter(run=run).values_list("call_id", flat=True)
+        )
+        assert stored == set(first.calls.values_list("pk", flat=True))
+        # ... while the server still holds the other two, their calls in flight.
+        assert set(
+            run.calls.filter(batch__in=held).values_list("status", flat=True)
+        ) == {"running"}
+        assert run.calls.filter(batch__in=held).count() == 4
+        root = base.rstrip("/").removesuffix("/v1")
+        httpx.post(f"{root}/batch_release").raise_for_status()
+        driving.join(60)
+        assert not driving.is_alive()
+    finally:
+        httpx.post(f"{base.rstrip('/').removesuffix('/v1')}/batch_release")
+        driving.join(60)
+    run.refresh_from_db()
+    assert run.status == "completed"
+    assert [b.lines for b in JudgeBatch.objects.filter(run=run)] == [2, 2, 2]
+    keys = Counter(
+        JudgeScore.objects.filter(run=run).values_list("response_id", "skill_id")
+    )
+    assert len(keys) == expected_scores(dataset) and max(keys.values()) == 1
+    assert batch_stats(base)["duplicates"] == 0
+    assert set(run.calls.values_list("via_batch", flat=True)) == {True}
+
+
+def test_a_batch_stored_again_on_resume_keeps_one_result_per_key(
+    eager_tasks, fast_polls, fake_server
+):
+    """A driver killed while storing a batch: the chunks it committed stay, the one
+    it was writing rolled back (its call running, no scores). The next driver reads
+    the batch's files again: the rolled-back call is stored, the stored ones are
+    not touched, and a call whose scores were written already (stored through
+    COPY, ON CONFLICT DO NOTHING) keeps one score per key; nothing is sent again."""
+    from judging.models import JudgeCall
+    from judging.services.execution import judge_run_drive
+
+    base = fake_server(latency_ms=0)
+    config, user = make_config(base)
+    dataset = make_dataset(n_instructions=3)
+    run = run_to_end(config, user, dataset, batch=True)
+    assert run.status == "completed"
+    before = {
+        (c.pk, c.raw_output, c.cost, c.finished_at) for c in run.calls.order_by("pk")
+    }
+    scores_before = scores_of(run)
+    batch = JudgeBatch.objects.get(run=run)
+    rolled_back, scored, *_ = list(run.calls.order_by("pk"))
+    JudgeScore.objects.filter(call=rolled_back).delete()
+    JudgeCall.objects.filter(pk__in=[rolled_back.pk, scored.pk]).update(
+        status="running", claim_token="killed-driver", raw_output="", parsed=None
+    )
+    JudgeBatch.objects.filter(pk=batch.pk).update(state="submitted", finished_at=None)
+    JudgeRun.objects.filter(pk=run.pk).update(status="running", finished_at=None)
+
+    assert judge_run_drive(run_id=run.pk) == "completed"
+
+    batch.refresh_from_db()
+    assert batch.state == "completed"
+    assert scores_of(run) == scores_before
+    keys = Counter(
+        JudgeScore.objects.filter(run=run).values_list("response_id", "skill_id")
+    )
+    assert len(keys) == expected_scores(dataset) and max(keys.values()) == 1
+    after = {
+        (c.pk, c.raw_output, c.cost, c.finished_at)
+        for c in run.calls.order_by("pk")
+        if c.pk not in (rolled_back.pk, scored.pk)
+    }
+    assert after <= before  # the others untouched
+    for call in run.calls.filter(pk__in=[rolled_back.pk, scored.pk]):
+        assert call.status == "succeeded" and call.raw_output and call.via_batch
+    stats = batch_stats(base)
+    assert stats["lines_submitted"] == 6 and stats["duplicates"] == 0
+    assert not JudgeBatchFailure.objects.filter(batch=batch).exists()
+
+
+def test_answers_read_from_batch_files_are_keyed_as_their_prompts_were_sent(
+    eager_tasks, fast_polls, fake_server
+):
+    """Reading a batch's answers renders no prompt again (the key each call was sent
+    with is stored at submission); the keys are the prompts' own: a synchronous run
+    of the same config afterwards is answered wholly from the cache, key for key."""
+    base = fake_server(latency_ms=0)
+    config, user = make_config(base)
+    dataset = make_dataset(n_instructions=3)
+    batched = run_to_end(config, user, dataset, batch=True)
+    assert batched.status == "completed"
+    sync = run_to_end(config, user, dataset)
+    assert sync.status == "completed"
+    assert set(sync.calls.values_list("cached", flat=True)) == {True}
+    assert scores_of(sync) == scores_of(batched)
+    keys = dict(batched.calls.values_list("response_id", "prompt_hash"))
+    assert all(keys.values())
+    assert dict(sync.calls.values_list("response_id", "prompt_hash")) == keys
+    assert batch_stats(base)["lines_submitted"] == 6
+
+
 def test_the_byte_limit_splits_a_batch_and_nothing_is_lost(
     eager_tasks, fast_polls, fake_server, settings
 ):
@@ -324,6 +459,7 @@ def test_the_api_makes_a_batch_run_and_the_run_page_shows_its_batches(
     run = JudgeRun.objects.get(pk=made.json()["id"])
     assert run.settings_snapshot["batch"] == {
         "max_lines": 50_000,
+        "lines": 5_000,  # JUDGE_BATCH_LINES: several batches in flight at once
         "max_bytes": 200 * 1024 * 1024,
         "max_retries": 2,
         "poll_min_seconds": 0.1,

@@ -80,13 +80,17 @@ from judging.services.execution.store import (
     flush_results,
     load_contexts,
     run_state,
+    sent_keys_store,
 )
 from judging.services.keys import stored_key_grant
 
 log = logging.getLogger(__name__)
 
-# Calls rendered, or result lines settled, per database round trip.
+# Calls rendered per database round trip.
 CHUNK = 500
+# Result lines settled and stored per transaction: fewer, larger transactions (each
+# COPYs its rows through temporary tables), a few MB of lines in memory at most.
+STORE_CHUNK = 2_500
 # Kinds of a line's failure that a follow-up batch cannot fix.
 PERMANENT_ERRORS = frozenset(
     {"refused", "auth", "not_found", "echoed_credentials", "batch_rejected"}
@@ -103,10 +107,14 @@ def batch_settings(config) -> dict:
     """What a batch run freezes in its snapshot (``snapshot["batch"]``), and its
     driver uses, whatever changes later: the limits of one input file
     (`JUDGE_BATCH_MAX_LINES`, `JUDGE_BATCH_MAX_BYTES`; OpenAI's by default), the
-    config version's retry limit of failed lines, and the poll backoff
+    lines of the batches the driver makes (`JUDGE_BATCH_LINES`, at most the limit:
+    several batches in flight at once, each stored as it completes), the config
+    version's retry limit of failed lines, and the poll backoff
     (`JUDGE_BATCH_POLL_MIN_SECONDS` growing to `JUDGE_BATCH_POLL_MAX_SECONDS`)."""
+    max_lines = int(settings.JUDGE_BATCH_MAX_LINES)
     return {
-        "max_lines": int(settings.JUDGE_BATCH_MAX_LINES),
+        "max_lines": max_lines,
+        "lines": max(1, min(int(settings.JUDGE_BATCH_LINES), max_lines)),
         "max_bytes": int(settings.JUDGE_BATCH_MAX_BYTES),
         "max_retries": int(config.batch_max_retries),
         "poll_min_seconds": float(settings.JUDGE_BATCH_POLL_MIN_SECONDS),
@@ -274,6 +282,10 @@ class BatchDriver:
             )
             for batch in open_batches:
                 self._advance(client, batch)
+                if batch.state not in JudgeBatch.OPEN_STATES:
+                    # Stored: the provider gets the next batch before another
+                    # completed one is stored, so it is never left idle.
+                    self._start_batches(client)
             if self._start_batches(client):
                 continue
             if not JudgeBatch.objects.filter(
@@ -319,7 +331,8 @@ class BatchDriver:
             run = (
                 JudgeRun.objects.select_for_update().only("budget").get(pk=self.run.pk)
             )
-            lines = budget_room(run, int(self.limits["max_lines"]), self.per_call)
+            size = self.limits.get("lines") or self.limits["max_lines"]
+            lines = budget_room(run, int(size), self.per_call)
             ids = list(
                 JudgeCall.objects.select_for_update(skip_locked=True)
                 .filter(run=self.run, status=JudgeCall.Status.PENDING)
@@ -405,6 +418,13 @@ class BatchDriver:
                 ],
             )
             done = []
+            sent_keys_store(
+                {
+                    ctx.call_id: ctx.cache_key
+                    for ctx, rec in zip(ctxs, recorders, strict=True)
+                    if rec.request is not None and ctx.cache_key
+                }
+            )
             for ctx, rec, result in zip(ctxs, recorders, results, strict=True):
                 if rec.request is None:  # settled without a call (the cache)
                     done.append(result)
@@ -419,7 +439,7 @@ class BatchDriver:
                 size += llm_batch.write_line(out, data)
                 lines += 1
             if done:
-                flush_results(self.run, done)
+                flush_results(self.run, done, bulk=True)
         if over:
             _release(over)
         return lines, size
@@ -508,7 +528,7 @@ class BatchDriver:
         no line answered; the batch is then completed (or cancelled, expired)."""
         for file_id in (batch.output_file_id, batch.error_file_id):
             if file_id:
-                for chunk in _chunks(client.lines(file_id), CHUNK):
+                for chunk in _chunks(client.lines(file_id), STORE_CHUNK):
                     self._settle_lines(client, batch, chunk)
         status = batch.provider_status
         unanswered = list(
@@ -578,7 +598,7 @@ class BatchDriver:
         if not live:
             return
         ctxs = load_contexts(
-            self.run, rows[live[0]][2], live, self.skills, self.template
+            self.run, rows[live[0]][2], live, self.skills, self.template, sent=True
         )
         replies = _replies(live)
         results = _settle_all(
@@ -600,8 +620,7 @@ class BatchDriver:
         good = [r for r in results if r.status == JudgeCall.Status.SUCCEEDED]
         bad = [r for r in results if r.status != JudgeCall.Status.SUCCEEDED]
         if good:
-            flush_results(self.run, good)
-            _mark_via_batch([r.call_id for r in good])
+            flush_results(self.run, good, bulk=True)
         if bad:
             self._fail_results(batch, bad)
 
@@ -644,8 +663,7 @@ class BatchDriver:
                     call_id__in=[r.call_id for r in final], kind=REASK
                 ).exclude(reply="").update(reply="")
         if final:
-            flush_results(self.run, final)
-            _mark_via_batch([r.call_id for r in final])
+            flush_results(self.run, final, bulk=True)
 
     def _fail_calls(
         self, batch: JudgeBatch, call_ids: list[int], kind: str, reason: str
@@ -833,12 +851,6 @@ def _failures_so_far(call_ids: list[int]) -> dict[int, int]:
         .annotate(n=Count("id"))
         .values_list("call_id", "n")
     )
-
-
-def _mark_via_batch(call_ids: list[int]) -> None:
-    """Mark results made through a batch (`JudgeCall.via_batch`); their cost was
-    stored at the batch discount (`CallResult.batch`, `judging.costs`)."""
-    JudgeCall.objects.filter(pk__in=call_ids).update(via_batch=True)
 
 
 def _cancel_note(batch: JudgeBatch, note: str) -> None:

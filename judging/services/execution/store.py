@@ -19,6 +19,7 @@ from django.db import connection, transaction
 from django.db.models import Count
 from django.urls import reverse
 from django.utils import timezone
+from psycopg.types.json import Jsonb
 
 from annotation.models import Skill
 from flaskapp import limits
@@ -102,14 +103,37 @@ def _cache_key(
     )
 
 
-def load_contexts(
-    run: JudgeRun, token: str, ids: list[int], all_skills: list[Skill], template
+def load_contexts(  # noqa: PLR0913 - the claim's parts, as `Claim` takes them
+    run: JudgeRun,
+    token: str,
+    ids: list[int],
+    all_skills: list[Skill],
+    template,
+    *,
+    sent: bool = False,
 ) -> list[CallContext]:
     """Render the prompt of every claimed call (a fixed number of queries per batch):
-    the run's kind does it (`TaskKind.load_contexts`)."""
+    the run's kind does it (`TaskKind.load_contexts`). `sent`: only the answers of
+    calls sent already are to be read (`Claim.sent`: a call whose key was stored
+    by `sent_keys_store` need not be rendered again)."""
     return kinds.get(run.kind).load_contexts(
-        Claim(run, token, ids, all_skills, template, _cache_key)
+        Claim(run, token, ids, all_skills, template, _cache_key, sent=sent)
     )
+
+
+def sent_keys_store(keys: dict[int, str]) -> None:
+    """Store the cache key of each call about to be sent in a batch (call id -> key,
+    as `JudgeCall.prompt_hash`, which its result writes again), so that reading
+    its answer need not render it again (`load_contexts(sent=True)`). PostgreSQL
+    only (one statement); elsewhere the answer's reader renders."""
+    if not keys or connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE judging_judgecall AS c SET prompt_hash = v.key "
+            "FROM unnest(%s::bigint[], %s::text[]) AS v(id, key) WHERE c.id = v.id",
+            [list(keys), list(keys.values())],
+        )
 
 
 def cached_entries(workspace_id: int, keys: list[str]) -> dict[str, JudgeCache]:
@@ -124,13 +148,22 @@ def cached_entries(workspace_id: int, keys: list[str]) -> dict[str, JudgeCache]:
     }
 
 
-def flush_results(run: JudgeRun, results: list[CallResult]) -> None:
+def flush_results(
+    run: JudgeRun, results: list[CallResult], *, bulk: bool = False
+) -> None:
     """Write finished calls (only under their current claim), their scores and new cache
-    entries, in one transaction; refresh the run's heartbeat."""
+    entries, in one transaction; refresh the run's heartbeat. A result made through a
+    batch (`CallResult.batch`) is marked `via_batch`.
+
+    `bulk` (the Batch API's store of thousands of result lines): on PostgreSQL the
+    rows go through COPY (`_copy_update_calls`, `_copy_insert`) instead of one
+    statement of parameters each, with the same effect: a row already stored (the
+    unique constraints of scores and cache entries) is kept, never doubled."""
     if not results:
         return
     prices = costs.Prices.from_snapshot(run.settings_snapshot)
     now = timezone.now()
+    copy = bulk and connection.vendor == "postgresql"
     with transaction.atomic():
         owned = set(
             JudgeCall.objects.select_for_update()
@@ -140,7 +173,9 @@ def flush_results(run: JudgeRun, results: list[CallResult]) -> None:
             .values_list("pk", "claim_token")
         )
         kept = [r for r in results if (r.call_id, r.token) in owned]
-        if kept and connection.vendor == "postgresql":
+        if kept and copy:
+            _copy_update_calls(kept, prices, now)
+        elif kept and connection.vendor == "postgresql":
             _update_calls_pg(kept, prices, now)
         else:
             for r in kept:
@@ -166,10 +201,12 @@ def flush_results(run: JudgeRun, results: list[CallResult]) -> None:
                     claim_token="",
                     driver_token="",
                     lease_until=None,
+                    **({"via_batch": True} if r.batch else {}),
                 )
-        _write_result_rows(run, kept)
+        _write_result_rows(run, kept, copy=copy)
         _note_missing_logprobs(run, kept)
-        JudgeCache.objects.bulk_create(
+        _insert_ignoring_conflicts(
+            JudgeCache,
             [
                 JudgeCache(
                     workspace_id=run.workspace_id,
@@ -183,7 +220,7 @@ def flush_results(run: JudgeRun, results: list[CallResult]) -> None:
                 and not r.cached
                 and r.cache_key
             ],
-            ignore_conflicts=True,
+            copy=copy,
         )
         JudgeRun.objects.filter(pk=run.pk).update(heartbeat_at=now)
     if len(kept) < len(results):
@@ -203,7 +240,7 @@ def _note_missing_logprobs(run: JudgeRun, kept: list[CallResult]) -> None:
         )
 
 
-def _write_result_rows(run: JudgeRun, kept: list[CallResult]) -> None:
+def _write_result_rows(run: JudgeRun, kept: list[CallResult], *, copy: bool) -> None:
     """The rows the kind writes for the succeeded results (`TaskKind.result_rows`),
     by model; each is unique per call target, so a result stored twice is one row."""
     succeeded = [r for r in kept if r.status == JudgeCall.Status.SUCCEEDED]
@@ -213,7 +250,52 @@ def _write_result_rows(run: JudgeRun, kept: list[CallResult]) -> None:
     for row in kinds.get(run.kind).result_rows(run, succeeded):
         by_model.setdefault(type(row), []).append(row)
     for model, rows in by_model.items():
+        _insert_ignoring_conflicts(model, rows, copy=copy)
+
+
+def _insert_ignoring_conflicts(model, rows: list, *, copy: bool) -> None:
+    """Insert `rows` (unsaved instances of `model`, whose primary key the database
+    assigns); a row that breaks a unique constraint is skipped (it is stored already).
+    `copy` (PostgreSQL): COPY into a temporary table, then one INSERT ... SELECT ...
+    ON CONFLICT DO NOTHING; else `bulk_create(ignore_conflicts=True)`."""
+    if not rows:
+        return
+    if not copy:
         model.objects.bulk_create(rows, ignore_conflicts=True)
+        return
+    fields = [f for f in model._meta.concrete_fields if not f.primary_key]
+    stamped = [
+        f
+        for f in fields
+        if getattr(f, "auto_now_add", False) or getattr(f, "auto_now", False)
+    ]
+    for row in rows:
+        for f in stamped:  # what save() would fill in
+            f.pre_save(row, add=True)
+    # psycopg adapts every stored value as it is but JSON's (Django's own
+    # get_db_prep_save per value costs more than the COPY itself).
+    names = [f.attname for f in fields]
+    json_at = [i for i, f in enumerate(fields) if f.get_internal_type() == "JSONField"]
+    columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+    table = connection.ops.quote_name(model._meta.db_table)
+    temp = connection.ops.quote_name(f"copy_{model._meta.db_table}")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"CREATE TEMPORARY TABLE {temp} ON COMMIT DROP AS "
+            f"SELECT {columns} FROM {table} WITH NO DATA"
+        )
+        with cursor.cursor.copy(f"COPY {temp} ({columns}) FROM STDIN") as out:
+            for row in rows:
+                values = [getattr(row, name) for name in names]
+                for i in json_at:
+                    if values[i] is not None:
+                        values[i] = Jsonb(values[i])
+                out.write_row(values)
+        cursor.execute(
+            f"INSERT INTO {table} ({columns}) SELECT {columns} FROM {temp} "
+            "ON CONFLICT DO NOTHING"
+        )
+        cursor.execute(f"DROP TABLE {temp}")
 
 
 def _cost(r: CallResult, prices: costs.Prices) -> Decimal:
@@ -236,6 +318,68 @@ def renew_leases(call_ids: list[int], lease: float) -> None:
         ).update(lease_until=timezone.now() + timedelta(seconds=lease))
 
 
+# The columns a finished call's row takes from its result (`_copy_update_calls`).
+_RESULT_COLUMNS = (
+    "id, status, raw_output, parsed, error, error_kind, attempts, parse_failures, "
+    "input_tokens, output_tokens, cost, latency_ms, cached, prompt_hash, "
+    "reply_model, system_fingerprint, cached_input_tokens, reasoning_tokens, via_batch"
+)
+
+
+def _copy_update_calls(results: list[CallResult], prices: costs.Prices, now) -> None:
+    """`_update_calls_pg` through COPY: the results into a temporary table, then one
+    UPDATE ... FROM it (no statement of thousands of parameters to build)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "CREATE TEMPORARY TABLE copy_call_results ON COMMIT DROP AS "
+            f"SELECT {_RESULT_COLUMNS} FROM judging_judgecall WITH NO DATA"
+        )
+        with cursor.cursor.copy(
+            f"COPY copy_call_results ({_RESULT_COLUMNS}) FROM STDIN"
+        ) as out:
+            for r in results:
+                out.write_row(
+                    (
+                        r.call_id,
+                        r.status,
+                        r.raw_output,
+                        Jsonb(r.parsed) if r.parsed is not None else None,
+                        r.error[: limits.CALL_ERROR],
+                        r.error_kind,
+                        r.attempts,
+                        r.parse_failures,
+                        r.input_tokens,
+                        r.output_tokens,
+                        _cost(r, prices),
+                        r.latency_ms,
+                        r.cached,
+                        r.prompt_hash,
+                        r.reply_model,
+                        r.system_fingerprint,
+                        r.cached_input_tokens,
+                        r.reasoning_tokens,
+                        r.batch,
+                    )
+                )
+        cursor.execute(
+            "UPDATE judging_judgecall AS c SET status = v.status, "
+            "raw_output = v.raw_output, parsed = v.parsed, error = v.error, "
+            "error_kind = v.error_kind, attempts = v.attempts, "
+            "parse_failures = v.parse_failures, input_tokens = v.input_tokens, "
+            "output_tokens = v.output_tokens, cost = v.cost, "
+            "latency_ms = v.latency_ms, cached = v.cached, "
+            "prompt_hash = v.prompt_hash, reply_model = v.reply_model, "
+            "system_fingerprint = v.system_fingerprint, "
+            "cached_input_tokens = v.cached_input_tokens, "
+            "reasoning_tokens = v.reasoning_tokens, "
+            "via_batch = c.via_batch OR v.via_batch, finished_at = %s, "
+            "claim_token = '', driver_token = '', lease_until = NULL "
+            "FROM copy_call_results AS v WHERE c.id = v.id",
+            [now],
+        )
+        cursor.execute("DROP TABLE copy_call_results")
+
+
 def _update_calls_pg(results: list[CallResult], prices: costs.Prices, now) -> None:
     """One UPDATE ... FROM (VALUES ...) for a whole batch of finished calls."""
     rows = []
@@ -244,7 +388,8 @@ def _update_calls_pg(results: list[CallResult], prices: costs.Prices, now) -> No
         cost = _cost(r, prices)
         rows.append(
             "(%s::bigint, %s, %s, %s::jsonb, %s, %s, %s::int, %s::int, %s::int, "
-            "%s::int, %s::numeric, %s::int, %s::boolean, %s, %s, %s, %s::int, %s::int)"
+            "%s::int, %s::numeric, %s::int, %s::boolean, %s, %s, %s, %s::int, %s::int, "
+            "%s::boolean)"
         )
         params += [
             r.call_id,
@@ -265,6 +410,7 @@ def _update_calls_pg(results: list[CallResult], prices: costs.Prices, now) -> No
             r.system_fingerprint,
             r.cached_input_tokens,
             r.reasoning_tokens,
+            r.batch,
         ]
     sql = (
         "UPDATE judging_judgecall AS c SET status = v.status, raw_output = v.raw, "
@@ -273,12 +419,12 @@ def _update_calls_pg(results: list[CallResult], prices: costs.Prices, now) -> No
         "cost = v.cost, latency_ms = v.lat, cached = v.cached, prompt_hash = v.ph, "
         "reply_model = v.rmodel, system_fingerprint = v.fp, "
         "cached_input_tokens = v.citok, reasoning_tokens = v.rtok, "
-        "finished_at = %s, "
+        "via_batch = c.via_batch OR v.vb, finished_at = %s, "
         "claim_token = '', driver_token = '', lease_until = NULL "
         "FROM (VALUES "
         + ", ".join(rows)
         + ") AS v(id, status, raw, parsed, error, kind, "
-        "attempts, pf, itok, otok, cost, lat, cached, ph, rmodel, fp, citok, rtok) "
+        "attempts, pf, itok, otok, cost, lat, cached, ph, rmodel, fp, citok, rtok, vb) "
         "WHERE c.id = v.id"
     )
     with connection.cursor() as cursor:
