@@ -27,26 +27,8 @@ from analysis.views import (
 app_name = "analysis"
 
 urlpatterns = [
-    # The navigation's entries for the per-dataset and per-campaign result pages.
-    path(
-        "leaderboard/",
-        choose.results_choose,
-        {"page": "leaderboards"},
-        name="leaderboard-choose",
-    ),
-    path(
-        "estimates/",
-        choose.results_choose,
-        {"page": "estimates"},
-        name="estimates-choose",
-    ),
-    path("report/", choose.results_choose, {"page": "report"}, name="report-choose"),
-    path(
-        "reliability/",
-        choose.results_choose,
-        {"page": "reliability"},
-        name="reliability-choose",
-    ),
+    # The navigation's "Results": every per-dataset and per-campaign result page.
+    path("results/", choose.results_home, name="results"),
     path(
         "campaigns/sampling/new/",
         sampling.sampling_campaign_new,

@@ -1,7 +1,8 @@
-"""The navigation's result pages that belong to one dataset or one campaign
-(leaderboards, estimates, reports, rater reliability): each has a top-level page that
-lists the workspace's datasets or campaigns with a link to that page of each, so the
-navigation can name it (issue 37, defect 15). Researchers."""
+"""The navigation's "Results" (issue 37, defect 15): the result pages that belong to
+one dataset or one campaign (leaderboards, estimates, reports, rater reliability,
+adjudication) on one page that lists the workspace's datasets and campaigns with a
+link to each page of each, so that one entry of the navigation reaches them all
+(an admin's navigation stays one row on a wide screen). Researchers."""
 
 from __future__ import annotations
 
@@ -74,26 +75,24 @@ CHOOSERS = {
 
 @login_required
 @require_GET
-def results_choose(request: HttpRequest, page: str) -> HttpResponse:
-    """The datasets (or pointwise campaigns) of the current workspace, each with
-    links to the `page`'s page of it (`CHOOSERS`)."""
+def results_home(request: HttpRequest) -> HttpResponse:
+    """The navigation's "Results": per section of `CHOOSERS`, the current workspace's
+    datasets (or pointwise campaigns) with links to that page of each; and the
+    adjudication queues."""
     roles.require_researcher(request.user)
-    chooser = CHOOSERS[page]
     workspace = current_workspace(request)
-    if chooser.of == "dataset":
-        objects = annotation_selectors.dataset_list_for_user(
+    datasets = annotation_selectors.dataset_list_for_user(
+        user=request.user, workspace=workspace
+    ).order_by("name")
+    campaigns = (
+        annotation_selectors.campaign_list_for_user(
             user=request.user, workspace=workspace
-        ).order_by("name")
-    else:
-        objects = (
-            annotation_selectors.campaign_list_for_user(
-                user=request.user, workspace=workspace
-            )
-            .filter(kind=Campaign.Kind.POINTWISE)
-            .select_related("dataset")
         )
-    return render(
-        request,
-        "analysis/results_choose.html",
-        {"chooser": chooser, "objects": objects, "page_key": page},
+        .filter(kind=Campaign.Kind.POINTWISE)
+        .select_related("dataset")
     )
+    sections = [
+        (key, chooser, datasets if chooser.of == "dataset" else campaigns)
+        for key, chooser in CHOOSERS.items()
+    ]
+    return render(request, "analysis/results_home.html", {"sections": sections})

@@ -191,6 +191,8 @@ class AdjudicationQueue:
     settled_count: int  # responses whose every disputed criterion is settled
     criteria_open: int
     criteria_settled: int
+    # The first response (by id) with an unsettled dispute: "Start settling" opens it.
+    first_open: int | None = None
 
 
 def adjudication_queue(
@@ -236,6 +238,7 @@ def adjudication_queue(
         settled_count=len(settled_ids),
         criteria_open=sum(1 for k in disputed if k not in settled),
         criteria_settled=len(settled),
+        first_open=min(open_ids) if open_ids else None,
     )
 
 

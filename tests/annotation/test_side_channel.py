@@ -48,7 +48,8 @@ def rater_numbers(api, web, campaign) -> dict[str, object]:
     out["home.skipped"] = (
         int(m.group(1)) if (m := re.search(r"you skipped (\d+)", card)) else 0
     )
-    out["home.rated"] = int(re.search(r"(\d+) rated", card).group(1))
+    out["home.rated"] = int(re.search(r"(\d+) of \d+ done", card).group(1))
+    out["home.total"] = int(re.search(r"\d+ of (\d+) done", card).group(1))
     history = web.get(reverse("annotation:rate-history", args=[campaign.pk]))
     body = history.content.decode()
     subtitle = re.sub(r"<[^>]+>", " ", _section(body, 'class="subtitle"', "</p>"))
