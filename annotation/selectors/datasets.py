@@ -435,15 +435,26 @@ def dataset_work(*, dataset: Dataset) -> dict:
     """The dataset's campaigns and judge runs for its page, newest first, at most
     DATASET_WORK_SHOWN of each, with their totals: {"campaigns", "campaign_count",
     "runs", "run_count"}. The runs are read through the reverse relation, so
-    annotation imports nothing of judging. Four queries; read only; the caller has
-    checked the dataset's permission."""
-    campaigns = dataset.campaigns.order_by("-created_at", "-pk")
-    runs = dataset.judge_runs.select_related("config").order_by("-created_at", "-pk")
+    annotation imports nothing of judging. Two queries (a count only past the
+    limit); read only; the caller has checked the dataset's permission."""
+
+    def shown_and_count(qs) -> tuple[list, int]:
+        rows = list(qs[: DATASET_WORK_SHOWN + 1])
+        if len(rows) <= DATASET_WORK_SHOWN:
+            return rows, len(rows)
+        return rows[:DATASET_WORK_SHOWN], qs.count()
+
+    campaigns, campaign_count = shown_and_count(
+        dataset.campaigns.order_by("-created_at", "-pk")
+    )
+    runs, run_count = shown_and_count(
+        dataset.judge_runs.select_related("config").order_by("-created_at", "-pk")
+    )
     return {
-        "campaigns": list(campaigns[:DATASET_WORK_SHOWN]),
-        "campaign_count": campaigns.count(),
-        "runs": list(runs[:DATASET_WORK_SHOWN]),
-        "run_count": runs.count(),
+        "campaigns": campaigns,
+        "campaign_count": campaign_count,
+        "runs": runs,
+        "run_count": run_count,
     }
 
 

@@ -201,7 +201,8 @@ def test_create_refuses_bad_input_naming_the_field(
     )
     assert response.status_code == 400
     text = response.content.decode()
-    assert f"field `{field}`" in text and words in text
+    assert f'data-field="{field}"' in text and words in text
+    assert "field `" not in text  # issue 37, defect 11: a plain sentence on forms
     assert password not in text or not password
     assert User.objects.count() == before
 
@@ -234,7 +235,7 @@ def test_reset_refuses_an_account_with_more_power(client_for, researcher, admin_
     url = reverse("annotation:rater-password", args=[admin_user.pk])
     response = client_for(researcher).post(url)
     assert response.status_code == 400
-    assert "field `rater`" in response.content.decode()
+    assert 'data-field="rater"' in response.content.decode()
     admin_user.refresh_from_db()
     assert admin_user.check_password("pw-123456")
 
@@ -288,7 +289,7 @@ def test_add_to_campaign_refuses_a_missing_campaign_naming_the_field(
     url = reverse("annotation:rater-campaign-add", args=[rater.pk])
     response = client_for(researcher).post(url, {"campaign": value})
     assert response.status_code == 400
-    assert "field `campaign`" in response.content.decode()
+    assert 'data-field="campaign"' in response.content.decode()
 
 
 def test_add_to_a_closed_campaign_is_refused(

@@ -1,5 +1,5 @@
 """Issue 37's defects of the rater's and the researcher's pages, checked in Chromium;
-each test fails if its defect comes back (defects 12 and 13)."""
+each test fails if its defect comes back (defects 9, 12 and 13)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from django.contrib.auth.models import Group
 from playwright.sync_api import expect
 
 from flaskapp import roles
+from tests.analysis.agreement_data import make_agreement_setup
 from tests.browser.conftest import SKILLS, login, shot, sky_rating_campaign
 from tests.factories import UserFactory
 
@@ -69,3 +70,35 @@ def test_raters_page_campaign_select_is_readable_and_synthetic_accounts_are_not_
         expect(row).to_contain_text("synthetic")
         expect(row).not_to_contain_text("also researcher or admin")
         shot(page, f"issue37-raters-{width}")
+
+
+def test_experiment_form_shows_only_the_chosen_datasets_runs(page, live_server):
+    # Defect 9: every run of every dataset was offered under one list.
+    researcher = UserFactory(username="browser-researcher", role="researcher")
+    judge = {(i, "alpha", "readability"): 3 for i in range(2)}
+    human = {(i, "alpha", "readability"): [3, 4] for i in range(2)}
+    first, second = (
+        make_agreement_setup(
+            researcher,
+            human=human,
+            judges=[judge],
+            n_instructions=2,
+            n_raters=2,
+            name=name,
+        )  # fmt: skip
+        for name in ("exp-browser-a", "exp-browser-b")
+    )
+    login(page, live_server, researcher)
+    for width in (1440, 800):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(f"{live_server.url}/experiments/")
+        page.wait_for_load_state("load")
+        for shown, hidden in ((first, second), (second, first)):
+            page.get_by_label("Dataset").select_option(label=shown.dataset.name)
+            box = page.locator("#experiment-runs")
+            expect(box.locator(f'[data-group="{shown.dataset.pk}"]')).to_be_visible()
+            expect(box.locator(f'[data-group="{hidden.dataset.pk}"]')).to_be_hidden()
+            expect(
+                box.get_by_role("checkbox", name=f"(#{shown.runs[0].pk})")
+            ).to_be_visible()
+        shot(page, f"issue37-experiment-form-{width}")
