@@ -135,8 +135,19 @@ def _is_flame(text: str) -> bool:
     return text.startswith("INSTRUCTIONS:\n")
 
 
+def _scored_keys(text: str) -> list[str]:
+    """The skills a pointwise prompt asks to score: its "Skills to score:" line (the
+    cache-friendly layout, whose rubric shows every skill), else every "Skill key:"."""
+    m = re.search(
+        r"^" + re.escape(prompts.SKILLS_TO_SCORE_LINE) + r"(.+)$", text, re.MULTILINE
+    )
+    if m:
+        return [k.strip() for k in m.group(1).split(",") if k.strip()]
+    return _keys(text, "Skill key")
+
+
 def _pointwise_reply(body, text, schema, config, malformed, out_of_scale=False) -> str:
-    keys = list(schema.get("properties", {})) if schema else _keys(text, "Skill key")
+    keys = list(schema.get("properties", {})) if schema else _scored_keys(text)
     allowed = (
         {k: _schema_values(schema, k) for k in keys}
         if schema
