@@ -14,12 +14,16 @@ $1.25 / $0.125 / $10 per million input / cached input / output tokens):
 
   1. old:  the config's `prompt_layout` "template" (the built-in template's order:
            the response, then how to reply), calls made one by one;
-  2. new:  `prompt_layout` "cache_friendly" (how to reply before the item, the
-           response last), through the Batch API (`judge_run_create(batch=True)`).
+  2. new:  `prompt_layout` "cache_friendly" (the judge's instructions, the WHOLE
+           rubric of the dataset and how to reply first, the same text for every
+           call; then which criteria this call scores, the request, the reference
+           and the response last), through the Batch API
+           (`judge_run_create(batch=True)`).
 
 It prints both runs' recorded costs (the sum of `JudgeCall.cost`, each priced by
 `judging.costs` from the usage the server reported), the cached share of input
-tokens, the ratio new / old (target <= 0.4) and whether every score is identical.
+tokens, the share of each run's cost that is output, the ratio new / old (target
+<= 0.4) and whether every score is identical.
 
 The Batch API path is built on another branch: when `judge_run_create` takes no
 `batch` option here, the new leg runs synchronously, the bench says so, and it also
@@ -27,7 +31,16 @@ prints that leg's cost re-priced from the same recorded usage at the batch disco
 (`costs.call_cost(batch=True)`), clearly marked as computed, not recorded.
 
 Runs are driven in this process (Celery tasks eager); `--limit` judges only the
-first N instructions (default: all 1,740; 15 models each).
+first N instructions (default: all 1,740; 15 models each). Each run's estimate
+(made before it started) is printed under its recorded figures, with the cached
+share it assumed.
+
+Last measured (2026-12-07, the whole release, 25,500 calls a run, a loaded 2-core
+machine): old $56.77 (19.4% of input cached: 15 answers to one long request share it;
+output 45.1% of the cost), cache-friendly $21.26 (87.9% cached; output 60.3% of the
+cost), ratio 0.374, all 76,485 scores identical. The old run's figure moves by a
+few cents between runs: which calls a retry after a client timeout repeats changes
+what the server had cached.
 """
 
 from __future__ import annotations
@@ -160,12 +173,28 @@ def main() -> None:  # noqa: PLR0915 - one bench, read top to bottom
             return out
 
         a, b = figures(old), figures(new)
-        for name, f in (("old layout, sync", a), ("cache-friendly", b)):
+        for name, f, run in (("old layout, sync", a, old), ("cache-friendly", b, new)):
             share = 100 * f["cached"] / f["input"] if f["input"] else 0
+            # What the run's output tokens cost at its prices (the same rule).
+            output_cost = costs.call_cost(
+                prices=costs.Prices.from_snapshot(run.settings_snapshot),
+                input_tokens=0,
+                output_tokens=f["output"],
+                batch=bool(run.settings_snapshot.get("batch")),
+            )
+            out_share = 100 * output_cost / f["cost"] if f["cost"] else 0
             print(
                 f"{name:<18} recorded cost ${f['cost']:.4f}  input {f['input']:,} "
-                f"({share:.1f}% cached)  output {f['output']:,}  prompts of "
+                f"({share:.1f}% cached)  output {f['output']:,} "
+                f"({out_share:.1f}% of the cost)  prompts of "
                 f">= 1,024 tokens: {f['long']:,} of {f['calls']:,}"
+            )
+            estimate = run.estimate or {}
+            assumed = (estimate.get("assumes") or {}).get("cached_input_share", 0)
+            print(
+                f"{'':<18} estimated before the run ${float(estimate.get('cost', 0)):.4f}"
+                f"  input {estimate.get('input_tokens', 0):,} "
+                f"({100 * assumed:.1f}% assumed cached)"
             )
         ratio = b["cost"] / a["cost"] if a["cost"] else Decimal(0)
         if batch_path:
@@ -205,6 +234,14 @@ def main() -> None:  # noqa: PLR0915 - one bench, read top to bottom
 
         sa, sb = scores(old), scores(new)
         same = sa == sb
+        if not same:
+            differ = [k for k in sa.keys() | sb.keys() if sa.get(k) != sb.get(k)]
+            print(f"{len(differ):,} scores differ; for example:")
+            for r, s_, i in sorted(differ)[:5]:
+                print(
+                    f"  response {r} skill {s_} sample {i}: {sa.get((r, s_, i))} "
+                    f"then {sb.get((r, s_, i))}"
+                )
         print(
             f"scores: {len(sa):,} and {len(sb):,}; every score identical: "
             f"{'yes' if same else 'NO'}"

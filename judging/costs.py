@@ -18,6 +18,10 @@
 Prices come from a run's frozen settings (`Prices.from_snapshot`), so a run keeps
 the prices it was created with. Used by the result store (each call's recorded cost),
 by the spend caps and by `judging.services.estimates`.
+
+What a provider's prompt cache can serve (`cacheable_tokens`): OpenAI documents cache
+hits "for prompts of 1,024 tokens or more, in increments of 128 tokens" of a prefix
+seen before; the estimates assume that rule, and the fake server imitates it.
 """
 
 from __future__ import annotations
@@ -27,6 +31,18 @@ from decimal import Decimal
 
 PER_MILLION = Decimal(1_000_000)
 DEFAULT_BATCH_DISCOUNT_PERCENT = 50
+PROMPT_CACHE_MIN_TOKENS = 1024
+PROMPT_CACHE_STEP_TOKENS = 128
+
+
+def cacheable_tokens(prefix_tokens: int) -> int:
+    """How many tokens of a prefix of `prefix_tokens` that the provider has seen
+    before it serves from its cache: none under `PROMPT_CACHE_MIN_TOKENS`, else the
+    longest whole number of `PROMPT_CACHE_STEP_TOKENS` steps past it."""
+    if prefix_tokens < PROMPT_CACHE_MIN_TOKENS:
+        return 0
+    steps = (prefix_tokens - PROMPT_CACHE_MIN_TOKENS) // PROMPT_CACHE_STEP_TOKENS
+    return PROMPT_CACHE_MIN_TOKENS + steps * PROMPT_CACHE_STEP_TOKENS
 
 
 @dataclass(frozen=True)

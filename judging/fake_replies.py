@@ -92,6 +92,18 @@ def _between(text: str, start: str, end: str) -> str | None:
     return text[i:j] if j >= 0 else None
 
 
+def _answer_in(text: str, *, default: str) -> str:
+    """The answer under review in a prompt (FLASK's markers, else FLAMe's
+    "response:" field), even when it is empty; `default` when neither is there."""
+    for start, end in (
+        (prompts.ANSWER_START + "\n", "\n" + prompts.ANSWER_END),
+        ("\nresponse: ", "\n\nEVALUATION:"),
+    ):
+        if (found := _between(text, start, end)) is not None:
+            return found
+    return default
+
+
 def prompt_text(body: dict) -> str:
     """The contents of every message of a chat request `body`, joined by newlines:
     what the fake judge reads its task from (and counts its tokens by)."""
@@ -135,18 +147,25 @@ def _is_flame(text: str) -> bool:
     return text.startswith("INSTRUCTIONS:\n")
 
 
+def _scored_keys(text: str) -> list[str]:
+    """The skills a pointwise prompt asks to score: its "Skills to score:" line (the
+    cache-friendly layout, whose rubric shows every skill), else every "Skill key:"."""
+    m = re.search(
+        r"^" + re.escape(prompts.SKILLS_TO_SCORE_LINE) + r"(.+)$", text, re.MULTILINE
+    )
+    if m:
+        return [k.strip() for k in m.group(1).split(",") if k.strip()]
+    return _keys(text, "Skill key")
+
+
 def _pointwise_reply(body, text, schema, config, malformed, out_of_scale=False) -> str:
-    keys = list(schema.get("properties", {})) if schema else _keys(text, "Skill key")
+    keys = list(schema.get("properties", {})) if schema else _scored_keys(text)
     allowed = (
         {k: _schema_values(schema, k) for k in keys}
         if schema
         else _prompt_values(text, keys)
     )
-    response = (
-        _between(text, prompts.ANSWER_START + "\n", "\n" + prompts.ANSWER_END)
-        or _between(text, "\nresponse: ", "\n\nEVALUATION:")
-        or text
-    )
+    response = _answer_in(text, default=text)
     if malformed:
         keys = keys[:-1]  # a requested skill goes missing
     scores = {k: fake_score(response, k, config.length_bias, allowed[k]) for k in keys}
@@ -222,11 +241,7 @@ def _classification_reply(body, text, schema, config, malformed) -> str:
     if not labels:
         m = re.search(rf"^{prompts.LABELS_LINE}(.+)$", text, re.MULTILINE)
         labels = m.group(1).split(prompts.LABELS_SEPARATOR) if m else ["yes", "no"]
-    response = (
-        _between(text, prompts.ANSWER_START + "\n", "\n" + prompts.ANSWER_END)
-        or _between(text, "\nresponse: ", "\n\nEVALUATION:")
-        or text
-    )
+    response = _answer_in(text, default=text)
     label = (
         config.classification_label
         or labels[int(_unit(response, "classification") * len(labels))]
@@ -244,11 +259,7 @@ def _classification_reply(body, text, schema, config, malformed) -> str:
 def _critique_reply(body, text, schema, config, malformed) -> str:
     if malformed:
         return "critique:"
-    response = (
-        _between(text, prompts.ANSWER_START + "\n", "\n" + prompts.ANSWER_END)
-        or _between(text, "\nresponse: ", "\n\nEVALUATION:")
-        or ""
-    )
+    response = _answer_in(text, default="")
     critique = (
         f"The response has {len(response)} characters. Fake critique: it states "
         "its main point but gives no evidence for it."

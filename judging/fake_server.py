@@ -3,8 +3,9 @@
 A development and test tool, not a judge. It answers ``POST /v1/chat/completions`` in
 kind: it reads the task from the request (``response_format``'s schema when present,
 otherwise the machine-readable lines that `judging.prompts` writes: ``Task type:``,
-``Skill key:``, ``Scale:``, ``Labels:``, ``Domain:``) and replies with output that
-`judging.parsing` accepts. A pointwise reply gives each skill a value it allows: one
+``Skill key:``, ``Scale:``, ``Labels:``, ``Domain:``; a ``Skills to score:`` line, when
+present, names the skills to score among those the rubric shows) and replies with output
+that `judging.parsing` accepts. A pointwise reply gives each skill a value it allows: one
 of its schema enum's values when the request has a schema, else of the scale or
 labels its prompt block states (FLASK's 1-5 when it states none). Values are
 derived from a hash of (response text, skill key) plus a small,
@@ -18,7 +19,8 @@ them; without it none are returned. Prompts in the FLAMe layout are answered wit
 lines, as that layout asks; classification and critique prompts are answered too.
 
 Endpoints: ``POST /v1/chat/completions``, ``GET /v1/models``, ``GET /stats``,
-``GET /last_request``, ``POST /reset``, ``POST /script`` (force the next outcomes:
+``GET /last_request``, ``GET /requests`` (the bodies of the last
+`RECENT_REQUESTS` chat requests, oldest first), ``POST /reset``, ``POST /script`` (force the next outcomes:
 ``["rate_limit", "server_error", "timeout", "malformed", "out_of_scale", "garbage",
 "empty", "ok", 404, ...]``; "out_of_scale" answers a pointwise value the skill does
 not allow: one past its top point, or the label "undecided") and ``POST /config`` (change a setting of the running server).
@@ -76,6 +78,7 @@ OUTCOMES = (
     "garbage",
     "empty",
 )
+RECENT_REQUESTS = 1000  # chat request bodies kept for ``GET /requests``
 
 
 @dataclasses.dataclass
@@ -162,6 +165,8 @@ class _State:
         self.in_flight = 0
         self.max_in_flight = 0
         self.last_request: dict | None = None
+        # The bodies of the last `RECENT_REQUESTS` chat requests (``GET /requests``).
+        self.recent: deque = deque(maxlen=RECENT_REQUESTS)
         self.script: deque = deque()
         # Refused (400) request bodies, canonical JSON, and how many requests sent
         # one of them again unchanged: what a client that adapts must keep at 0.
@@ -338,6 +343,7 @@ async def _answer(request: web.Request, state: _State) -> web.Response:
             400, "'messages' and 'model' must not be empty.", "invalid_request_error"
         )
     state.last_request = body
+    state.recent.append(body)
     if (refused := _reasoning_refusal(body, config)) is not None:
         canonical = hashlib.sha256(
             json.dumps(body, sort_keys=True).encode()
@@ -417,6 +423,10 @@ async def last_request(request: web.Request) -> web.Response:
     return web.json_response({"body": request.app[STATE].last_request})
 
 
+async def recent_requests(request: web.Request) -> web.Response:
+    return web.json_response({"bodies": list(request.app[STATE].recent)})
+
+
 async def _json_or_empty(request: web.Request) -> dict:
     if not request.can_read_body:
         return {}
@@ -470,6 +480,7 @@ def make_app(config: FakeServerConfig | None = None) -> web.Application:
     app.router.add_get("/v1/models", list_models)
     app.router.add_get("/stats", stats)
     app.router.add_get("/last_request", last_request)
+    app.router.add_get("/requests", recent_requests)
     app.router.add_post("/reset", reset)
     app.router.add_post("/script", script)
     app.router.add_post("/config", update_config)

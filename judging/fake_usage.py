@@ -18,10 +18,11 @@ from __future__ import annotations
 import hashlib
 import json
 
+from judging.costs import PROMPT_CACHE_MIN_TOKENS, PROMPT_CACHE_STEP_TOKENS
 from judging.fake_replies import prompt_text
 
-CACHE_MIN_TOKENS = 1024
-CACHE_STEP_TOKENS = 128
+CACHE_MIN_TOKENS = PROMPT_CACHE_MIN_TOKENS
+CACHE_STEP_TOKENS = PROMPT_CACHE_STEP_TOKENS
 CHARS_PER_TOKEN = 4
 
 

@@ -173,8 +173,10 @@ class JudgeConfigForm(ProblemsFormMixin, forms.Form):
         choices=JudgeConfig.PromptLayout.choices,
         initial=JudgeConfig.PromptLayout.CACHE_FRIENDLY,
         label="Prompt layout",
-        help_text="Cache-friendly: the text every call shares first and the response "
-        "last, so a provider's prompt cache applies (scores are read the same way).",
+        help_text="Cache-friendly: every call starts with the same text (the judge's "
+        "instructions and the whole rubric), then says which criteria to score, and "
+        "shows the response last, so a provider's prompt cache applies (scores are "
+        "read the same way).",
     )
     max_concurrency = forms.IntegerField(
         initial=16,

@@ -115,12 +115,19 @@ class Selection:
 class Sizes:
     """What a run's calls would carry, for the one cost rule
     (`judging.services.estimates.estimate_from_sizes`): `input_chars` over all
-    `items`, sent once per sample; `output_tokens` per call (before `max_tokens`)."""
+    `items`, sent once per sample; `output_tokens` per call (before `max_tokens`);
+    `shared_chars`: of each call's input, the prefix every call of the run shares
+    (the cache-friendly layout's; 0: none), which a provider's prompt cache can
+    serve once a call of the same `prefix_groups` group has been made (a provider's
+    prefix includes the reply's schema, so calls with different schemas are
+    different groups)."""
 
     calls: int
     items: int
     input_chars: int
     output_tokens: int
+    shared_chars: int = 0
+    prefix_groups: int = 1
 
 
 # --- What the driver hands a kind -----------------------------------------------------------

@@ -48,6 +48,9 @@ SKILLS_PER_RESPONSE = 3
 RUBRIC_CHARS_PER_SKILL = 900
 OUTPUT_TOKENS_PER_SKILL = 90
 DEFAULT_TEMPLATE_CHARS = 1500  # a config without a template (the built-in prompt)
+# The cache-friendly layout's per-call part around the item (which criteria, the
+# reply's shape, headings): measured on FLASK's prompts, about 300 characters.
+ITEM_PART_CHARS = 300
 
 
 def response_chars(config: JudgeConfig, responses: QuerySet[Response]) -> int:
@@ -63,6 +66,55 @@ def response_chars(config: JudgeConfig, responses: QuerySet[Response]) -> int:
     if config.include_reference:
         chars += sums["reference_chars"] or 0
     return chars
+
+
+def shared_prefix_chars(config: JudgeConfig, responses: QuerySet[Response]) -> int:
+    """The characters every pointwise call of a run of `config` over `responses`
+    shares (`prompts.cache_friendly_prefix` over the dataset's whole rubric); 0 when
+    its prompts share no such prefix (a baseline, the template's order, FLAMe)."""
+    template = config.prompt
+    if (
+        config.is_baseline
+        or config.prompt_layout != JudgeConfig.PromptLayout.CACHE_FRIENDLY
+        or template_layout(template) == PromptTemplate.Layout.FLAME
+    ):
+        return 0
+    first = responses.select_related("instruction__dataset").first()
+    if first is None:
+        return 0
+    skills = Skill.objects.filter(rubric_id=first.instruction.dataset.rubric_id)
+    rubric = tuple(prompts.SkillSpec.from_model(s) for s in skills.order_by("position"))
+    if not rubric:
+        return 0
+    return len(
+        prompts.cache_friendly_prefix(
+            rubric,
+            system_text=(
+                template.system_text if template else prompts.BUILTIN_POINTWISE_SYSTEM
+            ),
+            user_text=template.user_text
+            if template
+            else prompts.BUILTIN_POINTWISE_USER,
+            output_mode=config.output_mode,
+        )
+    )
+
+
+def schema_groups(config: JudgeConfig, responses: QuerySet[Response]) -> int:
+    """How many different reply schemas the calls over `responses` send: one per
+    set of criteria scored under output mode "json_schema" (the schema lists them),
+    else 1."""
+    if config.output_mode != JudgeConfig.OutputMode.JSON_SCHEMA:
+        return 1
+    per_instruction: dict[int, list[int]] = {}
+    links = InstructionSkill.objects.filter(
+        instruction_id__in=responses.values("instruction_id")
+    ).order_by("instruction_id", "rank")
+    for instruction_id, skill_id in links.values_list("instruction_id", "skill_id"):
+        per_instruction.setdefault(instruction_id, []).append(skill_id)
+    sets = {tuple(ids) for ids in per_instruction.values()}
+    unlinked = responses.exclude(instruction_id__in=list(per_instruction)).exists()
+    return max(1, len(sets) + unlinked)
 
 
 def template_layout(template) -> str:
@@ -241,6 +293,17 @@ class ResponseKind(TaskKind):
         return None
 
 
+def whole_rubric(batch: ResponseBatch, skills) -> tuple[prompts.SkillSpec, ...]:
+    """Every criterion of the dataset's rubric in its order (`Claim.all_skills`),
+    what the cache-friendly layout shows every call; a scored skill the rubric does
+    not hold (an instruction linked elsewhere) is added at its end, so the prompt
+    always describes what it asks to score."""
+    rubric = [batch.specs[s.pk] for s in batch.claim.all_skills]
+    ids = {s.pk for s in batch.claim.all_skills}
+    rubric += [batch.specs[s.pk] for s in skills if s.pk not in ids]
+    return tuple(rubric)
+
+
 class PointwiseKind(ResponseKind):
     key = JudgeRun.Kind.POINTWISE.value
     label = JudgeRun.Kind.POINTWISE.label
@@ -265,23 +328,30 @@ class PointwiseKind(ResponseKind):
         return problems
 
     def sizes(self, *, config, selection: Selection, extra_chars: int = 0) -> Sizes:
-        """`extra_chars`: what the run's few-shot examples add to every prompt."""
+        """`extra_chars`: what the run's few-shot examples add to every prompt. In
+        the cache-friendly layout every prompt carries the shared prefix (the whole
+        rubric: `prompts.cache_friendly_prefix`, measured) and the call's own part;
+        in the template's order, the template and its criteria (estimated)."""
         responses = selection.items
         n = responses.count()
         chars = response_chars(config, responses)
-        template = (
-            len(config.prompt.user_text) + len(config.prompt.system_text)
-            if config.prompt
-            else DEFAULT_TEMPLATE_CHARS
-        )
-        chars += n * (
-            template + SKILLS_PER_RESPONSE * RUBRIC_CHARS_PER_SKILL + extra_chars
-        )
+        shared = shared_prefix_chars(config, responses)
+        if shared:
+            per_call = shared + ITEM_PART_CHARS
+        else:
+            per_call = (
+                len(config.prompt.user_text) + len(config.prompt.system_text)
+                if config.prompt
+                else DEFAULT_TEMPLATE_CHARS
+            ) + SKILLS_PER_RESPONSE * RUBRIC_CHARS_PER_SKILL
+        chars += n * (per_call + extra_chars)
         return Sizes(
             calls=n * config.samples,
             items=n,
             input_chars=chars,
             output_tokens=SKILLS_PER_RESPONSE * OUTPUT_TOKENS_PER_SKILL,
+            shared_chars=shared,
+            prefix_groups=schema_groups(config, responses) if shared else 1,
         )
 
     def template_problems(self, user_text: str) -> list[str]:
@@ -310,6 +380,7 @@ class PointwiseKind(ResponseKind):
             checklist=checklist,
             instance_rubric=instruction.instance_rubric or {},
             examples=batch.examples,
+            rubric=whole_rubric(batch, skills),
         )
         template = batch.claim.template
         if template_layout(template) == PromptTemplate.Layout.FLAME:

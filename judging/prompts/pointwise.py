@@ -100,6 +100,10 @@ class PointwiseInput:
     # Few-shot examples of the run (judging.prompts.examples); the block shows those
     # of this call's criteria.
     examples: tuple[FewShotExample, ...] = ()
+    # The whole rubric of the dataset in its fixed order (the cache-friendly layout
+    # shows all of it to every call; `skills` are those this call scores). Empty:
+    # `skills`.
+    rubric: tuple[SkillSpec, ...] = ()
 
 
 BUILTIN_POINTWISE_SYSTEM = (
@@ -134,7 +138,13 @@ REQUIRED_PLACEHOLDERS = (
     "rubric_block",
     "output_instructions",
 )
-_PLACEHOLDER_RE = re.compile(r"\{(" + "|".join(TEMPLATE_PLACEHOLDERS) + r")\}")
+# The cache-friendly layout's own slot (`cache_friendly_template` places it; a
+# template does not write it): which criteria this call scores.
+SKILLS_TO_SCORE = "skills_to_score"
+SKILLS_TO_SCORE_LINE = "Skills to score: "
+_PLACEHOLDER_RE = re.compile(
+    r"\{(" + "|".join((*TEMPLATE_PLACEHOLDERS, SKILLS_TO_SCORE)) + r")\}"
+)
 
 METACOGNITION_NOTE = (
     "Note: declining to answer, or saying how unsure one is, is the right behaviour "
@@ -296,20 +306,41 @@ def _split_checklist(
 
 
 def rubric_block(inp: PointwiseInput) -> str:
+    """The call's criteria, each with its checklist questions (the template layout)."""
     per_skill, _ = _split_checklist(inp)
-    parts = [f"### Rubric ({len(inp.skills)} skills)"]
-    for skill in inp.skills:
-        parts.append("\n".join(skill_lines(skill, per_skill[skill.key])))
+    return _rubric_text(inp.skills, per_skill)
+
+
+def whole_rubric_block(inp: PointwiseInput) -> str:
+    """Every criterion of the dataset's rubric (`inp.rubric`, else `inp.skills`), in
+    its order and without any item's checklist: the same text for every call of a
+    run (the cache-friendly layout's shared prefix)."""
+    return _rubric_text(inp.rubric or inp.skills, {})
+
+
+def _rubric_text(skills, per_skill: dict[str, list[str]]) -> str:
+    parts = [f"### Rubric ({len(skills)} skills)"]
+    for skill in skills:
+        parts.append("\n".join(skill_lines(skill, per_skill.get(skill.key, []))))
     return "\n\n".join(parts) + "\n\n"
 
 
-def checklist_block(inp: PointwiseInput) -> str:
-    _, general = _split_checklist(inp)
-    if not general:
-        return ""
-    lines = ["### General checklist (questions that concern the answer as a whole)"]
-    lines += [f"- {q}" for q in general]
-    return "\n".join(lines) + "\n\n"
+def checklist_block(inp: PointwiseInput, *, per_skill_too: bool = False) -> str:
+    """The general checklist questions; with `per_skill_too` (the cache-friendly
+    layout, whose rubric carries none) each scored skill's questions as well."""
+    per_skill, general = _split_checklist(inp)
+    parts = []
+    if per_skill_too:
+        for skill in inp.skills:
+            if questions := per_skill[skill.key]:
+                lines = [f"### Checklist for {skill.name} (skill key {skill.key})"]
+                lines += [f"- {q}" for q in questions]
+                parts.append("\n".join(lines) + "\n\n")
+    if general:
+        lines = ["### General checklist (questions that concern the answer as a whole)"]
+        lines += [f"- {q}" for q in general]
+        parts.append("\n".join(lines) + "\n\n")
+    return "".join(parts)
 
 
 def value_hint(scale: Scale) -> str:
@@ -370,6 +401,57 @@ def output_instructions(inp: PointwiseInput, output_mode: str) -> str:
     return "\n".join(lines)
 
 
+def shared_output_instructions(rubric, output_mode: str) -> str:
+    """How to reply, in the cache-friendly layout: the same text for every call of
+    a run (it names no criterion; `skills_to_score_block` says which ones and the
+    reply's shape). `rubric`: every criterion the prompt's rubric shows."""
+    if output_mode not in OUTPUT_MODES:
+        raise ValueError(
+            f"unknown output mode {output_mode!r}; use one of {OUTPUT_MODES}"
+        )
+    flask = all_flask(rubric)
+    values = '1 to 5, or "N/A"' if flask else "a value that skill allows, as shown"
+    lines = [
+        "### How to reply",
+        separate_skills(rubric),
+        "The rubric lists every skill of this dataset: judge only the skills listed "
+        'under "Skills to score" below, in that order.',
+    ]
+    if output_mode == "json_schema":
+        lines.append(
+            "Reply with a single JSON object and nothing else. It has one entry per "
+            "skill to score, under its skill key; each entry is an object holding "
+            '"feedback" (your reasoning about that skill) followed by "score" '
+            f'({values}). Its shape is shown under "Skills to score".'
+        )
+    else:
+        text_values = '(1 to 5, or "N/A")' if flask else "(a value that skill allows)"
+        lines.append(
+            "Write one short feedback paragraph per skill to score, in the order "
+            "listed, each starting with the skill's name. After all the feedback, "
+            "end your reply with one JSON object that maps the key of every skill to "
+            f'score to its score {text_values}, in the shape shown under "Skills '
+            'to score".'
+        )
+        lines.append(
+            "If you cannot write JSON, end instead with one line per skill in the "
+            f'form "Skill Name: {"score" if flask else "value"}".'
+        )
+    return "\n".join(lines)
+
+
+def skills_to_score_block(inp: PointwiseInput, output_mode: str) -> str:
+    """Which criteria this call scores (a machine-readable "Skills to score:" line
+    of their keys, in order) and the reply's shape for them, then the item's own
+    rubric when it has one: the cache-friendly layout's first per-item part."""
+    keys = ", ".join(s.key for s in inp.skills)
+    shape = _score_example(inp.skills, nested=output_mode == "json_schema")
+    return (
+        f"### Skills to score\n{SKILLS_TO_SCORE_LINE}{keys}\nShape of the reply: "
+        f"{shape}\n\n" + own.block(inp.instance_rubric)
+    )
+
+
 def render_pointwise(  # noqa: PLR0913 - keyword-only rendering options
     inp: PointwiseInput,
     *,
@@ -381,30 +463,66 @@ def render_pointwise(  # noqa: PLR0913 - keyword-only rendering options
 ) -> list[dict]:
     """Messages for one FLASK pointwise call (all of `inp.skills` in one request).
 
-    `cache_friendly`: the template in `cache_friendly_template`'s order (the judge's
-    instructions before the item, the response last), so that a provider's prefix
-    cache serves what calls share; the blocks' texts are the same."""
-    if cache_friendly:
-        user_text = cache_friendly_template(user_text)
+    `cache_friendly`: the template in `cache_friendly_template`'s order, so that a
+    provider's prefix cache serves what calls share. Its shared part (everything
+    before ``{skills_to_score}``) depends only on the run: the template's opening,
+    the WHOLE rubric of the dataset (`inp.rubric`, without checklists) and how to
+    reply (`shared_output_instructions`); then which criteria this call scores
+    (`skills_to_score_block`), the item's checklist (each scored skill's questions
+    too), examples, request and reference, and the response last. Template layout:
+    the template's order, the call's criteria only."""
     if not inp.skills:
         raise ValueError("a pointwise prompt needs at least one skill")
     values = {
         "instruction": inp.instruction,
         "response": inp.response,
         "reference_block": reference_block(inp.reference, include_reference),
-        "rubric_block": rubric_block(inp) + own.block(inp.instance_rubric),
-        "checklist_block": checklist_block(inp),
-        "output_instructions": output_instructions(inp, output_mode),
         "examples": examples_block(inp.examples, [s.key for s in inp.skills]),
     }
+    if cache_friendly:
+        values |= {
+            "rubric_block": whole_rubric_block(inp),
+            "checklist_block": checklist_block(inp, per_skill_too=True),
+            "output_instructions": shared_output_instructions(
+                inp.rubric or inp.skills, output_mode
+            ),
+            SKILLS_TO_SCORE: skills_to_score_block(inp, output_mode),
+        }
+    else:
+        values |= {
+            "rubric_block": rubric_block(inp) + own.block(inp.instance_rubric),
+            "checklist_block": checklist_block(inp),
+            "output_instructions": output_instructions(inp, output_mode),
+        }
     if values["examples"]:
         user_text = with_examples_slot(user_text)
+    if cache_friendly:
+        user_text = cache_friendly_template(user_text)
     return chat_messages(system_text, fill_template(user_text, values))
 
 
-# What differs from call to call (or from instruction to instruction), in a template.
+def cache_friendly_prefix(
+    rubric: tuple[SkillSpec, ...], *, system_text: str, user_text: str, output_mode: str
+) -> str:
+    """What every call of a run shares in the cache-friendly layout, as the
+    endpoint reads it (the messages' contents joined by a newline): the system text
+    and the user text up to ``{skills_to_score}``, filled as `render_pointwise`
+    fills it for a run whose rubric is `rubric`. Every such call's prompt starts
+    with it (a run with few-shot examples and a template whose ``{examples}`` slot
+    comes first aside); the estimates price it as cached input."""
+    head = cache_friendly_template(user_text).split("{" + SKILLS_TO_SCORE + "}")[0]
+    inp = PointwiseInput(instruction="", response="", reference=None, skills=rubric)
+    values = {
+        "rubric_block": whole_rubric_block(inp),
+        "output_instructions": shared_output_instructions(rubric, output_mode),
+    }
+    user = fill_template(head, values)
+    return f"{system_text}\n{user}" if system_text.strip() else user
+
+
+# What every call of a run shares, and what differs from call to call, in a template.
+_SHARED_PLACEHOLDERS = ("{rubric_block}", "{output_instructions}")
 _ITEM_PLACEHOLDERS = (
-    "{rubric_block}",
     "{checklist_block}",
     "{examples}",
     "{instruction}",
@@ -414,19 +532,28 @@ _ITEM_PLACEHOLDERS = (
 
 
 def cache_friendly_template(user_text: str) -> str:
-    """`user_text` with ``{output_instructions}`` (how to reply: the same for every
-    call with the same criteria) moved before the first placeholder of what varies
-    (`_ITEM_PLACEHOLDERS`: rubric, checklist, examples, request, reference,
-    response), followed by a blank line; the response then comes last. A template
-    whose instructions already come first, or that has none, is returned as is."""
-    tag = "{output_instructions}"
-    at = user_text.find(tag)
+    """`user_text` reordered so that what every call of a run shares comes first:
+    the text before the first placeholder of what varies (`_ITEM_PLACEHOLDERS`:
+    checklist, examples, request, reference, response), then ``{rubric_block}`` and
+    ``{output_instructions}`` (moved there, in that order, when the template has
+    them later), then ``{skills_to_score}`` and the rest in the template's order, so
+    the response stays last (a template with no item placeholder gets
+    ``{skills_to_score}`` at its end). The words of the template are all kept."""
     found = [i for i in (user_text.find(p) for p in _ITEM_PLACEHOLDERS) if i >= 0]
-    if at < 0 or not found or at < min(found):
-        return user_text
+    if not found:
+        return user_text.rstrip() + "\n\n{" + SKILLS_TO_SCORE + "}"
     first = min(found)
-    without = user_text[:at].rstrip() + user_text[at + len(tag) :].rstrip()
-    return without[:first] + tag + "\n\n" + without[first:]
+    head, tail = user_text[:first], user_text[first:]
+    moved = ""
+    for tag in _SHARED_PLACEHOLDERS:
+        at = tail.find(tag)
+        if at < 0:
+            continue
+        before, after = tail[:at].rstrip(), tail[at + len(tag) :].lstrip()
+        tail = before + ("\n\n" if before and after else "") + after
+        # The rubric block ends in a blank line; how to reply does not.
+        moved += tag + ("\n\n" if tag == "{output_instructions}" else "")
+    return head + moved + "{" + SKILLS_TO_SCORE + "}" + tail.rstrip()
 
 
 def score_schema(scale: Scale) -> dict:

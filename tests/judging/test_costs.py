@@ -6,6 +6,8 @@ Runs are driven in-process with eager Celery tasks (as in test_execution)."""
 from __future__ import annotations
 
 import asyncio
+import re
+from collections import Counter
 from decimal import Decimal
 from io import StringIO
 
@@ -16,8 +18,10 @@ from django.core.management.base import CommandError
 from django.db.models import Sum
 from django.urls import reverse
 
+from annotation.models import Skill
 from flaskapp.errors import DomainError
 from judging import costs, llm, prompts
+from judging.fake_replies import prompt_text
 from judging.fake_usage import PrefixCache
 from judging.models import JudgeCall, JudgeConfig, JudgeRun, JudgeScore
 from judging.services import budgets
@@ -206,10 +210,16 @@ def test_estimates_say_what_they_assume(
     fake_server,
     client_for,
 ):
-    config, user = make_config(fake_server(latency_ms=1), price_cached_input_per_m=0.1)
+    # The template's order: calls share no long prefix, so no cached input.
+    config, user = make_config(
+        fake_server(latency_ms=1),
+        price_cached_input_per_m=0.1,
+        prompt_layout="template",
+    )
     run = judge_run_create(config=config, dataset=long_dataset(1), user=user)
     assumes = run.estimate["assumes"]
     assert assumes["cached_input_share"] == 0.0 and assumes["batch"] is False
+    assert run.estimate["cached_input_tokens"] == 0
     assert "no cached input" in assumes["text"]
     assert "no batch discount" in assumes["text"]
     page = client_for(user).get(reverse("judging:run-detail", args=[run.pk]))
@@ -218,32 +228,195 @@ def test_estimates_say_what_they_assume(
 
 # --- the cache-friendly layout -------------------------------------------------------
 
+FLASK_KEYS = (
+    ("logical_correctness", "factuality", "comprehension"),
+    ("readability", "conciseness", "insightfulness"),
+    ("harmlessness", "completeness", "metacognition"),
+)
 
-def test_cache_friendly_layout_puts_the_response_last_and_keeps_every_score(
+
+def mixed_criteria_dataset():
+    """Instructions scored on different criteria of the FLASK rubric, one with
+    checklist questions and its own rubric, each answered by two models."""
+    dataset = DatasetFactory()
+    for n, keys in enumerate(FLASK_KEYS):
+        instruction = InstructionFactory(
+            dataset=dataset,
+            skill_keys=list(keys),
+            reference_answer=f"Reference {n}.",
+            checklist=(
+                [
+                    {"skill": keys[0], "question": "Is every step justified?"},
+                    {"question": "Does it answer what was asked?"},
+                ]
+                if n == 0
+                else []
+            ),
+            instance_rubric=(
+                {"criteria": "Names the capital.", "scores": {"1": "no", "5": "yes"}}
+                if n == 1
+                else {}
+            ),
+        )
+        for model in ("m-a", "m-b"):
+            ResponseFactory(
+                instruction=instruction,
+                model_name=model,
+                text=f"{model} answers request {n} " + "in some detail " * (5 + n),
+            )
+    return dataset
+
+
+def sent_prompts(base) -> list[str]:
+    root = base.removesuffix("/v1")
+    bodies = httpx.get(root + "/requests").json()["bodies"]
+    return [prompt_text(body) for body in bodies]
+
+
+@pytest.mark.parametrize("mode", JudgeConfig.OutputMode.values)
+def test_cache_friendly_prompts_share_one_prefix_whatever_the_criteria(
+    eager_tasks,  # noqa: F811
+    fake_server,
+    client_for,
+    mode,
+):
+    base = fake_server(latency_ms=1, prefix_cache=True)
+    dataset = mixed_criteria_dataset()
+    config, user = make_config(
+        base,
+        prompt_layout="cache_friendly",
+        output_mode=mode,
+        price_input_per_m=1,
+        price_cached_input_per_m=Decimal("0.1"),
+        price_output_per_m=10,
+    )
+    run = judge_run_create(config=config, dataset=dataset, user=user)
+    judge_run_start(run=run, user=user)
+    run.refresh_from_db()
+    assert run.status == JudgeRun.Status.COMPLETED
+    sent = sent_prompts(base)
+    assert len(sent) == 6
+    rubric = tuple(
+        prompts.SkillSpec.from_model(s)
+        for s in Skill.objects.filter(rubric_id=dataset.rubric_id).order_by("position")
+    )
+    prefix = prompts.cache_friendly_prefix(
+        rubric,
+        system_text=config.prompt.system_text,
+        user_text=config.prompt.user_text,
+        output_mode=mode,
+    )
+    # The whole FLASK rubric: every call's prefix is one text, long enough to cache.
+    assert all(s.key in prefix for s in rubric) and len(prefix) // 4 >= 1024
+    for text in sent:
+        assert text.startswith(prefix)
+        # After it, the call's own part says which criteria to score; the response
+        # is the last thing shown.
+        own = text[len(prefix) :]
+        assert own.startswith("### Skills to score\n")
+        assert text.rstrip().endswith(prompts.ANSWER_END)
+    asked = {
+        line.removeprefix(prompts.SKILLS_TO_SCORE_LINE)
+        for text in sent
+        for line in text.splitlines()
+        if line.startswith(prompts.SKILLS_TO_SCORE_LINE)
+    }
+    assert asked == {", ".join(keys) for keys in FLASK_KEYS}
+    checklist = next(t for t in sent if "Is every step justified?" in t)
+    assert checklist.index("Is every step justified?") > len(prefix)
+    own_rubric = next(t for t in sent if "Names the capital." in t)
+    assert own_rubric.index("Names the capital.") > len(prefix)
+    # Each criterion scored on what the call asked, nothing else.
+    scored = Counter(
+        (s.response.instruction_id, s.skill.key)
+        for s in JudgeScore.objects.filter(run=run).select_related("response", "skill")
+    )
+    assert sum(scored.values()) == 18 and set(scored.values()) == {2}
+    # Costs from the cached tokens the server reported: every call after the first
+    # has at least the prefix's cacheable tokens cached, and is priced by the rule.
+    calls = list(JudgeCall.objects.filter(run=run))
+    least = costs.cacheable_tokens(len(prefix) // 4)
+    # Only the first call paid it all; under a schema, which is part of the prefix
+    # and lists the criteria, the first call of each set of criteria.
+    firsts = 3 if mode == "json_schema" else 1
+    cached = sorted(c.cached_input_tokens for c in calls)
+    assert cached[:firsts] == [0] * firsts and cached[firsts] >= least
+    for call in calls:
+        expected = (
+            Decimal(call.input_tokens - call.cached_input_tokens)
+            + Decimal(call.cached_input_tokens) * Decimal("0.1")
+            + Decimal(call.output_tokens) * 10
+        ) / 10**6
+        assert call.cost == expected.quantize(Decimal("0.000001"))
+    # The estimate assumed exactly that prefix cached after the first call, and
+    # said so.
+    assert run.estimate["cached_input_tokens"] == least * (len(calls) - firsts)
+    assumes = run.estimate["assumes"]
+    assert assumes["shared_prefix_tokens"] == len(prefix) // 4
+    assert assumes["cached_input_share"] == round(
+        run.estimate["cached_input_tokens"] / run.estimate["input_tokens"], 3
+    )
+    assert assumes["cached_input_share"] > 0.3
+    assert "prompt cache on every call after the first" in assumes["text"]
+    # The run page's cost panel: the share the provider served, and the assumed one.
+    page = client_for(user).get(reverse("judging:run-detail", args=[run.pk]))
+    body = page.content.decode()
+    input_tokens = sum(c.input_tokens for c in calls)
+    share = round(100 * sum(cached) / input_tokens)
+    assert f'<span id="run-cached-share">{share}% of input cached</span>' in body
+    assumed = round(100 * assumes["cached_input_share"])
+    assert f'id="run-estimate-cached">assumed {assumed}% of input cached<' in body
+
+
+def test_scores_are_the_same_in_both_layouts_and_output_modes(
     eager_tasks,  # noqa: F811
     fake_server,
 ):
     base = fake_server(latency_ms=1, prefix_cache=True)
-    dataset = long_dataset()
-    runs = {}
-    for layout in JudgeConfig.PromptLayout.values:
+    for dataset in (long_dataset(), mixed_criteria_dataset()):
+        runs = {}
+        for layout in JudgeConfig.PromptLayout.values:
+            for mode in JudgeConfig.OutputMode.values:
+                config, user = make_config(base, prompt_layout=layout, output_mode=mode)
+                run = judge_run_create(config=config, dataset=dataset, user=user)
+                judge_run_start(run=run, user=user)
+                run.refresh_from_db()
+                assert run.status == JudgeRun.Status.COMPLETED
+                runs[layout, mode] = run
         for mode in JudgeConfig.OutputMode.values:
-            config, user = make_config(base, prompt_layout=layout, output_mode=mode)
-            run = judge_run_create(config=config, dataset=dataset, user=user)
-            judge_run_start(run=run, user=user)
-            run.refresh_from_db()
-            assert run.status == JudgeRun.Status.COMPLETED
-            runs[layout, mode] = run
-    for mode in JudgeConfig.OutputMode.values:
-        old = scores_of(runs["template", mode])
-        new = scores_of(runs["cache_friendly", mode])
-        assert old and new == old
-    # The rendered prompt: the response (its end marker) is the last thing shown.
+            old = scores_of(runs["template", mode])
+            new = scores_of(runs["cache_friendly", mode])
+            assert old and new == old
+
+
+def test_the_cache_friendly_template_moves_what_calls_share_first():
     template = prompts.BUILTIN_POINTWISE_USER
     reordered = prompts.cache_friendly_template(template)
     assert reordered.rstrip().endswith(prompts.ANSWER_END)
-    assert reordered.index("{output_instructions}") < reordered.index("{rubric_block}")
-    assert sorted(reordered.split()) == sorted(template.split())
+    shared = max(
+        reordered.index("{rubric_block}"), reordered.index("{output_instructions}")
+    )
+    first_own = reordered.index("{skills_to_score}")
+    assert shared < first_own < reordered.index("{checklist_block}")
+    assert first_own < reordered.index("{instruction}") < reordered.index("{response}")
+
+    # Every word and placeholder of the template is kept; only the call's own slot
+    # is added.
+    def words(text):
+        return sorted(re.sub(r"\{\w+\}", " ", text).split())
+
+    def slots(text):
+        return sorted(re.findall(r"\{\w+\}", text))
+
+    assert words(reordered) == words(template)
+    assert slots(reordered) == sorted([*slots(template), "{skills_to_score}"])
+    # A custom template with the rubric after the request: moved up as well.
+    custom = (
+        "Q: {instruction}\n{response}\n\n{rubric_block}Reply: {output_instructions}"
+    )
+    moved = prompts.cache_friendly_template(custom)
+    assert moved.index("{rubric_block}") < moved.index("{instruction}")
+    assert moved.index("{output_instructions}") < moved.index("{skills_to_score}")
 
 
 def test_existing_configs_keep_the_template_order_new_ones_are_cache_friendly(

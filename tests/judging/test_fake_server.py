@@ -44,8 +44,10 @@ def fake_judge_factory(fake_server):
     return start
 
 
-def _pointwise_body(response="It is 4.", output_mode="text", layout="flask") -> dict:
-    inp = prompts.PointwiseInput("What is 2 + 2?", response, "4", SKILLS)
+def _pointwise_body(
+    response="It is 4.", output_mode="text", layout="flask", skills=SKILLS
+) -> dict:
+    inp = prompts.PointwiseInput("What is 2 + 2?", response, "4", skills, rubric=SPECS)
     if layout == "flame":
         messages = prompts.render_pointwise_flame(inp)
     else:
@@ -55,11 +57,12 @@ def _pointwise_body(response="It is 4.", output_mode="text", layout="flask") -> 
             user_text=prompts.BUILTIN_POINTWISE_USER,
             include_reference=True,
             output_mode=output_mode,
+            cache_friendly=layout == "cache_friendly",
         )
     body = {"model": "m", "messages": messages, "max_tokens": 1024}
     if output_mode == "json_schema":
         body["response_format"] = prompts.pointwise_response_format(
-            [s.key for s in SKILLS]
+            [s.key for s in skills]
         )
     return body
 
@@ -109,6 +112,24 @@ def test_replies_parse_for_the_requested_skills(output_mode, layout):
         assert parsed.format == (
             "json" if output_mode == "json_schema" else "json_object_in_text"
         )
+
+
+@pytest.mark.parametrize("output_mode", ["text", "json_schema"])
+@pytest.mark.parametrize("response", ["It is 4.", ""])
+def test_the_cache_friendly_layout_is_scored_on_the_skills_it_lists(
+    output_mode, response
+):
+    # The rubric shows all twelve skills; "Skills to score:" names the call's
+    # (not the rubric's first three). An empty answer is scored as empty, never as
+    # the whole prompt, so both layouts agree on it too.
+    skills = (SPECS[7], SPECS[2], SPECS[10])
+    pairs = [(s.key, s.name) for s in skills]
+    new = _pointwise_body(response, output_mode, "cache_friendly", skills)
+    old = _pointwise_body(response, output_mode, "flask", skills)
+    assert prompts.prompt_hash(new["messages"]) != prompts.prompt_hash(old["messages"])
+    scores = parse_pointwise(build_reply(new, FakeServerConfig()), pairs).scores
+    assert scores == {s.key: fake_score(response, s.key) for s in skills}
+    assert scores == parse_pointwise(build_reply(old, FakeServerConfig()), pairs).scores
 
 
 @pytest.mark.parametrize("output_mode", ["text", "json_schema"])
