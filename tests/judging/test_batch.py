@@ -244,6 +244,29 @@ def test_the_byte_limit_splits_a_batch_and_nothing_is_lost(
     assert batch_stats(base)["duplicates"] == 0
 
 
+def test_a_request_larger_than_a_batch_file_fails_with_the_limit_named(
+    eager_tasks, fast_polls, fake_server, settings
+):
+    # No prompt fits in 2,000 bytes: each call fails once, permanently, naming the
+    # setting, and the run ends instead of releasing the calls to a new empty batch
+    # again and again.
+    settings.JUDGE_BATCH_MAX_BYTES = 2000
+    base = fake_server(latency_ms=0)
+    config, user = make_config(base)
+    run = run_to_end(config, user, make_dataset(n_instructions=2), batch=True)
+    run.refresh_from_db()
+    assert run.status in ("completed", "failed")
+    calls = list(run.calls.all())
+    assert calls and all(c.status == "failed" for c in calls)
+    assert all("JUDGE_BATCH_MAX_BYTES = 2,000 bytes" in c.error for c in calls)
+    failures = JudgeBatchFailure.objects.filter(batch__run=run)
+    assert failures.count() == len(calls)
+    assert {f.kind for f in failures} == {"too_large"}
+    assert not any(f.retried for f in failures)
+    assert batch_stats(base)["duplicates"] == 0
+    assert JudgeBatch.objects.filter(run=run, lines__gt=0).count() == 0
+
+
 def test_failed_lines_are_retried_in_a_follow_up_batch_and_each_failure_recorded(
     eager_tasks, fast_polls, fake_server
 ):

@@ -92,8 +92,11 @@ CHUNK = 500
 # COPYs its rows through temporary tables), a few MB of lines in memory at most.
 STORE_CHUNK = 2_500
 # Kinds of a line's failure that a follow-up batch cannot fix.
+# A request larger than a whole batch input file (`JUDGE_BATCH_MAX_BYTES`): it can
+# never be sent this way, so it fails at once with the limit named.
+TOO_LARGE = "too_large"
 PERMANENT_ERRORS = frozenset(
-    {"refused", "auth", "not_found", "echoed_credentials", "batch_rejected"}
+    {"refused", "auth", "not_found", "echoed_credentials", "batch_rejected", TOO_LARGE}
 )
 # The kind of a line whose answer did not parse while the config allows a re-ask
 # (`max_parse_retries`): it is re-asked in a follow-up batch, not counted against
@@ -406,6 +409,7 @@ class BatchDriver:
         answers; release (to pending) the calls past the byte limit."""
         lines = size = 0
         over: list[int] = []
+        too_large: list[int] = []
         for ctxs, _token in self._running_contexts(batch):
             cache = cached_entries(self.run.workspace_id, [c.cache_key for c in ctxs])
             replies = _replies([c.call_id for c in ctxs])
@@ -433,6 +437,9 @@ class BatchDriver:
                 # as the synchronous client does (`judging.reasoning`).
                 request = apply_adaptations(rec.request, self.driver.adaptations)
                 data = llm_batch.line_bytes(ctx.call_id, request)
+                if len(data) > self.limits["max_bytes"]:  # fits no batch file
+                    too_large.append(ctx.call_id)
+                    continue
                 if over or size + len(data) > self.limits["max_bytes"]:
                     over.append(ctx.call_id)
                     continue
@@ -442,6 +449,15 @@ class BatchDriver:
                 flush_results(self.run, done, bulk=True)
         if over:
             _release(over)
+        if too_large:
+            self._fail_calls(
+                batch,
+                too_large,
+                TOO_LARGE,
+                f"the request is larger than a batch input file may be "
+                f"(JUDGE_BATCH_MAX_BYTES = {self.limits['max_bytes']:,} bytes): raise "
+                "the limit or judge these calls without the Batch API",
+            )
         return lines, size
 
     def _running_contexts(self, batch: JudgeBatch) -> Iterator[tuple[list, str]]:
