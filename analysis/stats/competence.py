@@ -71,7 +71,7 @@ Conventions:
   after 2 iterations, 0.14 away from convergence), so its tolerance is set to -inf;
 * MACE's restarts all start from the same random state in crowd-kit 1.4.2, so one
   restart gives what ten give: :func:`mace_fit` runs one;
-* BLAS runs single-threaded during a fit (threadpoolctl): scipy's CG makes thousands
+* BLAS runs single-threaded during a fit (`analysis.stats.blas`): scipy's CG makes thousands
   of small dot products, which OpenBLAS's threads made 3 times slower on a busy
   2-CPU machine.
 
@@ -84,10 +84,11 @@ raise ValueError naming the parameter.
 
 from __future__ import annotations
 
-from contextlib import nullcontext
 from dataclasses import dataclass
 
 import numpy as np
+
+from analysis.stats.blas import one_blas_thread
 
 METHODS = {
     "dawid_skene": "Dawid-Skene",
@@ -196,20 +197,10 @@ def fit_rater_model(tasks, workers, labels, *, method: str) -> RaterFit:
         )  # fmt: skip
     rows = label_rows(tasks, workers, labels)
     fit = {"dawid_skene": _dawid_skene, "mace": _mace, "glad": _glad}[method]
-    with _one_blas_thread():
+    with one_blas_thread():
         latent, competence, iterations = fit(rows, u_tasks, u_workers)
     return RaterFit(method, u_tasks, latent, u_workers,
                     np.clip(competence, 0.0, 1.0), n_labels, iterations)  # fmt: skip
-
-
-def _one_blas_thread():
-    """BLAS limited to one thread for the block (module doc); a no-op without
-    threadpoolctl (listed in requirements.txt)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover
-        return nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
 
 
 def ds_competence(errors, priors, workers: np.ndarray) -> np.ndarray:

@@ -68,6 +68,7 @@ from analysis.selectors.agreement.sources import (
     check_params,
     run_label,
 )
+from analysis.stats.blas import one_blas_thread
 from analysis.stats.report import GroupItems, agreement_table
 from annotation.models import Campaign, Dataset
 from annotation.selectors.exclusions import exclusions_note
@@ -218,171 +219,186 @@ def agreement_compute(  # noqa: C901, PLR0913 - the one entry point of the dashb
         if hit is not None or cached_only:
             return hit
         responses = cached_responses(dataset, fingerprint)
-    inp, slice_label = load_inputs(
-        dataset,
-        campaign_ids_used,
-        all_runs,
-        slice_dim,
-        slice_value,
-        responses,
-        test_look,
-    )
-    key_fn, _ = item_keys(inp.skills)
+    # Thousands of small products below: BLAS on one thread (analysis.stats.blas;
+    # the statistics' own threads parallelise whole groups).
+    with one_blas_thread():
+        inp, slice_label = load_inputs(
+            dataset,
+            campaign_ids_used,
+            all_runs,
+            slice_dim,
+            slice_value,
+            responses,
+            test_look,
+        )
+        key_fn, _ = item_keys(inp.skills)
 
-    reference_label = "human raters"
-    if reference_run_id:
-        reference_label = f"judge run {run_label(runs[reference_run_id])}"
-    elif retest:
-        reference_label = "the same run's second sample (test-retest)"
+        reference_label = "human raters"
+        if reference_run_id:
+            reference_label = f"judge run {run_label(runs[reference_run_id])}"
+        elif retest:
+            reference_label = "the same run's second sample (test-retest)"
 
-    # The reference raters' side: the humans, or a reference run as one rater; the
-    # same for every compared run (test-retest has a reference per run, no ceiling).
-    if reference_run_id:
-        ref_side = one_rater(
-            *judge_by_item(inp.judge, reference_run_id, key_fn), inp.skills.width
-        )
-    elif retest:
-        ref_side = one_rater(
-            np.zeros(0, np.int64), np.zeros(0, np.int64), inp.skills.width
-        )
-    else:
-        ref_side = human_side(inp)
-    # The ceiling is always the raters' own agreement; the judges are compared with
-    # the chosen human reference.
-    ceiling_side = ref_side
-    humans = "raters" if reference_run_id or retest else human_reference
-    if humans in ("mean", "median"):
-        ref_side = one_value_side(ref_side, humans)
-        reference_label = f"the human raters' {humans} per item, rounded half up"
-    elif humans == "adjudicated":
-        ref_side = adjudicated_side(inp, campaign_ids_used)
-        reference_label = "human raters, adjudicated where a reviewer settled a dispute"
-    elif humans == "latent":
-        ref_side = settled_side(
-            inp, value_rows(_latent(campaign_ids_used), inp.low, inp.high)
-        )
-        reference_label = (
-            "the human raters' latent scores (Dawid-Skene: raters weighed by "
-            "their competence)"
-        )
-
-    per_run: dict[int, dict[str, GroupItems]] = {}
-    per_run_keys: dict[int, dict] = {}
-    run_scores: dict[int, tuple] = {}
-    for rid in run_ids:
-        sample = 0 if retest else None
-        j_keys, j_scores, j_na = judge_by_item_counted(inp.judge, rid, key_fn, sample)
-        run_scores[rid] = (j_keys, j_scores)
-        if retest:
-            r_keys, r_scores = judge_by_item(inp.judge, rid, key_fn, sample=1)
-        if retest:
-            h_keys, h_counts, h_na = one_rater(r_keys, r_scores, inp.skills.width)
+        # The reference raters' side: the humans, or a reference run as one rater; the
+        # same for every compared run (test-retest has a reference per run, no ceiling).
+        if reference_run_id:
+            ref_side = one_rater(
+                *judge_by_item(inp.judge, reference_run_id, key_fn), inp.skills.width
+            )
+        elif retest:
+            ref_side = one_rater(
+                np.zeros(0, np.int64), np.zeros(0, np.int64), inp.skills.width
+            )
         else:
-            h_keys, h_counts, h_na = ref_side
-        per_run[rid] = group_items(inp, h_keys, h_counts, h_na, j_keys, j_scores, j_na)
-        if judge_score == "expected":
-            per_run_keys[rid] = skill_item_keys(
-                h_keys, j_keys, len(inp.skills.keys), inp.skills.keys
+            ref_side = human_side(inp)
+        # The ceiling is always the raters' own agreement; the judges are compared with
+        # the chosen human reference.
+        ceiling_side = ref_side
+        humans = "raters" if reference_run_id or retest else human_reference
+        if humans in ("mean", "median"):
+            ref_side = one_value_side(ref_side, humans)
+            reference_label = f"the human raters' {humans} per item, rounded half up"
+        elif humans == "adjudicated":
+            ref_side = adjudicated_side(inp, campaign_ids_used)
+            reference_label = (
+                "human raters, adjudicated where a reviewer settled a dispute"
+            )
+        elif humans == "latent":
+            ref_side = settled_side(
+                inp, value_rows(_latent(campaign_ids_used), inp.low, inp.high)
+            )
+            reference_label = (
+                "the human raters' latent scores (Dawid-Skene: raters weighed by "
+                "their competence)"
             )
 
-    present = set().union(*(set(g) for g in per_run.values())) if per_run else set()
-    # The pooled rows: each ability or rubric group (criteria in none have no row).
-    abilities = {a: ks for a, ks in abilities_present(inp.skills, present).items() if a}
-    rows = rows_skeleton(inp.skills, present)
-    by_key = {r.key: r for r in rows}
-    # The model profiles only read the rows' skeleton: on large inputs they are
-    # computed in a thread of their own meanwhile (their binomial draws release the
-    # GIL; the result is the same either way).
-    profiles_args = (inp, ref_side[:2], run_scores, rows, n_boot, seed)
-    background = ThreadPoolExecutor(1) if _workers(len(ref_side[0])) > 1 else None
-    with background or nullcontext():
-        profiles = (
-            background.submit(model_profiles, *profiles_args) if background else None
-        )
-        ceiling = ceiling_rows(
-            inp, ceiling_side, abilities, n_boot, seed, _workers(len(ref_side[0]))
-        )
-        for r in rows:
-            r.human = ceiling.get(r.key) or r.human  # the skeleton's: no items
-        for rid, groups in per_run.items():
-            table = agreement_table(
-                groups,
-                abilities,
-                n_boot=n_boot,
-                seed=seed,
-                workers=_workers(sum(len(g.judge) for g in groups.values())),
+        per_run: dict[int, dict[str, GroupItems]] = {}
+        per_run_keys: dict[int, dict] = {}
+        run_scores: dict[int, tuple] = {}
+        for rid in run_ids:
+            sample = 0 if retest else None
+            j_keys, j_scores, j_na = judge_by_item_counted(
+                inp.judge, rid, key_fn, sample
+            )
+            run_scores[rid] = (j_keys, j_scores)
+            if retest:
+                r_keys, r_scores = judge_by_item(inp.judge, rid, key_fn, sample=1)
+            if retest:
+                h_keys, h_counts, h_na = one_rater(r_keys, r_scores, inp.skills.width)
+            else:
+                h_keys, h_counts, h_na = ref_side
+            per_run[rid] = group_items(
+                inp, h_keys, h_counts, h_na, j_keys, j_scores, j_na
             )
             if judge_score == "expected":
-                use_expected_scores(
-                    table=table,
-                    groups=groups,
-                    item_keys=per_run_keys[rid],
-                    abilities=abilities,
-                    expected=expected_by_item(
-                        rid, key_fn, sorted(inp.skills.id_to_index)
-                    ),
+                per_run_keys[rid] = skill_item_keys(
+                    h_keys, j_keys, len(inp.skills.keys), inp.skills.keys
+                )
+
+        present = set().union(*(set(g) for g in per_run.values())) if per_run else set()
+        # The pooled rows: each ability or rubric group (criteria in none have no row).
+        abilities = {
+            a: ks for a, ks in abilities_present(inp.skills, present).items() if a
+        }
+        rows = rows_skeleton(inp.skills, present)
+        by_key = {r.key: r for r in rows}
+        # The model profiles only read the rows' skeleton: on large inputs they are
+        # computed in a thread of their own meanwhile (their binomial draws release the
+        # GIL; the result is the same either way).
+        profiles_args = (inp, ref_side[:2], run_scores, rows, n_boot, seed)
+        background = ThreadPoolExecutor(1) if _workers(len(ref_side[0])) > 1 else None
+        with background or nullcontext():
+            profiles = (
+                background.submit(model_profiles, *profiles_args)
+                if background
+                else None
+            )
+            ceiling = ceiling_rows(
+                inp, ceiling_side, abilities, n_boot, seed, _workers(len(ref_side[0]))
+            )
+            for r in rows:
+                r.human = ceiling.get(r.key) or r.human  # the skeleton's: no items
+            for rid, groups in per_run.items():
+                table = agreement_table(
+                    groups,
+                    abilities,
                     n_boot=n_boot,
                     seed=seed,
+                    workers=_workers(sum(len(g.judge) for g in groups.values())),
                 )
-            pooled = {  # the items of pooled rows on one scale (their scatter)
-                label: GroupItems.concat([groups[k] for k in ks])
-                for label, ks in [
-                    *((f"ability:{a}", ks) for a, ks in abilities.items()),
-                    ("overall", list(groups)),
-                ]
-                if ks and label in table
-            }
-            for label, rep in table.items():
-                row = by_key.get(label)
-                if row is None:
-                    continue
-                items = groups.get(row.skill) if row.skill else pooled.get(label)
-                row.judges[str(rid)] = judge_cell(rep, items, inp.resp.model_names)
-    mixed_scale_rows(rows, run_ids)
-    set_profiles(
-        rows, profiles.result() if profiles else model_profiles(*profiles_args)
-    )
-    if not (reference_run_id or retest):
-        for r in rows:  # the humans' model means: every item they scored, with CIs
-            r.human = replace(
-                r.human,
-                models=tuple(
-                    ReferenceMean(e.model, e.reference.n, e.reference)
-                    for e in r.profiles.all
-                ),
-            )
-    for r in rows:
-        # A row no source scored (an empty slice): say so once, on the row. A pooled
-        # row over criteria on different scales has no agreement figure: say why.
-        empty = not r.human.n_items and not any(j.items for j in r.judges.values())
-        r.note = mixed_scale_note(r) or (NO_ITEMS if empty else "")
+                if judge_score == "expected":
+                    use_expected_scores(
+                        table=table,
+                        groups=groups,
+                        item_keys=per_run_keys[rid],
+                        abilities=abilities,
+                        expected=expected_by_item(
+                            rid, key_fn, sorted(inp.skills.id_to_index)
+                        ),
+                        n_boot=n_boot,
+                        seed=seed,
+                    )
+                pooled = {  # the items of pooled rows on one scale (their scatter)
+                    label: GroupItems.concat([groups[k] for k in ks])
+                    for label, ks in [
+                        *((f"ability:{a}", ks) for a, ks in abilities.items()),
+                        ("overall", list(groups)),
+                    ]
+                    if ks and label in table
+                }
+                for label, rep in table.items():
+                    row = by_key.get(label)
+                    if row is None:
+                        continue
+                    items = groups.get(row.skill) if row.skill else pooled.get(label)
+                    row.judges[str(rid)] = judge_cell(rep, items, inp.resp.model_names)
+        mixed_scale_rows(rows, run_ids)
+        set_profiles(
+            rows, profiles.result() if profiles else model_profiles(*profiles_args)
+        )
+        if not (reference_run_id or retest):
+            for r in rows:  # the humans' model means: every item they scored, with CIs
+                r.human = replace(
+                    r.human,
+                    models=tuple(
+                        ReferenceMean(e.model, e.reference.n, e.reference)
+                        for e in r.profiles.all
+                    ),
+                )
+        for r in rows:
+            # A row no source scored (an empty slice): say so once, on the row. A pooled
+            # row over criteria on different scales has no agreement figure: say why.
+            empty = not r.human.n_items and not any(j.items for j in r.judges.values())
+            r.note = mixed_scale_note(r) or (NO_ITEMS if empty else "")
 
-    result = AgreementResult(
-        dataset=DatasetRef(dataset.pk, dataset.name),
-        n_boot=n_boot,
-        seed=seed,
-        slice=SliceRef(slice_dim, slice_value, slice_label),
-        reference=Reference(
-            "run" if reference_run_id else "retest" if retest else "humans",
-            reference_label,
-            humans,
-        ),
-        campaigns=tuple(
-            CampaignRef(c.pk, c.name)
-            for c in Campaign.objects.filter(pk__in=campaign_ids_used).order_by("pk")
-        ),
-        runs=tuple(RunRef(rid, run_label(runs[rid])) for rid in run_ids),
-        # The raters left out of these figures (open exclusions), said on the page.
-        exclusions=exclusions_note(campaign_ids_used),
-        defaults=Defaults(defaulted["campaigns"], defaulted["runs"], DEFAULTS_RULE),
-        models=tuple(inp.resp.model_names),
-        rows=rows,
-        extra=(
-            {"judge_score": {"kind": judge_score, "note": EXPECTED_NOTE}}
-            if judge_score == "expected"
-            else {}
-        ),
-    )
-    if key is not None:
-        cache_result(key, result)
-    return result
+        result = AgreementResult(
+            dataset=DatasetRef(dataset.pk, dataset.name),
+            n_boot=n_boot,
+            seed=seed,
+            slice=SliceRef(slice_dim, slice_value, slice_label),
+            reference=Reference(
+                "run" if reference_run_id else "retest" if retest else "humans",
+                reference_label,
+                humans,
+            ),
+            campaigns=tuple(
+                CampaignRef(c.pk, c.name)
+                for c in Campaign.objects.filter(pk__in=campaign_ids_used).order_by(
+                    "pk"
+                )
+            ),
+            runs=tuple(RunRef(rid, run_label(runs[rid])) for rid in run_ids),
+            # The raters left out of these figures (open exclusions), said on the page.
+            exclusions=exclusions_note(campaign_ids_used),
+            defaults=Defaults(defaulted["campaigns"], defaulted["runs"], DEFAULTS_RULE),
+            models=tuple(inp.resp.model_names),
+            rows=rows,
+            extra=(
+                {"judge_score": {"kind": judge_score, "note": EXPECTED_NOTE}}
+                if judge_score == "expected"
+                else {}
+            ),
+        )
+        if key is not None:
+            cache_result(key, result)
+        return result
