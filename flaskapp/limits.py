@@ -111,7 +111,13 @@ def model_text_problems(
     return problems
 
 
+# A workspace's notification addresses, one per line (`NotificationSettings.email_to`;
+# `flaskapp.notifications` caps how many).
+NOTIFY_EMAILS = 2_000
+
 # A stored judge key's Fernet token: a value of at most 4,096 characters
 # (`judging.services.keys.VALUE_MAX`) encrypts to under 5,600 (base64 of the
 # ciphertext, its IV, timestamp and MAC).
-KEY_CIPHERTEXT = 8_192
+KEY_CIPHERTEXT = (
+    8_192  # also a workspace's webhook secret, stored encrypted the same way
+)

@@ -14,6 +14,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from flaskapp import limits
+
 
 class Workspace(models.Model):
     """A lab's own space. `slug` is its stable name in URLs, exports and the API;
@@ -236,9 +238,11 @@ class NotificationSettings(models.Model):
     workspace = models.OneToOneField(
         Workspace, on_delete=models.CASCADE, related_name="notification_settings"
     )
-    email_to = models.TextField(max_length=2000, blank=True, default="")
+    email_to = models.TextField(max_length=limits.NOTIFY_EMAILS, blank=True, default="")
     webhook_url = models.CharField(max_length=500, blank=True, default="")
-    webhook_secret = models.TextField(max_length=4096, blank=True, default="")
+    webhook_secret = models.TextField(
+        max_length=limits.KEY_CIPHERTEXT, blank=True, default=""
+    )
     updated_at = models.DateTimeField(auto_now=True)
     updated_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,

@@ -19,7 +19,7 @@ class Migration(migrations.Migration):
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('email_to', models.TextField(blank=True, default='', max_length=2000)),
                 ('webhook_url', models.CharField(blank=True, default='', max_length=500)),
-                ('webhook_secret', models.TextField(blank=True, default='', max_length=4096)),
+                ('webhook_secret', models.TextField(blank=True, default='', max_length=8192)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
                 ('updated_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
                 ('workspace', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='notification_settings', to='flaskapp.workspace')),

@@ -18,6 +18,6 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='judgebatchfailure',
             name='reply',
-            field=models.TextField(blank=True),
+            field=models.TextField(blank=True, max_length=1000000),
         ),
     ]

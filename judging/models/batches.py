@@ -95,7 +95,7 @@ class JudgeBatchFailure(models.Model):
     retried = models.BooleanField(default=False)
     # The judge's answer that did not parse (kind "parse"): a follow-up batch replays
     # it to re-ask as the synchronous path does (`TaskKind.reask`); "" otherwise.
-    reply = models.TextField(blank=True)
+    reply = models.TextField(max_length=limits.JUDGE_OUTPUT, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
