@@ -33,6 +33,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 os.environ.setdefault("FLASK_DEV", "1")
+# The bench asks each heavy page (statistics, fits) a dozen times in a row: the
+# product's heavy-request throttle (30 a minute per user) would answer 429 and be
+# timed instead of the page.
+os.environ.setdefault("THROTTLE_HEAVY_RATE", "100000/min")
 sys.path.insert(0, str(ROOT))
 
 from bench.pages import release_database, write_scores  # noqa: E402
@@ -166,6 +170,19 @@ def pages(ids: dict) -> dict[str, list[tuple]]:
         ("run results", f"/runs/{ids['run']}/results/"),
         ("run new", "/runs/new/"),
         ("run import", "/runs/import/"),
+        # Issue 37's pages: the Results hub, the rubric builder, the item diff of two
+        # runs, and the result pages the hub lists.
+        ("results", "/results/"),
+        ("rubric new (builder)", "/rubrics/new/"),
+        ("run diff", f"/runs/{ids['run']}/diff/{ids['run_b']}/"),
+        ("experiments", "/experiments/"),
+        ("report", f"/report/{d}/"),
+        ("reliability", f"/reliability/{ids['campaign']}/"),
+        ("adjudication", f"/campaigns/{ids['campaign']}/adjudication/"),
+        ("estimates", f"/estimates/{d}/"),
+        ("leaderboard, pairwise", f"/leaderboard/{d}/pairwise/"),
+        ("leaderboard, profiles", f"/leaderboard/{d}/profiles/"),
+        ("probes", f"/metaeval/{d}/probes/"),
     ]
     admin = [
         ("imports", "/imports/"),
@@ -180,6 +197,7 @@ def pages(ids: dict) -> dict[str, list[tuple]]:
         ("workspace audit log", f"/workspaces/{ws}/audit/"),
         ("workspace keys", f"/workspaces/{ws}/keys/"),
         ("bulk accounts", f"/workspaces/{ws}/members/bulk/"),
+        ("workspace notifications", f"/workspaces/{ws}/notifications/"),
         ("upload", "/upload/"),
         ("home (first-run checklist)", "/"),
     ]
