@@ -326,6 +326,32 @@ _RESULT_COLUMNS = (
 )
 
 
+def _result_row(r: CallResult, prices: costs.Prices, parsed) -> tuple:
+    """A finished call's values in `_RESULT_COLUMNS` order (`parsed` as the caller's
+    statement takes it: JSON text or a psycopg `Jsonb`), for both bulk updates."""
+    return (
+        r.call_id,
+        r.status,
+        r.raw_output,
+        parsed,
+        r.error[: limits.CALL_ERROR],
+        r.error_kind,
+        r.attempts,
+        r.parse_failures,
+        r.input_tokens,
+        r.output_tokens,
+        _cost(r, prices),
+        r.latency_ms,
+        r.cached,
+        r.prompt_hash,
+        r.reply_model,
+        r.system_fingerprint,
+        r.cached_input_tokens,
+        r.reasoning_tokens,
+        r.batch,
+    )
+
+
 def _copy_update_calls(results: list[CallResult], prices: costs.Prices, now) -> None:
     """`_update_calls_pg` through COPY: the results into a temporary table, then one
     UPDATE ... FROM it (no statement of thousands of parameters to build)."""
@@ -339,26 +365,8 @@ def _copy_update_calls(results: list[CallResult], prices: costs.Prices, now) -> 
         ) as out:
             for r in results:
                 out.write_row(
-                    (
-                        r.call_id,
-                        r.status,
-                        r.raw_output,
-                        Jsonb(r.parsed) if r.parsed is not None else None,
-                        r.error[: limits.CALL_ERROR],
-                        r.error_kind,
-                        r.attempts,
-                        r.parse_failures,
-                        r.input_tokens,
-                        r.output_tokens,
-                        _cost(r, prices),
-                        r.latency_ms,
-                        r.cached,
-                        r.prompt_hash,
-                        r.reply_model,
-                        r.system_fingerprint,
-                        r.cached_input_tokens,
-                        r.reasoning_tokens,
-                        r.batch,
+                    _result_row(
+                        r, prices, Jsonb(r.parsed) if r.parsed is not None else None
                     )
                 )
         cursor.execute(
@@ -385,33 +393,14 @@ def _update_calls_pg(results: list[CallResult], prices: costs.Prices, now) -> No
     rows = []
     params: list = []
     for r in results:
-        cost = _cost(r, prices)
         rows.append(
             "(%s::bigint, %s, %s, %s::jsonb, %s, %s, %s::int, %s::int, %s::int, "
             "%s::int, %s::numeric, %s::int, %s::boolean, %s, %s, %s, %s::int, %s::int, "
             "%s::boolean)"
         )
-        params += [
-            r.call_id,
-            r.status,
-            r.raw_output,
-            json.dumps(r.parsed) if r.parsed is not None else None,
-            r.error[: limits.CALL_ERROR],
-            r.error_kind,
-            r.attempts,
-            r.parse_failures,
-            r.input_tokens,
-            r.output_tokens,
-            cost,
-            r.latency_ms,
-            r.cached,
-            r.prompt_hash,
-            r.reply_model,
-            r.system_fingerprint,
-            r.cached_input_tokens,
-            r.reasoning_tokens,
-            r.batch,
-        ]
+        params += _result_row(
+            r, prices, json.dumps(r.parsed) if r.parsed is not None else None
+        )
     sql = (
         "UPDATE judging_judgecall AS c SET status = v.status, raw_output = v.raw, "
         "parsed = v.parsed, error = v.error, error_kind = v.kind, attempts = v.attempts, "
